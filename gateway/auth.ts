@@ -1,0 +1,42 @@
+import { jwtVerify } from 'jose'
+import type { Caller } from '../src/api/route.ts'
+import { unauthorized } from '../src/kernel/errors.ts'
+
+/*
+ * Bearer-token verification at the edge: HS256 only (a token naming another algorithm, `none`
+ * included, is refused), signature and `exp` checked by jose. Verified tokens are remembered until
+ * they expire so a busy client costs one HMAC per token, not per request. Whether the user still
+ * exists and what it may do is decided by the service at execution time.
+ */
+export interface TokenVerifier {
+  verify(authorization: string): Promise<Caller>
+}
+
+export function createTokenVerifier(secret: string, options: { cacheSize?: number } = {}): TokenVerifier {
+  const key = new TextEncoder().encode(secret)
+  const cache = new Map<string, { caller: Caller; exp: number }>()
+  const max = options.cacheSize ?? 10_000
+  return {
+    async verify(authorization) {
+      if (!authorization.startsWith('Bearer ') && !authorization.startsWith('bearer ')) throw unauthorized('expected a Bearer token', 'auth.bad_scheme')
+      const token = authorization.slice(7).trim()
+      const hit = cache.get(token)
+      const nowSec = Date.now() / 1000
+      if (hit !== undefined && hit.exp > nowSec) return hit.caller
+      try {
+        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], typ: 'JWT', requiredClaims: ['sub', 'exp'] })
+        if (payload['type'] !== 'access') throw unauthorized('not an access token', 'auth.wrong_token_type')
+        const caller: Caller = { sub: String(payload.sub), via: 'jwt' }
+        if (cache.size >= max) cache.clear()
+        cache.set(token, { caller, exp: payload.exp as number })
+        return caller
+      } catch (err) {
+        if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('ERR_JWT_EXPIRED')) {
+          throw unauthorized('token expired', 'auth.token_expired')
+        }
+        if (err instanceof Error && err.name === 'AppError') throw err
+        throw unauthorized('invalid token', 'auth.invalid_token')
+      }
+    },
+  }
+}

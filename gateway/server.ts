@@ -1,0 +1,293 @@
+import { randomBytes } from 'node:crypto'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import type { TObject, TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import uws from 'uWebSockets.js'
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { rpcSubject, type Caller, type RouteDef } from '../src/api/route.ts'
+import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
+import { AppError, toAppError, type FieldIssue } from '../src/kernel/errors.ts'
+import type { Logger } from '../src/kernel/log.ts'
+import type { NatsNames } from '../src/platform/nats-names.ts'
+import { createTokenVerifier } from './auth.ts'
+import { createCors } from './cors.ts'
+import { DOCS_ASSET_PREFIX, DOCS_INIT_JS, docsPage, loadDocsAssets } from './docs.ts'
+import { readBody, send, sendError, type ResponseState } from './http.ts'
+import { buildOpenApi } from './openapi.ts'
+
+/*
+ * The HTTP edge on uWebSockets.js. It holds no database connection: it authenticates the bearer
+ * token, validates the request against the route's TypeBox schemas and forwards it over NATS
+ * request/reply, then copies the reply bytes to the socket.
+ */
+export interface GatewayOptions {
+  nc: NatsConnection
+  names: NatsNames
+  routes: readonly RouteDef[]
+  log: Logger
+  secretKey: string
+  corsOrigins: string
+  maxBodyBytes: number
+  rpcTimeoutMs?: number
+  version: string
+}
+
+export interface Gateway {
+  port: number
+  close(): void
+}
+
+interface CompiledRoute {
+  def: RouteDef
+  paramNames: string[]
+  params: TypeCheck<TObject> | undefined
+  query: { schema: TObject; check: TypeCheck<TObject>; keys: string[] } | undefined
+  body: TypeCheck<TSchema> | undefined
+  subject: string
+  pattern: RegExp
+}
+
+const EMPTY = new Uint8Array(0)
+
+/** A malformed escape keeps the raw text; the params schema then rejects it with a clear 422. */
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
+}
+
+const issuesOf = (check: TypeCheck<TSchema>, value: unknown, prefix: string): FieldIssue[] =>
+  [...check.Errors(value)].slice(0, 20).map((e) => ({ path: `${prefix}${e.path.replace(/^\//, '').replace(/\//g, '.')}`, message: e.message }))
+
+function compile(def: RouteDef, names: NatsNames): CompiledRoute {
+  const paramNames = [...def.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string)
+  return {
+    def,
+    paramNames,
+    params: def.params === undefined ? undefined : TypeCompiler.Compile(def.params),
+    query: def.query === undefined ? undefined : { schema: def.query, check: TypeCompiler.Compile(def.query), keys: Object.keys(def.query.properties) },
+    body: def.body === undefined ? undefined : TypeCompiler.Compile(def.body),
+    subject: rpcSubject(names, def.id),
+    pattern: new RegExp(`^${def.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  }
+}
+
+export function startGateway(options: GatewayOptions, host: string, port: number): Promise<Gateway> {
+  const { nc, log } = options
+  const verifier = createTokenVerifier(options.secretKey)
+  const cors = createCors(options.corsOrigins)
+  const rpcTimeoutMs = options.rpcTimeoutMs ?? 30_000
+  const bootId = randomBytes(4).toString('hex')
+  let seq = 0
+  const nextRequestId = () => `${bootId}-${(++seq).toString(36)}`
+  const compiled = options.routes.map((r) => compile(r, options.names))
+  const app: TemplatedApp = uws.App()
+
+  /** Per-request state and the synchronous reads uWS requires before any await. */
+  function begin(res: HttpResponse, req: HttpRequest): ResponseState & { method: string; url: string; started: number } {
+    const given = req.getHeader('x-request-id')
+    const state = {
+      aborted: false,
+      done: false,
+      requestId: given !== '' && given.length <= 128 && /^[\w.:-]+$/.test(given) ? given : nextRequestId(),
+      headers: cors.headersFor(req.getHeader('origin')),
+      method: req.getCaseSensitiveMethod(),
+      url: req.getUrl(),
+      started: performance.now(),
+    }
+    res.onAborted(() => {
+      state.aborted = true
+    })
+    return state
+  }
+
+  function finish(state: ReturnType<typeof begin>, status: number): void {
+    const ms = Math.round((performance.now() - state.started) * 100) / 100
+    if (state.url === '/health') log.debug({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
+    else log.info({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
+  }
+
+  function fail(res: HttpResponse, state: ReturnType<typeof begin>, err: unknown): void {
+    const e = toAppError(err)
+    if (e.status >= 500 && e.code === 'internal') log.error({ err, reqId: state.requestId }, 'request failed')
+    sendError(res, state, e.status, e.toBody(), e.status === 401 ? { 'www-authenticate': 'Bearer' } : undefined)
+    finish(state, e.status)
+  }
+
+  // Local routes: health, OpenAPI documents and the docs pages.
+  const localJson = (path: string, body: () => unknown) =>
+    app.get(path, (res, req) => {
+      const state = begin(res, req)
+      send(res, state, 200, JSON.stringify(body()))
+      finish(state, 200)
+    })
+  localJson('/health', () => ({ status: 'ok', nats: nc.isClosed() ? 'closed' : 'connected', version: options.version }))
+  const docs = [
+    { surface: 'runtime' as const, page: '/docs', spec: '/openapi.json' },
+    { surface: 'management' as const, page: '/api/v1/docs', spec: '/api/v1/openapi.json' },
+    { surface: 'adapter' as const, page: '/adapters/openai/docs', spec: '/adapters/openai/openapi.json' },
+  ]
+  for (const d of docs) {
+    const doc = JSON.stringify(buildOpenApi(options.routes, d.surface, options.version))
+    const title = (JSON.parse(doc) as { info: { title: string } }).info.title
+    app.get(d.spec, (res, req) => {
+      const state = begin(res, req)
+      send(res, state, 200, doc)
+      finish(state, 200)
+    })
+    const html = docsPage(title, d.spec)
+    app.get(d.page, (res, req) => {
+      const state = begin(res, req)
+      send(res, state, 200, html, 'text/html; charset=utf-8')
+      finish(state, 200)
+    })
+  }
+  const assets = loadDocsAssets()
+  assets.set('init.js', { body: Buffer.from(DOCS_INIT_JS), type: 'text/javascript; charset=utf-8' })
+  app.get(`${DOCS_ASSET_PREFIX}*`, (res, req) => {
+    const state = begin(res, req)
+    const asset = assets.get(state.url.slice(DOCS_ASSET_PREFIX.length))
+    if (asset === undefined) {
+      sendError(res, state, 404, { detail: 'no such asset', code: 'route.not_found' })
+      finish(state, 404)
+      return
+    }
+    send(res, state, 200, asset.body, asset.type, { 'cache-control': 'public, max-age=3600' })
+    finish(state, 200)
+  })
+
+  // Forwarded routes.
+  for (const route of compiled) {
+    if (route.def.target !== 'rpc') continue
+    const uwsPath = route.def.path.replace(/\{([^}]+)\}/g, ':$1')
+    const handler = (res: HttpResponse, req: HttpRequest) => {
+      const state = begin(res, req)
+      const authorization = req.getHeader('authorization')
+      const contentType = req.getHeader('content-type')
+      const params: Record<string, string> = {}
+      for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i] as string] = safeDecode(req.getParameter(i) ?? '')
+      const rawQuery = req.getQuery() ?? ''
+      const declared = Number(req.getHeader('content-length') || '0')
+      let bodyPromise: Promise<Buffer | null> | undefined
+      if (route.body !== undefined) {
+        if (declared > options.maxBodyBytes) {
+          fail(res, state, new AppError(413, 'request.too_large', `body larger than ${String(options.maxBodyBytes)} bytes`))
+          return
+        }
+        bodyPromise = readBody(res, options.maxBodyBytes)
+      }
+      void forward(res, state, route, { authorization, contentType, params, rawQuery, bodyPromise })
+    }
+    switch (route.def.method) {
+      case 'GET':
+        app.get(uwsPath, handler)
+        break
+      case 'POST':
+        app.post(uwsPath, handler)
+        break
+      case 'PUT':
+        app.put(uwsPath, handler)
+        break
+      case 'PATCH':
+        app.patch(uwsPath, handler)
+        break
+      case 'DELETE':
+        app.del(uwsPath, handler)
+        break
+    }
+  }
+
+  async function forward(
+    res: HttpResponse,
+    state: ReturnType<typeof begin>,
+    route: CompiledRoute,
+    input: { authorization: string; contentType: string; params: Record<string, string>; rawQuery: string; bodyPromise: Promise<Buffer | null> | undefined },
+  ): Promise<void> {
+    try {
+      let caller: Caller | null = null
+      if (route.def.auth) {
+        if (input.authorization === '') throw new AppError(401, 'auth.unauthorized', 'authentication required')
+        caller = await verifier.verify(input.authorization)
+      }
+      if (route.params !== undefined && !route.params.Check(input.params)) {
+        throw new AppError(422, 'request.invalid', 'invalid path parameters', { issues: issuesOf(route.params, input.params, '') })
+      }
+      let query: Record<string, unknown> = {}
+      if (route.query !== undefined && input.rawQuery !== '') {
+        const picked: Record<string, unknown> = {}
+        const search = new URLSearchParams(input.rawQuery)
+        for (const key of route.query.keys) {
+          const v = search.get(key)
+          if (v !== null) picked[key] = v
+        }
+        query = Value.Convert(route.query.schema, picked) as Record<string, unknown>
+        if (!route.query.check.Check(query)) throw new AppError(422, 'request.invalid', 'invalid query parameters', { issues: issuesOf(route.query.check, query, '') })
+      }
+      let body: Uint8Array = EMPTY
+      if (route.body !== undefined && input.bodyPromise !== undefined) {
+        const raw = await input.bodyPromise
+        if (raw === null) throw new AppError(413, 'request.too_large', `body larger than ${String(options.maxBodyBytes)} bytes`)
+        if (!input.contentType.toLowerCase().startsWith('application/json')) throw new AppError(415, 'request.unsupported_media_type', 'send the body as application/json')
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(raw.toString('utf8'))
+        } catch {
+          throw new AppError(400, 'request.malformed_json', 'the body is not valid JSON')
+        }
+        if (!route.body.Check(parsed)) throw new AppError(422, 'request.invalid', 'the body does not match the schema', { issues: issuesOf(route.body, parsed, '') })
+        body = raw
+      }
+      if (state.aborted) return
+      const out = encodeRequest({ requestId: state.requestId, caller, params: input.params, query }, body)
+      const msg = await nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers }).catch((err: unknown) => {
+        const name = err instanceof Error ? `${err.name} ${err.message}` : String(err)
+        if (/no responders|503/i.test(name)) throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+        if (/timeout/i.test(name)) throw new AppError(504, 'service.timeout', 'the service did not answer in time')
+        throw err
+      })
+      const reply = decodeReply(msg.headers, msg.data)
+      send(res, state, reply.status, reply.data, 'application/json', reply.headers)
+      finish(state, reply.status)
+    } catch (err) {
+      fail(res, state, err)
+    }
+  }
+
+  app.options('/*', (res, req) => {
+    const state = begin(res, req)
+    state.headers = cors.preflight(req.getHeader('origin'))
+    send(res, state, 204, '')
+    finish(state, 204)
+  })
+  app.any('/*', (res, req) => {
+    const state = begin(res, req)
+    const allowed = compiled.filter((r) => r.pattern.test(state.url)).map((r) => r.def.method)
+    if (allowed.length > 0) {
+      sendError(res, state, 405, { detail: `${state.method} is not allowed here`, code: 'route.method_not_allowed' }, { allow: [...new Set(allowed)].join(', ') })
+      finish(state, 405)
+      return
+    }
+    sendError(res, state, 404, { detail: `no route ${state.method} ${state.url}`, code: 'route.not_found' })
+    finish(state, 404)
+  })
+
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket: us_listen_socket | false) => {
+      if (socket === false) {
+        reject(new Error(`cannot listen on ${host}:${String(port)}`))
+        return
+      }
+      const actual = uws.us_socket_local_port(socket as unknown as Parameters<typeof uws.us_socket_local_port>[0])
+      log.info({ host, port: actual }, 'gateway listening')
+      resolve({
+        port: actual,
+        close: () => {
+          uws.us_listen_socket_close(socket)
+        },
+      })
+    })
+  })
+}

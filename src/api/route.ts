@@ -1,0 +1,60 @@
+import type { TObject, TSchema } from '@sinclair/typebox'
+import type { WireError } from '../kernel/errors.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+
+/*
+ * A route is described once: the gateway registers it, validates requests against its schemas and
+ * forwards it over NATS; the OpenAPI documents are generated from the same list; the service side
+ * binds a handler to its id.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+export type Surface = 'runtime' | 'management' | 'adapter'
+
+export interface RouteDef {
+  /** Unique id; also the NATS subject suffix (`rpc.<id>`). Dotted lower-case tokens. */
+  id: string
+  method: HttpMethod
+  /** OpenAPI-style path with `{param}` segments. */
+  path: string
+  surface: Surface
+  summary: string
+  tags: string[]
+  /** Whether a bearer token is required. */
+  auth: boolean
+  /** `rpc`: forwarded to a service over NATS; `local`: answered by the gateway itself. */
+  target: 'rpc' | 'local'
+  params?: TObject
+  query?: TObject
+  body?: TSchema
+  response?: TSchema
+  /** Success status (200 unless stated). */
+  status?: number
+  /** Extra documented outcomes. */
+  errors?: number[]
+}
+
+/** The authenticated caller as the gateway saw it (a verified token); permissions are resolved service-side. */
+export interface Caller {
+  sub: string
+  /** How the caller authenticated. */
+  via: 'jwt'
+}
+
+export interface RpcRequest {
+  requestId: string
+  params: Record<string, string>
+  query: Record<string, unknown>
+  body: unknown
+  caller: Caller | null
+}
+
+export interface RpcReply {
+  status: number
+  body?: unknown
+  headers?: Record<string, string>
+  error?: WireError
+}
+
+export type RpcHandler = (req: RpcRequest) => Promise<RpcReply>
+
+export const rpcSubject = (names: NatsNames, routeId: string): string => names.subject(`rpc.${routeId}`)

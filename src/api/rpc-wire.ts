@@ -1,0 +1,67 @@
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node'
+import type { Caller, RpcReply, RpcRequest } from './route.ts'
+
+/*
+ * The gateway ⇄ service wire. Request and reply bodies travel as the raw JSON bytes in the NATS
+ * message data; everything else rides in NATS headers. So the gateway never re-serialises a reply
+ * body: it copies the bytes it got to the socket.
+ */
+const H_REQUEST_ID = 'Request-Id'
+const H_CALLER = 'Caller'
+const H_PARAMS = 'Params'
+const H_QUERY = 'Query'
+const H_STATUS = 'Status'
+const H_HEADERS = 'Reply-Headers'
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+export interface EncodedRequest {
+  headers: MsgHdrs
+  data: Uint8Array
+}
+
+export function encodeRequest(req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown> }, body: Uint8Array): EncodedRequest {
+  const h = natsHeaders()
+  h.set(H_REQUEST_ID, req.requestId)
+  if (req.caller !== null) h.set(H_CALLER, JSON.stringify(req.caller))
+  if (Object.keys(req.params).length > 0) h.set(H_PARAMS, JSON.stringify(req.params))
+  if (Object.keys(req.query).length > 0) h.set(H_QUERY, JSON.stringify(req.query))
+  return { headers: h, data: body }
+}
+
+export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequest {
+  const get = (k: string) => h?.get(k) ?? ''
+  const json = (k: string, fallback: unknown) => {
+    const v = get(k)
+    return v === '' ? fallback : JSON.parse(v)
+  }
+  return {
+    requestId: get(H_REQUEST_ID),
+    caller: json(H_CALLER, null) as Caller | null,
+    params: json(H_PARAMS, {}) as Record<string, string>,
+    query: json(H_QUERY, {}) as Record<string, unknown>,
+    body: data.length === 0 ? undefined : JSON.parse(decoder.decode(data)),
+  }
+}
+
+export function encodeReply(reply: RpcReply): EncodedRequest {
+  const h = natsHeaders()
+  h.set(H_STATUS, String(reply.status))
+  if (reply.headers !== undefined) h.set(H_HEADERS, JSON.stringify(reply.headers))
+  const payload = reply.error !== undefined ? { detail: reply.error.detail, code: reply.error.code, ...(reply.error.errors === undefined ? {} : { errors: reply.error.errors }) } : reply.body
+  return { headers: h, data: payload === undefined ? new Uint8Array(0) : encoder.encode(JSON.stringify(payload)) }
+}
+
+export interface DecodedReply {
+  status: number
+  headers: Record<string, string>
+  /** The JSON bytes to send as they are. */
+  data: Uint8Array
+}
+
+export function decodeReply(h: MsgHdrs | undefined, data: Uint8Array): DecodedReply {
+  const status = Number(h?.get(H_STATUS) ?? '500')
+  const extra = h?.get(H_HEADERS) ?? ''
+  return { status: Number.isInteger(status) ? status : 500, headers: extra === '' ? {} : (JSON.parse(extra) as Record<string, string>), data }
+}

@@ -1,0 +1,65 @@
+import type { Principal } from './auth/principal.ts'
+import { hashPassword } from './auth/password.ts'
+import type { Config } from './kernel/config.ts'
+import type { Logger } from './kernel/log.ts'
+import { sql, type Db } from './platform/db.ts'
+import { agentKind } from './kinds/agent/kind.ts'
+import type { ResourceService } from './resources/service.ts'
+
+/*
+ * What exists after every start: the default roles, the superadmin (from SUPERADMIN_EMAIL) and the
+ * default agent `default/default`. Idempotent; roles an admin has edited are left as they are.
+ */
+const NAMESPACED = ['agents', 'functions', 'skills', 'queries', 'collections', 'templates', 'components', 'stores', 'connectors', 'manifests']
+
+export const DEFAULT_ROLES: Record<string, { description: string; permissions: string[] }> = {
+  Admins: { description: 'everything', permissions: ['platform.*:all'] },
+  Users: {
+    description: 'own resources, chat with own agents and the default agent, execute own functions',
+    permissions: [
+      ...NAMESPACED.flatMap((r) => ['create', 'read', 'update', 'delete'].map((a) => `platform.${r}/*/*.${a}:own`)),
+      'platform.agents/*/*.chat:own',
+      'platform.functions/*/*.execute:own',
+      'platform.agents/default/default.read:all',
+      'platform.agents/default/default.chat:all',
+    ],
+  },
+  GuestUsers: {
+    description: 'chat with the default agent',
+    permissions: ['platform.agents/default/default.read:all', 'platform.agents/default/default.chat:all'],
+  },
+}
+
+export interface BootstrapResult {
+  superadmin: Principal
+}
+
+export async function bootstrap(deps: { db: Db; config: Config; log: Logger; resources: ResourceService }): Promise<BootstrapResult> {
+  const { db, config, log } = deps
+  for (const [name, role] of Object.entries(DEFAULT_ROLES)) {
+    const perms = Object.fromEntries(role.permissions.map((p) => [p, true]))
+    await db.query(sql.unsafe`insert into roles (name, description, permissions) values (${name}, ${role.description}, ${sql.jsonb(perms)})
+      on conflict (name) do nothing`)
+  }
+  const email = config.SUPERADMIN_EMAIL.trim().toLowerCase()
+  const inserted = await db.maybeOneFirst(sql.unsafe`insert into users (email) values (${email}) on conflict do nothing returning id`)
+  if (inserted !== null) log.info({ email }, 'superadmin created')
+  const userId = String(await db.oneFirst(sql.unsafe`select id from users where lower(email) = ${email}`))
+  await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = 'Admins' on conflict do nothing`)
+  if (config.SUPERADMIN_PASSWORD !== '' && config.AUTH_MODE.includes('password')) {
+    await db.query(sql.unsafe`update users set password_hash = ${await hashPassword(config.SUPERADMIN_PASSWORD)}, updated_at = now() where id = ${userId}::uuid`)
+  }
+  const superadmin: Principal = { userId, email, permissions: DEFAULT_ROLES['Admins']?.permissions ?? [] }
+  const existing = await deps.resources.list(superadmin, agentKind, { namespaces: ['default'] })
+  if (!existing.items.some((a) => a.name === 'default')) {
+    const created = await deps.resources
+      .create(superadmin, agentKind, { namespace: 'default', name: 'default', description: 'The default assistant.', system_prompt: 'You are a helpful assistant.' })
+      .catch((err: unknown) => {
+        // another process starting at the same time created it first
+        if (err instanceof Error && 'code' in err && err.code === 'resource.exists') return null
+        throw err
+      })
+    if (created !== null) log.info('default agent default/default created')
+  }
+  return { superadmin }
+}

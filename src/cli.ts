@@ -1,0 +1,106 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { issueAccessToken } from './auth/tokens.ts'
+import { configTable, loadConfig } from './kernel/config.ts'
+import { createLogger } from './kernel/log.ts'
+import { createDb, migrate, sql } from './platform/db.ts'
+import { databaseUrlOf, startPlatform, VERSION } from './main.ts'
+
+/*
+ * The one command line: `start` (what `npm start` runs), `token` (mints an access token for the
+ * superadmin or another user: `npm run token`), `migrate`, `config-table`.
+ * Output for people goes to stdout; logs go through pino.
+ */
+const out = (s: string) => process.stdout.write(`${s}\n`)
+
+async function start(): Promise<void> {
+  const config = loadConfig()
+  const log = createLogger({ level: config.LOG_LEVEL })
+  const startedAt = performance.now()
+  const platform = await startPlatform(config, log)
+  const base = `http://localhost:${String(platform.gateway?.port ?? config.PORT)}`
+  out('')
+  out(`Agent platform ${VERSION} is up in ${String(Math.round(performance.now() - startedAt))} ms`)
+  if (platform.gateway !== undefined) {
+    out(`  API            ${base}   (health: ${base}/health)`)
+    out(`  API docs       ${base}/docs  ·  ${base}/api/v1/docs  ·  ${base}/adapters/openai/docs`)
+  }
+  out(`  NATS           ${platform.natsUrl}${config.NATS_URL === '' ? '  (local nats-server, data in ' + join(config.DATA_DIR, 'nats') + ')' : ''}`)
+  if (platform.databaseUrl !== undefined) out(`  Postgres       ${platform.databaseUrl.replace(/:[^:@/]+@/, ':***@')}${databaseUrlOf(config) === undefined ? '  (local cluster, data in ' + join(config.DATA_DIR, 'pg') + ')' : ''}`)
+  out(`  Superadmin     ${config.SUPERADMIN_EMAIL}`)
+  out(`  Access token   npm run token`)
+  out('  Stop           Ctrl-C')
+  out('')
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log.info({ signal }, 'shutting down')
+    const force = setTimeout(() => process.exit(1), 30_000)
+    force.unref()
+    void platform.close().then(() => {
+      log.info('stopped')
+      process.exit(0)
+    })
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+}
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`)
+  return i >= 0 ? process.argv[i + 1] : undefined
+}
+
+/** Finds the database: configured, or the local cluster a running `npm start` recorded. */
+function resolveDatabaseUrl(config: ReturnType<typeof loadConfig>): string {
+  const configured = databaseUrlOf(config)
+  if (configured !== undefined) return configured
+  const runtime = join(config.DATA_DIR, 'runtime.json')
+  if (existsSync(runtime)) {
+    const url = (JSON.parse(readFileSync(runtime, 'utf8')) as { databaseUrl?: string }).databaseUrl
+    if (url !== undefined) return url
+  }
+  throw new Error('no database: start the platform first (npm start) or set DATABASE_URL')
+}
+
+async function token(): Promise<void> {
+  const config = loadConfig()
+  const email = (flag('email') ?? config.SUPERADMIN_EMAIL).toLowerCase()
+  const minutes = Number(flag('minutes') ?? config.ACCESS_TOKEN_EXPIRE_MINUTES)
+  const db = await createDb(resolveDatabaseUrl(config), { maximumPoolSize: 1 })
+  try {
+    const id = await db.maybeOneFirst(sql.unsafe`select id from users where lower(email) = ${email}`)
+    if (id === null) throw new Error(`no user ${email}`)
+    out(await issueAccessToken(config.SECRET_KEY, { sub: String(id), email }, minutes))
+  } finally {
+    await db.end()
+  }
+}
+
+async function migrateOnly(): Promise<void> {
+  const config = loadConfig()
+  const applied = await migrate(resolveDatabaseUrl(config), createLogger({ level: config.LOG_LEVEL }))
+  out(applied.length === 0 ? 'nothing to migrate' : `applied ${applied.join(', ')}`)
+}
+
+const commands: Record<string, () => Promise<void>> = {
+  start,
+  token,
+  migrate: migrateOnly,
+  'config-table': async () => {
+    out(configTable())
+  },
+}
+
+const name = process.argv[2] ?? 'start'
+const command = commands[name]
+if (command === undefined) {
+  process.stderr.write(`unknown command ${name}; known: ${Object.keys(commands).join(', ')}\n`)
+  process.exit(2)
+}
+command().catch((err: unknown) => {
+  const e = err as Error & { issues?: { path: string; message: string }[] }
+  process.stderr.write(`error: ${e.message}${e.issues === undefined ? "" : "\n" + e.issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,224 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import '../../schemas/formats.ts'
+import { AppError } from './errors.ts'
+
+/*
+ * Every setting of the platform, described once: type, default and meaning. `loadConfig` parses
+ * the environment against it, the README's configuration table is printed from it
+ * (`npm run cli -- config-table`), and nothing else reads process.env for settings.
+ */
+const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  T.Integer({ default: def, minimum: min, maximum: max, description })
+const num = (def: number, description: string, min = 0) => T.Number({ default: def, minimum: min, description })
+const bool = (def: boolean, description: string) => T.Boolean({ default: def, description })
+const str = (def: string, description: string) => T.String({ default: def, description })
+const oneOf = <V extends string>(values: readonly V[], def: V, description: string) =>
+  T.Union(
+    values.map((v) => T.Literal(v)),
+    { default: def, description: `${description} (${values.join(' | ')})` },
+  )
+const jsonText = (def: string, description: string) => T.String({ default: def, description, format: 'json' })
+
+export const ConfigSchema = T.Object({
+  // Platform process
+  NODE_ENV: oneOf(['development', 'production', 'test'], 'development', 'production refuses to start without the required secrets'),
+  HOST: str('0.0.0.0', 'gateway bind address'),
+  PORT: int(8000, 'gateway HTTP port', 0, 65535),
+  CONSOLE_PORT: int(51245, 'web console port', 0, 65535),
+  DATA_DIR: str('./.data', 'single-node data directory (NATS, Postgres, generated secrets)'),
+  LOG_LEVEL: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info', 'log level'),
+  ROLES: str('all', 'comma-separated roles this process runs: gateway, resources (or all)'),
+  HTTP_MAX_BODY_BYTES: int(524288, 'largest accepted JSON request body in bytes', 1024, 64 * 1024 * 1024),
+  NATS_URL: str('', 'NATS server(s), comma-separated; empty starts a local nats-server (single-node)'),
+  QUEUE_STORE_URL: str('', 'alias of NATS_URL (the spec calls the queue store by this name)'),
+  NATS_PREFIX: str('', 'prefix for every subject, stream and bucket (isolates installations sharing one NATS)'),
+  // §8.7 required and general
+  SECRET_KEY: str('', 'JWT signing key (required in production; generated in development)'),
+  ENCRYPTION_KEY: str('', 'key for secrets at rest (required in production; generated in development)'),
+  DATABASE_PASSWORD: str('', 'Postgres password (required in production)'),
+  SUPERADMIN_EMAIL: str('', 'superadmin created at first start (required in production; admin@localhost in development)'),
+  SUPERADMIN_PASSWORD: str('', 'seeds (and on restart resets) the superadmin password when AUTH_MODE includes password'),
+  DOMAIN: str('', 'public domain of the installation (required in production)'),
+  DEBUG: bool(false, 'debug mode'),
+  CORS_ORIGINS: str('', 'comma-separated allowed origins; * allows any'),
+  SMTP_HOST: str('', 'SMTP server for emails'),
+  SMTP_PORT: int(587, 'SMTP port', 1, 65535),
+  SMTP_USER: str('', 'SMTP user'),
+  SMTP_PASSWORD: str('', 'SMTP password'),
+  SMTP_DOMAIN: str('', 'sender domain of emails'),
+  DATABASE_USER: str('postgres', 'Postgres user'),
+  DATABASE_HOST: str('', 'Postgres host; with DATABASE_URL empty too, a local cluster is started'),
+  DATABASE_PORT: int(5432, 'Postgres port', 1, 65535),
+  DATABASE_NAME: str('platform', 'Postgres database'),
+  DATABASE_URL: str('', 'full Postgres URL (overrides the parts above)'),
+  CONFIG_FILE: str('', 'declarative config applied at start when AUTO_APPLY_CONFIG is true'),
+  AUTO_APPLY_CONFIG: bool(false, 'apply CONFIG_FILE at start'),
+  APP_CPU_LIMIT: num(2.0, 'deployment CPU limit (used by deploy/)'),
+  APP_MEMORY_LIMIT: str('2G', 'deployment memory limit'),
+  APP_CPU_RESERVATION: num(0.5, 'deployment CPU reservation'),
+  APP_MEMORY_RESERVATION: str('512M', 'deployment memory reservation'),
+  ANALYTICS_HOST: str('', 'analytics store host; empty disables request/execution logging there'),
+  ANALYTICS_PORT: int(8123, 'analytics store port', 1, 65535),
+  ANALYTICS_USER: str('', 'analytics store user'),
+  ANALYTICS_PASSWORD: str('', 'analytics store password'),
+  ANALYTICS_DATABASE: str('', 'analytics store database'),
+  ANALYTICS_RETENTION_DAYS: int(90, 'analytics retention in days', 1),
+  ANALYTICS_HOT_RETENTION_DAYS: int(30, 'analytics hot-tier retention in days', 1),
+  // §5 authentication
+  AUTH_MODE: oneOf(['otp', 'password', 'password+otp'], 'otp', 'login mode'),
+  ACCESS_TOKEN_EXPIRE_MINUTES: int(15, 'access token lifetime', 1),
+  REFRESH_TOKEN_EXPIRE_DAYS: int(30, 'refresh token lifetime', 1),
+  TOKEN_EXCHANGE_DEFAULT_ROLE: str('GuestUsers', 'role of users auto-provisioned by token exchange'),
+  OAUTH_BIND_BROWSER_SESSION: bool(true, 'bind connector OAuth flows to the starting browser'),
+  // §8.5 rate limits
+  RATE_LIMIT_LOGIN_IP_MAX: int(10, 'login requests per IP per window', 1),
+  RATE_LIMIT_LOGIN_EMAIL_MAX: int(5, 'login requests per email per window', 1),
+  RATE_LIMIT_OTP_IP_MAX: int(10, 'OTP verify requests per IP per window', 1),
+  RATE_LIMIT_WINDOW_SECONDS: int(900, 'rate-limit window', 1),
+  OTP_EXPIRE_MINUTES: int(10, 'OTP validity', 1),
+  OTP_MAX_ATTEMPTS: int(2, 'wrong OTP guesses before the code is invalidated', 1),
+  // §8.1 function execution
+  FUNCTION_TIMEOUT: int(300, 'seconds per function execution', 1),
+  MAX_FUNCTION_MEMORY: int(512, 'MB per function execution', 16),
+  MAX_FUNCTION_CPU: num(1.0, 'cores per function execution', 0.05),
+  MAX_FUNCTION_STORAGE: T.String({ default: '1g', pattern: '^[0-9]+[kmgKMG]?$', description: 'disk per function execution' }),
+  FUNCTION_CONTAINER_IDLE_TIMEOUT: int(3600, 'seconds before an idle container is reaped', 1),
+  ALLOW_PACKAGE_INSTALLATION: bool(true, 'allow pip install in functions'),
+  ALLOWED_PACKAGES: str('', 'comma-separated package whitelist (empty = all)'),
+  DEFAULT_WORKER_COUNT: int(4, 'shared (trusted) worker containers', 0),
+  MAX_EXECUTION_DEPTH: T.Integer({ minimum: 0, description: 'nesting depth of execution chains; 0 disables (default DEFAULT_WORKER_COUNT)' }),
+  SHARED_POOL_RESERVE: int(0, 'shared-worker slots reserved for nested calls', 0),
+  CALLBACK_URL_HOSTS: str('', 'callback allowlist: empty disables callbacks, * any HTTPS host, else exact hosts'),
+  // §8.2 executors
+  SANDBOX_EXECUTOR: oneOf(['pool', 'single_use', 'k8s_pod', 'disabled'], 'pool', 'sandbox executor'),
+  SANDBOX_DRIVER: oneOf(['bubblewrap', 'docker'], 'bubblewrap', 'local sandbox driver'),
+  TRUSTED_EXECUTOR: oneOf(['shared', 'inprocess'], 'shared', 'executor of shared_pool functions'),
+  SANDBOX_MIN_SIZE: int(4, 'sandboxes created at start', 0),
+  SANDBOX_MAX_SIZE: int(20, 'largest sandbox pool', 1),
+  SANDBOX_MIN_IDLE: int(2, 'replenish below this many idle sandboxes', 0),
+  SANDBOX_MAX_EXECUTIONS: int(100, 'executions before a sandbox is recycled', 1),
+  SANDBOX_HEALTH_INTERVAL_SECONDS: int(60, 'sandbox health-check interval', 1),
+  DOCKER_HOST: str('', 'Docker Engine API socket for the docker driver'),
+  K8S_SANDBOX_NAMESPACE: str('', 'namespace of sandbox pods (default: own namespace)'),
+  K8S_SANDBOX_IMAGE: str('', 'sandbox pod image (default: the function image)'),
+  K8S_SANDBOX_SERVICE_ACCOUNT: str('default', 'sandbox pod service account'),
+  K8S_SANDBOX_POD_READY_TIMEOUT: int(120, 'seconds to wait for a sandbox pod', 1),
+  K8S_SANDBOX_INSTALL_DEPENDENCIES: bool(true, 'install approved packages in sandbox pods'),
+  K8S_RELEASE_NAME: str('', 'sets the app.kubernetes.io/instance label'),
+  K8S_SANDBOX_NODE_SELECTOR: jsonText('{}', 'JSON node selector applied verbatim'),
+  K8S_SANDBOX_TOLERATIONS: jsonText('[]', 'JSON tolerations applied verbatim'),
+  K8S_SANDBOX_AFFINITY: jsonText('{}', 'JSON affinity applied verbatim'),
+  // §8.3 queues and workers
+  QUEUE_WORKER_REPLICAS: int(2, 'function worker replicas', 0),
+  QUEUE_FUNCTION_CONCURRENCY: int(10, 'function jobs per worker', 1),
+  QUEUE_AGENT_REPLICAS: int(2, 'agent worker replicas', 0),
+  QUEUE_AGENT_CONCURRENCY: int(5, 'agent jobs per worker', 1),
+  QUEUE_AGENT_SUB_REPLICAS: int(2, 'sub-agent worker replicas', 0),
+  QUEUE_AGENT_SUB_CONCURRENCY: int(5, 'sub-agent jobs per worker', 1),
+  JOB_RESULT_TTL_HOURS: int(24, 'hours job results are kept', 1),
+  BACKEND_REPLICAS: int(1, 'gateway/resource-service replicas (deploy/)', 1),
+  UVICORN_WORKERS: int(4, 'accepted for compatibility; run more gateway processes instead', 1),
+  // §8.4 agent processing
+  MAX_TOOL_ITERATIONS: int(25, 'tool-call rounds per message', 1),
+  MAX_HISTORY_MESSAGES: int(100, 'history messages in the context', 1),
+  AGENT_JOB_TIMEOUT: int(600, 'seconds per agent turn', 1),
+  AGENT_DELEGATE_TIMEOUT: int(600, 'seconds a blocking parent waits for a sub-agent', 1),
+  AGENT_DELEGATE_MODE: oneOf(['block', 'suspend'], 'block', 'how a parent waits for a sub-agent'),
+  AGENT_MAX_DELEGATION_DEPTH: int(5, 'delegation depth; 0 disables', 0),
+  AGENT_SUBAGENT_QUEUE: bool(true, 'route delegated jobs to the sub-agent workers'),
+  CODE_EXECUTION_TIMEOUT: int(120, 'seconds per code execution', 1),
+  TOOL_RESULT_CONTEXT_MAX_SIZE: int(102400, 'characters of a tool result entering the LLM context', 1),
+  TOOL_RESULT_MAX_SIZE: int(102400, 'bytes stored per tool result', 1),
+  TOOL_RESULT_MAX_INLINE: int(5, 'last tool results kept inline', 0),
+  TOOL_RESULT_RETENTION_DAYS: int(30, 'days tool results are kept', 1),
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+/** The settings production refuses to start without (SPEC.md §8.7). */
+export const REQUIRED_IN_PRODUCTION = ['SECRET_KEY', 'ENCRYPTION_KEY', 'DATABASE_PASSWORD', 'SUPERADMIN_EMAIL', 'DOMAIN'] as const
+
+const DEV_SECRETS = ['SECRET_KEY', 'ENCRYPTION_KEY', 'DATABASE_PASSWORD'] as const
+
+function issuesOf(schema: TSchema, value: unknown): { path: string; message: string }[] {
+  return [...Value.Errors(schema, value)].map((e) => {
+    const choices = (e.schema as { anyOf?: { const?: unknown }[] }).anyOf?.map((s) => s.const)
+    const message = choices !== undefined && choices.every((c) => typeof c === 'string') ? `must be one of ${choices.join(', ')}` : e.message
+    return { path: e.path.replace(/^\//, ''), message }
+  })
+}
+
+/**
+ * Reads configuration from an environment object. Unknown variables are ignored (the environment
+ * holds many); known ones are converted to their type and checked. Development mode fills the
+ * required secrets from `<DATA_DIR>/secrets.json`, generating it on first use, so a second start
+ * reuses the same keys and data stays readable.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(ConfigSchema.properties)) {
+    const v = env[key]
+    if (v !== undefined && v !== '') raw[key] = v
+  }
+  const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw)) as Record<string, unknown>
+  if (converted['MAX_EXECUTION_DEPTH'] === undefined) converted['MAX_EXECUTION_DEPTH'] = converted['DEFAULT_WORKER_COUNT']
+  const issues = issuesOf(ConfigSchema, converted)
+  if (issues.length > 0) {
+    throw new AppError(500, 'config.invalid', `invalid configuration: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues })
+  }
+  const config = converted as Config
+  if (config.NATS_URL === '' && config.QUEUE_STORE_URL !== '') config.NATS_URL = config.QUEUE_STORE_URL
+  config.DATA_DIR = resolve(config.DATA_DIR)
+
+  if (config.NODE_ENV === 'production') {
+    const missing = REQUIRED_IN_PRODUCTION.filter((k) => config[k] === '')
+    if (missing.length > 0) {
+      throw new AppError(500, 'config.missing', `production mode requires ${missing.join(', ')}`, {
+        issues: missing.map((k) => ({ path: k, message: 'required in production' })),
+      })
+    }
+  } else {
+    fillDevSecrets(config)
+  }
+  for (const key of ['SECRET_KEY', 'ENCRYPTION_KEY'] as const) {
+    if (config[key].length < 32) {
+      throw new AppError(500, 'config.invalid', `${key} must be at least 32 characters`, { issues: [{ path: key, message: 'too short' }] })
+    }
+  }
+  return config
+}
+
+function fillDevSecrets(config: Config): void {
+  if (config.SUPERADMIN_EMAIL === '') config.SUPERADMIN_EMAIL = 'admin@localhost'
+  if (DEV_SECRETS.every((k) => config[k] !== '')) return
+  const file = resolve(config.DATA_DIR, 'secrets.json')
+  let stored: Partial<Record<(typeof DEV_SECRETS)[number], string>> = {}
+  if (existsSync(file)) stored = JSON.parse(readFileSync(file, 'utf8')) as typeof stored
+  let changed = false
+  for (const key of DEV_SECRETS) {
+    if (config[key] !== '') continue
+    if (stored[key] === undefined) {
+      stored[key] = randomBytes(32).toString('base64url')
+      changed = true
+    }
+    config[key] = stored[key]
+  }
+  if (changed) {
+    mkdirSync(config.DATA_DIR, { recursive: true })
+    writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 })
+  }
+}
+
+/** Markdown table of every setting, for the README. */
+export function configTable(): string {
+  const rows = Object.entries(ConfigSchema.properties).map(([key, s]) => {
+    const schema = s as TSchema & { default?: unknown; description?: string }
+    const def = schema.default === undefined ? '' : `\`${String(schema.default)}\``
+    return `| \`${key}\` | ${def} | ${schema.description ?? ''} |`
+  })
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n')
+}

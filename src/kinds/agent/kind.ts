@@ -1,0 +1,22 @@
+import { AgentSpec } from '../../../schemas/agent.ts'
+import { defineKind } from '../../resources/kind.ts'
+
+const refOf = (entry: string | Record<string, unknown>, key: string): string => (typeof entry === 'string' ? entry : String(entry[key]))
+
+export const agentKind = defineKind({
+  kind: 'agent',
+  plural: 'agents',
+  title: 'Agent',
+  description: 'LLM assistants with a system prompt, tools, hooks and sub-agents (SPEC.md §2.1).',
+  spec: AgentSpec,
+  refs: (s) => [
+    ...s.enabled_functions.map((ref) => ({ kind: 'function', ref })),
+    ...s.enabled_agents.map((ref) => ({ kind: 'agent', ref })),
+    ...s.enabled_skills.map((e) => ({ kind: 'skill', ref: refOf(e, 'skill') })),
+    ...s.enabled_queries.map((ref) => ({ kind: 'query', ref })),
+    ...s.enabled_collections.map((e) => ({ kind: 'collection', ref: refOf(e, 'collection') })),
+    ...s.enabled_stores.map((e) => ({ kind: 'store', ref: e.store })),
+    ...s.enabled_connectors.map((e) => ({ kind: 'connector', ref: e.connector })),
+    ...[...s.hooks.on_user_message, ...s.hooks.on_assistant_message].map((h) => ({ kind: 'function', ref: h.function })),
+  ],
+})

@@ -1,0 +1,10 @@
+import { SkillSpec } from '../../../schemas/skill.ts'
+import { defineKind } from '../../resources/kind.ts'
+
+export const skillKind = defineKind({
+  kind: 'skill',
+  plural: 'skills',
+  title: 'Skill',
+  description: 'Instruction documents agents preload or call as tools (SPEC.md §2.6).',
+  spec: SkillSpec,
+})

@@ -1,0 +1,136 @@
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { RouteDef, RpcHandler } from './api/route.ts'
+import { serveRpc } from './api/rpc-server.ts'
+import { bootstrap } from './bootstrap.ts'
+import { KINDS } from './kinds/index.ts'
+import type { Config } from './kernel/config.ts'
+import { createSecretBox } from './kernel/crypto.ts'
+import type { Logger } from './kernel/log.ts'
+import { createDb, migrate, type Db } from './platform/db.ts'
+import { ensureServerPackages, startNats, startPostgres, type LocalService } from './platform/local-services.ts'
+import { natsNames } from './platform/nats-names.ts'
+import { connectNats, probeNats, provisionNats, type NatsConnection } from './platform/nats.ts'
+import { resourceHandlers } from './resources/handlers.ts'
+import { resourceRoutes } from './resources/routes.ts'
+import { createResourceService, type ResourceService } from './resources/service.ts'
+import { startGateway, type Gateway } from '../gateway/server.ts'
+import { systemRoutes } from './api/system-routes.ts'
+
+/*
+ * The composition root. `startPlatform` brings up what the configuration asks for, in order:
+ * local servers (single-node mode) → NATS probe and layout → Postgres migrations → bootstrap →
+ * service handlers → gateway. `close()` undoes it in reverse.
+ */
+export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
+
+export type Role = 'gateway' | 'resources'
+
+export function rolesOf(config: Config): Set<Role> {
+  const all: Role[] = ['gateway', 'resources']
+  const asked = config.ROLES.split(',').map((s) => s.trim()).filter(Boolean)
+  if (asked.includes('all')) return new Set(all)
+  const unknown = asked.filter((r) => !all.includes(r as Role))
+  if (unknown.length > 0) throw new Error(`unknown ROLES: ${unknown.join(', ')} (known: all, ${all.join(', ')})`)
+  return new Set(asked as Role[])
+}
+
+/** Every route of the platform: what the gateway serves and the documents describe. */
+export function allRoutes(): RouteDef[] {
+  return [...systemRoutes(), ...KINDS.flatMap(resourceRoutes)]
+}
+
+export interface Platform {
+  gateway: Gateway | undefined
+  natsUrl: string
+  databaseUrl: string | undefined
+  db: Db | undefined
+  nc: NatsConnection
+  resources: ResourceService | undefined
+  superadminId: string | undefined
+  close(): Promise<void>
+}
+
+export function databaseUrlOf(config: Config): string | undefined {
+  if (config.DATABASE_URL !== '') return config.DATABASE_URL
+  if (config.DATABASE_HOST === '') return undefined
+  const auth = `${encodeURIComponent(config.DATABASE_USER)}:${encodeURIComponent(config.DATABASE_PASSWORD)}`
+  return `postgres://${auth}@${config.DATABASE_HOST}:${String(config.DATABASE_PORT)}/${encodeURIComponent(config.DATABASE_NAME)}`
+}
+
+export async function startPlatform(config: Config, log: Logger): Promise<Platform> {
+  const roles = rolesOf(config)
+  const cleanups: (() => Promise<void>)[] = []
+  const close = async () => {
+    for (const fn of cleanups.reverse()) {
+      await fn().catch((err: unknown) => log.warn({ err }, 'shutdown step failed'))
+    }
+    cleanups.length = 0
+  }
+  try {
+    const local: LocalService[] = []
+    let natsUrl = config.NATS_URL
+    let databaseUrl = roles.has('resources') ? databaseUrlOf(config) : undefined
+    const needLocalPg = roles.has('resources') && databaseUrl === undefined
+    if (natsUrl === '' || needLocalPg) {
+      ensureServerPackages(log)
+      mkdirSync(config.DATA_DIR, { recursive: true })
+    }
+    if (natsUrl === '') {
+      const nats = await startNats({ dir: join(config.DATA_DIR, 'nats'), port: 4222, log: log.child({ mod: 'nats-server' }) })
+      cleanups.push(() => nats.stop())
+      local.push(nats)
+      natsUrl = nats.url
+    }
+    if (needLocalPg) {
+      const pg = await startPostgres({ dir: join(config.DATA_DIR, 'pg'), port: 5432, password: config.DATABASE_PASSWORD, database: config.DATABASE_NAME, log: log.child({ mod: 'postgres' }) })
+      cleanups.push(() => pg.stop())
+      local.push(pg)
+      databaseUrl = pg.url
+    }
+
+    const names = natsNames(config.NATS_PREFIX)
+    const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }))
+    cleanups.push(() => nc.drain())
+    const caps = await probeNats(nc)
+    log.info({ nats: caps }, 'nats capabilities')
+    await provisionNats(nc, names, log.child({ mod: 'nats' }))
+
+    let db: Db | undefined
+    let resources: ResourceService | undefined
+    let superadminId: string | undefined
+    if (roles.has('resources')) {
+      db = await createDb(databaseUrl as string)
+      const pool = db
+      cleanups.push(() => pool.end())
+      await migrate(databaseUrl as string, log.child({ mod: 'migrate' }))
+      resources = createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY) })
+      const boot = await bootstrap({ db, config, log, resources })
+      superadminId = boot.superadmin.userId
+      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db)])
+      const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
+      cleanups.push(() => rpc.close())
+    }
+
+    let gateway: Gateway | undefined
+    if (roles.has('gateway')) {
+      gateway = await startGateway(
+        { nc, names, routes: allRoutes(), log: log.child({ mod: 'gateway' }), secretKey: config.SECRET_KEY, corsOrigins: config.CORS_ORIGINS, maxBodyBytes: config.HTTP_MAX_BODY_BYTES, version: VERSION },
+        config.HOST,
+        config.PORT,
+      )
+      const gw = gateway
+      cleanups.push(async () => gw.close())
+    }
+
+    if (local.length > 0) {
+      const file = join(config.DATA_DIR, 'runtime.json')
+      writeFileSync(file, JSON.stringify({ pid: process.pid, natsUrl, databaseUrl, gatewayPort: gateway?.port }, null, 2))
+      chmodSync(file, 0o600)
+    }
+    return { gateway, natsUrl, databaseUrl, db, nc, resources, superadminId, close }
+  } catch (err) {
+    await close()
+    throw err
+  }
+}

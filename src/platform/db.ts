@@ -1,0 +1,61 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import pg from 'pg'
+import { createPool, createTypeParserPreset, sql, type DatabasePool } from 'slonik'
+import type { Logger } from '../kernel/log.ts'
+
+export { sql }
+export type Db = DatabasePool
+
+/*
+ * Postgres through slonik: every value is a bound parameter (the `sql` tag), never concatenated.
+ * Timestamps come back as ISO 8601 strings (what the API returns) and int8 as numbers.
+ */
+export async function createDb(url: string, options: { maximumPoolSize?: number } = {}): Promise<Db> {
+  const parsers = createTypeParserPreset().filter((p) => !['timestamp', 'timestamptz', 'int8'].includes(p.name))
+  return createPool(url, {
+    maximumPoolSize: options.maximumPoolSize ?? 20,
+    typeParsers: [
+      ...parsers,
+      { name: 'timestamptz', parse: (v) => new Date(v).toISOString() },
+      { name: 'timestamp', parse: (v) => new Date(`${v}Z`).toISOString() },
+      { name: 'int8', parse: (v) => Number(v) },
+    ],
+  })
+}
+
+const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations')
+
+/**
+ * Applies `migrations/NNNN-*.sql` in order, each in its own transaction, under an advisory lock so
+ * several processes starting together migrate once. Migration files hold several statements, which
+ * the plain pg protocol runs as one simple query (slonik binds exactly one statement).
+ */
+export async function migrate(url: string, log: Logger): Promise<string[]> {
+  const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()
+  const applied: string[] = []
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query('select pg_advisory_lock(7351001)')
+    await client.query('create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())')
+    const done = new Set((await client.query<{ name: string }>('select name from schema_migrations')).rows.map((r) => r.name))
+    for (const file of files) {
+      if (done.has(file)) continue
+      await client.query('begin')
+      try {
+        await client.query(readFileSync(join(MIGRATIONS_DIR, file), 'utf8'))
+        await client.query('insert into schema_migrations (name) values ($1)', [file])
+        await client.query('commit')
+      } catch (err) {
+        await client.query('rollback')
+        throw new Error(`migration ${file} failed: ${String(err)}`, { cause: err })
+      }
+      applied.push(file)
+      log.info({ migration: file }, 'migration applied')
+    }
+  } finally {
+    await client.end()
+  }
+  return applied
+}

@@ -1,0 +1,222 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, connect } from 'node:net'
+import { join } from 'node:path'
+import type { Logger } from '../kernel/log.ts'
+
+/*
+ * Single-node mode: nats-server (JetStream) and a Postgres cluster as child processes with their
+ * data in one directory. Used by `npm start` when NATS_URL / DATABASE_URL are unset, and by the test
+ * suite's setup. Postgres refuses to run as root, so as root the cluster belongs to the `postgres`
+ * user and its processes are started through `setpriv` (which execs, so signals reach postgres
+ * itself and nothing stays behind).
+ */
+
+export interface LocalService {
+  url: string
+  pid: number
+  stop(): Promise<void>
+}
+
+const isRoot = (): boolean => process.getuid?.() === 0
+
+export function findNatsServer(): string | undefined {
+  for (const p of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server']) if (existsSync(p)) return p
+  const which = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' })
+  return which.status === 0 ? which.stdout.trim() : undefined
+}
+
+export function findPostgresBin(): string | undefined {
+  const root = '/usr/lib/postgresql'
+  if (existsSync(root)) {
+    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a))
+    if (versions[0] !== undefined) return join(root, versions[0], 'bin')
+  }
+  const which = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' })
+  return which.status === 0 ? join(which.stdout.trim(), '..') : undefined
+}
+
+export const APT_PACKAGES = ['nats-server', 'postgresql'] as const
+export const APT_COMMAND = `apt-get update && apt-get install -y --no-install-recommends ${APT_PACKAGES.join(' ')}`
+
+/** Installs nats-server and Postgres from Debian when missing and we are root; otherwise says how. */
+export function ensureServerPackages(log: Logger): void {
+  const missing = [findNatsServer() === undefined ? 'nats-server' : '', findPostgresBin() === undefined ? 'postgresql' : ''].filter(Boolean)
+  if (missing.length === 0) return
+  if (!isRoot()) {
+    throw new Error(`missing ${missing.join(' and ')}: run\n  sudo sh -c '${APT_COMMAND}'\nor set NATS_URL and DATABASE_URL to existing servers`)
+  }
+  log.info({ missing }, 'installing Debian packages')
+  const r = spawnSync('sh', ['-c', APT_COMMAND], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+  if (r.status !== 0 || findNatsServer() === undefined || findPostgresBin() === undefined) {
+    throw new Error(`installing ${missing.join(', ')} failed (exit ${String(r.status)})`)
+  }
+}
+
+export async function freePort(preferred?: number): Promise<number> {
+  const tryPort = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      const srv = createServer()
+      srv.once('error', reject)
+      srv.listen(port, '127.0.0.1', () => {
+        const addr = srv.address()
+        const p = typeof addr === 'object' && addr !== null ? addr.port : port
+        srv.close(() => resolve(p))
+      })
+    })
+  if (preferred !== undefined) {
+    try {
+      return await tryPort(preferred)
+    } catch {
+      /* taken: fall through to any free port */
+    }
+  }
+  return tryPort(0)
+}
+
+async function waitForPort(port: number, child: ChildProcess, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with code ${String(child.exitCode)} during start`)
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, '127.0.0.1')
+      s.once('connect', () => {
+        s.destroy()
+        resolve(true)
+      })
+      s.once('error', () => resolve(false))
+    })
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error(`${what} did not listen on ${String(port)} within ${String(timeoutMs)} ms`)
+}
+
+function stopChild(child: ChildProcess, signal: NodeJS.Signals, timeoutMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    child.kill(signal)
+  })
+}
+
+/** Kills a process left by an earlier run that died without stopping its children (kill -9). */
+function killStale(pidFile: string, log: Logger): void {
+  if (!existsSync(pidFile)) return
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0])
+  if (!Number.isInteger(pid) || pid <= 0) return
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return
+  }
+  log.warn({ pid, pidFile }, 'stopping a server left running by an earlier start')
+  try {
+    process.kill(pid, 'SIGTERM')
+  } catch {
+    return
+  }
+  for (let i = 0; i < 200; i++) {
+    try {
+      process.kill(pid, 0)
+    } catch {
+      return
+    }
+    spawnSync('sleep', ['0.05'])
+  }
+  process.kill(pid, 'SIGKILL')
+}
+
+function pipeLogs(child: ChildProcess, log: Logger): void {
+  const forward = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') log.debug(line)
+  }
+  child.stdout?.on('data', forward)
+  child.stderr?.on('data', forward)
+}
+
+export async function startNats(options: { dir: string; port?: number; log: Logger }): Promise<LocalService> {
+  const bin = findNatsServer()
+  if (bin === undefined) throw new Error('nats-server not found')
+  mkdirSync(options.dir, { recursive: true })
+  const pidFile = join(options.dir, 'nats.pid')
+  killStale(pidFile, options.log)
+  const port = await freePort(options.port)
+  // max_payload 8 MB: request bodies travel to the resource service inside one message.
+  const conf = join(options.dir, 'nats.conf')
+  writeFileSync(conf, `max_payload: 8388608\njetstream { store_dir: "${join(options.dir, 'jetstream')}" }\n`)
+  const child = spawn(bin, ['-c', conf, '-a', '127.0.0.1', '-p', String(port), '-P', pidFile], { stdio: ['ignore', 'pipe', 'pipe'] })
+  pipeLogs(child, options.log)
+  await waitForPort(port, child, 'nats-server')
+  return { url: `nats://127.0.0.1:${String(port)}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGTERM') }
+}
+
+export interface PostgresOptions {
+  dir: string
+  port?: number
+  password: string
+  database: string
+  log: Logger
+  /** Trade durability for speed (test runs only). */
+  unsafeFast?: boolean
+}
+
+export async function startPostgres(options: PostgresOptions): Promise<LocalService> {
+  const bin = findPostgresBin()
+  if (bin === undefined) throw new Error('Postgres binaries not found')
+  const { dir, log } = options
+  const asPostgres = (cmd: string, args: string[]): [string, string[]] =>
+    isRoot() ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', cmd, ...args]] : [cmd, args]
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const owner = (): void => {
+    if (!isRoot()) return
+    const ids = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' })
+    const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' })
+    chownSync(dir, Number(ids.stdout.trim()), Number(gid.stdout.trim()))
+  }
+  owner()
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    const pwfile = join(dir, '..', `.pgpass-${String(process.pid)}`)
+    writeFileSync(pwfile, `${options.password}\n`, { mode: 0o644 })
+    const [cmd, args] = asPostgres(join(bin, 'initdb'), ['-D', dir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-instructions'])
+    const r = spawnSync(cmd, args, { encoding: 'utf8', cwd: '/' })
+    rmSync(pwfile, { force: true })
+    if (r.status !== 0) throw new Error(`initdb failed: ${r.stderr}`)
+    log.info({ dir }, 'postgres cluster initialised')
+  }
+  killStale(join(dir, 'postmaster.pid'), log)
+  const port = await freePort(options.port)
+  const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200']
+  if (options.unsafeFast === true) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
+  const [cmd, args] = asPostgres(join(bin, 'postgres'), ['-D', dir, '-p', String(port), ...settings])
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/' })
+  pipeLogs(child, log)
+  await waitForPort(port, child, 'postgres')
+  const base = `postgres://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${String(port)}`
+  await ensureDatabase(base, options.database)
+  // SIGINT = "fast shutdown": active transactions are rolled back, data is flushed.
+  return { url: `${base}/${options.database}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGINT') }
+}
+
+async function ensureDatabase(baseUrl: string, database: string): Promise<void> {
+  const { default: pg } = await import('pg')
+  // The server accepts TCP before it accepts logins while it finishes recovery: retry briefly.
+  for (let attempt = 0; ; attempt++) {
+    const client = new pg.Client({ connectionString: `${baseUrl}/postgres` })
+    try {
+      await client.connect()
+      const r = await client.query('select 1 from pg_database where datname = $1', [database])
+      if (r.rowCount === 0) await client.query(`create database "${database.replace(/"/g, '""')}"`)
+      return
+    } catch (err) {
+      if (attempt > 100) throw err
+      await new Promise((r) => setTimeout(r, 100))
+    } finally {
+      await client.end().catch(() => undefined)
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream'
+import { Kvm } from '@nats-io/kv'
+import type { Logger } from '../kernel/log.ts'
+import type { NatsNames } from './nats-names.ts'
+
+export type { NatsConnection }
+
+/** Connects with reconnection forever: a NATS restart must not end the process (research §4.12). */
+export async function connectNats(url: string, name: string, log: Logger): Promise<NatsConnection> {
+  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000 })
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect') log.warn({ nats: s.type }, 'nats connection status')
+    }
+  })()
+  return nc
+}
+
+export interface NatsCapabilities {
+  version: string
+  /** Features newer servers have; 2.9 lacks them and silently ignores their options (research §1). */
+  perMessageTtl: boolean
+  scheduling: boolean
+  multiFilter: boolean
+}
+
+function versionAtLeast(v: string, min: [number, number, number]): boolean {
+  const parts = v.split(/[.-]/).slice(0, 3).map(Number)
+  for (let i = 0; i < 3; i++) {
+    const a = parts[i] ?? 0
+    const b = min[i] as number
+    if (a !== b) return a > b
+  }
+  return true
+}
+
+/** Refuses servers below 2.9.0 or without JetStream; reports what newer features are usable. */
+export async function probeNats(nc: NatsConnection): Promise<NatsCapabilities> {
+  const version = nc.info?.version ?? '0.0.0'
+  if (!versionAtLeast(version, [2, 9, 0])) throw new Error(`nats-server ${version} is too old: 2.9.0 or newer is required`)
+  const jsm = await jetstreamManager(nc).catch((err: unknown) => {
+    throw new Error(`JetStream is not enabled on the NATS server (start it with -js): ${String(err)}`)
+  })
+  await jsm.getAccountInfo()
+  return {
+    version,
+    perMessageTtl: versionAtLeast(version, [2, 11, 0]),
+    scheduling: versionAtLeast(version, [2, 12, 0]),
+    multiFilter: versionAtLeast(version, [2, 10, 0]),
+  }
+}
+
+const HOUR = 3600 * 1e9 // stream max_age is in nanoseconds
+
+/**
+ * The platform's JetStream layout (DESIGN.md §4), created or updated idempotently. After each add
+ * the echoed configuration is compared with the request: a server that silently drops an option
+ * (2.9 does for several) makes start-up fail loudly instead of misbehaving later.
+ */
+export async function provisionNats(nc: NatsConnection, names: NatsNames, log: Logger): Promise<void> {
+  const jsm = await jetstreamManager(nc)
+  const streams: (Partial<StreamConfig> & { name: string })[] = [
+    { name: names.stream('JOBS'), subjects: [names.subject('jobs.>')], retention: RetentionPolicy.Workqueue, storage: StorageType.File, duplicate_window: 10 * 60 * 1e9 },
+    { name: names.stream('DLQ'), subjects: [names.subject('dlq.>')], retention: RetentionPolicy.Limits, storage: StorageType.File, max_age: 30 * 24 * HOUR },
+    {
+      name: names.stream('SSE'),
+      subjects: [names.subject('sse.in.>')],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      max_age: HOUR,
+      allow_direct: true,
+      republish: { src: names.subject('sse.in.>'), dest: names.subject('sse.live.>') },
+    },
+  ]
+  for (const config of streams) {
+    const name = config.name
+    const existing = await jsm.streams.info(name).catch(() => null)
+    const info = existing === null ? await jsm.streams.add(config) : await jsm.streams.update(name, config)
+    assertEchoed(name, config as Record<string, unknown>, info.config as unknown as Record<string, unknown>)
+  }
+  const kvm = new Kvm(nc)
+  const buckets = [
+    { name: 'JOB_STATE', opts: { history: 1, ttl: 24 * 3600_000, republish: { src: '>', dest: names.subject('evt.job.>') } } },
+    { name: 'WORKERS', opts: { history: 1, ttl: 30_000 } },
+    { name: 'LEASES', opts: { history: 1, ttl: 15_000 } },
+  ]
+  for (const b of buckets) {
+    const kv = await kvm.create(names.bucket(b.name), b.opts)
+    const status = await kv.status()
+    if (status.ttl !== b.opts.ttl) throw new Error(`nats ignored the ttl of bucket ${b.name}: asked ${String(b.opts.ttl)} ms, got ${String(status.ttl)}`)
+  }
+  log.info({ streams: streams.map((s) => s.name), buckets: buckets.map((b) => names.bucket(b.name)) }, 'nats layout provisioned')
+}
+
+function assertEchoed(name: string, asked: Record<string, unknown>, echoed: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(asked)) {
+    if (value === undefined) continue
+    const got = echoed[key]
+    if (JSON.stringify(got) !== JSON.stringify(value)) {
+      throw new Error(`nats-server ignored ${key} of stream ${name}: asked ${JSON.stringify(value)}, got ${JSON.stringify(got)}`)
+    }
+  }
+}
