@@ -131,6 +131,34 @@ function killStale(pidFile: string, log: Logger): void {
   process.kill(pid, 'SIGKILL')
 }
 
+function spawnServer(cmd: string, args: string[], detach: boolean, log: Logger): ChildProcess {
+  if (detach) {
+    const child = spawn(cmd, args, { stdio: 'ignore', cwd: '/', detached: true })
+    child.unref()
+    return child
+  }
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/' })
+  pipeLogs(child, log)
+  return child
+}
+
+/** Stops a server started with `detach` by an earlier process. */
+export async function stopByPid(pid: number, signal: NodeJS.Signals, timeoutMs = 15_000): Promise<void> {
+  const alive = () => {
+    try {
+      process.kill(pid, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  if (!alive()) return
+  process.kill(pid, signal)
+  const deadline = Date.now() + timeoutMs
+  while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+  if (alive()) process.kill(pid, 'SIGKILL')
+}
+
 function pipeLogs(child: ChildProcess, log: Logger): void {
   const forward = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') log.debug(line)
@@ -139,7 +167,7 @@ function pipeLogs(child: ChildProcess, log: Logger): void {
   child.stderr?.on('data', forward)
 }
 
-export async function startNats(options: { dir: string; port?: number; log: Logger }): Promise<LocalService> {
+export async function startNats(options: { dir: string; port?: number; log: Logger; detach?: boolean }): Promise<LocalService> {
   const bin = findNatsServer()
   if (bin === undefined) throw new Error('nats-server not found')
   mkdirSync(options.dir, { recursive: true })
@@ -149,8 +177,7 @@ export async function startNats(options: { dir: string; port?: number; log: Logg
   // max_payload 8 MB: request bodies travel to the resource service inside one message.
   const conf = join(options.dir, 'nats.conf')
   writeFileSync(conf, `max_payload: 8388608\njetstream { store_dir: "${join(options.dir, 'jetstream')}" }\n`)
-  const child = spawn(bin, ['-c', conf, '-a', '127.0.0.1', '-p', String(port), '-P', pidFile], { stdio: ['ignore', 'pipe', 'pipe'] })
-  pipeLogs(child, options.log)
+  const child = spawnServer(bin, ['-c', conf, '-a', '127.0.0.1', '-p', String(port), '-P', pidFile], options.detach === true, options.log)
   await waitForPort(port, child, 'nats-server')
   return { url: `nats://127.0.0.1:${String(port)}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGTERM') }
 }
@@ -163,6 +190,8 @@ export interface PostgresOptions {
   log: Logger
   /** Trade durability for speed (test runs only). */
   unsafeFast?: boolean
+  /** Keep running after this process exits (test-suite setup); stop it later by pid. */
+  detach?: boolean
 }
 
 export async function startPostgres(options: PostgresOptions): Promise<LocalService> {
@@ -193,8 +222,7 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
   const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200']
   if (options.unsafeFast === true) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
   const [cmd, args] = asPostgres(join(bin, 'postgres'), ['-D', dir, '-p', String(port), ...settings])
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/' })
-  pipeLogs(child, log)
+  const child = spawnServer(cmd, args, options.detach === true, log)
   await waitForPort(port, child, 'postgres')
   const base = `postgres://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${String(port)}`
   await ensureDatabase(base, options.database)

@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { jetstreamManager } from '@nats-io/jetstream'
+import { issueAccessToken } from '../../src/auth/tokens.ts'
+import { loadConfig, type Config } from '../../src/kernel/config.ts'
+import { createLogger } from '../../src/kernel/log.ts'
+import { startPlatform, type Platform } from '../../src/main.ts'
+import { readServices } from '../setup/services.ts'
+
+/*
+ * One isolated platform per test file: its own database (copied from the migrated template), its
+ * own NATS prefix (subjects, streams, buckets), a gateway on a random port, and a superadmin token.
+ * Everything is removed in teardown.
+ */
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+let counter = 0
+
+export const SECRET_KEY = 'test-secret-key-test-secret-key-0123456789'
+export const ENCRYPTION_KEY = 'test-encryption-key-test-encryption-key-01'
+
+export interface TestPlatform {
+  base: string
+  config: Config
+  platform: Platform
+  adminToken: string
+  adminId: string
+  databaseUrl: string
+  /** A new user holding the named roles (default Users) and a token for it. */
+  createUser(email: string, roles?: string[]): Promise<{ id: string; token: string }>
+  sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>
+  request(method: string, path: string, options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: unknown; text: string }>
+}
+
+async function adminQuery(base: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: `${base}/postgres` })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
+export async function startTestPlatform(t: Teardown, env: Record<string, string> = {}): Promise<TestPlatform> {
+  const services = readServices()
+  const prefix = `t${String(process.pid)}_${String(++counter)}`
+  await adminQuery(services.pgBase, `create database ${prefix} template ${services.template}`)
+  const databaseUrl = `${services.pgBase}/${prefix}`
+  const dataDir = mkdtempSync(join(tmpdir(), 'platform-test-'))
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    NATS_URL: services.natsUrl,
+    NATS_PREFIX: prefix,
+    DATABASE_URL: databaseUrl,
+    SECRET_KEY,
+    ENCRYPTION_KEY,
+    DATABASE_PASSWORD: 'unused',
+    SUPERADMIN_EMAIL: 'admin@test.local',
+    ...env,
+  })
+  const platform = await startPlatform(config, createLogger({ level: 'silent' }))
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 })
+  t.teardown(async () => {
+    await platform.close()
+    await pool.end()
+    const nc = await (await import('@nats-io/transport-node')).connect({ servers: services.natsUrl })
+    const jsm = await jetstreamManager(nc)
+    for await (const name of jsm.streams.names()) if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`)) await jsm.streams.delete(name)
+    await nc.close()
+    await adminQuery(services.pgBase, `drop database if exists ${prefix} with (force)`)
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+  const base = `http://127.0.0.1:${String(platform.gateway?.port)}`
+  const adminId = platform.superadminId as string
+  const adminToken = await issueAccessToken(SECRET_KEY, { sub: adminId, email: 'admin@test.local' }, 15)
+  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<R>(text, values)).rows
+  return {
+    base,
+    config,
+    platform,
+    adminToken,
+    adminId,
+    databaseUrl,
+    sql,
+    async createUser(email, roles = ['Users']) {
+      const [row] = await sql<{ id: string }>('insert into users (email) values ($1) returning id', [email])
+      const id = (row as { id: string }).id
+      await sql('insert into user_roles (user_id, role_id) select $1, id from roles where name = any($2)', [id, roles])
+      return { id, token: await issueAccessToken(SECRET_KEY, { sub: id, email }, 15) }
+    },
+    async request(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers }
+      const token = options.token === undefined ? adminToken : options.token
+      if (token !== null) headers['authorization'] = `Bearer ${token}`
+      let body: string | Buffer | undefined
+      if (options.rawBody !== undefined) body = options.rawBody
+      else if (options.body !== undefined) {
+        body = JSON.stringify(options.body)
+        headers['content-type'] ??= 'application/json'
+      }
+      const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+      const text = await res.text()
+      let parsed: unknown = undefined
+      try {
+        parsed = text === '' ? undefined : JSON.parse(text)
+      } catch {
+        parsed = undefined
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text }
+    },
+  }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `npm test`: installs what is missing (npm packages; nats-server and Postgres from Debian when
+# root), lints, type-checks, runs the tap suite against real NATS and Postgres, and ends with a
+# plain "N passed, N failed" line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash deploy/ensure-deps.sh || exit 1
+if [ "$(id -u)" = 0 ]; then
+  missing=()
+  command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+  command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]} from Debian..."
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" || exit 1
+  fi
+fi
+
+failed_steps=0
+echo "== lint (oxlint)"
+npx oxlint -c .oxlintrc.json --deny-warnings src actors gateway sandbox schemas tests bench || failed_steps=$((failed_steps + 1))
+echo "== type-check (tsc --noEmit)"
+npx tsc --noEmit -p tsconfig.json || failed_steps=$((failed_steps + 1))
+
+echo "== tests (tap)"
+mkdir -p .tap
+report=.tap/report.tap
+npx tap --reporter=tap "$@" | tee "$report"
+tap_status=${PIPESTATUS[0]}
+
+# Count the test points of each file's top-level subtests (one per t.test), not the per-file summary.
+passed=$(grep -cE '^    ok [0-9]+' "$report" || true)
+failed=$(grep -cE '^    not ok [0-9]+' "$report" || true)
+failed=$((failed + failed_steps))
+if [ "$tap_status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ] && [ "$tap_status" -eq 0 ]

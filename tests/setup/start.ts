@@ -1,0 +1,24 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createLogger } from '../../src/kernel/log.ts'
+import { migrate } from '../../src/platform/db.ts'
+import { ensureServerPackages, startNats, startPostgres } from '../../src/platform/local-services.ts'
+import { SERVICES_FILE, type TestServices } from './services.ts'
+
+/*
+ * tap `before` script: one nats-server (JetStream) and one Postgres cluster for the whole run,
+ * started as real processes (detached, stopped by tests/setup/stop.ts), plus a migrated template
+ * database. Each test file then gets its own database copy and NATS prefix (tests/helpers/env.ts).
+ */
+const log = createLogger({ level: 'warn', svc: 'test-setup' })
+const dir = join(import.meta.dirname, '..', '..', '.tap', 'services')
+rmSync(dir, { recursive: true, force: true })
+mkdirSync(dir, { recursive: true })
+ensureServerPackages(log)
+const password = 'test-password'
+const nats = await startNats({ dir: join(dir, 'nats'), log, detach: true })
+const pg = await startPostgres({ dir: join(dir, 'pg'), password, database: 'app_tpl', log, unsafeFast: true, detach: true })
+await migrate(pg.url, log)
+const services: TestServices = { natsUrl: nats.url, natsPid: nats.pid, pgBase: pg.url.replace(/\/app_tpl$/, ''), pgPid: pg.pid, template: 'app_tpl', dir }
+writeFileSync(SERVICES_FILE, JSON.stringify(services, null, 2))
+process.stdout.write(`# test services: nats ${nats.url}, postgres pid ${String(pg.pid)}\n`)
