@@ -42,6 +42,15 @@ export function processTicks(pid: number): number {
   return s.ticks
 }
 
+/** Direct children of a process (e.g. the nats-server and Postgres a platform process started). */
+export function childPids(pid: number): number[] {
+  const out: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (/^\d+$/.test(entry) && readStat(Number(entry))?.ppid === pid) out.push(Number(entry))
+  }
+  return out
+}
+
 /** CPU ticks per live process: the given roots and all their descendants. */
 export function treeTicks(roots: readonly number[]): Map<number, number> {
   const all = new Map<number, Stat>()

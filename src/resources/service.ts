@@ -3,13 +3,13 @@ import type { Static, TObject } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { UniqueIntegrityConstraintViolationError } from 'slonik'
-import type { Principal } from '../auth/principal.ts'
+import { can, type Principal } from '../auth/principal.ts'
 import { conflict, forbidden, invalid, notFound, type FieldIssue } from '../kernel/errors.ts'
 import type { SecretBox } from '../kernel/crypto.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { AnyKind } from './kind.ts'
-import { canOnResource, type ResourceMeta } from './permissions.ts'
+import { canOnResource, resourcePermission, type ResourceMeta } from './permissions.ts'
 import { canonicalJson } from './canonical-json.ts'
 
 /*
@@ -145,7 +145,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
   function assertAdminFields(p: Principal, kind: AnyKind, action: 'create' | 'update', m: ResourceMeta, before: Record<string, unknown>, after: Record<string, unknown>): void {
     if (kind.adminFields.length === 0) return
     const changed = kind.adminFields.filter((f) => canonicalJson(before[f]) !== canonicalJson(after[f]))
-    if (changed.length > 0 && !canOnResource(p, kind, action, { ...m, ownerId: null })) {
+    if (changed.length > 0 && !can(p, resourcePermission(kind, action, m, 'all'))) {
       throw forbidden(`only administrators may set ${changed.join(', ')}`, 'resource.admin_field')
     }
   }

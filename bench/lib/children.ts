@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { join } from 'node:path'
+import type { ChildMessage, ReadyInfo } from '../servers/protocol.ts'
+
+/*
+ * Server children: `node --import tsx bench/servers/<script>.ts` with an IPC channel. Every live
+ * child is tracked so `stopAllChildren` (called by run.ts on exit, error and signals) leaves none.
+ */
+export interface ServerChild {
+  name: string
+  pid: number
+  info: ReadyInfo
+  stop(): Promise<void>
+}
+
+const live = new Set<ChildProcess>()
+
+function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      resolve(true)
+    })
+  })
+}
+
+/** SIGTERM (the child closes what it started), then SIGKILL after `graceMs`. */
+async function stopProcess(child: ChildProcess, graceMs = 30_000): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGTERM')
+    if (!(await waitExit(child, graceMs))) {
+      child.kill('SIGKILL')
+      await waitExit(child, 5_000)
+    }
+  }
+  live.delete(child)
+}
+
+export async function stopAllChildren(): Promise<void> {
+  await Promise.all([...live].map((c) => stopProcess(c)))
+}
+
+/** Last resort when the bench process exits: ask the survivors to stop (they finish on their own). */
+export function signalAllChildren(): void {
+  for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM')
+}
+
+function forwardOutput(child: ChildProcess, name: string, tail: string[]): void {
+  const onData = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue
+      tail.push(line)
+      if (tail.length > 40) tail.shift()
+      process.stderr.write(`  [${name}] ${line}\n`)
+    }
+  }
+  child.stdout?.on('data', onData)
+  child.stderr?.on('data', onData)
+}
+
+export function startServerChild(name: string, script: string, env: Record<string, string>, timeoutMs = 180_000): Promise<ServerChild> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'servers', script)], {
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    env: { ...process.env, ...env },
+  })
+  live.add(child)
+  const tail: string[] = []
+  forwardOutput(child, name, tail)
+  return new Promise((resolve, reject) => {
+    const failed = (why: string) => {
+      clearTimeout(timer)
+      void stopProcess(child).finally(() => reject(new Error(`${name}: ${why}${tail.length > 0 ? `\n${tail.join('\n')}` : ''}`)))
+    }
+    const timer = setTimeout(() => failed(`not ready within ${String(timeoutMs)} ms`), timeoutMs)
+    child.once('exit', (code, signal) => failed(`exited during start (${signal ?? `code ${String(code)}`})`))
+    child.once('error', (err) => failed(err.message))
+    child.on('message', (raw: unknown) => {
+      const msg = raw as ChildMessage
+      if (msg.type === 'failed') {
+        failed(msg.message)
+        return
+      }
+      if (msg.type !== 'ready' || child.pid === undefined) return
+      clearTimeout(timer)
+      child.removeAllListeners('exit')
+      resolve({ name, pid: child.pid, info: msg.info, stop: () => stopProcess(child) })
+    })
+  })
+}
