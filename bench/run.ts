@@ -1,0 +1,116 @@
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { availableParallelism, cpus } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { signalAllChildren, stopAllChildren } from './lib/children.ts'
+import { clockTicks } from './lib/cpu.ts'
+import { CONNECTIONS, PIPELINING, loadSettings } from './lib/load.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+
+/*
+ * The bench registry: every `bench/<name>.bench.ts` default-exports a `Benchmark`. Runs all of them
+ * (or those named: `npm run bench -- gateway`), prints one table to stdout and writes the rows as
+ * JSON to bench/results/<timestamp>.json. Progress and server logs go to stderr.
+ */
+const out = (s: string) => process.stdout.write(`${s}\n`)
+
+function isBenchmark(v: unknown): v is Benchmark {
+  const b = v as Partial<Benchmark> | undefined
+  return typeof b?.name === 'string' && typeof b.description === 'string' && typeof b.run === 'function'
+}
+
+async function registry(): Promise<Benchmark[]> {
+  const files = readdirSync(import.meta.dirname).filter((f) => f.endsWith('.bench.ts')).sort()
+  const found: Benchmark[] = []
+  for (const file of files) {
+    const mod = (await import(pathToFileURL(join(import.meta.dirname, file)).href)) as { default?: unknown }
+    if (!isBenchmark(mod.default)) throw new Error(`${file} must default-export { name, description, run }`)
+    found.push(mod.default)
+  }
+  return found
+}
+
+export type ResultRow = Row & { cpuRatio: number | undefined; rpsRatio: number | undefined }
+
+function withRatios(rows: Row[]): ResultRow[] {
+  return rows.map((r) => {
+    const base = rows.find((b) => b.baseline === true && b.benchmark === r.benchmark)
+    return { ...r, cpuRatio: base === undefined ? undefined : r.cpuUsPerReq / base.cpuUsPerReq, rpsRatio: base === undefined ? undefined : r.rps / base.rps }
+  })
+}
+
+const fixed = (n: number | undefined, digits: number) => (n === undefined ? '-' : n.toFixed(digits))
+
+function table(rows: ResultRow[]): string[] {
+  const notes: string[] = []
+  const header = ['benchmark', 'case', 'req/s', 'CPU µs/req', 'other µs/req', 'p50 ms', 'p99 ms', 'errors', 'CPU ×base', 'target']
+  const body = rows.map((r) => {
+    let label = r.case
+    if (r.note !== undefined) {
+      notes.push(`[${String(notes.length + 1)}] ${r.note}`)
+      label += ` [${String(notes.length)}]`
+    }
+    const ratio = r.baseline === true ? 'baseline' : r.cpuRatio === undefined ? '-' : `${r.cpuRatio.toFixed(2)}×`
+    const target = r.limit === undefined || r.cpuRatio === undefined ? '' : `≤${String(r.limit)}× ${r.cpuRatio <= r.limit ? 'ok' : 'OVER'}`
+    return [r.benchmark, label, Math.round(r.rps).toString(), fixed(r.cpuUsPerReq, 1), fixed(r.otherCpuUsPerReq, 1), fixed(r.latencyP50Ms, 0), fixed(r.latencyP99Ms, 0), String(r.errors), ratio, target]
+  })
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)))
+  const numeric = new Set([2, 3, 4, 5, 6, 7, 8])
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`
+  return [line(header), `|${widths.map((w, i) => (numeric.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...body.map(line), ...(notes.length > 0 ? ['', ...notes] : [])]
+}
+
+async function main(): Promise<number> {
+  const all = await registry()
+  const asked = process.argv.slice(2)
+  const unknown = asked.filter((n) => !all.some((b) => b.name === n))
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${all.map((b) => b.name).join(', ')}\n`)
+    return 2
+  }
+  const chosen = asked.length === 0 ? all : all.filter((b) => asked.includes(b.name))
+  const settings = { ...loadSettings(), connections: CONNECTIONS, pipelining: PIPELINING, clockTicksPerSecond: clockTicks() }
+  const startedAt = new Date()
+  const rows: Row[] = []
+  const failures: { benchmark: string; error: string }[] = []
+  for (const b of chosen) {
+    process.stderr.write(`${b.name}: ${b.description}\n`)
+    try {
+      rows.push(...(await b.run()))
+    } catch (err) {
+      const error = err instanceof Error ? (err.stack ?? err.message) : String(err)
+      failures.push({ benchmark: b.name, error })
+      process.stderr.write(`${b.name} failed: ${error}\n`)
+    } finally {
+      await stopAllChildren()
+    }
+  }
+  const results = withRatios(rows)
+  out('')
+  out(`load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs`)
+  for (const l of table(results)) out(l)
+  for (const f of failures) out(`FAILED ${f.benchmark}: ${f.error.split('\n')[0] ?? ''}`)
+  const dir = join(import.meta.dirname, 'results')
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`)
+  const host = { node: process.version, cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? '' }
+  writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), host, settings, rows: results, failures }, null, 2)}\n`)
+  out(`\nresults: ${file}`)
+  return failures.length > 0 ? 1 : 0
+}
+
+process.on('exit', signalAllChildren)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    process.stderr.write(`${signal}: stopping servers...\n`)
+    void stopAllChildren().finally(() => process.exit(130))
+  })
+}
+main().then(
+  (code) => process.exit(code),
+  async (err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    await stopAllChildren()
+    process.exit(1)
+  },
+)
