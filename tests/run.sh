@@ -34,5 +34,7 @@ passed=$(grep -cE '^    ok [0-9]+' "$report" || true)
 failed=$(grep -cE '^    not ok [0-9]+' "$report" || true)
 failed=$((failed + failed_steps))
 if [ "$tap_status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-echo "${passed} passed, ${failed} failed"
+summary="${passed} passed, ${failed} failed"
+echo "$summary" > .tap/summary.txt
+printf '\n%s\n' "$summary"
 [ "$failed" -eq 0 ] && [ "$tap_status" -eq 0 ]

@@ -1,7 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createServer, connect } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import type { Logger } from '../kernel/log.ts'
 
 /*
@@ -194,23 +196,45 @@ export interface PostgresOptions {
   detach?: boolean
 }
 
+function postgresIds(): { uid: number; gid: number } {
+  const uid = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' })
+  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' })
+  if (uid.status !== 0) throw new Error('no postgres user: install the postgresql package')
+  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
+}
+
+/**
+ * As root the cluster runs as `postgres`, which must be able to reach its directory. When a parent
+ * of the data directory is closed to it (a clone under /root, a 0700 temp dir), the cluster lives
+ * under /var/lib/agent-platform instead, linked from the data directory, so a second start finds it.
+ */
+function clusterDirForPostgresUser(wanted: string, log: Logger): string {
+  if (existsSync(wanted) && lstatSync(wanted).isSymbolicLink()) return realpathSync(wanted)
+  mkdirSync(dirname(wanted), { recursive: true })
+  const probe = spawnSync('setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', 'test', '-x', dirname(wanted)])
+  if (probe.status === 0) return wanted
+  const elsewhere = join('/var/lib/agent-platform', createHash('sha256').update(resolve(wanted)).digest('hex').slice(0, 12), 'pg')
+  mkdirSync(dirname(elsewhere), { recursive: true, mode: 0o755 })
+  if (!existsSync(wanted)) symlinkSync(elsewhere, wanted)
+  log.info({ wanted, dir: elsewhere }, 'data directory not reachable by the postgres user: cluster kept under /var/lib/agent-platform')
+  return elsewhere
+}
+
 export async function startPostgres(options: PostgresOptions): Promise<LocalService> {
   const bin = findPostgresBin()
   if (bin === undefined) throw new Error('Postgres binaries not found')
-  const { dir, log } = options
+  const { log } = options
   const asPostgres = (cmd: string, args: string[]): [string, string[]] =>
     isRoot() ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', cmd, ...args]] : [cmd, args]
+  const dir = isRoot() ? clusterDirForPostgresUser(options.dir, log) : options.dir
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const owner = (): void => {
-    if (!isRoot()) return
-    const ids = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' })
-    const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' })
-    chownSync(dir, Number(ids.stdout.trim()), Number(gid.stdout.trim()))
-  }
-  owner()
+  const ids = isRoot() ? postgresIds() : undefined
+  if (ids !== undefined) chownSync(dir, ids.uid, ids.gid)
   if (!existsSync(join(dir, 'PG_VERSION'))) {
-    const pwfile = join(dir, '..', `.pgpass-${String(process.pid)}`)
-    writeFileSync(pwfile, `${options.password}\n`, { mode: 0o644 })
+    // The password file must be readable by the postgres user only: /tmp, 0600, chowned.
+    const pwfile = join(tmpdir(), `platform-pgpass-${String(process.pid)}-${String(Date.now())}`)
+    writeFileSync(pwfile, `${options.password}\n`, { mode: 0o600 })
+    if (ids !== undefined) chownSync(pwfile, ids.uid, ids.gid)
     const [cmd, args] = asPostgres(join(bin, 'initdb'), ['-D', dir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-instructions'])
     const r = spawnSync(cmd, args, { encoding: 'utf8', cwd: '/' })
     rmSync(pwfile, { force: true })
