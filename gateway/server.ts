@@ -49,6 +49,7 @@ interface CompiledRoute {
 }
 
 const EMPTY = new Uint8Array(0)
+const UWS_METHOD = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del' } as const
 
 /** A malformed escape keeps the raw text; the params schema then rejects it with a clear 422. */
 function safeDecode(s: string): string {
@@ -181,23 +182,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       }
       void forward(res, state, route, { authorization, contentType, params, rawQuery, bodyPromise })
     }
-    switch (route.def.method) {
-      case 'GET':
-        app.get(uwsPath, handler)
-        break
-      case 'POST':
-        app.post(uwsPath, handler)
-        break
-      case 'PUT':
-        app.put(uwsPath, handler)
-        break
-      case 'PATCH':
-        app.patch(uwsPath, handler)
-        break
-      case 'DELETE':
-        app.del(uwsPath, handler)
-        break
-    }
+    app[UWS_METHOD[route.def.method]](uwsPath, handler)
   }
 
   async function forward(
