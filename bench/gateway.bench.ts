@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { startServerChild, type ServerChild } from './lib/children.ts'
+import { allRoutes } from '../src/main.ts'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids } from './lib/cpu.ts'
 import { expectOk, measure, type LoadTarget } from './lib/load.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -13,8 +11,9 @@ import type { Benchmark, Row } from './lib/types.ts'
  *   /health       answered by the gateway itself
  *   JSON, 1 proc  GET /api/v1/agents/default/default, gateway + resource service in one process (ROLES=all)
  *   JSON, split   the same route, ROLES=gateway in one process and ROLES=resources in another
- * The platform process starts its own nats-server and Postgres in a temporary DATA_DIR; the split
- * pair uses them with NATS_PREFIX=bench so the first process's service does not answer for them.
+ *   JSON, stub    the same route, ROLES=gateway, answered by a stub service replying the same bytes
+ * The platform process starts its own nats-server and Postgres in a temporary DATA_DIR; the later
+ * processes use them with their own NATS_PREFIX so the first process's service does not answer them.
  */
 const NAME = 'gateway'
 const JSON_PATH = '/api/v1/agents/default/default'
@@ -35,16 +34,18 @@ async function run(): Promise<Row[]> {
     process.stderr.write(`  starting ${name}...\n`)
     const child = await startServerChild(name, script, env)
     started.push(child)
+    process.stderr.write(`  ${name} ready: pid ${String(child.pid)}${child.info.port > 0 ? `, port ${String(child.info.port)}` : ''}\n`)
     return child
   }
   const load = async (label: string, target: LoadTarget, extra: Partial<Row> = {}) => {
     process.stderr.write(`  measuring ${label}\n`)
-    await expectOk(target.url, target.headers)
+    const body = await expectOk(target.url, target.headers)
     rows.push(toRow(label, await measure(target), extra))
+    return body
   }
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-gateway-'))
-  // Postgres runs as the postgres user when we are root: it must be able to enter DATA_DIR.
-  chmodSync(dataDir, 0o755)
+  const route = allRoutes().find((r) => r.method === 'GET' && r.path === '/api/v1/agents/{namespace}/{name}')
+  if (route === undefined) throw new Error('no route GET /api/v1/agents/{namespace}/{name}')
+  const dataDir = tempDir('bench-gateway-')
   const common = {
     NODE_ENV: 'development',
     HOST: '127.0.0.1',
@@ -63,14 +64,14 @@ async function run(): Promise<Row[]> {
     await load('uws hello-world (baseline)', { url: `http://127.0.0.1:${String(hello.info.port)}/`, pid: hello.pid }, { baseline: true })
     await hello.stop()
 
-    const platform = await start('platform', 'platform.ts', { ...common, ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '' })
+    const platform = await start('platform', 'platform.ts', { ...common, ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1' })
     const { token, natsUrl, databaseUrl } = platform.info
     if (token === undefined || natsUrl === undefined || databaseUrl === undefined) throw new Error('platform child reported no token / natsUrl / databaseUrl')
     const auth = { authorization: `Bearer ${token}` }
     const base = `http://127.0.0.1:${String(platform.info.port)}`
     const localServers = childPids(platform.pid) // nats-server and Postgres
     await load('gateway GET /health', { url: `${base}/health`, pid: platform.pid, helperPids: localServers }, { limit: LIMIT })
-    await load(
+    const agent = await load(
       `GET ${JSON_PATH}, gateway+service in 1 process`,
       { url: `${base}${JSON_PATH}`, headers: auth, pid: platform.pid, helperPids: localServers },
       { note: 'CPU is the whole platform process: gateway, resource service and its Postgres client (ROLES=all)' },
@@ -84,9 +85,20 @@ async function run(): Promise<Row[]> {
       { url: `http://127.0.0.1:${String(gateway.info.port)}${JSON_PATH}`, headers: auth, pid: gateway.pid, helperPids: [resources.pid, platform.pid] },
       { limit: LIMIT, note: 'CPU is the ROLES=gateway process only; "other" is the ROLES=resources process, nats-server and Postgres' },
     )
+    await gateway.stop()
+    await resources.stop()
+
+    const stubbed = { ...common, NATS_URL: natsUrl, NATS_PREFIX: 'stub' }
+    const stub = await start('stub-service', 'stub-service.ts', { ...stubbed, BENCH_STUB_ROUTE: route.id, BENCH_STUB_BODY: agent })
+    const fast = await start('gateway-stub', 'platform.ts', { ...stubbed, ROLES: 'gateway' })
+    await load(
+      `GET ${JSON_PATH}, ROLES=gateway, stub service`,
+      { url: `http://127.0.0.1:${String(fast.info.port)}${JSON_PATH}`, headers: auth, pid: fast.pid, helperPids: [stub.pid, platform.pid] },
+      { limit: LIMIT, note: 'CPU is the ROLES=gateway process only, the route answered by a stub service (serveRpc, canned reply of the same bytes); "other" is the stub, nats-server and Postgres' },
+    )
   } finally {
     for (const child of started.reverse()) await child.stop()
-    rmSync(dataDir, { recursive: true, force: true })
+    removeTempDir(dataDir)
   }
   return rows
 }

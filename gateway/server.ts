@@ -229,7 +229,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       const out = encodeRequest({ requestId: state.requestId, caller, params: input.params, query }, body)
       const msg = await nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers }).catch((err: unknown) => {
         const name = err instanceof Error ? `${err.name} ${err.message}` : String(err)
-        if (/no responders|503/i.test(name)) throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+        if (/no responders|503|closed|draining/i.test(name)) throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
         if (/timeout/i.test(name)) throw new AppError(504, 'service.timeout', 'the service did not answer in time')
         throw err
       })

@@ -1,10 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ChildMessage, ReadyInfo } from '../servers/protocol.ts'
 
 /*
  * Server children: `node --import tsx bench/servers/<script>.ts` with an IPC channel. Every live
- * child is tracked so `stopAllChildren` (called by run.ts on exit, error and signals) leaves none.
+ * child is tracked so `stopAllChildren` (called by run.ts on exit, error and signals) leaves none,
+ * and then removes the temporary directories made with `tempDir`.
  */
 export interface ServerChild {
   name: string
@@ -14,6 +17,20 @@ export interface ServerChild {
 }
 
 const live = new Set<ChildProcess>()
+const tempDirs = new Set<string>()
+
+/** A fresh directory under os.tmpdir(), mode 0755 (Postgres, run as its own user when we are root, must enter it). */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  chmodSync(dir, 0o755)
+  tempDirs.add(dir)
+  return dir
+}
+
+export function removeTempDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true })
+  tempDirs.delete(dir)
+}
 
 function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
@@ -40,6 +57,7 @@ async function stopProcess(child: ChildProcess, graceMs = 30_000): Promise<void>
 
 export async function stopAllChildren(): Promise<void> {
   await Promise.all([...live].map((c) => stopProcess(c)))
+  for (const dir of tempDirs) removeTempDir(dir)
 }
 
 /** Last resort when the bench process exits: ask the survivors to stop (they finish on their own). */
@@ -60,8 +78,12 @@ function forwardOutput(child: ChildProcess, name: string, tail: string[]): void 
   child.stderr?.on('data', onData)
 }
 
+/** Extra node flags for the server children, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const nodeArgs = (): string[] => (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean)
+
 export function startServerChild(name: string, script: string, env: Record<string, string>, timeoutMs = 180_000): Promise<ServerChild> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'servers', script)], {
+  const child = spawn(process.execPath, [...nodeArgs(), '--import', 'tsx', join(import.meta.dirname, '..', 'servers', script)], {
+    cwd: join(import.meta.dirname, '..', '..'),
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     env: { ...process.env, ...env },
   })

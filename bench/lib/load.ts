@@ -52,6 +52,8 @@ export async function measure(target: LoadTarget): Promise<Measurement> {
   const result = await fire(target, durationS)
   const after = processTicks(target.pid)
   const helperTicks = helpersBefore === undefined ? undefined : ticksBetween(helpersBefore, treeTicks(helpers))
+  // Let the requests still in flight when autocannon stopped finish before the next step.
+  await new Promise((r) => setTimeout(r, 1_000))
   const requests = result.requests.total
   if (requests === 0) throw new Error(`no request to ${target.url} completed (errors ${String(result.errors)})`)
   return {
@@ -66,9 +68,10 @@ export async function measure(target: LoadTarget): Promise<Measurement> {
   }
 }
 
-/** One request before the load, so a wrong status fails the case with its body instead of a table of errors. */
-export async function expectOk(url: string, headers: Record<string, string> = {}): Promise<void> {
+/** One request before the load, so a wrong status fails the case with its body instead of a table of errors. Returns the body. */
+export async function expectOk(url: string, headers: Record<string, string> = {}): Promise<string> {
   const res = await fetch(url, { headers })
   const body = await res.text()
   if (res.status !== 200) throw new Error(`GET ${url} answered ${String(res.status)}: ${body.slice(0, 300)}`)
+  return body
 }

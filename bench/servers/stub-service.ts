@@ -1,0 +1,29 @@
+import { serveRpc } from '../../src/api/rpc-server.ts'
+import { loadConfig } from '../../src/kernel/config.ts'
+import { createLogger } from '../../src/kernel/log.ts'
+import { allRoutes } from '../../src/main.ts'
+import { natsNames } from '../../src/platform/nats-names.ts'
+import { connectNats } from '../../src/platform/nats.ts'
+import { onShutdown, reportFailure, reportReady } from './protocol.ts'
+
+/*
+ * A resource service that costs nothing: serves one route (BENCH_STUB_ROUTE, a route id) through the
+ * platform's own `serveRpc`, always answering 200 with the JSON in BENCH_STUB_BODY. With it the
+ * gateway runs at the rate it can sustain itself, not at the rate the real service allows.
+ */
+try {
+  const config = loadConfig(process.env)
+  const log = createLogger({ level: config.LOG_LEVEL, svc: 'bench-stub' })
+  const routeId = process.env['BENCH_STUB_ROUTE'] ?? ''
+  if (!allRoutes().some((r) => r.id === routeId && r.target === 'rpc')) throw new Error(`BENCH_STUB_ROUTE: no rpc route ${routeId}`)
+  const body: unknown = JSON.parse(process.env['BENCH_STUB_BODY'] ?? 'null')
+  const nc = await connectNats(config.NATS_URL, 'bench-stub', log)
+  const rpc = serveRpc({ nc, names: natsNames(config.NATS_PREFIX), handlers: new Map([[routeId, () => Promise.resolve({ status: 200, body })]]), log })
+  onShutdown(async () => {
+    await rpc.close()
+    await nc.drain()
+  })
+  reportReady({ port: 0 })
+} catch (err) {
+  reportFailure(err)
+}
