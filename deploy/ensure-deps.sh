@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the npm dependencies when they are missing or older than package-lock.json, so that
+# Installs the npm dependencies (versions pinned by package-lock.json) when they are missing or older than package-lock.json, so that
 # `npm start`, `npm test` and `npm run bench` work on a fresh clone without a separate step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "installing npm dependencies (npm ci)..." >&2
-  npm ci --no-audit --no-fund >&2
+  # `npm install` rather than `npm ci`: it installs the versions pinned in package-lock.json, and
+  # unlike `npm ci` it tolerates optional platform binaries (oxlint's) that the registry here lacks.
+  echo "installing npm dependencies (npm install, pinned by package-lock.json)..." >&2
+  npm install --no-audit --no-fund >&2
 fi
