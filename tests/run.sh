@@ -25,6 +25,9 @@ npx tsc --noEmit -p tsconfig.json || failed_steps=$((failed_steps + 1))
 
 echo "== tests (tap)"
 mkdir -p .tap
+# tap compiles its plugin list into node_modules; on a fresh install it still holds the default
+# TypeScript plugin (ts-node, which cannot load TypeScript 7) until rebuilt from package.json's config.
+npx tap build >/dev/null || failed_steps=$((failed_steps + 1))
 report=.tap/report.tap
 npx tap --reporter=tap "$@" | tee "$report"
 tap_status=${PIPESTATUS[0]}
