@@ -132,8 +132,9 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     { surface: 'adapter' as const, page: '/adapters/openai/docs', spec: '/adapters/openai/openapi.json' },
   ]
   for (const d of docs) {
-    const doc = JSON.stringify(buildOpenApi(options.routes, d.surface, options.version))
-    const title = (JSON.parse(doc) as { info: { title: string } }).info.title
+    const document = buildOpenApi(options.routes, d.surface, options.version)
+    const doc = JSON.stringify(document)
+    const title = (document['info'] as { title: string }).title
     app.get(d.spec, (res, req) => {
       const state = begin(res, req)
       send(res, state, 200, doc)

@@ -21,6 +21,7 @@ export interface LocalService {
 }
 
 const isRoot = (): boolean => process.getuid?.() === 0
+const AS_POSTGRES = ['--reuid=postgres', '--regid=postgres', '--init-groups', '--']
 
 export function findNatsServer(): string | undefined {
   for (const p of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server']) if (existsSync(p)) return p
@@ -106,31 +107,22 @@ function stopChild(child: ChildProcess, signal: NodeJS.Signals, timeoutMs = 15_0
   })
 }
 
-/** Kills a process left by an earlier run that died without stopping its children (kill -9). */
-function killStale(pidFile: string, log: Logger): void {
-  if (!existsSync(pidFile)) return
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0])
-  if (!Number.isInteger(pid) || pid <= 0) return
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
+    return true
   } catch {
-    return
+    return false
   }
+}
+
+/** Stops a process left by an earlier run that died without stopping its children (kill -9). */
+async function killStale(pidFile: string, log: Logger): Promise<void> {
+  if (!existsSync(pidFile)) return
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0])
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return
   log.warn({ pid, pidFile }, 'stopping a server left running by an earlier start')
-  try {
-    process.kill(pid, 'SIGTERM')
-  } catch {
-    return
-  }
-  for (let i = 0; i < 200; i++) {
-    try {
-      process.kill(pid, 0)
-    } catch {
-      return
-    }
-    spawnSync('sleep', ['0.05'])
-  }
-  process.kill(pid, 'SIGKILL')
+  await stopByPid(pid, 'SIGTERM', 10_000)
 }
 
 function spawnServer(cmd: string, args: string[], detach: boolean, log: Logger): ChildProcess {
@@ -146,19 +138,11 @@ function spawnServer(cmd: string, args: string[], detach: boolean, log: Logger):
 
 /** Stops a server started with `detach` by an earlier process. */
 export async function stopByPid(pid: number, signal: NodeJS.Signals, timeoutMs = 15_000): Promise<void> {
-  const alive = () => {
-    try {
-      process.kill(pid, 0)
-      return true
-    } catch {
-      return false
-    }
-  }
-  if (!alive()) return
+  if (!isAlive(pid)) return
   process.kill(pid, signal)
   const deadline = Date.now() + timeoutMs
-  while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-  if (alive()) process.kill(pid, 'SIGKILL')
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL')
 }
 
 function pipeLogs(child: ChildProcess, log: Logger): void {
@@ -174,7 +158,7 @@ export async function startNats(options: { dir: string; port?: number; log: Logg
   if (bin === undefined) throw new Error('nats-server not found')
   mkdirSync(options.dir, { recursive: true })
   const pidFile = join(options.dir, 'nats.pid')
-  killStale(pidFile, options.log)
+  await killStale(pidFile, options.log)
   const port = await freePort(options.port)
   // max_payload 8 MB: request bodies travel to the resource service inside one message.
   const conf = join(options.dir, 'nats.conf')
@@ -211,7 +195,7 @@ function postgresIds(): { uid: number; gid: number } {
 function clusterDirForPostgresUser(wanted: string, log: Logger): string {
   if (existsSync(wanted) && lstatSync(wanted).isSymbolicLink()) return realpathSync(wanted)
   mkdirSync(dirname(wanted), { recursive: true })
-  const probe = spawnSync('setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', 'test', '-x', dirname(wanted)])
+  const probe = spawnSync('setpriv', [...AS_POSTGRES, 'test', '-x', dirname(wanted)])
   if (probe.status === 0) return wanted
   const elsewhere = join('/var/lib/agent-platform', createHash('sha256').update(resolve(wanted)).digest('hex').slice(0, 12), 'pg')
   mkdirSync(dirname(elsewhere), { recursive: true, mode: 0o755 })
@@ -225,7 +209,7 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
   if (bin === undefined) throw new Error('Postgres binaries not found')
   const { log } = options
   const asPostgres = (cmd: string, args: string[]): [string, string[]] =>
-    isRoot() ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', cmd, ...args]] : [cmd, args]
+    isRoot() ? ['setpriv', [...AS_POSTGRES, cmd, ...args]] : [cmd, args]
   const dir = isRoot() ? clusterDirForPostgresUser(options.dir, log) : options.dir
   mkdirSync(dir, { recursive: true, mode: 0o700 })
   const ids = isRoot() ? postgresIds() : undefined
@@ -241,7 +225,7 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
     if (r.status !== 0) throw new Error(`initdb failed: ${r.stderr}`)
     log.info({ dir }, 'postgres cluster initialised')
   }
-  killStale(join(dir, 'postmaster.pid'), log)
+  await killStale(join(dir, 'postmaster.pid'), log)
   const port = await freePort(options.port)
   const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200']
   if (options.unsafeFast === true) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { jetstreamManager } from '@nats-io/jetstream'
+import { connect } from '@nats-io/transport-node'
 import { issueAccessToken } from '../../src/auth/tokens.ts'
 import { loadConfig, type Config } from '../../src/kernel/config.ts'
 import { createLogger } from '../../src/kernel/log.ts'
@@ -72,7 +73,7 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
   t.teardown(async () => {
     await platform.close()
     await pool.end()
-    const nc = await (await import('@nats-io/transport-node')).connect({ servers: services.natsUrl })
+    const nc = await connect({ servers: services.natsUrl })
     const jsm = await jetstreamManager(nc)
     for await (const name of jsm.streams.names()) if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`)) await jsm.streams.delete(name)
     await nc.close()

@@ -3,6 +3,7 @@ import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { isAlive } from '../../src/platform/local-services.ts'
 
 /*
  * `npm start` as a user runs it: single-node mode starts its own nats-server and Postgres under
@@ -41,15 +42,6 @@ function startCli(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: 
   })
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 function stop(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => {
     child.removeAllListeners('exit')
@@ -78,9 +70,9 @@ t.test('start, serve, stop, start again', async (t) => {
   const runtime = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { natsUrl: string }
   t.match(runtime.natsUrl, /^nats:\/\//)
   const pids = [Number(readFileSync(join(dataDir, 'nats', 'nats.pid'), 'utf8')), Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0])]
-  t.ok(pids.every(alive), 'nats-server and postgres run as children')
+  t.ok(pids.every(isAlive), 'nats-server and postgres run as children')
   t.equal(await stop(first.child), 0, 'Ctrl-C exits cleanly')
-  t.ok(pids.every((p) => !alive(p)), 'nothing is left running')
+  t.ok(pids.every((p) => !isAlive(p)), 'nothing is left running')
 
   const second = await startCli(baseEnv)
   const again = await fetch(`http://127.0.0.1:${String(second.port)}/api/v1/agents/default/default`, { headers: { authorization: `Bearer ${token}` } })

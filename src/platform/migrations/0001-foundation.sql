@@ -1,6 +1,6 @@
 -- Users, roles and the generic resource table. Every <namespace>/<name> kind lives in `resources`
 -- (one description per kind drives it); runtime data gets its own tables in later migrations.
-create extension if not exists pgcrypto;
+-- gen_random_uuid() is built in since Postgres 13: no extension (and no superuser) needed.
 
 create table users (
   id uuid primary key default gen_random_uuid(),
