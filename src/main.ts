@@ -16,6 +16,9 @@ import { resourceRoutes } from './resources/routes.ts'
 import { createResourceService, type ResourceService } from './resources/service.ts'
 import { startGateway, type Gateway } from '../gateway/server.ts'
 import { systemRoutes } from './api/system-routes.ts'
+import { jobExecutors } from './jobs/executors.ts'
+import { jobRoutes } from './jobs/routes.ts'
+import { provisionJobLayout, startJobService, startJobWorkers, type JobService } from './jobs/start.ts'
 
 /*
  * The composition root. `startPlatform` brings up what the configuration asks for, in order:
@@ -24,10 +27,10 @@ import { systemRoutes } from './api/system-routes.ts'
  */
 export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
 
-export type Role = 'gateway' | 'resources'
+export type Role = 'gateway' | 'resources' | 'workers'
 
 export function rolesOf(config: Config): Set<Role> {
-  const all: Role[] = ['gateway', 'resources']
+  const all: Role[] = ['gateway', 'resources', 'workers']
   const asked = config.ROLES.split(',').map((s) => s.trim()).filter(Boolean)
   if (asked.includes('all')) return new Set(all)
   const unknown = asked.filter((r) => !all.includes(r as Role))
@@ -37,7 +40,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...KINDS.flatMap(resourceRoutes)]
+  return [...systemRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes()]
 }
 
 export interface Platform {
@@ -47,6 +50,7 @@ export interface Platform {
   db: Db | undefined
   nc: NatsConnection
   resources: ResourceService | undefined
+  jobs: JobService | undefined
   superadminId: string | undefined
   close(): Promise<void>
 }
@@ -95,10 +99,12 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     const caps = await probeNats(nc)
     log.info({ nats: caps }, 'nats capabilities')
     await provisionNats(nc, names, log.child({ mod: 'nats' }))
+    await provisionJobLayout(nc, names, config, log.child({ mod: 'nats' }))
 
     let db: Db | undefined
     let resources: ResourceService | undefined
     let superadminId: string | undefined
+    let jobs: JobService | undefined
     if (roles.has('resources')) {
       db = await createDb(databaseUrl as string)
       const pool = db
@@ -107,9 +113,17 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       resources = createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY) })
       const boot = await bootstrap({ db, config, log, resources })
       superadminId = boot.superadmin.userId
-      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db)])
+      const jobService = await startJobService({ nc, names, db, config, log })
+      jobs = jobService
+      cleanups.push(() => jobService.close())
+      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
+    }
+
+    if (roles.has('workers')) {
+      const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors: jobExecutors() })
+      cleanups.push(() => workers.stop())
     }
 
     let gateway: Gateway | undefined
@@ -128,7 +142,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       writeFileSync(file, JSON.stringify({ pid: process.pid, natsUrl, databaseUrl, gatewayPort: gateway?.port }, null, 2))
       chmodSync(file, 0o600)
     }
-    return { gateway, natsUrl, databaseUrl, db, nc, resources, superadminId, close }
+    return { gateway, natsUrl, databaseUrl, db, nc, resources, jobs, superadminId, close }
   } catch (err) {
     await close()
     throw err

@@ -120,6 +120,10 @@ export const ConfigSchema = T.Object({
   QUEUE_AGENT_SUB_REPLICAS: int(2, 'sub-agent worker replicas', 0),
   QUEUE_AGENT_SUB_CONCURRENCY: int(5, 'sub-agent jobs per worker', 1),
   JOB_RESULT_TTL_HOURS: int(24, 'hours job results are kept', 1),
+  QUEUE_MAX_RETRIES: int(3, 'retries of a failed function job before the dead letter queue (agent jobs never retry)', 0, 20),
+  QUEUE_RETRY_DELAY_SECONDS: num(10, 'first retry delay of a function job; doubles per retry', 0),
+  QUEUE_ACK_WAIT_SECONDS: num(60, 'seconds without a sign of life before a running job is redelivered to another worker', 1),
+  STUCK_JOB_HOURS: num(2, 'running jobs older than this are cancelled by flush-stuck-jobs', 0),
   BACKEND_REPLICAS: int(1, 'gateway/resource-service replicas (deploy/)', 1),
   UVICORN_WORKERS: int(4, 'accepted for compatibility; run more gateway processes instead', 1),
   // §8.4 agent processing

@@ -83,13 +83,21 @@ export async function provisionNats(nc: NatsConnection, names: NatsNames, log: L
   }
   const kvm = new Kvm(nc)
   const buckets = [
-    { name: 'JOB_STATE', opts: { history: 1, ttl: 24 * 3600_000, republish: { src: '>', dest: names.subject('evt.job.>') } } },
+    // Every write is republished to `evt.job.<id>`: the job's done channel (research §0.7).
+    { name: 'JOB_STATE', opts: { history: 1, ttl: 24 * 3600_000, republish: { src: `$KV.${names.bucket('JOB_STATE')}.>`, dest: names.subject('evt.job.>') } } },
     { name: 'WORKERS', opts: { history: 1, ttl: 30_000 } },
     { name: 'LEASES', opts: { history: 1, ttl: 15_000 } },
   ]
   for (const b of buckets) {
     const kv = await kvm.create(names.bucket(b.name), b.opts)
-    const status = await kv.status()
+    let status = await kv.status()
+    // kvm.create opens an existing bucket as it is; bring its TTL and republish up to date.
+    const wantRepublish = 'republish' in b.opts ? b.opts.republish : undefined
+    if (status.ttl !== b.opts.ttl || JSON.stringify(status.streamInfo.config.republish) !== JSON.stringify(wantRepublish)) {
+      const cfg = status.streamInfo.config
+      await jsm.streams.update(cfg.name, { ...cfg, max_age: b.opts.ttl * 1e6, ...(wantRepublish === undefined ? {} : { republish: wantRepublish }) })
+      status = await (await kvm.open(names.bucket(b.name))).status()
+    }
     if (status.ttl !== b.opts.ttl) throw new Error(`nats ignored the ttl of bucket ${b.name}: asked ${String(b.opts.ttl)} ms, got ${String(status.ttl)}`)
   }
   log.info({ streams: streams.map((s) => s.name), buckets: buckets.map((b) => names.bucket(b.name)) }, 'nats layout provisioned')

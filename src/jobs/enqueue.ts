@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto'
+import type { JetStreamClient } from '@nats-io/jetstream'
+import { headers } from '@nats-io/transport-node'
+import { invalid } from '../kernel/errors.ts'
+import { sql, type Db } from '../platform/db.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { encodeState, type JobState, type JobStateStore, type Pool } from './job-state.ts'
+import { publishDurably } from './publish.ts'
+
+/*
+ * Accepting a job: write its state (`queued`, or `scheduled` with a Postgres timer for
+ * `delay_seconds`), then publish it on `jobs.<pool>.<id>` with the job id as `Nats-Msg-Id`. Both
+ * steps are idempotent, so a caller may retry an enqueue with the same id. The message carries the
+ * state and its KV revision (`Job-Rev`), which lets the worker claim the job with one CAS and no
+ * read on the hot path. The execution row in Postgres is written by the mirror, not here.
+ */
+export interface EnqueueRequest {
+  pool: Pool
+  kind: string
+  namespace: string
+  name: string
+  input: unknown
+  userId: string | null
+  id?: string
+  triggerType?: string
+  triggerId?: string
+  chatId?: string | null
+  /** The execution that asked for this one (nested calls); its depth bounds the chain. */
+  parent?: { id: string; depth: number } | null
+  delaySeconds?: number | null
+  callbackUrl?: string | null
+  retryOf?: string | null
+}
+
+export interface EnqueueDeps {
+  js: JetStreamClient
+  names: NatsNames
+  store: JobStateStore
+  /** Needed only for delayed jobs (the timer table). */
+  db?: Db
+  /** MAX_EXECUTION_DEPTH: 0 disables the check. */
+  maxDepth: number
+}
+
+export const jobSubject = (names: NatsNames, pool: Pool, id: string): string => names.subject(`jobs.${pool}.${id}`)
+
+export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promise<JobState> {
+  const depth = req.parent === null || req.parent === undefined ? 0 : req.parent.depth + 1
+  if (deps.maxDepth > 0 && depth > deps.maxDepth) {
+    throw invalid(`execution chain deeper than MAX_EXECUTION_DEPTH (${String(deps.maxDepth)})`, undefined, 'job.depth_exceeded')
+  }
+  const delay = req.delaySeconds ?? 0
+  if (delay > 0 && deps.db === undefined) throw new Error('delayed jobs need the database (timer table)')
+  const now = new Date()
+  const state: JobState = {
+    id: req.id ?? randomUUID(),
+    pool: req.pool,
+    kind: req.kind,
+    namespace: req.namespace,
+    name: req.name,
+    status: delay > 0 ? 'scheduled' : 'queued',
+    attempts: 0,
+    user_id: req.userId,
+    trigger_type: req.triggerType ?? 'api',
+    trigger_id: req.triggerId ?? 'runtime-api',
+    chat_id: req.chatId ?? null,
+    parent_id: req.parent?.id ?? null,
+    depth,
+    input: req.input ?? null,
+    worker: null,
+    error: null,
+    retry_of: req.retryOf ?? null,
+    callback_url: req.callbackUrl ?? null,
+    created_at: now.toISOString(),
+    started_at: null,
+    finished_at: null,
+    ...(delay > 0 ? { due_at: new Date(now.getTime() + delay * 1000).toISOString() } : {}),
+  }
+  if (delay > 0) {
+    const db = deps.db as Db
+    await db.query(sql.unsafe`insert into job_timers (job_id, due_at) values (${state.id}::uuid, ${state.due_at as string}::timestamptz) on conflict do nothing`)
+    const rev = await deps.store.create(state)
+    if (rev === null) return (await deps.store.get(state.id))?.state ?? state
+    return state
+  }
+  const rev = await deps.store.create(state)
+  if (rev === null) {
+    // Same id enqueued before: publish again (deduped by the stream if it already went out).
+    const cur = await deps.store.get(state.id)
+    if (cur === null) throw new Error(`job ${state.id} vanished during enqueue`)
+    if (cur.state.status === 'queued') await publishJob(deps, cur.state, cur.revision)
+    return cur.state
+  }
+  await publishJob(deps, state, rev)
+  return state
+}
+
+/** Publishes a queued job (also used by the timer dispatcher and DLQ retry). */
+export async function publishJob(deps: Pick<EnqueueDeps, 'js' | 'names'>, state: JobState, revision: number): Promise<void> {
+  const h = headers()
+  h.set('Job-Rev', String(revision))
+  await publishDurably(deps.js, jobSubject(deps.names, state.pool, state.id), encodeState(state), { msgID: state.id, headers: h })
+}

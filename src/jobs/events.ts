@@ -1,0 +1,66 @@
+import { Type as T, type Static } from '@sinclair/typebox'
+import type { NatsNames } from '../platform/nats-names.ts'
+import type { JobState } from './job-state.ts'
+
+/*
+ * The public execution events: every job state change is published on
+ * `events.execution.<namespace>.<name>.<status>` (stream EVENTS, 24 h) so a backend service can
+ * subscribe with any NATS client, live (core subscription) or durably (a consumer on EVENTS).
+ * The payload is versioned by `schema`; a breaking change gets a new version and both are
+ * published for a deprecation period. Delivery is at least once; `revision` orders the events of
+ * one execution, and `Nats-Msg-Id` = `<execution_id>:<revision>` lets JetStream drop duplicates.
+ */
+export const EXECUTION_EVENT_SCHEMA = 'platform.execution.v1'
+
+export const ExecutionEvent = T.Object({
+  schema: T.Literal(EXECUTION_EVENT_SCHEMA),
+  execution_id: T.String({ format: 'uuid' }),
+  revision: T.Integer({ description: 'JOB_STATE revision; increases with every change of this execution' }),
+  pool: T.String({ description: 'fn | agent | subagent' }),
+  kind: T.String({ description: 'function | agent | …' }),
+  namespace: T.String(),
+  name: T.String(),
+  status: T.String({ description: 'scheduled | queued | running | completed | failed | cancelled' }),
+  attempt: T.Integer(),
+  user_id: T.Union([T.String(), T.Null()]),
+  trigger_type: T.String(),
+  trigger_id: T.String(),
+  chat_id: T.Union([T.String(), T.Null()]),
+  parent_id: T.Union([T.String(), T.Null()]),
+  error: T.Union([T.String(), T.Null()]),
+  result: T.Optional(T.Unknown({ description: 'on completed, when it fits in 64 KB; otherwise GET /jobs/{id}/result' })),
+  created_at: T.String(),
+  started_at: T.Union([T.String(), T.Null()]),
+  finished_at: T.Union([T.String(), T.Null()]),
+  duration_ms: T.Union([T.Integer(), T.Null()]),
+})
+export type ExecutionEvent = Static<typeof ExecutionEvent>
+
+export const executionEventSubject = (names: NatsNames, s: Pick<JobState, 'namespace' | 'name' | 'status'>): string =>
+  names.subject(`events.execution.${s.namespace}.${s.name}.${s.status}`)
+
+export function executionEvent(s: JobState, revision: number): ExecutionEvent {
+  const duration = s.started_at !== null && s.finished_at !== null ? Date.parse(s.finished_at) - Date.parse(s.started_at) : null
+  return {
+    schema: EXECUTION_EVENT_SCHEMA,
+    execution_id: s.id,
+    revision,
+    pool: s.pool,
+    kind: s.kind,
+    namespace: s.namespace,
+    name: s.name,
+    status: s.status,
+    attempt: s.attempts,
+    user_id: s.user_id,
+    trigger_type: s.trigger_type,
+    trigger_id: s.trigger_id,
+    chat_id: s.chat_id,
+    parent_id: s.parent_id,
+    error: s.error,
+    ...(s.status === 'completed' && s.result_stored !== true ? { result: s.result ?? null } : {}),
+    created_at: s.created_at,
+    started_at: s.started_at,
+    finished_at: s.finished_at,
+    duration_ms: duration,
+  }
+}

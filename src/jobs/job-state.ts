@@ -1,0 +1,121 @@
+import { Kvm, type KV } from '@nats-io/kv'
+import { Type as T, type Static } from '@sinclair/typebox'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+
+/*
+ * The live state of a job: one entry per job id in the JOB_STATE bucket (history 1, TTL = results
+ * retention). It is the authority for transitions (research §4.11): every change is a CAS on the
+ * entry's revision and terminal states are absorbing, so two workers, a cancel and a flush can race
+ * and exactly one wins. The bucket republishes each write to `evt.job.<id>`: that subject is the
+ * job's done channel.
+ */
+export const POOLS = ['fn', 'agent', 'subagent'] as const
+export type Pool = (typeof POOLS)[number]
+
+export const JOB_STATUSES = ['scheduled', 'queued', 'running', 'completed', 'failed', 'cancelled'] as const
+export type JobStatus = (typeof JOB_STATUSES)[number]
+export const TERMINAL: ReadonlySet<JobStatus> = new Set(['completed', 'failed', 'cancelled'])
+export const isTerminal = (s: JobStatus): boolean => TERMINAL.has(s)
+
+export const JobStateSchema = T.Object({
+  id: T.String({ format: 'uuid' }),
+  pool: T.Union(POOLS.map((p) => T.Literal(p))),
+  /** What runs: `function`, `agent`, or a kind a later module registers. */
+  kind: T.String(),
+  namespace: T.String(),
+  name: T.String(),
+  status: T.Union(JOB_STATUSES.map((s) => T.Literal(s))),
+  /** Starts so far (a retry or a redelivery after a lost worker counts). */
+  attempts: T.Integer({ minimum: 0 }),
+  user_id: T.Union([T.String(), T.Null()]),
+  trigger_type: T.String(),
+  trigger_id: T.String(),
+  chat_id: T.Union([T.String(), T.Null()]),
+  parent_id: T.Union([T.String(), T.Null()]),
+  depth: T.Integer({ minimum: 0 }),
+  input: T.Unknown(),
+  worker: T.Union([T.String(), T.Null()]),
+  result: T.Optional(T.Unknown()),
+  /** The result was too large for the bucket and lives in Postgres only. */
+  result_stored: T.Optional(T.Boolean()),
+  error: T.Union([T.String(), T.Null()]),
+  /** DLQ stream sequence once the job was moved there. */
+  dlq_seq: T.Optional(T.Integer()),
+  retry_of: T.Union([T.String(), T.Null()]),
+  callback_url: T.Union([T.String(), T.Null()]),
+  created_at: T.String(),
+  started_at: T.Union([T.String(), T.Null()]),
+  finished_at: T.Union([T.String(), T.Null()]),
+  due_at: T.Optional(T.String()),
+})
+export type JobState = Static<typeof JobStateSchema>
+
+export interface StateEntry {
+  state: JobState
+  revision: number
+}
+
+/** Results above this size stay out of the bucket (NATS max_payload is 1 MB; research §6.6). */
+export const INLINE_RESULT_MAX_BYTES = 64 * 1024
+
+const decoder = new TextDecoder()
+const encoder = new TextEncoder()
+
+export const decodeState = (data: Uint8Array): JobState => JSON.parse(decoder.decode(data)) as JobState
+export const encodeState = (s: JobState): Uint8Array => encoder.encode(JSON.stringify(s))
+
+export interface JobStateStore {
+  kv: KV
+  get(id: string): Promise<StateEntry | null>
+  /** Creates the entry; null when it already exists (idempotent enqueue). */
+  create(state: JobState): Promise<number | null>
+  /**
+   * CAS loop: reads, applies `change` (null = refuse), writes with the read revision; retries on a
+   * lost race. Returns the written entry, or null when `change` refused or the job is unknown.
+   */
+  transition(id: string, change: (cur: JobState) => JobState | null, known?: StateEntry): Promise<StateEntry | null>
+}
+
+export async function openJobStateStore(nc: NatsConnection, names: NatsNames): Promise<JobStateStore> {
+  const kv = await new Kvm(nc).open(names.bucket('JOB_STATE'))
+  const get = async (id: string): Promise<StateEntry | null> => {
+    const e = await kv.get(id)
+    if (e === null || e.operation !== 'PUT' || e.length === 0) return null
+    return { state: decodeState(e.value), revision: e.revision }
+  }
+  return {
+    kv,
+    get,
+    async create(state) {
+      try {
+        return await kv.create(state.id, encodeState(state))
+      } catch (err) {
+        if (isWrongLastSequence(err)) return null
+        throw err
+      }
+    },
+    async transition(id, change, known) {
+      let cur = known ?? (await get(id))
+      for (let i = 0; i < 50 && cur !== null; i++) {
+        const next = change(cur.state)
+        if (next === null) return null
+        try {
+          const revision = await kv.update(id, encodeState(next), cur.revision)
+          return { state: next, revision }
+        } catch (err) {
+          if (!isWrongLastSequence(err)) throw err
+          cur = await get(id)
+        }
+      }
+      return null
+    },
+  }
+}
+
+/** The server's answer to a CAS with a stale revision (`wrong last sequence`, err_code 10071). */
+export function isWrongLastSequence(err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  const code = (err as { api_error?: { err_code?: number } }).api_error?.err_code
+  return code === 10071 || /wrong last sequence/i.test(err.message)
+}

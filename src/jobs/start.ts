@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto'
+import { jetstream } from '@nats-io/jetstream'
+import type { RpcHandler } from '../api/route.ts'
+import type { Config } from '../kernel/config.ts'
+import type { Logger } from '../kernel/log.ts'
+import type { Db } from '../platform/db.ts'
+import { workersBucket } from '../platform/heartbeat.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import type { EnqueueDeps } from './enqueue.ts'
+import { openJobStateStore, POOLS, type Pool } from './job-state.ts'
+import { flushStuckJobs } from './maintenance.ts'
+import { startMirror } from './mirror.ts'
+import { provisionJobs } from './provision.ts'
+import { openResultStore } from './result-store.ts'
+import { jobHandlers } from './service.ts'
+import { startTimerDispatcher } from './timers.ts'
+import { startJobWorker, type JobExecutor, type JobWorker } from './worker.ts'
+
+/*
+ * Composition of the job system for the two process roles that use it:
+ * - the service side (with the database): endpoint handlers, the Postgres mirror + execution
+ *   events, the delayed-job dispatcher and the periodic stuck-job flush;
+ * - the workers: per pool, QUEUE_*_REPLICAS workers of QUEUE_*_CONCURRENCY slots, for every pool
+ *   that has an executor registered.
+ */
+export const maxDepthOf = (config: Config): number => config.MAX_EXECUTION_DEPTH
+
+export async function provisionJobLayout(nc: NatsConnection, names: NatsNames, config: Config, log: Logger): Promise<void> {
+  await provisionJobs(nc, names, { ackWaitMs: config.QUEUE_ACK_WAIT_SECONDS * 1000, resultTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000 }, log)
+}
+
+export interface JobService {
+  handlers: Map<string, RpcHandler>
+  enqueue: EnqueueDeps
+  close(): Promise<void>
+}
+
+export async function startJobService(o: { nc: NatsConnection; names: NatsNames; db: Db; config: Config; log: Logger }): Promise<JobService> {
+  const log = o.log.child({ mod: 'jobs' })
+  const store = await openJobStateStore(o.nc, o.names)
+  const results = await openResultStore(o.nc, o.names)
+  const enqueue: EnqueueDeps = { js: jetstream(o.nc), names: o.names, store, db: o.db, maxDepth: maxDepthOf(o.config) }
+  const mirror = await startMirror({ nc: o.nc, names: o.names, db: o.db, results, log })
+  const timers = startTimerDispatcher({ db: o.db, deps: enqueue, log })
+  const flush = setInterval(() => {
+    flushStuckJobs(o.db, store, o.config.STUCK_JOB_HOURS, log).catch((err: unknown) => log.warn({ err }, 'periodic stuck-job flush failed'))
+  }, 5 * 60_000)
+  flush.unref()
+  const handlers = jobHandlers({ nc: o.nc, names: o.names, db: o.db, store, results, workers: await workersBucket(o.nc, o.names), enqueue, stuckHours: o.config.STUCK_JOB_HOURS, log })
+  return {
+    handlers,
+    enqueue,
+    async close() {
+      clearInterval(flush)
+      await timers.stop()
+      await mirror.stop()
+    },
+  }
+}
+
+const POOL_SIZING: Record<Pool, (c: Config) => { replicas: number; concurrency: number; timeoutMs: number }> = {
+  fn: (c) => ({ replicas: c.QUEUE_WORKER_REPLICAS, concurrency: c.QUEUE_FUNCTION_CONCURRENCY, timeoutMs: c.FUNCTION_TIMEOUT * 1000 }),
+  agent: (c) => ({ replicas: c.QUEUE_AGENT_REPLICAS, concurrency: c.QUEUE_AGENT_CONCURRENCY, timeoutMs: c.AGENT_JOB_TIMEOUT * 1000 }),
+  subagent: (c) => ({ replicas: c.QUEUE_AGENT_SUB_REPLICAS, concurrency: c.QUEUE_AGENT_SUB_CONCURRENCY, timeoutMs: c.AGENT_JOB_TIMEOUT * 1000 }),
+}
+
+export async function startJobWorkers(o: {
+  nc: NatsConnection
+  names: NatsNames
+  config: Config
+  log: Logger
+  executors: Partial<Record<Pool, JobExecutor>>
+  /** Overrides the configured replica count (tests and the `worker` CLI run one). */
+  replicas?: number
+}): Promise<{ workers: JobWorker[]; stop(): Promise<void> }> {
+  const store = await openJobStateStore(o.nc, o.names)
+  const results = await openResultStore(o.nc, o.names)
+  const workers: JobWorker[] = []
+  for (const pool of POOLS) {
+    const executor = o.executors[pool]
+    if (executor === undefined) continue
+    const size = POOL_SIZING[pool](o.config)
+    for (let i = 0; i < (o.replicas ?? size.replicas); i++) {
+      workers.push(
+        await startJobWorker({
+          nc: o.nc,
+          names: o.names,
+          store,
+          results,
+          pool,
+          concurrency: size.concurrency,
+          executor,
+          nodeId: randomUUID().slice(0, 8),
+          log: o.log,
+          ackWaitMs: o.config.QUEUE_ACK_WAIT_SECONDS * 1000,
+          maxRetries: o.config.QUEUE_MAX_RETRIES,
+          retryDelayMs: o.config.QUEUE_RETRY_DELAY_SECONDS * 1000,
+          timeoutMs: size.timeoutMs,
+        }),
+      )
+    }
+  }
+  return {
+    workers,
+    async stop() {
+      await Promise.all(workers.map((w) => w.stop()))
+    },
+  }
+}

@@ -1,0 +1,31 @@
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { decodeState, isTerminal, type JobState, type JobStateStore } from './job-state.ts'
+
+/*
+ * Waits until a job reaches a terminal state, race-free: subscribe to the done channel first, then
+ * read the state (research §4.5). A core subscription costs one protocol line; a KV watch would
+ * create a consumer per waiter. Returns the last state seen when `timeoutMs` passes first.
+ */
+export async function waitForJob(nc: NatsConnection, names: NatsNames, store: JobStateStore, id: string, timeoutMs: number): Promise<JobState | null> {
+  const sub = nc.subscribe(names.subject(`evt.job.${id}`))
+  try {
+    await nc.flush()
+    const cur = await store.get(id)
+    if (cur === null || isTerminal(cur.state.status)) return cur?.state ?? null
+    let last: JobState = cur.state
+    const timer = setTimeout(() => sub.unsubscribe(), timeoutMs)
+    try {
+      for await (const m of sub) {
+        if (m.data.length === 0) continue
+        last = decodeState(m.data)
+        if (isTerminal(last.status)) return last
+      }
+    } finally {
+      clearTimeout(timer)
+    }
+    return last
+  } finally {
+    sub.unsubscribe()
+  }
+}

@@ -1,0 +1,234 @@
+import { hostname } from 'node:os'
+import { jetstream, type JsMsg } from '@nats-io/jetstream'
+import { headers } from '@nats-io/transport-node'
+import type { Logger } from '../kernel/log.ts'
+import { startHeartbeat, workersBucket, type Heartbeat } from '../platform/heartbeat.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { INLINE_RESULT_MAX_BYTES, decodeState, isTerminal, type JobState, type JobStateStore, type Pool, type StateEntry } from './job-state.ts'
+import { poolConsumerName } from './provision.ts'
+import { publishDurably } from './publish.ts'
+import type { ResultStore } from './result-store.ts'
+
+/*
+ * One worker of one pool: `concurrency` slot loops, each pulling one job at a time with `next()`,
+ * so `ack_pending` always equals what is executing (consume() would pre-buffer messages whose
+ * ack_wait runs down while they wait; research §0.6). Per job: claim by CAS (queued → running),
+ * run the executor with a cancel signal, keep the message alive with `working()`, finish by CAS,
+ * then ack. A job whose final CAS loses (cancelled or flushed meanwhile) has its result discarded.
+ *
+ * Failure rules (SPEC §3, DESIGN §7): function jobs get 1 + QUEUE_MAX_RETRIES attempts with
+ * doubling backoff, then go to the DLQ stream and end `failed`; agent and sub-agent jobs are never
+ * retried — a redelivered agent job (its worker died) ends `failed` instead of hanging.
+ */
+export interface JobContext {
+  job: JobState
+  attempt: number
+  /** Aborted when the job is cancelled or times out. Executors stop early when they can. */
+  signal: AbortSignal
+  log: Logger
+}
+export type JobExecutor = (ctx: JobContext) => Promise<unknown>
+
+export interface WorkerOptions {
+  nc: NatsConnection
+  names: NatsNames
+  store: JobStateStore
+  results: ResultStore
+  pool: Pool
+  concurrency: number
+  executor: JobExecutor
+  nodeId: string
+  log: Logger
+  ackWaitMs: number
+  maxRetries: number
+  retryDelayMs: number
+  /** Per-attempt time limit (FUNCTION_TIMEOUT / AGENT_JOB_TIMEOUT). */
+  timeoutMs: number
+  heartbeatMs?: number
+}
+
+export interface JobWorker {
+  nodeId: string
+  inflight(): number
+  /** Stops pulling, lets running jobs finish (up to `graceMs`), removes the heartbeat. */
+  stop(graceMs?: number): Promise<void>
+}
+
+const RETRYABLE: ReadonlySet<Pool> = new Set(['fn'])
+
+export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
+  const js = jetstream(o.nc)
+  const consumer = await js.consumers.get(o.names.stream('JOBS'), poolConsumerName(o.pool))
+  const log = o.log.child({ pool: o.pool, worker: o.nodeId })
+  const running = new Set<Promise<void>>()
+  let stopping = false
+  const maxAttempts = RETRYABLE.has(o.pool) ? 1 + o.maxRetries : 1
+  const startedAt = new Date().toISOString()
+
+  const heartbeat: Heartbeat = startHeartbeat({
+    kv: await workersBucket(o.nc, o.names),
+    role: o.pool,
+    nodeId: o.nodeId,
+    info: () => ({ pool: o.pool, slots: o.concurrency, inflight: running.size, host: hostname(), pid: process.pid, started_at: startedAt }),
+    log,
+    ...(o.heartbeatMs === undefined ? {} : { intervalMs: o.heartbeatMs }),
+  })
+  await heartbeat.beat()
+
+  const toDlq = async (m: JsMsg, cur: StateEntry, reason: string): Promise<void> => {
+    const h = headers()
+    h.set('X-Error', reason.slice(0, 1000).replace(/[\r\n]+/g, ' '))
+    h.set('X-Attempts', String(cur.state.attempts))
+    h.set('X-Orig-Subject', m.subject)
+    const ack = await publishDurably(js, o.names.subject(`dlq.${o.pool}.${cur.state.id}`), m.data, { msgID: `dlq-${cur.state.id}-${String(cur.state.attempts)}`, headers: h })
+    await o.store.transition(
+      cur.state.id,
+      (s) => (isTerminal(s.status) ? null : { ...s, status: 'failed', error: reason, dlq_seq: ack.seq, worker: o.nodeId, finished_at: new Date().toISOString() }),
+      cur,
+    )
+    m.term()
+    log.warn({ job: cur.state.id, attempts: cur.state.attempts, reason }, 'job moved to the dead letter queue')
+  }
+
+  const handle = async (m: JsMsg): Promise<void> => {
+    const id = m.subject.slice(m.subject.lastIndexOf('.') + 1)
+    const rev = Number(m.headers?.get('Job-Rev') ?? '0')
+    // Fast path: the message carries the state as written at enqueue; if nothing changed since,
+    // the claiming CAS below succeeds without a read.
+    let cur: StateEntry | null = rev > 0 ? { state: decodeState(m.data), revision: rev } : await o.store.get(id)
+    if (cur === null || cur.state.id !== id) {
+      m.term()
+      return
+    }
+    let claimed: StateEntry | null = null
+    let outcome: 'claim' | 'skip' | 'lost-agent' | 'exhausted' = 'skip'
+    for (let i = 0; i < 50 && cur !== null && claimed === null; i++) {
+      const s: JobState = cur.state
+      if (isTerminal(s.status) || s.status === 'scheduled') outcome = 'skip'
+      else if (s.status === 'running' && !RETRYABLE.has(o.pool)) outcome = 'lost-agent'
+      else if (s.attempts >= maxAttempts) outcome = 'exhausted'
+      else outcome = 'claim'
+      if (outcome !== 'claim') break
+      const next: JobState = { ...s, status: 'running', attempts: s.attempts + 1, worker: o.nodeId, started_at: new Date().toISOString(), error: null }
+      claimed = await o.store.transition(id, (now) => (now.status === s.status && now.attempts === s.attempts ? next : null), cur)
+      if (claimed === null) cur = await o.store.get(id)
+    }
+    if (cur === null || outcome === 'skip' || (outcome === 'claim' && claimed === null)) {
+      m.term()
+      return
+    }
+    if (outcome === 'lost-agent') {
+      await o.store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'failed', error: 'worker lost during the run; agent jobs are not retried', finished_at: new Date().toISOString() }), cur)
+      m.term()
+      log.warn({ job: id }, 'agent job redelivered after its worker was lost: marked failed')
+      return
+    }
+    if (outcome === 'exhausted') {
+      await toDlq(m, cur, cur.state.error ?? 'worker lost during the last attempt')
+      return
+    }
+    await run(m, claimed as StateEntry)
+  }
+
+  const run = async (m: JsMsg, claimed: StateEntry): Promise<void> => {
+    const job = claimed.state
+    const attempt = job.attempts
+    const ac = new AbortController()
+    // The done channel: a cancel or flush rewrites the state, and the bucket republishes it here.
+    const sub = o.nc.subscribe(o.names.subject(`evt.job.${job.id}`), {
+      callback: (_err, msg) => {
+        try {
+          const s = JSON.parse(new TextDecoder().decode(msg.data)) as JobState
+          if (s.status === 'cancelled') ac.abort(new Error('cancelled'))
+        } catch {
+          // a delete marker or foreign payload: not a cancel
+        }
+      },
+    })
+    const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))
+    const timeout = setTimeout(() => ac.abort(new Error(`timed out after ${String(Math.round(o.timeoutMs / 1000))} s`)), o.timeoutMs)
+    const mine = (s: JobState) => s.status === 'running' && s.worker === o.nodeId && s.attempts === attempt
+    try {
+      const result = await Promise.race([
+        o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }) }),
+        new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true })),
+      ])
+      const encoded = JSON.stringify(result ?? null)
+      const large = Buffer.byteLength(encoded) > INLINE_RESULT_MAX_BYTES
+      if (large) await o.results.put(job.id, encoded)
+      const done = await o.store.transition(job.id, (s) =>
+        mine(s) ? { ...s, status: 'completed', finished_at: new Date().toISOString(), ...(large ? { result_stored: true } : { result: result ?? null }) } : null,
+      )
+      if (done === null) log.info({ job: job.id }, 'job finished after it was cancelled or flushed: result discarded')
+      m.ack()
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err)
+      const cur = await o.store.get(job.id)
+      if (cur === null || !mine(cur.state)) {
+        // cancelled or flushed meanwhile: the state already says how it ended
+        m.term()
+        return
+      }
+      if (!RETRYABLE.has(o.pool)) {
+        await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'failed', error: reason, finished_at: new Date().toISOString() } : null), cur)
+        m.term()
+      } else if (attempt < maxAttempts) {
+        const back = await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null } : null), cur)
+        if (back === null) m.term()
+        else m.nak(o.retryDelayMs * 2 ** (attempt - 1))
+        log.info({ job: job.id, attempt, err: reason }, 'function job failed: retry scheduled')
+      } else {
+        await toDlq(m, { ...cur, state: { ...cur.state, error: reason } }, reason)
+      }
+    } finally {
+      clearInterval(keepAlive)
+      clearTimeout(timeout)
+      sub.unsubscribe()
+    }
+  }
+
+  const slot = async (n: number): Promise<void> => {
+    let backoff = 100
+    while (!stopping) {
+      let m: JsMsg | null
+      try {
+        m = await consumer.next({ expires: 5_000 })
+        backoff = 100
+      } catch (err) {
+        // NATS restarting or the consumer briefly unavailable: wait and pull again.
+        if (stopping) return
+        log.debug({ err, slot: n }, 'pull failed; retrying')
+        await new Promise((r) => setTimeout(r, backoff))
+        backoff = Math.min(backoff * 2, 2_000)
+        continue
+      }
+      if (m === null) continue
+      if (stopping) {
+        m.nak()
+        return
+      }
+      const p = handle(m).catch((err: unknown) => {
+        // The message is left unacked: it comes back after ack_wait and is judged again.
+        log.error({ err, subject: m.subject }, 'job handling failed')
+      })
+      running.add(p)
+      await p
+      running.delete(p)
+    }
+  }
+  const loops = Array.from({ length: o.concurrency }, (_, n) => slot(n))
+  log.info({ slots: o.concurrency }, 'job worker started')
+
+  return {
+    nodeId: o.nodeId,
+    inflight: () => running.size,
+    async stop(graceMs = 10_000) {
+      stopping = true
+      const all = Promise.allSettled([...running])
+      await Promise.race([all, new Promise((r) => setTimeout(r, graceMs))])
+      await heartbeat.stop()
+      void loops
+    },
+  }
+}

@@ -1,0 +1,74 @@
+import { Kvm, type KV } from '@nats-io/kv'
+import type { Logger } from '../kernel/log.ts'
+import type { NatsConnection } from './nats.ts'
+import type { NatsNames } from './nats-names.ts'
+
+/*
+ * Membership through the WORKERS bucket (history 1, TTL 30 s since the last write, SPEC §6.4):
+ * every process writes `<role>.<nodeId>` every 10 s; a key that is gone means a dead process.
+ * NATS 2.9 emits no event when a key expires, so readers list the keys instead of watching
+ * (research §1.1, §4.10). Used by job workers (queue admin, health) and actor hosts (rendezvous
+ * hashing over the live members).
+ */
+export const HEARTBEAT_INTERVAL_MS = 10_000
+
+export interface Member {
+  role: string
+  nodeId: string
+  /** What the process reported about itself in its last beat. */
+  info: Record<string, unknown>
+  /** Wall-clock time of the last beat (ISO 8601). */
+  last_seen: string
+}
+
+export interface Heartbeat {
+  /** Writes a beat now (also done on the interval). */
+  beat(): Promise<void>
+  /** Stops beating and deletes the key, so peers see the departure at once. */
+  stop(): Promise<void>
+}
+
+export async function workersBucket(nc: NatsConnection, names: NatsNames): Promise<KV> {
+  return new Kvm(nc).open(names.bucket('WORKERS'))
+}
+
+export function startHeartbeat(opts: {
+  kv: KV
+  role: string
+  nodeId: string
+  info: () => Record<string, unknown>
+  log: Logger
+  intervalMs?: number
+}): Heartbeat {
+  const key = `${opts.role}.${opts.nodeId}`
+  let stopped = false
+  const beat = async (): Promise<void> => {
+    if (stopped) return
+    const value: Member = { role: opts.role, nodeId: opts.nodeId, info: opts.info(), last_seen: new Date().toISOString() }
+    await opts.kv.put(key, JSON.stringify(value))
+  }
+  const timer = setInterval(() => {
+    beat().catch((err: unknown) => opts.log.warn({ err, key }, 'heartbeat write failed'))
+  }, opts.intervalMs ?? HEARTBEAT_INTERVAL_MS)
+  timer.unref()
+  return {
+    beat,
+    async stop() {
+      stopped = true
+      clearInterval(timer)
+      await opts.kv.delete(key).catch(() => undefined)
+    },
+  }
+}
+
+/** Live members, optionally of one role (`fn`, `agent`, `actors`, …). */
+export async function listMembers(kv: KV, role?: string): Promise<Member[]> {
+  const keys = await kv.keys(role === undefined ? '>' : `${role}.>`)
+  const out: Member[] = []
+  for await (const key of keys) {
+    const entry = await kv.get(key)
+    if (entry === null || entry.operation !== 'PUT' || entry.length === 0) continue
+    out.push(entry.json<Member>())
+  }
+  return out.sort((a, b) => (a.role + a.nodeId).localeCompare(b.role + b.nodeId))
+}

@@ -1,0 +1,226 @@
+import t from 'tap'
+import { enqueueJob, type EnqueueRequest } from '../../src/jobs/enqueue.ts'
+import type { JobState, Pool } from '../../src/jobs/job-state.ts'
+import { startJobWorkers } from '../../src/jobs/start.ts'
+import { waitForJob } from '../../src/jobs/wait.ts'
+import { createLogger } from '../../src/kernel/log.ts'
+import { natsNames } from '../../src/platform/nats-names.ts'
+import { startTestPlatform } from '../helpers/env.ts'
+import { EFFECTS_TABLE, testExecutor, type TestInput } from './test-executors.ts'
+
+/*
+ * The job system in one process against real NATS and Postgres: state machine, retries and DLQ,
+ * agent jobs without retry, cancel (queued and running), delays, depth, stuck flush, large results,
+ * permissions of the endpoints, execution events, and many concurrent producers.
+ */
+const env = await startTestPlatform(t, { QUEUE_ACK_WAIT_SECONDS: '3', QUEUE_RETRY_DELAY_SECONDS: '0.05', MAX_EXECUTION_DEPTH: '3', QUEUE_FUNCTION_CONCURRENCY: '8' })
+const { platform, config } = env
+const jobs = platform.jobs
+if (jobs === undefined) throw new Error('job service missing')
+const names = natsNames(config.NATS_PREFIX)
+await env.sql(EFFECTS_TABLE)
+const exec = testExecutor(env.databaseUrl)
+// fn and agent workers; the subagent pool deliberately has none, so its jobs stay queued.
+const workers = await startJobWorkers({ nc: platform.nc, names, config, log: createLogger({ level: 'silent' }), executors: { fn: exec, agent: exec }, replicas: 2 })
+t.teardown(() => workers.stop())
+
+const alice = await env.createUser('alice@test.local')
+const bob = await env.createUser('bob@test.local')
+
+const enqueue = (input: TestInput, extra: Partial<EnqueueRequest> = {}, pool: Pool = 'fn') =>
+  enqueueJob(jobs.enqueue, { pool, kind: pool === 'fn' ? 'function' : 'agent', namespace: 'tests', name: 'probe', input, userId: alice.id, ...extra })
+const settle = async (id: string, ms = 20_000): Promise<JobState> => {
+  const s = await waitForJob(platform.nc, names, jobs.enqueue.store, id, ms)
+  if (s === null) throw new Error(`job ${id} unknown`)
+  return s
+}
+const eventually = async <T>(fn: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> => {
+  const until = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v !== undefined) return v
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+t.test('a function job runs to completion; status, result, execution record and event agree', async (t) => {
+  const seen: { subject: string; data: Record<string, unknown> }[] = []
+  const sub = platform.nc.subscribe(names.subject('events.execution.tests.probe.>'), {
+    callback: (_e, m) => {
+      seen.push({ subject: m.subject, data: m.json() })
+    },
+  })
+  t.teardown(() => sub.unsubscribe())
+  const job = await enqueue({ op: 'echo', value: { hello: 'world' } })
+  t.equal(job.status, 'queued')
+  const done = await settle(job.id)
+  t.equal(done.status, 'completed')
+  t.equal(done.attempts, 1)
+
+  const status = await env.request('GET', `/jobs/${job.id}`, { token: alice.token })
+  t.equal(status.status, 200)
+  t.match(status.body, { job_id: job.id, execution_id: job.id, status: 'completed', attempts: 1 })
+  const result = await env.request('GET', `/jobs/${job.id}/result`, { token: alice.token })
+  t.same(result.body, { value: { hello: 'world' }, attempt: 1 })
+
+  const exe = await eventually(async () => {
+    const r = await env.request('GET', `/executions/${job.id}`, { token: alice.token })
+    return (r.body as { status: string }).status === 'completed' ? r.body : undefined
+  }, 'the mirror')
+  t.match(exe, { execution_id: job.id, function: { namespace: 'tests', name: 'probe' }, status: 'completed', output_data: { value: { hello: 'world' } }, trigger_id: 'runtime-api' })
+
+  const final = await eventually(async () => seen.find((e) => e.data['execution_id'] === job.id && e.data['status'] === 'completed'), 'the completed event')
+  t.equal(final.subject, names.subject('events.execution.tests.probe.completed'))
+  t.match(final.data, { schema: 'platform.execution.v1', pool: 'fn', kind: 'function', attempt: 1, result: { value: { hello: 'world' } } })
+})
+
+t.test('a flaky function job is retried and completes; a poisoned one goes to the DLQ after 1 + 3 attempts and can be retried', async (t) => {
+  const flaky = await settle((await enqueue({ op: 'fail-times', times: 2 })).id)
+  t.equal(flaky.status, 'completed')
+  t.equal(flaky.attempts, 3)
+
+  const poisoned = await enqueue({ op: 'fail' })
+  const failed = await settle(poisoned.id)
+  t.equal(failed.status, 'failed')
+  t.equal(failed.attempts, 4, '1 attempt + QUEUE_MAX_RETRIES (3)')
+  t.equal(failed.error, 'poisoned input')
+  t.type(failed.dlq_seq, 'number')
+
+  const listed = await eventually(async () => {
+    const r = await env.request('GET', '/api/v1/queue/dlq', { token: env.adminToken })
+    return (r.body as { job_id: string }[]).find((e) => e.job_id === poisoned.id)
+  }, 'the DLQ index')
+  t.match(listed, { pool: 'fn', attempts: 4, error: 'poisoned input', namespace: 'tests', name: 'probe' })
+  const stats = await env.request('GET', '/api/v1/queue/stats', { token: env.adminToken })
+  t.ok((stats.body as { dlq: { size: number } }).dlq.size >= 1)
+
+  t.equal((await env.request('POST', `/api/v1/queue/dlq/${poisoned.id}/retry`, { token: alice.token })).status, 403, 'queue admin only')
+  const retried = await env.request('POST', `/api/v1/queue/dlq/${poisoned.id}/retry`, { token: env.adminToken })
+  t.equal(retried.status, 202)
+  const again = retried.body as { job_id: string; retry_of: string }
+  t.equal(again.retry_of, poisoned.id)
+  const second = await settle(again.job_id)
+  t.equal(second.status, 'failed', 'still poisoned: it fails again')
+  t.equal(second.retry_of, poisoned.id)
+  const dlq = await eventually(async () => {
+    const r = await env.request('GET', '/api/v1/queue/dlq', { token: env.adminToken })
+    const ids = (r.body as { job_id: string }[]).map((e) => e.job_id)
+    return ids.includes(again.job_id) ? ids : undefined
+  }, 'the retried job in the DLQ')
+  t.notOk(dlq.includes(poisoned.id), 'the retried entry left the DLQ')
+  const flushed = await env.request('POST', '/api/v1/queue/dlq/flush', { token: env.adminToken })
+  t.ok((flushed.body as { flushed: number }).flushed >= 1)
+  const after = await env.request('GET', '/api/v1/queue/stats', { token: env.adminToken })
+  t.equal((after.body as { dlq: { size: number } }).dlq.size, 0)
+})
+
+t.test('agent jobs are never retried and never dead-lettered', async (t) => {
+  const job = await settle((await enqueue({ op: 'fail' }, {}, 'agent')).id)
+  t.equal(job.status, 'failed')
+  t.equal(job.attempts, 1)
+  t.equal(job.dlq_seq, undefined)
+})
+
+t.test('cancel while queued and while running unblocks waiters; a cancelled job is not run and its late result is discarded', async (t) => {
+  // No subagent worker exists: the job stays queued.
+  const queued = await enqueue({ op: 'echo' }, {}, 'subagent')
+  const waiter = settle(queued.id)
+  t.equal((await env.request('POST', `/api/v1/queue/jobs/${queued.id}/cancel`, { token: alice.token })).status, 403, 'admin only')
+  const res = await env.request('POST', `/api/v1/queue/jobs/${queued.id}/cancel`, { token: env.adminToken })
+  t.same(res.body, { status: 'cancelled', job_id: queued.id })
+  t.equal((await waiter).status, 'cancelled')
+  t.equal((await env.request('POST', `/api/v1/queue/jobs/${queued.id}/cancel`, { token: env.adminToken })).status, 409, 'already finished')
+  const exe = await env.request('GET', `/executions/${queued.id}`, { token: alice.token })
+  t.equal((exe.body as { status: string }).status, 'cancelled', 'execution record marked cancelled')
+
+  const running = await enqueue({ op: 'sleep', ms: 1500 })
+  await eventually(async () => ((await jobs.enqueue.store.get(running.id))?.state.status === 'running' ? true : undefined), 'the job to start')
+  const runWaiter = settle(running.id)
+  await env.request('POST', `/api/v1/queue/jobs/${running.id}/cancel`, { token: env.adminToken })
+  const ended = await runWaiter
+  t.equal(ended.status, 'cancelled')
+  await new Promise((r) => setTimeout(r, 1800))
+  const later = await jobs.enqueue.store.get(running.id)
+  t.equal(later?.state.status, 'cancelled', 'the late result did not overwrite the cancel')
+  t.equal((await env.request('GET', `/jobs/${running.id}/result`, { token: alice.token })).status, 409)
+})
+
+t.test('delay_seconds holds a job as scheduled, then runs it', async (t) => {
+  const job = await enqueue({ op: 'echo', value: 1 }, { delaySeconds: 1 })
+  t.equal(job.status, 'scheduled')
+  t.type(job.due_at, 'string')
+  const status = await env.request('GET', `/jobs/${job.id}`, { token: alice.token })
+  t.equal((status.body as { status: string }).status, 'scheduled')
+  const done = await settle(job.id)
+  t.equal(done.status, 'completed')
+  t.ok(Date.parse(done.started_at ?? '') >= Date.parse(job.due_at ?? ''), 'not started before it was due')
+})
+
+t.test('MAX_EXECUTION_DEPTH rejects a nested execution immediately', async (t) => {
+  await t.rejects(enqueue({ op: 'echo' }, { parent: { id: '00000000-0000-4000-8000-000000000000', depth: 3 } }), { status: 422, code: 'job.depth_exceeded' })
+  const ok = await enqueue({ op: 'echo' }, { parent: { id: '00000000-0000-4000-8000-000000000000', depth: 2 } })
+  t.equal(ok.depth, 3)
+})
+
+t.test('flush-stuck-jobs cancels jobs running for over the threshold', async (t) => {
+  const job = await enqueue({ op: 'sleep', ms: 2500 })
+  await eventually(async () => {
+    const rows = await env.sql<{ status: string }>('select status from executions where id = $1', [job.id])
+    return rows[0]?.status === 'running' ? true : undefined
+  }, 'the running job to be mirrored')
+  await env.sql("update executions set started_at = now() - interval '3 hours' where id = $1", [job.id])
+  t.equal((await env.request('POST', '/api/v1/system/flush-stuck-jobs', { token: alice.token })).status, 403)
+  const res = await env.request('POST', '/api/v1/system/flush-stuck-jobs', { token: env.adminToken })
+  t.equal(res.status, 200)
+  t.same(res.body, { flushed: 1, job_ids: [job.id] })
+  t.equal((await jobs.enqueue.store.get(job.id))?.state.status, 'cancelled')
+})
+
+t.test('results over 64 KB are kept outside the state bucket and still served', async (t) => {
+  const job = await settle((await enqueue({ op: 'big' })).id)
+  t.equal(job.result_stored, true)
+  t.equal(job.result, undefined)
+  const res = await env.request('GET', `/jobs/${job.id}/result`, { token: alice.token })
+  t.equal((res.body as { text: string }).text.length, 100_000)
+  const exe = await eventually(async () => {
+    const r = await env.request('GET', `/executions/${job.id}`, { token: alice.token })
+    return (r.body as { status: string }).status === 'completed' ? (r.body as { output_data: { text: string } }) : undefined
+  }, 'the mirror')
+  t.equal(exe.output_data.text.length, 100_000)
+})
+
+t.test("jobs are private to their user: others get 404, the queue admin area needs admin", async (t) => {
+  const job = await settle((await enqueue({ op: 'echo' })).id)
+  for (const path of [`/jobs/${job.id}`, `/jobs/${job.id}/result`, `/executions/${job.id}`]) {
+    t.equal((await env.request('GET', path, { token: bob.token })).status, 404, `${path} hidden from another user`)
+    t.equal((await env.request('GET', path, { token: env.adminToken })).status, 200, `${path} visible to the admin`)
+  }
+  for (const path of ['/api/v1/queue/stats', '/api/v1/queue/jobs', '/api/v1/queue/dlq', '/api/v1/queue/workers']) {
+    t.equal((await env.request('GET', path, { token: bob.token })).status, 403, `${path} admin only`)
+  }
+  const workersRes = await env.request('GET', '/api/v1/queue/workers', { token: env.adminToken })
+  const roles = (workersRes.body as { role: string }[]).map((w) => w.role).sort()
+  t.same(roles, ['agent', 'agent', 'fn', 'fn'], 'two fn and two agent workers beat')
+  const listed = await env.request('GET', '/api/v1/queue/jobs?status=completed&limit=5', { token: env.adminToken })
+  t.equal(listed.status, 200, JSON.stringify(listed.body))
+  t.ok((listed.body as { status: string }[]).every((j) => j.status === 'completed'))
+  t.equal((await env.request('GET', '/jobs/00000000-0000-4000-8000-000000000000', { token: alice.token })).status, 404)
+})
+
+t.test('many concurrent producers: every accepted job completes exactly once', async (t) => {
+  const producers = 20
+  const each = 25
+  const accepted = (
+    await Promise.all(Array.from({ length: producers }, async () => {
+      const ids: string[] = []
+      for (let i = 0; i < each; i++) ids.push((await enqueue({ op: 'effect' })).id)
+      return ids
+    }))
+  ).flat()
+  t.equal(new Set(accepted).size, producers * each)
+  const states = await Promise.all(accepted.map((id) => settle(id, 60_000)))
+  t.equal(states.filter((s) => s.status === 'completed').length, accepted.length, 'all completed')
+  const rows = await env.sql<{ n: number; max: number }>('select count(*)::int as n, max(runs)::int as max from test_effects where job_id = any($1::uuid[])', [accepted])
+  t.same(rows[0], { n: accepted.length, max: 1 }, 'each effect applied once')
+})

@@ -1,0 +1,50 @@
+import pg from 'pg'
+import type { JobExecutor } from '../../src/jobs/worker.ts'
+
+/*
+ * Executors for the job tests, driven by the job input: `{op, ...}`. `effect` records that the job
+ * ran to completion in Postgres (table test_effects in the test database), which is how the
+ * failure tests prove an effect was neither lost nor applied twice.
+ */
+export interface TestInput {
+  op: 'echo' | 'sleep' | 'fail' | 'fail-times' | 'effect' | 'crash-once' | 'big'
+  value?: unknown
+  ms?: number
+  times?: number
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export function testExecutor(databaseUrl?: string): JobExecutor {
+  const pool = databaseUrl === undefined ? null : new pg.Pool({ connectionString: databaseUrl, max: 4 })
+  // The test database is dropped with force at teardown; idle clients then error, harmlessly.
+  pool?.on('error', () => undefined)
+  return async ({ job, attempt }) => {
+    const input = job.input as TestInput
+    switch (input.op) {
+      case 'echo':
+        return { value: input.value ?? null, attempt }
+      case 'sleep':
+        await sleep(input.ms ?? 100)
+        return { slept: input.ms ?? 100 }
+      case 'fail':
+        throw new Error('poisoned input')
+      case 'fail-times':
+        if (attempt <= (input.times ?? 1)) throw new Error(`failing attempt ${String(attempt)}`)
+        return { attempt }
+      case 'crash-once':
+        if (attempt === 1) process.kill(process.pid, 'SIGKILL')
+        return { attempt }
+      case 'big':
+        return { text: 'x'.repeat(100_000) }
+      case 'effect': {
+        await sleep(input.ms ?? 0)
+        if (pool === null) throw new Error('effect needs a database')
+        await pool.query('insert into test_effects (job_id, runs) values ($1, 1) on conflict (job_id) do update set runs = test_effects.runs + 1', [job.id])
+        return { done: true }
+      }
+    }
+  }
+}
+
+export const EFFECTS_TABLE = 'create table if not exists test_effects (job_id uuid primary key, runs integer not null)'
