@@ -52,7 +52,7 @@ function table(rows: ResultRow[]): string[] {
     }
     const ratio = r.baseline === true ? 'baseline' : r.cpuRatio === undefined ? '-' : `${r.cpuRatio.toFixed(2)}×`
     const target = r.limit === undefined || r.cpuRatio === undefined ? '' : `≤${String(r.limit)}× ${r.cpuRatio <= r.limit ? 'ok' : 'OVER'}`
-    return [r.benchmark, label, Math.round(r.rps).toString(), fixed(r.cpuUsPerReq, 1), fixed(r.otherCpuUsPerReq, 1), fixed(r.latencyP50Ms, 0), fixed(r.latencyP99Ms, 0), String(r.errors), ratio, target]
+    return [r.benchmark, label, Math.round(r.rps).toString(), fixed(r.cpuUsPerReq, 1), fixed(r.otherCpuUsPerReq, 1), fixed(r.latencyP50Ms, 2), fixed(r.latencyP99Ms, 2), String(r.errors), ratio, target]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)))
   const numeric = new Set([2, 3, 4, 5, 6, 7, 8])

@@ -80,7 +80,7 @@ export interface JobStateStore {
 export async function openJobStateStore(nc: NatsConnection, names: NatsNames): Promise<JobStateStore> {
   const kv = await new Kvm(nc).open(names.bucket('JOB_STATE'))
   const get = async (id: string): Promise<StateEntry | null> => {
-    const e = await kv.get(id)
+    const e = await throughOutages(() => kv.get(id))
     if (e === null || e.operation !== 'PUT' || e.length === 0) return null
     return { state: decodeState(e.value), revision: e.revision }
   }
@@ -88,8 +88,10 @@ export async function openJobStateStore(nc: NatsConnection, names: NatsNames): P
     kv,
     get,
     async create(state) {
+      // Retried through a NATS restart: if an earlier try was stored but its answer lost, the
+      // retry meets the existing key and reports it like any duplicate.
       try {
-        return await kv.create(state.id, encodeState(state))
+        return await throughOutages(() => kv.create(state.id, encodeState(state)))
       } catch (err) {
         if (isWrongLastSequence(err)) return null
         throw err
@@ -101,7 +103,8 @@ export async function openJobStateStore(nc: NatsConnection, names: NatsNames): P
         const next = change(cur.state)
         if (next === null) return null
         try {
-          const revision = await kv.update(id, encodeState(next), cur.revision)
+          const rev = cur.revision
+          const revision = await throughOutages(() => kv.update(id, encodeState(next), rev))
           return { state: next, revision }
         } catch (err) {
           if (!isWrongLastSequence(err)) throw err
@@ -110,6 +113,24 @@ export async function openJobStateStore(nc: NatsConnection, names: NatsNames): P
       }
       return null
     },
+  }
+}
+
+/**
+ * Retries an operation while NATS is unreachable (a restart takes a second or two), up to
+ * `budgetMs`. A CAS conflict is an answer, not an outage, and is passed through at once. A write
+ * that timed out may have been stored: the retry then meets a CAS conflict, and the callers
+ * re-read and judge the state they find — which is why every transition is a pure function of it.
+ */
+export async function throughOutages<T>(op: () => Promise<T>, budgetMs = 20_000): Promise<T> {
+  const deadline = Date.now() + budgetMs
+  for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
+    try {
+      return await op()
+    } catch (err) {
+      if (isWrongLastSequence(err) || Date.now() + delay > deadline) throw err
+      await new Promise((r) => setTimeout(r, delay))
+    }
   }
 }
 

@@ -149,21 +149,34 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))
     const timeout = setTimeout(() => ac.abort(new Error(`timed out after ${String(Math.round(o.timeoutMs / 1000))} s`)), o.timeoutMs)
     const mine = (s: JobState) => s.status === 'running' && s.worker === o.nodeId && s.attempts === attempt
+    // Only the executor's own error is a job failure. An error after it succeeded (NATS
+    // unreachable while recording the result) must not turn into a retry that runs the job again:
+    // the store retries through outages, and a write that still fails leaves the message unacked
+    // so the next delivery finds the state and judges it.
+    let outcome: { ok: true; result: unknown } | { ok: false; reason: string }
     try {
       const result = await Promise.race([
         o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }) }),
         new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true })),
       ])
-      const encoded = JSON.stringify(result ?? null)
-      const large = Buffer.byteLength(encoded) > INLINE_RESULT_MAX_BYTES
-      if (large) await o.results.put(job.id, encoded)
-      const done = await o.store.transition(job.id, (s) =>
-        mine(s) ? { ...s, status: 'completed', finished_at: new Date().toISOString(), ...(large ? { result_stored: true } : { result: result ?? null }) } : null,
-      )
-      if (done === null) log.info({ job: job.id }, 'job finished after it was cancelled or flushed: result discarded')
-      m.ack()
+      outcome = { ok: true, result }
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err)
+      outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) }
+    }
+    try {
+      if (outcome.ok) {
+        const result = outcome.result
+        const encoded = JSON.stringify(result ?? null)
+        const large = Buffer.byteLength(encoded) > INLINE_RESULT_MAX_BYTES
+        if (large) await o.results.put(job.id, encoded)
+        const done = await o.store.transition(job.id, (s) =>
+          mine(s) ? { ...s, status: 'completed', finished_at: new Date().toISOString(), ...(large ? { result_stored: true } : { result: result ?? null }) } : null,
+        )
+        if (done === null) log.info({ job: job.id }, 'job finished after it was cancelled, flushed or already recorded: nothing to write')
+        m.ack()
+        return
+      }
+      const reason = outcome.reason
       const cur = await o.store.get(job.id)
       if (cur === null || !mine(cur.state)) {
         // cancelled or flushed meanwhile: the state already says how it ended

@@ -1,0 +1,258 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream'
+import { Queue, Worker } from 'bullmq'
+import { Redis } from 'ioredis'
+import { enqueueJob, type EnqueueDeps } from '../src/jobs/enqueue.ts'
+import { openJobStateStore } from '../src/jobs/job-state.ts'
+import { provisionJobs } from '../src/jobs/provision.ts'
+import { openResultStore } from '../src/jobs/result-store.ts'
+import { startJobWorker } from '../src/jobs/worker.ts'
+import { createLogger } from '../src/kernel/log.ts'
+import { freePort, startNats } from '../src/platform/local-services.ts'
+import { connectNats, provisionNats } from '../src/platform/nats.ts'
+import { natsNames } from '../src/platform/nats-names.ts'
+import { removeTempDir, tempDir } from './lib/children.ts'
+import { processTicks, clockTicks } from './lib/cpu.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+
+/*
+ * The platform's job queue against BullMQ on Redis and against raw JetStream (the floor), in one
+ * run on the same machine. Per system, two phases:
+ *   latency     one job in flight, 500 times: time from the enqueue call to the start of the job's
+ *               handler (enqueue→start), p50/p99;
+ *   throughput  20,000 no-op jobs enqueued by 100 concurrent producers while one worker with 10
+ *               slots runs them: completed jobs/s, CPU of this process (producer + worker) and of
+ *               the server (nats-server / redis-server) per job.
+ * Then memory: server RSS growth (and JetStream store bytes) per 10,000 queued jobs with no worker.
+ * The producer and the worker share this process for every system, so the comparison is even.
+ */
+const NAME = 'queue'
+const JOBS = Number(process.env['BENCH_QUEUE_JOBS'] ?? 20_000)
+const PRODUCERS = 100
+const SLOTS = 10
+const LAT_SAMPLES = 500
+const log = createLogger({ level: 'warn' })
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0
+}
+const rssKb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? 0)
+
+interface Case {
+  label: string
+  baseline?: boolean
+  serverPid: number
+  /** Starts a consumer calling `onStart(id)` when a job's handler begins; returns a stopper. */
+  startWorker(onStart: (id: string) => void): Promise<() => Promise<void>>
+  enqueue(id: string): Promise<void>
+  queuedBytes?(): Promise<number>
+}
+
+async function measureCase(c: Case): Promise<{ row: Row; memNote: string }> {
+  process.stderr.write(`  ${c.label}: latency\n`)
+  const started = new Map<string, number>()
+  let done = 0
+  let onAll: (() => void) | undefined
+  const stop = await c.startWorker((id) => {
+    started.set(id, performance.now())
+    done++
+    if (onAll !== undefined && done >= JOBS) onAll()
+  })
+  const lat: number[] = []
+  for (let i = 0; i < LAT_SAMPLES; i++) {
+    const id = randomUUID()
+    const t0 = performance.now()
+    await c.enqueue(id)
+    while (!started.has(id)) await new Promise((r) => setImmediate(r))
+    lat.push((started.get(id) as number) - t0)
+  }
+  process.stderr.write(`  ${c.label}: throughput (${String(JOBS)} jobs)\n`)
+  done = 0
+  started.clear()
+  const all = new Promise<void>((r) => (onAll = r))
+  const cpu0 = process.cpuUsage()
+  const srv0 = processTicks(c.serverPid)
+  const t0 = performance.now()
+  let next = 0
+  let errors = 0
+  await Promise.all(
+    Array.from({ length: PRODUCERS }, async () => {
+      while (next < JOBS) {
+        next++
+        await c.enqueue(randomUUID()).catch(() => errors++)
+      }
+    }),
+  )
+  await all
+  const seconds = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  const srvUs = ((processTicks(c.serverPid) - srv0) / clockTicks()) * 1e6
+  await stop()
+
+  process.stderr.write(`  ${c.label}: memory per 10k queued\n`)
+  const rss0 = rssKb(c.serverPid)
+  const bytes0 = (await c.queuedBytes?.()) ?? 0
+  for (let i = 0; i < 10_000; i += 100) await Promise.all(Array.from({ length: 100 }, () => c.enqueue(randomUUID())))
+  const rss1 = rssKb(c.serverPid)
+  const bytes1 = (await c.queuedBytes?.()) ?? 0
+  const memNote = `${c.label}: server RSS +${((rss1 - rss0) / 1024).toFixed(1)} MB per 10k queued jobs${c.queuedBytes === undefined ? '' : `, store +${((bytes1 - bytes0) / 1024 / 1024).toFixed(1)} MB`}`
+  return {
+    row: {
+      benchmark: NAME,
+      case: c.label,
+      ...(c.baseline === true ? { baseline: true } : {}),
+      requests: JOBS,
+      durationS: seconds,
+      rps: JOBS / seconds,
+      cpuUsPerReq: (cpu.user + cpu.system) / JOBS,
+      otherCpuUsPerReq: srvUs / JOBS,
+      latencyP50Ms: percentile(lat, 50),
+      latencyP99Ms: percentile(lat, 99),
+      errors,
+    },
+    memNote,
+  }
+}
+
+async function startRedis(dir: string): Promise<{ proc: ChildProcess; port: number }> {
+  const port = await freePort()
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' })
+  const r = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: null })
+  for (let i = 0; i < 100; i++) {
+    try {
+      await r.connect()
+      break
+    } catch {
+      await new Promise((res) => setTimeout(res, 100))
+    }
+  }
+  await r.quit()
+  return { proc, port }
+}
+
+async function run(): Promise<Row[]> {
+  const dir = tempDir('bench-queue-')
+  const nats = await startNats({ dir: `${dir}/nats`, log })
+  const redis = await startRedis(dir)
+  const notes: string[] = []
+  const rows: Row[] = []
+  try {
+    // Raw JetStream: publish on a work-queue stream, one pull consumer with consume() + ack.
+    {
+      const nc = await connectNats(nats.url, 'bench-raw', log)
+      const jsm = await jetstreamManager(nc)
+      await jsm.streams.add({ name: 'RAW', subjects: ['raw.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
+      await jsm.consumers.add('RAW', { durable_name: 'w', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
+      const js = jetstream(nc)
+      const raw: Case = {
+        label: 'raw JetStream publish + pull consume',
+        baseline: true,
+        serverPid: nats.pid,
+        async startWorker(onStart) {
+          const msgs = await (await js.consumers.get('RAW', 'w')).consume({ max_messages: 1000 })
+          void (async () => {
+            for await (const m of msgs) {
+              onStart(m.subject.slice(4))
+              m.ack()
+            }
+          })()
+          return async () => {
+            await msgs.close()
+          }
+        },
+        enqueue: async (id) => {
+          await js.publish(`raw.${id}`, '{}', { msgID: id })
+        },
+        queuedBytes: async () => (await jsm.streams.info('RAW')).state.bytes,
+      }
+      const r = await measureCase(raw)
+      rows.push(r.row)
+      notes.push(r.memNote)
+      await nc.drain()
+    }
+    // The platform: enqueueJob (state CAS + publish) and a pool worker with 10 slot loops.
+    {
+      const nc = await connectNats(nats.url, 'bench-platform', log)
+      const names = natsNames('bq')
+      await provisionNats(nc, names, log)
+      await provisionJobs(nc, names, { ackWaitMs: 60_000, resultTtlMs: 3600_000 }, log)
+      const store = await openJobStateStore(nc, names)
+      const deps: EnqueueDeps = { js: jetstream(nc), names, store, maxDepth: 0 }
+      const jsm = await jetstreamManager(nc)
+      const platform: Case = {
+        label: `platform queue (1 worker × ${String(SLOTS)} slots)`,
+        serverPid: nats.pid,
+        async startWorker(onStart) {
+          const w = await startJobWorker({
+            nc,
+            names,
+            store,
+            results: await openResultStore(nc, names),
+            pool: 'fn',
+            concurrency: SLOTS,
+            executor: async ({ job }) => {
+              onStart(job.id)
+              return null
+            },
+            nodeId: 'bench',
+            log,
+            ackWaitMs: 60_000,
+            maxRetries: 3,
+            retryDelayMs: 1000,
+            timeoutMs: 60_000,
+          })
+          return () => w.stop()
+        },
+        enqueue: async (id) => {
+          await enqueueJob(deps, { id, pool: 'fn', kind: 'function', namespace: 'bench', name: 'noop', input: {}, userId: null })
+        },
+        queuedBytes: async () => (await jsm.streams.info(names.stream('JOBS'))).state.bytes + (await jsm.streams.info(`KV_${names.bucket('JOB_STATE')}`)).state.bytes,
+      }
+      const r = await measureCase(platform)
+      rows.push(r.row)
+      notes.push(r.memNote)
+      await nc.drain()
+    }
+    // BullMQ on Redis: Queue.add and a Worker with concurrency 10.
+    {
+      const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
+      const queue = new Queue('bench', { connection })
+      const bull: Case = {
+        label: `BullMQ on Redis (1 worker × ${String(SLOTS)} concurrency)`,
+        serverPid: redis.proc.pid ?? 0,
+        async startWorker(onStart) {
+          const worker = new Worker('bench', async (job) => {
+            onStart(String(job.id))
+            return null
+          }, { connection, concurrency: SLOTS, removeOnComplete: { age: 3600 } })
+          await worker.waitUntilReady()
+          return () => worker.close()
+        },
+        enqueue: async (id) => {
+          await queue.add('noop', {}, { jobId: id })
+        },
+      }
+      const r = await measureCase(bull)
+      rows.push(r.row)
+      notes.push(r.memNote)
+      await queue.close()
+    }
+  } finally {
+    redis.proc.kill('SIGKILL')
+    await nats.stop()
+    removeTempDir(dir)
+  }
+  const first = rows[0]
+  if (first !== undefined) first.note = notes.join('; ')
+  return rows
+}
+
+const bench: Benchmark = {
+  name: NAME,
+  description: 'job queue: enqueue→start latency and no-op jobs/s, platform vs BullMQ on Redis vs raw JetStream',
+  run,
+}
+export default bench

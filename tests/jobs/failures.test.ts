@@ -1,0 +1,170 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import t from 'tap'
+import { enqueueJob } from '../../src/jobs/enqueue.ts'
+import type { JobState, Pool } from '../../src/jobs/job-state.ts'
+import { waitForJob } from '../../src/jobs/wait.ts'
+import { createLogger } from '../../src/kernel/log.ts'
+import { startNats } from '../../src/platform/local-services.ts'
+import { natsNames } from '../../src/platform/nats-names.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
+import { EFFECTS_TABLE, type TestInput } from './test-executors.ts'
+
+/*
+ * Failure tests with real processes: workers are child processes killed with SIGKILL mid-job, and
+ * a dedicated nats-server is killed with SIGKILL under load and restarted on the same store.
+ */
+const WORKER = join(import.meta.dirname, 'worker-process.ts')
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+async function spawnWorker(t: Teardown, env: TestPlatform, pools: Pool[], natsUrl = env.config.NATS_URL): Promise<{ proc: ChildProcess; nodeIds: string[] }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', WORKER], {
+    env: { ...process.env, NATS_URL: natsUrl, NATS_PREFIX: env.config.NATS_PREFIX, TEST_DATABASE_URL: env.databaseUrl, POOLS: pools.join(','), QUEUE_ACK_WAIT_SECONDS: String(env.config.QUEUE_ACK_WAIT_SECONDS), QUEUE_RETRY_DELAY_SECONDS: '0.05', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  t.teardown(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
+  })
+  const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream })
+  const nodeIds = await new Promise<string[]>((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`worker exited early (${String(code)})`)))
+    lines.on('line', (line) => {
+      if (line.startsWith('ready ')) resolve(line.slice(6).split(','))
+    })
+  })
+  return { proc, nodeIds }
+}
+
+const kill9 = async (proc: ChildProcess) => {
+  const exited = new Promise((r) => proc.once('exit', r))
+  proc.kill('SIGKILL')
+  await exited
+}
+
+async function eventually<T>(fn: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
+  const until = Date.now() + ms
+  for (;;) {
+    const v = await fn()
+    if (v !== undefined) return v
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+function helpers(env: TestPlatform) {
+  const jobs = env.platform.jobs
+  if (jobs === undefined) throw new Error('job service missing')
+  const names = natsNames(env.config.NATS_PREFIX)
+  return {
+    jobs,
+    enqueue: (input: TestInput, pool: Pool = 'fn') => enqueueJob(jobs.enqueue, { pool, kind: pool === 'fn' ? 'function' : 'agent', namespace: 'tests', name: 'failure', input, userId: env.adminId }),
+    settle: async (id: string, ms = 60_000): Promise<JobState> => {
+      const s = await waitForJob(env.platform.nc, names, jobs.enqueue.store, id, ms)
+      if (s === null) throw new Error(`job ${id} unknown`)
+      return s
+    },
+    runningOn: (id: string) => eventually(async () => {
+      const s = (await jobs.enqueue.store.get(id))?.state
+      return s?.status === 'running' ? (s.worker ?? '') : undefined
+    }, `job ${id} to start`),
+  }
+}
+
+t.test('kill -9 of workers mid-job', async (t) => {
+  const env = await startTestPlatform(t, { ROLES: 'gateway,resources', QUEUE_ACK_WAIT_SECONDS: '2' })
+  await env.sql(EFFECTS_TABLE)
+  const h = helpers(env)
+
+  await t.test('a function job completes on another worker and its effect is applied once', async (t) => {
+    const first = await spawnWorker(t, env, ['fn'])
+    const job = await h.enqueue({ op: 'effect', ms: 1500 })
+    t.ok(first.nodeIds.includes(await h.runningOn(job.id)), 'running on the first worker')
+    await kill9(first.proc)
+    const second = await spawnWorker(t, env, ['fn'])
+    const done = await h.settle(job.id)
+    t.equal(done.status, 'completed')
+    t.equal(done.attempts, 2, 'the lost attempt counts')
+    t.ok(second.nodeIds.includes(done.worker ?? ''), 'finished by the second worker')
+    t.same(await env.sql('select runs from test_effects where job_id = $1', [job.id]), [{ runs: 1 }])
+    await kill9(second.proc)
+  })
+
+  await t.test('an agent job ends failed with an error, not stuck', async (t) => {
+    const first = await spawnWorker(t, env, ['agent'])
+    const job = await h.enqueue({ op: 'sleep', ms: 5000 }, 'agent')
+    await h.runningOn(job.id)
+    await kill9(first.proc)
+    const second = await spawnWorker(t, env, ['agent'])
+    const done = await h.settle(job.id)
+    t.equal(done.status, 'failed')
+    t.match(done.error, /worker lost/)
+    t.equal(done.attempts, 1, 'not retried')
+    await kill9(second.proc)
+  })
+
+  await t.test('a job that crashes its worker is redelivered and completed by the replacement', async (t) => {
+    const job = await h.enqueue({ op: 'crash-once' })
+    // crash-once kills its worker on attempt 1 only; the replacement completes attempt 2.
+    const first = await spawnWorker(t, env, ['fn'])
+    await eventually(async () => (first.proc.exitCode !== null || first.proc.signalCode !== null ? true : undefined), 'the worker to die')
+    await spawnWorker(t, env, ['fn'])
+    const done = await h.settle(job.id)
+    t.equal(done.status, 'completed')
+    t.equal(done.attempts, 2)
+  })
+})
+
+t.test('kill -9 of nats-server under load loses no accepted job and runs none twice', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'nats-kill-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const log = createLogger({ level: 'silent' })
+  let nats = await startNats({ dir, log })
+  const port = Number(new URL(nats.url).port)
+  t.teardown(() => nats.stop())
+  const env = await startTestPlatform(t, { ROLES: 'gateway,resources', NATS_URL: nats.url, QUEUE_ACK_WAIT_SECONDS: '10' })
+  await env.sql(EFFECTS_TABLE)
+  const h = helpers(env)
+  await spawnWorker(t, env, ['fn'], nats.url)
+  await spawnWorker(t, env, ['fn'], nats.url)
+
+  const total = 300
+  const accepted: string[] = []
+  let rejected = 0
+  let next = 0
+  let killed = false
+  const producer = async () => {
+    while (next < total) {
+      next++
+      try {
+        accepted.push((await h.enqueue({ op: 'effect' })).id)
+      } catch {
+        rejected++
+      }
+      if (!killed && accepted.length >= 100) {
+        killed = true
+        process.kill(nats.pid, 'SIGKILL')
+        setTimeout(() => {
+          void startNats({ dir, port, log }).then((n) => {
+            nats = n
+          })
+        }, 1000)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, producer))
+  t.ok(killed, 'the server was killed mid-run')
+  t.ok(accepted.length >= 100, `accepted ${String(accepted.length)}, rejected ${String(rejected)}`)
+  const states = await Promise.all(accepted.map((id) => h.settle(id, 90_000)))
+  const notDone = states.filter((s) => s.status !== 'completed')
+  t.same(notDone.map((s) => `${s.id}:${s.status}`), [], 'every accepted job completed')
+  const rows = await env.sql<{ n: number; max: number }>('select count(*)::int as n, max(runs)::int as max from test_effects where job_id = any($1::uuid[])', [accepted])
+  const twice = await env.sql<{ job_id: string; runs: number }>('select job_id, runs from test_effects where runs > 1')
+  const detail = twice.map((r) => ({ ...r, state: states.find((s) => s.id === r.job_id) }))
+  t.same(rows[0], { n: accepted.length, max: 1 }, `each effect applied exactly once ${JSON.stringify(detail)}`)
+})
