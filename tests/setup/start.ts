@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { createLogger } from '../../src/kernel/log.ts'
 import { migrate } from '../../src/platform/db.ts'
 import { ensureServerPackages, startNats, startPostgres } from '../../src/platform/local-services.ts'
-import { SERVICES_FILE, type TestServices } from './services.ts'
+import { SERVICES_DIR, SERVICES_FILE, type TestServices } from './services.ts'
 
 /*
  * tap `before` script: one nats-server (JetStream) and one Postgres cluster for the whole run,
@@ -11,7 +11,7 @@ import { SERVICES_FILE, type TestServices } from './services.ts'
  * database. Each test file then gets its own database copy and NATS prefix (tests/helpers/env.ts).
  */
 const log = createLogger({ level: 'warn', svc: 'test-setup' })
-const dir = join(import.meta.dirname, '..', '..', '.tap', 'services')
+const dir = SERVICES_DIR
 rmSync(dir, { recursive: true, force: true })
 mkdirSync(dir, { recursive: true })
 ensureServerPackages(log)

@@ -1,4 +1,5 @@
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync, lstatSync, realpathSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { stopByPid } from '../../src/platform/local-services.ts'
 import { readServices, SERVICES_FILE } from './services.ts'
 
@@ -7,6 +8,9 @@ if (existsSync(SERVICES_FILE)) {
   const s = readServices()
   await stopByPid(s.pgPid, 'SIGINT')
   await stopByPid(s.natsPid, 'SIGTERM')
+  // As root, the cluster may live outside the tree (local-services links it from <dir>/pg).
+  const pgDir = join(s.dir, 'pg')
+  if (existsSync(pgDir) && lstatSync(pgDir).isSymbolicLink()) rmSync(realpathSync(pgDir), { recursive: true, force: true })
   rmSync(s.dir, { recursive: true, force: true })
   rmSync(SERVICES_FILE, { force: true })
 }
