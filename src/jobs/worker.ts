@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import { jetstream, type JsMsg } from '@nats-io/jetstream'
+import { jetstream } from '@nats-io/jetstream'
 import { headers } from '@nats-io/transport-node'
 import type { Logger } from '../kernel/log.ts'
 import { startHeartbeat, workersBucket, type Heartbeat } from '../platform/heartbeat.ts'
@@ -7,6 +7,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { INLINE_RESULT_MAX_BYTES, decodeState, isTerminal, type JobState, type JobStateStore, type Pool, type StateEntry } from './job-state.ts'
 import { poolConsumerName } from './provision.ts'
+import { startPuller, type PulledMessage } from './puller.ts'
 import { publishDurably } from './publish.ts'
 import type { ResultStore } from './result-store.ts'
 
@@ -59,8 +60,8 @@ const RETRYABLE: ReadonlySet<Pool> = new Set(['fn'])
 
 export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   const js = jetstream(o.nc)
-  const consumer = await js.consumers.get(o.names.stream('JOBS'), poolConsumerName(o.pool))
   const log = o.log.child({ pool: o.pool, worker: o.nodeId })
+  const puller = startPuller({ nc: o.nc, stream: o.names.stream('JOBS'), consumer: poolConsumerName(o.pool), slots: o.concurrency, log })
   const running = new Set<Promise<void>>()
   let stopping = false
   const maxAttempts = RETRYABLE.has(o.pool) ? 1 + o.maxRetries : 1
@@ -76,7 +77,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   })
   await heartbeat.beat()
 
-  const toDlq = async (m: JsMsg, cur: StateEntry, reason: string): Promise<void> => {
+  const toDlq = async (m: PulledMessage, cur: StateEntry, reason: string): Promise<void> => {
     const h = headers()
     h.set('X-Error', reason.slice(0, 1000).replace(/[\r\n]+/g, ' '))
     h.set('X-Attempts', String(cur.state.attempts))
@@ -91,7 +92,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     log.warn({ job: cur.state.id, attempts: cur.state.attempts, reason }, 'job moved to the dead letter queue')
   }
 
-  const handle = async (m: JsMsg): Promise<void> => {
+  const handle = async (m: PulledMessage): Promise<void> => {
     const id = m.subject.slice(m.subject.lastIndexOf('.') + 1)
     const rev = Number(m.headers?.get('Job-Rev') ?? '0')
     // Fast path: the message carries the state as written at enqueue; if nothing changed since,
@@ -131,12 +132,15 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     await run(m, claimed as StateEntry)
   }
 
-  const run = async (m: JsMsg, claimed: StateEntry): Promise<void> => {
+  const run = async (m: PulledMessage, claimed: StateEntry): Promise<void> => {
     const job = claimed.state
     const attempt = job.attempts
     const ac = new AbortController()
     // The done channel: a cancel or flush rewrites the state, and the bucket republishes it here.
-    const sub = o.nc.subscribe(o.names.subject(`evt.job.${job.id}`), {
+    // Agent turns stop early on it. Function runs are left to finish (SPEC §3: running sandboxes
+    // are not killed on cancel) and their result is discarded by the final CAS, so function jobs
+    // skip the per-job subscription on the hot path.
+    const sub = !RETRYABLE.has(o.pool) && o.nc.subscribe(o.names.subject(`evt.job.${job.id}`), {
       callback: (_err, msg) => {
         try {
           const s = JSON.parse(new TextDecoder().decode(msg.data)) as JobState
@@ -169,8 +173,12 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
         const encoded = JSON.stringify(result ?? null)
         const large = Buffer.byteLength(encoded) > INLINE_RESULT_MAX_BYTES
         if (large) await o.results.put(job.id, encoded)
-        const done = await o.store.transition(job.id, (s) =>
-          mine(s) ? { ...s, status: 'completed', finished_at: new Date().toISOString(), ...(large ? { result_stored: true } : { result: result ?? null }) } : null,
+        // CAS against the claim's revision: no read on the hot path; a cancel in between makes it
+        // fail, re-read, and refuse.
+        const done = await o.store.transition(
+          job.id,
+          (s) => (mine(s) ? { ...s, status: 'completed', finished_at: new Date().toISOString(), ...(large ? { result_stored: true } : { result: result ?? null }) } : null),
+          claimed,
         )
         if (done === null) log.info({ job: job.id }, 'job finished after it was cancelled, flushed or already recorded: nothing to write')
         m.ack()
@@ -197,26 +205,14 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     } finally {
       clearInterval(keepAlive)
       clearTimeout(timeout)
-      sub.unsubscribe()
+      if (sub !== false) sub.unsubscribe()
     }
   }
 
-  const slot = async (n: number): Promise<void> => {
-    let backoff = 100
+  const slot = async (): Promise<void> => {
     while (!stopping) {
-      let m: JsMsg | null
-      try {
-        m = await consumer.next({ expires: 5_000 })
-        backoff = 100
-      } catch (err) {
-        // NATS restarting or the consumer briefly unavailable: wait and pull again.
-        if (stopping) return
-        log.debug({ err, slot: n }, 'pull failed; retrying')
-        await new Promise((r) => setTimeout(r, backoff))
-        backoff = Math.min(backoff * 2, 2_000)
-        continue
-      }
-      if (m === null) continue
+      const m: PulledMessage | null = await puller.take()
+      if (m === null) return
       if (stopping) {
         m.nak()
         return
@@ -230,7 +226,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       running.delete(p)
     }
   }
-  const loops = Array.from({ length: o.concurrency }, (_, n) => slot(n))
+  const loops = Array.from({ length: o.concurrency }, () => slot())
   log.info({ slots: o.concurrency }, 'job worker started')
 
   return {
@@ -238,6 +234,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     inflight: () => running.size,
     async stop(graceMs = 10_000) {
       stopping = true
+      puller.close()
       const all = Promise.allSettled([...running])
       await Promise.race([all, new Promise((r) => setTimeout(r, graceMs))])
       await heartbeat.stop()
