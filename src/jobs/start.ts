@@ -97,6 +97,7 @@ export async function startJobWorkers(o: {
           maxRetries: o.config.QUEUE_MAX_RETRIES,
           retryDelayMs: o.config.QUEUE_RETRY_DELAY_SECONDS * 1000,
           timeoutMs: size.timeoutMs,
+          heartbeatMs: o.config.QUEUE_HEARTBEAT_SECONDS * 1000,
         }),
       )
     }

@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import { jetstream } from '@nats-io/jetstream'
 import { headers } from '@nats-io/transport-node'
 import type { Logger } from '../kernel/log.ts'
-import { startHeartbeat, workersBucket, type Heartbeat } from '../platform/heartbeat.ts'
+import { HEARTBEAT_INTERVAL_MS, startHeartbeat, workersBucket, type Heartbeat, type Member } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { INLINE_RESULT_MAX_BYTES, decodeState, isTerminal, type JobState, type JobStateStore, type Pool, type StateEntry } from './job-state.ts'
@@ -67,8 +67,9 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   const maxAttempts = RETRYABLE.has(o.pool) ? 1 + o.maxRetries : 1
   const startedAt = new Date().toISOString()
 
+  const workers = await workersBucket(o.nc, o.names)
   const heartbeat: Heartbeat = startHeartbeat({
-    kv: await workersBucket(o.nc, o.names),
+    kv: workers,
     role: o.pool,
     nodeId: o.nodeId,
     info: () => ({ pool: o.pool, slots: o.concurrency, inflight: running.size, host: hostname(), pid: process.pid, started_at: startedAt }),
@@ -76,6 +77,16 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     ...(o.heartbeatMs === undefined ? {} : { intervalMs: o.heartbeatMs }),
   })
   await heartbeat.beat()
+
+  const heartbeatMs = o.heartbeatMs ?? HEARTBEAT_INTERVAL_MS
+  const workerAlive = async (nodeId: string | null): Promise<boolean> => {
+    if (nodeId === null) return false
+    if (nodeId === o.nodeId) return true
+    const e = await workers.get(`${o.pool}.${nodeId}`).catch(() => null)
+    if (e === null || e.operation !== 'PUT' || e.length === 0) return false
+    // The bucket keeps a key 30 s after the last beat; three missed beats already mean dead.
+    return Date.now() - Date.parse(e.json<Member>().last_seen) < 3 * heartbeatMs
+  }
 
   const toDlq = async (m: PulledMessage, cur: StateEntry, reason: string): Promise<void> => {
     const h = headers()
@@ -103,10 +114,13 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       return
     }
     let claimed: StateEntry | null = null
-    let outcome: 'claim' | 'skip' | 'lost-agent' | 'exhausted' = 'skip'
+    let outcome: 'claim' | 'skip' | 'busy' | 'lost-agent' | 'exhausted' = 'skip'
     for (let i = 0; i < 50 && cur !== null && claimed === null; i++) {
       const s: JobState = cur.state
       if (isTerminal(s.status) || s.status === 'scheduled') outcome = 'skip'
+      // Redelivered while its worker is alive (a NATS restart resets ack timers, a long GC pause):
+      // taking it over would run it twice. Only a dead worker's job is taken over.
+      else if (s.status === 'running' && (await workerAlive(s.worker))) outcome = 'busy'
       else if (s.status === 'running' && !RETRYABLE.has(o.pool)) outcome = 'lost-agent'
       else if (s.attempts >= maxAttempts) outcome = 'exhausted'
       else outcome = 'claim'
@@ -117,6 +131,11 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     }
     if (cur === null || outcome === 'skip' || (outcome === 'claim' && claimed === null)) {
       m.term()
+      return
+    }
+    if (outcome === 'busy') {
+      // Look again after an ack_wait; the running worker's ack removes the message meanwhile.
+      m.nak(o.ackWaitMs)
       return
     }
     if (outcome === 'lost-agent') {

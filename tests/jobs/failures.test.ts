@@ -23,9 +23,9 @@ interface Teardown {
   teardown(fn: () => unknown): void
 }
 
-async function spawnWorker(t: Teardown, env: TestPlatform, pools: Pool[], natsUrl = env.config.NATS_URL): Promise<{ proc: ChildProcess; nodeIds: string[] }> {
+async function spawnWorker(t: Teardown, env: TestPlatform, pools: Pool[], natsUrl = env.config.NATS_URL, heartbeatSeconds = 0.5): Promise<{ proc: ChildProcess; nodeIds: string[] }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-    env: { ...process.env, NATS_URL: natsUrl, NATS_PREFIX: env.config.NATS_PREFIX, TEST_DATABASE_URL: env.databaseUrl, POOLS: pools.join(','), QUEUE_ACK_WAIT_SECONDS: String(env.config.QUEUE_ACK_WAIT_SECONDS), QUEUE_RETRY_DELAY_SECONDS: '0.05', LOG_LEVEL: 'warn' },
+    env: { ...process.env, NATS_URL: natsUrl, NATS_PREFIX: env.config.NATS_PREFIX, TEST_DATABASE_URL: env.databaseUrl, POOLS: pools.join(','), QUEUE_ACK_WAIT_SECONDS: String(env.config.QUEUE_ACK_WAIT_SECONDS), QUEUE_RETRY_DELAY_SECONDS: '0.05', QUEUE_HEARTBEAT_SECONDS: String(heartbeatSeconds), LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   t.teardown(() => {
@@ -130,8 +130,10 @@ t.test('kill -9 of nats-server under load loses no accepted job and runs none tw
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources', NATS_URL: nats.url, QUEUE_ACK_WAIT_SECONDS: '10' })
   await env.sql(EFFECTS_TABLE)
   const h = helpers(env)
-  await spawnWorker(t, env, ['fn'], nats.url)
-  await spawnWorker(t, env, ['fn'], nats.url)
+  // Beats every 2 s: the restart (about 1.5 s) must not make a live worker look dead (3 missed
+  // beats), or its in-flight job would be taken over and run twice.
+  await spawnWorker(t, env, ['fn'], nats.url, 2)
+  await spawnWorker(t, env, ['fn'], nats.url, 2)
 
   const total = 300
   const accepted: string[] = []
