@@ -49,7 +49,8 @@ export function startPuller(o: { nc: NatsConnection; stream: string; consumer: s
 
   const pull = () => {
     // One request per waiting slot; a slot that is executing has none.
-    while (!closed && outstanding.length < waiters.length && !o.nc.isClosed()) {
+    if (closed) return
+    while (outstanding.length < waiters.length && !o.nc.isClosed()) {
       outstanding.push(Date.now() + EXPIRES_MS + GRACE_MS)
       try {
         o.nc.publish(nextSubject, request, { reply: inbox })

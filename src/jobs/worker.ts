@@ -229,7 +229,8 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   }
 
   const slot = async (): Promise<void> => {
-    while (!stopping) {
+    for (;;) {
+      // take() answers null once stop() closed the puller.
       const m: PulledMessage | null = await puller.take()
       if (m === null) return
       if (stopping) {

@@ -10,6 +10,7 @@ import { waitForJob } from '../../src/jobs/wait.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { startNats } from '../../src/platform/local-services.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
+import { eventually } from '../helpers/eventually.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { EFFECTS_TABLE, type TestInput } from './test-executors.ts'
 
@@ -47,15 +48,6 @@ const kill9 = async (proc: ChildProcess) => {
   await exited
 }
 
-async function eventually<T>(fn: () => Promise<T | undefined>, what: string, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 function helpers(env: TestPlatform) {
   const jobs = env.platform.jobs
@@ -140,6 +132,7 @@ t.test('kill -9 of nats-server under load loses no accepted job and runs none tw
   let rejected = 0
   let next = 0
   let killed = false
+  let restarted: Promise<void> = Promise.resolve()
   const producer = async () => {
     while (next < total) {
       next++
@@ -151,15 +144,15 @@ t.test('kill -9 of nats-server under load loses no accepted job and runs none tw
       if (!killed && accepted.length >= 100) {
         killed = true
         process.kill(nats.pid, 'SIGKILL')
-        setTimeout(() => {
-          void startNats({ dir, port, log }).then((n) => {
-            nats = n
-          })
-        }, 1000)
+        restarted = (async () => {
+          await new Promise((r) => setTimeout(r, 1000))
+          nats = await startNats({ dir, port, log })
+        })()
       }
     }
   }
   await Promise.all(Array.from({ length: 8 }, producer))
+  await restarted
   t.ok(killed, 'the server was killed mid-run')
   t.ok(accepted.length >= 100, `accepted ${String(accepted.length)}, rejected ${String(rejected)}`)
   const states = await Promise.all(accepted.map((id) => h.settle(id, 90_000)))

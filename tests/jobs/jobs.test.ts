@@ -5,6 +5,7 @@ import { startJobWorkers } from '../../src/jobs/start.ts'
 import { waitForJob } from '../../src/jobs/wait.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
+import { eventually } from '../helpers/eventually.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 import { EFFECTS_TABLE, testExecutor, type TestInput } from './test-executors.ts'
 
@@ -33,15 +34,6 @@ const settle = async (id: string, ms = 20_000): Promise<JobState> => {
   const s = await waitForJob(platform.nc, names, jobs.enqueue.store, id, ms)
   if (s === null) throw new Error(`job ${id} unknown`)
   return s
-}
-const eventually = async <T>(fn: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> => {
-  const until = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
 }
 
 t.test('a function job runs to completion; status, result, execution record and event agree', async (t) => {
