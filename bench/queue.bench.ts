@@ -186,11 +186,13 @@ async function run(): Promise<Row[]> {
         label: `platform queue (1 worker × ${String(SLOTS)} slots)`,
         serverPid: nats.pid,
         async startWorker(onStart) {
+          // Its own connection, as a worker process has (and as BullMQ's Worker has in Redis).
+          const wnc = await connectNats(nats.url, 'bench-worker', log)
           const w = await startJobWorker({
-            nc,
+            nc: wnc,
             names,
-            store,
-            results: await openResultStore(nc, names),
+            store: await openJobStateStore(wnc, names),
+            results: await openResultStore(wnc, names),
             pool: 'fn',
             concurrency: SLOTS,
             executor: async ({ job }) => {
@@ -204,7 +206,10 @@ async function run(): Promise<Row[]> {
             retryDelayMs: 1000,
             timeoutMs: 60_000,
           })
-          return () => w.stop()
+          return async () => {
+            await w.stop()
+            await wnc.drain()
+          }
         },
         enqueue: async (id) => {
           await enqueueJob(deps, { id, pool: 'fn', kind: 'function', namespace: 'bench', name: 'noop', input: {}, userId: null })

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import type { JetStreamClient } from '@nats-io/jetstream'
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import { headers } from '@nats-io/transport-node'
 import { invalid } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { encodeState, type JobState, type JobStateStore, type Pool } from './job-state.ts'
+import { decodeState, encodeState, POOLS, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { publishDurably } from './publish.ts'
 
 /*
@@ -83,21 +83,32 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
     if (rev === null) return (await deps.store.get(state.id))?.state ?? state
     return state
   }
-  const rev = await deps.store.create(state)
-  if (rev === null) {
-    // Same id enqueued before: publish again (deduped by the stream if it already went out).
-    const cur = await deps.store.get(state.id)
-    if (cur === null) throw new Error(`job ${state.id} vanished during enqueue`)
-    if (cur.state.status === 'queued') await publishJob(deps, cur.state, cur.revision)
-    return cur.state
-  }
-  await publishJob(deps, state, rev)
+  // The state entry is written by the worker that claims the job (one write fewer per job and one
+  // round trip less between enqueue and start); until then the queued job is its message in JOBS,
+  // which the status endpoints read (`findQueuedJob`). Enqueuing the same id again publishes again:
+  // the stream drops it within the duplicate window, and after it the claim finds the state.
+  await publishJob(deps, state, 0)
   return state
 }
 
-/** Publishes a queued job (also used by the timer dispatcher and DLQ retry). */
+/**
+ * Publishes a queued job (also used by the timer dispatcher and DLQ retry). `revision` is the state
+ * entry's revision when one exists (delayed jobs), 0 when the worker is to create it.
+ */
 export async function publishJob(deps: Pick<EnqueueDeps, 'js' | 'names'>, state: JobState, revision: number): Promise<void> {
   const h = headers()
   h.set('Job-Rev', String(revision))
   await publishDurably(deps.js, jobSubject(deps.names, state.pool, state.id), encodeState(state), { msgID: state.id, headers: h })
+}
+
+/**
+ * A job that no worker has claimed yet has no state entry: it is its message in JOBS. Looks it up
+ * by subject in each pool (admin and status paths only; never on the hot path).
+ */
+export async function findQueuedJob(jsm: JetStreamManager, names: NatsNames, id: string): Promise<JobState | null> {
+  for (const pool of POOLS) {
+    const msg = await jsm.streams.getMessage(names.stream('JOBS'), { last_by_subj: jobSubject(names, pool, id) }).catch(() => null)
+    if (msg !== null && msg.data.length > 0) return decodeState(msg.data)
+  }
+  return null
 }

@@ -8,7 +8,7 @@ import { sql, type Db } from '../platform/db.ts'
 import { listMembers } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { enqueueJob, jobSubject, type EnqueueDeps } from './enqueue.ts'
+import { enqueueJob, findQueuedJob, jobSubject, type EnqueueDeps } from './enqueue.ts'
 import { decodeState, isTerminal, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
 import { upsertExecution } from './mirror.ts'
@@ -99,7 +99,9 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
   const jobOf = async (p: Principal, id: string): Promise<JobState> => {
     const cur = await d.store.get(id)
     if (cur !== null && visible(p, cur.state.user_id)) return cur.state
-    if (cur === null) {
+    const queued = cur === null ? await findQueuedJob(await jetstreamManager(d.nc), d.names, id) : null
+    if (queued !== null && visible(p, queued.user_id)) return queued
+    if (cur === null && queued === null) {
       // Older than the state's retention: answer from the execution history.
       const row = await d.db.maybeOne(sql.unsafe`select * from executions where id = ${id}::uuid`)
       if (row !== null && visible(p, (row['user_id'] as string | null) ?? null)) {
@@ -158,10 +160,11 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     const id = req.params['execution_id'] ?? ''
     const row = await d.db.maybeOne(sql.unsafe`select * from executions where id = ${id}::uuid`)
     if (row !== null && visible(p, (row['user_id'] as string | null) ?? null)) return { body: executionRecord(row) }
-    // Accepted moments ago and not mirrored yet: build the record from the live state.
-    const cur = row === null ? await d.store.get(id) : null
-    if (cur !== null && visible(p, cur.state.user_id)) {
-      const s = cur.state
+    // Accepted moments ago and not mirrored yet (or not started): build the record from the live
+    // state or the queued message.
+    const live = row === null ? ((await d.store.get(id))?.state ?? (await findQueuedJob(await jetstreamManager(d.nc), d.names, id))) : null
+    if (live !== null && visible(p, live.user_id)) {
+      const s = live
       return {
         body: executionRecord({ ...s, input_data: s.input, output_data: s.status === 'completed' ? (s.result ?? null) : null, callback_status: null, callback_response_code: null }),
       }
@@ -172,18 +175,33 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
   on('queue.cancel', async (p, req) => {
     requireAll(p, JOB_PERMISSIONS.updateAll)
     const id = req.params['job_id'] ?? ''
-    const cur = await d.store.get(id)
-    if (cur === null) throw notFound(`job ${id} not found`, 'job.not_found')
-    const done = await d.store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'cancelled', error: 'cancelled', finished_at: new Date().toISOString() }), cur)
+    const cancel = (s: JobState): JobState => ({ ...s, status: 'cancelled', error: 'cancelled', finished_at: new Date().toISOString() })
+    let done: { state: JobState; revision: number } | null = null
+    let wasWaiting = false
+    let cur = await d.store.get(id)
+    if (cur === null) {
+      // Not claimed yet: create the entry as cancelled; if a worker claims it at this very moment,
+      // one of the two creates loses and the CAS path below decides.
+      const queued = await findQueuedJob(await jetstreamManager(d.nc), d.names, id)
+      if (queued === null) throw notFound(`job ${id} not found`, 'job.not_found')
+      const rev = await d.store.create(cancel(queued))
+      if (rev !== null) done = { state: cancel(queued), revision: rev }
+      else cur = await d.store.get(id)
+      wasWaiting = true
+    }
+    if (done === null && cur !== null) {
+      wasWaiting = cur.state.status === 'queued' || cur.state.status === 'scheduled'
+      done = await d.store.transition(id, (s) => (isTerminal(s.status) ? null : cancel(s)), cur)
+    }
     if (done === null) {
       const now = await d.store.get(id)
       throw conflict(`job already ${now?.state.status ?? 'gone'}`, 'job.already_finished')
     }
-    if (cur.state.status === 'queued' || cur.state.status === 'scheduled') {
+    if (wasWaiting) {
       // Drop the waiting message so the backlog count is exact; a worker that already pulled it
       // skips it anyway because the state is terminal.
       const jsm = await jetstreamManager(d.nc)
-      await jsm.streams.purge(d.names.stream('JOBS'), { filter: jobSubject(d.names, cur.state.pool, id) }).catch(() => undefined)
+      await jsm.streams.purge(d.names.stream('JOBS'), { filter: jobSubject(d.names, done.state.pool, id) }).catch(() => undefined)
     }
     await upsertExecution(d.db, done.state, done.revision, null)
     return { body: { status: 'cancelled', job_id: id } }
@@ -205,6 +223,8 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     const jobs = { scheduled: 0, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 }
     const rows = await d.db.any(sql.unsafe`select status, count(*)::int as n from executions where created_at > now() - interval '24 hours' group by status`)
     for (const r of rows) if (String(r['status']) in jobs) jobs[String(r['status']) as keyof typeof jobs] = Number(r['n'])
+    // Jobs nobody has claimed yet have no execution row: count them from the pool backlogs.
+    jobs.queued += queues.functions.pending + queues.agents.pending + queues.subagents.pending
     const dlq = await jsm.streams.info(d.names.stream('DLQ'))
     const members = await listMembers(d.workers)
     const count = (role: Pool) => members.filter((m) => m.role === role).length

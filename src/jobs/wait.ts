@@ -5,15 +5,16 @@ import { decodeState, isTerminal, type JobState, type JobStateStore } from './jo
 /*
  * Waits until a job reaches a terminal state, race-free: subscribe to the done channel first, then
  * read the state (research §4.5). A core subscription costs one protocol line; a KV watch would
- * create a consumer per waiter. Returns the last state seen when `timeoutMs` passes first.
+ * create a consumer per waiter. Returns the last state seen when `timeoutMs` passes first (null if none).
  */
 export async function waitForJob(nc: NatsConnection, names: NatsNames, store: JobStateStore, id: string, timeoutMs: number): Promise<JobState | null> {
   const sub = nc.subscribe(names.subject(`evt.job.${id}`))
   try {
     await nc.flush()
+    // No entry yet is normal: a queued job gets its entry when a worker claims it.
     const cur = await store.get(id)
-    if (cur === null || isTerminal(cur.state.status)) return cur?.state ?? null
-    let last: JobState = cur.state
+    if (cur !== null && isTerminal(cur.state.status)) return cur.state
+    let last: JobState | null = cur?.state ?? null
     const timer = setTimeout(() => sub.unsubscribe(), timeoutMs)
     try {
       for await (const m of sub) {

@@ -63,6 +63,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   const log = o.log.child({ pool: o.pool, worker: o.nodeId })
   const puller = startPuller({ nc: o.nc, stream: o.names.stream('JOBS'), consumer: poolConsumerName(o.pool), slots: o.concurrency, log })
   const running = new Set<Promise<void>>()
+  const finishing = new Set<Promise<void>>()
   let stopping = false
   const maxAttempts = RETRYABLE.has(o.pool) ? 1 + o.maxRetries : 1
   const startedAt = new Date().toISOString()
@@ -106,14 +107,32 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   const handle = async (m: PulledMessage): Promise<void> => {
     const id = m.subject.slice(m.subject.lastIndexOf('.') + 1)
     const rev = Number(m.headers?.get('Job-Rev') ?? '0')
-    // Fast path: the message carries the state as written at enqueue; if nothing changed since,
-    // the claiming CAS below succeeds without a read.
-    let cur: StateEntry | null = rev > 0 ? { state: decodeState(m.data), revision: rev } : await o.store.get(id)
-    if (cur === null || cur.state.id !== id) {
+    const carried = decodeState(m.data)
+    if (carried.id !== id) {
       m.term()
       return
     }
     let claimed: StateEntry | null = null
+    let cur: StateEntry | null
+    if (rev === 0) {
+      // First delivery of a fresh job: the claim creates the state entry. It exists already when
+      // the job was cancelled while queued, or on a retry or redelivery: then judge what is there.
+      const first: JobState = { ...carried, status: 'running', attempts: 1, worker: o.nodeId, started_at: new Date().toISOString(), error: null }
+      const created = carried.status === 'queued' ? await o.store.create(first) : null
+      if (created !== null) {
+        await run(m, { state: first, revision: created })
+        return
+      }
+      cur = await o.store.get(id)
+    } else {
+      // Delayed jobs carry the revision of their `queued` entry: the claiming CAS below succeeds
+      // without a read when nothing changed since.
+      cur = { state: carried, revision: rev }
+    }
+    if (cur === null) {
+      m.term()
+      return
+    }
     let outcome: 'claim' | 'skip' | 'busy' | 'lost-agent' | 'exhausted' = 'skip'
     for (let i = 0; i < 50 && cur !== null && claimed === null; i++) {
       const s: JobState = cur.state
@@ -186,46 +205,57 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     } catch (err) {
       outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) }
     }
-    try {
-      if (outcome.ok) {
-        const result = outcome.result
-        const encoded = JSON.stringify(result ?? null)
-        const large = Buffer.byteLength(encoded) > INLINE_RESULT_MAX_BYTES
-        if (large) await o.results.put(job.id, encoded)
-        // CAS against the claim's revision: no read on the hot path; a cancel in between makes it
-        // fail, re-read, and refuse.
-        const done = await o.store.transition(
-          job.id,
-          (s) => (mine(s) ? { ...s, status: 'completed', finished_at: new Date().toISOString(), ...(large ? { result_stored: true } : { result: result ?? null }) } : null),
-          claimed,
-        )
-        if (done === null) log.info({ job: job.id }, 'job finished after it was cancelled, flushed or already recorded: nothing to write')
-        m.ack()
-        return
+    // Recording the outcome runs after the slot is free again: the next job is pulled while the
+    // state write and the ack are in flight (at most `concurrency` of them, so ack_pending stays
+    // within twice the slots). The message stays alive (`working()`) until it is acked.
+    const done: Promise<void> = (async () => {
+      try {
+        if (outcome.ok) {
+          const result = outcome.result
+          const encoded = JSON.stringify(result ?? null)
+          const large = Buffer.byteLength(encoded) > INLINE_RESULT_MAX_BYTES
+          if (large) await o.results.put(job.id, encoded)
+          // CAS against the claim's revision: no read on the hot path; a cancel in between makes it
+          // fail, re-read, and refuse.
+          const written = await o.store.transition(
+            job.id,
+            (s) => (mine(s) ? { ...s, status: 'completed', finished_at: new Date().toISOString(), ...(large ? { result_stored: true } : { result: result ?? null }) } : null),
+            claimed,
+          )
+          if (written === null) log.info({ job: job.id }, 'job finished after it was cancelled, flushed or already recorded: nothing to write')
+          m.ack()
+          return
+        }
+        const reason = outcome.reason
+        const cur = await o.store.get(job.id)
+        if (cur === null || !mine(cur.state)) {
+          // cancelled or flushed meanwhile: the state already says how it ended
+          m.term()
+          return
+        }
+        if (!RETRYABLE.has(o.pool)) {
+          await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'failed', error: reason, finished_at: new Date().toISOString() } : null), cur)
+          m.term()
+        } else if (attempt < maxAttempts) {
+          const back = await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null } : null), cur)
+          if (back === null) m.term()
+          else m.nak(o.retryDelayMs * 2 ** (attempt - 1))
+          log.info({ job: job.id, attempt, err: reason }, 'function job failed: retry scheduled')
+        } else {
+          await toDlq(m, { ...cur, state: { ...cur.state, error: reason } }, reason)
+        }
+      } finally {
+        clearInterval(keepAlive)
+        clearTimeout(timeout)
+        if (sub !== false) sub.unsubscribe()
       }
-      const reason = outcome.reason
-      const cur = await o.store.get(job.id)
-      if (cur === null || !mine(cur.state)) {
-        // cancelled or flushed meanwhile: the state already says how it ended
-        m.term()
-        return
-      }
-      if (!RETRYABLE.has(o.pool)) {
-        await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'failed', error: reason, finished_at: new Date().toISOString() } : null), cur)
-        m.term()
-      } else if (attempt < maxAttempts) {
-        const back = await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null } : null), cur)
-        if (back === null) m.term()
-        else m.nak(o.retryDelayMs * 2 ** (attempt - 1))
-        log.info({ job: job.id, attempt, err: reason }, 'function job failed: retry scheduled')
-      } else {
-        await toDlq(m, { ...cur, state: { ...cur.state, error: reason } }, reason)
-      }
-    } finally {
-      clearInterval(keepAlive)
-      clearTimeout(timeout)
-      if (sub !== false) sub.unsubscribe()
-    }
+    })().catch((err: unknown) => {
+      // Left unacked: the message comes back after ack_wait and its state is judged again.
+      log.error({ err, job: job.id }, 'recording a job outcome failed')
+    })
+    finishing.add(done)
+    void done.finally(() => finishing.delete(done))
+    if (finishing.size >= o.concurrency) await Promise.race(finishing)
   }
 
   const slot = async (): Promise<void> => {
@@ -255,7 +285,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     async stop(graceMs = 10_000) {
       stopping = true
       puller.close()
-      const all = Promise.allSettled([...running])
+      const all = Promise.allSettled([...running]).then(() => Promise.allSettled([...finishing]))
       await Promise.race([all, new Promise((r) => setTimeout(r, graceMs))])
       await heartbeat.stop()
       void loops

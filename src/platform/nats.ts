@@ -3,6 +3,7 @@ import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } fro
 import { Kvm } from '@nats-io/kv'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from './nats-names.ts'
+import { applyRequestPatch } from './nats-request-patch.ts'
 
 export type { NatsConnection }
 
@@ -10,6 +11,7 @@ export type { NatsConnection }
 export async function connectNats(url: string, name: string, log: Logger): Promise<NatsConnection> {
   // noAsyncTraces: nats.js otherwise builds two Error objects with stack traces per request (~25% of
   // the gateway's CPU on a forwarded route, measured in bench/).
+  applyRequestPatch()
   const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000, noAsyncTraces: true })
   void (async () => {
     for await (const s of nc.status()) {

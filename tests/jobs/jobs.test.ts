@@ -118,6 +118,12 @@ t.test('cancel while queued and while running unblocks waiters; a cancelled job 
   // No subagent worker exists: the job stays queued.
   const queued = await enqueue({ op: 'echo' }, {}, 'subagent')
   const waiter = settle(queued.id)
+  const status = await env.request('GET', `/jobs/${queued.id}`, { token: alice.token })
+  t.match(status.body, { job_id: queued.id, status: 'queued', attempts: 0 }, 'an unclaimed job reads as queued')
+  t.equal((await env.request('GET', `/jobs/${queued.id}`, { token: bob.token })).status, 404)
+  t.match((await env.request('GET', `/executions/${queued.id}`, { token: alice.token })).body, { status: 'queued' })
+  const stats = await env.request('GET', '/api/v1/queue/stats', { token: env.adminToken })
+  t.ok((stats.body as { queues: { subagents: { pending: number } } }).queues.subagents.pending >= 1, 'counted in the backlog')
   t.equal((await env.request('POST', `/api/v1/queue/jobs/${queued.id}/cancel`, { token: alice.token })).status, 403, 'admin only')
   const res = await env.request('POST', `/api/v1/queue/jobs/${queued.id}/cancel`, { token: env.adminToken })
   t.same(res.body, { status: 'cancelled', job_id: queued.id })
