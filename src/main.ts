@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { RouteDef, RpcHandler } from './api/route.ts'
@@ -17,6 +18,8 @@ import { createResourceService, type ResourceService } from './resources/service
 import { startGateway, type Gateway } from '../gateway/server.ts'
 import { systemRoutes } from './api/system-routes.ts'
 import { jobExecutors } from './jobs/executors.ts'
+import { registeredActors } from '../actors/index.ts'
+import { startActorHost } from '../actors/runtime/host.ts'
 import { jobRoutes } from './jobs/routes.ts'
 import { provisionJobLayout, startJobService, startJobWorkers, type JobService } from './jobs/start.ts'
 
@@ -27,10 +30,10 @@ import { provisionJobLayout, startJobService, startJobWorkers, type JobService }
  */
 export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
 
-export type Role = 'gateway' | 'resources' | 'workers'
+export type Role = 'gateway' | 'resources' | 'workers' | 'actors'
 
 export function rolesOf(config: Config): Set<Role> {
-  const all: Role[] = ['gateway', 'resources', 'workers']
+  const all: Role[] = ['gateway', 'resources', 'workers', 'actors']
   const asked = config.ROLES.split(',').map((s) => s.trim()).filter(Boolean)
   if (asked.includes('all')) return new Set(all)
   const unknown = asked.filter((r) => !all.includes(r as Role))
@@ -124,6 +127,19 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     if (roles.has('workers')) {
       const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors: jobExecutors() })
       cleanups.push(() => workers.stop())
+    }
+
+    if (roles.has('actors')) {
+      const host = await startActorHost({
+        nc,
+        names,
+        nodeId: randomUUID().slice(0, 8),
+        actors: registeredActors(),
+        log: log.child({ mod: 'actors' }),
+        leaseTtlMs: config.ACTOR_LEASE_TTL_SECONDS * 1000,
+        ackWaitMs: config.ACTOR_ACK_WAIT_SECONDS * 1000,
+      })
+      cleanups.push(() => host.stop())
     }
 
     let gateway: Gateway | undefined

@@ -122,6 +122,8 @@ export const ConfigSchema = T.Object({
   JOB_RESULT_TTL_HOURS: int(24, 'hours job results are kept', 1),
   QUEUE_MAX_RETRIES: int(3, 'retries of a failed function job before the dead letter queue (agent jobs never retry)', 0, 20),
   QUEUE_RETRY_DELAY_SECONDS: num(10, 'first retry delay of a function job; doubles per retry', 0),
+  ACTOR_LEASE_TTL_SECONDS: num(15, 'actor partition lease TTL: a dead actor host\'s partitions are taken over about this long after its last renewal', 1),
+  ACTOR_ACK_WAIT_SECONDS: num(15, 'actor mailbox redelivery time of an unacknowledged message', 1),
   QUEUE_HEARTBEAT_SECONDS: num(10, 'worker heartbeat interval (the WORKERS bucket keeps a beat 30 s); a worker three beats late counts as dead', 0.1),
   QUEUE_ACK_WAIT_SECONDS: num(60, 'seconds without a sign of life before a running job is redelivered to another worker', 1),
   STUCK_JOB_HOURS: num(2, 'running jobs older than this are cancelled by flush-stuck-jobs', 0),

@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import t from 'tap'
 import { enqueueJob } from '../../src/jobs/enqueue.ts'
 import type { JobState, Pool } from '../../src/jobs/job-state.ts'
@@ -10,6 +9,7 @@ import { waitForJob } from '../../src/jobs/wait.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { startNats } from '../../src/platform/local-services.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
+import { kill9, spawnReady } from '../helpers/child.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { EFFECTS_TABLE, type TestInput } from './test-executors.ts'
@@ -25,29 +25,18 @@ interface Teardown {
 }
 
 async function spawnWorker(t: Teardown, env: TestPlatform, pools: Pool[], natsUrl = env.config.NATS_URL, heartbeatSeconds = 0.5): Promise<{ proc: ChildProcess; nodeIds: string[] }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-    env: { ...process.env, NATS_URL: natsUrl, NATS_PREFIX: env.config.NATS_PREFIX, TEST_DATABASE_URL: env.databaseUrl, POOLS: pools.join(','), QUEUE_ACK_WAIT_SECONDS: String(env.config.QUEUE_ACK_WAIT_SECONDS), QUEUE_RETRY_DELAY_SECONDS: '0.05', QUEUE_HEARTBEAT_SECONDS: String(heartbeatSeconds), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const { proc, ready } = await spawnReady(t, WORKER, {
+    NATS_URL: natsUrl,
+    NATS_PREFIX: env.config.NATS_PREFIX,
+    TEST_DATABASE_URL: env.databaseUrl,
+    POOLS: pools.join(','),
+    QUEUE_ACK_WAIT_SECONDS: String(env.config.QUEUE_ACK_WAIT_SECONDS),
+    QUEUE_RETRY_DELAY_SECONDS: '0.05',
+    QUEUE_HEARTBEAT_SECONDS: String(heartbeatSeconds),
+    LOG_LEVEL: 'warn',
   })
-  t.teardown(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
-  })
-  const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream })
-  const nodeIds = await new Promise<string[]>((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`worker exited early (${String(code)})`)))
-    lines.on('line', (line) => {
-      if (line.startsWith('ready ')) resolve(line.slice(6).split(','))
-    })
-  })
-  return { proc, nodeIds }
+  return { proc, nodeIds: ready.split(',') }
 }
-
-const kill9 = async (proc: ChildProcess) => {
-  const exited = new Promise((r) => proc.once('exit', r))
-  proc.kill('SIGKILL')
-  await exited
-}
-
 
 function helpers(env: TestPlatform) {
   const jobs = env.platform.jobs
