@@ -50,6 +50,7 @@ export interface ActorHost {
 }
 
 export const MAX_DELIVERIES = 10
+const IN_PLACE_RETRIES = 3
 
 interface Stored {
   state: unknown
@@ -73,7 +74,9 @@ interface Run {
   /** Current lease revision, for the next CAS renewal. */
   rev: number
   validUntil: number
-  messages: ConsumerMessages
+  /** Set once consuming starts (after the previous owner's unacked deliveries can come back). */
+  messages: ConsumerMessages | undefined
+  starter: ReturnType<typeof setTimeout> | undefined
   loop: Promise<void>
   keys: Map<string, KeyActor>
   stopping: boolean
@@ -209,12 +212,23 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
           m.nak()
           return
         }
-        const ok = await turn(run, key, (ctx) => run.def.handle(ctx, msg), () => m.working())
-        if (ok) m.ack()
-        else m.nak()
-      } catch (err) {
-        log.warn({ err, type: run.def.type, key, delivery: m.info.deliveryCount }, 'actor handler failed; message will be redelivered')
-        m.nak(200)
+        // A failing handler is retried in place first, so the key's later messages wait behind it
+        // (per-key order); only then is the message handed back, counting toward the DLQ.
+        let lastErr: unknown
+        for (let attempt = 0; attempt < IN_PLACE_RETRIES; attempt++) {
+          try {
+            const ok = await turn(run, key, (ctx) => run.def.handle(ctx, msg), () => m.working())
+            if (ok) m.ack()
+            else m.nak()
+            return
+          } catch (err) {
+            lastErr = err
+            if (run.stopping) break
+            await new Promise((r) => setTimeout(r, 50 * 2 ** attempt))
+          }
+        }
+        log.warn({ err: lastErr, type: run.def.type, key, delivery: m.info.deliveryCount }, 'actor handler failed; message handed back for redelivery')
+        m.nak(500)
       } finally {
         a.pending--
       }
@@ -266,8 +280,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
         max_ack_pending: 256,
       })
     }
-    const messages = await (await js.consumers.get(stream, durable)).consume({ max_messages: 64 })
-    const run: Run = { def, p, leaseKey, fence: rev, rev, validUntil: sentAt + o.leaseTtlMs - margin, messages, loop: Promise.resolve(), keys: new Map(), stopping: false }
+    const run: Run = { def, p, leaseKey, fence: rev, rev, validUntil: sentAt + o.leaseTtlMs - margin, messages: undefined, starter: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false }
     // Timers survive a takeover: load the keys of this partition that have some.
     const keys = await states.keys(`${def.type}.>`)
     for await (const k of keys) {
@@ -276,9 +289,24 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
       const e = await states.get(k)
       if (e !== null && e.operation === 'PUT' && e.length > 0 && Object.keys(e.json<Stored>().timers).length > 0) await load(run, key)
     }
-    run.loop = (async () => {
+    const consume = async () => {
+      if (run.stopping) return
+      const messages = await (await js.consumers.get(stream, durable)).consume({ max_messages: 64 })
+      run.messages = messages
       for await (const m of messages) await onMessage(run, m)
-    })().catch((err: unknown) => log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
+    }
+    // Messages the previous owner received but never acked come back only after ack_wait, and the
+    // server then delivers them before newer ones. Consuming earlier would let a key's newer
+    // messages overtake its older ones, so a takeover with such messages waits out ack_wait.
+    const info = await jsm.consumers.info(stream, durable)
+    const waitMs = info.num_ack_pending > 0 ? ackWaitMs + 100 : 0
+    run.loop = new Promise<void>((resolve) => {
+      run.starter = setTimeout(() => {
+        consume()
+          .catch((err: unknown) => log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
+          .finally(resolve)
+      }, waitMs)
+    })
     runs.set(leaseKey, run)
     log.info({ partition: leaseKey, fence: rev }, 'partition acquired')
   }
@@ -286,7 +314,8 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const stopRun = async (run: Run, release: boolean): Promise<void> => {
     run.stopping = true
     runs.delete(run.leaseKey)
-    await run.messages.close().catch(() => undefined)
+    if (run.starter !== undefined) clearTimeout(run.starter)
+    await run.messages?.close().catch(() => undefined)
     await Promise.allSettled([...run.keys.values()].map((a) => a.chain))
     if (release) await leases.delete(run.leaseKey, { previousSeq: run.rev }).catch(() => undefined)
     log.info({ partition: run.leaseKey, release }, release ? 'partition handed off' : 'partition lease lost: stopped')
