@@ -1,0 +1,136 @@
+import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream'
+import { Kvm } from '@nats-io/kv'
+import { provisionActors } from '../actors/runtime/provision.ts'
+import { sendToActor } from '../actors/runtime/send.ts'
+import { createLogger } from '../src/kernel/log.ts'
+import { startNats } from '../src/platform/local-services.ts'
+import { connectNats, provisionNats } from '../src/platform/nats.ts'
+import { natsNames } from '../src/platform/nats-names.ts'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { clockTicks, processTicks } from './lib/cpu.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+import { tallyActor } from './servers/tally-actor.ts'
+
+/*
+ * The actor runtime on its own nats-server:
+ *   throughput  20,000 messages to 200 keys through 3 host processes (send → handler → CAS state
+ *               write → ack) against raw JetStream publish + pull consume + ack as the floor;
+ *               CPU µs per message of the sender (this process) and of the hosts / consumer;
+ *   takeover    kill -9 of the host owning the most partitions, three times: time until every one
+ *               of its partitions is leased by a live host, against the lease TTL (in the note).
+ */
+const NAME = 'actors'
+const MESSAGES = Number(process.env['BENCH_ACTOR_MESSAGES'] ?? 20_000)
+const KEYS = 200
+const LEASE_TTL_MS = 3000
+const log = createLogger({ level: 'warn' })
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+async function run(): Promise<Row[]> {
+  const dir = tempDir('bench-actors-')
+  const nats = await startNats({ dir: `${dir}/nats`, log })
+  const rows: Row[] = []
+  const hosts: ServerChild[] = []
+  try {
+    const nc = await connectNats(nats.url, 'bench-actors', log)
+    const js = jetstream(nc)
+    const jsm = await jetstreamManager(nc)
+    // Raw floor: publish to a work-queue stream, one pull consumer acking each message.
+    {
+      await jsm.streams.add({ name: 'RAWA', subjects: ['rawa.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
+      await jsm.consumers.add('RAWA', { durable_name: 'c', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
+      let got = 0
+      const msgs = await (await js.consumers.get('RAWA', 'c')).consume({ max_messages: 1000 })
+      const done = (async () => {
+        for await (const m of msgs) {
+          m.ack()
+          if (++got >= MESSAGES) break
+        }
+      })()
+      const cpu0 = process.cpuUsage()
+      const t0 = performance.now()
+      for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => js.publish(`rawa.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
+      await done
+      const s = (performance.now() - t0) / 1000
+      const cpu = process.cpuUsage(cpu0)
+      rows.push({ benchmark: NAME, case: 'raw JetStream publish + consume + ack', baseline: true, requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0 })
+      await msgs.close()
+    }
+    // The runtime: 3 host processes.
+    const names = natsNames('ba')
+    await provisionNats(nc, names, log)
+    await provisionActors(nc, names, { leaseTtlMs: LEASE_TTL_MS })
+    const leases = await new Kvm(nc).open(names.bucket('ACTOR_LEASES'))
+    const states = await new Kvm(nc).open(names.bucket('ACTOR_STATE'))
+    const owners = async () => {
+      const out = new Map<string, string>()
+      for await (const k of await leases.keys()) {
+        const e = await leases.get(k)
+        if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(k, e.string())
+      }
+      return out
+    }
+    let nextHost = 0
+    const startHost = async () => {
+      const id = `h${String(nextHost++)}`
+      const child = await startServerChild(id, 'actor-host.ts', { NATS_URL: nats.url, NATS_PREFIX: 'ba', NODE_ID: id, LEASE_TTL_MS: String(LEASE_TTL_MS) })
+      hosts.push(child)
+      return { id, child }
+    }
+    const live = [await startHost(), await startHost(), await startHost()]
+    while ((await owners()).size < 64 || new Set((await owners()).values()).size < 3) await sleep(100)
+    {
+      const cpu0 = process.cpuUsage()
+      const ticks0 = live.map((h) => processTicks(h.child.pid))
+      const t0 = performance.now()
+      for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => sendToActor(js, names, tallyActor, `k${String((i + j) % KEYS)}`, { n: i + j })))
+      const perKey = MESSAGES / KEYS
+      for (let k = 0; k < KEYS; k++) {
+        for (;;) {
+          const e = await states.get(`tally.k${String(k)}`)
+          if (e !== null && e.length > 0 && e.json<{ state: { count: number } }>().state.count >= perKey) break
+          await sleep(20)
+        }
+      }
+      const s = (performance.now() - t0) / 1000
+      const cpu = process.cpuUsage(cpu0)
+      const hostUs = live.reduce((sum, h, i) => sum + ((processTicks(h.child.pid) - (ticks0[i] ?? 0)) / clockTicks()) * 1e6, 0)
+      rows.push({ benchmark: NAME, case: 'actor runtime, 3 hosts (CAS state per message)', requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: hostUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0 })
+    }
+    // Takeover after kill -9, three times (a fresh host joins after each kill).
+    const takeovers: number[] = []
+    for (let round = 0; round < 3; round++) {
+      const o = await owners()
+      const counts = new Map<string, number>()
+      for (const h of o.values()) counts.set(h, (counts.get(h) ?? 0) + 1)
+      const victimId = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0]
+      const victim = live.find((h) => h.id === victimId)
+      if (victim === undefined) break
+      const parts = [...o.entries()].filter(([, h]) => h === victimId).map(([p]) => p)
+      const t0 = performance.now()
+      process.kill(victim.child.pid, 'SIGKILL')
+      live.splice(live.indexOf(victim), 1)
+      for (;;) {
+        const now = await owners()
+        if (parts.every((p) => now.has(p) && now.get(p) !== victimId)) break
+        await sleep(25)
+      }
+      takeovers.push(performance.now() - t0)
+      live.push(await startHost())
+      while ((await owners()).size < 64) await sleep(100)
+      await sleep(LEASE_TTL_MS)
+    }
+    const last = rows[rows.length - 1]
+    if (last !== undefined) last.note = `takeover after kill -9 with lease TTL ${String(LEASE_TTL_MS)} ms: ${takeovers.map((ms) => `${String(Math.round(ms))} ms`).join(', ')}`
+    await nc.drain()
+  } finally {
+    for (const h of hosts) await h.stop().catch(() => undefined)
+    await nats.stop()
+    removeTempDir(dir)
+  }
+  return rows
+}
+
+const bench: Benchmark = { name: NAME, description: 'actor runtime: messages/s through hosts vs raw JetStream; partition takeover time after kill -9', run }
+export default bench
