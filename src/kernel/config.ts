@@ -31,7 +31,7 @@ export const ConfigSchema = T.Object({
   CONSOLE_PORT: int(51245, 'web console port', 0, 65535),
   DATA_DIR: str('./.data', 'single-node data directory (NATS, Postgres, generated secrets)'),
   LOG_LEVEL: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info', 'log level'),
-  ROLES: str('all', 'comma-separated roles this process runs: gateway, resources (or all)'),
+  ROLES: str('all', 'comma-separated roles this process runs: gateway, resources, workers, actors (or all)'),
   HTTP_MAX_BODY_BYTES: int(524288, 'largest accepted JSON request body in bytes', 1024, 64 * 1024 * 1024),
   NATS_URL: str('', 'NATS server(s), comma-separated; empty starts a local nats-server (single-node)'),
   QUEUE_STORE_URL: str('', 'alias of NATS_URL (the spec calls the queue store by this name)'),
