@@ -63,6 +63,8 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   const log = o.log.child({ pool: o.pool, worker: o.nodeId })
   const puller = startPuller({ nc: o.nc, stream: o.names.stream('JOBS'), consumer: poolConsumerName(o.pool), slots: o.concurrency, log })
   const running = new Set<Promise<void>>()
+  /** Ids of the jobs this worker executes now (listed in its heartbeat). */
+  const executing = new Set<string>()
   const finishing = new Set<Promise<void>>()
   let stopping = false
   const maxAttempts = RETRYABLE.has(o.pool) ? 1 + o.maxRetries : 1
@@ -73,20 +75,30 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     kv: workers,
     role: o.pool,
     nodeId: o.nodeId,
-    info: () => ({ pool: o.pool, slots: o.concurrency, inflight: running.size, host: hostname(), pid: process.pid, started_at: startedAt }),
+    info: () => ({ pool: o.pool, slots: o.concurrency, inflight: running.size, jobs: [...executing], host: hostname(), pid: process.pid, started_at: startedAt }),
     log,
     ...(o.heartbeatMs === undefined ? {} : { intervalMs: o.heartbeatMs }),
   })
   await heartbeat.beat()
 
   const heartbeatMs = o.heartbeatMs ?? HEARTBEAT_INTERVAL_MS
-  const workerAlive = async (nodeId: string | null): Promise<boolean> => {
-    if (nodeId === null) return false
-    if (nodeId === o.nodeId) return true
-    const e = await workers.get(`${o.pool}.${nodeId}`).catch(() => null)
+  /**
+   * Whether the worker a running job's state names is still executing it. A claim whose answer
+   * was lost (NATS restarting) leaves a `running` state that nobody runs, even on a live worker, so
+   * liveness alone is not enough: each beat lists the jobs the worker executes, and a job started
+   * after the last beat is given the benefit of the doubt until the next one.
+   */
+  const stillRunning = async (s: JobState): Promise<boolean> => {
+    if (s.worker === null) return false
+    if (s.worker === o.nodeId) return executing.has(s.id)
+    const e = await workers.get(`${o.pool}.${s.worker}`).catch(() => null)
     if (e === null || e.operation !== 'PUT' || e.length === 0) return false
+    const beat = e.json<Member>()
+    const seen = Date.parse(beat.last_seen)
     // The bucket keeps a key 30 s after the last beat; three missed beats already mean dead.
-    return Date.now() - Date.parse(e.json<Member>().last_seen) < 3 * heartbeatMs
+    if (Date.now() - seen >= 3 * heartbeatMs) return false
+    if (Array.isArray(beat.info['jobs']) && (beat.info['jobs'] as unknown[]).includes(s.id)) return true
+    return Date.parse(s.started_at ?? '') >= seen - 1_000
   }
 
   const toDlq = async (m: PulledMessage, cur: StateEntry, reason: string): Promise<void> => {
@@ -139,7 +151,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       if (isTerminal(s.status) || s.status === 'scheduled') outcome = 'skip'
       // Redelivered while its worker is alive (a NATS restart resets ack timers, a long GC pause):
       // taking it over would run it twice. Only a dead worker's job is taken over.
-      else if (s.status === 'running' && (await workerAlive(s.worker))) outcome = 'busy'
+      else if (s.status === 'running' && (await stillRunning(s))) outcome = 'busy'
       else if (s.status === 'running' && !RETRYABLE.has(o.pool)) outcome = 'lost-agent'
       else if (s.attempts >= maxAttempts) outcome = 'exhausted'
       else outcome = 'claim'
@@ -173,6 +185,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   const run = async (m: PulledMessage, claimed: StateEntry): Promise<void> => {
     const job = claimed.state
     const attempt = job.attempts
+    executing.add(job.id)
     const ac = new AbortController()
     // The done channel: a cancel or flush rewrites the state, and the bucket republishes it here.
     // Agent turns stop early on it. Function runs are left to finish (SPEC §3: running sandboxes
@@ -245,6 +258,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
           await toDlq(m, { ...cur, state: { ...cur.state, error: reason } }, reason)
         }
       } finally {
+        executing.delete(job.id)
         clearInterval(keepAlive)
         clearTimeout(timeout)
         if (sub !== false) sub.unsubscribe()
