@@ -31,6 +31,8 @@ export interface GatewayOptions {
   maxBodyBytes: number
   rpcTimeoutMs?: number
   version: string
+  /** Peers whose X-Forwarded-For is believed (comma-separated addresses). */
+  trustedProxies?: string
 }
 
 export interface Gateway {
@@ -85,6 +87,14 @@ export function startGateway(options: GatewayOptions, host: string, port: number
   let seq = 0
   const nextRequestId = () => `${bootId}-${(++seq).toString(36)}`
   const compiled = options.routes.map((r) => compile(r, options.names))
+  const trusted = new Set((options.trustedProxies ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+  /** The peer address, or the last X-Forwarded-For hop when the peer is a trusted proxy. */
+  const clientAddress = (res: HttpResponse, req: HttpRequest): string => {
+    const peer = Buffer.from(res.getRemoteAddressAsText()).toString()
+    if (!trusted.has(peer)) return peer
+    const hops = req.getHeader('x-forwarded-for').split(',').map((s) => s.trim()).filter(Boolean)
+    return hops[hops.length - 1] ?? peer
+  }
   const app: TemplatedApp = uws.App()
 
   /** Per-request state and the synchronous reads uWS requires before any await. */
@@ -168,6 +178,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     const handler = (res: HttpResponse, req: HttpRequest) => {
       const state = begin(res, req)
       const authorization = req.getHeader('authorization')
+      const clientIp = clientAddress(res, req)
       const contentType = req.getHeader('content-type')
       const params: Record<string, string> = {}
       for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i] as string] = safeDecode(req.getParameter(i) ?? '')
@@ -181,7 +192,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         }
         bodyPromise = readBody(res, options.maxBodyBytes)
       }
-      void forward(res, state, route, { authorization, contentType, params, rawQuery, bodyPromise })
+      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, bodyPromise })
     }
     app[UWS_METHOD[route.def.method]](uwsPath, handler)
   }
@@ -190,7 +201,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     res: HttpResponse,
     state: ReturnType<typeof begin>,
     route: CompiledRoute,
-    input: { authorization: string; contentType: string; params: Record<string, string>; rawQuery: string; bodyPromise: Promise<Buffer | null> | undefined },
+    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; bodyPromise: Promise<Buffer | null> | undefined },
   ): Promise<void> {
     try {
       let caller: Caller | null = null
@@ -227,7 +238,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         body = raw
       }
       if (state.aborted) return
-      const out = encodeRequest({ requestId: state.requestId, caller, params: input.params, query }, body)
+      const out = encodeRequest({ requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }, body)
       const msg = await nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers }).catch((err: unknown) => {
         const name = err instanceof Error ? `${err.name} ${err.message}` : String(err)
         if (/no responders|503|closed|draining/i.test(name)) throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')

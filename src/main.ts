@@ -21,6 +21,10 @@ import { jobExecutors } from './jobs/executors.ts'
 import { registeredActors } from '../actors/index.ts'
 import { startActorHost } from '../actors/runtime/host.ts'
 import { jobRoutes } from './jobs/routes.ts'
+import { identityRoutes } from './identity/routes.ts'
+import { identityHandlers } from './identity/service.ts'
+import { checkMailer, createMailer } from './identity/mailer.ts'
+import { createRateLimiter, provisionRateLimits } from './identity/rate-limit.ts'
 import { provisionJobLayout, startJobService, startJobWorkers, type JobService } from './jobs/start.ts'
 
 /*
@@ -43,7 +47,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes()]
+  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes()]
 }
 
 export interface Platform {
@@ -119,7 +123,10 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const jobService = await startJobService({ nc, names, db, config, log })
       jobs = jobService
       cleanups.push(() => jobService.close())
-      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers])
+      checkMailer(config)
+      const limiter = createRateLimiter(await provisionRateLimits(nc, names, config.RATE_LIMIT_WINDOW_SECONDS), config.RATE_LIMIT_WINDOW_SECONDS)
+      const identity = identityHandlers({ db, config, mailer: createMailer(config, log.child({ mod: 'mail' })), limiter, log: log.child({ mod: 'identity' }) })
+      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...identity])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }
@@ -145,7 +152,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     let gateway: Gateway | undefined
     if (roles.has('gateway')) {
       gateway = await startGateway(
-        { nc, names, routes: allRoutes(), log: log.child({ mod: 'gateway' }), secretKey: config.SECRET_KEY, corsOrigins: config.CORS_ORIGINS, maxBodyBytes: config.HTTP_MAX_BODY_BYTES, version: VERSION },
+        { nc, names, routes: allRoutes(), log: log.child({ mod: 'gateway' }), secretKey: config.SECRET_KEY, corsOrigins: config.CORS_ORIGINS, trustedProxies: config.TRUSTED_PROXIES, maxBodyBytes: config.HTTP_MAX_BODY_BYTES, version: VERSION },
         config.HOST,
         config.PORT,
       )

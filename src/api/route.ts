@@ -46,6 +46,8 @@ export interface RpcRequest {
   query: Record<string, unknown>
   body: unknown
   caller: Caller | null
+  /** The client's address as the gateway saw it (X-Forwarded-For only from TRUSTED_PROXIES). */
+  clientIp: string
 }
 
 export interface RpcReply {

@@ -33,7 +33,7 @@ export function serveRpc(options: { nc: NatsConnection; names: NatsNames; handle
             } catch (e) {
               const appErr = toAppError(e)
               if (appErr.status >= 500) log.error({ err: e, route: id, requestId }, 'rpc handler failed')
-              const out = encodeReply({ status: appErr.status, error: appErr.toWire() })
+              const out = encodeReply({ status: appErr.status, error: appErr.toWire(), ...(appErr.headers === undefined ? {} : { headers: appErr.headers }) })
               msg.respond(out.data, { headers: out.headers })
             }
           })()

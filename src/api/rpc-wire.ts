@@ -10,6 +10,7 @@ const H_REQUEST_ID = 'Request-Id'
 const H_CALLER = 'Caller'
 const H_PARAMS = 'Params'
 const H_QUERY = 'Query'
+const H_CLIENT_IP = 'Client-Ip'
 const H_STATUS = 'Status'
 const H_HEADERS = 'Reply-Headers'
 
@@ -21,9 +22,10 @@ export interface EncodedRequest {
   data: Uint8Array
 }
 
-export function encodeRequest(req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown> }, body: Uint8Array): EncodedRequest {
+export function encodeRequest(req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string }, body: Uint8Array): EncodedRequest {
   const h = natsHeaders()
   h.set(H_REQUEST_ID, req.requestId)
+  if (req.clientIp !== undefined && req.clientIp !== '') h.set(H_CLIENT_IP, req.clientIp)
   if (req.caller !== null) h.set(H_CALLER, JSON.stringify(req.caller))
   if (Object.keys(req.params).length > 0) h.set(H_PARAMS, JSON.stringify(req.params))
   if (Object.keys(req.query).length > 0) h.set(H_QUERY, JSON.stringify(req.query))
@@ -42,6 +44,7 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
     params: json(H_PARAMS, {}) as Record<string, string>,
     query: json(H_QUERY, {}) as Record<string, unknown>,
     body: data.length === 0 ? undefined : JSON.parse(decoder.decode(data)),
+    clientIp: get(H_CLIENT_IP),
   }
 }
 

@@ -44,6 +44,7 @@ export const ConfigSchema = T.Object({
   SUPERADMIN_PASSWORD: str('', 'seeds (and on restart resets) the superadmin password when AUTH_MODE includes password'),
   DOMAIN: str('', 'public domain of the installation (required in production)'),
   DEBUG: bool(false, 'debug mode'),
+  TRUSTED_PROXIES: str('', 'comma-separated addresses of reverse proxies whose X-Forwarded-For is believed (client IP for rate limits)'),
   CORS_ORIGINS: str('', 'comma-separated allowed origins; * allows any'),
   SMTP_HOST: str('', 'SMTP server for emails'),
   SMTP_PORT: int(587, 'SMTP port', 1, 65535),

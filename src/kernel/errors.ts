@@ -24,6 +24,8 @@ export class AppError extends Error {
   readonly code: string
   readonly status: number
   readonly issues: FieldIssue[] | undefined
+  /** Extra response headers (e.g. `retry-after` on 429). */
+  headers: Record<string, string> | undefined
 
   constructor(status: number, code: string, detail: string, options: { issues?: FieldIssue[]; cause?: unknown } = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause })

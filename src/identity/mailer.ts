@@ -1,0 +1,48 @@
+import nodemailer from 'nodemailer'
+import type { Config } from '../kernel/config.ts'
+import type { Logger } from '../kernel/log.ts'
+
+/*
+ * Outbound mail through the SMTP_* settings. Without SMTP_HOST, development mode logs the one-time
+ * code instead (a warning says so); production refuses otp modes without SMTP (see `checkMailer`).
+ */
+export interface Mailer {
+  sendLoginCode(to: string, code: string, minutes: number): Promise<void>
+}
+
+export function checkMailer(config: Config): void {
+  if (config.NODE_ENV === 'production' && config.AUTH_MODE.includes('otp') && config.SMTP_HOST === '') {
+    throw new Error(`AUTH_MODE=${config.AUTH_MODE} sends login codes by email: set SMTP_HOST (and SMTP_PORT, SMTP_USER, SMTP_PASSWORD)`)
+  }
+}
+
+export function createMailer(config: Config, log: Logger): Mailer {
+  const domain = config.SMTP_DOMAIN !== '' ? config.SMTP_DOMAIN : config.DOMAIN !== '' ? config.DOMAIN : 'localhost'
+  const from = `noreply@${domain}`
+  if (config.SMTP_HOST === '') {
+    return {
+      async sendLoginCode(to, code) {
+        log.warn({ to, code }, 'SMTP_HOST is not set: login code logged instead of emailed (development only)')
+      },
+    }
+  }
+  const transport = nodemailer.createTransport({
+    host: config.SMTP_HOST,
+    port: config.SMTP_PORT,
+    secure: config.SMTP_PORT === 465,
+    ...(config.SMTP_USER === '' ? {} : { auth: { user: config.SMTP_USER, pass: config.SMTP_PASSWORD } }),
+    // Local relays in development and tests speak plain SMTP; STARTTLS is used whenever offered.
+    ignoreTLS: false,
+    tls: { rejectUnauthorized: config.NODE_ENV === 'production' },
+  })
+  return {
+    async sendLoginCode(to, code, minutes) {
+      await transport.sendMail({
+        from,
+        to,
+        subject: `Your login code: ${code}`,
+        text: `Your login code is ${code}. It is valid for ${String(minutes)} minutes. If you did not try to log in, ignore this message.`,
+      })
+    },
+  }
+}

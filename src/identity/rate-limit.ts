@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto'
+import { Kvm, type KV } from '@nats-io/kv'
+import { AppError } from '../kernel/errors.ts'
+import { isWrongLastSequence } from '../jobs/job-state.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+
+/*
+ * Fixed-window counters shared by every process (SPEC §8.5), in the KV bucket RATE_LIMITS whose
+ * TTL is the window (NATS 2.9 has no per-key TTL). A key is `<scope>.<sha256(subject)>.<window>`:
+ * hashing keeps emails and addresses out of NATS subjects; the window index makes a stale counter
+ * from the previous window irrelevant even before it expires. Increments are CAS, so two gateways
+ * counting the same client at once both count.
+ */
+export interface RateLimiter {
+  /** Counts one hit; throws 429 with `Retry-After` once `max` hits were counted in this window. */
+  hit(scope: string, subject: string, max: number): Promise<void>
+}
+
+export async function provisionRateLimits(nc: NatsConnection, names: NatsNames, windowSeconds: number): Promise<KV> {
+  const kvm = new Kvm(nc)
+  const kv = await kvm.create(names.bucket('RATE_LIMITS'), { history: 1, ttl: windowSeconds * 1000 })
+  const status = await kv.status()
+  if (status.ttl !== windowSeconds * 1000) {
+    const { jetstreamManager } = await import('@nats-io/jetstream')
+    const jsm = await jetstreamManager(nc)
+    await jsm.streams.update(status.streamInfo.config.name, { ...status.streamInfo.config, max_age: windowSeconds * 1e9 })
+  }
+  return kv
+}
+
+export function createRateLimiter(kv: KV, windowSeconds: number): RateLimiter {
+  return {
+    async hit(scope, subject, max) {
+      const now = Date.now()
+      const windowMs = windowSeconds * 1000
+      const window = Math.floor(now / windowMs)
+      const key = `${scope}.${createHash('sha256').update(subject.toLowerCase()).digest('hex').slice(0, 32)}.${String(window)}`
+      for (let i = 0; i < 20; i++) {
+        const e = await kv.get(key)
+        const count = e === null || e.operation !== 'PUT' || e.length === 0 ? 0 : Number(e.string())
+        if (count >= max) {
+          const retryAfter = Math.max(1, Math.ceil(((window + 1) * windowMs - now) / 1000))
+          const err = new AppError(429, 'auth.rate_limited', `too many requests; try again in ${String(retryAfter)} s`)
+          err.headers = { 'retry-after': String(retryAfter) }
+          throw err
+        }
+        try {
+          if (e === null || e.operation !== 'PUT') await kv.create(key, String(count + 1))
+          else await kv.update(key, String(count + 1), e.revision)
+          return
+        } catch (err) {
+          if (!isWrongLastSequence(err)) throw err
+        }
+      }
+      throw new AppError(429, 'auth.rate_limited', 'too many concurrent requests')
+    },
+  }
+}

@@ -1,0 +1,215 @@
+import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto'
+import type { RpcHandler, RpcRequest } from '../api/route.ts'
+import { hashPassword, verifyPassword } from '../auth/password.ts'
+import { hasPermission, isValidPermission } from '../auth/permissions.ts'
+import { loadPrincipal, type Principal } from '../auth/principal.ts'
+import { issueAccessToken } from '../auth/tokens.ts'
+import type { Config } from '../kernel/config.ts'
+import { AppError, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import type { Logger } from '../kernel/log.ts'
+import { sql, type Db } from '../platform/db.ts'
+import type { Mailer } from './mailer.ts'
+import type { RateLimiter } from './rate-limit.ts'
+
+/*
+ * How people log in (SPEC §5, WIRE.md "Auth"): password, emailed one-time code, or both; refresh
+ * tokens that rotate on every use and, when a used one comes back, revoke their whole family (the
+ * thief's and the owner's descendants alike); token exchange for trusted identity providers.
+ *
+ * An unknown email gets the same answer as a known one: the same status and body, an OTP session
+ * that can never verify, and the same scrypt work as a password check, so neither the response
+ * nor its timing tells whether an account exists.
+ */
+export const EXCHANGE_PERMISSION = 'platform.auth.exchange:all'
+
+export interface IdentityDeps {
+  db: Db
+  config: Config
+  mailer: Mailer
+  limiter: RateLimiter
+  log: Logger
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
+const sameText = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b))
+const invalidCredentials = () => unauthorized('invalid email or password', 'auth.invalid_credentials')
+const invalidCode = () => unauthorized('invalid or expired code', 'auth.invalid_otp')
+const invalidRefresh = (code = 'auth.invalid_refresh') => unauthorized('invalid or expired refresh token', code)
+
+/** Password hash of a password nobody has: checked against when the account is unknown, for equal timing. */
+let decoyHash: Promise<string> | undefined
+
+interface UserRow {
+  id: string
+  email: string
+  password_hash: string | null
+  is_active: boolean
+  last_login_at: string | null
+  created_at: string
+}
+
+export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
+  const { db, config } = d
+  const findUser = async (email: string): Promise<UserRow | null> =>
+    (await db.maybeOne(sql.unsafe`select id, email, password_hash, is_active, last_login_at, created_at from users where lower(email) = ${email.trim().toLowerCase()}`)) as UserRow | null
+
+  const userBody = async (userId: string) => {
+    const row = await db.one(sql.unsafe`select u.id, u.email, u.last_login_at, u.created_at,
+        coalesce(array_agg(r.name order by r.name) filter (where r.name is not null), '{}') as roles
+      from users u left join user_roles ur on ur.user_id = u.id left join roles r on r.id = ur.role_id
+      where u.id = ${userId}::uuid group by u.id`)
+    return { id: String(row['id']), email: String(row['email']), roles: row['roles'] as string[], last_login_at: (row['last_login_at'] as string | null) ?? null, created_at: String(row['created_at']) }
+  }
+
+  const newRefresh = async (userId: string, familyId: string): Promise<string> => {
+    const token = `rt_${randomBytes(32).toString('base64url')}`
+    await db.query(sql.unsafe`insert into refresh_tokens (id, family_id, user_id, token_hash, expires_at)
+      values (${randomUUID()}::uuid, ${familyId}::uuid, ${userId}::uuid, ${sha256(token)},
+        now() + make_interval(days => ${config.REFRESH_TOKEN_EXPIRE_DAYS}))`)
+    return token
+  }
+
+  const access = (u: { id: string; email: string }) => issueAccessToken(config.SECRET_KEY, { sub: u.id, email: u.email }, config.ACCESS_TOKEN_EXPIRE_MINUTES)
+
+  const tokensFor = async (user: { id: string; email: string }) => {
+    await db.query(sql.unsafe`update users set last_login_at = now() where id = ${user.id}::uuid`)
+    return {
+      access_token: await access(user),
+      refresh_token: await newRefresh(user.id, randomUUID()),
+      token_type: 'bearer',
+      expires_in: config.ACCESS_TOKEN_EXPIRE_MINUTES * 60,
+      user: await userBody(user.id),
+    }
+  }
+
+  const checkPassword = async (user: UserRow | null, password: string | undefined): Promise<boolean> => {
+    decoyHash ??= hashPassword(randomBytes(16).toString('hex'))
+    const stored = user?.password_hash ?? (await decoyHash)
+    const ok = await verifyPassword(password ?? '', stored)
+    return ok && user !== null && user.password_hash !== null && user.is_active && password !== undefined
+  }
+
+  const startOtp = async (email: string, user: UserRow | null) => {
+    const sessionId = randomUUID()
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
+    const known = user !== null && user.is_active
+    await db.query(sql.unsafe`insert into otp_sessions (id, email, user_id, code_hash, expires_at)
+      values (${sessionId}::uuid, ${email}, ${known ? user.id : null}::uuid, ${sha256(`${sessionId}:${code}`)},
+        now() + make_interval(mins => ${config.OTP_EXPIRE_MINUTES}))`)
+    if (known) {
+      await d.mailer.sendLoginCode(user.email, code, config.OTP_EXPIRE_MINUTES).catch((err: unknown) => {
+        d.log.error({ err }, 'sending the login code failed')
+        throw new AppError(503, 'auth.mail_unavailable', 'the login code could not be sent; try again later')
+      })
+    }
+    return { message: 'If the address belongs to an account, a login code was sent to it.', session_id: sessionId }
+  }
+
+  const principalOf = async (req: RpcRequest): Promise<Principal> => {
+    if (req.caller === null) throw unauthorized()
+    return loadPrincipal(db, req.caller)
+  }
+
+  const handlers = new Map<string, RpcHandler>()
+  const on = (id: string, fn: (req: RpcRequest) => Promise<{ status?: number; body?: unknown }>) =>
+    handlers.set(id, async (req) => {
+      const out = await fn(req)
+      return { status: out.status ?? 200, body: out.body }
+    })
+
+  on('auth.info', async () => ({ body: { auth_mode: config.AUTH_MODE } }))
+
+  on('auth.login', async (req) => {
+    const body = req.body as { email: string; password?: string }
+    const email = body.email.trim().toLowerCase()
+    await d.limiter.hit('login-ip', req.clientIp, config.RATE_LIMIT_LOGIN_IP_MAX)
+    await d.limiter.hit('login-email', email, config.RATE_LIMIT_LOGIN_EMAIL_MAX)
+    const user = await findUser(email)
+    if (config.AUTH_MODE === 'otp') return { body: await startOtp(email, user) }
+    if (body.password === undefined) throw invalid('password is required in this login mode', [{ path: 'password', message: 'required' }])
+    if (!(await checkPassword(user, body.password))) throw invalidCredentials()
+    const known = user as UserRow
+    if (config.AUTH_MODE === 'password') return { body: await tokensFor(known) }
+    return { body: await startOtp(email, known) }
+  })
+
+  on('auth.verify-otp', async (req) => {
+    const body = req.body as { session_id: string; otp_code: string }
+    await d.limiter.hit('otp-ip', req.clientIp, config.RATE_LIMIT_OTP_IP_MAX)
+    const s = await db.maybeOne(sql.unsafe`select id, user_id, code_hash, attempts from otp_sessions
+      where id = ${body.session_id}::uuid and consumed_at is null and expires_at > now() and attempts < ${config.OTP_MAX_ATTEMPTS}`)
+    if (s === null) throw invalidCode()
+    const matches = sameText(String(s['code_hash']), sha256(`${body.session_id}:${body.otp_code}`))
+    if (!matches || s['user_id'] === null) {
+      // Reaching OTP_MAX_ATTEMPTS wrong guesses invalidates the code.
+      await db.query(sql.unsafe`update otp_sessions set attempts = attempts + 1,
+        consumed_at = case when attempts + 1 >= ${config.OTP_MAX_ATTEMPTS} then now() else consumed_at end where id = ${body.session_id}::uuid`)
+      throw invalidCode()
+    }
+    const used = await db.maybeOne(sql.unsafe`update otp_sessions set consumed_at = now() where id = ${body.session_id}::uuid and consumed_at is null returning user_id`)
+    if (used === null) throw invalidCode()
+    const user = await db.maybeOne(sql.unsafe`select id, email from users where id = ${String(used['user_id'])}::uuid and is_active`)
+    if (user === null) throw invalidCode()
+    return { body: await tokensFor({ id: String(user['id']), email: String(user['email']) }) }
+  })
+
+  on('auth.refresh', async (req) => {
+    const token = (req.body as { refresh_token: string }).refresh_token
+    const row = await db.maybeOne(sql.unsafe`select id, family_id, user_id, used_at, revoked_at, expires_at > now() as live from refresh_tokens where token_hash = ${sha256(token)}`)
+    if (row === null || row['revoked_at'] !== null || row['live'] !== true) throw invalidRefresh()
+    const family = String(row['family_id'])
+    // Rotation: exactly one use per token; a second use is a stolen token being replayed.
+    const claimed = await db.maybeOne(sql.unsafe`update refresh_tokens set used_at = now() where id = ${String(row['id'])}::uuid and used_at is null returning id`)
+    if (claimed === null) {
+      await db.query(sql.unsafe`update refresh_tokens set revoked_at = now() where family_id = ${family}::uuid and revoked_at is null`)
+      d.log.warn({ family, user: row['user_id'] }, 'refresh token reused: its family is revoked')
+      throw invalidRefresh('auth.refresh_reused')
+    }
+    const user = await db.maybeOne(sql.unsafe`select id, email from users where id = ${String(row['user_id'])}::uuid and is_active`)
+    if (user === null) throw invalidRefresh()
+    const u = { id: String(user['id']), email: String(user['email']) }
+    return { body: { access_token: await access(u), refresh_token: await newRefresh(u.id, family), token_type: 'bearer', expires_in: config.ACCESS_TOKEN_EXPIRE_MINUTES * 60 } }
+  })
+
+  on('auth.logout', async (req) => {
+    const token = (req.body as { refresh_token: string }).refresh_token
+    await db.query(sql.unsafe`update refresh_tokens set revoked_at = now() where revoked_at is null
+      and family_id = (select family_id from refresh_tokens where token_hash = ${sha256(token)})`)
+    return { status: 204 }
+  })
+
+  on('auth.me', async (req) => ({ body: await userBody((await principalOf(req)).userId) }))
+
+  on('auth.exchange', async (req) => {
+    const p = await principalOf(req)
+    if (!hasPermission(p.permissions, EXCHANGE_PERMISSION)) throw forbidden(`requires ${EXCHANGE_PERMISSION}`)
+    const body = req.body as { provider: string; subject: string; email: string; auto_provision?: boolean }
+    const email = body.email.trim().toLowerCase()
+    let user = await findUser(email)
+    let provisioned = false
+    if (user === null) {
+      if (body.auto_provision === false) throw notFound('no user with this email', 'user.not_found')
+      const id = String(await db.oneFirst(sql.unsafe`insert into users (email) values (${email}) on conflict do nothing returning id`))
+      await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${id}::uuid, id from roles where name = ${config.TOKEN_EXCHANGE_DEFAULT_ROLE} on conflict do nothing`)
+      user = await findUser(email)
+      provisioned = true
+      d.log.info({ provider: body.provider, email }, 'user provisioned by token exchange')
+    }
+    if (user === null || !user.is_active) throw forbidden('the user is deactivated', 'auth.user_inactive')
+    const tokens = await tokensFor(user)
+    return { body: { ...tokens, provisioned } }
+  })
+
+  on('auth.check-permissions', async (req) => {
+    const p = await principalOf(req)
+    const body = req.body as { permissions: string[]; logic?: 'AND' | 'OR' }
+    const bad = body.permissions.filter((x) => !isValidPermission(x))
+    if (bad.length > 0) throw invalid('invalid permission strings', bad.map((x) => ({ path: 'permissions', message: x })))
+    const checks = body.permissions.map((permission) => ({ permission, has_permission: hasPermission(p.permissions, permission) }))
+    const logic = body.logic ?? 'AND'
+    const result = logic === 'AND' ? checks.every((c) => c.has_permission) : checks.some((c) => c.has_permission)
+    return { body: { result, logic, checks } }
+  })
+
+  return handlers
+}

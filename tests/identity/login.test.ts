@@ -1,0 +1,178 @@
+import { SignJWT } from 'jose'
+import { Kvm } from '@nats-io/kv'
+import { connect } from '@nats-io/transport-node'
+import t from 'tap'
+import { createRateLimiter } from '../../src/identity/rate-limit.ts'
+import { hashPassword } from '../../src/auth/password.ts'
+import { SECRET_KEY, startTestPlatform, type TestPlatform } from '../helpers/env.ts'
+import { startSmtpSink } from '../helpers/smtp.ts'
+
+/*
+ * The three login modes end to end, with codes read from a real SMTP server process; refresh
+ * rotation and reuse detection; logout; token exchange; JWT negatives; rate limits.
+ */
+const smtp = await startSmtpSink(t)
+const smtpEnv = { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), SMTP_DOMAIN: 'test.local' }
+const codeOf = (text: string) => /\b(\d{6})\b/.exec(text)?.[1] ?? ''
+
+async function withPassword(env: TestPlatform, email: string, password: string): Promise<string> {
+  const { id } = await env.createUser(email)
+  await env.sql('update users set password_hash = $1 where id = $2', [await hashPassword(password), id])
+  return id
+}
+
+t.test('otp mode: an emailed code logs in; unknown emails get the same answer and no mail', async (t) => {
+  const env = await startTestPlatform(t, { ...smtpEnv, AUTH_MODE: 'otp' })
+  await env.createUser('otp-user@test.local')
+  t.same((await env.request('GET', '/auth/info', { token: null })).body, { auth_mode: 'otp' })
+  const known = await env.request('POST', '/auth/login', { token: null, body: { email: 'otp-user@test.local' } })
+  const unknown = await env.request('POST', '/auth/login', { token: null, body: { email: 'nobody@test.local' } })
+  t.equal(known.status, 200)
+  t.equal(unknown.status, known.status, 'same status for an unknown email')
+  t.same(Object.keys(unknown.body as object).sort(), Object.keys(known.body as object).sort(), 'same body shape')
+  t.equal((unknown.body as { message: string }).message, (known.body as { message: string }).message)
+  const mail = await smtp.next('otp-user@test.local')
+  t.match(mail.subject, /login code/i)
+  t.equal(mail.from, 'noreply@test.local')
+  const code = codeOf(mail.text)
+  t.match(code, /^\d{6}$/)
+  const session = (known.body as { session_id: string }).session_id
+  const ok = await env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: session, otp_code: code } })
+  t.equal(ok.status, 200)
+  const tokens = ok.body as { access_token: string; refresh_token: string; token_type: string; expires_in: number; user: { email: string; roles: string[] } }
+  t.match(tokens, { token_type: 'bearer', expires_in: 900, user: { email: 'otp-user@test.local', roles: ['Users'] } })
+  const me = await env.request('GET', '/auth/me', { token: tokens.access_token })
+  t.match(me.body, { email: 'otp-user@test.local' })
+  t.equal((await env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: session, otp_code: code } })).status, 401, 'a code works once')
+  // The unknown email's session can never verify, and no mail went out for it.
+  const guess = await env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: (unknown.body as { session_id: string }).session_id, otp_code: '000000' } })
+  t.equal(guess.status, 401)
+  t.same(smtp.received('nobody@test.local'), [])
+})
+
+t.test('otp: two wrong guesses invalidate the code; an expired code fails', async (t) => {
+  const env = await startTestPlatform(t, { ...smtpEnv, AUTH_MODE: 'otp' })
+  await env.createUser('guess@test.local')
+  const start = await env.request('POST', '/auth/login', { token: null, body: { email: 'guess@test.local' } })
+  const session = (start.body as { session_id: string }).session_id
+  const code = codeOf((await smtp.next('guess@test.local')).text)
+  const wrong = code === '111111' ? '222222' : '111111'
+  for (let i = 0; i < 2; i++) t.equal((await env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: session, otp_code: wrong } })).status, 401)
+  const late = await env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: session, otp_code: code } })
+  t.equal(late.status, 401, 'the right code no longer works after OTP_MAX_ATTEMPTS wrong guesses')
+  t.match(late.body, { code: 'auth.invalid_otp' })
+
+  const again = await env.request('POST', '/auth/login', { token: null, body: { email: 'guess@test.local' } })
+  const s2 = (again.body as { session_id: string }).session_id
+  const c2 = codeOf((await smtp.next('guess@test.local')).text)
+  await env.sql("update otp_sessions set expires_at = now() - interval '1 second' where id = $1", [s2])
+  t.equal((await env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: s2, otp_code: c2 } })).status, 401, 'expired')
+})
+
+t.test('password mode; password+otp mode', async (t) => {
+  const pw = await startTestPlatform(t, { AUTH_MODE: 'password' })
+  await withPassword(pw, 'pw@test.local', 'correct horse battery')
+  const ok = await pw.request('POST', '/auth/login', { token: null, body: { email: 'pw@test.local', password: 'correct horse battery' } })
+  t.equal(ok.status, 200)
+  t.type((ok.body as { access_token: string }).access_token, 'string')
+  const bad = await pw.request('POST', '/auth/login', { token: null, body: { email: 'pw@test.local', password: 'wrong' } })
+  const unknown = await pw.request('POST', '/auth/login', { token: null, body: { email: 'ghost@test.local', password: 'wrong' } })
+  t.equal(bad.status, 401)
+  t.same(unknown.body, bad.body, 'unknown email answered like a wrong password')
+  t.equal((await pw.request('POST', '/auth/login', { token: null, body: { email: 'pw@test.local' } })).status, 422, 'password required')
+
+  const both = await startTestPlatform(t, { ...smtpEnv, AUTH_MODE: 'password+otp' })
+  await withPassword(both, 'both@test.local', 'hunter2-hunter2')
+  t.equal((await both.request('POST', '/auth/login', { token: null, body: { email: 'both@test.local', password: 'nope' } })).status, 401)
+  t.same(smtp.received('both@test.local'), [], 'no code for a wrong password')
+  const step1 = await both.request('POST', '/auth/login', { token: null, body: { email: 'both@test.local', password: 'hunter2-hunter2' } })
+  t.type((step1.body as { session_id: string }).session_id, 'string')
+  const code = codeOf((await smtp.next('both@test.local')).text)
+  const step2 = await both.request('POST', '/auth/verify-otp', { token: null, body: { session_id: (step1.body as { session_id: string }).session_id, otp_code: code } })
+  t.equal(step2.status, 200)
+})
+
+t.test('refresh rotates; a reused refresh token revokes its family; logout revokes', async (t) => {
+  const env = await startTestPlatform(t, { AUTH_MODE: 'password' })
+  await withPassword(env, 'rot@test.local', 'rotate-me-please')
+  const login = async () => (await env.request('POST', '/auth/login', { token: null, body: { email: 'rot@test.local', password: 'rotate-me-please' } })).body as { refresh_token: string }
+  const first = await login()
+  const r1 = await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: first.refresh_token } })
+  t.equal(r1.status, 200)
+  const second = r1.body as { refresh_token: string; access_token: string }
+  t.not(second.refresh_token, first.refresh_token, 'rotated')
+  t.equal((await env.request('GET', '/auth/me', { token: second.access_token })).status, 200)
+  // The first token comes back (stolen): refused, and the whole family dies, the fresh one too.
+  const reuse = await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: first.refresh_token } })
+  t.equal(reuse.status, 401)
+  t.match(reuse.body, { code: 'auth.refresh_reused' })
+  t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: second.refresh_token } })).status, 401, 'descendant revoked')
+
+  const other = await login()
+  t.equal((await env.request('POST', '/auth/logout', { token: null, body: { refresh_token: other.refresh_token } })).status, 204)
+  t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: other.refresh_token } })).status, 401, 'logged out')
+  t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: 'rt_nonsense' } })).status, 401)
+})
+
+t.test('JWT negatives against a protected route', async (t) => {
+  const env = await startTestPlatform(t)
+  const me = (token: string) => env.request('GET', '/auth/me', { token })
+  t.equal((await me(env.adminToken)).status, 200)
+  const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
+  const [head, payload, sig] = env.adminToken.split('.') as [string, string, string]
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>
+  const cases: [string, string][] = [
+    ['alg none', `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`],
+    ['wrong key', await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode('another-secret-another-secret-0123456789'))],
+    ['expired', await new SignJWT({ ...claims, exp: Math.floor(Date.now() / 1000) - 10 }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(SECRET_KEY))],
+    ['tampered payload', `${head}.${b64({ ...claims, sub: '00000000-0000-4000-8000-000000000000' })}.${sig}`],
+    ['HS512 with the right key', await new SignJWT(claims).setProtectedHeader({ alg: 'HS512', typ: 'JWT' }).sign(new TextEncoder().encode(SECRET_KEY))],
+  ]
+  for (const [name, token] of cases) {
+    const res = await me(token)
+    t.equal(res.status, 401, name)
+    t.match(res.body, { code: /^auth\./ }, `${name}: error body`)
+  }
+  const pw = await startTestPlatform(t, { AUTH_MODE: 'password' })
+  await withPassword(pw, 'rt@test.local', 'refresh-as-access')
+  const tokens = (await pw.request('POST', '/auth/login', { token: null, body: { email: 'rt@test.local', password: 'refresh-as-access' } })).body as { refresh_token: string }
+  t.equal((await pw.request('GET', '/auth/me', { token: tokens.refresh_token })).status, 401, 'a refresh token is not an access token')
+})
+
+t.test('token exchange needs its permission and provisions with the default role', async (t) => {
+  const env = await startTestPlatform(t)
+  const plain = await env.createUser('plain@test.local')
+  const body = { provider: 'corp-sso', subject: 'u-123', email: 'new.person@test.local' }
+  t.equal((await env.request('POST', '/auth/token/exchange', { token: plain.token, body })).status, 403)
+  const res = await env.request('POST', '/auth/token/exchange', { token: env.adminToken, body })
+  t.equal(res.status, 200)
+  t.match(res.body, { provisioned: true, user: { email: 'new.person@test.local', roles: ['GuestUsers'] } })
+  const again = await env.request('POST', '/auth/token/exchange', { token: env.adminToken, body })
+  t.match(again.body, { provisioned: false })
+  t.equal((await env.request('POST', '/auth/token/exchange', { token: env.adminToken, body: { ...body, email: 'absent@test.local', auto_provision: false } })).status, 404)
+  const check = await env.request('POST', '/auth/check-permissions', { token: plain.token, body: { permissions: ['platform.agents/default/default.chat:all', 'platform.system.read:all'], logic: 'OR' } })
+  t.same(check.body, { result: true, logic: 'OR', checks: [{ permission: 'platform.agents/default/default.chat:all', has_permission: true }, { permission: 'platform.system.read:all', has_permission: false }] })
+})
+
+t.test('login rate limits per email and per IP, shared through NATS KV', async (t) => {
+  const env = await startTestPlatform(t, { AUTH_MODE: 'password', RATE_LIMIT_LOGIN_EMAIL_MAX: '3', RATE_LIMIT_LOGIN_IP_MAX: '5', RATE_LIMIT_OTP_IP_MAX: '2' })
+  const login = (email: string) => env.request('POST', '/auth/login', { token: null, body: { email, password: 'x' } })
+  for (let i = 0; i < 3; i++) t.equal((await login('limited@test.local')).status, 401)
+  const limited = await login('limited@test.local')
+  t.equal(limited.status, 429, 'per email')
+  t.match(limited.body, { code: 'auth.rate_limited' })
+  t.ok(Number(limited.headers.get('retry-after')) > 0, 'Retry-After')
+  t.equal((await login('other@test.local')).status, 401, 'another email still passes the email limit')
+  t.equal((await login('third@test.local')).status, 429, 'per IP: the sixth login from this address')
+  const otp = (n: number) => env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: '00000000-0000-4000-8000-00000000000' + String(n), otp_code: '123456' } })
+  t.equal((await otp(1)).status, 401)
+  t.equal((await otp(2)).status, 401)
+  t.equal((await otp(3)).status, 429, 'OTP verify per IP')
+  // Another gateway replica counting on its own NATS connection: its hits count here too.
+  const nc2 = await connect({ servers: env.config.NATS_URL })
+  t.teardown(() => nc2.close())
+  const replica = createRateLimiter(await new Kvm(nc2).open(`${env.config.NATS_PREFIX}_RATE_LIMITS`), env.config.RATE_LIMIT_WINDOW_SECONDS)
+  for (let i = 0; i < 3; i++) await replica.hit('login-email', 'shared@test.local', 3)
+  const env2 = await startTestPlatform(t, { AUTH_MODE: 'password', RATE_LIMIT_LOGIN_EMAIL_MAX: '3', NATS_PREFIX: env.config.NATS_PREFIX })
+  t.equal((await env2.request('POST', '/auth/login', { token: null, body: { email: 'shared@test.local', password: 'x' } })).status, 429, 'limited by hits counted elsewhere')
+})
