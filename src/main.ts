@@ -24,7 +24,7 @@ import { jobRoutes } from './jobs/routes.ts'
 import { identityRoutes } from './identity/routes.ts'
 import { identityHandlers } from './identity/service.ts'
 import { checkMailer, createMailer } from './identity/mailer.ts'
-import { createRateLimiter, provisionRateLimits } from './identity/rate-limit.ts'
+import { createRateLimiter, openRateLimits } from './identity/rate-limit.ts'
 import { provisionJobLayout, startJobService, startJobWorkers, type JobService } from './jobs/start.ts'
 
 /*
@@ -79,6 +79,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     cleanups.length = 0
   }
   try {
+    // Refuse a configuration that cannot work before starting anything (otp modes need SMTP in production).
+    if (roles.has('resources')) checkMailer(config)
     const local: LocalService[] = []
     let natsUrl = config.NATS_URL
     let databaseUrl = roles.has('resources') ? databaseUrlOf(config) : undefined
@@ -105,7 +107,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     cleanups.push(() => nc.drain())
     const caps = await probeNats(nc)
     log.info({ nats: caps }, 'nats capabilities')
-    await provisionNats(nc, names, log.child({ mod: 'nats' }))
+    await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS })
     await provisionJobLayout(nc, names, config, log.child({ mod: 'nats' }))
 
     let db: Db | undefined
@@ -123,8 +125,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const jobService = await startJobService({ nc, names, db, config, log })
       jobs = jobService
       cleanups.push(() => jobService.close())
-      checkMailer(config)
-      const limiter = createRateLimiter(await provisionRateLimits(nc, names, config.RATE_LIMIT_WINDOW_SECONDS), config.RATE_LIMIT_WINDOW_SECONDS)
+      const limiter = createRateLimiter(await openRateLimits(nc, names), config.RATE_LIMIT_WINDOW_SECONDS)
       const identity = identityHandlers({ db, config, mailer: createMailer(config, log.child({ mod: 'mail' })), limiter, log: log.child({ mod: 'identity' }) })
       const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...identity])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })

@@ -1,5 +1,6 @@
 import nodemailer from 'nodemailer'
 import type { Config } from '../kernel/config.ts'
+import { AppError } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 
 /*
@@ -12,7 +13,9 @@ export interface Mailer {
 
 export function checkMailer(config: Config): void {
   if (config.NODE_ENV === 'production' && config.AUTH_MODE.includes('otp') && config.SMTP_HOST === '') {
-    throw new Error(`AUTH_MODE=${config.AUTH_MODE} sends login codes by email: set SMTP_HOST (and SMTP_PORT, SMTP_USER, SMTP_PASSWORD)`)
+    throw new AppError(500, 'config.invalid', `AUTH_MODE=${config.AUTH_MODE} sends login codes by email: production requires SMTP_HOST (and SMTP_PORT, SMTP_USER, SMTP_PASSWORD)`, {
+      issues: [{ path: 'SMTP_HOST', message: `required in production when AUTH_MODE is ${config.AUTH_MODE}` }],
+    })
   }
 }
 
@@ -20,6 +23,7 @@ export function createMailer(config: Config, log: Logger): Mailer {
   const domain = config.SMTP_DOMAIN !== '' ? config.SMTP_DOMAIN : config.DOMAIN !== '' ? config.DOMAIN : 'localhost'
   const from = `noreply@${domain}`
   if (config.SMTP_HOST === '') {
+    if (config.AUTH_MODE.includes('otp')) log.warn({ auth_mode: config.AUTH_MODE }, 'SMTP_HOST is not set: login codes cannot be emailed and are written to this log instead (development only)')
     return {
       async sendLoginCode(to, code) {
         log.warn({ to, code }, 'SMTP_HOST is not set: login code logged instead of emailed (development only)')
@@ -31,8 +35,7 @@ export function createMailer(config: Config, log: Logger): Mailer {
     port: config.SMTP_PORT,
     secure: config.SMTP_PORT === 465,
     ...(config.SMTP_USER === '' ? {} : { auth: { user: config.SMTP_USER, pass: config.SMTP_PASSWORD } }),
-    // Local relays in development and tests speak plain SMTP; STARTTLS is used whenever offered.
-    ignoreTLS: false,
+    // STARTTLS is used whenever the server offers it; only production insists on a valid certificate.
     tls: { rejectUnauthorized: config.NODE_ENV === 'production' },
   })
   return {

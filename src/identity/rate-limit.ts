@@ -17,16 +17,9 @@ export interface RateLimiter {
   hit(scope: string, subject: string, max: number): Promise<void>
 }
 
-export async function provisionRateLimits(nc: NatsConnection, names: NatsNames, windowSeconds: number): Promise<KV> {
-  const kvm = new Kvm(nc)
-  const kv = await kvm.create(names.bucket('RATE_LIMITS'), { history: 1, ttl: windowSeconds * 1000 })
-  const status = await kv.status()
-  if (status.ttl !== windowSeconds * 1000) {
-    const { jetstreamManager } = await import('@nats-io/jetstream')
-    const jsm = await jetstreamManager(nc)
-    await jsm.streams.update(status.streamInfo.config.name, { ...status.streamInfo.config, max_age: windowSeconds * 1e9 })
-  }
-  return kv
+/** The bucket itself is provisioned with the rest of the layout (`provisionNats`, TTL = the window). */
+export async function openRateLimits(nc: NatsConnection, names: NatsNames): Promise<KV> {
+  return new Kvm(nc).open(names.bucket('RATE_LIMITS'))
 }
 
 export function createRateLimiter(kv: KV, windowSeconds: number): RateLimiter {

@@ -62,7 +62,7 @@ const HOUR = 3600 * 1e9 // stream max_age is in nanoseconds
  * the echoed configuration is compared with the request: a server that silently drops an option
  * (2.9 does for several) makes start-up fail loudly instead of misbehaving later.
  */
-export async function provisionNats(nc: NatsConnection, names: NatsNames, log: Logger): Promise<void> {
+export async function provisionNats(nc: NatsConnection, names: NatsNames, log: Logger, options: { rateLimitWindowSeconds?: number } = {}): Promise<void> {
   const jsm = await jetstreamManager(nc)
   const streams: (Partial<StreamConfig> & { name: string })[] = [
     { name: names.stream('JOBS'), subjects: [names.subject('jobs.>')], retention: RetentionPolicy.Workqueue, storage: StorageType.File, duplicate_window: 10 * 60 * 1e9 },
@@ -89,6 +89,8 @@ export async function provisionNats(nc: NatsConnection, names: NatsNames, log: L
     { name: 'JOB_STATE', opts: { history: 1, ttl: 24 * 3600_000, republish: { src: `$KV.${names.bucket('JOB_STATE')}.>`, dest: names.subject('evt.job.>') } } },
     { name: 'WORKERS', opts: { history: 1, ttl: 30_000 } },
     { name: 'LEASES', opts: { history: 1, ttl: 15_000 } },
+    // Login rate-limit counters (src/identity/rate-limit.ts): the bucket TTL is the window, as 2.9 has no per-key TTL.
+    { name: 'RATE_LIMITS', opts: { history: 1, ttl: (options.rateLimitWindowSeconds ?? 900) * 1000 } },
   ]
   for (const b of buckets) {
     const kv = await kvm.create(names.bucket(b.name), b.opts)

@@ -10,13 +10,16 @@ const server = new SMTPServer({
   disabledCommands: ['STARTTLS'],
   logger: false,
   onData(stream, session, callback) {
-    simpleParser(stream)
-      .then((mail) => {
-        const to = session.envelope.rcptTo.map((r) => r.address)
-        process.stdout.write(`mail ${JSON.stringify({ to, from: session.envelope.mailFrom === false ? null : session.envelope.mailFrom.address, subject: mail.subject ?? '', text: mail.text ?? '' })}\n`)
-        callback()
-      })
-      .catch((err: unknown) => callback(err as Error))
+    simpleParser(stream, {}, (err, mail) => {
+      if (err) {
+        callback(err)
+        return
+      }
+      const to = session.envelope.rcptTo.map((r) => r.address)
+      const from = session.envelope.mailFrom === false ? null : session.envelope.mailFrom.address
+      process.stdout.write(`mail ${JSON.stringify({ to, from, subject: mail.subject ?? '', text: mail.text ?? '' })}\n`)
+      callback()
+    })
   },
 })
 server.listen(0, '127.0.0.1', () => {
