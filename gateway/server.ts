@@ -87,13 +87,20 @@ export function startGateway(options: GatewayOptions, host: string, port: number
   let seq = 0
   const nextRequestId = () => `${bootId}-${(++seq).toString(36)}`
   const compiled = options.routes.map((r) => compile(r, options.names))
-  const trusted = new Set((options.trustedProxies ?? '').split(',').map((s) => s.trim()).filter(Boolean))
-  /** The peer address, or the last X-Forwarded-For hop when the peer is a trusted proxy. */
+  // An IPv4 client of a dual-stack listener shows up as ::ffff:a.b.c.d; one spelling per client.
+  const plainIp = (ip: string) => ip.trim().toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '')
+  const trusted = new Set((options.trustedProxies ?? '').split(',').map(plainIp).filter(Boolean))
+  /**
+   * The client address for rate limits: the peer, unless the peer is a trusted proxy; then the
+   * nearest X-Forwarded-For hop that is not itself a trusted proxy (hops further left are whatever
+   * the client chose to send, so they are never believed).
+   */
   const clientAddress = (res: HttpResponse, req: HttpRequest): string => {
-    const peer = Buffer.from(res.getRemoteAddressAsText()).toString()
+    const peer = plainIp(Buffer.from(res.getRemoteAddressAsText()).toString())
     if (!trusted.has(peer)) return peer
-    const hops = req.getHeader('x-forwarded-for').split(',').map((s) => s.trim()).filter(Boolean)
-    return hops[hops.length - 1] ?? peer
+    const hops = req.getHeader('x-forwarded-for').split(',').map(plainIp).filter(Boolean)
+    for (let i = hops.length - 1; i >= 0; i--) if (!trusted.has(hops[i] as string)) return hops[i] as string
+    return hops[0] ?? peer
   }
   const app: TemplatedApp = uws.App()
 

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { Kvm, type KV } from '@nats-io/kv'
 import { AppError } from '../kernel/errors.ts'
-import { isWrongLastSequence } from '../jobs/job-state.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 
@@ -32,21 +31,31 @@ export function createRateLimiter(kv: KV, windowSeconds: number): RateLimiter {
       for (let i = 0; i < 20; i++) {
         const e = await kv.get(key)
         const count = e === null || e.operation !== 'PUT' || e.length === 0 ? 0 : Number(e.string())
-        if (count >= max) {
-          const retryAfter = Math.max(1, Math.ceil(((window + 1) * windowMs - now) / 1000))
-          const err = new AppError(429, 'auth.rate_limited', `too many requests; try again in ${String(retryAfter)} s`)
-          err.headers = { 'retry-after': String(retryAfter) }
-          throw err
-        }
+        if (count >= max) throw limited(Math.ceil(((window + 1) * windowMs - now) / 1000))
         try {
           if (e === null || e.operation !== 'PUT') await kv.create(key, String(count + 1))
           else await kv.update(key, String(count + 1), e.revision)
           return
         } catch (err) {
-          if (!isWrongLastSequence(err)) throw err
+          if (!lostRace(err)) throw err
         }
       }
-      throw new AppError(429, 'auth.rate_limited', 'too many concurrent requests')
+      // Twenty lost races in a row: this subject is being hammered, which is what the limit is for.
+      throw limited(1)
     },
   }
+}
+
+function limited(seconds: number): AppError {
+  const retryAfter = Math.max(1, seconds)
+  const err = new AppError(429, 'auth.rate_limited', `too many requests; try again in ${String(retryAfter)} s`)
+  err.headers = { 'retry-after': String(retryAfter) }
+  return err
+}
+
+/** A CAS write lost to a concurrent one (JetStream err_code 10071): read again and retry. */
+function lostRace(err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  const code = (err as { api_error?: { err_code?: number } }).api_error?.err_code
+  return code === 10071 || /wrong last sequence/i.test(err.message)
 }

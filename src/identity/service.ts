@@ -5,7 +5,7 @@ import { hasPermission, isValidPermission } from '../auth/permissions.ts'
 import { loadPrincipal, type Principal } from '../auth/principal.ts'
 import { issueAccessToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
-import { AppError, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import { forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { Mailer } from './mailer.ts'
@@ -96,11 +96,10 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     await db.query(sql.unsafe`insert into otp_sessions (id, email, user_id, code_hash, expires_at)
       values (${sessionId}::uuid, ${email}, ${known ? user.id : null}::uuid, ${sha256(`${sessionId}:${code}`)},
         now() + make_interval(mins => ${config.OTP_EXPIRE_MINUTES}))`)
+    // Sent after answering: waiting for the SMTP server would make a known address measurably
+    // slower to answer than an unknown one. A failed send is logged; the user asks for a new code.
     if (known) {
-      await d.mailer.sendLoginCode(user.email, code, config.OTP_EXPIRE_MINUTES).catch((err: unknown) => {
-        d.log.error({ err }, 'sending the login code failed')
-        throw new AppError(503, 'auth.mail_unavailable', 'the login code could not be sent; try again later')
-      })
+      d.mailer.sendLoginCode(user.email, code, config.OTP_EXPIRE_MINUTES).catch((err: unknown) => d.log.error({ err, session: sessionId }, 'sending the login code failed'))
     }
     return { message: 'If the address belongs to an account, a login code was sent to it.', session_id: sessionId }
   }
@@ -189,11 +188,14 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     let provisioned = false
     if (user === null) {
       if (body.auto_provision === false) throw notFound('no user with this email', 'user.not_found')
-      const id = String(await db.oneFirst(sql.unsafe`insert into users (email) values (${email}) on conflict do nothing returning id`))
-      await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${id}::uuid, id from roles where name = ${config.TOKEN_EXCHANGE_DEFAULT_ROLE} on conflict do nothing`)
+      // A concurrent exchange for the same email may win the insert; then this one just uses the user.
+      const id = await db.maybeOneFirst(sql.unsafe`insert into users (email) values (${email}) on conflict do nothing returning id`)
+      if (id !== null) {
+        await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${String(id)}::uuid, id from roles where name = ${config.TOKEN_EXCHANGE_DEFAULT_ROLE} on conflict do nothing`)
+        provisioned = true
+        d.log.info({ provider: body.provider, subject: body.subject, email }, 'user provisioned by token exchange')
+      }
       user = await findUser(email)
-      provisioned = true
-      d.log.info({ provider: body.provider, email }, 'user provisioned by token exchange')
     }
     if (user === null || !user.is_active) throw forbidden('the user is deactivated', 'auth.user_inactive')
     const tokens = await tokensFor(user)

@@ -2,9 +2,15 @@ import { SignJWT } from 'jose'
 import { Kvm } from '@nats-io/kv'
 import { connect } from '@nats-io/transport-node'
 import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pino from 'pino'
+import { checkMailer, createMailer } from '../../src/identity/mailer.ts'
 import { createRateLimiter } from '../../src/identity/rate-limit.ts'
+import { loadConfig } from '../../src/kernel/config.ts'
 import { hashPassword } from '../../src/auth/password.ts'
-import { SECRET_KEY, startTestPlatform, type TestPlatform } from '../helpers/env.ts'
+import { ENCRYPTION_KEY, SECRET_KEY, startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { startSmtpSink } from '../helpers/smtp.ts'
 
 /*
@@ -112,6 +118,16 @@ t.test('refresh rotates; a reused refresh token revokes its family; logout revok
   t.equal((await env.request('POST', '/auth/logout', { token: null, body: { refresh_token: other.refresh_token } })).status, 204)
   t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: other.refresh_token } })).status, 401, 'logged out')
   t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: 'rt_nonsense' } })).status, 401)
+
+  const stored = await env.sql<{ token_hash: string }>("select token_hash from refresh_tokens")
+  t.notOk(stored.some((r) => [first.refresh_token, second.refresh_token, other.refresh_token].includes(r.token_hash)), 'refresh tokens are stored hashed')
+  const beforeDeactivation = await login()
+  await env.sql("update users set is_active = false where email = 'rot@test.local'")
+  t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: beforeDeactivation.refresh_token } })).status, 401, 'a deactivated user cannot refresh')
+  await env.sql("update users set is_active = true where email = 'rot@test.local'")
+  const beforeDeletion = await login()
+  await env.sql("delete from users where email = 'rot@test.local'")
+  t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: beforeDeletion.refresh_token } })).status, 401, 'a deleted user cannot refresh')
 })
 
 t.test('JWT negatives against a protected route', async (t) => {
@@ -154,25 +170,61 @@ t.test('token exchange needs its permission and provisions with the default role
   t.same(check.body, { result: true, logic: 'OR', checks: [{ permission: 'platform.agents/default/default.chat:all', has_permission: true }, { permission: 'platform.system.read:all', has_permission: false }] })
 })
 
-t.test('login rate limits per email and per IP, shared through NATS KV', async (t) => {
+t.test('login rate limits per email and per IP; a forged X-Forwarded-For is ignored', async (t) => {
   const env = await startTestPlatform(t, { AUTH_MODE: 'password', RATE_LIMIT_LOGIN_EMAIL_MAX: '3', RATE_LIMIT_LOGIN_IP_MAX: '5', RATE_LIMIT_OTP_IP_MAX: '2' })
-  const login = (email: string) => env.request('POST', '/auth/login', { token: null, body: { email, password: 'x' } })
+  let forged = 0
+  // 127.0.0.1 is not a trusted proxy here, so each request's made-up X-Forwarded-For must not matter.
+  const headers = () => ({ 'x-forwarded-for': `203.0.113.${String(++forged)}` })
+  const login = (email: string) => env.request('POST', '/auth/login', { token: null, body: { email, password: 'x' }, headers: headers() })
   for (let i = 0; i < 3; i++) t.equal((await login('limited@test.local')).status, 401)
-  const limited = await login('limited@test.local')
-  t.equal(limited.status, 429, 'per email')
-  t.match(limited.body, { code: 'auth.rate_limited' })
-  t.ok(Number(limited.headers.get('retry-after')) > 0, 'Retry-After')
+  const limited = await login('Limited@Test.local')
+  t.equal(limited.status, 429, 'per email (case-insensitive)')
+  t.match(limited.body, { code: 'auth.rate_limited', detail: /try again/ })
+  const retryAfter = Number(limited.headers.get('retry-after'))
+  t.ok(retryAfter > 0 && retryAfter <= 900, `Retry-After within the window (${String(retryAfter)})`)
   t.equal((await login('other@test.local')).status, 401, 'another email still passes the email limit')
   t.equal((await login('third@test.local')).status, 429, 'per IP: the sixth login from this address')
-  const otp = (n: number) => env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: '00000000-0000-4000-8000-00000000000' + String(n), otp_code: '123456' } })
+  const otp = (n: number) => env.request('POST', '/auth/verify-otp', { token: null, body: { session_id: `00000000-0000-4000-8000-00000000000${String(n)}`, otp_code: '123456' }, headers: headers() })
   t.equal((await otp(1)).status, 401)
   t.equal((await otp(2)).status, 401)
   t.equal((await otp(3)).status, 429, 'OTP verify per IP')
-  // Another gateway replica counting on its own NATS connection: its hits count here too.
-  const nc2 = await connect({ servers: env.config.NATS_URL })
-  t.teardown(() => nc2.close())
-  const replica = createRateLimiter(await new Kvm(nc2).open(`${env.config.NATS_PREFIX}_RATE_LIMITS`), env.config.RATE_LIMIT_WINDOW_SECONDS)
-  for (let i = 0; i < 3; i++) await replica.hit('login-email', 'shared@test.local', 3)
-  const env2 = await startTestPlatform(t, { AUTH_MODE: 'password', RATE_LIMIT_LOGIN_EMAIL_MAX: '3', NATS_PREFIX: env.config.NATS_PREFIX })
-  t.equal((await env2.request('POST', '/auth/login', { token: null, body: { email: 'shared@test.local', password: 'x' } })).status, 429, 'limited by hits counted elsewhere')
+})
+
+t.test('rate limits behind a trusted proxy, and counters shared by replicas through NATS KV', async (t) => {
+  const env = await startTestPlatform(t, { AUTH_MODE: 'password', TRUSTED_PROXIES: '127.0.0.1', RATE_LIMIT_LOGIN_EMAIL_MAX: '3', RATE_LIMIT_LOGIN_IP_MAX: '2' })
+  const login = (email: string, ip: string) => env.request('POST', '/auth/login', { token: null, body: { email, password: 'x' }, headers: { 'x-forwarded-for': ip } })
+  t.equal((await login('a1@test.local', '198.51.100.1')).status, 401)
+  t.equal((await login('a2@test.local', '198.51.100.1')).status, 401)
+  t.equal((await login('a3@test.local', '198.51.100.1')).status, 429, 'the forwarded client address is limited')
+  t.equal((await login('a4@test.local', '10.9.9.9, 198.51.100.2')).status, 401, 'another client behind the proxy has its own counter (the nearest hop counts)')
+  t.equal((await login('a5@test.local', '198.51.100.2, 198.51.100.1')).status, 429, 'a client cannot escape by prepending hops')
+
+  // Two replicas, each with its own NATS connection, counting the same subjects at the same time.
+  const bucket = `${env.config.NATS_PREFIX}_RATE_LIMITS`
+  const connections = await Promise.all([connect({ servers: env.config.NATS_URL }), connect({ servers: env.config.NATS_URL })])
+  t.teardown(() => Promise.all(connections.map((c) => c.close())))
+  const [a, b] = await Promise.all(connections.map(async (nc) => createRateLimiter(await new Kvm(nc).open(bucket), env.config.RATE_LIMIT_WINDOW_SECONDS)))
+  if (a === undefined || b === undefined) throw new Error('two limiters expected')
+  await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).hit('test', 'burst', 10)))
+  await t.rejects(a.hit('test', 'burst', 10), { code: 'auth.rate_limited' }, 'ten concurrent hits from two replicas all counted')
+  await t.rejects(b.hit('test', 'burst', 10), { code: 'auth.rate_limited' })
+  // Hits counted by another replica limit this platform's login endpoint.
+  for (let i = 0; i < 3; i++) await a.hit('login-email', 'shared@test.local', 3)
+  t.equal((await login('shared@test.local', '198.51.100.3')).status, 429, 'limited by hits counted elsewhere')
+})
+
+t.test('without SMTP: development logs the code with a warning; production refuses otp modes', async (t) => {
+  const lines: Record<string, unknown>[] = []
+  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) })
+  const dir = mkdtempSync(join(tmpdir(), 'mailer-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dev = loadConfig({ NODE_ENV: 'development', DATA_DIR: dir, SECRET_KEY, ENCRYPTION_KEY, DATABASE_PASSWORD: 'unused', AUTH_MODE: 'otp' })
+  const mailer = createMailer(dev, log)
+  t.match(lines[0], { level: 40, msg: /cannot be emailed.*development only/ }, 'warned at start')
+  await mailer.sendLoginCode('dev@test.local', '123456', 10)
+  t.match(lines[1], { level: 40, to: 'dev@test.local', code: '123456', msg: /development only/ })
+  const prod = { ...dev, NODE_ENV: 'production' as const }
+  t.throws(() => checkMailer(prod), { code: 'config.invalid', message: /SMTP_HOST/ })
+  t.doesNotThrow(() => checkMailer({ ...prod, AUTH_MODE: 'password' }), 'password mode needs no SMTP')
+  t.doesNotThrow(() => checkMailer({ ...prod, SMTP_HOST: 'smtp.example.com' }))
 })

@@ -1,5 +1,4 @@
 -- Login: one-time codes (stored hashed) and refresh tokens in families (rotation, reuse detection).
-alter table users add column if not exists last_login_at timestamptz;
 
 create table otp_sessions (
   id uuid primary key,
