@@ -23,6 +23,7 @@ const NAME = 'actors'
 const MESSAGES = Number(process.env['BENCH_ACTOR_MESSAGES'] ?? 20_000)
 const KEYS = 200
 const LEASE_TTL_MS = 3000
+const TICK_MS = 500
 const log = createLogger({ level: 'warn' })
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -74,7 +75,7 @@ async function run(): Promise<Row[]> {
     let nextHost = 0
     const startHost = async () => {
       const id = `h${String(nextHost++)}`
-      const child = await startServerChild(id, 'actor-host.ts', { NATS_URL: nats.url, NATS_PREFIX: 'ba', NODE_ID: id, LEASE_TTL_MS: String(LEASE_TTL_MS) })
+      const child = await startServerChild(id, 'actor-host.ts', { NATS_URL: nats.url, NATS_PREFIX: 'ba', NODE_ID: id, LEASE_TTL_MS: String(LEASE_TTL_MS), TICK_MS: String(TICK_MS) })
       hosts.push(child)
       return { id, child }
     }
@@ -97,6 +98,23 @@ async function run(): Promise<Row[]> {
       const cpu = process.cpuUsage(cpu0)
       const hostUs = live.reduce((sum, h, i) => sum + ((processTicks(h.child.pid) - (ticks0[i] ?? 0)) / clockTicks()) * 1e6, 0)
       rows.push({ benchmark: NAME, case: 'actor runtime, 3 hosts (CAS state per message)', requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: hostUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0 })
+    }
+    // One key: every message goes through the same key's serial turn (the per-key ceiling).
+    {
+      const one = Math.min(2000, MESSAGES)
+      const cpu0 = process.cpuUsage()
+      const t0 = performance.now()
+      for (let i = 0; i < one; i += 200) await Promise.all(Array.from({ length: Math.min(200, one - i) }, (_, j) => sendToActor(js, names, tallyActor, 'solo', { n: i + j })))
+      for (;;) {
+        const e = await states.get('tally.solo')
+        if (e !== null && e.length > 0 && e.json<{ state: { count: number } }>().state.count >= one) break
+        await sleep(20)
+      }
+      const s = (performance.now() - t0) / 1000
+      const cpu = process.cpuUsage(cpu0)
+      const share = new Map<string, number>()
+      for (const h of (await owners()).values()) share.set(h, (share.get(h) ?? 0) + 1)
+      rows.push({ benchmark: NAME, case: 'actor runtime, 1 key', requests: one, durationS: s, rps: one / s, cpuUsPerReq: (cpu.user + cpu.system) / one, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: `HRW partitions per host (64): ${[...share.values()].sort((a, b) => b - a).join(', ')}` })
     }
     // Takeover after kill -9, three times (a fresh host joins after each kill).
     const takeovers: number[] = []
@@ -121,8 +139,8 @@ async function run(): Promise<Row[]> {
       while ((await owners()).size < 64) await sleep(100)
       await sleep(LEASE_TTL_MS)
     }
-    const last = rows[rows.length - 1]
-    if (last !== undefined) last.note = `takeover after kill -9 with lease TTL ${String(LEASE_TTL_MS)} ms: ${takeovers.map((ms) => `${String(Math.round(ms))} ms`).join(', ')}`
+    const last = rows.find((r) => r.case.startsWith('actor runtime, 3 hosts'))
+    if (last !== undefined) last.note = `takeover after kill -9 with lease TTL ${String(LEASE_TTL_MS)} ms, tick ${String(TICK_MS)} ms: ${takeovers.map((ms) => `${String(Math.round(ms))} ms`).join(', ')}`
     await nc.drain()
   } finally {
     for (const h of hosts) await h.stop().catch(() => undefined)

@@ -1,12 +1,15 @@
 import { jwtVerify } from 'jose'
 import type { Caller } from '../src/api/route.ts'
 import { unauthorized } from '../src/kernel/errors.ts'
+import { hashApiKey, isApiKey } from '../src/access/api-key-format.ts'
 
 /*
  * Bearer-token verification at the edge: HS256 only (a token naming another algorithm, `none`
  * included, is refused), signature and `exp` checked by jose. Verified tokens are remembered until
  * they expire so a busy client costs one HMAC per token, not per request. Whether the user still
  * exists and what it may do is decided by the service at execution time.
+ * API keys (`apk_…`, as a Bearer token or X-API-Key) are only hashed here: whether the key exists,
+ * is unexpired and what it may do is resolved by the service from the NATS KV cache.
  */
 export interface TokenVerifier {
   verify(authorization: string): Promise<Caller>
@@ -20,6 +23,7 @@ export function createTokenVerifier(secret: string, options: { cacheSize?: numbe
     async verify(authorization) {
       if (!authorization.startsWith('Bearer ') && !authorization.startsWith('bearer ')) throw unauthorized('expected a Bearer token', 'auth.bad_scheme')
       const token = authorization.slice(7).trim()
+      if (isApiKey(token)) return { sub: '', via: 'api_key', keyHash: hashApiKey(token) }
       const hit = cache.get(token)
       const nowSec = Date.now() / 1000
       if (hit !== undefined && hit.exp > nowSec) return hit.caller

@@ -184,7 +184,9 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     const uwsPath = route.def.path.replace(/\{([^}]+)\}/g, ':$1')
     const handler = (res: HttpResponse, req: HttpRequest) => {
       const state = begin(res, req)
-      const authorization = req.getHeader('authorization')
+      const apiKey = req.getHeader('x-api-key')
+      // `X-API-Key: <key>` is the same credential as `Authorization: Bearer <key>` (gateway/auth.ts).
+      const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
       const clientIp = clientAddress(res, req)
       const contentType = req.getHeader('content-type')
       const params: Record<string, string> = {}

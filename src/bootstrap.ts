@@ -10,7 +10,7 @@ import type { ResourceService } from './resources/service.ts'
  * What exists after every start: the default roles, the superadmin (from SUPERADMIN_EMAIL) and the
  * default agent `default/default`. Idempotent; roles an admin has edited are left as they are.
  */
-const NAMESPACED = ['agents', 'functions', 'skills', 'queries', 'collections', 'templates', 'components', 'stores', 'connectors', 'manifests']
+const NAMESPACED = ['agents', 'functions', 'skills', 'queries', 'collections', 'templates', 'components', 'stores', 'connectors', 'manifests', 'secrets']
 
 export const DEFAULT_ROLES: Record<string, { description: string; permissions: string[] }> = {
   Admins: { description: 'everything', permissions: ['platform.*:all'] },

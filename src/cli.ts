@@ -4,6 +4,8 @@ import { issueAccessToken } from './auth/tokens.ts'
 import { configTable, loadConfig } from './kernel/config.ts'
 import { createLogger } from './kernel/log.ts'
 import { createDb, migrate, sql } from './platform/db.ts'
+import { createSecretBox, previousKeys } from './kernel/crypto.ts'
+import { reencryptSecrets } from './access/reencrypt.ts'
 import { databaseUrlOf, startPlatform, VERSION } from './main.ts'
 
 /*
@@ -84,8 +86,21 @@ async function migrateOnly(): Promise<void> {
   out(applied.length === 0 ? 'nothing to migrate' : `applied ${applied.join(', ')}`)
 }
 
+/** `reencrypt-secrets`: rewrites every secret field made with ENCRYPTION_KEY_PREVIOUS under ENCRYPTION_KEY. */
+async function reencrypt(): Promise<void> {
+  const config = loadConfig()
+  const db = await createDb(resolveDatabaseUrl(config), { maximumPoolSize: 1 })
+  try {
+    const r = await reencryptSecrets(db, createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)))
+    out(`rows with secrets: ${String(r.rows)}, fields: ${String(r.fields)}, re-encrypted: ${String(r.reencrypted)}, skipped (changed meanwhile, run again): ${String(r.skipped)}`)
+  } finally {
+    await db.end()
+  }
+}
+
 const commands: Record<string, () => Promise<void>> = {
   start,
+  'reencrypt-secrets': reencrypt,
   token,
   migrate: migrateOnly,
   'config-table': async () => {

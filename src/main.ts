@@ -6,7 +6,7 @@ import { serveRpc } from './api/rpc-server.ts'
 import { bootstrap } from './bootstrap.ts'
 import { KINDS } from './kinds/index.ts'
 import type { Config } from './kernel/config.ts'
-import { createSecretBox } from './kernel/crypto.ts'
+import { createSecretBox, previousKeys } from './kernel/crypto.ts'
 import type { Logger } from './kernel/log.ts'
 import { createDb, migrate, type Db } from './platform/db.ts'
 import { ensureServerPackages, startNats, startPostgres, type LocalService } from './platform/local-services.ts'
@@ -22,6 +22,10 @@ import { registeredActors } from '../actors/index.ts'
 import { startActorHost } from '../actors/runtime/host.ts'
 import { jobRoutes } from './jobs/routes.ts'
 import { identityRoutes } from './identity/routes.ts'
+import { accessRoutes } from './access/routes.ts'
+import { accessHandlers } from './access/handlers.ts'
+import { openPrincipalCache } from './access/principal-cache.ts'
+import { attachPrincipalCache } from './auth/principal.ts'
 import { identityHandlers } from './identity/service.ts'
 import { checkMailer, createMailer } from './identity/mailer.ts'
 import { createRateLimiter, openRateLimits } from './identity/rate-limit.ts'
@@ -47,7 +51,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes()]
+  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...accessRoutes()]
 }
 
 export interface Platform {
@@ -119,7 +123,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const pool = db
       cleanups.push(() => pool.end())
       await migrate(databaseUrl as string, log.child({ mod: 'migrate' }))
-      resources = createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY) })
+      // principals and API keys come from the AUTH_CACHE bucket when warm (src/access/principal-cache.ts)
+      attachPrincipalCache(db, await openPrincipalCache(nc, names))
+      resources = createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)) })
       const boot = await bootstrap({ db, config, log, resources })
       superadminId = boot.superadmin.userId
       const jobService = await startJobService({ nc, names, db, config, log })
@@ -127,7 +133,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       cleanups.push(() => jobService.close())
       const limiter = createRateLimiter(await openRateLimits(nc, names), config.RATE_LIMIT_WINDOW_SECONDS)
       const identity = identityHandlers({ db, config, mailer: createMailer(config, log.child({ mod: 'mail' })), limiter, log: log.child({ mod: 'identity' }) })
-      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...identity])
+      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...identity, ...accessHandlers(db)])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }

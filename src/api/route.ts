@@ -35,9 +35,12 @@ export interface RouteDef {
 
 /** The authenticated caller as the gateway saw it (a verified token); permissions are resolved service-side. */
 export interface Caller {
+  /** The user id for a JWT; empty for an API key (the service resolves the owner from `keyHash`). */
   sub: string
   /** How the caller authenticated. */
-  via: 'jwt'
+  via: 'jwt' | 'api_key'
+  /** SHA-256 (hex) of the presented API key; the gateway never sees the key table. */
+  keyHash?: string
 }
 
 export interface RpcRequest {

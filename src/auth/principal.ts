@@ -2,30 +2,88 @@ import { sql, type Db } from '../platform/db.ts'
 import { unauthorized } from '../kernel/errors.ts'
 import { grantsOf, hasPermission } from './permissions.ts'
 import type { Caller } from '../api/route.ts'
+import type { CachedKey, CachedUser, PrincipalCache } from '../access/principal-cache.ts'
 
 /** Who is acting, with their live permissions: what every check at execution time looks at. */
 export interface Principal {
   userId: string
   email: string
   permissions: readonly string[]
+  /** Set when the caller used an API key: its id (permissions are then key ∩ owner). */
+  apiKeyId?: string
 }
 
 export const can = (p: Principal, permission: string): boolean => hasPermission(p.permissions, permission)
 
-/**
- * Resolves a verified caller to a principal: the user must still exist and be active, and the
- * permissions are those of its roles now, not when the token was issued.
+/*
+ * The cache is attached per database pool rather than passed to every caller of loadPrincipal, so
+ * every service that already resolves principals (resources, jobs, identity) gets it unchanged.
  */
-export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> {
+const caches = new WeakMap<Db, PrincipalCache>()
+
+export function attachPrincipalCache(db: Db, cache: PrincipalCache): void {
+  caches.set(db, cache)
+}
+
+export function principalCacheOf(db: Db): PrincipalCache | undefined {
+  return caches.get(db)
+}
+
+export async function loadUserRow(db: Db, userId: string): Promise<CachedUser | null> {
   const row = await db.maybeOne(sql.unsafe`
-    select u.id, u.email, u.is_active,
+    select u.email, u.is_active,
            coalesce(jsonb_agg(r.permissions) filter (where r.id is not null), '[]'::jsonb) as grants
     from users u
     left join user_roles ur on ur.user_id = u.id
     left join roles r on r.id = ur.role_id
-    where u.id = ${caller.sub}::uuid
+    where u.id = ${userId}::uuid
     group by u.id`)
-  if (row === null || row['is_active'] !== true) throw unauthorized('user not found or inactive', 'auth.user_inactive')
+  if (row === null) return null
   const grants = (row['grants'] as Record<string, unknown>[]).flatMap(grantsOf)
-  return { userId: String(row['id']), email: String(row['email']), permissions: [...new Set(grants)] }
+  return { email: String(row['email']), active: row['is_active'] === true, permissions: [...new Set(grants)] }
+}
+
+async function loadKeyRow(db: Db, hash: string): Promise<CachedKey | null> {
+  const row = await db.maybeOne(sql.unsafe`select id, user_id, permissions, expires_at from api_keys where key_hash = ${hash}`)
+  if (row === null) return null
+  const exp = row['expires_at']
+  return {
+    id: String(row['id']),
+    user_id: String(row['user_id']),
+    permissions: grantsOf(row['permissions'] as Record<string, unknown>),
+    expires_at: exp === null ? null : new Date(exp as string | number).toISOString(),
+  }
+}
+
+/**
+ * What a key may do: its own grants that the owner also holds, plus the owner's grants that the
+ * key covers. Exact for nested wildcards; grants that merely overlap are dropped (never widened).
+ */
+export function intersectGrants(key: readonly string[], owner: readonly string[]): string[] {
+  const out = new Set<string>()
+  for (const k of key) if (hasPermission(owner, k)) out.add(k)
+  for (const o of owner) if (hasPermission(key, o)) out.add(o)
+  return [...out]
+}
+
+/**
+ * Resolves a verified caller to a principal: the user must still exist and be active, and the
+ * permissions are those of its roles now, not when the token was issued. With a cache attached
+ * (src/access/principal-cache.ts) a warm lookup does not touch Postgres.
+ */
+export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> {
+  const cache = caches.get(db)
+  const user = (id: string) => (cache === undefined ? loadUserRow(db, id) : cache.user(id, () => loadUserRow(db, id)))
+  if (caller.via === 'api_key') {
+    const hash = caller.keyHash ?? ''
+    const key = cache === undefined ? await loadKeyRow(db, hash) : await cache.key(hash, () => loadKeyRow(db, hash))
+    if (key === null) throw unauthorized('invalid API key', 'auth.invalid_api_key')
+    if (key.expires_at !== null && Date.parse(key.expires_at) <= Date.now()) throw unauthorized('API key expired', 'auth.api_key_expired')
+    const owner = await user(key.user_id)
+    if (owner === null || !owner.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
+    return { userId: key.user_id, email: owner.email, permissions: intersectGrants(key.permissions, owner.permissions), apiKeyId: key.id }
+  }
+  const row = await user(caller.sub)
+  if (row === null || !row.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
+  return { userId: caller.sub, email: row.email, permissions: row.permissions }
 }

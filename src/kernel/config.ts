@@ -39,6 +39,7 @@ export const ConfigSchema = T.Object({
   // §8.7 required and general
   SECRET_KEY: str('', 'JWT signing key (required in production; generated in development)'),
   ENCRYPTION_KEY: str('', 'key for secrets at rest (required in production; generated in development)'),
+  ENCRYPTION_KEY_PREVIOUS: str('', 'comma-separated earlier ENCRYPTION_KEY values: still decrypt after a rotation until `npm run cli -- reencrypt-secrets` rewrites everything with the current key'),
   DATABASE_PASSWORD: str('', 'Postgres password (required in production)'),
   SUPERADMIN_EMAIL: str('', 'superadmin created at first start (required in production; admin@localhost in development)'),
   SUPERADMIN_PASSWORD: str('', 'seeds (and on restart resets) the superadmin password when AUTH_MODE includes password'),

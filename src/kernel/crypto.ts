@@ -7,6 +7,12 @@ import { AppError } from './errors.ts'
  * field does not decrypt. The key id in each ciphertext lets old keys keep decrypting after a
  * rotation (pass them as `previous`).
  */
+/** The associated data of a stored secret field: the row identity, so a copied ciphertext fails. */
+export const secretAad = (kind: string, rowId: string, field: string): string => `${kind}:${rowId}:${field}`
+
+/** ENCRYPTION_KEY_PREVIOUS as a list (comma-separated in the environment). */
+export const previousKeys = (csv: string): string[] => csv.split(',').map((k) => k.trim()).filter((k) => k !== '')
+
 export interface SecretBox {
   encrypt(plaintext: string, aad: string): string
   decrypt(ciphertext: string, aad: string): string

@@ -24,6 +24,11 @@ export function createLogger(options: { level?: string; svc?: string } = {}): Lo
         'config.DATABASE_PASSWORD',
         'config.SUPERADMIN_PASSWORD',
         'config.SMTP_PASSWORD',
+        'config.ENCRYPTION_KEY_PREVIOUS',
+        // secret values (secrets kind) and credentials in request bodies
+        'body.value',
+        'body.api_key',
+        'body.password',
       ],
       censor: '[redacted]',
     },

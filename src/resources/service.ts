@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value'
 import { UniqueIntegrityConstraintViolationError } from 'slonik'
 import { can, type Principal } from '../auth/principal.ts'
 import { conflict, forbidden, invalid, notFound, type FieldIssue } from '../kernel/errors.ts'
-import type { SecretBox } from '../kernel/crypto.ts'
+import { secretAad, type SecretBox } from '../kernel/crypto.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { AnyKind } from './kind.ts'
@@ -85,7 +85,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
   )
   const checks = (kind: AnyKind): Compiled => compiled.get(kind.kind) as Compiled
 
-  const aad = (kind: AnyKind, id: string, field: string) => `${kind.kind}:${id}:${field}`
+  const aad = (kind: AnyKind, id: string, field: string) => secretAad(kind.kind, id, field)
   const meta = (row: Row): ResourceMeta => ({ namespace: row.namespace, name: row.name, ownerId: row.owner_id })
 
   function toRecord(kind: AnyKind, row: Row): ResourceRecord {
@@ -201,7 +201,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     const namespace = kind.addressing === 'namespaced' ? String(nsIn ?? 'default') : ''
     const m: ResourceMeta = { namespace, name: String(name), ownerId: p.userId }
     if (!canOnResource(p, kind, 'create', m)) {
-      throw kind.adminOnly ? notFound(`${kind.plural} not available`) : forbidden(`not allowed to create ${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`)
+      throw kind.adminOnly ? forbidden(`${kind.plural} are admin-only`, 'auth.admin_only') : forbidden(`not allowed to create ${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`)
     }
     const withDefaults = Value.Default(kind.spec, structuredClone(rest)) as Record<string, unknown>
     assertValid(kind, withDefaults)

@@ -90,9 +90,11 @@ t.test('authentication negatives answer 401 with the error body', async (t) => {
   t.equal(valid.status, 200, 'sanity: the same construction with the right key and type works')
   const ghost = await new SignJWT({ type: 'access' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject('00000000-0000-4000-8000-000000000000').setExpirationTime('5m').sign(key)
   t.equal((await env.request('GET', '/api/v1/agents', { token: ghost })).status, 401, 'a token for a user that does not exist')
-  await env.sql('update users set is_active = false where email = $1', ['admin@test.local'])
+  // through the API: principals are cached in AUTH_CACHE and invalidated by the users endpoints (src/access/)
+  const second = await env.createUser('second-admin@test.local', ['Admins'])
+  await env.request('PATCH', `/api/v1/users/${env.adminId}`, { token: second.token, body: { is_active: false } })
   t.equal((await env.request('GET', '/api/v1/agents')).status, 401, 'a deactivated user is refused at once, with a still-valid token')
-  await env.sql('update users set is_active = true where email = $1', ['admin@test.local'])
+  await env.request('PATCH', `/api/v1/users/${env.adminId}`, { token: second.token, body: { is_active: true } })
 })
 
 t.test('CORS', async (t) => {

@@ -76,7 +76,7 @@ t.test('ordinary users see their own resources only; others answer 404', async (
 t.test('admin-only kinds and fields', async (t) => {
   const user = await env.createUser('carol@test.local')
   const r = await env.request('POST', '/api/v1/llm-providers', { token: user.token, body: { name: 'mine', provider_type: 'openai' } })
-  t.equal(r.status, 404, 'LLM providers are invisible to non-admins')
+  t.equal(r.status, 403, 'LLM providers are an admin-only area (SPEC §5): 403')
   t.equal((await env.request('GET', '/api/v1/llm-providers', { token: user.token })).body !== undefined, true)
   t.same((await env.request('GET', '/api/v1/llm-providers', { token: user.token })).body, [])
   const shared = await env.request('POST', '/api/v1/functions', { token: user.token, body: { namespace: 'carol', name: 'f', code, shared_pool: true } })

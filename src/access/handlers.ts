@@ -1,0 +1,231 @@
+import type { RpcHandler, RpcRequest } from '../api/route.ts'
+import { can, loadPrincipal, principalCacheOf, type Principal } from '../auth/principal.ts'
+import { grantsOf, hasPermission, isValidPermission } from '../auth/permissions.ts'
+import { conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import { sql, type Db } from '../platform/db.ts'
+import { newApiKey } from './api-key-format.ts'
+import { permissionReference, registerPermission } from './permission-registry.ts'
+import { KINDS } from '../kinds/index.ts'
+import { JOB_PERMISSIONS } from '../jobs/service.ts'
+import { EXCHANGE_PERMISSION } from '../identity/service.ts'
+
+/*
+ * Users, roles and API keys. Every write that changes who may do what ends by deleting the
+ * affected AUTH_CACHE entries (src/access/principal-cache.ts), after the database commit.
+ * Users and keys the caller may not see answer 404, admin-only areas 403.
+ */
+const P = {
+  usersRead: registerPermission('platform.users.read:all', 'list and read every user (without it: only yourself)'),
+  usersCreate: registerPermission('platform.users.create:all', 'create users'),
+  usersUpdate: registerPermission('platform.users.update:all', 'change users: email, active flag, roles'),
+  usersDelete: registerPermission('platform.users.delete:all', 'delete users'),
+  rolesRead: registerPermission('platform.roles.read:all', 'list and read roles'),
+  rolesCreate: registerPermission('platform.roles.create:all', 'create roles'),
+  rolesUpdate: registerPermission('platform.roles.update:all', 'change role grants and membership'),
+  rolesDelete: registerPermission('platform.roles.delete:all', 'delete roles'),
+  keysRead: registerPermission('platform.api_keys.read:all', 'list and read every API key (own keys need no permission)'),
+  keysDelete: registerPermission('platform.api_keys.delete:all', 'revoke any API key'),
+}
+// Checked by the job system and identity; registered here from their exported constants.
+registerPermission(JOB_PERMISSIONS.readAll, 'read the queue admin area (stats, jobs, DLQ, workers) and every job')
+registerPermission(JOB_PERMISSIONS.updateAll, 'cancel jobs, retry and flush the DLQ')
+registerPermission(JOB_PERMISSIONS.systemUpdate, 'system maintenance (flush stuck jobs)')
+registerPermission(EXCHANGE_PERMISSION, 'exchange external identities for tokens (trusted identity providers)')
+
+type Out = { status?: number; body?: unknown; headers?: Record<string, string> }
+
+const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString())
+
+function checkGrants(grants: Record<string, boolean>): void {
+  const bad = Object.keys(grants).filter((p) => !isValidPermission(p))
+  if (bad.length > 0) throw invalid('invalid permission strings', bad.map((p) => ({ path: `/permissions/${p}`, message: 'expected <service>.<resource>.<action>:own|all' })))
+}
+
+export function accessHandlers(db: Db): Map<string, RpcHandler> {
+  const handlers = new Map<string, RpcHandler>()
+  const cache = () => principalCacheOf(db)
+  const invalidateUsers = async (ids: string[]) => cache()?.invalidateUsers(ids)
+  const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<Out>) =>
+    handlers.set(id, async (req) => {
+      if (req.caller === null) throw unauthorized()
+      const out = await fn(await loadPrincipal(db, req.caller), req)
+      return { status: out.status ?? 200, body: out.body, ...(out.headers === undefined ? {} : { headers: out.headers }) }
+    })
+  const admin = (p: Principal, perm: string) => {
+    if (!can(p, perm)) throw forbidden(`requires ${perm}`)
+  }
+  const paging = (q: Record<string, unknown>) => ({ limit: typeof q['limit'] === 'number' ? q['limit'] : 100, offset: typeof q['offset'] === 'number' ? q['offset'] : 0 })
+
+  // ---- users
+  const userSelect = sql.unsafe`select u.id, u.email, u.is_active, u.last_login_at, u.created_at,
+      coalesce(array_agg(r.name order by r.name) filter (where r.id is not null), '{}') as roles
+    from users u left join user_roles ur on ur.user_id = u.id left join roles r on r.id = ur.role_id`
+  const userOut = (row: Record<string, unknown>) => ({
+    id: String(row['id']), email: String(row['email']), is_active: row['is_active'] === true, roles: row['roles'] as string[],
+    last_login_at: iso(row['last_login_at']), created_at: iso(row['created_at']),
+  })
+  const userById = async (id: string) => {
+    const row = await db.maybeOne(sql.unsafe`${userSelect} where u.id = ${id}::uuid group by u.id`)
+    if (row === null) throw notFound('user not found', 'user.not_found')
+    return userOut(row)
+  }
+  const visibleUser = (p: Principal, id: string) => {
+    if (id !== p.userId && !can(p, P.usersRead)) throw notFound('user not found', 'user.not_found')
+  }
+  const setRoles = async (userId: string, roles: string[]) => {
+    const found = await db.anyFirst(sql.unsafe`select name from roles where name = any(${sql.array(roles, 'text')})`)
+    const missing = roles.filter((r) => !found.includes(r))
+    if (missing.length > 0) throw invalid('unknown roles', missing.map((r) => ({ path: '/roles', message: `no role ${r}` })))
+    await db.query(sql.unsafe`delete from user_roles where user_id = ${userId}::uuid`)
+    await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = any(${sql.array(roles, 'text')})`)
+  }
+  on('users.list', async (p, req) => {
+    const { limit, offset } = paging(req.query)
+    const all = can(p, P.usersRead)
+    const where = all ? sql.unsafe`` : sql.unsafe`where u.id = ${p.userId}::uuid`
+    const rows = await db.any(sql.unsafe`${userSelect} ${where} group by u.id order by u.created_at, u.id limit ${limit} offset ${offset}`)
+    const total = all ? Number(await db.oneFirst(sql.unsafe`select count(*) from users`)) : 1
+    return { body: rows.map(userOut), headers: { 'x-total-count': String(total) } }
+  })
+  on('users.get', async (p, req) => {
+    const id = req.params['id'] as string
+    visibleUser(p, id)
+    return { body: await userById(id) }
+  })
+  on('users.create', async (p, req) => {
+    admin(p, P.usersCreate)
+    const b = req.body as { email: string; is_active?: boolean; roles?: string[] }
+    const id = await db.maybeOneFirst(sql.unsafe`insert into users (email, is_active) values (${b.email.toLowerCase()}, ${b.is_active ?? true}) on conflict do nothing returning id`)
+    if (id === null) throw conflict('a user with this email exists', 'user.exists')
+    await setRoles(String(id), b.roles ?? ['Users'])
+    return { status: 201, body: await userById(String(id)) }
+  })
+  on('users.update', async (p, req) => {
+    const id = req.params['id'] as string
+    visibleUser(p, id)
+    admin(p, P.usersUpdate)
+    await userById(id)
+    const b = req.body as { email?: string; is_active?: boolean; roles?: string[] }
+    if (b.email !== undefined) {
+      const taken = await db.maybeOneFirst(sql.unsafe`select id from users where lower(email) = ${b.email.toLowerCase()} and id <> ${id}::uuid`)
+      if (taken !== null) throw conflict('a user with this email exists', 'user.exists')
+      await db.query(sql.unsafe`update users set email = ${b.email.toLowerCase()}, updated_at = now() where id = ${id}::uuid`)
+    }
+    if (b.is_active !== undefined) await db.query(sql.unsafe`update users set is_active = ${b.is_active}, updated_at = now() where id = ${id}::uuid`)
+    if (b.roles !== undefined) await setRoles(id, b.roles)
+    await invalidateUsers([id])
+    return { body: await userById(id) }
+  })
+  on('users.delete', async (p, req) => {
+    const id = req.params['id'] as string
+    visibleUser(p, id)
+    admin(p, P.usersDelete)
+    const hashes = await db.anyFirst(sql.unsafe`select key_hash from api_keys where user_id = ${id}::uuid`)
+    const gone = await db.maybeOneFirst(sql.unsafe`delete from users where id = ${id}::uuid returning id`)
+    if (gone === null) throw notFound('user not found', 'user.not_found')
+    await invalidateUsers([id])
+    await cache()?.invalidateKeys(hashes.map(String))
+    return { status: 204 }
+  })
+
+  // ---- roles
+  on('roles.permissions.reference', async () => ({ body: permissionReference(KINDS) }))
+  const roleOut = async (name: string) => {
+    const row = await db.maybeOne(sql.unsafe`select r.id, r.name, r.description, r.permissions, r.created_at,
+        coalesce(array_agg(ur.user_id::text) filter (where ur.user_id is not null), '{}') as users
+      from roles r left join user_roles ur on ur.role_id = r.id where r.name = ${name} group by r.id`)
+    if (row === null) throw notFound('role not found', 'role.not_found')
+    return { id: String(row['id']), name: String(row['name']), description: String(row['description']), permissions: row['permissions'], users: row['users'], created_at: iso(row['created_at']) }
+  }
+  const membersOf = async (name: string) => (await db.anyFirst(sql.unsafe`select ur.user_id from user_roles ur join roles r on r.id = ur.role_id where r.name = ${name}`)).map(String)
+  on('roles.list', async (p) => {
+    admin(p, P.rolesRead)
+    const names = await db.anyFirst(sql.unsafe`select name from roles order by name`)
+    return { body: await Promise.all(names.map((n) => roleOut(String(n)))) }
+  })
+  on('roles.get', async (p, req) => {
+    admin(p, P.rolesRead)
+    return { body: await roleOut(req.params['name'] as string) }
+  })
+  on('roles.create', async (p, req) => {
+    admin(p, P.rolesCreate)
+    const b = req.body as { name: string; description?: string; permissions?: Record<string, boolean> }
+    checkGrants(b.permissions ?? {})
+    const id = await db.maybeOneFirst(sql.unsafe`insert into roles (name, description, permissions) values (${b.name}, ${b.description ?? ''}, ${sql.jsonb(b.permissions ?? {})}) on conflict do nothing returning id`)
+    if (id === null) throw conflict('a role with this name exists', 'role.exists')
+    return { status: 201, body: await roleOut(b.name) }
+  })
+  on('roles.update', async (p, req) => {
+    admin(p, P.rolesUpdate)
+    const name = req.params['name'] as string
+    const b = req.body as { description?: string; permissions?: Record<string, boolean> }
+    await roleOut(name)
+    if (b.permissions !== undefined) {
+      checkGrants(b.permissions)
+      await db.query(sql.unsafe`update roles set permissions = ${sql.jsonb(b.permissions)}, updated_at = now() where name = ${name}`)
+    }
+    if (b.description !== undefined) await db.query(sql.unsafe`update roles set description = ${b.description}, updated_at = now() where name = ${name}`)
+    await invalidateUsers(await membersOf(name))
+    return { body: await roleOut(name) }
+  })
+  on('roles.delete', async (p, req) => {
+    admin(p, P.rolesDelete)
+    const name = req.params['name'] as string
+    const members = await membersOf(name)
+    const gone = await db.maybeOneFirst(sql.unsafe`delete from roles where name = ${name} returning id`)
+    if (gone === null) throw notFound('role not found', 'role.not_found')
+    await invalidateUsers(members)
+    return { status: 204 }
+  })
+  const membership = (add: boolean) => async (p: Principal, req: RpcRequest): Promise<Out> => {
+    admin(p, P.rolesUpdate)
+    const name = req.params['name'] as string
+    const userId = req.params['id'] as string
+    await roleOut(name)
+    await userById(userId)
+    if (add) await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = ${name} on conflict do nothing`)
+    else await db.query(sql.unsafe`delete from user_roles where user_id = ${userId}::uuid and role_id = (select id from roles where name = ${name})`)
+    await invalidateUsers([userId])
+    return { body: await roleOut(name) }
+  }
+  on('roles.users.add', membership(true))
+  on('roles.users.remove', membership(false))
+
+  // ---- API keys
+  const keyOut = (row: Record<string, unknown>) => ({
+    id: String(row['id']), name: String(row['name']), key_prefix: String(row['key_prefix']), user_id: String(row['user_id']),
+    permissions: row['permissions'], expires_at: iso(row['expires_at']), last_used_at: iso(row['last_used_at']), created_at: iso(row['created_at']),
+  })
+  const visibleKey = async (p: Principal, id: string, action: 'read' | 'delete') => {
+    const row = await db.maybeOne(sql.unsafe`select * from api_keys where id = ${id}::uuid`)
+    if (row === null || (String(row['user_id']) !== p.userId && !can(p, action === 'read' ? P.keysRead : P.keysDelete))) throw notFound('API key not found', 'api_key.not_found')
+    return row
+  }
+  on('api-keys.list', async (p, req) => {
+    const { limit, offset } = paging(req.query)
+    const where = can(p, P.keysRead) ? sql.unsafe`` : sql.unsafe`where user_id = ${p.userId}::uuid`
+    const rows = await db.any(sql.unsafe`select * from api_keys ${where} order by created_at, id limit ${limit} offset ${offset}`)
+    const total = await db.oneFirst(sql.unsafe`select count(*) from api_keys ${where}`)
+    return { body: rows.map(keyOut), headers: { 'x-total-count': String(total) } }
+  })
+  on('api-keys.get', async (p, req) => ({ body: keyOut(await visibleKey(p, req.params['id'] as string, 'read')) }))
+  on('api-keys.create', async (p, req) => {
+    const b = req.body as { name: string; permissions: Record<string, boolean>; expires_at?: string | null }
+    checkGrants(b.permissions)
+    // A key never carries more than its minter holds now (a key minting a key is bounded by itself).
+    const wider = grantsOf(b.permissions).filter((g) => !hasPermission(p.permissions, g))
+    if (wider.length > 0) throw forbidden(`the key would grant what you do not hold: ${wider.join(', ')}`, 'api_key.wider_than_owner')
+    if (b.expires_at != null && Date.parse(b.expires_at) <= Date.now()) throw invalid('expires_at is in the past', [{ path: '/expires_at', message: 'must be in the future' }])
+    const k = newApiKey()
+    const row = await db.one(sql.unsafe`insert into api_keys (user_id, name, key_hash, key_prefix, permissions, expires_at)
+      values (${p.userId}::uuid, ${b.name}, ${k.hash}, ${k.prefix}, ${sql.jsonb(b.permissions)}, ${b.expires_at ?? null}) returning *`)
+    return { status: 201, body: { ...keyOut(row), key: k.key } }
+  })
+  on('api-keys.delete', async (p, req) => {
+    const row = await visibleKey(p, req.params['id'] as string, 'delete')
+    await db.query(sql.unsafe`delete from api_keys where id = ${row['id'] as string}::uuid`)
+    await cache()?.invalidateKeys([String(row['key_hash'])])
+    return { status: 204 }
+  })
+  return handlers
+}

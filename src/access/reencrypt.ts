@@ -1,0 +1,42 @@
+import { secretAad, type SecretBox } from '../kernel/crypto.ts'
+import { sql, type Db } from '../platform/db.ts'
+
+/*
+ * After an ENCRYPTION_KEY rotation (old key moved to ENCRYPTION_KEY_PREVIOUS), rewrites every
+ * stored secret field made with an older key under the current one. Each row is updated only if it
+ * still holds the ciphertexts read (compare-and-set on the secrets column), so a concurrent edit
+ * is never overwritten; such a row is counted as skipped and picked up by the next run.
+ */
+export interface ReencryptReport {
+  rows: number
+  fields: number
+  reencrypted: number
+  skipped: number
+}
+
+export async function reencryptSecrets(db: Db, box: SecretBox): Promise<ReencryptReport> {
+  const report: ReencryptReport = { rows: 0, fields: 0, reencrypted: 0, skipped: 0 }
+  const rows = await db.any(sql.unsafe`select id, kind, secrets from resources where secrets <> '{}'::jsonb order by id`)
+  for (const row of rows) {
+    report.rows++
+    const id = String(row['id'])
+    const kind = String(row['kind'])
+    const before = row['secrets'] as Record<string, string>
+    const after: Record<string, string> = {}
+    let changed = 0
+    for (const [field, ciphertext] of Object.entries(before)) {
+      report.fields++
+      if (!box.isStale(ciphertext)) {
+        after[field] = ciphertext
+        continue
+      }
+      after[field] = box.encrypt(box.decrypt(ciphertext, secretAad(kind, id, field)), secretAad(kind, id, field))
+      changed++
+    }
+    if (changed === 0) continue
+    const updated = await db.maybeOneFirst(sql.unsafe`update resources set secrets = ${sql.jsonb(after)} where id = ${id}::uuid and secrets = ${sql.jsonb(before)} returning id`)
+    if (updated === null) report.skipped++
+    else report.reencrypted += changed
+  }
+  return report
+}

@@ -1,0 +1,24 @@
+import { Type as T } from '@sinclair/typebox'
+import { defineKind } from '../../resources/kind.ts'
+
+/*
+ * Secrets (`/api/v1/secrets/{namespace}/{name}`): a value for functions and connectors to use,
+ * owned by its creator. `value` is a secret field: AES-256-GCM at rest with the row bound in as
+ * associated data, never returned (`has_value` instead), masked on export.
+ */
+export const SecretSpec = T.Object(
+  {
+    description: T.String({ default: '', maxLength: 4000 }),
+    value: T.Optional(T.String({ maxLength: 65_536, description: 'the secret (write-only)' })),
+  },
+  { additionalProperties: false },
+)
+
+export const secretKind = defineKind({
+  kind: 'secret',
+  plural: 'secrets',
+  title: 'Secret',
+  description: 'Encrypted values owned by their creator (SPEC.md §4.10).',
+  spec: SecretSpec,
+  secrets: ['value'],
+})

@@ -1,0 +1,196 @@
+import t from 'tap'
+import { allRoutes } from '../../src/main.ts'
+import { KINDS } from '../../src/kinds/index.ts'
+import { resourceRouteId } from '../../src/resources/routes.ts'
+import type { AnyKind } from '../../src/resources/kind.ts'
+import { enqueueJob } from '../../src/jobs/enqueue.ts'
+import { KIND_FIXTURES } from '../fixtures/kinds.ts'
+import { eventually } from '../helpers/eventually.ts'
+import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
+
+/*
+ * The access matrix: for every route in allRoutes(), user B (an ordinary Users member) tries it on
+ * something user A owns, and the admin does the same. A route without a row fails the suite, so
+ * every new route has to say who may use it. Rows for resource kinds are generated from KINDS.
+ */
+interface Ctx {
+  env: TestPlatform
+  a: { id: string; token: string }
+  b: { id: string; token: string }
+  n: () => string
+}
+interface Call {
+  path: string
+  body?: unknown
+  /** For lists: an id/name of A's that must not appear in B's answer and must appear in the admin's. */
+  hidden?: (item: Record<string, unknown>) => boolean
+}
+interface Row {
+  /** Builds the request (creating whatever A owns); called once for B and once for the admin. */
+  call: (c: Ctx) => Promise<Call>
+  b: number[]
+  admin: number[]
+}
+
+const ok = [200, 201, 204]
+const publicRow = (path: string, body?: unknown): Row => ({ call: async () => ({ path, ...(body === undefined ? {} : { body }) }), b: [200], admin: [200] })
+
+function kindRows(kind: AnyKind): Record<string, Row> {
+  const fx = KIND_FIXTURES[kind.kind]
+  if (fx === undefined) throw new Error(`no fixture for kind ${kind.kind} in tests/fixtures/kinds.ts`)
+  const namespaced = kind.addressing === 'namespaced'
+  const base = `/api/v1/${kind.plural}`
+  // A's resource (admin-created for admin-only kinds: A cannot own one)
+  const make = async (c: Ctx) => {
+    const name = `m-${c.n()}`
+    const body = namespaced ? { namespace: 'matrix', name, ...fx.valid } : { name, ...fx.valid }
+    const res = await c.env.request('POST', base, { token: kind.adminOnly ? c.env.adminToken : c.a.token, body })
+    if (res.status !== 201) throw new Error(`setup ${kind.kind}: ${String(res.status)} ${res.text}`)
+    const rec = res.body as Record<string, unknown>
+    return { name, one: namespaced ? `${base}/matrix/${name}` : `${base}/${name}`, change: namespaced ? `${base}/matrix/${name}` : `${base}/${String(rec['id'])}` }
+  }
+  // an admin-only kind answers 403 to create; its rows stay invisible (404) like anyone else's
+  const denied = [404]
+  const rows: Record<string, Row> = {
+    [resourceRouteId(kind, 'create')]: {
+      call: async (c) => ({ path: base, body: namespaced ? { namespace: 'matrix', name: `c-${c.n()}`, ...fx.valid } : { name: `c-${c.n()}`, ...fx.valid } }),
+      b: kind.adminOnly ? [403] : [201],
+      admin: [201],
+    },
+    [resourceRouteId(kind, 'list')]: {
+      call: async (c) => {
+        const r = await make(c)
+        return { path: `${base}?limit=1000`, hidden: (i) => i['name'] === r.name }
+      },
+      b: [200],
+      admin: [200],
+    },
+    [resourceRouteId(kind, 'get')]: { call: async (c) => ({ path: (await make(c)).one }), b: denied, admin: [200] },
+    [resourceRouteId(kind, 'update')]: { call: async (c) => ({ path: (await make(c)).change, body: fx.update }), b: denied, admin: [200] },
+    [resourceRouteId(kind, 'delete')]: { call: async (c) => ({ path: (await make(c)).change }), b: denied, admin: [204] },
+  }
+  if (kind.versioned.length > 0) rows[resourceRouteId(kind, 'versions')] = { call: async (c) => ({ path: `${(await make(c)).one}/versions` }), b: denied, admin: [200] }
+  return rows
+}
+
+// A job of A's (no HTTP route starts one yet); rows wait until the worker has written its state.
+async function jobOfA(c: Ctx): Promise<string> {
+  const jobs = c.env.platform.jobs
+  if (jobs === undefined) throw new Error('no job service')
+  const job = await enqueueJob(jobs.enqueue, { pool: 'fn', kind: 'function', namespace: 'matrix', name: 'nothing', input: {}, userId: c.a.id })
+  await eventually(async () => ((await c.env.request('GET', `/jobs/${job.id}`, { token: c.a.token })).status === 200 ? true : undefined), 'the job state')
+  return job.id
+}
+
+const adminOnly = (path: string, admin = ok, body?: unknown): Row => ({
+  call: async () => ({ path, ...(body === undefined ? {} : { body }) }),
+  b: [403],
+  admin,
+})
+
+/** One row per route id. Adding a route = adding one line here (see tests/README.md). */
+const ROWS: Record<string, Row> = {
+  ...Object.assign({}, ...KINDS.map(kindRows)) as Record<string, Row>,
+  // public and self-only routes: B gets its own answer, never A's
+  'system.health': publicRow('/health'),
+  'auth.info': publicRow('/auth/info'),
+  'auth.me': { call: async () => ({ path: '/auth/me' }), b: [200], admin: [200] },
+  'auth.check-permissions': { call: async () => ({ path: '/auth/check-permissions', body: { permissions: ['platform.system.read:all'] } }), b: [200], admin: [200] },
+  'auth.login': { call: async (c) => ({ path: '/auth/login', body: { email: `nobody-${c.n()}@test.local` } }), b: [200], admin: [200] },
+  'auth.verify-otp': { call: async () => ({ path: '/auth/verify-otp', body: { session_id: '00000000-0000-4000-8000-000000000000', otp_code: '000000' } }), b: [401], admin: [401] },
+  'auth.refresh': { call: async () => ({ path: '/auth/refresh', body: { refresh_token: 'not-a-token' } }), b: [401], admin: [401] },
+  'auth.logout': { call: async () => ({ path: '/auth/logout', body: { refresh_token: 'not-a-token' } }), b: [204], admin: [204] },
+  'auth.exchange': { call: async (c) => ({ path: '/auth/token/exchange', body: { provider: 'p', subject: c.n(), email: `x-${c.n()}@test.local` } }), b: [403], admin: [200] },
+  // jobs: A's job is invisible to B, the queue area is admin-only
+  'jobs.get': { call: async (c) => ({ path: `/jobs/${await jobOfA(c)}` }), b: [404], admin: [200] },
+  'jobs.result': { call: async (c) => ({ path: `/jobs/${await jobOfA(c)}/result` }), b: [404], admin: [200, 409] },
+  'executions.get': {
+    call: async (c) => {
+      const id = await jobOfA(c)
+      await eventually(async () => ((await c.env.request('GET', `/executions/${id}`)).status === 200 ? true : undefined), 'the execution mirror')
+      return { path: `/executions/${id}` }
+    },
+    b: [404],
+    admin: [200],
+  },
+  'queue.cancel': { call: async (c) => ({ path: `/api/v1/queue/jobs/${await jobOfA(c)}/cancel` }), b: [403], admin: [200, 409] },
+  'system.flush-stuck-jobs': adminOnly('/api/v1/system/flush-stuck-jobs'),
+  'queue.stats': adminOnly('/api/v1/queue/stats'),
+  'queue.jobs': adminOnly('/api/v1/queue/jobs'),
+  'queue.dlq.list': adminOnly('/api/v1/queue/dlq'),
+  'queue.dlq.retry': { call: async (c) => ({ path: `/api/v1/queue/dlq/${await jobOfA(c)}/retry` }), b: [403], admin: [404, 409] },
+  'queue.dlq.flush': adminOnly('/api/v1/queue/dlq/flush'),
+  'queue.workers': adminOnly('/api/v1/queue/workers'),
+  // users: B sees only itself
+  'users.list': { call: async (c) => ({ path: '/api/v1/users', hidden: (i) => i['id'] === c.a.id }), b: [200], admin: [200] },
+  'users.get': { call: async (c) => ({ path: `/api/v1/users/${c.a.id}` }), b: [404], admin: [200] },
+  'users.create': { call: async (c) => ({ path: '/api/v1/users', body: { email: `new-${c.n()}@test.local` } }), b: [403], admin: [201] },
+  'users.update': { call: async (c) => ({ path: `/api/v1/users/${c.a.id}`, body: { is_active: true } }), b: [404], admin: [200] },
+  'users.delete': {
+    call: async (c) => ({ path: `/api/v1/users/${(await c.env.createUser(`gone-${c.n()}@test.local`)).id}` }),
+    b: [404],
+    admin: [204],
+  },
+  // roles: admin-only, the reference is for everyone
+  'roles.permissions.reference': { call: async () => ({ path: '/api/v1/roles/permissions/reference' }), b: [200], admin: [200] },
+  'roles.list': adminOnly('/api/v1/roles'),
+  'roles.get': adminOnly('/api/v1/roles/Users'),
+  'roles.create': { call: async (c) => ({ path: '/api/v1/roles', body: { name: `R${c.n()}` } }), b: [403], admin: [201] },
+  'roles.update': adminOnly('/api/v1/roles/GuestUsers', [200], { description: 'chat with the default agent' }),
+  'roles.delete': {
+    call: async (c) => {
+      const name = `Gone${c.n()}`
+      await c.env.request('POST', '/api/v1/roles', { body: { name } })
+      return { path: `/api/v1/roles/${name}` }
+    },
+    b: [403],
+    admin: [204],
+  },
+  'roles.users.add': { call: async (c) => ({ path: `/api/v1/roles/GuestUsers/users/${c.a.id}` }), b: [403], admin: [200] },
+  'roles.users.remove': { call: async (c) => ({ path: `/api/v1/roles/GuestUsers/users/${c.a.id}` }), b: [403], admin: [200] },
+  // API keys: A's key is invisible to B
+  'api-keys.list': {
+    call: async (c) => {
+      const k = await keyOfA(c)
+      return { path: '/api/v1/api-keys', hidden: (i) => i['id'] === k }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'api-keys.get': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [200] },
+  'api-keys.create': { call: async () => ({ path: '/api/v1/api-keys', body: { name: 'mine', permissions: { 'platform.skills/*/*.read:own': true } } }), b: [201], admin: [201] },
+  'api-keys.delete': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [204] },
+}
+
+async function keyOfA(c: Ctx): Promise<string> {
+  const res = await c.env.request('POST', '/api/v1/api-keys', { token: c.a.token, body: { name: `k${c.n()}`, permissions: {} } })
+  return (res.body as { id: string }).id
+}
+
+const routes = allRoutes().filter((r) => r.target === 'rpc' || r.id === 'system.health')
+
+t.test('every route has a matrix row', async (t) => {
+  const missing = routes.map((r) => r.id).filter((id) => !(id in ROWS))
+  t.same(missing, [], 'routes without a row in tests/access/matrix.test.ts')
+})
+
+t.test('user B cannot reach what A owns; the admin can', async (t) => {
+  const env = await startTestPlatform(t)
+  const a = await env.createUser('matrix-a@test.local')
+  const b = await env.createUser('matrix-b@test.local')
+  let i = 0
+  const ctx: Ctx = { env, a, b, n: () => `${String(process.pid)}x${String(++i)}` }
+  for (const route of routes) {
+    const row = ROWS[route.id]
+    if (row === undefined) continue
+    for (const [who, token, expected] of [['B', b.token, row.b], ['admin', env.adminToken, row.admin]] as const) {
+      const call = await row.call(ctx)
+      const res = await env.request(route.method, call.path, { token: route.auth ? token : null, ...(call.body === undefined ? {} : { body: call.body }) })
+      t.ok(expected.includes(res.status), `${route.id} as ${who}: ${String(res.status)} in [${expected.join(',')}]${expected.includes(res.status) ? '' : ` ${res.text}`}`)
+      if (call.hidden !== undefined && res.status === 200) {
+        const seen = (res.body as Record<string, unknown>[]).some(call.hidden)
+        t.equal(seen, who === 'admin', `${route.id}: A's item ${who === 'admin' ? 'listed for the admin' : 'not listed for B'}`)
+      }
+    }
+  }
+})
