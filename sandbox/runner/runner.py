@@ -1,0 +1,458 @@
+"""The function runner: the one program every sandbox runs (Python stdlib only).
+
+It speaks length-prefixed JSON frames on stdin/stdout (4-byte big-endian length, then UTF-8 JSON)
+with the platform (sandbox/channel.ts). It is a zygote: it never runs user code itself. Each
+execution runs in a child forked in advance (so a call pays no fork), with its own result and
+output pipes, resource limits and no access to the protocol pipes. User code therefore cannot
+forge another execution's answer, and globals and imported modules die with the child.
+
+In `exclusive` mode (sandboxes) one execution runs at a time; after it the runner kills every other
+process in the sandbox (its own pid namespace) and empties /tmp before it forks the next child, so
+nothing of one execution is left for the next. In `shared` mode (trusted workers) executions run
+concurrently and nothing is cleaned.
+
+Usage: runner.py [--mode exclusive|shared] [--isolated] [--memory-mb N] [--file-mb N]
+                 [--max-procs N] [--max-files N] [--packages DIR]
+"""
+
+import builtins
+import json
+import os
+import resource
+import selectors
+import shutil
+import signal
+import struct
+import sys
+import time
+import traceback
+
+OUTPUT_LIMIT = 64 * 1024
+RESULT_LIMIT = 16 * 1024 * 1024
+HEADER = struct.Struct(">I")
+
+
+def parse_args(argv):
+    opts = {"mode": "exclusive", "isolated": False, "memory_mb": 0, "file_mb": 0, "max_procs": 0, "max_files": 256, "packages": None}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--isolated":
+            opts["isolated"] = True
+        elif a in ("--mode", "--memory-mb", "--file-mb", "--max-procs", "--max-files", "--packages"):
+            i += 1
+            key = a[2:].replace("-", "_")
+            opts[key] = argv[i] if key in ("mode", "packages") else int(argv[i])
+        i += 1
+    return opts
+
+
+def read_exact(fd, n):
+    chunks = []
+    while n > 0:
+        b = os.read(fd, min(n, 1 << 20))
+        if not b:
+            return None
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def read_frame(fd, limit=RESULT_LIMIT):
+    head = read_exact(fd, 4)
+    if head is None:
+        return None
+    (n,) = HEADER.unpack(head)
+    if n > limit:
+        raise ValueError("frame of %d bytes is over the limit" % n)
+    body = read_exact(fd, n)
+    if body is None:
+        return None
+    return json.loads(body)
+
+
+def write_frame(fd, obj):
+    body = json.dumps(obj, separators=(",", ":"), default=str).encode()
+    data = HEADER.pack(len(body)) + body
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def no_input(*_args, **_kwargs):
+    raise RuntimeError("input() is not supported in functions: there is no pause or resume")
+
+
+class Child:
+    """A forked process waiting for one request on its own pipe."""
+
+    def __init__(self, opts, proto_fds):
+        req_r, self.req_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        self.out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(self.req_w)
+                os.close(self.res_r)
+                os.close(self.out_r)
+                child_main(opts, proto_fds, req_r, res_w, out_w)
+            finally:
+                os._exit(70)
+        self.pid = pid
+        os.set_blocking(self.out_r, False)
+        os.close(req_r)
+        os.close(res_w)
+        os.close(out_w)
+        self.request = None
+        self.started = 0.0
+        self.deadline = None
+        self.result_buf = bytearray()
+        self.output = bytearray()
+        self.output_dropped = 0
+        self.res_open = True
+        self.out_open = True
+
+    def close_fds(self):
+        for fd in (self.req_w, self.res_r, self.out_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def set_limits(opts, timeout_s):
+    def cap(which, value):
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+
+    if opts["memory_mb"] > 0:
+        cap(resource.RLIMIT_AS, opts["memory_mb"] * 1024 * 1024)
+    if opts["file_mb"] > 0:
+        cap(resource.RLIMIT_FSIZE, opts["file_mb"] * 1024 * 1024)
+    if opts["max_procs"] > 0:
+        cap(resource.RLIMIT_NPROC, opts["max_procs"])
+    if opts["max_files"] > 0:
+        cap(resource.RLIMIT_NOFILE, opts["max_files"])
+    cap(resource.RLIMIT_CORE, 0)
+    if timeout_s is not None:
+        # CPU seconds as a backstop of the wall-clock timeout the runner enforces.
+        cap(resource.RLIMIT_CPU, int(timeout_s) + 2)
+
+
+def child_main(opts, proto_fds, req_r, res_w, out_w):
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_w, 1)
+    os.dup2(out_w, 2)
+    for fd in (devnull, out_w) + tuple(proto_fds):
+        if fd > 2:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    # Take the copy-on-write page faults of a first execution now, while idle, not during a call.
+    warm = {"__builtins__": builtins}
+    exec(compile("def handler(i, c):\n    return {'i': i, 'c': c}\n", "<warm-up>", "exec"), warm)
+    json.loads(json.dumps(warm["handler"]([1, "x", 2.5, None], {"k": True}), separators=(",", ":")))
+    time.monotonic()
+    req = read_frame(req_r)
+    os.close(req_r)
+    if req is None:
+        os._exit(0)
+    timeout_s = max(1, int(req.get("timeout_ms", 300000) / 1000))
+    set_limits(opts, timeout_s)
+    started = time.monotonic()
+    try:
+        builtins.input = no_input
+        code = compile(req["code"], "<function %s>" % req.get("name", "?"), "exec")
+        scope = {"__name__": "__function__", "__builtins__": builtins}
+        exec(code, scope)
+        fn = scope.get(req.get("entrypoint") or "handler")
+        if not callable(fn):
+            raise NameError("the code defines no function %r" % (req.get("entrypoint") or "handler"))
+        result = fn(req.get("input"), req.get("context") or {})
+        body = {"ok": True, "result": result}
+        try:
+            encoded = json.dumps(body, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise TypeError("the function returned a value that is not JSON: %s" % e)
+    except BaseException as e:  # SystemExit and KeyboardInterrupt included: they end this execution only
+        tb = traceback.format_exc()
+        encoded = json.dumps(
+            {"ok": False, "error": {"type": type(e).__name__, "message": str(e)[:4000], "traceback": tb[-8000:]}},
+            separators=(",", ":"),
+        )
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    data = encoded.encode()
+    if len(data) > RESULT_LIMIT:
+        data = json.dumps({"ok": False, "error": {"type": "ResultTooLarge", "message": "the result is over %d bytes" % RESULT_LIMIT, "traceback": ""}}).encode()
+    payload = HEADER.pack(len(data)) + data + struct.pack(">d", time.monotonic() - started)
+    view = memoryview(payload)
+    while view:
+        n = os.write(res_w, view)
+        view = view[n:]
+    os._exit(0)
+
+
+def kill_others(isolated):
+    """Kills every process of this sandbox except the runner and the namespace's init."""
+    if not isolated:
+        return
+    me, parent = os.getpid(), os.getppid()
+    for _ in range(100):
+        try:
+            os.kill(-1, signal.SIGKILL)  # everything this process may signal, except itself and init
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            pass
+        # reap our own dead children; the namespace's init reaps the re-parented ones
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+        left = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me, parent)]
+        alive = []
+        for pid in left:
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                        alive.append(pid)
+            except OSError:
+                pass
+        if not alive:
+            return
+        time.sleep(0.001)
+
+
+def wipe(path):
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for n in names:
+        p = os.path.join(path, n)
+        try:
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                os.unlink(p)
+        except OSError:
+            pass
+
+
+def main():
+    opts = parse_args(sys.argv[1:])
+    if opts["packages"]:
+        sys.path.insert(0, opts["packages"])
+    proto_in, proto_out = 0, os.dup(1)
+    # Anything the runner itself prints must not corrupt the protocol stream.
+    os.dup2(2, 1)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    exclusive = opts["mode"] == "exclusive"
+    sel = selectors.DefaultSelector()
+    sel.register(proto_in, selectors.EVENT_READ, ("proto", None))
+    running = {}
+    spare = Child(opts, (proto_in, proto_out))
+    write_frame(proto_out, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0], "mode": opts["mode"]})
+    inbuf = bytearray()
+    paused = False
+
+    def drain_output(child):
+        while child.out_open:
+            try:
+                more = os.read(child.out_r, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                more = b""
+            if not more:
+                sel.unregister(child.out_r)
+                child.out_open = False
+                return
+            room = max(0, OUTPUT_LIMIT - len(child.output))
+            child.output.extend(more[:room])
+            child.output_dropped += len(more) - min(room, len(more))
+
+    def parse_result(child):
+        buf = bytes(child.result_buf)
+        if len(buf) >= 12:
+            (n,) = HEADER.unpack(buf[:4])
+            if len(buf) == 4 + n + 8:
+                try:
+                    outcome = json.loads(buf[4 : 4 + n])
+                    (secs,) = struct.unpack(">d", buf[4 + n :])
+                    if isinstance(outcome, dict) and isinstance(outcome.get("ok"), bool):
+                        outcome["duration_ms"] = round(secs * 1000, 3)
+                        if not outcome["ok"] and not isinstance(outcome.get("error"), dict):
+                            outcome["error"] = {"type": "BadResult", "message": "malformed error", "traceback": ""}
+                        return outcome
+                except ValueError:
+                    pass
+        return {"ok": False, "error": {"type": "BadResult", "message": "the function's process wrote a malformed result", "traceback": ""}}
+
+    def finish(child, outcome):
+        nonlocal spare, paused
+        if child.res_open:
+            sel.unregister(child.res_r)
+            child.res_open = False
+        drain_output(child)
+        if child.out_open:
+            sel.unregister(child.out_r)
+            child.out_open = False
+        del running[child.pid]
+        out = child.output.decode("utf-8", "replace")
+        if child.output_dropped:
+            out += "\n[output truncated: %d bytes dropped]" % child.output_dropped
+        frame = {"op": "result", "id": child.request.get("id"), "output": out}
+        frame.update(outcome)
+        # answer first: reaping the child and cleaning up happen while the caller goes on
+        write_frame(proto_out, frame)
+        if not getattr(child, "reaped", False):
+            try:
+                os.kill(child.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(child.pid, 0)
+            except ChildProcessError:
+                pass
+        child.close_fds()
+        if exclusive and opts["isolated"]:
+            # only inside a sandbox's own pid and mount namespaces: these are its private /tmp and processes
+            kill_others(True)
+            wipe("/tmp")
+            wipe("/dev/shm")
+        if spare is None:
+            spare = Child(opts, (proto_in, proto_out))
+        if paused:
+            sel.register(proto_in, selectors.EVENT_READ, ("proto", None))
+            paused = False
+            pump()
+
+    def died(child):
+        try:
+            pid, status = os.waitpid(child.pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = child.pid, 0
+        if pid == 0:
+            time.sleep(0.005)
+            try:
+                pid, status = os.waitpid(child.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status = child.pid, 0
+        how = "exited"
+        if pid != 0:
+            child.reaped = True
+        if pid != 0 and os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            how = "was killed by signal %d%s" % (sig, " (CPU time limit)" if sig == signal.SIGXCPU else " (memory or process limit)" if sig == signal.SIGKILL else "")
+        elif pid != 0:
+            how = "exited with code %d" % os.WEXITSTATUS(status)
+        return how
+
+    def handle_request(req, raw):
+        nonlocal spare, paused
+        op = req.get("op")
+        if op == "ping":
+            write_frame(proto_out, {"op": "pong", "id": req.get("id"), "running": len(running)})
+            return
+        if op == "exit":
+            raise SystemExit(0)
+        if op != "exec":
+            write_frame(proto_out, {"op": "error", "id": req.get("id"), "message": "unknown op %r" % op})
+            return
+        child = spare
+        spare = None
+        child.request = req
+        child.started = time.monotonic()
+        child.deadline = child.started + max(0.001, req.get("timeout_ms", 300000) / 1000.0)
+        running[child.pid] = child
+        sel.register(child.res_r, selectors.EVENT_READ, ("res", child))
+        sel.register(child.out_r, selectors.EVENT_READ, ("out", child))
+        try:
+            # the frame as received: one write, no re-encoding
+            view = memoryview(raw)
+            while view:
+                view = view[os.write(child.req_w, view):]
+        except BrokenPipeError:
+            pass
+        if exclusive:
+            # one at a time: the next request waits in the pipe until this one is cleaned up
+            sel.unregister(proto_in)
+            paused = True
+        else:
+            spare = Child(opts, (proto_in, proto_out))
+
+    def pump():
+        while len(inbuf) >= 4 and not paused:
+            (n,) = HEADER.unpack(inbuf[:4])
+            if len(inbuf) < 4 + n:
+                break
+            raw = bytes(inbuf[: 4 + n])
+            del inbuf[: 4 + n]
+            handle_request(json.loads(raw[4:]), raw)
+
+    while True:
+        timeout = None
+        if running:
+            timeout = max(0.0, min(c.deadline for c in running.values()) - time.monotonic())
+        events = sel.select(timeout)
+        now = time.monotonic()
+        for key, _ in events:
+            kind, child = key.data
+            if kind == "proto":
+                chunk = os.read(proto_in, 1 << 20)
+                if not chunk:
+                    return
+                inbuf.extend(chunk)
+                pump()
+            elif child.pid not in running:
+                continue
+            elif kind == "out":
+                drain_output(child)
+            else:
+                chunk = os.read(child.res_r, 1 << 20)
+                if chunk:
+                    child.result_buf.extend(chunk)
+                    buf = child.result_buf
+                    if len(buf) > RESULT_LIMIT + 12:
+                        finish(child, {"ok": False, "error": {"type": "ResultTooLarge", "message": "the result is too large", "traceback": ""}})
+                    elif len(buf) >= 4 and len(buf) >= 4 + HEADER.unpack(buf[:4])[0] + 8:
+                        finish(child, parse_result(child))
+                    continue
+                # EOF before a whole frame: the process died (or closed the pipe) without answering
+                outcome = parse_result(child)
+                if outcome["error"]["type"] == "BadResult" and not child.result_buf:
+                    how = died(child)
+                    outcome = {"ok": False, "error": {"type": "ProcessDied", "message": "the function's process %s before it returned a result" % how, "traceback": ""}}
+                finish(child, outcome)
+        for child in list(running.values()):
+            if now >= child.deadline and child.pid in running:
+                secs = child.request.get("timeout_ms", 0) / 1000.0
+                finish(child, {"ok": False, "timed_out": True, "error": {"type": "TimeoutError", "message": "the function ran longer than its timeout of %g s" % secs, "traceback": ""}})
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except SystemExit:
+        pass
+    except BrokenPipeError:
+        pass
