@@ -30,6 +30,10 @@ import { identityHandlers } from './identity/service.ts'
 import { checkMailer, createMailer } from './identity/mailer.ts'
 import { createRateLimiter, openRateLimits } from './identity/rate-limit.ts'
 import { provisionJobLayout, startJobService, startJobWorkers, type JobService } from './jobs/start.ts'
+import { functionRoutes } from './functions/routes.ts'
+import { functionHandlers } from './functions/handlers.ts'
+import { functionJobExecutor } from './functions/job-executor.ts'
+import { createSandboxExecutor, type SandboxExecutor } from '../sandbox/executor.ts'
 
 /*
  * The composition root. `startPlatform` brings up what the configuration asks for, in order:
@@ -51,7 +55,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...accessRoutes()]
+  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...accessRoutes()]
 }
 
 export interface Platform {
@@ -62,6 +66,8 @@ export interface Platform {
   nc: NatsConnection
   resources: ResourceService | undefined
   jobs: JobService | undefined
+  /** The sandbox executor of this process's function workers (ROLES includes workers). */
+  sandboxes: SandboxExecutor | undefined
   superadminId: string | undefined
   close(): Promise<void>
 }
@@ -87,7 +93,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     if (roles.has('resources')) checkMailer(config)
     const local: LocalService[] = []
     let natsUrl = config.NATS_URL
-    let databaseUrl = roles.has('resources') ? databaseUrlOf(config) : undefined
+    let databaseUrl = roles.has('resources') || roles.has('workers') ? databaseUrlOf(config) : undefined
     const needLocalPg = roles.has('resources') && databaseUrl === undefined
     if (natsUrl === '' || needLocalPg) {
       ensureServerPackages(log)
@@ -133,13 +139,26 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       cleanups.push(() => jobService.close())
       const limiter = createRateLimiter(await openRateLimits(nc, names), config.RATE_LIMIT_WINDOW_SECONDS)
       const identity = identityHandlers({ db, config, mailer: createMailer(config, log.child({ mod: 'mail' })), limiter, log: log.child({ mod: 'identity' }) })
-      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...identity, ...accessHandlers(db)])
+      const functions = functionHandlers({ db, nc, names, config, resources, jobs: jobService, log: log.child({ mod: 'functions' }) })
+      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...identity, ...accessHandlers(db)])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }
 
+    let sandboxes: SandboxExecutor | undefined
     if (roles.has('workers')) {
-      const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors: jobExecutors() })
+      if (databaseUrl === undefined) throw new Error('ROLES=workers needs DATABASE_URL (function code is read from Postgres)')
+      let workerDb = db
+      if (workerDb === undefined) {
+        const own = await createDb(databaseUrl)
+        cleanups.push(() => own.end())
+        workerDb = own
+      }
+      const sbx = await createSandboxExecutor(config, log.child({ mod: 'sandbox' }))
+      sandboxes = sbx
+      cleanups.push(() => sbx.close())
+      const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }) }
+      const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors })
       cleanups.push(() => workers.stop())
     }
 
@@ -172,7 +191,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       writeFileSync(file, JSON.stringify({ pid: process.pid, natsUrl, databaseUrl, gatewayPort: gateway?.port }, null, 2))
       chmodSync(file, 0o600)
     }
-    return { gateway, natsUrl, databaseUrl, db, nc, resources, jobs, superadminId, close }
+    return { gateway, natsUrl, databaseUrl, db, nc, resources, jobs, sandboxes, superadminId, close }
   } catch (err) {
     await close()
     throw err

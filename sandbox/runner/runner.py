@@ -186,7 +186,8 @@ def child_main(opts, proto_fds, req_r, res_w, out_w):
         except (TypeError, ValueError) as e:
             raise TypeError("the function returned a value that is not JSON: %s" % e)
     except BaseException as e:  # SystemExit and KeyboardInterrupt included: they end this execution only
-        tb = traceback.format_exc()
+        # the user's frames only: drop the runner's own
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
         encoded = json.dumps(
             {"ok": False, "error": {"type": type(e).__name__, "message": str(e)[:4000], "traceback": tb[-8000:]}},
             separators=(",", ":"),

@@ -30,6 +30,9 @@ export interface EnqueueRequest {
   delaySeconds?: number | null
   callbackUrl?: string | null
   retryOf?: string | null
+  maxAttempts?: number
+  timeoutMs?: number
+  meta?: Record<string, unknown>
 }
 
 export interface EnqueueDeps {
@@ -75,6 +78,9 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
     started_at: null,
     finished_at: null,
     ...(delay > 0 ? { due_at: new Date(now.getTime() + delay * 1000).toISOString() } : {}),
+    ...(req.maxAttempts === undefined ? {} : { max_attempts: req.maxAttempts }),
+    ...(req.timeoutMs === undefined ? {} : { timeout_ms: req.timeoutMs }),
+    ...(req.meta === undefined ? {} : { meta: req.meta }),
   }
   if (delay > 0) {
     const db = deps.db as Db

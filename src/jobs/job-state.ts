@@ -48,6 +48,12 @@ export const JobStateSchema = T.Object({
   started_at: T.Union([T.String(), T.Null()]),
   finished_at: T.Union([T.String(), T.Null()]),
   due_at: T.Optional(T.String()),
+  /** Attempts allowed for this job (default: the pool's rule); 1 = never retried (synchronous calls). */
+  max_attempts: T.Optional(T.Integer({ minimum: 1 })),
+  /** Per-attempt time limit for this job (default: the pool's), ms. */
+  timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
+  /** What the executor needs beyond the input (function version, caller email); not part of input_data. */
+  meta: T.Optional(T.Record(T.String(), T.Unknown())),
 })
 export type JobState = Static<typeof JobStateSchema>
 

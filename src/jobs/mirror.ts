@@ -1,10 +1,12 @@
 import { jetstream, type JsMsg } from '@nats-io/jetstream'
+import { deliverCallback } from '../functions/callback.ts'
+import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { executionEvent, executionEventSubject } from './events.ts'
-import { decodeState, type JobState } from './job-state.ts'
+import { decodeState, isTerminal, type JobState } from './job-state.ts'
 import { MIRROR_CONSUMER } from './provision.ts'
 import { publishDurably } from './publish.ts'
 import type { ResultStore } from './result-store.ts'
@@ -16,17 +18,20 @@ import type { ResultStore } from './result-store.ts'
  * with the database runs it; the durable consumer shares the work and redelivers what a crashed
  * process did not ack. While it is down, the KV stream keeps the latest state per job, so it
  * catches up on restart (intermediate states of one job may then be coalesced).
+ * An ended execution with a callback_url gets its callback (functions/callback.ts) fired once the
+ * row is written, off the mirror's path; the callback claims its row, so redelivery sends nothing twice.
  */
 export interface Mirror {
   stop(): Promise<void>
 }
 
-export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db: Db; results: ResultStore; log: Logger; concurrency?: number }): Promise<Mirror> {
+export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db: Db; results: ResultStore; config: Config; log: Logger; concurrency?: number }): Promise<Mirror> {
   const js = jetstream(o.nc)
   const consumer = await js.consumers.get(`KV_${o.names.bucket('JOB_STATE')}`, MIRROR_CONSUMER)
   const log = o.log.child({ mod: 'job-mirror' })
   const limit = o.concurrency ?? 32
   const inflight = new Set<Promise<void>>()
+  const callbacks = new Set<Promise<unknown>>()
   let stopped = false
 
   const apply = async (m: JsMsg): Promise<void> => {
@@ -43,6 +48,11 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       output = text === null ? null : (JSON.parse(text) as unknown)
     }
     await upsertExecution(o.db, s, rev, output)
+    if (s.callback_url !== null && isTerminal(s.status)) {
+      const c = deliverCallback({ db: o.db, config: o.config, log }, s).catch((err: unknown) => log.error({ err, job: s.id }, 'execution callback failed'))
+      callbacks.add(c)
+      void c.finally(() => callbacks.delete(c))
+    }
     if (s.dlq_seq !== undefined && s.status === 'failed') {
       await o.db.query(sql.unsafe`insert into dlq_entries (job_id, pool, seq, error, attempts) values (${s.id}::uuid, ${s.pool}, ${s.dlq_seq}, ${s.error}, ${s.attempts})
         on conflict (job_id) do nothing`)
@@ -71,6 +81,7 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       await messages.close()
       await loop.catch(() => undefined)
       await Promise.allSettled([...inflight])
+      await Promise.allSettled([...callbacks])
     },
   }
 }

@@ -8,11 +8,11 @@ import { workersBucket } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { EnqueueDeps } from './enqueue.ts'
-import { openJobStateStore, POOLS, type Pool } from './job-state.ts'
+import { openJobStateStore, POOLS, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
 import { startMirror } from './mirror.ts'
 import { provisionJobs } from './provision.ts'
-import { openResultStore } from './result-store.ts'
+import { openResultStore, type ResultStore } from './result-store.ts'
 import { jobHandlers } from './service.ts'
 import { startTimerDispatcher } from './timers.ts'
 import { startJobWorker, type JobExecutor, type JobWorker } from './worker.ts'
@@ -33,6 +33,8 @@ export async function provisionJobLayout(nc: NatsConnection, names: NatsNames, c
 export interface JobService {
   handlers: Map<string, RpcHandler>
   enqueue: EnqueueDeps
+  store: JobStateStore
+  results: ResultStore
   close(): Promise<void>
 }
 
@@ -41,7 +43,7 @@ export async function startJobService(o: { nc: NatsConnection; names: NatsNames;
   const store = await openJobStateStore(o.nc, o.names)
   const results = await openResultStore(o.nc, o.names)
   const enqueue: EnqueueDeps = { js: jetstream(o.nc), names: o.names, store, db: o.db, maxDepth: maxDepthOf(o.config) }
-  const mirror = await startMirror({ nc: o.nc, names: o.names, db: o.db, results, log })
+  const mirror = await startMirror({ nc: o.nc, names: o.names, db: o.db, results, config: o.config, log })
   const timers = startTimerDispatcher({ db: o.db, deps: enqueue, log })
   const flush = setInterval(() => {
     flushStuckJobs(o.db, store, o.config.STUCK_JOB_HOURS, log).catch((err: unknown) => log.warn({ err }, 'periodic stuck-job flush failed'))
@@ -51,6 +53,8 @@ export async function startJobService(o: { nc: NatsConnection; names: NatsNames;
   return {
     handlers,
     enqueue,
+    store,
+    results,
     async close() {
       clearInterval(flush)
       await timers.stop()

@@ -153,7 +153,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       // taking it over would run it twice. Only a dead worker's job is taken over.
       else if (s.status === 'running' && (await stillRunning(s))) outcome = 'busy'
       else if (s.status === 'running' && !RETRYABLE.has(o.pool)) outcome = 'lost-agent'
-      else if (s.attempts >= maxAttempts) outcome = 'exhausted'
+      else if (s.attempts >= (s.max_attempts ?? maxAttempts)) outcome = 'exhausted'
       else outcome = 'claim'
       if (outcome !== 'claim') break
       const next: JobState = { ...s, status: 'running', attempts: s.attempts + 1, worker: o.nodeId, started_at: new Date().toISOString(), error: null }
@@ -202,7 +202,8 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       },
     })
     const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))
-    const timeout = setTimeout(() => ac.abort(new Error(`timed out after ${String(Math.round(o.timeoutMs / 1000))} s`)), o.timeoutMs)
+    const timeoutMs = job.timeout_ms ?? o.timeoutMs
+    const timeout = setTimeout(() => ac.abort(new Error(`timed out after ${String(Math.round(timeoutMs / 1000))} s`)), timeoutMs)
     const mine = (s: JobState) => s.status === 'running' && s.worker === o.nodeId && s.attempts === attempt
     // Only the executor's own error is a job failure. An error after it succeeded (NATS
     // unreachable while recording the result) must not turn into a retry that runs the job again:
@@ -246,10 +247,12 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
           m.term()
           return
         }
-        if (!RETRYABLE.has(o.pool)) {
+        // Never-retried jobs (agents; synchronous calls, whose caller gets the error) end `failed`
+        // without a DLQ entry: there is nothing to retry later.
+        if (!RETRYABLE.has(o.pool) || job.max_attempts === 1) {
           await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'failed', error: reason, finished_at: new Date().toISOString() } : null), cur)
           m.term()
-        } else if (attempt < maxAttempts) {
+        } else if (attempt < (job.max_attempts ?? maxAttempts)) {
           const back = await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null } : null), cur)
           if (back === null) m.term()
           else m.nak(o.retryDelayMs * 2 ** (attempt - 1))

@@ -66,6 +66,9 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
     ENCRYPTION_KEY,
     DATABASE_PASSWORD: 'unused',
     SUPERADMIN_EMAIL: 'admin@test.local',
+    // one warm sandbox per test platform (the default pool of 4 is for real deployments)
+    SANDBOX_MIN_SIZE: '1',
+    SANDBOX_MIN_IDLE: '1',
     ...env,
   })
   const platform = await startPlatform(config, createLogger({ level: 'silent' }))

@@ -1,4 +1,6 @@
 import { FunctionSpec } from '../../../schemas/function.ts'
+import { checkPythonCode } from '../../functions/check-code.ts'
+import { schemaIssues } from '../../functions/json-schema.ts'
 import { defineKind } from '../../resources/kind.ts'
 
 export const functionKind = defineKind({
@@ -9,4 +11,10 @@ export const functionKind = defineKind({
   spec: FunctionSpec,
   adminFields: ['shared_pool'],
   versioned: ['code', 'entrypoint', 'input_schema', 'output_schema'],
+  // Saved code must parse and define the entrypoint; schemas must be valid JSON Schemas.
+  validate: (spec) => [
+    ...schemaIssues('/input_schema', spec.input_schema),
+    ...schemaIssues('/output_schema', spec.output_schema),
+    ...checkPythonCode(spec.code, spec.entrypoint, process.env['SANDBOX_PYTHON'] ?? '/usr/bin/python3'),
+  ],
 })

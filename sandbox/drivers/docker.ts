@@ -1,0 +1,241 @@
+import { constants as osConstants } from 'node:os'
+import { PassThrough, type Duplex } from 'node:stream'
+import Docker from 'dockerode'
+import type { SandboxDriver, SandboxExit, SandboxProcess, SandboxSpec } from '../driver.ts'
+import { runnerArgs } from '../runner-path.ts'
+
+/*
+ * SANDBOX_DRIVER=docker: one container per SandboxSpec through the Docker Engine API (dockerode),
+ * so it runs against Docker or `podman system service`. The image must hold the runner at
+ * /runner/runner.py and a system Python at /usr/bin/python3: `sandbox/image.ts` builds such an
+ * image (content-addressed by runner.py) with `podman import`; the runner is baked in, not
+ * bind-mounted, so the driver also works against a remote engine.
+ *
+ * What it isolates: the engine's namespaces (pid, mount, ipc, uts, network: `none`, only a
+ * loopback, unless spec.network), a read-only root filesystem with an in-memory /tmp of `tmpMb`,
+ * uid/gid 65534, every capability dropped but CHOWN, SETUID and SETGID (SPEC §8.1),
+ * no-new-privileges, the engine's default seccomp profile, and cgroup limits: memory (no swap),
+ * CPU (NanoCpus), processes (PidsLimit). The runner adds its per-execution rlimits as everywhere.
+ *
+ * The runner is the container's PID 1 and speaks the framed protocol on the attached stdin/stdout
+ * (stdout and stderr arrive multiplexed since there is no TTY).
+ */
+
+export interface DockerDriverOptions {
+  /** Unix socket of the engine (default /var/run/docker.sock). */
+  socketPath?: string
+  /** DOCKER_HOST-style address (`unix:///path`, `tcp://host:port`); wins over socketPath. */
+  host?: string
+  /** Image with /usr/bin/python3 and /runner/runner.py. */
+  image: string
+}
+
+export const SANDBOX_LABEL = 'platform.sandbox'
+
+function connect(o: DockerDriverOptions): Docker {
+  const host = o.host ?? ''
+  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) })
+  if (host.startsWith('tcp://') || host.startsWith('http://') || host.startsWith('https://')) {
+    const u = new URL(host.replace(/^tcp:/, 'http:'))
+    return new Docker({ host: u.hostname, port: Number(u.port || 2375), protocol: u.protocol === 'https:' ? 'https' : 'http' })
+  }
+  if (host !== '') return new Docker({ socketPath: host })
+  return new Docker({ socketPath: o.socketPath ?? '/var/run/docker.sock' })
+}
+
+function statusOf(err: unknown): number | undefined {
+  const code = (err as { statusCode?: unknown } | null)?.statusCode
+  return typeof code === 'number' ? code : undefined
+}
+
+function messageOf(err: unknown): string {
+  const e = err as { json?: { message?: unknown }; message?: unknown } | null
+  const m = e?.json?.message ?? e?.message
+  return typeof m === 'string' ? m : String(err)
+}
+
+/** Docker reports a signal death as 128 + signal number. */
+function exitOf(status: unknown): SandboxExit {
+  if (typeof status !== 'number') return { code: null, signal: null }
+  if (status > 128 && status < 128 + 65) {
+    const name = Object.entries(osConstants.signals).find(([, n]) => n === status - 128)?.[0]
+    if (name !== undefined) return { code: null, signal: name }
+  }
+  return { code: status, signal: null }
+}
+
+interface Modem {
+  dial(options: Record<string, unknown>, callback: (err: Error | null, stream: Duplex | null) => void): void
+  demuxStream(stream: Duplex, stdout: PassThrough, stderr: PassThrough): void
+}
+
+/**
+ * `container.attach` with an empty body. dockerode also sends the attach options as a JSON body,
+ * which podman feeds to the container's stdin (dockerode issue #742): the runner would read
+ * `{"stream":true,...}` as a frame length. Same request otherwise: options in the query, hijacked.
+ */
+function attach(container: Docker.Container): Promise<Duplex> {
+  const modem = container.modem as Modem
+  return new Promise((resolve, reject) => {
+    modem.dial(
+      {
+        path: `/containers/${container.id}/attach?`,
+        method: 'POST',
+        isStream: true,
+        hijack: true,
+        openStdin: true,
+        statusCodes: { 101: true, 200: true, 404: 'no such container', 409: 'container stopped or paused', 500: 'server error' },
+        options: { stream: true, stdin: true, stdout: true, stderr: true },
+        file: Buffer.alloc(0),
+      },
+      (err, stream) => (err !== null || stream === null ? reject(err ?? new Error('attach returned no stream')) : resolve(stream)),
+    )
+  })
+}
+
+export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
+  const docker = connect(o)
+
+  function createOptions(spec: SandboxSpec): Docker.ContainerCreateOptions {
+    const l = spec.limits
+    const mb = 1024 * 1024
+    return {
+      name: `platform-sbx-${spec.id}`,
+      Image: o.image,
+      Entrypoint: [],
+      Cmd: [
+        '/usr/bin/python3', '-I', '-S', '-B', '/runner/runner.py',
+        ...runnerArgs(spec, { isolated: true, packagesPath: spec.packagesDir === undefined ? undefined : '/packages' }),
+      ],
+      User: '65534:65534',
+      WorkingDir: '/tmp',
+      Hostname: 'sandbox',
+      // nothing of the platform's environment: only what Python needs
+      Env: ['PATH=/usr/bin:/bin', 'HOME=/tmp', 'LANG=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1'],
+      Labels: { [SANDBOX_LABEL]: '1', [`${SANDBOX_LABEL}.id`]: spec.id },
+      Tty: false,
+      OpenStdin: true,
+      StdinOnce: false,
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      HostConfig: {
+        AutoRemove: false,
+        Memory: l.memoryMb * mb,
+        MemorySwap: l.memoryMb * mb,
+        NanoCpus: Math.round(l.cpus * 1e9),
+        PidsLimit: l.maxProcs,
+        ReadonlyRootfs: true,
+        Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${String(l.tmpMb)}m,mode=1777` },
+        ShmSize: l.tmpMb * mb,
+        CapDrop: ['ALL'],
+        CapAdd: ['CHOWN', 'SETUID', 'SETGID'],
+        SecurityOpt: ['no-new-privileges'],
+        ...(spec.network ? {} : { NetworkMode: 'none' }),
+        // Always explicit: podman otherwise copies the host's, which its runtime may not set. nproc
+        // counts every process of the uid on the host (all sandboxes share 65534), so it is only a
+        // ceiling (podman's service itself runs with 32768); PidsLimit bounds one sandbox.
+        Ulimits: [
+          { Name: 'nofile', Soft: Math.max(1024, l.maxFiles + 64), Hard: Math.max(1024, l.maxFiles + 64) },
+          { Name: 'nproc', Soft: 4096, Hard: 4096 },
+        ],
+        Binds: spec.packagesDir === undefined ? [] : [`${spec.packagesDir}:/packages:ro`],
+        Init: false,
+        Privileged: false,
+      },
+    }
+  }
+
+  async function removeQuietly(c: Docker.Container): Promise<void> {
+    try {
+      await c.remove({ force: true })
+    } catch (err) {
+      // 404: already gone; 409: removal already in progress
+      const s = statusOf(err)
+      if (s !== 404 && s !== 409) throw err
+    }
+  }
+
+  async function create(spec: SandboxSpec): Promise<Docker.Container> {
+    const opts = createOptions(spec)
+    try {
+      return await docker.createContainer(opts)
+    } catch (err) {
+      if (statusOf(err) !== 409) throw err
+      // a container of that name survived an earlier process: ids are unique, so it is stale
+      await removeQuietly(docker.getContainer(opts.name ?? ''))
+      return await docker.createContainer(opts)
+    }
+  }
+
+  return {
+    name: 'docker',
+    async check() {
+      try {
+        await docker.ping()
+      } catch (err) {
+        return { ok: false, reason: `the Docker Engine API does not answer (${o.host ?? o.socketPath ?? '/var/run/docker.sock'}): ${messageOf(err)}` }
+      }
+      try {
+        await docker.getImage(o.image).inspect()
+      } catch (err) {
+        return { ok: false, reason: statusOf(err) === 404 ? `image ${o.image} not found` : `cannot inspect image ${o.image}: ${messageOf(err)}` }
+      }
+      return { ok: true }
+    },
+    async start(spec: SandboxSpec): Promise<SandboxProcess> {
+      const container = await create(spec)
+      let stream: Duplex
+      try {
+        // attach before start, so not a byte of the runner's `ready` frame is missed
+        stream = await attach(container)
+      } catch (err) {
+        await removeQuietly(container)
+        throw err
+      }
+      const stdout = new PassThrough()
+      let stderr = ''
+      const stderrSink = new PassThrough()
+      stderrSink.on('data', (d: Buffer) => {
+        if (stderr.length < 4096) stderr += d.toString('utf8')
+      })
+      ;(container.modem as Modem).demuxStream(stream, stdout, stderrSink)
+      stream.on('end', () => stdout.end())
+      stream.on('close', () => stdout.end())
+      stream.on('error', (err) => stdout.destroy(err))
+      try {
+        await container.start()
+      } catch (err) {
+        stream.destroy()
+        await removeQuietly(container)
+        throw err
+      }
+      const exited: Promise<SandboxExit> = container.wait().then(
+        (r: { StatusCode?: unknown }) => exitOf(r.StatusCode),
+        // removed while waiting (destroy) or the engine went away
+        () => ({ code: null, signal: 'SIGKILL' }),
+      )
+      void exited.then(() => stream.destroy())
+      let destroying: Promise<void> | null = null
+      return {
+        id: spec.id,
+        name: `platform-sbx-${spec.id}`,
+        stdin: stream,
+        stdout,
+        exited,
+        get stderr() {
+          return stderr
+        },
+        destroy() {
+          destroying ??= (async () => {
+            stream.destroy()
+            await removeQuietly(container)
+            await exited
+          })()
+          return destroying
+        },
+      } as SandboxProcess
+    },
+    async close() {},
+  }
+}

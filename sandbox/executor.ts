@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto'
+import { AppError } from '../src/kernel/errors.ts'
+import type { Config } from '../src/kernel/config.ts'
+import type { Logger } from '../src/kernel/log.ts'
+import { openChannel, SandboxBroken, type ExecOutcome, type ExecRequest, type RunnerChannel } from './channel.ts'
+import type { SandboxDriver, SandboxLimits, SandboxProcess, SandboxSpec } from './driver.ts'
+import { bubblewrapDriver } from './drivers/bubblewrap.ts'
+import { processDriver } from './drivers/process.ts'
+import { createWarmPool, type PoolStats, type WarmPool } from './pool.ts'
+
+/*
+ * Where a function runs (SPEC §8.2). Untrusted functions: SANDBOX_EXECUTOR `pool` (warm pool),
+ * `single_use` (a fresh sandbox per execution, destroyed after), `k8s_pod` (a fresh pod per
+ * execution) or `disabled` (rejected). Trusted (`shared_pool`) functions: TRUSTED_EXECUTOR
+ * `shared` (DEFAULT_WORKER_COUNT long-lived shared workers, round-robin, several executions at a
+ * time each) or `inprocess` (one Python child owned by the worker process).
+ */
+
+export interface SharedWorkerInfo {
+  name: string
+  inflight: number
+  executions: number
+  started_at: string
+}
+
+export interface SandboxExecutor {
+  run(req: ExecRequest, o: { trusted: boolean }): Promise<ExecOutcome>
+  /** The sandbox pool (null unless SANDBOX_EXECUTOR=pool). */
+  pool: WarmPool | null
+  shared: SharedWorkers | null
+  stats(): PoolStats & { executor: string; driver: string }
+  /** Re-reads the packages directory: new sandboxes and shared workers get it. */
+  setPackagesDir(dir: string | undefined): void
+  close(): Promise<void>
+}
+
+export interface SharedWorkers {
+  run(req: ExecRequest): Promise<ExecOutcome>
+  list(): SharedWorkerInfo[]
+  scale(target: number): Promise<{ action: 'scale_up' | 'scale_down'; previous_count: number; current_count: number; added?: number; removed?: number }>
+  reload(): Promise<{ total_workers: number; success: number; failed: number }>
+  restart(name: string): Promise<boolean>
+  close(): Promise<void>
+}
+
+/** Drivers with heavy dependencies load only when configured. */
+const moduleAt = (rel: string): string => new URL(rel, import.meta.url).href
+
+export function storageMb(s: string): number {
+  const m = /^([0-9]+)([kmgKMG]?)$/.exec(s)
+  if (m === null) return 1024
+  const n = Number(m[1])
+  const unit = (m[2] ?? '').toLowerCase()
+  return unit === 'g' ? n * 1024 : unit === 'k' ? Math.max(1, Math.ceil(n / 1024)) : unit === 'm' ? n : Math.max(1, Math.ceil(n / 1024 / 1024))
+}
+
+export function limitsOf(config: Config): SandboxLimits {
+  return {
+    memoryMb: config.MAX_FUNCTION_MEMORY,
+    cpus: config.MAX_FUNCTION_CPU,
+    tmpMb: config.SANDBOX_TMP_MB,
+    fileMb: Math.min(storageMb(config.MAX_FUNCTION_STORAGE), 1024 * 64),
+    maxProcs: config.SANDBOX_MAX_PROCESSES,
+    maxFiles: 256,
+  }
+}
+
+export async function localDriver(config: Config): Promise<SandboxDriver> {
+  if (config.SANDBOX_DRIVER === 'docker') {
+    const { dockerDriver } = (await import(moduleAt('./drivers/docker.ts'))) as { dockerDriver: (o: Record<string, unknown>) => SandboxDriver }
+    const { ensureSandboxImage } = (await import(moduleAt('./image.ts'))) as { ensureSandboxImage: (o: Record<string, unknown>) => Promise<string> }
+    const cfg = config as unknown as Record<string, string>
+    const image = cfg['SANDBOX_IMAGE'] !== undefined && cfg['SANDBOX_IMAGE'] !== '' ? cfg['SANDBOX_IMAGE'] : await ensureSandboxImage({})
+    const socketPath = cfg['SANDBOX_DOCKER_SOCKET'] ?? (config.DOCKER_HOST === '' ? '/var/run/docker.sock' : config.DOCKER_HOST.replace(/^unix:\/\//, ''))
+    return dockerDriver({ socketPath, image })
+  }
+  return bubblewrapDriver({ python: config.SANDBOX_PYTHON, uidBase: config.SANDBOX_UID_BASE })
+}
+
+export function disabledError(): AppError {
+  return new AppError(422, 'sandbox.disabled', 'sandbox executions are disabled on this platform (SANDBOX_EXECUTOR=disabled); only trusted shared_pool functions run')
+}
+
+/** Runs one execution in a fresh sandbox and destroys it (single_use and k8s_pod). */
+async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: ExecRequest): Promise<ExecOutcome> {
+  const proc = await driver.start(spec)
+  try {
+    const ch = openChannel(proc)
+    await ch.ready
+    return await ch.exec(req)
+  } finally {
+    await proc.destroy()
+  }
+}
+
+function createSharedWorkers(o: { driver: SandboxDriver; spec: (id: string) => SandboxSpec; count: number; log: Logger }): SharedWorkers {
+  interface W {
+    id: string
+    proc: SandboxProcess
+    channel: RunnerChannel
+    executions: number
+    startedAt: string
+  }
+  const workers: (W | Promise<W>)[] = []
+  let next = 0
+  let closed = false
+  const start = async (): Promise<W> => {
+    const id = randomUUID().slice(0, 12)
+    const proc = await o.driver.start(o.spec(id))
+    const channel = openChannel(proc)
+    await channel.ready
+    return { id, proc, channel, executions: 0, startedAt: new Date().toISOString() }
+  }
+  const add = () => {
+    const p = start()
+    p.catch((err: unknown) => o.log.error({ err }, 'starting a shared worker failed'))
+    workers.push(p)
+    void p.then((w) => {
+      const i = workers.indexOf(p)
+      if (i >= 0) workers[i] = w
+    }, () => undefined)
+  }
+  const settled = (): W[] => workers.filter((w): w is W => !(w instanceof Promise))
+  for (let i = 0; i < o.count; i++) add()
+  return {
+    async run(req) {
+      if (closed) throw new SandboxBroken('shared workers are closed')
+      if (workers.length === 0) throw new SandboxBroken('no shared workers (DEFAULT_WORKER_COUNT=0)')
+      for (let tries = 0; tries < workers.length + 1; tries++) {
+        const idx = next++ % workers.length
+        const entry = workers[idx]
+        if (entry === undefined) continue
+        let w: W
+        try {
+          w = await entry
+        } catch {
+          // a worker that failed to start is replaced and the next one tried
+          workers.splice(workers.indexOf(entry), 1)
+          add()
+          continue
+        }
+        if (w.channel.broken) {
+          const i = workers.indexOf(w)
+          if (i >= 0) workers.splice(i, 1)
+          void w.proc.destroy()
+          add()
+          continue
+        }
+        w.executions++
+        return w.channel.exec(req)
+      }
+      throw new SandboxBroken('no shared worker is available')
+    },
+    list: () => settled().map((w) => ({ name: w.proc.name, inflight: w.channel.inflight, executions: w.executions, started_at: w.startedAt })),
+    async scale(target) {
+      const previous = workers.length
+      if (target >= previous) {
+        for (let i = previous; i < target; i++) add()
+        return { action: 'scale_up', previous_count: previous, current_count: workers.length, added: target - previous }
+      }
+      const removed = workers.splice(target)
+      await Promise.all(removed.map(async (w) => (await w).proc.destroy().catch(() => undefined)))
+      return { action: 'scale_down', previous_count: previous, current_count: workers.length, removed: removed.length }
+    },
+    async reload() {
+      const total = workers.length
+      const old = workers.splice(0)
+      let success = 0
+      let failed = 0
+      for (const w of old) {
+        await (async () => (await w).proc.destroy())().catch(() => undefined)
+        try {
+          const fresh = await start()
+          workers.push(fresh)
+          success++
+        } catch {
+          failed++
+        }
+      }
+      return { total_workers: total, success, failed }
+    },
+    async restart(name) {
+      const w = settled().find((x) => x.proc.name === name)
+      if (w === undefined) return false
+      workers.splice(workers.indexOf(w), 1)
+      await w.proc.destroy()
+      add()
+      return true
+    },
+    async close() {
+      closed = true
+      await Promise.all(workers.splice(0).map(async (w) => (await w).proc.destroy().catch(() => undefined)))
+    },
+  }
+}
+
+export async function createSandboxExecutor(config: Config, log: Logger, o: { packagesDir?: string | undefined } = {}): Promise<SandboxExecutor> {
+  const limits = limitsOf(config)
+  let packagesDir = o.packagesDir
+  const spec = (mode: 'exclusive' | 'shared', network: boolean) => (id: string): SandboxSpec => ({ id, mode, limits, network, ...(packagesDir === undefined ? {} : { packagesDir }) })
+  let pool: WarmPool | null = null
+  let untrusted: ((req: ExecRequest) => Promise<ExecOutcome>) | null = null
+  let driverName = 'none'
+  const closers: (() => Promise<void>)[] = []
+
+  if (config.SANDBOX_EXECUTOR !== 'disabled') {
+    let driver: SandboxDriver
+    if (config.SANDBOX_EXECUTOR === 'k8s_pod') {
+      const { k8sDriverFromConfig } = (await import(moduleAt('./drivers/k8s-config.ts'))) as { k8sDriverFromConfig: (c: Config) => SandboxDriver }
+      driver = k8sDriverFromConfig(config)
+    } else {
+      driver = await localDriver(config)
+    }
+    const ok = await driver.check()
+    driverName = driver.name
+    closers.push(() => driver.close())
+    if (!ok.ok) {
+      // Executions fail with the reason rather than the whole worker refusing to start.
+      const reason = `sandbox driver ${driver.name} cannot run here: ${ok.reason}`
+      log.error(reason)
+      untrusted = () => Promise.reject(new Error(`SandboxUnavailable: ${reason}`))
+    } else if (config.SANDBOX_EXECUTOR === 'pool') {
+      const p = createWarmPool({
+        name: 'sandbox',
+        driver,
+        spec: spec('exclusive', false),
+        minSize: config.SANDBOX_MIN_SIZE,
+        maxSize: config.SANDBOX_MAX_SIZE,
+        minIdle: config.SANDBOX_MIN_IDLE,
+        maxExecutions: config.SANDBOX_MAX_EXECUTIONS,
+        healthIntervalMs: config.SANDBOX_HEALTH_INTERVAL_SECONDS * 1000,
+        idleTimeoutMs: config.FUNCTION_CONTAINER_IDLE_TIMEOUT * 1000,
+        log,
+      })
+      pool = p
+      untrusted = (req) => p.run(req)
+      closers.unshift(() => p.close())
+    } else {
+      const single = spec('exclusive', false)
+      untrusted = (req) => runOnce(driver, single(randomUUID().slice(0, 12)), req)
+    }
+  }
+
+  // Trusted workers start on first use: most deployments never run a shared_pool function.
+  let shared: SharedWorkers | null = null
+  const sharedWorkers = (): SharedWorkers => {
+    if (shared !== null) return shared
+    if (config.TRUSTED_EXECUTOR === 'inprocess') {
+      shared = createSharedWorkers({ driver: processDriver({ python: config.SANDBOX_PYTHON }), spec: spec('shared', true), count: 1, log })
+    } else {
+      shared = createSharedWorkers({ driver: bubblewrapDriver({ python: config.SANDBOX_PYTHON, uidBase: config.SANDBOX_UID_BASE }), spec: spec('shared', true), count: config.DEFAULT_WORKER_COUNT, log })
+    }
+    return shared
+  }
+
+  return {
+    pool,
+    get shared() {
+      return sharedWorkers()
+    },
+    async run(req, { trusted }) {
+      if (trusted) return sharedWorkers().run(req)
+      if (untrusted === null) throw disabledError()
+      return untrusted(req)
+    },
+    stats() {
+      const base: PoolStats = pool?.stats() ?? { idle: 0, in_use: 0, starting: 0, total: 0, min_size: 0, max_size: 0, waiting: 0, executions: 0, recycled: 0, destroyed_on_error: 0 }
+      return { ...base, executor: config.SANDBOX_EXECUTOR, driver: driverName }
+    },
+    setPackagesDir(dir) {
+      packagesDir = dir
+    },
+    async close() {
+      for (const c of closers) await c().catch(() => undefined)
+      if (shared !== null) await shared.close()
+    },
+  }
+}

@@ -1,0 +1,141 @@
+import type { RpcHandler, RpcRequest } from '../api/route.ts'
+import { loadPrincipal, type Principal } from '../auth/principal.ts'
+import { registerPermission } from '../access/permission-registry.ts'
+import { AppError, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import type { Config } from '../kernel/config.ts'
+import type { Logger } from '../kernel/log.ts'
+import type { Db } from '../platform/db.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { functionKind } from '../kinds/function/kind.ts'
+import { enqueueJob } from '../jobs/enqueue.ts'
+import type { JobService } from '../jobs/start.ts'
+import { waitForJob } from '../jobs/wait.ts'
+import { canOnResource } from '../resources/permissions.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+import { disabledError } from '../../sandbox/executor.ts'
+import { validateAgainst } from './json-schema.ts'
+import { validateCallbackUrl } from './callback.ts'
+
+/*
+ * POST /functions/{ns}/{name}/execute[/async]. Both run the function as a job of the `fn` pool:
+ * the synchronous call enqueues a single-attempt job and waits on its done channel; the async call
+ * answers 202 at once (retries and the DLQ apply, SPEC §8.3). The caller needs the function's
+ * execute permission (own or all); the job runs as the caller (no user override).
+ */
+registerPermission('platform.functions/{namespace}/{name}.execute:own', 'Function: execute (own functions)')
+registerPermission('platform.functions/{namespace}/{name}.execute:all', 'Function: execute (any function)')
+
+export interface FunctionJobMeta {
+  function_id: string
+  version: number
+  user_email: string
+  shared_pool: boolean
+}
+
+export interface FunctionHandlerDeps {
+  db: Db
+  nc: NatsConnection
+  names: NatsNames
+  config: Config
+  resources: ResourceService
+  jobs: JobService
+  log: Logger
+}
+
+export function functionHandlers(d: FunctionHandlerDeps): Map<string, RpcHandler> {
+  const principalOf = async (req: RpcRequest): Promise<Principal> => {
+    if (req.caller === null) throw unauthorized()
+    return loadPrincipal(d.db, req.caller)
+  }
+
+  /** The function if the caller may execute it; 404 for anything the caller may not see or run. */
+  const executable = async (p: Principal, req: RpcRequest): Promise<ResourceRecord> => {
+    const namespace = req.params['namespace'] ?? ''
+    const name = req.params['name'] ?? ''
+    const fn = await d.resources.get(p, functionKind, { namespace, name })
+    const meta = { namespace, name, ownerId: (fn['owner_id'] as string | null) ?? null }
+    if (!canOnResource(p, functionKind, 'execute', meta)) throw notFound(`function ${namespace}/${name} not found`, 'resource.not_found')
+    if (fn['is_active'] === false) throw new AppError(409, 'function.inactive', `function ${namespace}/${name} is not active`)
+    if (fn['shared_pool'] !== true && d.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
+    return fn
+  }
+
+  const checkInput = (fn: ResourceRecord, input: unknown) => {
+    const issues = validateAgainst((fn['input_schema'] ?? {}) as Record<string, unknown>, input, '/input')
+    if (issues.length > 0) throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
+  }
+
+  const enqueue = (p: Principal, fn: ResourceRecord, o: { input: unknown; timeoutS: number; sync: boolean; triggerId?: string; delay?: number | null; callbackUrl?: string | null }) => {
+    const meta: FunctionJobMeta = { function_id: fn.id, version: Number(fn['version']), user_email: p.email, shared_pool: fn['shared_pool'] === true }
+    return enqueueJob(d.jobs.enqueue, {
+      pool: 'fn',
+      kind: 'function',
+      namespace: String(fn['namespace']),
+      name: fn.name,
+      input: o.input,
+      userId: p.userId,
+      triggerType: 'api',
+      ...(o.triggerId === undefined ? {} : { triggerId: o.triggerId }),
+      delaySeconds: o.delay ?? null,
+      callbackUrl: o.callbackUrl ?? null,
+      timeoutMs: o.timeoutS * 1000 + 5_000,
+      meta: { ...meta, timeout_s: o.timeoutS },
+      ...(o.sync ? { maxAttempts: 1 } : {}),
+    })
+  }
+
+  const timeoutOf = (fn: ResourceRecord, asked?: number): number => {
+    const own = typeof fn['timeout'] === 'number' ? fn['timeout'] : d.config.FUNCTION_TIMEOUT
+    return Math.max(1, Math.min(own, asked ?? own))
+  }
+
+  return new Map<string, RpcHandler>([
+    [
+      'functions.execute',
+      async (req) => {
+        const p = await principalOf(req)
+        const fn = await executable(p, req)
+        const body = req.body as { input: unknown; timeout?: number }
+        checkInput(fn, body.input)
+        const timeoutS = timeoutOf(fn, body.timeout)
+        const job = await enqueue(p, fn, { input: body.input, timeoutS, sync: true })
+        // waits past the function's timeout: the worker reports a timeout itself
+        const done = await waitForJob(d.nc, d.names, d.jobs.store, job.id, timeoutS * 1000 + 30_000)
+        if (done === null || (done.status !== 'completed' && done.status !== 'failed' && done.status !== 'cancelled')) {
+          return { status: 200, body: { status: 'timeout', execution_id: job.id, result: null, error: `no result within ${String(timeoutS)} s; the execution goes on: GET /executions/${job.id}` } }
+        }
+        if (done.status === 'completed') {
+          let result: unknown = done.result ?? null
+          if (done.result_stored === true) {
+            const text = await d.jobs.results.get(job.id)
+            result = text === null ? null : (JSON.parse(text) as unknown)
+          }
+          return { status: 200, body: { status: 'success', execution_id: job.id, result, error: null } }
+        }
+        const error = done.error ?? done.status
+        const timedOut = /^TimeoutError\b|^timed out after/.test(error)
+        return { status: 200, body: { status: timedOut ? 'timeout' : 'error', execution_id: job.id, result: null, error } }
+      },
+    ],
+    [
+      'functions.execute-async',
+      async (req) => {
+        const p = await principalOf(req)
+        const fn = await executable(p, req)
+        const body = req.body as { input: unknown; trigger_id?: string; delay_seconds?: number | null; callback_url?: string }
+        checkInput(fn, body.input)
+        if (body.callback_url !== undefined && body.callback_url !== '') await validateCallbackUrl(body.callback_url, d.config)
+        const job = await enqueue(p, fn, {
+          input: body.input,
+          timeoutS: timeoutOf(fn),
+          sync: false,
+          ...(body.trigger_id === undefined ? {} : { triggerId: body.trigger_id }),
+          delay: body.delay_seconds ?? null,
+          callbackUrl: body.callback_url === '' ? null : (body.callback_url ?? null),
+        })
+        return { status: 202, body: { execution_id: job.id, status: 'queued' } }
+      },
+    ],
+  ])
+}

@@ -1,0 +1,77 @@
+import { issueAccessToken } from '../auth/tokens.ts'
+import type { Config } from '../kernel/config.ts'
+import { sql, type Db } from '../platform/db.ts'
+import type { JobExecutor } from '../jobs/worker.ts'
+import type { SandboxExecutor } from '../../sandbox/executor.ts'
+import { validateAgainst } from './json-schema.ts'
+import type { FunctionJobMeta } from './handlers.ts'
+
+/*
+ * The `fn` pool's executor: loads the function's code (cached by id and version, so a warm call
+ * reads no table), builds the context, runs it through the configured sandbox executor, checks the
+ * output against output_schema. A function error becomes a job failure (retried for async jobs,
+ * SPEC §8.3), with the Python exception type first in the message (`TimeoutError: ...`).
+ */
+interface CodeEntry {
+  code: string
+  entrypoint: string
+  outputSchema: Record<string, unknown>
+  sharedPool: boolean
+  version: number
+}
+
+const MAX_CACHED = 500
+
+export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: SandboxExecutor }): JobExecutor {
+  const cache = new Map<string, CodeEntry>()
+
+  const load = async (id: string, version: number): Promise<CodeEntry> => {
+    const hit = cache.get(`${id}:${String(version)}`)
+    if (hit !== undefined) return hit
+    const row = await d.db.maybeOne(sql.unsafe`select spec, version from resources where id = ${id}::uuid and kind = 'function'`)
+    if (row === null) throw new Error('FunctionNotFound: the function was deleted')
+    const spec = row['spec'] as Record<string, unknown>
+    const entry: CodeEntry = {
+      code: String(spec['code'] ?? ''),
+      entrypoint: typeof spec['entrypoint'] === 'string' ? spec['entrypoint'] : 'handler',
+      outputSchema: (spec['output_schema'] ?? {}) as Record<string, unknown>,
+      sharedPool: spec['shared_pool'] === true,
+      version: Number(row['version']),
+    }
+    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string)
+    // cached under the version asked for too: the same job retried must not read again
+    cache.set(`${id}:${String(version)}`, entry)
+    cache.set(`${id}:${String(entry.version)}`, entry)
+    return entry
+  }
+
+  return async ({ job, log }) => {
+    const meta = (job.meta ?? {}) as Partial<FunctionJobMeta> & { timeout_s?: number }
+    if (typeof meta.function_id !== 'string') throw new Error('BadJob: a function job without its function id')
+    const fn = await load(meta.function_id, Number(meta.version ?? 0))
+    const timeoutS = meta.timeout_s ?? d.config.FUNCTION_TIMEOUT
+    const context: Record<string, unknown> = {
+      user_id: job.user_id,
+      user_email: meta.user_email ?? null,
+      // short-lived and the caller's own: a function acts with its caller's permissions, no more
+      access_token: job.user_id === null ? null : await issueAccessToken(d.config.SECRET_KEY, { sub: job.user_id, email: meta.user_email ?? '' }, Math.max(1, Math.ceil(timeoutS / 60) + 1)),
+      execution_id: job.id,
+      trigger_type: job.trigger_type,
+      trigger_id: job.trigger_id,
+      chat_id: job.chat_id,
+      function: { namespace: job.namespace, name: job.name },
+    }
+    const outcome = await d.sandboxes.run(
+      { code: fn.code, entrypoint: fn.entrypoint, input: job.input, context, timeoutMs: timeoutS * 1000, name: `${job.namespace}/${job.name}` },
+      { trusted: fn.sharedPool },
+    )
+    if (outcome.output !== '') log.debug({ output: outcome.output.slice(0, 4000) }, 'function output')
+    if (!outcome.ok) {
+      const tb = outcome.error.traceback === '' ? '' : `\n${outcome.error.traceback}`
+      throw new Error(`${outcome.error.type}: ${outcome.error.message}${tb}`.slice(0, 8000))
+    }
+    const issues = validateAgainst(fn.outputSchema, outcome.result, '/output')
+    if (issues.length > 0) throw new Error(`OutputValidationError: the result does not match output_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`)
+    return outcome.result
+  }
+}

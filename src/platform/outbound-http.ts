@@ -1,0 +1,408 @@
+import { lookup as dnsLookup } from 'node:dns/promises'
+import { readFileSync } from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
+import { isIP } from 'node:net'
+import { rootCertificates } from 'node:tls'
+import { AppError } from '../kernel/errors.ts'
+
+/*
+ * The one guarded outbound HTTP client of the platform (DESIGN.md §8): callbacks now; connectors,
+ * icon URLs and provider endpoints later. Nothing else in the platform opens HTTP connections to
+ * addresses a user chose.
+ *
+ * Per request (and again per redirect hop):
+ *  1. parse the URL; only http(s); HTTPS required unless `httpsOnly: false`;
+ *  2. the host must be in `allowHosts` (exact, case-insensitive; `'*'` = any);
+ *  3. resolve the host (dns.lookup, all addresses) and refuse when ANY address is in a blocked range
+ *     (`blockedReason`): a name that resolves to one public and one private address is refused, so
+ *     round-robin answers cannot smuggle an internal target in;
+ *  4. connect to the first resolved address itself (pinned): the socket goes to that IP, with the
+ *     original name as Host header, SNI and certificate name, so a second DNS answer (rebinding)
+ *     cannot move the connection;
+ *  5. a hard deadline over the whole exchange (DNS, connect, TLS, response) and a response size cap.
+ * Redirects are not followed by default (`maxRedirects: 0`, the 3xx is returned); when allowed,
+ * every hop goes through 1–4 again, and Authorization is dropped when the origin changes.
+ */
+
+export interface OutboundOptions {
+  method?: string
+  headers?: Record<string, string>
+  body?: string | Uint8Array
+  /** Hard limit over the whole exchange, redirects included. */
+  timeoutMs: number
+  /** Default true. */
+  httpsOnly?: boolean
+  /** Exact host names (case-insensitive); `'*'` or absent = any host. */
+  allowHosts?: readonly string[] | '*'
+  /** Default 1 MiB. */
+  maxResponseBytes?: number
+  /** Default 0: a 3xx answer is returned as it is. */
+  maxRedirects?: number
+  /** Default true; false returns as soon as the status line and headers arrive (empty body). */
+  readBody?: boolean
+}
+
+export interface ResolvedAddress {
+  address: string
+  family: 4 | 6
+}
+
+export interface OutboundDeps {
+  /** Name resolution (default: dns.lookup with `all: true`); tests pass a fixed table. */
+  lookup?: (hostname: string) => Promise<ResolvedAddress[]>
+  /** Extra trusted CA certificates (PEM), added to Node's default roots. */
+  ca?: string | Buffer | readonly (string | Buffer)[]
+}
+
+export interface OutboundResponse {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: Buffer
+  /** The URL that answered (differs from the request's after followed redirects). */
+  url: string
+}
+
+export interface ResolvedTarget {
+  url: URL
+  /** Host without IPv6 brackets or trailing dot, lower case. */
+  host: string
+  addresses: ResolvedAddress[]
+}
+
+const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
+
+const policyError = (code: string, detail: string) => new AppError(400, `outbound.${code}`, detail)
+
+// ---------------------------------------------------------------------------------------------
+// Address classification
+
+interface Range {
+  bytes: number[]
+  bits: number
+  reason: string
+}
+
+const range4 = (cidr: string, reason: string): Range => {
+  const [addr, bits] = cidr.split('/') as [string, string]
+  return { bytes: ipv4Bytes(addr) as number[], bits: Number(bits), reason }
+}
+const range6 = (cidr: string, reason: string): Range => {
+  const [addr, bits] = cidr.split('/') as [string, string]
+  return { bytes: ipv6Bytes(addr) as number[], bits: Number(bits), reason }
+}
+
+/*
+ * Blocked IPv4 ranges: everything of the IANA special-purpose registry that is not globally
+ * reachable, except the three documentation ranges (192.0.2.0/24, 198.51.100.0/24,
+ * 203.0.113.0/24). Those are not routed on the Internet either, so allowing them exposes nothing
+ * internal, and the tests use them to stand up real HTTPS receivers on a local interface.
+ */
+const V4_BLOCKED: Range[] = [
+  range4('0.0.0.0/8', 'unspecified ("this network")'),
+  range4('10.0.0.0/8', 'private'),
+  range4('100.64.0.0/10', 'carrier-grade NAT'),
+  range4('127.0.0.0/8', 'loopback'),
+  range4('169.254.0.0/16', 'link-local (cloud metadata)'),
+  range4('172.16.0.0/12', 'private'),
+  range4('192.0.0.0/24', 'IETF protocol assignments'),
+  range4('192.88.99.0/24', '6to4 relay anycast'),
+  range4('192.168.0.0/16', 'private'),
+  range4('198.18.0.0/15', 'benchmarking'),
+  range4('224.0.0.0/4', 'multicast'),
+  range4('240.0.0.0/4', 'reserved / broadcast'),
+]
+
+/*
+ * Blocked IPv6 ranges. Forms that embed an IPv4 address (IPv4-mapped ::ffff:0:0/96, NAT64
+ * 64:ff9b::/96, 6to4 2002::/16) are judged by the embedded IPv4 address instead (`embeddedV4`).
+ * Documentation (2001:db8::/32, 3fff::/20) is allowed like its IPv4 counterparts.
+ */
+const V6_BLOCKED: Range[] = [
+  range6('::/128', 'unspecified'),
+  range6('::1/128', 'loopback'),
+  // The rest of ::/8: IPv4-compatible (deprecated) and reserved; ::ffff:0:0/96 is handled first.
+  range6('::/8', 'reserved (IPv4-compatible)'),
+  range6('64:ff9b:1::/48', 'local-use NAT64'),
+  range6('100::/64', 'discard-only'),
+  range6('2001::/23', 'IETF protocol assignments (Teredo, benchmarking, ORCHID)'),
+  range6('5f00::/16', 'SRv6 segment identifiers'),
+  range6('fc00::/7', 'unique local'),
+  range6('fe80::/10', 'link-local'),
+  range6('fec0::/10', 'site-local (deprecated)'),
+  range6('ff00::/8', 'multicast'),
+]
+
+function ipv4Bytes(s: string): number[] | null {
+  const parts = s.split('.')
+  if (parts.length !== 4) return null
+  const out: number[] = []
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p)) return null
+    const n = Number(p)
+    if (n > 255) return null
+    out.push(n)
+  }
+  return out
+}
+
+function ipv6Bytes(input: string): number[] | null {
+  let s = input
+  const zone = s.indexOf('%')
+  if (zone >= 0) s = s.slice(0, zone)
+  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1)
+  let tail: number[] = []
+  const lastColon = s.lastIndexOf(':')
+  if (s.slice(lastColon + 1).includes('.')) {
+    const v4 = ipv4Bytes(s.slice(lastColon + 1))
+    if (v4 === null) return null
+    tail = v4
+    s = `${s.slice(0, lastColon + 1)}0:0`
+  }
+  const halves = s.split('::')
+  if (halves.length > 2) return null
+  const groups = (h: string) => (h === '' ? [] : h.split(':'))
+  const head = groups(halves[0] as string)
+  const rest = halves.length === 2 ? groups(halves[1] as string) : []
+  const missing = 8 - head.length - rest.length
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return null
+  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest]
+  const out: number[] = []
+  for (const g of all) {
+    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null
+    const n = parseInt(g, 16)
+    out.push(n >> 8, n & 0xff)
+  }
+  if (tail.length === 4) out.splice(12, 4, ...tail)
+  return out
+}
+
+const inRange = (bytes: number[], r: Range): boolean => {
+  for (let bit = 0; bit < r.bits; bit++) {
+    const i = bit >> 3
+    const mask = 0x80 >> (bit & 7)
+    if (((bytes[i] as number) & mask) !== ((r.bytes[i] as number) & mask)) return false
+  }
+  return true
+}
+
+const MAPPED = range6('::ffff:0:0/96', '')
+const NAT64 = range6('64:ff9b::/96', '')
+const SIX_TO_FOUR = range6('2002::/16', '')
+
+/** The IPv4 address an IPv6 address stands for (mapped, NAT64 well-known prefix, 6to4), if any. */
+function embeddedV4(b: number[]): { v4: number[]; via: string } | null {
+  if (inRange(b, MAPPED)) return { v4: b.slice(12, 16), via: 'IPv4-mapped' }
+  if (inRange(b, NAT64)) return { v4: b.slice(12, 16), via: 'NAT64' }
+  if (inRange(b, SIX_TO_FOUR)) return { v4: b.slice(2, 6), via: '6to4' }
+  return null
+}
+
+/**
+ * Why an IP address must not be contacted, or null when it may be. Anything that does not parse
+ * as an IP address is refused too.
+ */
+export function blockedReason(address: string): string | null {
+  const family = isIP(address.replace(/%.*$/, ''))
+  if (family === 4) {
+    const b = ipv4Bytes(address)
+    if (b === null) return 'not an IP address'
+    return V4_BLOCKED.find((r) => inRange(b, r))?.reason ?? null
+  }
+  if (family === 6) {
+    const b = ipv6Bytes(address)
+    if (b === null) return 'not an IP address'
+    const embedded = embeddedV4(b)
+    if (embedded !== null) {
+      const inner = V4_BLOCKED.find((r) => inRange(embedded.v4, r))?.reason
+      return inner === undefined ? null : `${embedded.via} ${inner}`
+    }
+    return V6_BLOCKED.find((r) => inRange(b, r))?.reason ?? null
+  }
+  return 'not an IP address'
+}
+
+// ---------------------------------------------------------------------------------------------
+// Target checks
+
+export const normalizeHost = (h: string): string => h.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase()
+
+/** Parses an allowlist setting: empty → [] (nothing allowed), `*` → '*', else exact host names. */
+export function parseHostList(setting: string): string[] | '*' {
+  const hosts = setting
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '')
+  if (hosts.includes('*')) return '*'
+  return hosts.map(normalizeHost)
+}
+
+const defaultLookup = async (hostname: string): Promise<ResolvedAddress[]> =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
+
+/**
+ * Steps 1–3 without connecting: the parsed URL and every address its host resolves to, all of
+ * them allowed. Throws `outbound.*` AppErrors (status 400) otherwise. Endpoints use it to reject a
+ * URL up front (callback_url); `guardedFetch` runs it again at connect time.
+ */
+export async function resolveTarget(
+  rawUrl: string,
+  opts: Pick<OutboundOptions, 'httpsOnly' | 'allowHosts'> = {},
+  deps: Pick<OutboundDeps, 'lookup'> = {},
+): Promise<ResolvedTarget> {
+  let url: URL
+  try {
+    url = new URL(rawUrl)
+  } catch {
+    throw policyError('invalid_url', 'not a valid URL')
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw policyError('invalid_url', `scheme ${url.protocol} is not supported`)
+  if ((opts.httpsOnly ?? true) && url.protocol !== 'https:') throw policyError('not_https', 'the URL must use HTTPS')
+  const host = normalizeHost(url.hostname)
+  if (host === '') throw policyError('invalid_url', 'the URL has no host')
+  const allow = opts.allowHosts ?? '*'
+  if (allow !== '*' && !allow.some((h) => normalizeHost(h) === host)) throw policyError('host_not_allowed', `host ${host} is not in the allowlist`)
+
+  let addresses: ResolvedAddress[]
+  const literal = isIP(host)
+  if (literal !== 0) addresses = [{ address: host, family: literal === 6 ? 6 : 4 }]
+  else {
+    try {
+      addresses = await (deps.lookup ?? defaultLookup)(host)
+    } catch (err) {
+      throw new AppError(400, 'outbound.unresolvable', `host ${host} does not resolve`, { cause: err })
+    }
+    if (addresses.length === 0) throw new AppError(400, 'outbound.unresolvable', `host ${host} does not resolve`)
+  }
+  for (const a of addresses) {
+    const reason = blockedReason(a.address)
+    if (reason !== null) throw policyError('private_address', `host ${host} resolves to a non-public address (${reason})`)
+  }
+  return { url, host, addresses }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+const caCache = new Map<string, string>()
+
+/** The PEM of OUTBOUND_EXTRA_CA_FILE (read once per path); undefined when the setting is empty. */
+export function extraCa(path: string): string | undefined {
+  if (path === '') return undefined
+  let pem = caCache.get(path)
+  if (pem === undefined) {
+    pem = readFileSync(path, 'utf8')
+    caCache.set(path, pem)
+  }
+  return pem
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+
+export async function guardedFetch(rawUrl: string, options: OutboundOptions, deps: OutboundDeps = {}): Promise<OutboundResponse> {
+  const deadline = Date.now() + options.timeoutMs
+  const maxRedirects = options.maxRedirects ?? 0
+  let method = (options.method ?? 'GET').toUpperCase()
+  let body = options.body
+  let headers = { ...options.headers }
+  let current = rawUrl
+  for (let hop = 0; ; hop++) {
+    const target = await withDeadline(resolveTarget(current, options, deps), deadline)
+    const res = await requestPinned(target, { method, headers, body, deadline, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, readBody: options.readBody ?? true, ca: deps.ca })
+    const location = res.headers.location
+    if (!REDIRECTS.has(res.status) || location === undefined || maxRedirects === 0) return res
+    if (hop >= maxRedirects) throw new AppError(502, 'outbound.too_many_redirects', `more than ${String(maxRedirects)} redirects`)
+    const next = new URL(location, target.url)
+    if (next.origin !== target.url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !['authorization', 'cookie'].includes(k.toLowerCase())))
+    if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
+      method = method === 'HEAD' ? 'HEAD' : 'GET'
+      body = undefined
+      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !['content-type', 'content-length'].includes(k.toLowerCase())))
+    }
+    current = next.toString()
+  }
+}
+
+const timeoutError = () => new AppError(504, 'outbound.timeout', 'the remote host did not answer in time')
+
+async function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(timeoutError()), Math.max(0, deadline - Date.now()))
+      }),
+    ])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function requestPinned(
+  target: ResolvedTarget,
+  o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; deadline: number; maxResponseBytes: number; readBody: boolean; ca: OutboundDeps['ca'] },
+): Promise<OutboundResponse> {
+  const { url, host } = target
+  const pinned = target.addresses[0] as ResolvedAddress
+  const secure = url.protocol === 'https:'
+  const headers: Record<string, string> = { ...o.headers, host: url.host }
+  if (o.body !== undefined) headers['content-length'] = String(Buffer.byteLength(o.body))
+  const extra = o.ca === undefined ? [] : Array.isArray(o.ca) ? (o.ca as (string | Buffer)[]) : [o.ca as string | Buffer]
+  const options: https.RequestOptions = {
+    method: o.method,
+    // The socket goes to the checked address; the name is only Host, SNI and certificate name.
+    host: pinned.address,
+    family: pinned.family,
+    port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+    headers,
+    agent: false,
+    // SNI and the certificate check use the name (IP literals get no SNI; their certificate must
+    // name the address). Extra CAs are added to Node's roots, not put in their place.
+    ...(secure && isIP(host) === 0 ? { servername: host } : {}),
+    ...(secure && extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}),
+  }
+  return new Promise<OutboundResponse>((resolve, reject) => {
+    let settled = false
+    const fail = (err: AppError) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      req.destroy()
+      reject(err)
+    }
+    const req = (secure ? https : http).request(options, (res) => {
+      if (!o.readBody) {
+        settled = true
+        clearTimeout(timer)
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.alloc(0), url: url.toString() })
+        req.destroy()
+        return
+      }
+      const declared = Number(res.headers['content-length'] ?? '0')
+      if (declared > o.maxResponseBytes) {
+        fail(new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(o.maxResponseBytes)} bytes`))
+        return
+      }
+      const chunks: Buffer[] = []
+      let size = 0
+      res.on('data', (c: Buffer) => {
+        size += c.length
+        if (size > o.maxResponseBytes) fail(new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(o.maxResponseBytes)} bytes`))
+        else chunks.push(c)
+      })
+      res.on('end', () => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), url: url.toString() })
+      })
+      res.on('error', (err) => fail(new AppError(502, 'outbound.connect_failed', `the response broke off: ${err.message}`, { cause: err })))
+    })
+    const timer = setTimeout(() => fail(timeoutError()), Math.max(0, o.deadline - Date.now()))
+    req.on('error', (err) => fail(new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err.message}`, { cause: err })))
+    if (o.body !== undefined) req.end(o.body)
+    else req.end()
+  })
+}

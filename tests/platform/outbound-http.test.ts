@@ -1,0 +1,258 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { blockedReason, guardedFetch, parseHostList, resolveTarget, type ResolvedAddress } from '../../src/platform/outbound-http.ts'
+import { prepareLocalTls, startReceiver } from '../helpers/local-https.ts'
+
+/*
+ * The guarded outbound HTTP client (DESIGN.md §8): the address classifier, refusals before any
+ * connection (scheme, allowlist, names resolving to non-public addresses, IP literals in every
+ * spelling), and real HTTPS exchanges with a receiver on a documentation address: pinning (the
+ * connection goes to the checked address, Node never resolves the name again), certificate checks
+ * against the original name, redirects re-checked, the deadline and the size cap.
+ */
+const ADDRESS = '198.51.100.8'
+const tls = prepareLocalTls(t, ADDRESS, ['api.test', 'rebind.test'])
+
+/** A fixed DNS table; counts the lookups. */
+function table(entries: Record<string, string[]>) {
+  const calls: string[] = []
+  const lookup = async (host: string): Promise<ResolvedAddress[]> => {
+    calls.push(host)
+    const list = entries[host]
+    if (list === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+    return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
+  }
+  return { lookup, calls }
+}
+
+t.test('the address classifier', async (t) => {
+  const blocked = [
+    '0.0.0.0',
+    '0.1.2.3',
+    '10.0.0.1',
+    '10.255.255.255',
+    '100.64.0.1',
+    '100.127.255.254',
+    '127.0.0.1',
+    '127.8.9.10',
+    '169.254.169.254',
+    '169.254.0.1',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.0.0.8',
+    '192.88.99.1',
+    '192.168.1.1',
+    '198.18.0.1',
+    '198.19.255.255',
+    '224.0.0.1',
+    '239.255.255.250',
+    '240.0.0.1',
+    '255.255.255.255',
+    '::',
+    '::1',
+    '::127.0.0.1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:169.254.169.254',
+    '::ffff:a9fe:a9fe',
+    '64:ff9b::127.0.0.1',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::10.1.2.3',
+    '64:ff9b:1::1',
+    '2002:7f00:1::1',
+    '2002:0a00:0001::',
+    '2001::1',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '100::1',
+    'fc00::1',
+    'fd12:3456:789a::1',
+    'fe80::1',
+    'fe80::1%lo',
+    'febf:ffff::1',
+    'fec0::1',
+    'ff02::1',
+    'not-an-ip',
+    '1.2.3',
+  ]
+  const allowed = [
+    '1.1.1.1',
+    '8.8.8.8',
+    '9.255.255.255',
+    '11.0.0.1',
+    '100.63.255.255',
+    '100.128.0.1',
+    '126.255.255.255',
+    '128.0.0.1',
+    '169.253.255.255',
+    '172.15.255.255',
+    '172.32.0.1',
+    '192.0.1.1',
+    '192.0.2.10',
+    '192.167.255.255',
+    '192.169.0.1',
+    '198.17.255.255',
+    '198.20.0.1',
+    '198.51.100.7',
+    '203.0.113.9',
+    '223.255.255.255',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001:80b::200e',
+    '2001:db8::1',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '::ffff:198.51.100.7',
+    '64:ff9b::8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:0808:0808::1',
+  ]
+  for (const a of blocked) t.not(blockedReason(a), null, `${a} is blocked (${String(blockedReason(a))})`)
+  for (const a of allowed) t.equal(blockedReason(a), null, `${a} is allowed`)
+  t.match(blockedReason('169.254.169.254'), /link-local/)
+  t.match(blockedReason('::ffff:127.0.0.1'), /IPv4-mapped loopback/)
+  t.match(blockedReason('64:ff9b::a9fe:a9fe'), /NAT64 link-local/)
+})
+
+t.test('allowlist settings', async (t) => {
+  t.same(parseHostList(''), [])
+  t.same(parseHostList(' , '), [])
+  t.equal(parseHostList('*'), '*')
+  t.equal(parseHostList('a.example, *'), '*')
+  t.same(parseHostList('Hooks.Example.com, api.example.org.,[2001:db8::1]'), ['hooks.example.com', 'api.example.org', '2001:db8::1'])
+})
+
+t.test('refusals before any connection', async (t) => {
+  const dns = table({
+    'loop.test': ['127.0.0.1'],
+    'ten.test': ['10.1.2.3'],
+    'meta.test': ['169.254.169.254'],
+    'v6loop.test': ['::1'],
+    'mapped.test': ['::ffff:127.0.0.1'],
+    'nat64.test': ['64:ff9b::a9fe:a9fe'],
+    'ula.test': ['fd00::1'],
+    'cgnat.test': ['100.64.1.1'],
+    'mixed.test': ['203.0.113.5', '10.0.0.1'],
+    'public.test': ['203.0.113.5', '2001:db8::5'],
+  })
+  const refuse = async (url: string, code: string, opts: Parameters<typeof resolveTarget>[1] = {}) =>
+    t.rejects(resolveTarget(url, opts, { lookup: dns.lookup }), { code, status: 400 }, `${url} → ${code}`)
+
+  await refuse('http://public.test/', 'outbound.not_https')
+  await refuse('ftp://public.test/', 'outbound.invalid_url')
+  await refuse('file:///etc/passwd', 'outbound.invalid_url')
+  await refuse('not a url', 'outbound.invalid_url')
+  await refuse('https://other.test/', 'outbound.host_not_allowed', { allowHosts: ['public.test'] })
+  await refuse('https://public.test.evil.test/', 'outbound.host_not_allowed', { allowHosts: ['public.test'] })
+  await refuse('https://public.test/', 'outbound.host_not_allowed', { allowHosts: [] })
+  for (const host of ['loop', 'ten', 'meta', 'v6loop', 'mapped', 'nat64', 'ula', 'cgnat', 'mixed']) await refuse(`https://${host}.test/hook`, 'outbound.private_address')
+  await refuse('https://nowhere.test/', 'outbound.unresolvable')
+  // IP literals, in the spellings the URL parser normalises (no DNS involved)
+  for (const url of ['https://127.0.0.1/', 'https://127.1/', 'https://0x7f.0.0.1/', 'https://2130706433/', 'https://017700000001/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://169.254.169.254/latest/meta-data/', 'https://[fe80::1]/', 'https://0.0.0.0/', 'https://[64:ff9b::7f00:1]/']) {
+    await refuse(url, 'outbound.private_address')
+  }
+  // the real resolver: localhost is loopback
+  await t.rejects(resolveTarget('https://localhost:8443/'), { code: 'outbound.private_address' }, 'localhost via the system resolver')
+  // a permitted target: every address, allowlist case-insensitive, trailing dot
+  const ok = await resolveTarget('https://PUBLIC.test./x?y=1', { allowHosts: ['public.test'] }, { lookup: dns.lookup })
+  t.equal(ok.host, 'public.test')
+  t.same(ok.addresses.map((a) => a.address), ['203.0.113.5', '2001:db8::5'])
+  t.ok(await resolveTarget('http://public.test/', { httpsOnly: false }, { lookup: dns.lookup }), 'plain HTTP when the caller allows it')
+  // guardedFetch refuses the same way, without connecting
+  await t.rejects(guardedFetch('https://meta.test/', { timeoutMs: 1000 }, { lookup: dns.lookup }), { code: 'outbound.private_address' })
+})
+
+t.test('real exchanges with a receiver on a documentation address', { skip: tls.skip }, async (t) => {
+  const receiver = await startReceiver(t, tls)
+  const port = receiver.port
+  const base = `https://api.test:${String(port)}`
+  const dns = table({ 'api.test': [ADDRESS], 'rebind.test': [ADDRESS], 'other.test': [ADDRESS], 'loopy.test': ['127.0.0.1'] })
+  const deps = { lookup: dns.lookup, ca: tls.cert }
+
+  t.test('pinned connection, SNI and certificate for the name', async (t) => {
+    receiver.handler = (r, res) => res.end(JSON.stringify({ host: r.headers.host, method: r.method, body: r.body }))
+    const res = await guardedFetch(`${base}/echo?q=1`, { method: 'POST', body: 'hello', headers: { 'content-type': 'text/plain' }, timeoutMs: 5000, allowHosts: ['api.test'] }, deps)
+    t.equal(res.status, 200)
+    t.same(JSON.parse(res.body.toString('utf8')), { host: `api.test:${String(port)}`, method: 'POST', body: 'hello' })
+    t.same(dns.calls, ['api.test'], 'resolved once, by the guard')
+    t.equal(receiver.received.at(-1)?.url, '/echo?q=1')
+  })
+
+  t.test('the socket goes to the checked address: a name the system resolver does not know still works', async (t) => {
+    // rebind.test exists only in the guard's table: had Node resolved the name again (where a
+    // rebinding DNS server could answer differently), the request would fail.
+    receiver.handler = (_r, res) => res.end('pinned')
+    const res = await guardedFetch(`https://rebind.test:${String(port)}/`, { timeoutMs: 5000 }, deps)
+    t.equal(res.body.toString('utf8'), 'pinned')
+    t.same(dns.calls.filter((h) => h === 'rebind.test'), ['rebind.test'])
+  })
+
+  t.test('certificate checks', async (t) => {
+    const wrongName = await guardedFetch(`https://other.test:${String(port)}/`, { timeoutMs: 5000 }, deps).catch((err: unknown) => err)
+    t.match(wrongName, { code: 'outbound.connect_failed' }, 'the certificate is checked against the original name')
+    t.match((wrongName as Error).message, /altnames|does not match|Hostname/i)
+    await t.rejects(guardedFetch(`${base}/`, { timeoutMs: 5000 }, { lookup: dns.lookup }), { code: 'outbound.connect_failed' }, 'self-signed, not trusted without the extra CA')
+    const byIp = await guardedFetch(`https://${ADDRESS}:${String(port)}/`, { timeoutMs: 5000 }, deps)
+    t.equal(byIp.status, 200, 'an IP literal is checked against the IP SAN')
+  })
+
+  t.test('redirects: not followed by default; re-checked when followed', async (t) => {
+    receiver.handler = (r, res) => {
+      const to: Record<string, string> = {
+        '/to-next': `${base}/next`,
+        '/to-loop': `https://loopy.test:${String(port)}/`,
+        '/to-literal': `https://127.0.0.1:${String(port)}/`,
+        '/to-http': `http://api.test:${String(port)}/`,
+        '/to-self': '/to-self',
+        '/to-other-origin': `https://rebind.test:${String(port)}/there`,
+      }
+      const target = to[r.url]
+      if (target !== undefined) {
+        res.writeHead(302, { location: target })
+        res.end()
+      } else res.end(JSON.stringify({ url: r.url, method: r.method, auth: r.headers.authorization ?? null }))
+    }
+    const first = await guardedFetch(`${base}/to-next`, { timeoutMs: 5000 }, deps)
+    t.equal(first.status, 302, 'maxRedirects 0 returns the 3xx')
+    const followed = await guardedFetch(`${base}/to-next`, { method: 'POST', body: 'x', headers: { authorization: 'Bearer t' }, timeoutMs: 5000, maxRedirects: 3 }, deps)
+    t.equal(followed.status, 200)
+    t.same(JSON.parse(followed.body.toString('utf8')), { url: '/next', method: 'GET', auth: 'Bearer t' }, '302 after POST continues as GET; same origin keeps Authorization')
+    t.equal(followed.url, `${base}/next`)
+    const crossed = await guardedFetch(`${base}/to-other-origin`, { headers: { authorization: 'Bearer t' }, timeoutMs: 5000, maxRedirects: 3 }, deps)
+    t.same(JSON.parse(crossed.body.toString('utf8')), { url: '/there', method: 'GET', auth: null }, 'Authorization is dropped when the origin changes')
+    await t.rejects(guardedFetch(`${base}/to-loop`, { timeoutMs: 5000, maxRedirects: 3 }, deps), { code: 'outbound.private_address' }, 'a hop resolving to loopback')
+    await t.rejects(guardedFetch(`${base}/to-literal`, { timeoutMs: 5000, maxRedirects: 3 }, deps), { code: 'outbound.private_address' }, 'a hop to a loopback literal')
+    await t.rejects(guardedFetch(`${base}/to-http`, { timeoutMs: 5000, maxRedirects: 3 }, deps), { code: 'outbound.not_https' }, 'a hop to plain HTTP')
+    await t.rejects(guardedFetch(`${base}/to-self`, { timeoutMs: 5000, maxRedirects: 2 }, deps), { code: 'outbound.too_many_redirects' })
+  })
+
+  t.test('deadline and size cap', async (t) => {
+    receiver.handler = (r, res) => {
+      if (r.url === '/big') res.end('x'.repeat(5000))
+      else if (r.url === '/drip') {
+        res.write('x'.repeat(600))
+        setTimeout(() => res.end('y'.repeat(600)), 50)
+      }
+      // anything else: never answered
+    }
+    const started = Date.now()
+    await t.rejects(guardedFetch(`${base}/hang`, { timeoutMs: 500 }, deps), { code: 'outbound.timeout', status: 504 })
+    const took = Date.now() - started
+    t.ok(took >= 450 && took < 3000, `gave up after the deadline (${String(took)} ms)`)
+    await t.rejects(guardedFetch(`${base}/big`, { timeoutMs: 5000, maxResponseBytes: 1000 }, deps), { code: 'outbound.response_too_large' }, 'declared length over the cap')
+    await t.rejects(guardedFetch(`${base}/drip`, { timeoutMs: 5000, maxResponseBytes: 1000 }, deps), { code: 'outbound.response_too_large' }, 'streamed body over the cap')
+    const headOnly = await guardedFetch(`${base}/big`, { timeoutMs: 5000, maxResponseBytes: 10, readBody: false }, deps)
+    t.equal(headOnly.status, 200, 'readBody: false takes the status without the body')
+    t.equal(headOnly.body.length, 0)
+  })
+
+  t.test('plain HTTP only when the caller allows it, still on a public address', async (t) => {
+    const server = http.createServer((_req, res) => res.end('plain'))
+    await new Promise<void>((resolve) => server.listen(0, ADDRESS, () => resolve()))
+    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+    const url = `http://api.test:${String((server.address() as AddressInfo).port)}/`
+    await t.rejects(guardedFetch(url, { timeoutMs: 5000 }, deps), { code: 'outbound.not_https' })
+    const res = await guardedFetch(url, { timeoutMs: 5000, httpsOnly: false }, deps)
+    t.equal(res.body.toString('utf8'), 'plain')
+  })
+})
