@@ -27,7 +27,12 @@ export interface SandboxExecutor {
   run(req: ExecRequest, o: { trusted: boolean }): Promise<ExecOutcome>
   /** The sandbox pool (null unless SANDBOX_EXECUTOR=pool). */
   pool: WarmPool | null
+  /** The trusted shared workers (started on first use or first admin call). */
   shared: SharedWorkers | null
+  /** Whether the shared workers were started (listing must not start them). */
+  sharedStarted(): boolean
+  /** Shared workers running, or configured when not started yet. */
+  sharedCount(): number
   stats(): PoolStats & { executor: string; driver: string }
   /** Re-reads the packages directory: new sandboxes and shared workers get it. */
   setPackagesDir(dir: string | undefined): void
@@ -36,6 +41,7 @@ export interface SandboxExecutor {
 
 export interface SharedWorkers {
   run(req: ExecRequest): Promise<ExecOutcome>
+  count(): number
   list(): SharedWorkerInfo[]
   scale(target: number): Promise<{ action: 'scale_up' | 'scale_down'; previous_count: number; current_count: number; added?: number; removed?: number }>
   reload(): Promise<{ total_workers: number; success: number; failed: number }>
@@ -151,6 +157,7 @@ function createSharedWorkers(o: { driver: SandboxDriver; spec: (id: string) => S
       }
       throw new SandboxBroken('no shared worker is available')
     },
+    count: () => workers.length,
     list: () => settled().map((w) => ({ name: w.proc.name, inflight: w.channel.inflight, executions: w.executions, started_at: w.startedAt })),
     async scale(target) {
       const previous = workers.length
@@ -258,6 +265,8 @@ export async function createSandboxExecutor(config: Config, log: Logger, o: { pa
     get shared() {
       return sharedWorkers()
     },
+    sharedStarted: () => shared !== null,
+    sharedCount: () => (shared !== null ? shared.count() : config.TRUSTED_EXECUTOR === 'inprocess' ? 1 : config.DEFAULT_WORKER_COUNT),
     async run(req, { trusted }) {
       if (trusted) return sharedWorkers().run(req)
       if (untrusted === null) throw disabledError()

@@ -34,6 +34,8 @@ import { functionRoutes } from './functions/routes.ts'
 import { functionHandlers } from './functions/handlers.ts'
 import { functionJobExecutor } from './functions/job-executor.ts'
 import { createSandboxExecutor, type SandboxExecutor } from '../sandbox/executor.ts'
+import { startSandboxControl } from '../sandbox/control.ts'
+import { sandboxAdminHandlers, sandboxAdminRoutes } from './functions/admin.ts'
 
 /*
  * The composition root. `startPlatform` brings up what the configuration asks for, in order:
@@ -55,7 +57,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...accessRoutes()]
+  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...sandboxAdminRoutes(), ...accessRoutes()]
 }
 
 export interface Platform {
@@ -140,7 +142,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const limiter = createRateLimiter(await openRateLimits(nc, names), config.RATE_LIMIT_WINDOW_SECONDS)
       const identity = identityHandlers({ db, config, mailer: createMailer(config, log.child({ mod: 'mail' })), limiter, log: log.child({ mod: 'identity' }) })
       const functions = functionHandlers({ db, nc, names, config, resources, jobs: jobService, log: log.child({ mod: 'functions' }) })
-      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...identity, ...accessHandlers(db)])
+      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names }), ...identity, ...accessHandlers(db)])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }
@@ -157,6 +159,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const sbx = await createSandboxExecutor(config, log.child({ mod: 'sandbox' }))
       sandboxes = sbx
       cleanups.push(() => sbx.close())
+      const control = await startSandboxControl({ nc, names, sandboxes: sbx, log: log.child({ mod: 'sandbox' }) })
+      cleanups.push(() => control.stop())
       const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }) }
       const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors })
       cleanups.push(() => workers.stop())

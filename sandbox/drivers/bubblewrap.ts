@@ -95,6 +95,8 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
         '--tmpfs', '/tmp',
         '--ro-bind', runnerDir, '/runner',
         ...(spec.packagesDir === undefined ? [] : ['--ro-bind', spec.packagesDir, '/packages']),
+        // the root itself is a tmpfs bwrap made: read-only, so only /tmp takes writes
+        '--remount-ro', '/',
         '--chdir', '/tmp',
         python, '-I', '-S', '-B', '/runner/runner.py',
         ...runnerArgs(spec, { isolated: true, packagesPath: spec.packagesDir === undefined ? undefined : '/packages' }),
