@@ -121,10 +121,12 @@ function createSharedWorkers(o: { driver: SandboxDriver; spec: (id: string) => S
     const p = start()
     p.catch((err: unknown) => o.log.error({ err }, 'starting a shared worker failed'))
     workers.push(p)
-    void p.then((w) => {
+    const settle = async () => {
+      const w = await p
       const i = workers.indexOf(p)
       if (i >= 0) workers[i] = w
-    }, () => undefined)
+    }
+    settle().catch(() => undefined)
   }
   const settled = (): W[] => workers.filter((w): w is W => !(w instanceof Promise))
   for (let i = 0; i < o.count; i++) add()

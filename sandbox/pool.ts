@@ -94,14 +94,16 @@ export function createWarmPool(o: PoolOptions): WarmPool {
       }
       members.set(id, m)
       // a sandbox that dies while idle is removed and replaced
-      void proc.exited.then(() => {
+      const onExit = async () => {
+        await proc.exited
         if (members.get(id) === m && m.state === 'idle') {
           members.delete(id)
           destroyedOnError++
           log.warn({ sandbox: m.name }, 'idle sandbox exited; replacing it')
           replenish()
         }
-      })
+      }
+      void onExit()
       handOut(m)
     } finally {
       starting--

@@ -121,6 +121,18 @@ const ROWS: Record<string, Row> = {
   'queue.dlq.retry': { call: async (c) => ({ path: `/api/v1/queue/dlq/${await jobOfA(c)}/retry` }), b: [403], admin: [404, 409] },
   'queue.dlq.flush': adminOnly('/api/v1/queue/dlq/flush'),
   'queue.workers': adminOnly('/api/v1/queue/workers'),
+  // functions: A's function is invisible to B (404), the admin runs it
+  'functions.execute': { call: async (c) => ({ path: `/functions/matrix/${await functionOfA(c)}/execute`, body: { input: {} } }), b: [404], admin: [200] },
+  'functions.execute-async': { call: async (c) => ({ path: `/functions/matrix/${await functionOfA(c)}/execute/async`, body: { input: {} } }), b: [404], admin: [202] },
+  // sandbox containers and shared workers: admin-only (SPEC §4.3)
+  'containers.stats': adminOnly('/api/v1/containers/stats'),
+  'containers.scale': adminOnly('/api/v1/containers/scale', ok, { target: 1 }),
+  'containers.reload': adminOnly('/api/v1/containers/reload'),
+  'system.containers.restart': adminOnly('/api/v1/system/containers/no-such-sandbox/restart', [404]),
+  'workers.list': adminOnly('/api/v1/workers'),
+  'workers.count': adminOnly('/api/v1/workers/count'),
+  'workers.scale': adminOnly('/api/v1/workers/scale', ok, { target_count: 1 }),
+  'workers.reload': adminOnly('/api/v1/workers/reload'),
   // users: B sees only itself
   'users.list': { call: async (c) => ({ path: '/api/v1/users', hidden: (i) => i['id'] === c.a.id }), b: [200], admin: [200] },
   'users.get': { call: async (c) => ({ path: `/api/v1/users/${c.a.id}` }), b: [404], admin: [200] },
@@ -160,6 +172,13 @@ const ROWS: Record<string, Row> = {
   'api-keys.get': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [200] },
   'api-keys.create': { call: async () => ({ path: '/api/v1/api-keys', body: { name: 'mine', permissions: { 'platform.skills/*/*.read:own': true } } }), b: [201], admin: [201] },
   'api-keys.delete': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [204] },
+}
+
+async function functionOfA(c: Ctx): Promise<string> {
+  const name = `f-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/functions', { token: c.a.token, body: { namespace: 'matrix', name, ...KIND_FIXTURES['function']?.valid } })
+  if (res.status !== 201) throw new Error(`setup function: ${res.text}`)
+  return name
 }
 
 async function keyOfA(c: Ctx): Promise<string> {
