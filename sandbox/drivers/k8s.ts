@@ -263,20 +263,22 @@ export function k8sPodDriver(o: K8sPodDriverOptions): SandboxDriver {
         if (ended) return
         if (destroying !== null) return finish({ code: null, signal: 'deleted' })
         // The attach ends with the container: the pod's status says how it ended (best effort).
-        void Promise.race([api.readNamespacedPod({ name, namespace: ns }).then(podExit), sleep(2_000).then(() => null)])
+        // A status the kubelet has not updated yet says nothing: then only "attach closed".
+        const endedAs = (pod: V1Pod): SandboxExit | null =>
+          pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' || pod.status?.containerStatuses?.[0]?.state?.terminated !== undefined ? podExit(pod) : null
+        void Promise.race([api.readNamespacedPod({ name, namespace: ns }).then(endedAs), sleep(2_000).then(() => null)])
           .catch(() => null)
           .then((e) => finish(e ?? { code: null, signal: 'attach closed' }))
       })
-      poll = setInterval(() => {
-        api.readNamespacedPod({ name, namespace: ns }).then(
-          (pod) => {
-            if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') finish(podExit(pod))
-          },
-          (err: unknown) => {
-            if (apiStatus(err).code === 404) finish({ code: null, signal: 'pod deleted' })
-          },
-        )
-      }, statusPollMs)
+      const checkPod = async (): Promise<void> => {
+        try {
+          const pod = await api.readNamespacedPod({ name, namespace: ns })
+          if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') finish(podExit(pod))
+        } catch (err) {
+          if (apiStatus(err).code === 404) finish({ code: null, signal: 'pod deleted' })
+        }
+      }
+      poll = setInterval(() => void checkPod(), statusPollMs)
       poll.unref()
 
       // Open the start gate: the runner starts now and its ready frame comes through the attach.
