@@ -215,7 +215,7 @@ export async function createSandboxExecutor(config: Config, log: Logger, o: { pa
   if (config.SANDBOX_EXECUTOR !== 'disabled') {
     let driver: SandboxDriver
     if (config.SANDBOX_EXECUTOR === 'k8s_pod') {
-      const { k8sDriverFromConfig } = (await import(moduleAt('./drivers/k8s-config.ts'))) as { k8sDriverFromConfig: (c: Config) => SandboxDriver }
+      const { k8sDriverFromConfig } = await import('./drivers/k8s-config.ts')
       driver = k8sDriverFromConfig(config)
     } else {
       driver = await localDriver(config)

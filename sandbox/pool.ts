@@ -145,7 +145,10 @@ export function createWarmPool(o: PoolOptions): WarmPool {
   }
 
   async function acquire(): Promise<Member> {
-    const m = idle()[0]
+    // The least recently used idle sandbox: the one just returned is still cleaning up and
+    // forking its next child, an older one is ready at once.
+    let m: Member | undefined
+    for (const x of members.values()) if (x.state === 'idle' && (m === undefined || x.lastUsed < m.lastUsed)) m = x
     if (m !== undefined) {
       m.state = 'busy'
       replenish()

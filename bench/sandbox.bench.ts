@@ -1,0 +1,146 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { realpathSync } from 'node:fs'
+import { openChannel } from '../sandbox/channel.ts'
+import type { SandboxLimits } from '../sandbox/driver.ts'
+import { bubblewrapDriver } from '../sandbox/drivers/bubblewrap.ts'
+import { createWarmPool } from '../sandbox/pool.ts'
+import { createLogger } from '../src/kernel/log.ts'
+import { clockTicks, processTicks } from './lib/cpu.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+
+/*
+ * Function sandboxes, in one run:
+ *   warm  a bare pipe round trip to a warm Python process speaking the same framing (the floor)
+ *         vs a call through the warm bubblewrap pool (pre-forked child, limits, cleanup);
+ *   cold  a raw `bwrap python3 -I -S -c pass` (the floor) vs a single-use execution (bubblewrap
+ *         start, runner ready, one call, destroy).
+ * Latency is per call with one call in flight; throughput runs `CONCURRENCY` callers.
+ */
+const SAMPLES = Number(process.env['BENCH_SANDBOX_SAMPLES'] ?? 1000)
+const COLD_SAMPLES = Number(process.env['BENCH_SANDBOX_COLD_SAMPLES'] ?? 60)
+const CONCURRENCY = 4
+const PYTHON = realpathSync('/usr/bin/python3')
+const LIMITS: SandboxLimits = { memoryMb: 512, cpus: 1, tmpMb: 100, fileMb: 1024, maxProcs: 64, maxFiles: 256 }
+const log = createLogger({ level: 'warn' })
+const CODE = 'def handler(input, context):\n    return {"echo": input}\n'
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0
+}
+
+async function measure(label: string, benchmark: string, samples: number, call: () => Promise<void>, o: { baseline?: boolean; concurrency?: number } = {}): Promise<Row> {
+  for (let i = 0; i < Math.min(50, samples / 10); i++) await call()
+  const lat: number[] = []
+  const ticks0 = processTicks(process.pid)
+  const t0 = performance.now()
+  for (let i = 0; i < samples; i++) {
+    const s = performance.now()
+    await call()
+    lat.push(performance.now() - s)
+  }
+  const seqS = (performance.now() - t0) / 1000
+  const cpuUs = ((processTicks(process.pid) - ticks0) / clockTicks()) * 1e6 / samples
+  let rps = samples / seqS
+  if ((o.concurrency ?? 1) > 1) {
+    const t1 = performance.now()
+    let left = samples
+    await Promise.all(
+      Array.from({ length: o.concurrency ?? 1 }, async () => {
+        while (left-- > 0) await call()
+      }),
+    )
+    rps = samples / ((performance.now() - t1) / 1000)
+  }
+  return { benchmark, case: label, ...(o.baseline === true ? { baseline: true } : {}), requests: samples, durationS: seqS, rps, cpuUsPerReq: cpuUs, latencyP50Ms: pct(lat, 50), latencyP99Ms: pct(lat, 99), errors: 0 }
+}
+
+/** A warm Python process answering framed JSON on a pipe: the floor of any warm call. */
+function barePython(): { call: () => Promise<void>; stop: () => void } {
+  const src = [
+    'import os, struct, json',
+    'while True:',
+    '    h = os.read(0, 4)',
+    '    if not h: break',
+    '    n = struct.unpack(">I", h)[0]',
+    '    b = b""',
+    '    while len(b) < n: b += os.read(0, n - len(b))',
+    '    req = json.loads(b)',
+    '    d = json.dumps({"op": "result", "id": req["id"], "ok": True, "result": {"echo": req["input"]}}).encode()',
+    '    os.write(1, struct.pack(">I", len(d)) + d)',
+  ].join('\n')
+  const child: ChildProcess = spawn(PYTHON, ['-I', '-S', '-c', src], { stdio: ['pipe', 'pipe', 'inherit'] })
+  let pending: (() => void) | null = null
+  let buf = Buffer.alloc(0)
+  child.stdout?.on('data', (d: Buffer) => {
+    buf = Buffer.concat([buf, d])
+    while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
+      buf = buf.subarray(4 + buf.readUInt32BE(0))
+      const p = pending
+      pending = null
+      p?.()
+    }
+  })
+  let n = 0
+  return {
+    call: () =>
+      new Promise<void>((resolve) => {
+        pending = resolve
+        const body = Buffer.from(JSON.stringify({ op: 'exec', id: String(++n), code: CODE, entrypoint: 'handler', input: n, context: {}, timeout_ms: 5000 }))
+        const head = Buffer.alloc(4)
+        head.writeUInt32BE(body.length)
+        child.stdin?.write(Buffer.concat([head, body]))
+      }),
+    stop: () => child.kill('SIGKILL'),
+  }
+}
+
+const rawBwrap = () =>
+  new Promise<void>((resolve, reject) => {
+    const c = spawn('/usr/bin/bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', PYTHON, '-I', '-S', '-c', 'pass'], { stdio: 'ignore' })
+    c.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited ${String(code)}`))))
+  })
+
+const benchmark: Benchmark = {
+  name: 'sandbox',
+  description: 'Warm-pool call vs a bare pipe to warm Python; single-use bubblewrap execution vs raw bwrap python3',
+  async run() {
+    const rows: Row[] = []
+    const bare = barePython()
+    rows.push(await measure('bare pipe round trip to warm python3 (floor)', 'sandbox-warm', SAMPLES, bare.call, { baseline: true, concurrency: 1 }))
+    bare.stop()
+
+    const driver = bubblewrapDriver({ python: '/usr/bin/python3' })
+    const pool = createWarmPool({ name: 'bench', driver, spec: (id) => ({ id, mode: 'exclusive', network: false, limits: LIMITS }), minSize: CONCURRENCY, maxSize: CONCURRENCY, minIdle: CONCURRENCY, maxExecutions: 1_000_000, healthIntervalMs: 60_000, idleTimeoutMs: 3_600_000, log })
+    let i = 0
+    const warm = async () => {
+      const r = await pool.run({ code: CODE, entrypoint: 'handler', input: ++i, context: {}, timeoutMs: 5_000 })
+      if (!r.ok) throw new Error(r.error.message)
+    }
+    await warm()
+    rows.push(await measure(`warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`, 'sandbox-warm', SAMPLES, warm, { concurrency: CONCURRENCY }))
+    await pool.close()
+
+    rows.push(await measure('raw bwrap python3 -I -S -c pass (floor)', 'sandbox-cold', COLD_SAMPLES, rawBwrap, { baseline: true }))
+    let k = 0
+    const cold = async () => {
+      const sb = await driver.start({ id: `cold${String(++k)}`, mode: 'exclusive', network: false, limits: LIMITS })
+      try {
+        const ch = openChannel(sb)
+        await ch.ready
+        const r = await ch.exec({ code: CODE, entrypoint: 'handler', input: k, context: {}, timeoutMs: 5_000 })
+        if (!r.ok) throw new Error(r.error.message)
+      } finally {
+        await sb.destroy()
+      }
+    }
+    rows.push(await measure('single-use bubblewrap execution (start, ready, call, destroy)', 'sandbox-cold', COLD_SAMPLES, cold))
+
+    const [floorW, warmR, floorC, coldR] = rows
+    if (floorW !== undefined && warmR !== undefined) warmR.note = `p50 ${(warmR.latencyP50Ms / floorW.latencyP50Ms).toFixed(2)}× the bare pipe (target ≤ 2×)`
+    if (floorC !== undefined && coldR !== undefined) coldR.note = `p50 ${(coldR.latencyP50Ms / floorC.latencyP50Ms).toFixed(2)}× raw bwrap (target ≤ 1.3×)`
+    return rows
+  },
+}
+
+export default benchmark
