@@ -10,6 +10,8 @@ if [ "$(id -u)" = 0 ]; then
   command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing+=(nats-server)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
   command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]} from Debian..."
     export DEBIAN_FRONTEND=noninteractive

@@ -53,6 +53,10 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
   return {
     name: 'bubblewrap',
     async check() {
+      if (!existsSync(bwrap) && isRoot) {
+        // `npm start` brings up what it needs: as root, install bubblewrap from Debian.
+        spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 300_000 })
+      }
       if (!existsSync(bwrap)) return { ok: false, reason: `${bwrap} not found (Debian package bubblewrap)` }
       try {
         python = resolvePython(o.python)

@@ -14,7 +14,7 @@ import { EFFECTS_TABLE, testExecutor, type TestInput } from './test-executors.ts
  * agent jobs without retry, cancel (queued and running), delays, depth, stuck flush, large results,
  * permissions of the endpoints, execution events, and many concurrent producers.
  */
-const env = await startTestPlatform(t, { QUEUE_ACK_WAIT_SECONDS: '3', QUEUE_RETRY_DELAY_SECONDS: '0.05', MAX_EXECUTION_DEPTH: '3', QUEUE_FUNCTION_CONCURRENCY: '8' })
+const env = await startTestPlatform(t, { ROLES: 'gateway,resources,actors', QUEUE_ACK_WAIT_SECONDS: '3', QUEUE_RETRY_DELAY_SECONDS: '0.05', MAX_EXECUTION_DEPTH: '3', QUEUE_FUNCTION_CONCURRENCY: '8' })
 const { platform, config } = env
 const jobs = platform.jobs
 if (jobs === undefined) throw new Error('job service missing')
