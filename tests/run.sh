@@ -11,6 +11,9 @@ if [ "$(id -u)" = 0 ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
   command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
   command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  command -v podman >/dev/null 2>&1 || missing+=(podman)
+  command -v runc >/dev/null 2>&1 || missing+=(runc)
+  command -v catatonit >/dev/null 2>&1 || missing+=(catatonit)
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]} from Debian..."

@@ -13,12 +13,13 @@ import { runnerArgs } from '../runner-path.ts'
  *
  * What it isolates: the engine's namespaces (pid, mount, ipc, uts, network: `none`, only a
  * loopback, unless spec.network), a read-only root filesystem with an in-memory /tmp of `tmpMb`,
- * uid/gid 65534, every capability dropped but CHOWN, SETUID and SETGID (SPEC §8.1),
+ * uid/gid 65534 (or one uid per sandbox with `uidBase`), every capability dropped (see `capAdd`),
  * no-new-privileges, the engine's default seccomp profile, and cgroup limits: memory (no swap),
  * CPU (NanoCpus), processes (PidsLimit). The runner adds its per-execution rlimits as everywhere.
  *
- * The runner is the container's PID 1 and speaks the framed protocol on the attached stdin/stdout
- * (stdout and stderr arrive multiplexed since there is no TTY).
+ * The runner runs under the engine's init (Init: true; podman needs catatonit installed) and speaks
+ * the framed protocol on the attached stdin/stdout (stdout and stderr arrive multiplexed since there
+ * is no TTY).
  */
 
 export interface DockerDriverOptions {
@@ -28,6 +29,21 @@ export interface DockerDriverOptions {
   host?: string
   /** Image with /usr/bin/python3 and /runner/runner.py. */
   image: string
+  /**
+   * First uid of a range giving each sandbox a uid (and gid) of its own: uidBase + n. Without it
+   * every sandbox runs as 65534, and since the engine uses no user namespace, RLIMIT_NPROC (which
+   * the runner sets to maxProcs per execution) counts the processes of all sandboxes on the host
+   * together: with 14 idle sandboxes a function could fork only 4 processes.
+   */
+  uidBase?: number
+  /**
+   * Capabilities added back after dropping ALL. Default none. SPEC §8.1 allows CHOWN, SETUID and
+   * SETGID, but the runner, a non-root user, needs none of them, and engines differ: Docker keeps
+   * added capabilities in the bounding set only (inert for uid 65534), while podman ≥ 2.2 also
+   * makes them ambient, so the function holds CAP_SETUID, can setuid(0) (host uid 0: no user
+   * namespace) and leave a root process the runner cannot kill for the next execution.
+   */
+  capAdd?: string[]
 }
 
 export const SANDBOX_LABEL = 'platform.sandbox'
@@ -95,6 +111,12 @@ function attach(container: Docker.Container): Promise<Duplex> {
 
 export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
   const docker = connect(o)
+  let uidCounter = 0
+  function nextUser(): string {
+    if (o.uidBase === undefined) return '65534:65534'
+    const uid = o.uidBase + (uidCounter++ % 50_000)
+    return `${String(uid)}:${String(uid)}`
+  }
 
   function createOptions(spec: SandboxSpec): Docker.ContainerCreateOptions {
     const l = spec.limits
@@ -107,7 +129,7 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
         '/usr/bin/python3', '-I', '-S', '-B', '/runner/runner.py',
         ...runnerArgs(spec, { isolated: true, packagesPath: spec.packagesDir === undefined ? undefined : '/packages' }),
       ],
-      User: '65534:65534',
+      User: nextUser(),
       WorkingDir: '/tmp',
       Hostname: 'sandbox',
       // nothing of the platform's environment: only what Python needs
@@ -126,10 +148,17 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
         NanoCpus: Math.round(l.cpus * 1e9),
         PidsLimit: l.maxProcs,
         ReadonlyRootfs: true,
-        Tmpfs: { '/tmp': `rw,nosuid,nodev,size=${String(l.tmpMb)}m,mode=1777` },
+        Tmpfs: {
+          '/tmp': `rw,nosuid,nodev,size=${String(l.tmpMb)}m,mode=1777`,
+          // podman mounts writable tmpfs on /run and /var/tmp of a read-only container (its
+          // --read-only-tmpfs, not settable through this API): empty read-only ones instead, so
+          // /tmp and /dev/shm, which the runner wipes, stay the only writable places
+          '/run': 'ro,nosuid,nodev,noexec,size=4k,mode=755',
+          '/var/tmp': 'ro,nosuid,nodev,noexec,size=4k,mode=755',
+        },
         ShmSize: l.tmpMb * mb,
         CapDrop: ['ALL'],
-        CapAdd: ['CHOWN', 'SETUID', 'SETGID'],
+        CapAdd: o.capAdd ?? [],
         SecurityOpt: ['no-new-privileges'],
         ...(spec.network ? {} : { NetworkMode: 'none' }),
         // Always explicit: podman otherwise copies the host's, which its runtime may not set. nproc
@@ -140,19 +169,29 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
           { Name: 'nproc', Soft: 4096, Hard: 4096 },
         ],
         Binds: spec.packagesDir === undefined ? [] : [`${spec.packagesDir}:/packages:ro`],
-        Init: false,
+        // The engine's init (docker-init; podman: catatonit) as PID 1 reaps orphans (shared mode
+        // never cleans up) and lets the runner die like in any other driver: a runner that is
+        // itself PID 1 ignores every signal sent from inside, so the pool would not see it broken.
+        Init: true,
         Privileged: false,
       },
     }
   }
 
   async function removeQuietly(c: Docker.Container): Promise<void> {
-    try {
-      await c.remove({ force: true })
-    } catch (err) {
-      // 404: already gone; 409: removal already in progress
-      const s = statusOf(err)
-      if (s !== 404 && s !== 409) throw err
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await c.remove({ force: true })
+        return
+      } catch (err) {
+        // 404: already gone; 409: removal already in progress
+        const s = statusOf(err)
+        if (s === 404 || s === 409) return
+        // podman 4.3 fails a forced remove of a container that stops at that moment ("container
+        // state improper"); a second try finds it stopped and removes it
+        if (attempt >= 4 || s !== 500) throw err
+        await new Promise((r) => setTimeout(r, 50 * (attempt + 1)))
+      }
     }
   }
 
@@ -161,7 +200,8 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
     try {
       return await docker.createContainer(opts)
     } catch (err) {
-      if (statusOf(err) !== 409) throw err
+      // Docker answers 409 to a name in use, podman 4 answers 500 "... is already in use ..."
+      if (statusOf(err) !== 409 && !/already in use/.test(messageOf(err))) throw err
       // a container of that name survived an earlier process: ids are unique, so it is stale
       await removeQuietly(docker.getContainer(opts.name ?? ''))
       return await docker.createContainer(opts)
@@ -228,8 +268,10 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
         },
         destroy() {
           destroying ??= (async () => {
-            stream.destroy()
+            // remove first: closing the attach stream first would close the runner's stdin and
+            // have it exit while the engine kills it
             await removeQuietly(container)
+            stream.destroy()
             await exited
           })()
           return destroying

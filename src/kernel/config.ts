@@ -112,6 +112,8 @@ export const ConfigSchema = T.Object({
   PACKAGES_DIR: str('', 'where approved Python packages are installed (default DATA_DIR/packages)'),
   PACKAGE_INDEX_DIR: str('', 'local wheel directory pip installs from (--no-index --find-links); empty = no installs possible'),
   DOCKER_HOST: str('', 'Docker Engine API socket for the docker driver'),
+  SANDBOX_DOCKER_SOCKET: str('/var/run/docker.sock', 'unix socket of the Docker Engine API (Docker, or podman system service) for SANDBOX_DRIVER=docker; DOCKER_HOST, when set, wins'),
+  SANDBOX_IMAGE: str('', 'image of docker sandboxes (must hold /usr/bin/python3 and /runner/runner.py); empty = build the local one from the host Python and import it (localhost/platform-sandbox:<hash>)'),
   K8S_SANDBOX_NAMESPACE: str('', 'namespace of sandbox pods (default: own namespace)'),
   K8S_SANDBOX_IMAGE: str('', 'sandbox pod image (default: the function image)'),
   K8S_SANDBOX_SERVICE_ACCOUNT: str('default', 'sandbox pod service account'),
