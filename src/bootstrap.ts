@@ -20,6 +20,7 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       ...NAMESPACED.flatMap((r) => ['create', 'read', 'update', 'delete'].map((a) => `platform.${r}/*/*.${a}:own`)),
       'platform.agents/*/*.chat:own',
       'platform.functions/*/*.execute:own',
+      'platform.dependencies.create:own',
       'platform.agents/default/default.read:all',
       'platform.agents/default/default.chat:all',
     ],

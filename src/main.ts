@@ -36,6 +36,8 @@ import { functionJobExecutor } from './functions/job-executor.ts'
 import { createSandboxExecutor, type SandboxExecutor } from '../sandbox/executor.ts'
 import { startSandboxControl } from '../sandbox/control.ts'
 import { sandboxAdminHandlers, sandboxAdminRoutes } from './functions/admin.ts'
+import { dependencyHandlers } from './dependencies/handlers.ts'
+import { dependencyRoutes } from './dependencies/routes.ts'
 
 /*
  * The composition root. `startPlatform` brings up what the configuration asks for, in order:
@@ -57,7 +59,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...sandboxAdminRoutes(), ...accessRoutes()]
+  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...sandboxAdminRoutes(), ...accessRoutes(), ...dependencyRoutes()]
 }
 
 export interface Platform {
@@ -142,7 +144,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const limiter = createRateLimiter(await openRateLimits(nc, names), config.RATE_LIMIT_WINDOW_SECONDS)
       const identity = identityHandlers({ db, config, mailer: createMailer(config, log.child({ mod: 'mail' })), limiter, log: log.child({ mod: 'identity' }) })
       const functions = functionHandlers({ db, nc, names, config, resources, jobs: jobService, log: log.child({ mod: 'functions' }) })
-      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names }), ...identity, ...accessHandlers(db)])
+      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names }), ...identity, ...accessHandlers(db), ...dependencyHandlers({ db, config })])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }

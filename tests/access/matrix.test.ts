@@ -172,6 +172,27 @@ const ROWS: Record<string, Row> = {
   'api-keys.get': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [200] },
   'api-keys.create': { call: async () => ({ path: '/api/v1/api-keys', body: { name: 'mine', permissions: { 'platform.skills/*/*.read:own': true } } }), b: [201], admin: [201] },
   'api-keys.delete': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [204] },
+  // ---- dependencies (src/dependencies/): anyone lists, Users request, only the admin decides
+  'dependencies.list': {
+    // A's request is listed for B too: the list is public to authenticated users
+    call: async (c) => {
+      await dependencyOfA(c)
+      return { path: '/api/v1/dependencies' }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'dependencies.create': { call: async (c) => ({ path: '/api/v1/dependencies', body: { package_name: `pkg-${c.n()}` } }), b: [201], admin: [201] },
+  'dependencies.approve': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}/approve` }), b: [403], admin: [200] },
+  'dependencies.reject': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}/reject` }), b: [403], admin: [200] },
+  'dependencies.delete': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}` }), b: [403], admin: [204] },
+  // ---- end dependencies
+}
+
+async function dependencyOfA(c: Ctx): Promise<string> {
+  const res = await c.env.request('POST', '/api/v1/dependencies', { token: c.a.token, body: { package_name: `dep-${c.n()}` } })
+  if (res.status !== 201) throw new Error(`setup dependency: ${String(res.status)} ${res.text}`)
+  return (res.body as { id: string }).id
 }
 
 async function functionOfA(c: Ctx): Promise<string> {
