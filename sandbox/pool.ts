@@ -32,6 +32,7 @@ interface Member {
   state: 'idle' | 'busy'
   executions: number
   lastUsed: number
+  gen: number
 }
 
 export interface PoolStats {
@@ -75,9 +76,13 @@ export function createWarmPool(o: PoolOptions): WarmPool {
 
   const idle = () => [...members.values()].filter((m) => m.state === 'idle')
 
+  /** Bumped by reload(): a sandbox that started with older settings (packages) is not kept. */
+  let generation = 0
+
   async function startOne(): Promise<void> {
     starting++
     const id = randomUUID().slice(0, 12)
+    const born = generation
     try {
       const proc = await o.driver.start(o.spec(id))
       const channel = openChannel(proc)
@@ -87,9 +92,10 @@ export function createWarmPool(o: PoolOptions): WarmPool {
         await proc.destroy()
         throw err
       }
-      const m: Member = { id, name: proc.name, proc, channel, state: 'idle', executions: 0, lastUsed: Date.now() }
-      if (closed) {
+      const m: Member = { id, name: proc.name, proc, channel, state: 'idle', executions: 0, lastUsed: Date.now(), gen: born }
+      if (closed || born !== generation) {
         await proc.destroy()
+        if (!closed) setImmediate(replenish)
         return
       }
       members.set(id, m)
@@ -202,7 +208,7 @@ export function createWarmPool(o: PoolOptions): WarmPool {
       const tainted = !outcome.ok && (outcome.timedOut || outcome.error.type === 'ProcessDied' || outcome.error.type === 'BadResult')
       if (tainted || m.channel.broken) await destroy(m, 'error')
       else if (m.executions >= o.maxExecutions) await destroy(m, 'recycle')
-      else if (doomed.has(m.id) || members.size > maxSize) await destroy(m, 'restart')
+      else if (doomed.has(m.id) || members.size > maxSize || m.gen !== generation) await destroy(m, 'restart')
       else handOut(m)
       replenish()
       return outcome
@@ -237,6 +243,7 @@ export function createWarmPool(o: PoolOptions): WarmPool {
       return { action: 'scale_down', previous, current: members.size + starting, removed: removable.length }
     },
     async reload() {
+      generation++
       const old = idle()
       let success = 0
       let failed = 0

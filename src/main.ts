@@ -38,6 +38,7 @@ import { startSandboxControl } from '../sandbox/control.ts'
 import { sandboxAdminHandlers, sandboxAdminRoutes } from './functions/admin.ts'
 import { dependencyHandlers } from './dependencies/handlers.ts'
 import { dependencyRoutes } from './dependencies/routes.ts'
+import { currentPackagesDir, installApprovedPackages } from './dependencies/installer.ts'
 
 /*
  * The composition root. `startPlatform` brings up what the configuration asks for, in order:
@@ -143,8 +144,13 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       cleanups.push(() => jobService.close())
       const limiter = createRateLimiter(await openRateLimits(nc, names), config.RATE_LIMIT_WINDOW_SECONDS)
       const identity = identityHandlers({ db, config, mailer: createMailer(config, log.child({ mod: 'mail' })), limiter, log: log.child({ mod: 'identity' }) })
+      const depsLog = log.child({ mod: 'dependencies' })
+      const installer = async () => {
+        const r = await installApprovedPackages({ db: pool, config, log: depsLog })
+        return { dir: r.dir, failed: r.failed.length }
+      }
       const functions = functionHandlers({ db, nc, names, config, resources, jobs: jobService, log: log.child({ mod: 'functions' }) })
-      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names }), ...identity, ...accessHandlers(db), ...dependencyHandlers({ db, config })])
+      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...dependencyHandlers({ db, config })])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }
@@ -158,7 +164,8 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         cleanups.push(() => own.end())
         workerDb = own
       }
-      const sbx = await createSandboxExecutor(config, log.child({ mod: 'sandbox' }))
+      // sandboxes mount the packages of the last successful install (POST /api/v1/containers/reload)
+      const sbx = await createSandboxExecutor(config, log.child({ mod: 'sandbox' }), { packagesDir: currentPackagesDir(config) })
       sandboxes = sbx
       cleanups.push(() => sbx.close())
       const control = await startSandboxControl({ nc, names, sandboxes: sbx, log: log.child({ mod: 'sandbox' }) })
