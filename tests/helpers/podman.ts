@@ -103,6 +103,26 @@ async function waitForApi(docker: Docker, child: ChildProcess, socketPath: strin
 }
 
 /**
+ * Sandboxes left in the shared storage by a test run that was killed before its teardown: stopped
+ * ones older than 5 minutes, running ones older than an hour (a live run's are younger).
+ */
+async function removeStale(docker: Docker): Promise<number> {
+  const now = Date.now() / 1000
+  const list = await docker.listContainers({ all: true, filters: { label: ['platform.sandbox'] } })
+  const stale = list.filter((c) => now - c.Created > (c.State === 'running' ? 3600 : 300))
+  await Promise.all(stale.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)))
+  return stale.length
+}
+
+/** Sandbox images of earlier runner versions (40 MB each) in the test storage; in use ones stay. */
+async function removeOldImages(docker: Docker, current: string): Promise<number> {
+  const repo = current.slice(0, current.lastIndexOf(':') + 1)
+  const old = (await docker.listImages()).flatMap((i) => i.RepoTags ?? []).filter((tag) => tag.startsWith(repo) && tag !== current)
+  await Promise.all(old.map((tag) => docker.getImage(tag).remove().catch(() => undefined)))
+  return old.length
+}
+
+/**
  * Starts `podman system service` on `<socketDir>/podman.sock` and imports the sandbox image when
  * missing; stopped (and the containers named `platform-sbx-<prefix>…` removed) at teardown.
  */
@@ -141,5 +161,7 @@ export async function startPodmanService(t: Teardown, o: { socketDir: string; co
   }
   t.teardown(stop)
   await waitForApi(docker, child, socketPath, () => err)
+  await removeStale(docker).catch(() => 0)
+  await removeOldImages(docker, image).catch(() => 0)
   return { socketPath, image, podmanArgs, env, removeContainers, stop }
 }
