@@ -49,9 +49,6 @@ export interface SharedWorkers {
   close(): Promise<void>
 }
 
-/** Drivers with heavy dependencies load only when configured. */
-const moduleAt = (rel: string): string => new URL(rel, import.meta.url).href
-
 export function storageMb(s: string): number {
   const m = /^([0-9]+)([kmgKMG]?)$/.exec(s)
   if (m === null) return 1024
@@ -73,12 +70,16 @@ export function limitsOf(config: Config): SandboxLimits {
 
 export async function localDriver(config: Config): Promise<SandboxDriver> {
   if (config.SANDBOX_DRIVER === 'docker') {
-    const { dockerDriver } = (await import(moduleAt('./drivers/docker.ts'))) as { dockerDriver: (o: Record<string, unknown>) => SandboxDriver }
-    const { ensureSandboxImage } = (await import(moduleAt('./image.ts'))) as { ensureSandboxImage: (o: Record<string, unknown>) => Promise<string> }
-    const cfg = config as unknown as Record<string, string>
-    const image = cfg['SANDBOX_IMAGE'] !== undefined && cfg['SANDBOX_IMAGE'] !== '' ? cfg['SANDBOX_IMAGE'] : await ensureSandboxImage({})
-    const socketPath = cfg['SANDBOX_DOCKER_SOCKET'] ?? (config.DOCKER_HOST === '' ? '/var/run/docker.sock' : config.DOCKER_HOST.replace(/^unix:\/\//, ''))
-    return dockerDriver({ socketPath, image })
+    const [{ dockerDriver }, { ensureSandboxImage }, { default: Docker }] = await Promise.all([import('./drivers/docker.ts'), import('./image.ts'), import('dockerode')])
+    // DOCKER_HOST wins: `unix:///path` is a socket, `tcp://host:port` an address.
+    const unix = config.DOCKER_HOST.startsWith('unix://') ? config.DOCKER_HOST.slice('unix://'.length) : undefined
+    const host = config.DOCKER_HOST === '' || unix !== undefined ? undefined : config.DOCKER_HOST
+    const socketPath = unix ?? config.SANDBOX_DOCKER_SOCKET
+    // The image is imported through the engine's own API (Docker and podman alike), not a CLI.
+    const engine = host === undefined ? new Docker({ socketPath }) : new Docker({ host: new URL(host).hostname, port: Number(new URL(host).port) })
+    const image = config.SANDBOX_IMAGE !== '' ? config.SANDBOX_IMAGE : await ensureSandboxImage({ docker: engine })
+    // an outer uid per sandbox: RLIMIT_NPROC then counts one sandbox's processes, not all of them
+    return dockerDriver({ ...(host === undefined ? {} : { host }), socketPath, image, ...(config.SANDBOX_UID_BASE > 0 ? { uidBase: config.SANDBOX_UID_BASE } : {}) })
   }
   return bubblewrapDriver({ python: config.SANDBOX_PYTHON, uidBase: config.SANDBOX_UID_BASE })
 }
