@@ -10,6 +10,7 @@ import { ensureSandboxImage } from '../../sandbox/image.ts'
 import { ensurePodman, startPodmanService } from '../helpers/podman.ts'
 import { readServices } from '../setup/services.ts'
 import { runConformance } from './conformance.ts'
+import { startTestPlatform } from '../helpers/env.ts'
 
 /*
  * The docker driver against a real Docker Engine API: `podman system service` (tests/helpers/podman.ts)
@@ -437,6 +438,17 @@ async function main(): Promise<void> {
     await first.destroy()
     const r = await ch.exec({ code: 'def handler(i, c):\n    return 5\n', entrypoint: 'handler', input: null, context: {}, timeoutMs: 5000 })
     t.same(r.ok ? r.result : r.error, 5)
+  })
+
+  t.test('the platform with SANDBOX_DRIVER=docker runs functions in containers', async (t) => {
+    const env = await startTestPlatform(t, { SANDBOX_DRIVER: 'docker', DOCKER_HOST: `unix://${svc.socketPath}`, SANDBOX_IMAGE: svc.image, SANDBOX_MIN_SIZE: '1', SANDBOX_MIN_IDLE: '1' })
+    const created = await env.request('POST', '/api/v1/functions', { body: { namespace: 'dk', name: 'where', code: 'import os\ndef handler(input, context):\n    return {"uid": os.getuid(), "twice": input * 2}\n' } })
+    t.equal(created.status, 201, created.text)
+    const r = await env.request('POST', '/functions/dk/where/execute', { body: { input: 4 } })
+    t.match(r.body, { status: 'success', result: { twice: 8 } }, r.text)
+    const stats = (await env.request('GET', '/api/v1/containers/stats')).body as { nodes: { driver: string; names: string[] }[] }
+    t.equal(stats.nodes[0]?.driver, 'docker')
+    t.ok(stats.nodes[0]?.names.every((n) => n.startsWith('platform-sbx-')), 'the pool holds containers')
   })
 
   // the root test ends once the queued subtests are done, so its teardowns (stopping podman) run
