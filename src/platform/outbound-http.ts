@@ -23,6 +23,15 @@ import { AppError } from '../kernel/errors.ts'
  *  5. a hard deadline over the whole exchange (DNS, connect, TLS, response) and a response size cap.
  * Redirects are not followed by default (`maxRedirects: 0`, the 3xx is returned); when allowed,
  * every hop goes through 1–4 again, and Authorization is dropped when the origin changes.
+ *
+ * `guardedStream` is the streaming variant (LLM provider responses): the same checks 1–4, then the
+ * body is handed out chunk by chunk instead of buffered, with a deadline for the response head, an
+ * idle timeout between chunks, a size cap and the caller's AbortSignal. It follows no redirects.
+ *
+ * `allowPrivate: true` admits private-use destinations (RFC 1918, loopback, CGNAT, IPv6 unique
+ * local). Only for endpoints an administrator configured (LLM providers: local runners such as
+ * Ollama live on loopback or the LAN), never for URLs a user chose. Link-local (cloud metadata),
+ * unspecified, multicast and the other special ranges stay refused even then.
  */
 
 export interface OutboundOptions {
@@ -41,6 +50,8 @@ export interface OutboundOptions {
   maxRedirects?: number
   /** Default true; false returns as soon as the status line and headers arrive (empty body). */
   readBody?: boolean
+  /** Default false. Admits private-use addresses (see the header comment); admin-configured endpoints only. */
+  allowPrivate?: boolean
 }
 
 export interface ResolvedAddress {
@@ -198,26 +209,31 @@ function embeddedV4(b: number[]): { v4: number[]; via: string } | null {
   return null
 }
 
+/** The reasons `allowPrivate` lifts: private-use networks an operator may run services on. */
+const PRIVATE_USE = new Set(['private', 'loopback', 'carrier-grade NAT', 'unique local'])
+
 /**
  * Why an IP address must not be contacted, or null when it may be. Anything that does not parse
- * as an IP address is refused too.
+ * as an IP address is refused too. `allowPrivate` admits the private-use ranges (`PRIVATE_USE`).
  */
-export function blockedReason(address: string): string | null {
+export function blockedReason(address: string, opts: { allowPrivate?: boolean } = {}): string | null {
+  const judge = (reason: string | undefined): string | null =>
+    reason === undefined || (opts.allowPrivate === true && PRIVATE_USE.has(reason)) ? null : reason
   const family = isIP(address.replace(/%.*$/, ''))
   if (family === 4) {
     const b = ipv4Bytes(address)
     if (b === null) return 'not an IP address'
-    return V4_BLOCKED.find((r) => inRange(b, r))?.reason ?? null
+    return judge(V4_BLOCKED.find((r) => inRange(b, r))?.reason)
   }
   if (family === 6) {
     const b = ipv6Bytes(address)
     if (b === null) return 'not an IP address'
     const embedded = embeddedV4(b)
     if (embedded !== null) {
-      const inner = V4_BLOCKED.find((r) => inRange(embedded.v4, r))?.reason
-      return inner === undefined ? null : `${embedded.via} ${inner}`
+      const inner = judge(V4_BLOCKED.find((r) => inRange(embedded.v4, r))?.reason)
+      return inner === null ? null : `${embedded.via} ${inner}`
     }
-    return V6_BLOCKED.find((r) => inRange(b, r))?.reason ?? null
+    return judge(V6_BLOCKED.find((r) => inRange(b, r))?.reason)
   }
   return 'not an IP address'
 }
@@ -247,7 +263,7 @@ const defaultLookup = async (hostname: string): Promise<ResolvedAddress[]> =>
  */
 export async function resolveTarget(
   rawUrl: string,
-  opts: Pick<OutboundOptions, 'httpsOnly' | 'allowHosts'> = {},
+  opts: Pick<OutboundOptions, 'httpsOnly' | 'allowHosts' | 'allowPrivate'> = {},
   deps: Pick<OutboundDeps, 'lookup'> = {},
 ): Promise<ResolvedTarget> {
   let url: URL
@@ -275,7 +291,7 @@ export async function resolveTarget(
     if (addresses.length === 0) throw new AppError(400, 'outbound.unresolvable', `host ${host} does not resolve`)
   }
   for (const a of addresses) {
-    const reason = blockedReason(a.address)
+    const reason = blockedReason(a.address, { allowPrivate: opts.allowPrivate === true })
     if (reason !== null) throw policyError('private_address', `host ${host} resolves to a non-public address (${reason})`)
   }
   return { url, host, addresses }
@@ -339,17 +355,15 @@ async function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
   }
 }
 
-function requestPinned(
-  target: ResolvedTarget,
-  o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; deadline: number; maxResponseBytes: number; readBody: boolean; ca: OutboundDeps['ca'] },
-): Promise<OutboundResponse> {
+/** Request options that send the socket to the checked address (step 4). */
+function pinnedOptions(target: ResolvedTarget, o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; ca: OutboundDeps['ca'] }): https.RequestOptions {
   const { url, host } = target
   const pinned = target.addresses[0] as ResolvedAddress
   const secure = url.protocol === 'https:'
   const headers: Record<string, string> = { ...o.headers, host: url.host }
   if (o.body !== undefined) headers['content-length'] = String(Buffer.byteLength(o.body))
   const extra = o.ca === undefined ? [] : Array.isArray(o.ca) ? (o.ca as (string | Buffer)[]) : [o.ca as string | Buffer]
-  const options: https.RequestOptions = {
+  return {
     method: o.method,
     // The socket goes to the checked address; the name is only Host, SNI and certificate name.
     host: pinned.address,
@@ -363,6 +377,15 @@ function requestPinned(
     ...(secure && isIP(host) === 0 ? { servername: host } : {}),
     ...(secure && extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}),
   }
+}
+
+function requestPinned(
+  target: ResolvedTarget,
+  o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; deadline: number; maxResponseBytes: number; readBody: boolean; ca: OutboundDeps['ca'] },
+): Promise<OutboundResponse> {
+  const { url, host } = target
+  const secure = url.protocol === 'https:'
+  const options = pinnedOptions(target, o)
   return new Promise<OutboundResponse>((resolve, reject) => {
     let settled = false
     const fail = (err: AppError) => {
@@ -405,4 +428,136 @@ function requestPinned(
     if (o.body !== undefined) req.end(o.body)
     else req.end()
   })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streaming
+
+export interface OutboundStreamOptions {
+  method?: string
+  headers?: Record<string, string>
+  body?: string | Uint8Array
+  /** DNS, connect, TLS, sending the request and the response's status line and headers must fit in this. */
+  headTimeoutMs: number
+  /** Longest wait for the next body chunk while the consumer waits for one (its own processing time does not count). */
+  idleTimeoutMs: number
+  /** Default true. */
+  httpsOnly?: boolean
+  /** Exact host names (case-insensitive); `'*'` or absent = any host. */
+  allowHosts?: readonly string[] | '*'
+  /** Default false; admin-configured endpoints only (see the header comment). */
+  allowPrivate?: boolean
+  /** Cap over the whole body; default 64 MiB. */
+  maxResponseBytes?: number
+  /** Ends the exchange at any point: before the head arrives or while the body streams. */
+  signal?: AbortSignal
+}
+
+export interface OutboundStream {
+  status: number
+  headers: http.IncomingHttpHeaders
+  url: string
+  /**
+   * The body chunk by chunk; iterate it once. The exchange ends when the loop ends, also on an
+   * early `break`. Errors are `outbound.*` AppErrors (timeout, aborted, connect_failed, response_too_large).
+   */
+  body: AsyncIterable<Buffer>
+  /** Ends the exchange without reading (the rest of) the body; idempotent. Call it when the body is not iterated. */
+  close(): void
+}
+
+const DEFAULT_MAX_STREAM_BYTES = 64 * 1024 * 1024
+
+const abortedError = (signal: AbortSignal | undefined) => new AppError(499, 'outbound.aborted', 'the request was aborted', { cause: signal?.reason })
+
+/**
+ * The streaming variant of `guardedFetch`: checks 1–4 of the header comment, no redirects (a 3xx
+ * is returned as it is), and the body handed out as it arrives.
+ */
+export async function guardedStream(rawUrl: string, options: OutboundStreamOptions, deps: OutboundDeps = {}): Promise<OutboundStream> {
+  const { signal } = options
+  const isAborted = () => signal?.aborted === true
+  if (isAborted()) throw abortedError(signal)
+  const deadline = Date.now() + options.headTimeoutMs
+  const target = await withDeadline(resolveTarget(rawUrl, options, deps), deadline)
+  if (isAborted()) throw abortedError(signal)
+  const { url, host } = target
+  const secure = url.protocol === 'https:'
+  const requestOptions = pinnedOptions(target, { method: (options.method ?? 'GET').toUpperCase(), headers: options.headers ?? {}, body: options.body, ca: deps.ca })
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_STREAM_BYTES
+  return new Promise<OutboundStream>((resolve, reject) => {
+    let settled = false
+    const onAbort = () => fail(abortedError(signal))
+    const fail = (err: AppError) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      req.destroy()
+      reject(err)
+    }
+    const req = (secure ? https : http).request(requestOptions, (res) => {
+      if (settled) {
+        res.destroy()
+        return
+      }
+      settled = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      // From here on an abort ends the body: the iterator throws `outbound.aborted`.
+      // The body iterator has its own error listener; this one only keeps an error that arrives
+      // while nobody iterates (aborted before the first read, or after close) from crashing the process.
+      res.on('error', () => {})
+      const onBodyAbort = () => res.destroy(abortedError(signal))
+      signal?.addEventListener('abort', onBodyAbort, { once: true })
+      const release = () => signal?.removeEventListener('abort', onBodyAbort)
+      res.once('close', release)
+      resolve({
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        url: url.toString(),
+        body: streamBody(res, options.idleTimeoutMs, maxBytes),
+        close: () => {
+          release()
+          res.destroy()
+          req.destroy()
+        },
+      })
+    })
+    const timer = setTimeout(() => fail(timeoutError()), Math.max(0, deadline - Date.now()))
+    signal?.addEventListener('abort', onAbort, { once: true })
+    req.on('error', (err) => fail(new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err.message}`, { cause: err })))
+    if (options.body !== undefined) req.end(options.body)
+    else req.end()
+  })
+}
+
+/*
+ * One idle timer per exchange, re-armed (`refresh`, no new timer) each time the consumer asks for
+ * the next chunk. When it fires while the consumer is busy with a chunk it only re-arms itself, so
+ * a slow consumer is never mistaken for a silent server.
+ */
+async function* streamBody(res: http.IncomingMessage, idleTimeoutMs: number, maxBytes: number): AsyncGenerator<Buffer, void, undefined> {
+  let waiting = true
+  const idle: NodeJS.Timeout = setTimeout(function onIdle() {
+    if (waiting) res.destroy(new AppError(504, 'outbound.timeout', `the remote host sent nothing for ${String(idleTimeoutMs)} ms`))
+    else idle.refresh()
+  }, idleTimeoutMs)
+  let size = 0
+  try {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      waiting = false
+      size += chunk.length
+      if (size > maxBytes) throw new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(maxBytes)} bytes`)
+      yield chunk
+      waiting = true
+      idle.refresh()
+    }
+  } catch (err) {
+    if (err instanceof AppError) throw err
+    throw new AppError(502, 'outbound.connect_failed', `the response broke off: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+  } finally {
+    clearTimeout(idle)
+    res.destroy()
+  }
 }

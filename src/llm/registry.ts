@@ -1,0 +1,139 @@
+import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
+import { sql, type Db } from '../platform/db.ts'
+import type { ResourceService } from '../resources/service.ts'
+import { createAnthropicClient } from './anthropic.ts'
+import { createMistralClient } from './mistral.ts'
+import { createOllamaClient } from './ollama.ts'
+import { createOpenAiClient } from './openai.ts'
+import type { TransportOptions } from './transport.ts'
+import { LlmError, type LlmClient, type ProviderConfig, type ProviderType } from './types.ts'
+
+export type { TransportOptions as LlmClientOptions } from './transport.ts'
+
+/** The client for a provider's wire protocol. */
+export function createLlmClient(provider: ProviderConfig, options: TransportOptions = {}): LlmClient {
+  switch (provider.provider_type) {
+    case 'openai':
+      return createOpenAiClient(provider, options)
+    case 'anthropic':
+      return createAnthropicClient(provider, options)
+    case 'mistral':
+      return createMistralClient(provider, options)
+    case 'ollama':
+      return createOllamaClient(provider, options)
+    default:
+      throw new LlmError('llm.endpoint_refused', `unknown provider type ${String((provider as { provider_type: unknown }).provider_type)}`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution (SPEC.md §2.1)
+
+/** A provider as resolution sees it: the resource without its secret. */
+export interface ProviderEntry {
+  id: string
+  name: string
+  provider_type: ProviderType
+  api_endpoint: string | null
+  default_model: string | null
+  config: Record<string, unknown>
+  is_default: boolean
+  is_active: boolean
+}
+
+/** The agent fields that choose the provider and model. */
+export interface AgentLlmSettings {
+  llm_provider_id: string | null
+  model: string | null
+}
+
+export interface Resolution<P extends ProviderEntry = ProviderEntry> {
+  provider: P
+  model: string
+}
+
+/**
+ * SPEC.md §2.1, in order: (1) the agent's llm_provider_id if set; (2) the agent's model with that
+ * provider; (3) else the provider's default_model; (4) the system default provider (`is_default`)
+ * when the agent names none.
+ *
+ * An agent whose provider id points at a deleted or disabled provider fails with
+ * `llm.provider_not_found` instead of falling back to the default: an administrator who pinned an
+ * agent to one vendor did not agree to its conversations going to another.
+ */
+export function resolveProvider<P extends ProviderEntry>(agent: AgentLlmSettings, providers: readonly P[]): Resolution<P> {
+  let provider: P | undefined
+  if (agent.llm_provider_id !== null) {
+    provider = providers.find((p) => p.id === agent.llm_provider_id)
+    if (provider === undefined) throw new LlmError('llm.provider_not_found', `the agent's LLM provider ${agent.llm_provider_id} does not exist`)
+    if (!provider.is_active) throw new LlmError('llm.provider_not_found', `the agent's LLM provider ${provider.name} is disabled`)
+  } else {
+    // Only one provider can carry is_default (an exclusive flag); the name order makes it deterministic anyway.
+    provider = providers.filter((p) => p.is_default && p.is_active).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))[0]
+    if (provider === undefined) throw new LlmError('llm.no_provider', 'the agent names no LLM provider and no default provider is configured')
+  }
+  const model = agent.model ?? provider.default_model
+  if (model === null || model === '') throw new LlmError('llm.no_model', `neither the agent nor the LLM provider ${provider.name} names a model`)
+  return { provider, model }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading from the resources table
+
+interface ProviderRow {
+  id: string
+  name: string
+  spec: Record<string, unknown>
+  is_active: boolean
+}
+
+const PROVIDER_TYPES: readonly string[] = ['openai', 'anthropic', 'mistral', 'ollama']
+
+function entryOf(row: ProviderRow): ProviderEntry {
+  const s = row.spec
+  const type = String(s['provider_type'])
+  if (!PROVIDER_TYPES.includes(type)) throw new LlmError('llm.endpoint_refused', `LLM provider ${row.name} has unknown provider_type ${type}`)
+  return {
+    id: row.id,
+    name: row.name,
+    provider_type: type as ProviderType,
+    api_endpoint: typeof s['api_endpoint'] === 'string' ? s['api_endpoint'] : null,
+    default_model: typeof s['default_model'] === 'string' ? s['default_model'] : null,
+    config: typeof s['config'] === 'object' && s['config'] !== null && !Array.isArray(s['config']) ? (s['config'] as Record<string, unknown>) : {},
+    is_default: s['is_default'] === true,
+    is_active: row.is_active,
+  }
+}
+
+/**
+ * The providers resolution may pick for an agent: the one it names (if any) and the default ones.
+ * Read straight from the `resources` table: this is the platform's own lookup on behalf of an
+ * agent that was already authorised, not a user listing providers (llm_provider is admin-only).
+ */
+export async function loadProviderCandidates(db: Db, agent: AgentLlmSettings): Promise<ProviderEntry[]> {
+  const id = agent.llm_provider_id !== null && /^[0-9a-f-]{36}$/i.test(agent.llm_provider_id) ? agent.llm_provider_id : null
+  const rows = (await db.any(sql.unsafe`
+    select id, name, spec, is_active from resources
+    where kind = ${llmProviderKind.kind}
+      and (id = ${id}::uuid or (spec ->> 'is_default') = 'true')`)) as readonly ProviderRow[]
+  return rows.map(entryOf)
+}
+
+export interface LlmResolverDeps {
+  db: Db
+  resources: Pick<ResourceService, 'secretsOf'>
+  /** Timeouts and outbound deps for the clients it builds. */
+  clientOptions?: TransportOptions
+}
+
+export interface ResolvedLlm extends Resolution {
+  client: LlmClient
+}
+
+/** Resolution against the database, the api_key decrypted, and a client for the chosen provider. */
+export async function resolveAgentLlm(deps: LlmResolverDeps, agent: AgentLlmSettings): Promise<ResolvedLlm> {
+  const { provider, model } = resolveProvider(agent, await loadProviderCandidates(deps.db, agent))
+  const secrets = await deps.resources.secretsOf(llmProviderKind, provider.id)
+  const client = createLlmClient({ ...provider, api_key: secrets['api_key'] ?? null }, deps.clientOptions ?? {})
+  return { provider, model, client }
+}

@@ -1,0 +1,190 @@
+import { AppError } from '../kernel/errors.ts'
+
+/*
+ * The provider-neutral LLM interface. Messages and tool calls have the shape of the chat message
+ * records (WIRE.md: tool call `{id, type: "function", function: {name, arguments: <JSON string>}}`),
+ * so a turn can hand stored history to any provider; each client maps it to its wire protocol.
+ */
+
+export type ProviderType = 'openai' | 'anthropic' | 'mistral' | 'ollama'
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool'
+
+/** What a client is built from: the fields of an llm_provider resource (SPEC.md §2.3), api_key decrypted. */
+export interface ProviderConfig {
+  provider_type: ProviderType
+  /** Base URL; null = the provider's public API (required for ollama). */
+  api_endpoint: string | null
+  api_key: string | null
+  default_model: string | null
+  /**
+   * Extra settings. Read here: `max_tokens` (default when a request sets none),
+   * `first_byte_timeout_ms`, `idle_timeout_ms` (override the client options), and per provider:
+   * openai `organization_id`, `max_tokens_param` ('max_tokens' | 'max_completion_tokens');
+   * anthropic `max_tokens` (the API requires one; default 4096); ollama `options` (merged into
+   * Ollama's `options`, e.g. num_ctx), `keep_alive`.
+   */
+  config: Record<string, unknown>
+}
+
+export interface ToolCall {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+
+export interface ChatMessage {
+  role: Role
+  content: string | null
+  /** assistant messages that called tools */
+  tool_calls?: readonly ToolCall[]
+  /** tool messages: the call this message answers */
+  tool_call_id?: string
+}
+
+export interface ToolDefinition {
+  /** `[a-zA-Z0-9_-]{1,64}` (the common subset of the providers; WIRE.md tool names fit) */
+  name: string
+  description: string
+  /** JSON Schema of the arguments object */
+  parameters: Record<string, unknown>
+}
+
+export interface ChatRequest {
+  model: string
+  messages: readonly ChatMessage[]
+  tools?: readonly ToolDefinition[]
+  temperature?: number
+  max_tokens?: number
+  /** Aborting ends the exchange; the stream throws `llm.aborted`. */
+  signal?: AbortSignal
+}
+
+export interface Usage {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+}
+
+/** Normalised: `stop`, `tool_calls`, `length`, `content_filter`; anything else is passed through as the provider said it. */
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | (string & {})
+
+export interface TextEvent {
+  type: 'text'
+  delta: string
+}
+
+/**
+ * A piece of tool call number `index` (0, 1, … in the order the model started them). The first
+ * piece of a call carries `id` and `name`; `arguments_delta` pieces concatenate to its JSON arguments.
+ */
+export interface ToolCallDeltaEvent {
+  type: 'tool_call_delta'
+  index: number
+  id?: string
+  name?: string
+  arguments_delta?: string
+}
+
+/** Always the last event of a stream that did not throw. */
+export interface DoneEvent {
+  type: 'done'
+  finish_reason: FinishReason
+  /** Zeros when the provider reported none. */
+  usage: Usage
+  /** The calls assembled from the deltas, in index order; arguments are `{}` when the model sent none. */
+  tool_calls: ToolCall[]
+  /** The whole text, or null when the model produced none. */
+  content: string | null
+}
+
+export type ChatEvent = TextEvent | ToolCallDeltaEvent | DoneEvent
+
+export type ChatResult = Omit<DoneEvent, 'type'>
+
+export interface LlmClient {
+  readonly providerType: ProviderType
+  /**
+   * One model call, streamed. Events arrive as the provider sends them; the last one is `done`.
+   * Failures are thrown as `LlmError` (before the first event or in the middle of the stream).
+   * Breaking out of the loop ends the HTTP exchange.
+   */
+  stream(req: ChatRequest): AsyncIterable<ChatEvent>
+  /** `stream` collected: the `done` event without its type. */
+  complete(req: ChatRequest): Promise<ChatResult>
+}
+
+export type LlmErrorCode =
+  /** the provider answered a non-2xx status (`providerStatus`) */
+  | 'llm.http_error'
+  /** no response head within the first-byte timeout, or silence longer than the idle timeout */
+  | 'llm.timeout'
+  /** a stream that does not parse, ends early, or breaks the protocol */
+  | 'llm.bad_response'
+  /** the connection could not be made or broke off */
+  | 'llm.connection_failed'
+  /** the caller's AbortSignal fired */
+  | 'llm.aborted'
+  /** the provider reported an error inside a 200 stream (e.g. Anthropic `overloaded_error`) */
+  | 'llm.stream_error'
+  /** the outbound guard refused the endpoint (bad URL, scheme, link-local address …) */
+  | 'llm.endpoint_refused'
+  /** the request cannot be expressed on the wire (e.g. a tool message without tool_call_id) */
+  | 'llm.invalid_request'
+  /** provider resolution: no agent provider and no default provider */
+  | 'llm.no_provider'
+  /** provider resolution: the agent's provider does not exist (or is disabled) */
+  | 'llm.provider_not_found'
+  /** provider resolution: neither the agent nor the provider names a model */
+  | 'llm.no_model'
+
+/**
+ * The one error type of this layer. It is an AppError, so it reaches clients as the platform's
+ * error body: `status` is the platform's answer (502 provider failures, 504 timeouts, 499 aborted,
+ * 422/503 resolution), `providerStatus` the provider's own HTTP status when there was one.
+ */
+export class LlmError extends AppError {
+  override name = 'LlmError'
+  readonly providerStatus: number | undefined
+  /** Worth retrying the same call later (429, 5xx, 529, timeouts, dropped connections, overloaded). */
+  readonly retryable: boolean
+  /** From a `retry-after` header, when the provider sent one. */
+  readonly retryAfterMs: number | undefined
+
+  constructor(
+    code: LlmErrorCode,
+    detail: string,
+    options: { status?: number; providerStatus?: number; retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(options.status ?? defaultStatus(code), code, detail, options.cause === undefined ? {} : { cause: options.cause })
+    this.providerStatus = options.providerStatus
+    this.retryable = options.retryable ?? false
+    this.retryAfterMs = options.retryAfterMs
+  }
+}
+
+function defaultStatus(code: LlmErrorCode): number {
+  switch (code) {
+    case 'llm.timeout':
+      return 504
+    case 'llm.aborted':
+      return 499
+    case 'llm.invalid_request':
+      return 500
+    case 'llm.no_provider':
+      return 503
+    case 'llm.provider_not_found':
+    case 'llm.no_model':
+      return 422
+    default:
+      return 502
+  }
+}
+
+/** Drains a stream into its result. */
+export async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatResult> {
+  for await (const e of events) {
+    if (e.type === 'done') return { finish_reason: e.finish_reason, usage: e.usage, tool_calls: e.tool_calls, content: e.content }
+  }
+  throw new LlmError('llm.bad_response', 'the stream ended without a result')
+}
