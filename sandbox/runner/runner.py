@@ -19,13 +19,14 @@ import builtins
 import json
 import os
 import resource
-import selectors
-import shutil
+import select
 import signal
 import struct
 import sys
 import time
-import traceback
+
+# traceback, shutil and selectors are imported where used: a single-use sandbox pays every import
+# at its start (json alone costs ~7 ms), and most of them are never needed there.
 
 OUTPUT_LIMIT = 64 * 1024
 RESULT_LIMIT = 16 * 1024 * 1024
@@ -143,31 +144,8 @@ def set_limits(opts, timeout_s):
         cap(resource.RLIMIT_CPU, int(timeout_s) + 2)
 
 
-def child_main(opts, proto_fds, req_r, res_w, out_w):
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(out_w, 1)
-    os.dup2(out_w, 2)
-    for fd in (devnull, out_w) + tuple(proto_fds):
-        if fd > 2:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-    sys.stdin = open(0, "r", closefd=False)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
-    # Take the copy-on-write page faults of a first execution now, while idle, not during a call.
-    warm = {"__builtins__": builtins}
-    exec(compile("def handler(i, c):\n    return {'i': i, 'c': c}\n", "<warm-up>", "exec"), warm)
-    json.loads(json.dumps(warm["handler"]([1, "x", 2.5, None], {"k": True}), separators=(",", ":")))
-    time.monotonic()
-    req = read_frame(req_r)
-    os.close(req_r)
-    if req is None:
-        os._exit(0)
+def execute(opts, req):
+    """Runs one request in this (disposable) process: returns the encoded {"ok": ...} body and seconds."""
     timeout_s = max(1, int(req.get("timeout_ms", 300000) / 1000))
     set_limits(opts, timeout_s)
     started = time.monotonic()
@@ -187,6 +165,8 @@ def child_main(opts, proto_fds, req_r, res_w, out_w):
             raise TypeError("the function returned a value that is not JSON: %s" % e)
     except BaseException as e:  # SystemExit and KeyboardInterrupt included: they end this execution only
         # the user's frames only: drop the runner's own
+        import traceback
+
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
         encoded = json.dumps(
             {"ok": False, "error": {"type": type(e).__name__, "message": str(e)[:4000], "traceback": tb[-8000:]}},
@@ -200,7 +180,32 @@ def child_main(opts, proto_fds, req_r, res_w, out_w):
     data = encoded.encode()
     if len(data) > RESULT_LIMIT:
         data = json.dumps({"ok": False, "error": {"type": "ResultTooLarge", "message": "the result is over %d bytes" % RESULT_LIMIT, "traceback": ""}}).encode()
-    payload = HEADER.pack(len(data)) + data + struct.pack(">d", time.monotonic() - started)
+    return data, time.monotonic() - started
+
+
+def child_main(opts, proto_fds, req_r, res_w, out_w):
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_w, 1)
+    os.dup2(out_w, 2)
+    for fd in (devnull, out_w) + tuple(proto_fds):
+        if fd > 2:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    warm_up()
+    req = read_frame(req_r)
+    os.close(req_r)
+    if req is None:
+        os._exit(0)
+    data, secs = execute(opts, req)
+    payload = HEADER.pack(len(data)) + data + struct.pack(">d", secs)
     view = memoryview(payload)
     while view:
         n = os.write(res_w, view)
@@ -251,6 +256,8 @@ def wipe(path):
         p = os.path.join(path, n)
         try:
             if os.path.isdir(p) and not os.path.islink(p):
+                import shutil
+
                 shutil.rmtree(p, ignore_errors=True)
             else:
                 os.unlink(p)
@@ -258,10 +265,172 @@ def wipe(path):
             pass
 
 
+def warm_up():
+    """Takes the copy-on-write page faults of a first execution now, while idle, not during a call."""
+    warm = {"__builtins__": builtins}
+    exec(compile("def handler(i, c):\n    return {'i': i, 'c': c}\n", "<warm-up>", "exec"), warm)
+    json.loads(json.dumps(warm["handler"]([1, "x", 2.5, None], {"k": True}), separators=(",", ":")))
+    time.monotonic()
+
+
+def set_nondumpable():
+    """PR_SET_DUMPABLE 0: no process of the sandbox may open /proc/<runner>/fd/0 (the protocol pipe)
+    or ptrace the runner, so a process left behind by one execution cannot read the next request."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(4, 0, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
+    except Exception as e:  # without it the runner would be open to that read: refuse to run
+        sys.stderr.write("runner: cannot make itself non-dumpable: %s\n" % e)
+        sys.exit(3)
+
+
+def direct_child(opts, status_w, proto_out):
+    """An exclusive sandbox's executor process: answers pings, takes ONE exec request straight from
+    the protocol pipe, gives up that pipe before any user code runs, writes its answer straight to
+    the protocol output and exits. The platform talks to it with no relay in between."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # Everything that does not depend on the request is done while idle: the output capture, the
+    # stream objects, and the copy-on-write faults of a first execution.
+    capture = os.memfd_create("output", 0)
+    os.dup2(capture, 1)
+    os.dup2(capture, 2)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    warm_up()
+    while True:
+        head = read_exact(0, 4)
+        if head is None:
+            os.write(status_w, b"X")
+            os._exit(0)
+        (n,) = HEADER.unpack(head)
+        raw = read_exact(0, n) if n <= RESULT_LIMIT else None
+        if raw is None:
+            os.write(status_w, b"X")
+            os._exit(0)
+        req = json.loads(raw)
+        op = req.get("op")
+        if op == "exec":
+            break
+        if op == "exit":
+            os.write(status_w, b"X")
+            os._exit(0)
+        write_frame(proto_out, {"op": "pong", "id": req.get("id"), "running": 0} if op == "ping" else {"op": "error", "id": req.get("id"), "message": "unknown op %r" % op})
+    # From here on nothing of this process (user code, anything it starts) can read requests.
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    rid = req.get("id")
+    os.write(status_w, b"S" + json.dumps({"id": rid, "timeout_ms": req.get("timeout_ms", 300000)}).encode() + b"\n")
+    data, secs = execute(opts, req)
+    size = os.fstat(capture).st_size
+    os.lseek(capture, 0, os.SEEK_SET)
+    out = os.read(capture, OUTPUT_LIMIT).decode("utf-8", "replace") if size else ""
+    if size > OUTPUT_LIMIT:
+        out += "\n[output truncated: %d bytes dropped]" % (size - OUTPUT_LIMIT)
+    head = json.dumps({"op": "result", "id": rid, "output": out, "duration_ms": round(secs * 1000, 3)}, separators=(",", ":")).encode()
+    frame = head[:-1] + b"," + data[1:]
+    # 'done' first: the runner then waits for this process to exit before it cleans up, so the
+    # answer is never cut off; without 'done' it answers for this request itself.
+    os.write(status_w, b"D")
+    view = memoryview(HEADER.pack(len(frame)) + frame)
+    while view:
+        view = view[os.write(proto_out, view):]
+    os._exit(0)
+
+
+def main_exclusive(opts):
+    """One execution at a time, each in a fresh child that talks to the platform directly; between
+    two executions every other process is killed and /tmp emptied (when isolated)."""
+    proto_out = os.dup(1)
+    os.dup2(2, 1)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    set_nondumpable()
+    write_frame(proto_out, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0], "mode": "exclusive"})
+    while True:
+        status_r, status_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(status_r)
+                direct_child(opts, status_w, proto_out)
+            finally:
+                os._exit(70)
+        os.close(status_w)
+        # The child's exit is watched through a pidfd, not the status pipe's EOF: processes the
+        # function started inherit the pipe and would hold it open.
+        pidfd = os.pidfd_open(pid)
+        os.set_blocking(status_r, False)
+        started = None
+        done = False
+        exiting = False
+        deadline = None
+        buf = b""
+        gone = False
+        while True:
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([status_r, pidfd], [], [], timeout)
+            if not ready:
+                break  # the deadline passed
+            try:
+                chunk = os.read(status_r, 4096)
+            except BlockingIOError:
+                chunk = None
+            gone = pidfd in ready
+            if chunk:
+                buf += chunk
+            if buf.startswith(b"S") and started is None and b"\n" in buf:
+                line, buf = buf[1:].split(b"\n", 1)
+                started = json.loads(line)
+                deadline = time.monotonic() + max(0.001, started.get("timeout_ms", 300000) / 1000.0)
+            if b"D" in buf and not done:
+                # It is writing its answer and exits right after. The deadline is kept (shortened
+                # to 2 s at most): user code can write to this pipe too, and a forged 'done' must
+                # not buy unlimited time.
+                done = True
+                deadline = time.monotonic() + 2.0 if deadline is None else min(deadline, time.monotonic() + 2.0)
+            if b"X" in buf:
+                exiting = True
+            if gone or chunk == b"":
+                break  # the child is gone
+        os.close(status_r)
+        os.close(pidfd)
+        timed_out = started is not None and deadline is not None and time.monotonic() >= deadline and not gone
+        try:
+            os.kill(pid, signal.SIGKILL)  # a no-op for a child that exited (not yet reaped)
+        except ProcessLookupError:
+            pass
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            status = 0
+        if exiting:
+            return
+        if started is not None and (not done or timed_out):
+            if timed_out:
+                err = {"type": "TimeoutError", "message": "the function ran longer than its timeout of %g s" % (started.get("timeout_ms", 0) / 1000.0), "traceback": ""}
+            else:
+                how = "was killed by signal %d%s" % (os.WTERMSIG(status), " (CPU time limit)" if os.WTERMSIG(status) == signal.SIGXCPU else " (memory or process limit)" if os.WTERMSIG(status) == signal.SIGKILL else "") if os.WIFSIGNALED(status) else "exited with code %d" % os.WEXITSTATUS(status)
+                err = {"type": "ProcessDied", "message": "the function's process %s before it returned a result" % how, "traceback": ""}
+            write_frame(proto_out, {"op": "result", "id": started.get("id"), "output": "", "ok": False, "timed_out": timed_out, "error": err})
+        kill_others(opts["isolated"])
+        if opts["isolated"]:
+            wipe("/tmp")
+            wipe("/dev/shm")
+
+
 def main():
     opts = parse_args(sys.argv[1:])
     if opts["packages"]:
         sys.path.insert(0, opts["packages"])
+    if opts["mode"] == "exclusive":
+        return main_exclusive(opts)
+    import selectors
+
     proto_in, proto_out = 0, os.dup(1)
     # Anything the runner itself prints must not corrupt the protocol stream.
     os.dup2(2, 1)
