@@ -35,6 +35,15 @@ import { functionHandlers } from './functions/handlers.ts'
 import { functionJobExecutor } from './functions/job-executor.ts'
 import { createSandboxExecutor, type SandboxExecutor } from '../sandbox/executor.ts'
 import { startSandboxControl } from '../sandbox/control.ts'
+import { jetstream } from '@nats-io/jetstream'
+import { chatActor } from '../actors/chat.ts'
+import { chatRoutes } from './chats/routes.ts'
+import { chatHandlers } from './chats/handlers.ts'
+import { chatStore } from './chats/store.ts'
+import { chatTurnExecutor } from './chats/worker.ts'
+import { openJobStateStore } from './jobs/job-state.ts'
+import { openResultStore } from './jobs/result-store.ts'
+import { maxDepthOf } from './jobs/start.ts'
 import { sandboxAdminHandlers, sandboxAdminRoutes } from './functions/admin.ts'
 import { dependencyHandlers } from './dependencies/handlers.ts'
 import { dependencyRoutes } from './dependencies/routes.ts'
@@ -60,7 +69,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...sandboxAdminRoutes(), ...accessRoutes(), ...dependencyRoutes()]
+  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...chatRoutes(), ...sandboxAdminRoutes(), ...accessRoutes(), ...dependencyRoutes()]
 }
 
 export interface Platform {
@@ -150,7 +159,15 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         return { dir: r.dir, failed: r.failed.length }
       }
       const functions = functionHandlers({ db, nc, names, config, resources, jobs: jobService, log: log.child({ mod: 'functions' }) })
-      const handlers = new Map<string, RpcHandler>([...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...dependencyHandlers({ db, config })])
+      const chatDef = chatActor({ enqueue: jobService.enqueue, store: jobService.store, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
+      const chats = chatHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store, actor: chatDef })
+      // ephemeral chats (expires_in) are hard-deleted with their messages
+      const expired = setInterval(() => {
+        chatStore(pool).deleteExpired().catch((err: unknown) => log.warn({ err }, 'deleting expired chats failed'))
+      }, 60_000)
+      expired.unref()
+      cleanups.push(async () => clearInterval(expired))
+      const handlers = new Map<string, RpcHandler>([...chats, ...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...dependencyHandlers({ db, config })])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }
@@ -170,7 +187,26 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       cleanups.push(() => sbx.close())
       const control = await startSandboxControl({ nc, names, sandboxes: sbx, log: log.child({ mod: 'sandbox' }) })
       cleanups.push(() => control.stop())
-      const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }) }
+      const box = createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS))
+      const workerResources = resources ?? createResourceService({ db: workerDb, log: log.child({ mod: 'resources' }), kinds: KINDS, box })
+      const js = jetstream(nc)
+      const jobStore = await openJobStateStore(nc, names)
+      const enqueue = { js, names, store: jobStore, db: workerDb, maxDepth: maxDepthOf(config) }
+      const invoke = { nc, names, config, enqueue, store: jobStore, results: await openResultStore(nc, names) }
+      const turn = chatTurnExecutor({
+        db: workerDb,
+        nc,
+        js,
+        names,
+        config,
+        resources: workerResources,
+        invoke,
+        jobStore,
+        actor: chatActor({ enqueue, store: jobStore, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 }),
+        emitter: () => async () => undefined,
+        log: log.child({ mod: 'turn' }),
+      })
+      const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }), agent: turn, subagent: turn }
       const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors })
       cleanups.push(() => workers.stop())
     }
@@ -180,7 +216,10 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         nc,
         names,
         nodeId: randomUUID().slice(0, 8),
-        actors: registeredActors(),
+        actors: [...registeredActors(), await (async () => {
+          const store = await openJobStateStore(nc, names)
+          return chatActor({ enqueue: { js: jetstream(nc), names, store, maxDepth: maxDepthOf(config) }, store, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 }) as unknown as ReturnType<typeof registeredActors>[number]
+        })()],
         log: log.child({ mod: 'actors' }),
         leaseTtlMs: config.ACTOR_LEASE_TTL_SECONDS * 1000,
         ackWaitMs: config.ACTOR_ACK_WAIT_SECONDS * 1000,

@@ -8,14 +8,13 @@ import type { Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { functionKind } from '../kinds/function/kind.ts'
-import { enqueueJob } from '../jobs/enqueue.ts'
 import type { JobService } from '../jobs/start.ts'
-import { waitForJob } from '../jobs/wait.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { disabledError } from '../../sandbox/executor.ts'
 import { validateAgainst } from './json-schema.ts'
 import { validateCallbackUrl } from './callback.ts'
+import { enqueueFunction, invokeFunction } from './invoke.ts'
 
 /*
  * POST /functions/{ns}/{name}/execute[/async]. Both run the function as a job of the `fn` pool:
@@ -66,29 +65,7 @@ export function functionHandlers(d: FunctionHandlerDeps): Map<string, RpcHandler
     if (issues.length > 0) throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
   }
 
-  const enqueue = (p: Principal, fn: ResourceRecord, o: { input: unknown; timeoutS: number; sync: boolean; triggerId?: string; delay?: number | null; callbackUrl?: string | null }) => {
-    const meta: FunctionJobMeta = { function_id: fn.id, version: Number(fn['version']), user_email: p.email, shared_pool: fn['shared_pool'] === true }
-    return enqueueJob(d.jobs.enqueue, {
-      pool: 'fn',
-      kind: 'function',
-      namespace: String(fn['namespace']),
-      name: fn.name,
-      input: o.input,
-      userId: p.userId,
-      triggerType: 'api',
-      ...(o.triggerId === undefined ? {} : { triggerId: o.triggerId }),
-      delaySeconds: o.delay ?? null,
-      callbackUrl: o.callbackUrl ?? null,
-      timeoutMs: o.timeoutS * 1000 + 5_000,
-      meta: { ...meta, timeout_s: o.timeoutS },
-      ...(o.sync ? { maxAttempts: 1 } : {}),
-    })
-  }
-
-  const timeoutOf = (fn: ResourceRecord, asked?: number): number => {
-    const own = typeof fn['timeout'] === 'number' ? fn['timeout'] : d.config.FUNCTION_TIMEOUT
-    return Math.max(1, Math.min(own, asked ?? own))
-  }
+  const invokeDeps = { nc: d.nc, names: d.names, config: d.config, enqueue: d.jobs.enqueue, store: d.jobs.store, results: d.jobs.results }
 
   return new Map<string, RpcHandler>([
     [
@@ -98,24 +75,8 @@ export function functionHandlers(d: FunctionHandlerDeps): Map<string, RpcHandler
         const fn = await executable(p, req)
         const body = req.body as { input: unknown; timeout?: number }
         checkInput(fn, body.input)
-        const timeoutS = timeoutOf(fn, body.timeout)
-        const job = await enqueue(p, fn, { input: body.input, timeoutS, sync: true })
-        // waits past the function's timeout: the worker reports a timeout itself
-        const done = await waitForJob(d.nc, d.names, d.jobs.store, job.id, timeoutS * 1000 + 30_000)
-        if (done === null || (done.status !== 'completed' && done.status !== 'failed' && done.status !== 'cancelled')) {
-          return { status: 200, body: { status: 'timeout', execution_id: job.id, result: null, error: `no result within ${String(timeoutS)} s; the execution goes on: GET /executions/${job.id}` } }
-        }
-        if (done.status === 'completed') {
-          let result: unknown = done.result ?? null
-          if (done.result_stored === true) {
-            const text = await d.jobs.results.get(job.id)
-            result = text === null ? null : (JSON.parse(text) as unknown)
-          }
-          return { status: 200, body: { status: 'success', execution_id: job.id, result, error: null } }
-        }
-        const error = done.error ?? done.status
-        const timedOut = /^TimeoutError\b|^timed out after/.test(error)
-        return { status: 200, body: { status: timedOut ? 'timeout' : 'error', execution_id: job.id, result: null, error } }
+        const out = await invokeFunction(invokeDeps, p, fn, { input: body.input, ...(body.timeout === undefined ? {} : { timeoutS: body.timeout }) })
+        return { status: 200, body: out.status === 'success' ? { ...out, error: null } : { ...out, result: null } }
       },
     ],
     [
@@ -126,9 +87,8 @@ export function functionHandlers(d: FunctionHandlerDeps): Map<string, RpcHandler
         const body = req.body as { input: unknown; trigger_id?: string; delay_seconds?: number | null; callback_url?: string }
         checkInput(fn, body.input)
         if (body.callback_url !== undefined && body.callback_url !== '') await validateCallbackUrl(body.callback_url, d.config)
-        const job = await enqueue(p, fn, {
+        const job = await enqueueFunction(invokeDeps, p, fn, {
           input: body.input,
-          timeoutS: timeoutOf(fn),
           sync: false,
           ...(body.trigger_id === undefined ? {} : { triggerId: body.trigger_id }),
           delay: body.delay_seconds ?? null,

@@ -28,6 +28,12 @@ export interface JobContext {
   /** Aborted when the job is cancelled or times out. Executors stop early when they can. */
   signal: AbortSignal
   log: Logger
+  /**
+   * Waits for `p` while lending this job's slot: one extra pull runs meanwhile, so a parent
+   * waiting for a child in the same pool (sub-agent delegation) can never hold every slot and
+   * deadlock the pool. The extra slot ends with the wait (after the job it took, if any).
+   */
+  blocking<T>(p: Promise<T>): Promise<T>
 }
 export type JobExecutor = (ctx: JobContext) => Promise<unknown>
 
@@ -212,7 +218,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     let outcome: { ok: true; result: unknown } | { ok: false; reason: string }
     try {
       const result = await Promise.race([
-        o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }) }),
+        o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }), blocking }),
         new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true })),
       ])
       outcome = { ok: true, result }
@@ -273,6 +279,26 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     finishing.add(done)
     void done.finally(() => finishing.delete(done))
     if (finishing.size >= o.concurrency) await Promise.race(finishing)
+  }
+
+  const blocking = async <T>(p: Promise<T>): Promise<T> => {
+    let lent = true
+    const extra = (async () => {
+      while (lent && !stopping) {
+        const m: PulledMessage | null = await puller.take()
+        if (m === null) return
+        const h = handle(m).catch((err: unknown) => log.error({ err, subject: m.subject }, 'job handling failed'))
+        running.add(h)
+        await h
+        running.delete(h)
+      }
+    })()
+    try {
+      return await p
+    } finally {
+      lent = false
+      void extra
+    }
   }
 
   const slot = async (): Promise<void> => {

@@ -1,0 +1,188 @@
+import { randomUUID } from 'node:crypto'
+import type { JetStreamClient } from '@nats-io/jetstream'
+import type { RpcHandler, RpcRequest } from '../api/route.ts'
+import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
+import { registerPermission } from '../access/permission-registry.ts'
+import { AppError, conflict, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import type { Config } from '../kernel/config.ts'
+import type { Db } from '../platform/db.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { agentKind } from '../kinds/agent/kind.ts'
+import type { JobStateStore } from '../jobs/job-state.ts'
+import { waitForJob } from '../jobs/wait.ts'
+import { validateAgainst } from '../functions/json-schema.ts'
+import { canOnResource } from '../resources/permissions.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+import { sendToActor } from '../../actors/runtime/send.ts'
+import type { chatActor } from '../../actors/chat.ts'
+import { chatStore, type ChatRow, type MessageRow } from './store.ts'
+import type { TurnResult } from './turn.ts'
+
+/*
+ * The chat endpoints. A chat is its owner's: anyone else gets 404 (admins holding
+ * platform.chats.read:all / update:all excepted). Sending a message hands the turn to the chat's
+ * actor (per-chat order) under a job id chosen here, then waits on that job's done channel.
+ */
+const READ_ALL = registerPermission('platform.chats.read:all', "Chats: read every user's chats (admin)")
+const UPDATE_ALL = registerPermission('platform.chats.update:all', "Chats: archive or delete every user's chats (admin)")
+
+export interface ChatHandlerDeps {
+  db: Db
+  nc: NatsConnection
+  js: JetStreamClient
+  names: NatsNames
+  config: Config
+  resources: ResourceService
+  jobStore: JobStateStore
+  actor: ReturnType<typeof chatActor>
+}
+
+export interface SendOptions {
+  content?: string
+  approval?: { tool_call_id: string; approved: boolean }
+  channelId: string | null
+}
+
+export function chatService(d: ChatHandlerDeps) {
+  const store = chatStore(d.db)
+
+  const agentFor = async (p: Principal, namespace: string, name: string): Promise<ResourceRecord> => {
+    const agent = await d.resources.get(p, agentKind, { namespace, name }).catch((err: unknown) => {
+      if (err instanceof AppError && err.status === 404) return null
+      throw err
+    })
+    if (agent === null || !canOnResource(p, agentKind, 'chat', { namespace, name, ownerId: (agent['owner_id'] as string | null) ?? null })) throw notFound(`agent ${namespace}/${name} not found`, 'resource.not_found')
+    return agent
+  }
+
+  const chatOf = async (p: Principal, id: string, write = false): Promise<ChatRow> => {
+    const chat = await store.get(id)
+    if (chat === null || chat.internal || (chat.user_id !== p.userId && !can(p, write ? UPDATE_ALL : READ_ALL))) throw notFound(`chat ${id} not found`, 'chat.not_found')
+    return chat
+  }
+
+  const createChat = async (p: Principal, agent: ResourceRecord, o: { input?: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null }): Promise<ChatRow> => {
+    const input = o.input ?? {}
+    const issues = validateAgainst((agent['input_schema'] ?? {}) as Record<string, unknown>, input, '/input')
+    if (issues.length > 0) throw invalid("input does not match the agent's input_schema", issues, 'chat.invalid_input')
+    return store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, title: o.title ?? null, expiresIn: o.expiresIn ?? null, sessionKey: o.sessionKey ?? null })
+  }
+
+  /** Queues a turn with the chat's actor; returns the job id to wait on. */
+  const send = async (p: Principal, chat: ChatRow, o: SendOptions): Promise<string> => {
+    const jobId = randomUUID()
+    if (o.channelId !== null) await store.setChannel(chat.id, o.channelId)
+    await sendToActor(d.js, d.names, d.actor, chat.id, {
+      type: 'send',
+      turn: {
+        job_id: jobId,
+        ...(o.content === undefined ? {} : { content: o.content }),
+        ...(o.approval === undefined ? {} : { approval: o.approval }),
+        channel_id: o.channelId,
+        user_id: p.userId,
+        pool: 'agent',
+      },
+    }, { msgId: `chat-send-${jobId}` })
+    return jobId
+  }
+
+  /** Waits for a turn; the final assistant message, or the turn's error as 502/504. */
+  const result = async (jobId: string): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
+    const done = await waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_JOB_TIMEOUT * 1000 + 60_000)
+    if (done === null || done.status === 'queued' || done.status === 'running' || done.status === 'scheduled') throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
+    if (done.status !== 'completed') throw new AppError(502, 'chat.turn_failed', done.error ?? `the turn ended ${done.status}`)
+    return done.result as TurnResult
+  }
+
+  return { store, agentFor, chatOf, createChat, send, result }
+}
+
+export type ChatService = ReturnType<typeof chatService>
+
+export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
+  const svc = chatService(d)
+  const { store } = svc
+  const principalOf = async (req: RpcRequest): Promise<Principal> => {
+    if (req.caller === null) throw unauthorized()
+    return loadPrincipal(d.db, req.caller)
+  }
+  const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<{ status?: number; body?: unknown }>): [string, RpcHandler] => [
+    id,
+    async (req) => {
+      const out = await fn(await principalOf(req), req)
+      return { status: out.status ?? 200, body: out.body }
+    },
+  ]
+  const publicChat = (c: ChatRow) => {
+    const { agent_id: _a, internal: _i, ...rest } = c
+    return rest
+  }
+
+  return new Map<string, RpcHandler>([
+    on('chats.create', async (p, req) => {
+      const agent = await svc.agentFor(p, req.params['namespace'] ?? '', req.params['name'] ?? '')
+      const body = req.body as { input?: Record<string, unknown>; title?: string; expires_in?: number }
+      const chat = await svc.createChat(p, agent, { ...(body.input === undefined ? {} : { input: body.input }), title: body.title ?? null, expiresIn: body.expires_in ?? null })
+      return { status: 201, body: publicChat(chat) }
+    }),
+    on('chats.list', async (p, req) => {
+      const q = req.query as { include_archived?: boolean; limit?: number; offset?: number }
+      const chats = await store.list(p.userId, { includeArchived: q.include_archived === true, limit: q.limit ?? 100, offset: q.offset ?? 0 })
+      return { body: chats.map(publicChat) }
+    }),
+    on('chats.get', async (p, req) => {
+      const chat = await svc.chatOf(p, req.params['id'] ?? '')
+      const [messages, pending] = await Promise.all([store.messages(chat.id), store.pendingApprovals(chat.id)])
+      return { body: { ...publicChat(chat), messages, pending_approvals: pending } }
+    }),
+    on('chats.update', async (p, req) => {
+      const chat = await svc.chatOf(p, req.params['id'] ?? '', true)
+      const body = req.body as { archived?: boolean; title?: string | null }
+      return { body: publicChat((await store.update(chat.id, body)) as ChatRow) }
+    }),
+    on('chats.delete', async (p, req) => {
+      const chat = await svc.chatOf(p, req.params['id'] ?? '', true)
+      await store.remove(chat.id)
+      return { status: 204 }
+    }),
+    on('chats.send', async (p, req) => {
+      const chat = await svc.chatOf(p, req.params['id'] ?? '')
+      if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+      const jobId = await svc.send(p, chat, { content: (req.body as { content: string }).content, channelId: null })
+      const out = await svc.result(jobId)
+      return { body: { ...(out.message ?? {}), status: out.status } }
+    }),
+    on('chats.approve-tool', async (p, req) => {
+      const chat = await svc.chatOf(p, req.params['id'] ?? '')
+      if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+      const toolCallId = req.params['tool_call_id'] ?? ''
+      const approved = (req.body as { approved: boolean }).approved
+      const pending = await store.approval(chat.id, toolCallId)
+      if (pending === null) throw notFound(`no tool call ${toolCallId} waits for approval in this chat`, 'chat.approval_not_found')
+      if (!(await store.decide(chat.id, toolCallId, approved))) throw conflict(`tool call ${toolCallId} was already ${pending.status}`, 'chat.approval_decided')
+      const channelId = (req as { streamChannelId?: string }).streamChannelId ?? `ch${randomUUID().replace(/-/g, '')}`
+      await svc.send(p, chat, { approval: { tool_call_id: toolCallId, approved }, channelId })
+      return { status: 202, body: { status: approved ? 'approved' : 'rejected', tool_call_id: toolCallId, channel_id: channelId } }
+    }),
+    on('agents.invoke', async (p, req) => {
+      const ns = req.params['namespace'] ?? ''
+      const name = req.params['name'] ?? ''
+      const body = req.body as { message: string; session_key?: string; reset?: boolean; input?: Record<string, unknown> }
+      const agent = await svc.agentFor(p, ns, name)
+      let chat: ChatRow | null = null
+      if (body.session_key !== undefined) {
+        chat = await store.bySession(p.userId, ns, name, body.session_key)
+        if (chat !== null && body.reset === true) {
+          await store.update(chat.id, { archived: true })
+          chat = null
+        }
+      }
+      // input is used only when the chat is created
+      chat ??= await svc.createChat(p, agent, { ...(body.input === undefined ? {} : { input: body.input }), sessionKey: body.session_key ?? null })
+      const jobId = await svc.send(p, chat, { content: body.message, channelId: null })
+      const out = await svc.result(jobId)
+      return { body: { reply: out.message?.content ?? '', chat_id: chat.id, session_key: body.session_key ?? null } }
+    }),
+  ])
+}

@@ -1,0 +1,151 @@
+import { sql, type Db } from '../platform/db.ts'
+
+/*
+ * Chats and messages in Postgres (the source of truth; the chat actor only orders the work). Row
+ * shapes follow WIRE.md "Chats and SSE".
+ */
+export interface ChatRow {
+  id: string
+  user_id: string
+  agent_id: string
+  agent_namespace: string
+  agent_name: string
+  title: string | null
+  input: Record<string, unknown>
+  archived: boolean
+  session_key: string | null
+  expires_at: string | null
+  active_channel_id: string | null
+  internal: boolean
+  created_at: string
+  updated_at: string
+  last_message_at: string | null
+}
+
+export interface ToolCallRecord {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+
+export interface MessageRow {
+  id: string
+  chat_id: string
+  role: 'user' | 'assistant' | 'system' | 'tool'
+  content: string | null
+  tool_calls: ToolCallRecord[] | null
+  tool_call_id: string | null
+  name: string | null
+  created_at: string
+}
+
+export interface ApprovalRow {
+  tool_call_id: string
+  function_namespace: string
+  function_name: string
+  arguments: Record<string, unknown>
+}
+
+const CHAT = sql.unsafe`id, user_id, agent_id, agent_namespace, agent_name, title, input, archived, session_key, expires_at, active_channel_id, internal, created_at, updated_at, last_message_at`
+const MESSAGE = sql.unsafe`id, chat_id, role, content, tool_calls, tool_call_id, name, created_at`
+
+const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString())
+
+export function chatRecord(r: Record<string, unknown>): ChatRow {
+  return {
+    ...(r as unknown as ChatRow),
+    expires_at: iso(r['expires_at']),
+    created_at: iso(r['created_at']) as string,
+    updated_at: iso(r['updated_at']) as string,
+    last_message_at: iso(r['last_message_at']),
+  }
+}
+
+const messageRecord = (r: Record<string, unknown>): MessageRow => ({ ...(r as unknown as MessageRow), created_at: iso(r['created_at']) as string })
+
+export function chatStore(db: Db) {
+  return {
+    async create(c: { userId: string; agent: { id: string; namespace: string; name: string }; input: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null; internal?: boolean }): Promise<ChatRow> {
+      const expires = c.expiresIn === undefined || c.expiresIn === null ? null : new Date(Date.now() + c.expiresIn * 1000).toISOString()
+      const row = await db.one(sql.unsafe`
+        insert into chats (user_id, agent_id, agent_namespace, agent_name, title, input, expires_at, session_key, internal)
+        values (${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${c.title ?? null}, ${JSON.stringify(c.input)}::jsonb,
+                ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false})
+        returning ${CHAT}`)
+      return chatRecord(row)
+    },
+    async get(id: string): Promise<ChatRow | null> {
+      if (!/^[0-9a-f-]{36}$/i.test(id)) return null
+      const row = await db.maybeOne(sql.unsafe`select ${CHAT} from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
+      return row === null ? null : chatRecord(row)
+    },
+    async bySession(userId: string, ns: string, name: string, key: string): Promise<ChatRow | null> {
+      const row = await db.maybeOne(sql.unsafe`
+        select ${CHAT} from chats where user_id = ${userId}::uuid and agent_namespace = ${ns} and agent_name = ${name}
+          and session_key = ${key} and not archived and (expires_at is null or expires_at > now())`)
+      return row === null ? null : chatRecord(row)
+    },
+    async list(userId: string | null, o: { includeArchived: boolean; limit: number; offset: number }): Promise<ChatRow[]> {
+      const rows = await db.any(sql.unsafe`
+        select ${CHAT} from chats
+        where not internal and (expires_at is null or expires_at > now())
+          ${userId === null ? sql.unsafe`` : sql.unsafe`and user_id = ${userId}::uuid`}
+          ${o.includeArchived ? sql.unsafe`` : sql.unsafe`and not archived`}
+        order by coalesce(last_message_at, created_at) desc limit ${o.limit} offset ${o.offset}`)
+      return rows.map(chatRecord)
+    },
+    async update(id: string, patch: { archived?: boolean; title?: string | null }): Promise<ChatRow | null> {
+      const row = await db.maybeOne(sql.unsafe`
+        update chats set
+          archived = coalesce(${patch.archived ?? null}::boolean, archived),
+          title = case when ${patch.title !== undefined} then ${patch.title ?? null} else title end,
+          updated_at = now()
+        where id = ${id}::uuid returning ${CHAT}`)
+      return row === null ? null : chatRecord(row)
+    },
+    async remove(id: string): Promise<boolean> {
+      return (await db.query(sql.unsafe`delete from chats where id = ${id}::uuid`)).rowCount > 0
+    },
+    async setChannel(id: string, channelId: string | null): Promise<void> {
+      await db.query(sql.unsafe`update chats set active_channel_id = ${channelId}, updated_at = now() where id = ${id}::uuid`)
+    },
+    async messages(chatId: string, limit?: number): Promise<MessageRow[]> {
+      const rows =
+        limit === undefined
+          ? await db.any(sql.unsafe`select ${MESSAGE} from chat_messages where chat_id = ${chatId}::uuid order by seq`)
+          : await db.any(sql.unsafe`select * from (select ${MESSAGE}, seq from chat_messages where chat_id = ${chatId}::uuid order by seq desc limit ${limit}) m order by seq`)
+      return rows.map(messageRecord)
+    },
+    async append(chatId: string, m: { role: MessageRow['role']; content: string | null; tool_calls?: ToolCallRecord[] | null; tool_call_id?: string | null; name?: string | null }): Promise<MessageRow> {
+      const row = await db.one(sql.unsafe`
+        with m as (
+          insert into chat_messages (chat_id, role, content, tool_calls, tool_call_id, name)
+          values (${chatId}::uuid, ${m.role}, ${m.content}, ${m.tool_calls === undefined || m.tool_calls === null ? null : JSON.stringify(m.tool_calls)}::jsonb, ${m.tool_call_id ?? null}, ${m.name ?? null})
+          returning ${MESSAGE}
+        ), c as (update chats set last_message_at = now(), updated_at = now() where id = ${chatId}::uuid)
+        select * from m`)
+      return messageRecord(row)
+    },
+    async pendingApprovals(chatId: string): Promise<ApprovalRow[]> {
+      return (await db.any(sql.unsafe`select tool_call_id, function_namespace, function_name, arguments from chat_approvals where chat_id = ${chatId}::uuid and status = 'pending' order by created_at`)) as unknown as ApprovalRow[]
+    },
+    async addApproval(chatId: string, a: ApprovalRow): Promise<void> {
+      await db.query(sql.unsafe`insert into chat_approvals (chat_id, tool_call_id, function_namespace, function_name, arguments)
+        values (${chatId}::uuid, ${a.tool_call_id}, ${a.function_namespace}, ${a.function_name}, ${JSON.stringify(a.arguments)}::jsonb) on conflict do nothing`)
+    },
+    /** Decides a pending approval; false when there is none (already decided or unknown). */
+    async decide(chatId: string, toolCallId: string, approved: boolean): Promise<boolean> {
+      const r = await db.query(sql.unsafe`update chat_approvals set status = ${approved ? 'approved' : 'rejected'} where chat_id = ${chatId}::uuid and tool_call_id = ${toolCallId} and status = 'pending'`)
+      return r.rowCount > 0
+    },
+    async approval(chatId: string, toolCallId: string): Promise<(ApprovalRow & { status: string }) | null> {
+      return (await db.maybeOne(sql.unsafe`select tool_call_id, function_namespace, function_name, arguments, status from chat_approvals where chat_id = ${chatId}::uuid and tool_call_id = ${toolCallId}`)) as unknown as (ApprovalRow & { status: string }) | null
+    },
+    /** Hard-deletes expired chats with their messages (SPEC §2.2 ephemeral chats). */
+    async deleteExpired(): Promise<number> {
+      return (await db.query(sql.unsafe`delete from chats where expires_at is not null and expires_at <= now()`)).rowCount
+    },
+  }
+}
+
+export type ChatStore = ReturnType<typeof chatStore>

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto'
+import type { JetStreamClient } from '@nats-io/jetstream'
+import type { Config } from '../kernel/config.ts'
+import type { Logger } from '../kernel/log.ts'
+import type { Db } from '../platform/db.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import type { InvokeDeps } from '../functions/invoke.ts'
+import type { JobStateStore } from '../jobs/job-state.ts'
+import { waitForJob } from '../jobs/wait.ts'
+import type { JobExecutor } from '../jobs/worker.ts'
+import { resolveAgentLlm } from '../llm/registry.ts'
+import type { ResourceService } from '../resources/service.ts'
+import { sendToActor } from '../../actors/runtime/send.ts'
+import type { chatActor } from '../../actors/chat.ts'
+import { chatStore } from './store.ts'
+import { turnExecutor, TurnError, type Emit, type TurnResult } from './turn.ts'
+
+/*
+ * The agent and sub-agent pools' executor, wired for a worker process: stream events, LLM
+ * resolution, sub-agent delegation (a hidden chat of the sub-agent, its turn a `subagent` job the
+ * parent waits for while lending its slot) and the end-of-turn report to the chat actor.
+ */
+export interface ChatWorkerDeps {
+  db: Db
+  nc: NatsConnection
+  js: JetStreamClient
+  names: NatsNames
+  config: Config
+  resources: ResourceService
+  invoke: InvokeDeps
+  jobStore: JobStateStore
+  actor: ReturnType<typeof chatActor>
+  emitter(channelId: string | null): Emit
+  log: Logger
+}
+
+export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
+  const store = chatStore(d.db)
+  return turnExecutor({
+    db: d.db,
+    config: d.config,
+    resources: d.resources,
+    invoke: d.invoke,
+    log: d.log,
+    emitter: d.emitter,
+    async llm(agent) {
+      const r = await resolveAgentLlm({ db: d.db, resources: d.resources }, { llm_provider_id: (agent.spec['llm_provider_id'] as string | null) ?? null, model: (agent.spec['model'] as string | null) ?? null })
+      return { client: r.client, model: r.model }
+    },
+    async delegate(ctx, agent, message) {
+      const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
+      const jobId = randomUUID()
+      await sendToActor(d.js, d.names, d.actor, chat.id, {
+        type: 'send',
+        turn: {
+          job_id: jobId,
+          content: message,
+          channel_id: null,
+          user_id: ctx.chat.user_id,
+          pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
+          parent: { id: ctx.job.id, depth: ctx.job.depth },
+          delegation_depth: ctx.delegationDepth + 1,
+        },
+      }, { msgId: `chat-send-${jobId}` })
+      const done = await ctx.blocking(waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_DELEGATE_TIMEOUT * 1000))
+      if (done === null || done.status !== 'completed') throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: ${done?.error ?? done?.status ?? 'timeout'}`)
+      return (done.result as TurnResult).message?.content ?? ''
+    },
+    async turnEnded(chatId, jobId) {
+      await sendToActor(d.js, d.names, d.actor, chatId, { type: 'ended', job_id: jobId }, { msgId: `chat-ended-${jobId}` })
+    },
+  })
+}

@@ -1,0 +1,88 @@
+import type { Principal } from '../auth/principal.ts'
+import type { Config } from '../kernel/config.ts'
+import { enqueueJob, type EnqueueDeps } from '../jobs/enqueue.ts'
+import type { JobState, JobStateStore } from '../jobs/job-state.ts'
+import type { ResultStore } from '../jobs/result-store.ts'
+import { waitForJob } from '../jobs/wait.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import type { ResourceRecord } from '../resources/service.ts'
+import type { FunctionJobMeta } from './handlers.ts'
+
+/*
+ * Running a function as a job of the `fn` pool: the one path used by the execute endpoints, agent
+ * tool calls and message hooks. The caller has already checked the execute permission and the
+ * input; the job runs as the principal.
+ */
+export interface InvokeDeps {
+  nc: NatsConnection
+  names: NatsNames
+  config: Config
+  enqueue: EnqueueDeps
+  store: JobStateStore
+  results: ResultStore
+}
+
+export interface InvokeOptions {
+  input: unknown
+  /** Seconds; at most the function's own timeout. */
+  timeoutS?: number
+  sync: boolean
+  triggerType?: string
+  triggerId?: string
+  chatId?: string | null
+  parent?: { id: string; depth: number } | null
+  delay?: number | null
+  callbackUrl?: string | null
+}
+
+export function functionTimeout(config: Config, fn: ResourceRecord, asked?: number): number {
+  const own = typeof fn['timeout'] === 'number' ? fn['timeout'] : config.FUNCTION_TIMEOUT
+  return Math.max(1, Math.min(own, asked ?? own))
+}
+
+export function enqueueFunction(d: Pick<InvokeDeps, 'config' | 'enqueue'>, p: Principal, fn: ResourceRecord, o: InvokeOptions): Promise<JobState> {
+  const timeoutS = functionTimeout(d.config, fn, o.timeoutS)
+  const meta: FunctionJobMeta = { function_id: fn.id, version: Number(fn['version']), user_email: p.email, shared_pool: fn['shared_pool'] === true }
+  return enqueueJob(d.enqueue, {
+    pool: 'fn',
+    kind: 'function',
+    namespace: String(fn['namespace']),
+    name: fn.name,
+    input: o.input,
+    userId: p.userId,
+    triggerType: o.triggerType ?? 'api',
+    ...(o.triggerId === undefined ? {} : { triggerId: o.triggerId }),
+    chatId: o.chatId ?? null,
+    parent: o.parent ?? null,
+    delaySeconds: o.delay ?? null,
+    callbackUrl: o.callbackUrl ?? null,
+    timeoutMs: timeoutS * 1000 + 5_000,
+    meta: { ...meta, timeout_s: timeoutS },
+    ...(o.sync ? { maxAttempts: 1 } : {}),
+  })
+}
+
+export type InvokeOutcome =
+  | { status: 'success'; execution_id: string; result: unknown }
+  | { status: 'error' | 'timeout'; execution_id: string; error: string }
+
+/** Enqueues a single-attempt execution and waits for its end. */
+export async function invokeFunction(d: InvokeDeps, p: Principal, fn: ResourceRecord, o: Omit<InvokeOptions, 'sync' | 'delay' | 'callbackUrl'>): Promise<InvokeOutcome> {
+  const timeoutS = functionTimeout(d.config, fn, o.timeoutS)
+  const job = await enqueueFunction(d, p, fn, { ...o, sync: true })
+  const done = await waitForJob(d.nc, d.names, d.store, job.id, timeoutS * 1000 + 30_000)
+  if (done === null || (done.status !== 'completed' && done.status !== 'failed' && done.status !== 'cancelled')) {
+    return { status: 'timeout', execution_id: job.id, error: `no result within ${String(timeoutS)} s; the execution goes on: GET /executions/${job.id}` }
+  }
+  if (done.status === 'completed') {
+    let result: unknown = done.result ?? null
+    if (done.result_stored === true) {
+      const text = await d.results.get(job.id)
+      result = text === null ? null : (JSON.parse(text) as unknown)
+    }
+    return { status: 'success', execution_id: job.id, result }
+  }
+  const error = done.error ?? done.status
+  return { status: /^TimeoutError\b|^timed out after/.test(error) ? 'timeout' : 'error', execution_id: job.id, error }
+}
