@@ -282,9 +282,10 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
   }
 
   const blocking = async <T>(p: Promise<T>): Promise<T> => {
-    let lent = true
+    const loan = { active: true }
     const extra = (async () => {
-      while (lent && !stopping) {
+      for (;;) {
+        if (!loan.active || stopping) return
         const m: PulledMessage | null = await puller.take()
         if (m === null) return
         const h = handle(m).catch((err: unknown) => log.error({ err, subject: m.subject }, 'job handling failed'))
@@ -296,7 +297,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     try {
       return await p
     } finally {
-      lent = false
+      loan.active = false
       void extra
     }
   }
