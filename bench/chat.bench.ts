@@ -1,0 +1,119 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createInterface } from 'node:readline'
+import { join } from 'node:path'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { clockTicks, processTicks } from './lib/cpu.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+
+/*
+ * Chat-turn platform overhead with a zero-latency fake provider (its own process), CHATS
+ * concurrent chats each sending messages one after another for DURATION seconds:
+ *   baseline  the fake provider called directly (one streamed completion), same concurrency
+ *   turn      POST /chats/{id}/messages through the platform (gateway → chat actor → agent job →
+ *             history and context from Postgres → streamed LLM call → messages stored → reply)
+ * The platform's overhead per turn is the turn latency minus the direct call's.
+ */
+const CHATS = Number(process.env['BENCH_CHATS'] ?? 50)
+const DURATION_S = Number(process.env['BENCH_DURATION'] ?? 8)
+const REPO = join(import.meta.dirname, '..')
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0
+}
+
+async function startFake(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'tests', 'helpers', 'fake-llm.ts'), '--zero-latency'], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream })
+    rl.once('line', resolve)
+    child.once('exit', (code) => reject(new Error(`fake LLM exited ${String(code)}`)))
+  })
+  return { child, url: (JSON.parse(line) as { url: string }).url }
+}
+
+async function loop(n: number, fn: (i: number) => Promise<void>): Promise<{ lat: number[]; seconds: number }> {
+  const lat: number[] = []
+  const until = performance.now() + DURATION_S * 1000
+  const t0 = performance.now()
+  await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      while (performance.now() < until) {
+        const s = performance.now()
+        await fn(i)
+        lat.push(performance.now() - s)
+      }
+    }),
+  )
+  return { lat, seconds: (performance.now() - t0) / 1000 }
+}
+
+const benchmark: Benchmark = {
+  name: 'chat',
+  description: `Chat-turn platform overhead with a zero-latency fake provider, ${String(CHATS)} concurrent chats`,
+  async run() {
+    const rows: Row[] = []
+    const fake = await startFake()
+    const dataDir = tempDir('bench-chat-')
+    let platform: ServerChild | undefined
+    try {
+      const completions = `${fake.url}/v1/chat/completions`
+      const direct = await loop(CHATS, async () => {
+        const r = await fetch(completions, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }) })
+        await r.text()
+      })
+      rows.push({ benchmark: 'chat', case: `fake provider called directly (${String(CHATS)} concurrent)`, baseline: true, requests: direct.lat.length, durationS: direct.seconds, rps: direct.lat.length / direct.seconds, cpuUsPerReq: 0, latencyP50Ms: pct(direct.lat, 50), latencyP99Ms: pct(direct.lat, 99), errors: 0 })
+
+      process.stderr.write('  starting platform...\n')
+      platform = await startServerChild('platform', 'platform.ts', {
+        NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
+        SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
+        DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
+        SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0', QUEUE_AGENT_CONCURRENCY: String(CHATS), QUEUE_AGENT_REPLICAS: '1',
+      })
+      const base = `http://127.0.0.1:${String(platform.info.port)}`
+      const headers = { authorization: `Bearer ${String(platform.info.token)}`, 'content-type': 'application/json' }
+      const post = async (path: string, body: unknown) => {
+        const r = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+        const text = await r.text()
+        if (r.status >= 300) throw new Error(`${path}: ${String(r.status)} ${text}`)
+        return JSON.parse(text) as Record<string, unknown>
+      }
+      await post('/api/v1/llm-providers', { name: 'fake', provider_type: 'openai', api_endpoint: `${fake.url}/v1`, api_key: 'k', default_model: 'm', is_default: true })
+      await post('/api/v1/agents', { namespace: 'bench', name: 'echo', system_prompt: 'You are a benchmark.' })
+      const chats = await Promise.all(Array.from({ length: CHATS }, async () => String((await post('/agents/bench/echo/chats', { expires_in: 3600 }))['id'])))
+      // warm-up: one turn per chat
+      await Promise.all(chats.map((id) => post(`/chats/${id}/messages`, { content: 'warm up' })))
+      const ticks0 = processTicks(platform.pid)
+      let errors = 0
+      const turns = await loop(CHATS, async (i) => {
+        await post(`/chats/${chats[i] as string}/messages`, { content: 'hello' }).catch(() => {
+          errors++
+        })
+      })
+      const cpuUs = ((processTicks(platform.pid) - ticks0) / clockTicks()) * 1e6 / Math.max(1, turns.lat.length)
+      const overheadP50 = pct(turns.lat, 50) - pct(direct.lat, 50)
+      const overheadP99 = pct(turns.lat, 99) - pct(direct.lat, 99)
+      rows.push({
+        benchmark: 'chat',
+        case: `chat turn through the platform (${String(CHATS)} concurrent chats)`,
+        requests: turns.lat.length,
+        durationS: turns.seconds,
+        rps: turns.lat.length / turns.seconds,
+        cpuUsPerReq: cpuUs,
+        latencyP50Ms: pct(turns.lat, 50),
+        latencyP99Ms: pct(turns.lat, 99),
+        errors,
+        note: `platform overhead per turn: p50 ${overheadP50.toFixed(2)} ms (target ≤ 2), p99 ${overheadP99.toFixed(2)} ms (target ≤ 10); CPU is the whole platform process (gateway, services, actor host, workers); Postgres and nats-server not included`,
+      })
+      return rows
+    } finally {
+      await platform?.stop()
+      fake.child.kill('SIGTERM')
+      removeTempDir(dataDir)
+    }
+  },
+}
+
+export default benchmark
