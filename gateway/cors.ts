@@ -8,7 +8,7 @@ export interface Cors {
 }
 
 const ALLOW_HEADERS = 'authorization, content-type, x-api-key, x-request-id, last-event-id, x-application'
-const EXPOSE_HEADERS = 'x-request-id, x-total-count'
+const EXPOSE_HEADERS = 'x-request-id, x-total-count, x-channel-id'
 const METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS'
 
 export function createCors(setting: string): Cors {

@@ -37,6 +37,18 @@ export function buildOpenApi(routes: readonly RouteDef[], surface: Surface, vers
     const responses: Record<string, unknown> = {
       [status]: r.response === undefined || status === '204' ? { description: 'Success' } : { description: 'Success', content: { 'application/json': { schema: clean(r.response) } } },
     }
+    if (r.stream !== undefined) {
+      // gateway/sse.ts: the relayed channel; resumable by event id in the platform format.
+      if (r.stream.format === 'platform') {
+        parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, description: 'resume after this event id', schema: { type: 'integer', minimum: 0 } })
+        if (r.query?.properties['last_id'] === undefined) parameters.push({ name: 'last_id', in: 'query', required: false, description: 'resume after this event id (when the header cannot be set)', schema: { type: 'integer', minimum: 0 } })
+      }
+      const description =
+        r.stream.format === 'platform'
+          ? 'Server-Sent Events: every event has `id:` (resume with Last-Event-ID), `event:` and a JSON `data:` line; the stream ends after `done` or `error`; `: ping` comments keep it open'
+          : 'Server-Sent Events: `data:` lines holding chat.completion.chunk objects, ending with `data: [DONE]`'
+      responses[status] = { description, content: { 'text/event-stream': { schema: { type: 'string' } } } }
+    }
     const errors = new Set([...(r.errors ?? []), ...(r.auth ? [401] : []), ...(r.body !== undefined ? [400, 413, 415, 422] : r.query !== undefined ? [422] : [])])
     for (const code of [...errors].sort()) {
       responses[String(code)] = { description: ERROR_TEXT[code] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } }

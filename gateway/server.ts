@@ -10,11 +10,13 @@ import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
 import { AppError, toAppError, type FieldIssue } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
+import { newChannelId, parseLastId, parseStreamReply } from '../src/streaming/channel.ts'
 import { createTokenVerifier } from './auth.ts'
 import { createCors } from './cors.ts'
 import { DOCS_ASSET_PREFIX, DOCS_INIT_JS, docsPage, loadDocsAssets } from './docs.ts'
 import { readBody, send, sendError, type ResponseState } from './http.ts'
 import { buildOpenApi } from './openapi.ts'
+import { SseRelay, type SseSettings, type SseStream } from './sse.ts'
 
 /*
  * The HTTP edge on uWebSockets.js. It holds no database connection: it authenticates the bearer
@@ -33,11 +35,15 @@ export interface GatewayOptions {
   version: string
   /** Peers whose X-Forwarded-For is believed (comma-separated addresses). */
   trustedProxies?: string
+  /** Server-Sent Events settings (SSE_PING_SECONDS, SSE_MAX_BUFFER_BYTES, SSE_IDLE_TIMEOUT_SECONDS); defaults in gateway/sse.ts. */
+  sse?: Partial<SseSettings>
 }
 
 export interface Gateway {
   port: number
   close(): void
+  /** Open Server-Sent Events streams (listening, replaying or live). */
+  sseStreams(): number
 }
 
 interface CompiledRoute {
@@ -78,6 +84,16 @@ function compile(def: RouteDef, names: NatsNames): CompiledRoute {
   }
 }
 
+/** A stream route's reply body → the channel to relay; null when it is a plain JSON answer. */
+function streamTarget(data: Uint8Array): ReturnType<typeof parseStreamReply> {
+  if (data.length === 0 || data.length > 4096) return null
+  try {
+    return parseStreamReply(JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')))
+  } catch {
+    return null
+  }
+}
+
 export function startGateway(options: GatewayOptions, host: string, port: number): Promise<Gateway> {
   const { nc, log } = options
   const verifier = createTokenVerifier(options.secretKey)
@@ -103,6 +119,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     return hops[0] ?? peer
   }
   const app: TemplatedApp = uws.App()
+  const sse = new SseRelay(nc, options.names, log, options.sse)
 
   /** Per-request state and the synchronous reads uWS requires before any await. */
   function begin(res: HttpResponse, req: HttpRequest): ResponseState & { method: string; url: string; started: number } {
@@ -192,6 +209,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       const params: Record<string, string> = {}
       for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i] as string] = safeDecode(req.getParameter(i) ?? '')
       const rawQuery = req.getQuery() ?? ''
+      const lastEventId = route.def.stream === undefined ? '' : req.getHeader('last-event-id')
       const declared = Number(req.getHeader('content-length') || '0')
       let bodyPromise: Promise<Buffer | null> | undefined
       if (route.body !== undefined) {
@@ -201,7 +219,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         }
         bodyPromise = readBody(res, options.maxBodyBytes)
       }
-      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, bodyPromise })
+      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise })
     }
     app[UWS_METHOD[route.def.method]](uwsPath, handler)
   }
@@ -210,8 +228,9 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     res: HttpResponse,
     state: ReturnType<typeof begin>,
     route: CompiledRoute,
-    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; bodyPromise: Promise<Buffer | null> | undefined },
+    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; lastEventId: string; bodyPromise: Promise<Buffer | null> | undefined },
   ): Promise<void> {
+    let stream: SseStream | undefined
     try {
       let caller: Caller | null = null
       if (route.def.auth) {
@@ -247,7 +266,20 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         body = raw
       }
       if (state.aborted) return
-      const out = encodeRequest({ requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }, body)
+      // Stream routes: listen on a fresh channel before forwarding, so no early event is missed.
+      let streamLastId: number | undefined
+      if (route.def.stream !== undefined) {
+        const fromHeader = parseLastId(input.lastEventId.trim())
+        const fromQuery = parseLastId(input.rawQuery === '' ? '' : (new URLSearchParams(input.rawQuery).get('last_id') ?? ''))
+        const lastId = fromHeader !== undefined ? fromHeader : fromQuery
+        if (lastId === null) throw new AppError(422, 'request.invalid', 'Last-Event-ID / last_id must be an event id (a non-negative integer)')
+        streamLastId = lastId
+        stream = sse.open(newChannelId())
+      }
+      const out = encodeRequest(
+        { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }) },
+        body,
+      )
       const msg = await nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers }).catch((err: unknown) => {
         const name = err instanceof Error ? `${err.name} ${err.message}` : String(err)
         if (/no responders|503|closed|draining/i.test(name)) throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
@@ -255,9 +287,19 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         throw err
       })
       const reply = decodeReply(msg.headers, msg.data)
+      if (stream !== undefined && route.def.stream !== undefined) {
+        const target = reply.status === 200 ? streamTarget(reply.data) : null
+        if (target !== null) {
+          stream.start(res, state, target, route.def.stream.format, reply.headers)
+          finish(state, 200)
+          return
+        }
+        stream.cancel()
+      }
       send(res, state, reply.status, reply.data, 'application/json', reply.headers)
       finish(state, reply.status)
     } catch (err) {
+      stream?.cancel()
       fail(res, state, err)
     }
   }
@@ -292,7 +334,9 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         port: actual,
         close: () => {
           uws.us_listen_socket_close(socket)
+          sse.close()
         },
+        sseStreams: () => sse.streams.size,
       })
     })
   })

@@ -31,6 +31,13 @@ export interface RouteDef {
   status?: number
   /** Extra documented outcomes. */
   errors?: number[]
+  /**
+   * A Server-Sent Events route (gateway/sse.ts): the request is forwarded as usual; when the
+   * handler answers 200 with `streamReply(...)` (src/streaming/channel.ts) the gateway relays that
+   * stream channel as `text/event-stream`. `platform`: `id:` (stream sequence), `event:` and
+   * `data:` lines; `openai`: `data:` lines only, ending with `data: [DONE]`.
+   */
+  stream?: { format: 'platform' | 'openai' }
 }
 
 /** The authenticated caller as the gateway saw it (a verified token); permissions are resolved service-side. */
@@ -51,6 +58,14 @@ export interface RpcRequest {
   caller: Caller | null
   /** The client's address as the gateway saw it (X-Forwarded-For only from TRUSTED_PROXIES). */
   clientIp: string
+  /**
+   * Stream routes only: a fresh channel id the gateway already listens on. A handler starting a
+   * new stream publishes on it and answers `streamReply(req.streamChannelId)`, so no early event
+   * is missed.
+   */
+  streamChannelId?: string
+  /** Stream routes only: the client's `Last-Event-ID` header (or `?last_id=`), a stream sequence. */
+  streamLastId?: number
 }
 
 export interface RpcReply {

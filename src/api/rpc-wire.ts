@@ -13,6 +13,8 @@ const H_QUERY = 'Query'
 const H_CLIENT_IP = 'Client-Ip'
 const H_STATUS = 'Status'
 const H_HEADERS = 'Reply-Headers'
+const H_STREAM_CHANNEL = 'Stream-Channel'
+const H_STREAM_LAST_ID = 'Stream-Last-Id'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -22,13 +24,18 @@ export interface EncodedRequest {
   data: Uint8Array
 }
 
-export function encodeRequest(req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string }, body: Uint8Array): EncodedRequest {
+export function encodeRequest(
+  req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string; streamChannelId?: string; streamLastId?: number },
+  body: Uint8Array,
+): EncodedRequest {
   const h = natsHeaders()
   h.set(H_REQUEST_ID, req.requestId)
   if (req.clientIp !== undefined && req.clientIp !== '') h.set(H_CLIENT_IP, req.clientIp)
   if (req.caller !== null) h.set(H_CALLER, JSON.stringify(req.caller))
   if (Object.keys(req.params).length > 0) h.set(H_PARAMS, JSON.stringify(req.params))
   if (Object.keys(req.query).length > 0) h.set(H_QUERY, JSON.stringify(req.query))
+  if (req.streamChannelId !== undefined) h.set(H_STREAM_CHANNEL, req.streamChannelId)
+  if (req.streamLastId !== undefined) h.set(H_STREAM_LAST_ID, String(req.streamLastId))
   return { headers: h, data: body }
 }
 
@@ -38,7 +45,7 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
     const v = get(k)
     return v === '' ? fallback : JSON.parse(v)
   }
-  return {
+  const req: RpcRequest = {
     requestId: get(H_REQUEST_ID),
     caller: json(H_CALLER, null) as Caller | null,
     params: json(H_PARAMS, {}) as Record<string, string>,
@@ -46,6 +53,11 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
     body: data.length === 0 ? undefined : JSON.parse(decoder.decode(data)),
     clientIp: get(H_CLIENT_IP),
   }
+  const channel = get(H_STREAM_CHANNEL)
+  if (channel !== '') req.streamChannelId = channel
+  const lastId = get(H_STREAM_LAST_ID)
+  if (lastId !== '') req.streamLastId = Number(lastId)
+  return req
 }
 
 export function encodeReply(reply: RpcReply): EncodedRequest {
