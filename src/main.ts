@@ -41,12 +41,16 @@ import { chatRoutes } from './chats/routes.ts'
 import { chatHandlers } from './chats/handlers.ts'
 import { chatStore } from './chats/store.ts'
 import { chatTurnExecutor } from './chats/worker.ts'
-import { openJobStateStore } from './jobs/job-state.ts'
+import { isTerminalEvent, publishStreamEvent, publishStreamEventNoAck } from './streaming/channel.ts'
+import { openJobStateStore, type JobState } from './jobs/job-state.ts'
+import { sendToActor } from '../actors/runtime/send.ts'
 import { openResultStore } from './jobs/result-store.ts'
 import { maxDepthOf } from './jobs/start.ts'
 import { sandboxAdminHandlers, sandboxAdminRoutes } from './functions/admin.ts'
 import { dependencyHandlers } from './dependencies/handlers.ts'
 import { dependencyRoutes } from './dependencies/routes.ts'
+import { adapterRoutes } from './adapter/routes.ts'
+import { adapterHandlers } from './adapter/handlers.ts'
 import { currentPackagesDir, installApprovedPackages } from './dependencies/installer.ts'
 
 /*
@@ -69,7 +73,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...chatRoutes(), ...sandboxAdminRoutes(), ...accessRoutes(), ...dependencyRoutes()]
+  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...chatRoutes(), ...sandboxAdminRoutes(), ...accessRoutes(), ...dependencyRoutes(), ...adapterRoutes()]
 }
 
 export interface Platform {
@@ -161,13 +165,14 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const functions = functionHandlers({ db, nc, names, config, resources, jobs: jobService, log: log.child({ mod: 'functions' }) })
       const chatDef = chatActor({ enqueue: jobService.enqueue, store: jobService.store, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
       const chats = chatHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store, actor: chatDef })
+      const adapter = adapterHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store, actor: chatDef, log: log.child({ mod: 'adapter' }) })
       // ephemeral chats (expires_in) are hard-deleted with their messages
       const expired = setInterval(() => {
         chatStore(pool).deleteExpired().catch((err: unknown) => log.warn({ err }, 'deleting expired chats failed'))
       }, 60_000)
       expired.unref()
       cleanups.push(async () => clearInterval(expired))
-      const handlers = new Map<string, RpcHandler>([...chats, ...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...dependencyHandlers({ db, config })])
+      const handlers = new Map<string, RpcHandler>([...chats, ...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...dependencyHandlers({ db, config }), ...adapter])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }
@@ -203,11 +208,25 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         invoke,
         jobStore,
         actor: chatActor({ enqueue, store: jobStore, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 }),
-        emitter: () => async () => undefined,
+        // deltas without a PubAck (ordered on one connection), the terminal event acknowledged
+        emitter: (channelId) =>
+          channelId === null
+            ? async () => undefined
+            : async (event, data) => {
+                if (isTerminalEvent(event)) await publishStreamEvent(js, names, channelId, { event, data })
+                else publishStreamEventNoAck(nc, names, channelId, { event, data })
+              },
         log: log.child({ mod: 'turn' }),
       })
       const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }), agent: turn, subagent: turn }
-      const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors })
+      // a turn whose worker died ends with an `error` event and frees its chat for the next message
+      const chatDefW = chatActor({ enqueue, store: jobStore, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
+      const abandoned = async (job: JobState) => {
+        const input = job.input as { chat_id?: string; channel_id?: string | null }
+        if (typeof input.channel_id === 'string') await publishStreamEvent(js, names, input.channel_id, { event: 'error', data: { detail: 'the worker running this turn was lost; send the message again', code: 'turn.worker_lost' } })
+        if (typeof input.chat_id === 'string') await sendToActor(js, names, chatDefW, input.chat_id, { type: 'ended', job_id: job.id }, { msgId: `chat-ended-${job.id}` })
+      }
+      const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors, onAbandoned: { agent: abandoned, subagent: abandoned } })
       cleanups.push(() => workers.stop())
     }
 

@@ -18,6 +18,7 @@ import { sendToActor } from '../../actors/runtime/send.ts'
 import type { chatActor } from '../../actors/chat.ts'
 import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import type { TurnResult } from './turn.ts'
+import { newChannelId, streamReply } from '../streaming/channel.ts'
 
 /*
  * The chat endpoints. A chat is its owner's: anyone else gets 404 (admins holding
@@ -153,6 +154,30 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
       const out = await svc.result(jobId)
       return { body: { ...(out.message ?? {}), status: out.status } }
     }),
+    [
+      'chats.send-stream',
+      async (req) => {
+        const p = await principalOf(req)
+        const chat = await svc.chatOf(p, req.params['id'] ?? '')
+        if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+        // the gateway listens on this channel already: no event of the turn can be missed
+        const channelId = req.streamChannelId ?? newChannelId()
+        await svc.send(p, chat, { content: (req.body as { content: string }).content, channelId })
+        return streamReply(channelId)
+      },
+    ],
+    [
+      'chats.stream',
+      async (req) => {
+        const p = await principalOf(req)
+        const chat = await svc.chatOf(p, req.params['id'] ?? '')
+        const channelId = req.params['channel_id'] ?? ''
+        // a chat's channels are its own: only its current (or last) channel resumes
+        if (chat.active_channel_id !== channelId) throw notFound(`no stream ${channelId} in this chat`, 'chat.stream_not_found')
+        const q = req.query as { last_id?: number }
+        return streamReply(channelId, req.streamLastId ?? q.last_id ?? 0)
+      },
+    ],
     on('chats.approve-tool', async (p, req) => {
       const chat = await svc.chatOf(p, req.params['id'] ?? '')
       if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
@@ -161,7 +186,7 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
       const pending = await store.approval(chat.id, toolCallId)
       if (pending === null) throw notFound(`no tool call ${toolCallId} waits for approval in this chat`, 'chat.approval_not_found')
       if (!(await store.decide(chat.id, toolCallId, approved))) throw conflict(`tool call ${toolCallId} was already ${pending.status}`, 'chat.approval_decided')
-      const channelId = (req as { streamChannelId?: string }).streamChannelId ?? `ch${randomUUID().replace(/-/g, '')}`
+      const channelId = newChannelId()
       await svc.send(p, chat, { approval: { tool_call_id: toolCallId, approved }, channelId })
       return { status: 202, body: { status: approved ? 'approved' : 'rejected', tool_call_id: toolCallId, channel_id: channelId } }
     }),

@@ -8,7 +8,7 @@ import { workersBucket } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { EnqueueDeps } from './enqueue.ts'
-import { openJobStateStore, POOLS, type JobStateStore, type Pool } from './job-state.ts'
+import { openJobStateStore, POOLS, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
 import { startMirror } from './mirror.ts'
 import { provisionJobs } from './provision.ts'
@@ -77,6 +77,8 @@ export async function startJobWorkers(o: {
   executors: Partial<Record<Pool, JobExecutor>>
   /** Overrides the configured replica count (tests and the `worker` CLI run one). */
   replicas?: number
+  /** Per pool: what to do when a job of a lost worker ends failed (see WorkerOptions.onAbandoned). */
+  onAbandoned?: Partial<Record<Pool, (job: JobState) => Promise<void>>>
 }): Promise<{ workers: JobWorker[]; stop(): Promise<void> }> {
   const store = await openJobStateStore(o.nc, o.names)
   const results = await openResultStore(o.nc, o.names)
@@ -102,6 +104,7 @@ export async function startJobWorkers(o: {
           retryDelayMs: o.config.QUEUE_RETRY_DELAY_SECONDS * 1000,
           timeoutMs: size.timeoutMs,
           heartbeatMs: o.config.QUEUE_HEARTBEAT_SECONDS * 1000,
+          ...(o.onAbandoned?.[pool] === undefined ? {} : { onAbandoned: o.onAbandoned[pool] }),
         }),
       )
     }

@@ -53,6 +53,11 @@ export interface WorkerOptions {
   /** Per-attempt time limit (FUNCTION_TIMEOUT / AGENT_JOB_TIMEOUT). */
   timeoutMs: number
   heartbeatMs?: number
+  /**
+   * Called after a job whose worker was lost is marked failed without a retry (agent pools): the
+   * pool's owner tells whoever waits (a chat's stream, its actor) instead of leaving them hanging.
+   */
+  onAbandoned?: (job: JobState) => Promise<void>
 }
 
 export interface JobWorker {
@@ -176,8 +181,9 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       return
     }
     if (outcome === 'lost-agent') {
-      await o.store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'failed', error: 'worker lost during the run; agent jobs are not retried', finished_at: new Date().toISOString() }), cur)
+      const failed = await o.store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'failed', error: 'worker lost during the run; agent jobs are not retried', finished_at: new Date().toISOString() }), cur)
       m.term()
+      if (failed !== null) await o.onAbandoned?.(failed.state).catch((err: unknown) => log.warn({ err, job: id }, 'reporting an abandoned job failed'))
       log.warn({ job: id }, 'agent job redelivered after its worker was lost: marked failed')
       return
     }

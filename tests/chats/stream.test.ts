@@ -1,0 +1,106 @@
+import t from 'tap'
+import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
+import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
+
+/*
+ * A chat turn streamed over SSE: every event has an id; the stream ends with `done`; a client
+ * that drops the connection and resumes with Last-Event-ID gets exactly the remaining events; a
+ * failing turn ends with an `error` event instead of leaving the client hanging.
+ */
+let env: TestPlatform
+let llm: FakeLlm
+
+interface SseEvent {
+  id: number
+  event: string
+  data: unknown
+}
+
+function parse(text: string): SseEvent[] {
+  const out: SseEvent[] = []
+  for (const block of text.split('\n\n')) {
+    const lines = block.split('\n').filter((l) => l !== '' && !l.startsWith(':'))
+    if (lines.length === 0) continue
+    const get = (k: string) => lines.find((l) => l.startsWith(`${k}: `))?.slice(k.length + 2)
+    out.push({ id: Number(get('id')), event: get('event') ?? 'message', data: JSON.parse(get('data') ?? 'null') as unknown })
+  }
+  return out
+}
+
+async function stream(path: string, init: { method?: string; body?: unknown; headers?: Record<string, string>; stopAfter?: number } = {}): Promise<{ status: number; events: SseEvent[] }> {
+  const ac = new AbortController()
+  const res = await fetch(`${env.base}${path}`, {
+    method: init.method ?? 'POST',
+    headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json', ...init.headers },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+    signal: ac.signal,
+  })
+  if (res.status !== 200 || res.body === null) return { status: res.status, events: [] }
+  let text = ''
+  const decoder = new TextDecoder()
+  try {
+    for await (const chunk of res.body) {
+      text += decoder.decode(chunk as Uint8Array, { stream: true })
+      const events = parse(text.slice(0, text.lastIndexOf('\n\n') + 2))
+      if (init.stopAfter !== undefined && events.length >= init.stopAfter) {
+        ac.abort()
+        return { status: res.status, events: events.slice(0, init.stopAfter) }
+      }
+    }
+  } catch (err) {
+    if (!ac.signal.aborted) throw err
+  }
+  return { status: res.status, events: parse(text) }
+}
+
+t.before(async () => {
+  llm = await startFakeLlm()
+  t.teardown(() => llm.close())
+  env = await startTestPlatform(t)
+  await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
+  await env.request('POST', '/api/v1/functions', { body: { namespace: 'tools', name: 'echo', code: 'def handler(input, context):\n    return {"echo": input.get("text")}\n' } })
+  await env.request('POST', '/api/v1/agents', { body: { namespace: 'demo', name: 'streamer', system_prompt: 'Stream.', enabled_functions: ['tools/echo'] } })
+})
+
+t.test('a streamed turn: deltas, tool events, done; every event has an increasing id', async (t) => {
+  const chat = (await env.request('POST', '/agents/demo/streamer/chats', { body: {} })).body as { id: string }
+  llm.push({ tool_calls: [{ id: 'e1', name: 'tools__echo', arguments: { text: 'ping' } }] }, { text: ['Got', ' it', ', ', 'pong', '.'], chunk_delay_ms: 5 })
+  const { status, events } = await stream(`/chats/${chat.id}/messages/stream`, { body: { content: 'go' } })
+  t.equal(status, 200)
+  const names = events.map((e) => e.event)
+  t.same(names.filter((n) => n !== 'message'), ['tool_start', 'tool_end', 'done'])
+  t.match(events.find((e) => e.event === 'tool_end')?.data, { tool_call_id: 'e1', result: { echo: 'ping' } })
+  t.equal(events.filter((e) => e.event === 'message').map((e) => (e.data as { content: string | null }).content ?? '').join(''), 'Got it, pong.')
+  t.same(events.at(-1)?.data, { status: 'completed' })
+  const ids = events.map((e) => e.id)
+  t.ok(ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > (ids[i - 1] as number))), 'ids increase')
+})
+
+t.test('a dropped client resumes with Last-Event-ID: no gap, no duplicate', async (t) => {
+  const chat = (await env.request('POST', '/agents/demo/streamer/chats', { body: {} })).body as { id: string }
+  llm.push({ text: Array.from({ length: 30 }, (_, i) => `w${String(i)} `), chunk_delay_ms: 20 })
+  const first = await stream(`/chats/${chat.id}/messages/stream`, { body: { content: 'long answer' }, stopAfter: 5 })
+  t.equal(first.events.length, 5)
+  const channel = ((await env.request('GET', `/chats/${chat.id}`)).body as { active_channel_id: string }).active_channel_id
+  const last = first.events.at(-1)?.id as number
+  const rest = await stream(`/chats/${chat.id}/stream/${channel}`, { method: 'GET', headers: { 'last-event-id': String(last) } })
+  t.equal(rest.status, 200)
+  t.ok(rest.events.every((e) => e.id > last), 'nothing before the resume point')
+  const all = [...first.events, ...rest.events]
+  const text = all.filter((e) => e.event === 'message').map((e) => (e.data as { content: string | null }).content ?? '').join('')
+  t.equal(text, Array.from({ length: 30 }, (_, i) => `w${String(i)} `).join(''), 'every delta exactly once, in order')
+  t.equal(all.at(-1)?.event, 'done')
+  const again = await stream(`/chats/${chat.id}/stream/${channel}?last_id=0`, { method: 'GET' })
+  t.equal(again.events.length, all.length, 'a resume from 0 replays the whole turn')
+  const b = await env.createUser('stream-b@test.local')
+  const foreign = await fetch(`${env.base}/chats/${chat.id}/stream/${channel}`, { headers: { authorization: `Bearer ${b.token}` } })
+  t.equal(foreign.status, 404, "another user cannot attach to the stream")
+})
+
+t.test('a failing provider ends the stream with an error event', async (t) => {
+  const chat = (await env.request('POST', '/agents/demo/streamer/chats', { body: {} })).body as { id: string }
+  llm.push({ error: { status: 500, body: { error: { message: 'boom' } } } })
+  const { events } = await stream(`/chats/${chat.id}/messages/stream`, { body: { content: 'fail please' } })
+  t.equal(events.at(-1)?.event, 'error')
+  t.match(events.at(-1)?.data, { code: /^llm\./ })
+})
