@@ -143,6 +143,9 @@ const ROWS: Record<string, Row> = {
   'chats.update': { call: async (c) => ({ path: `/chats/${await chatOfA(c)}`, body: { archived: true } }), b: [404], admin: [200] },
   'chats.delete': { call: async (c) => ({ path: `/chats/${await chatOfA(c)}` }), b: [404], admin: [204] },
   'chats.send': { call: async (c) => ({ path: `/chats/${await chatOfA(c)}/messages`, body: { content: 'hi' } }), b: [404], admin: [404] },
+  'chats.send-stream': { call: async (c) => ({ path: `/chats/${await chatOfA(c)}/messages/stream`, body: { content: 'hi' } }), b: [404], admin: [404] },
+  // A's chat has no stream yet; another user's channel never resumes
+  'chats.stream': { call: async (c) => ({ path: `/chats/${await chatOfA(c)}/stream/nochannel` }), b: [404], admin: [404] },
   'chats.approve-tool': { call: async (c) => ({ path: `/chats/${await chatOfA(c)}/approve-tool/call1`, body: { approved: true } }), b: [404], admin: [404] },
   // no LLM provider is configured here: the admin's turn fails with 502 after it was allowed
   'agents.invoke': { call: async (c) => ({ path: `/agents/matrix/${await agentOfA(c)}/invoke`, body: { message: 'hi' } }), b: [404], admin: [200, 502] },
