@@ -212,6 +212,13 @@ const ROWS: Record<string, Row> = {
   'dependencies.reject': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}/reject` }), b: [403], admin: [200] },
   'dependencies.delete': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}` }), b: [403], admin: [204] },
   // ---- end dependencies
+  // ---- OpenAI adapter (src/adapter/): A's agent is no model for B; provider models need platform.llm (none here)
+  'adapter.openai.models.list': { call: async () => ({ path: '/adapters/openai/v1/models' }), b: [200], admin: [200] },
+  'adapter.openai.models.get': { call: async (c) => ({ path: `/adapters/openai/v1/models/agent:matrix%2F${await agentOfA(c)}` }), b: [404], admin: [200] },
+  'adapter.openai.models.get-path': { call: async (c) => ({ path: `/adapters/openai/v1/models/agent:matrix/${await agentOfA(c)}` }), b: [404], admin: [200] },
+  // no LLM provider is configured here: the admin's turn fails with 502 after it was allowed
+  'adapter.openai.chat-completions': { call: async (c) => ({ path: '/adapters/openai/v1/chat/completions', body: { model: `agent:matrix/${await agentOfA(c)}`, messages: [{ role: 'user', content: 'hi' }] } }), b: [404], admin: [200, 502] },
+  // ---- end OpenAI adapter
 }
 
 async function dependencyOfA(c: Ctx): Promise<string> {
