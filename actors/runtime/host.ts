@@ -299,7 +299,9 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     // server then delivers them before newer ones. Consuming earlier would let a key's newer
     // messages overtake its older ones, so a takeover with such messages waits out ack_wait.
     const info = await jsm.consumers.info(stream, durable)
-    const waitMs = info.num_ack_pending > 0 ? ackWaitMs + 100 : 0
+    // The margin covers the server's redelivery timer and a loaded machine: with 100 ms, a busy
+    // host saw a key's newer message overtake an older redelivery.
+    const waitMs = info.num_ack_pending > 0 ? ackWaitMs + Math.max(1_000, Math.floor(ackWaitMs / 2)) : 0
     run.loop = new Promise<void>((resolve) => {
       run.starter = setTimeout(() => {
         consume()
