@@ -355,6 +355,16 @@ async function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
   }
 }
 
+/*
+ * Keep-alive connections: a chat turn calls the same provider again and again, and a new TCP (and
+ * TLS) connection per call costs more than the call's own processing. Node's agents pool sockets
+ * by host (here always the checked, pinned address), port and TLS options (servername, ca), so a
+ * reused socket only ever goes to an address that passed the check, with the same certificate rules.
+ */
+const keepAlive = { keepAlive: true, keepAliveMsecs: 10_000, maxSockets: 256, maxFreeSockets: 32, timeout: 60_000 }
+const httpAgent = new http.Agent(keepAlive)
+const httpsAgent = new https.Agent(keepAlive)
+
 /** Request options that send the socket to the checked address (step 4). */
 function pinnedOptions(target: ResolvedTarget, o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; ca: OutboundDeps['ca'] }): https.RequestOptions {
   const { url, host } = target
@@ -371,7 +381,7 @@ function pinnedOptions(target: ResolvedTarget, o: { method: string; headers: Rec
     port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
     path: `${url.pathname}${url.search}`,
     headers,
-    agent: false,
+    agent: secure ? httpsAgent : httpAgent,
     // SNI and the certificate check use the name (IP literals get no SNI; their certificate must
     // name the address). Extra CAs are added to Node's roots, not put in their place.
     ...(secure && isIP(host) === 0 ? { servername: host } : {}),
