@@ -1,5 +1,5 @@
 import t from 'tap'
-import { connect as netConnect } from 'node:net'
+import { connect as netConnect, createServer, type Socket } from 'node:net'
 import { Writable } from 'node:stream'
 import { Type as T } from '@sinclair/typebox'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
@@ -250,6 +250,19 @@ t.test('several reconnects in a row while events flow', async (t) => {
   t.equal(all.at(-1)?.event, 'done')
 })
 
+t.test('a long backlog (replayed through an ordered consumer) while events keep flowing', async (t) => {
+  const first = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 400, delayMs: 1 }, stopAfter: (evs) => evs.length >= 5 })
+  const channel = first.headers.get('x-channel-id') as string
+  await sleep(300) // a backlog of some hundred events builds up
+  const rest = await sse(`${main.url}/sse/${channel}`, { headers: { 'last-event-id': first.events.at(-1)?.id as string } })
+  const all = [...first.events, ...rest.events]
+  t.same(indexes(all), range(0, 400))
+  t.ok(increasing(ids(all)))
+  t.equal(all.at(-1)?.event, 'done')
+  const stored = await sse(`${main.url}/sse/${channel}?last_id=0`)
+  t.same(stored.events, all, 'the finished channel replays whole, the same ids and payloads')
+})
+
 t.test('?last_id= resumes too, and a finished channel replays from the stream', async (t) => {
   const whole = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 12, delayMs: 0 } })
   const channel = whole.headers.get('x-channel-id') as string
@@ -335,4 +348,52 @@ t.test('a slow reader is dropped at the buffer cap and does not stall other stre
   t.match(received, /^HTTP\/1\.1 200 OK/)
   t.notMatch(received, /event: done/, 'dropped before the end: the client resumes with Last-Event-ID')
   await eventually(async () => (main.gw.sseStreams() === 0 ? true : undefined), 'the slow stream is gone', 5_000)
+})
+
+t.test("the gateway's NATS connection drops mid-stream: after the reconnect it replays what it missed", async (t) => {
+  // A TCP proxy between this gateway and nats-server that the test can cut; the publisher stays connected.
+  const upstream = new URL(services.natsUrl)
+  const sockets = new Set<Socket>()
+  let refusing = false
+  const proxy = createServer((client) => {
+    if (refusing) {
+      client.destroy()
+      return
+    }
+    const server = netConnect(Number(upstream.port), upstream.hostname)
+    for (const [a, b] of [[client, server], [server, client]] as const) {
+      a.pipe(b)
+      a.on('error', () => b.destroy())
+      a.on('close', () => b.destroy())
+      sockets.add(a)
+      a.on('close', () => sockets.delete(a))
+    }
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()))
+  t.teardown(() => proxy.close())
+  const address = proxy.address() as { port: number }
+  const viaProxy = await connect({ servers: `nats://127.0.0.1:${String(address.port)}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 })
+  t.teardown(() => viaProxy.close())
+  const gw = await startGateway({ nc: viaProxy, names, routes, log: capture, secretKey: SECRET_KEY, corsOrigins: '', maxBodyBytes: 65536, version: 'test', sse: {} }, '127.0.0.1', 0)
+  t.teardown(() => gw.close())
+  const cut = async () => {
+    refusing = true
+    for (const s of sockets) s.destroy()
+    await sleep(400) // events published now are stored but reach no gateway
+    refusing = false
+  }
+  let cutDone: Promise<void> | undefined
+  const r = await sse(`http://127.0.0.1:${String(gw.port)}/sse/produce`, {
+    method: 'POST',
+    body: { count: 150, delayMs: 5 },
+    stopAfter: (evs) => {
+      if (evs.length >= 10 && cutDone === undefined) cutDone = cut()
+      return false
+    },
+  })
+  await cutDone
+  t.ok(r.ended)
+  t.same(indexes(r.events), range(0, 150), 'every event once, in order, across the NATS reconnect')
+  t.ok(increasing(ids(r.events)))
+  t.equal(r.events.at(-1)?.event, 'done')
 })
