@@ -19,6 +19,10 @@ const Turn = T.Object({
   pool: T.Union([T.Literal('agent'), T.Literal('subagent')]),
   parent: T.Optional(T.Object({ id: T.String(), depth: T.Integer() })),
   delegation_depth: T.Optional(T.Integer({ minimum: 0 })),
+  /** Continue a suspended turn (AGENT_DELEGATE_MODE=suspend): no new user message. */
+  resume: T.Optional(T.Boolean()),
+  /** A sub-agent turn of a suspended parent: where its reply goes when it ends. */
+  resume_to: T.Optional(T.Object({ chat_id: T.String(), tool_call_id: T.String(), channel_id: T.Union([T.String(), T.Null()]), user_id: T.String() })),
 })
 
 export const ChatActorMessage = T.Union([
@@ -45,13 +49,13 @@ export function chatActor(d: { enqueue: EnqueueDeps; store: JobStateStore; agent
       kind: 'agent',
       namespace: 'chat',
       name: chatId,
-      input: { chat_id: chatId, channel_id: next.channel_id, ...(next.content === undefined ? {} : { content: next.content }), ...(next.approval === undefined ? {} : { approval: next.approval }) },
+      input: { chat_id: chatId, channel_id: next.channel_id, ...(next.content === undefined ? {} : { content: next.content }), ...(next.approval === undefined ? {} : { approval: next.approval }), ...(next.resume === true ? { resume: true } : {}) },
       userId: next.user_id,
       triggerType: 'chat',
       triggerId: chatId,
       chatId,
       parent: next.parent ?? null,
-      meta: { delegation_depth: next.delegation_depth ?? 0 },
+      meta: { delegation_depth: next.delegation_depth ?? 0, ...(next.resume_to === undefined ? {} : { resume_to: next.resume_to }) },
     })
     ctx.setTimer('watchdog', watchdogMs)
     return { running: { job_id: next.job_id, started_ms: Date.now() }, queue: s.queue.slice(1) }

@@ -18,7 +18,7 @@ import { sendToActor } from '../../actors/runtime/send.ts'
 import type { chatActor } from '../../actors/chat.ts'
 import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import type { TurnResult } from './turn.ts'
-import { newChannelId, streamReply } from '../streaming/channel.ts'
+import { EVENT_HEADER, newChannelId, sseLiveSubject, streamReply } from '../streaming/channel.ts'
 
 /*
  * The chat endpoints. A chat is its owner's: anyone else gets 404 (admins holding
@@ -96,7 +96,36 @@ export function chatService(d: ChatHandlerDeps) {
     return done.result as TurnResult
   }
 
-  return { store, agentFor, chatOf, createChat, send, result }
+  /**
+   * Sends and waits for the final answer. A turn that suspended for sub-agents (suspend mode) ends
+   * in a later job; its end is the channel's terminal event, which is listened for from the start.
+   */
+  const sendAndWait = async (p: Principal, chat: ChatRow, o: Omit<SendOptions, 'channelId'>): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
+    const channelId = newChannelId()
+    const sub = d.nc.subscribe(sseLiveSubject(d.names, channelId))
+    try {
+      const out = await result(await send(p, chat, { ...o, channelId }))
+      if (out.status !== 'suspended') return out
+      const timer = setTimeout(() => sub.unsubscribe(), d.config.AGENT_JOB_TIMEOUT * 1000 + 60_000)
+      try {
+        for await (const m of sub) {
+          const event = m.headers?.get(EVENT_HEADER) ?? ''
+          if (event === 'error') throw new AppError(502, 'chat.turn_failed', String((m.json<{ detail?: string }>()).detail ?? 'the turn failed'))
+          if (event === 'done') {
+            const last = (await store.messages(chat.id, 1))[0] ?? null
+            return { status: String(m.json<{ status?: string }>().status ?? 'completed') as TurnResult['status'], message: last?.role === 'assistant' ? last : null }
+          }
+        }
+      } finally {
+        clearTimeout(timer)
+      }
+      throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
+    } finally {
+      sub.unsubscribe()
+    }
+  }
+
+  return { store, agentFor, chatOf, createChat, send, result, sendAndWait }
 }
 
 export type ChatService = ReturnType<typeof chatService>
@@ -150,8 +179,7 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
     on('chats.send', async (p, req) => {
       const chat = await svc.chatOf(p, req.params['id'] ?? '')
       if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
-      const jobId = await svc.send(p, chat, { content: (req.body as { content: string }).content, channelId: null })
-      const out = await svc.result(jobId)
+      const out = await svc.sendAndWait(p, chat, { content: (req.body as { content: string }).content })
       return { body: { ...(out.message ?? {}), status: out.status } }
     }),
     [
@@ -205,8 +233,7 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
       }
       // input is used only when the chat is created
       chat ??= await svc.createChat(p, agent, { ...(body.input === undefined ? {} : { input: body.input }), sessionKey: body.session_key ?? null })
-      const jobId = await svc.send(p, chat, { content: body.message, channelId: null })
-      const out = await svc.result(jobId)
+      const out = await svc.sendAndWait(p, chat, { content: body.message })
       return { body: { reply: out.message?.content ?? '', chat_id: chat.id, session_key: body.session_key ?? null } }
     }),
   ])

@@ -49,8 +49,15 @@ export interface Tool {
   requiresApproval: boolean
   /** The resource behind the tool, for approvals and events. */
   ref?: { namespace: string; name: string }
-  run(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>
+  run(args: Record<string, unknown>, ctx: ToolContext, call: { id: string }): Promise<unknown>
 }
+
+/**
+ * What a tool answers when its result comes later (a sub-agent under AGENT_DELEGATE_MODE=suspend):
+ * the turn stores no result for that call and ends `suspended`; the result is appended when it
+ * arrives and the turn resumes.
+ */
+export const SUSPENDED = Symbol('suspended')
 
 export interface ToolProvider {
   name: string
@@ -64,6 +71,8 @@ export interface ToolDeps {
   invoke: InvokeDeps
   /** Runs a sub-agent turn and returns its final reply (see turn.ts). */
   delegate(ctx: ToolContext, agent: AgentSpecLike, message: string): Promise<string>
+  /** Starts a sub-agent turn whose reply resumes this chat later (suspend mode). */
+  delegateSuspended(ctx: ToolContext, agent: AgentSpecLike, message: string, toolCallId: string): Promise<void>
 }
 
 const extra: ((d: ToolDeps) => ToolProvider)[] = []
@@ -145,11 +154,15 @@ function agentTools(d: ToolDeps): ToolProvider {
             parameters: { type: 'object', properties: { message: { type: 'string', description: 'what to ask the agent' } }, required: ['message'] },
             requiresApproval: false,
             ref: { namespace: a.namespace, name: a.name },
-            async run(args, c) {
+            async run(args, c, call) {
               const max = d.config.AGENT_MAX_DELEGATION_DEPTH
               if (max > 0 && c.delegationDepth + 1 > max) return { error: `delegation deeper than AGENT_MAX_DELEGATION_DEPTH (${String(max)})` }
               if (!canOnResource(c.principal, agentKind, 'chat', { namespace: a.namespace, name: a.name, ownerId: a.owner_id })) return { error: `not permitted to call ${a.namespace}/${a.name}` }
               const message = typeof args['message'] === 'string' ? args['message'] : JSON.stringify(args)
+              if (d.config.AGENT_DELEGATE_MODE === 'suspend') {
+                await d.delegateSuspended(c, a, message, call.id)
+                return SUSPENDED
+              }
               return { reply: await d.delegate(c, a, message) }
             },
           }),

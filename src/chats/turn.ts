@@ -12,7 +12,7 @@ import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { renderTemplate } from '../templates/render.ts'
 import { chatStore, type ChatRow, type MessageRow, type ToolCallRecord } from './store.ts'
-import { discoverTools, preloadedSkills, toolProviders, type AgentSpecLike, type Tool, type ToolContext, type ToolDeps } from './tools.ts'
+import { discoverTools, preloadedSkills, SUSPENDED, toolProviders, type AgentSpecLike, type Tool, type ToolContext, type ToolDeps } from './tools.ts'
 import { truncateForContext } from './truncate.ts'
 
 /*
@@ -29,10 +29,19 @@ export interface TurnInput {
   channel_id: string | null
   /** Resume after POST /chats/{id}/approve-tool. */
   approval?: { tool_call_id: string; approved: boolean }
+  /** Continue a suspended turn once its sub-agents answered (AGENT_DELEGATE_MODE=suspend). */
+  resume?: boolean
+}
+
+export interface ResumeTo {
+  chat_id: string
+  tool_call_id: string
+  channel_id: string | null
+  user_id: string
 }
 
 export interface TurnResult {
-  status: 'completed' | 'blocked' | 'awaiting_approval'
+  status: 'completed' | 'blocked' | 'awaiting_approval' | 'suspended'
   message: MessageRow | null
 }
 
@@ -50,6 +59,10 @@ export interface TurnDeps {
   llm(agent: AgentSpecLike): Promise<{ client: LlmClient; model: string }>
   /** Runs a sub-agent's turn as a job and waits for its reply. */
   delegate(ctx: ToolContext, agent: AgentSpecLike, message: string): Promise<string>
+  /** Starts a sub-agent turn whose reply resumes the parent chat later (suspend mode). */
+  delegateSuspended(ctx: ToolContext, agent: AgentSpecLike, message: string, toolCallId: string): Promise<void>
+  /** A sub-agent turn of a suspended parent ended: store its reply there and resume the parent. */
+  resumeParent(to: ResumeTo, result: unknown): Promise<void>
   /** Tells the chat's actor the turn ended (it starts the next queued message). */
   turnEnded(chatId: string, jobId: string): Promise<void>
 }
@@ -71,7 +84,7 @@ type HookReply = { content?: string; block?: boolean; reply?: string } | null
 
 export function turnExecutor(d: TurnDeps): JobExecutor {
   const store = chatStore(d.db)
-  const toolDeps: ToolDeps = { db: d.db, config: d.config, resources: d.resources, invoke: d.invoke, delegate: (c, a, m) => d.delegate(c, a, m) }
+  const toolDeps: ToolDeps = { db: d.db, config: d.config, resources: d.resources, invoke: d.invoke, delegate: (c, a, m) => d.delegate(c, a, m), delegateSuspended: (c, a, m, id) => d.delegateSuspended(c, a, m, id) }
   const providers = toolProviders(toolDeps)
 
   /** Runs the hooks of one event: async ones fire and forget, sync ones may replace or block. */
@@ -117,6 +130,8 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
     const input = job.input as TurnInput
     const emit = d.emitter(input.channel_id)
     const log = jc.log.child({ chat: input.chat_id })
+    const resumeTo = (job.meta ?? {})['resume_to'] as ResumeTo | undefined
+    let parentResult: unknown = { error: 'the sub-agent failed' }
     try {
       const chat = await store.get(input.chat_id)
       if (chat === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
@@ -128,7 +143,13 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
       const delegationDepth = Number((job.meta ?? {})['delegation_depth'] ?? 0)
       const ctx: ToolContext = { principal, chat, agent, job, delegationDepth, signal, blocking: jc.blocking ?? (<T>(p: Promise<T>) => p) }
 
-      if (input.approval !== undefined) {
+      if (input.resume === true) {
+        // resumed by a sub-agent's reply: go on only when every call of the last round has its result
+        const history = await store.messages(chat.id, 200)
+        const lastCalls = [...history].reverse().find((m) => m.role === 'assistant' && m.tool_calls !== null)?.tool_calls ?? []
+        const answered = new Set(history.filter((m) => m.role === 'tool').map((m) => m.tool_call_id))
+        if (lastCalls.some((c) => !answered.has(c.id))) return { status: 'suspended', message: null } satisfies TurnResult
+      } else if (input.approval !== undefined) {
         await resumeApproval(ctx, input.approval)
       } else {
         const gate = await runHooks('on_user_message', principal, chat, agent, job, { role: 'user', content: input.content ?? '' }, log)
@@ -141,13 +162,17 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
         }
         await store.append(chat.id, { role: 'user', content: gate.content })
       }
-      return await rounds(ctx, emit, log)
+      const out = await rounds(ctx, emit, log)
+      parentResult = { reply: out.message?.content ?? '' }
+      return out
     } catch (err) {
+      parentResult = { error: err instanceof Error ? err.message : String(err) }
       const code = err instanceof TurnError ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'turn.failed'
       await emit('error', { detail: err instanceof Error ? err.message : String(err), code }).catch(() => undefined)
       throw err
     } finally {
       await d.turnEnded(input.chat_id, job.id).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
+      if (resumeTo !== undefined) await d.resumeParent(resumeTo, parentResult).catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
     }
   }
 
@@ -180,7 +205,7 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
       return { error: 'the arguments were not valid JSON' }
     }
     try {
-      return await tool.run(args, ctx)
+      return await tool.run(args, ctx, { id: call.id })
     } catch (err) {
       return { error: err instanceof Error ? err.message : String(err) }
     }
@@ -234,15 +259,22 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
       // approvals first: the turn pauses after the others ran
       const waiting = calls.filter((c) => tools.get(c.function.name)?.requiresApproval === true)
       const now = calls.filter((c) => !waiting.includes(c))
+      let suspended = 0
       await Promise.all(
         now.map(async (call) => {
           const tool = tools.get(call.function.name)
           await emit('tool_start', { tool_call_id: call.id, name: call.function.name, arguments: call.function.arguments, description: tool?.description ?? '' })
           const result = tool === undefined ? { error: `unknown tool ${call.function.name}` } : await runTool(tool, call, ctx)
+          if (result === SUSPENDED) {
+            // the reply is appended (and tool_end sent) when the sub-agent answers
+            suspended++
+            return
+          }
           await store.append(chat.id, { role: 'tool', content: storedResult(result), tool_call_id: call.id, name: call.function.name })
           await emit('tool_end', { tool_call_id: call.id, name: call.function.name, result })
         }),
       )
+      if (suspended > 0) return { status: 'suspended', message: null }
       if (waiting.length > 0) {
         for (const call of waiting) {
           const tool = tools.get(call.function.name) as Tool

@@ -67,6 +67,35 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       if (done === null || done.status !== 'completed') throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: ${done?.error ?? done?.status ?? 'timeout'}`)
       return (done.result as TurnResult).message?.content ?? ''
     },
+    async delegateSuspended(ctx, agent, message, toolCallId) {
+      const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
+      const jobId = randomUUID()
+      const input = ctx.job.input as { channel_id?: string | null }
+      await sendToActor(d.js, d.names, d.actor, chat.id, {
+        type: 'send',
+        turn: {
+          job_id: jobId,
+          content: message,
+          channel_id: null,
+          user_id: ctx.chat.user_id,
+          pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
+          parent: { id: ctx.job.id, depth: ctx.job.depth },
+          delegation_depth: ctx.delegationDepth + 1,
+          resume_to: { chat_id: ctx.chat.id, tool_call_id: toolCallId, channel_id: input.channel_id ?? null, user_id: ctx.chat.user_id },
+        },
+      }, { msgId: `chat-send-${jobId}` })
+    },
+    async resumeParent(to, result) {
+      const history = await store.messages(to.chat_id, 200)
+      const call = history.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === to.tool_call_id)
+      // appended once: a redelivered sub-agent end finds the result there already
+      if (!history.some((m) => m.role === 'tool' && m.tool_call_id === to.tool_call_id)) {
+        await store.append(to.chat_id, { role: 'tool', content: JSON.stringify(result), tool_call_id: to.tool_call_id, name: call?.function.name ?? null })
+        await d.emitter(to.channel_id)('tool_end', { tool_call_id: to.tool_call_id, name: call?.function.name ?? '', result })
+      }
+      const jobId = randomUUID()
+      await sendToActor(d.js, d.names, d.actor, to.chat_id, { type: 'send', turn: { job_id: jobId, channel_id: to.channel_id, user_id: to.user_id, pool: 'agent', resume: true } }, { msgId: `chat-resume-${to.chat_id}-${to.tool_call_id}` })
+    },
     async turnEnded(chatId, jobId) {
       await sendToActor(d.js, d.names, d.actor, chatId, { type: 'ended', job_id: jobId }, { msgId: `chat-ended-${jobId}` })
     },

@@ -33,3 +33,32 @@ t.test('a chain deeper than the sub-agent slots completes; the depth limit appli
   const cTurn = llm.requests.find((r) => JSON.stringify(r.body).includes('You are c.') && JSON.stringify(r.body).includes('AGENT_MAX_DELEGATION_DEPTH'))
   t.ok(cTurn !== undefined, "c's delegation to d was refused with the depth error as its tool result")
 })
+
+t.test('suspend mode: the parent turn ends while sub-agents work and resumes when both answered', async (t) => {
+  const llm = await startFakeLlm()
+  t.teardown(() => llm.close())
+  // one agent slot: the parent must give it up for the resumed turn to run at all
+  const env = await startTestPlatform(t, { AGENT_DELEGATE_MODE: 'suspend', QUEUE_AGENT_REPLICAS: '1', QUEUE_AGENT_CONCURRENCY: '1', QUEUE_AGENT_SUB_REPLICAS: '1', QUEUE_AGENT_SUB_CONCURRENCY: '1' })
+  const post = (path: string, body: unknown) => env.request('POST', path, { body })
+  await post('/api/v1/llm-providers', { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true })
+  await post('/api/v1/agents', { namespace: 'sus', name: 'lead', system_prompt: 'You lead.', enabled_agents: ['sus/x', 'sus/y'] })
+  await post('/api/v1/agents', { namespace: 'sus', name: 'x', system_prompt: 'You are x.' })
+  await post('/api/v1/agents', { namespace: 'sus', name: 'y', system_prompt: 'You are y.' })
+  llm.push(
+    { tool_calls: [{ id: 'tx', name: 'call_agent__sus__x', arguments: { message: 'x?' } }, { id: 'ty', name: 'call_agent__sus__y', arguments: { message: 'y?' } }] },
+    { text: 'x answers', delay_ms: 50 },
+    { text: 'y answers', delay_ms: 50 },
+    { text: 'both answered' },
+  )
+  const chat = (await post('/agents/sus/lead/chats', {})).body as { id: string }
+  const res = await post(`/chats/${chat.id}/messages`, { content: 'ask both' })
+  t.equal(res.status, 200, res.text)
+  t.match(res.body, { content: 'both answered', status: 'completed' })
+  const msgs = ((await env.request('GET', `/chats/${chat.id}`)).body as { messages: { role: string; tool_call_id: string; content: string }[] }).messages
+  const results = Object.fromEntries(msgs.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, JSON.parse(m.content) as { reply: string }]))
+  t.same(Object.keys(results).sort(), ['tx', 'ty'], 'each sub-agent reply stored once')
+  const last = llm.requests.at(-1)?.body as { messages: { role: string }[] }
+  t.equal(last.messages.filter((m) => m.role === 'tool').length, 2, 'the resumed turn saw both replies')
+  const jobs = (await env.request('GET', '/api/v1/queue/jobs?status=completed')).body as { kind: string; pool: string }[]
+  t.ok(jobs.filter((j) => j.pool === 'agent').length >= 2, 'the parent ran as more than one job (suspended, then resumed)')
+})
