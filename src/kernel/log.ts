@@ -7,8 +7,9 @@ export type { Logger }
  * specialised with `child({ mod })`. Credentials are redacted by path so a logged request or record
  * cannot leak them.
  */
-export function createLogger(options: { level?: string; svc?: string } = {}): Logger {
-  return pino({
+export function createLogger(options: { level?: string; svc?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+  return pino(
+    {
     level: options.level ?? process.env['LOG_LEVEL'] ?? 'info',
     base: { svc: options.svc ?? 'platform' },
     redact: {
@@ -32,5 +33,7 @@ export function createLogger(options: { level?: string; svc?: string } = {}): Lo
       ],
       censor: '[redacted]',
     },
-  })
+    },
+    options.destination ?? process.stdout,
+  )
 }
