@@ -135,10 +135,9 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
     try {
       const chat = await store.get(input.chat_id)
       if (chat === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
-      const agent = await loadAgent(d.db, chat.agent_id)
-      if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
       // permissions now, not when the message was accepted
-      const principal = await loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })
+      const [agent, principal] = await Promise.all([loadAgent(d.db, chat.agent_id), loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
+      if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
       if (!canOnResource(principal, agentKind, 'chat', { namespace: agent.namespace, name: agent.name, ownerId: agent.owner_id })) throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
       const delegationDepth = Number((job.meta ?? {})['delegation_depth'] ?? 0)
       const ctx: ToolContext = { principal, chat, agent, job, delegationDepth, signal, blocking: jc.blocking ?? (<T>(p: Promise<T>) => p) }
@@ -213,9 +212,7 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
 
   async function rounds(ctx: ToolContext, emit: Emit, log: Logger): Promise<TurnResult> {
     const { chat, agent, signal } = ctx
-    const { client, model } = await d.llm(agent)
-    const tools = await discoverTools(providers, ctx)
-    const skills = await preloadedSkills(toolDeps, ctx.principal, agent)
+    const [{ client, model }, tools, skills] = await Promise.all([d.llm(agent), discoverTools(providers, ctx), preloadedSkills(toolDeps, ctx.principal, agent)])
     const rendered = renderTemplate(String(agent.spec['system_prompt'] ?? ''), chat.input)
     const system = [rendered, ...skills.map((s) => `## Skill ${s.namespace}/${s.name}\n${s.content}`)].filter((s) => s !== '').join('\n\n')
     const initial = ((agent.spec['initial_messages'] ?? []) as { role: 'system' | 'user' | 'assistant'; content: string }[]).map((m): ChatMessage => ({ role: m.role, content: m.content }))

@@ -10,6 +10,7 @@ import type { JobStateStore } from '../jobs/job-state.ts'
 import { waitForJob } from '../jobs/wait.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import { resolveAgentLlm } from '../llm/registry.ts'
+import type { LlmClient } from '../llm/types.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import type { chatActor } from '../../actors/chat.ts'
@@ -35,8 +36,12 @@ export interface ChatWorkerDeps {
   log: Logger
 }
 
+/** Provider settings change rarely: a resolved client is reused for this long (a change applies within it). */
+const LLM_CACHE_MS = 10_000
+
 export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
   const store = chatStore(d.db)
+  const llmCache = new Map<string, { at: number; value: Promise<{ client: LlmClient; model: string }> }>()
   return turnExecutor({
     db: d.db,
     config: d.config,
@@ -45,8 +50,16 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     log: d.log,
     emitter: d.emitter,
     async llm(agent) {
-      const r = await resolveAgentLlm({ db: d.db, resources: d.resources }, { llm_provider_id: (agent.spec['llm_provider_id'] as string | null) ?? null, model: (agent.spec['model'] as string | null) ?? null })
-      return { client: r.client, model: r.model }
+      const settings = { llm_provider_id: (agent.spec['llm_provider_id'] as string | null) ?? null, model: (agent.spec['model'] as string | null) ?? null }
+      const key = `${settings.llm_provider_id ?? ''}|${settings.model ?? ''}`
+      const hit = llmCache.get(key)
+      if (hit !== undefined && Date.now() - hit.at < LLM_CACHE_MS) return hit.value
+      // a provider lookup and an api_key decryption per turn are avoidable I/O on the hot path
+      const value = resolveAgentLlm({ db: d.db, resources: d.resources }, settings).then((r) => ({ client: r.client, model: r.model }))
+      llmCache.set(key, { at: Date.now(), value })
+      value.catch(() => llmCache.delete(key))
+      if (llmCache.size > 1000) llmCache.delete(llmCache.keys().next().value as string)
+      return value
     },
     async delegate(ctx, agent, message) {
       const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
