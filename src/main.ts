@@ -249,7 +249,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     let gateway: Gateway | undefined
     if (roles.has('gateway')) {
       gateway = await startGateway(
-        { nc, names, routes: allRoutes(), log: log.child({ mod: 'gateway' }), secretKey: config.SECRET_KEY, corsOrigins: config.CORS_ORIGINS, trustedProxies: config.TRUSTED_PROXIES, maxBodyBytes: config.HTTP_MAX_BODY_BYTES, version: VERSION },
+        { nc, names, routes: allRoutes(), log: log.child({ mod: 'gateway' }), secretKey: config.SECRET_KEY, corsOrigins: config.CORS_ORIGINS, trustedProxies: config.TRUSTED_PROXIES, maxBodyBytes: config.HTTP_MAX_BODY_BYTES, version: VERSION, sse: { pingMs: config.SSE_PING_SECONDS * 1000, maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, idleTimeoutMs: config.SSE_IDLE_TIMEOUT_SECONDS * 1000 } },
         config.HOST,
         config.PORT,
       )
