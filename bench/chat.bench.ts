@@ -72,6 +72,9 @@ const benchmark: Benchmark = {
         DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
         SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0', QUEUE_AGENT_CONCURRENCY: String(CHATS), QUEUE_AGENT_REPLICAS: '1',
       })
+      // a fresh actor host is still acquiring its partitions (see the issue note: a message sent in
+      // the first second after start can wait long); the bench measures the steady state
+      await new Promise((r) => setTimeout(r, 5_000))
       const base = `http://127.0.0.1:${String(platform.info.port)}`
       const headers = { authorization: `Bearer ${String(platform.info.token)}`, 'content-type': 'application/json' }
       const post = async (path: string, body: unknown) => {
