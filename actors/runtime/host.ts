@@ -266,6 +266,32 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     }
   }
 
+  /*
+   * The state keys of a type, listed once per tick for all the partitions it acquires (not once per
+   * partition), and bounded in time: on a fresh server the key listing (an ordered consumer) was
+   * seen to hang ~30 s, which stalled the first tick half-way and left partitions unowned.
+   */
+  let keyCache: { at: number; type: string; keys: Promise<string[]> } | null = null
+  const stateKeys = (type: string): Promise<string[]> => {
+    if (keyCache !== null && keyCache.type === type && performance.now() - keyCache.at < tickMs) return keyCache.keys
+    const listing = (async () => {
+      const out: string[] = []
+      for await (const k of await states.keys(`${type}.>`)) out.push(k)
+      return out
+    })()
+    const bounded = Promise.race([
+      listing,
+      new Promise<string[]>((resolve) =>
+        setTimeout(() => {
+          log.warn({ type }, 'listing actor state keys timed out: timers of this type are restored on the next acquisition')
+          resolve([])
+        }, 3_000).unref(),
+      ),
+    ])
+    keyCache = { at: performance.now(), type, keys: bounded }
+    return bounded
+  }
+
   const startRun = async (def: AnyActor, p: number, leaseKey: string, rev: number, sentAt: number): Promise<void> => {
     const durable = consumerName(def.type, p)
     const stream = o.names.stream('ACTORS')
@@ -282,8 +308,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     }
     const run: Run = { def, p, leaseKey, fence: rev, rev, validUntil: sentAt + o.leaseTtlMs - margin, messages: undefined, starter: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false }
     // Timers survive a takeover: load the keys of this partition that have some.
-    const keys = await states.keys(`${def.type}.>`)
-    for await (const k of keys) {
+    for (const k of await stateKeys(def.type)) {
       const key = k.slice(def.type.length + 1)
       if (partitionOf(key, def.partitions) !== p) continue
       const e = await states.get(k)
