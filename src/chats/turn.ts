@@ -43,6 +43,8 @@ export interface ResumeTo {
 export interface TurnResult {
   status: 'completed' | 'blocked' | 'awaiting_approval' | 'suspended'
   message: MessageRow | null
+  /** Tokens of every LLM round of this turn (the provider's own counts). */
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number }
 }
 
 export type Emit = (event: string, data: unknown) => Promise<void>
@@ -219,6 +221,7 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
     const toolDefs = [...tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
     const bufferReply = (((agent.spec['hooks'] ?? {}) as Record<string, unknown[]>)['on_assistant_message'] ?? []).some((h) => (h as { async?: boolean }).async !== true)
     const maxRounds = d.config.MAX_TOOL_ITERATIONS
+    const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
     for (let round = 0; ; round++) {
       const history = (await store.messages(chat.id, d.config.MAX_HISTORY_MESSAGES)).map(toLlm)
       // a history window must not start with tool results whose call fell out of it
@@ -234,6 +237,9 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
         } else if (ev.type === 'done') {
           calls = ev.tool_calls
           text = ev.content ?? text
+          usage.prompt_tokens += ev.usage.prompt_tokens
+          usage.completion_tokens += ev.usage.completion_tokens
+          usage.total_tokens += ev.usage.total_tokens
         }
       }
       if (calls.length === 0) {
@@ -247,8 +253,8 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
         }
         const message = await store.append(chat.id, { role: 'assistant', content })
         await emit('message', { content: '', tool_calls: null, finish_reason: 'stop' })
-        await emit('done', { status: 'completed' })
-        return { status: 'completed', message }
+        await emit('done', { status: 'completed', usage })
+        return { status: 'completed', message, usage }
       }
       if (round >= maxRounds) throw new TurnError('turn.too_many_tool_rounds', `stopped after MAX_TOOL_ITERATIONS (${String(maxRounds)}) tool rounds`)
       await store.append(chat.id, { role: 'assistant', content: text === '' ? null : text, tool_calls: calls })

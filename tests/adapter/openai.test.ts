@@ -170,7 +170,7 @@ t.test('a provider model: tools and tool calls pass through, stream and non-stre
 })
 
 t.test('an agent model: the turn runs over the given messages (non-stream)', async (t) => {
-  llm.push({ text: ['Sure', ', done.'] })
+  llm.push({ text: ['Sure', ', done.'], usage: { prompt_tokens: 21, completion_tokens: 4 } })
   const r = await admin.chat.completions.create({
     model: 'agent:demo/helper',
     messages: [
@@ -182,6 +182,7 @@ t.test('an agent model: the turn runs over the given messages (non-stream)', asy
   t.equal(r.model, 'agent:demo/helper')
   t.equal(r.choices[0]?.message.content, 'Sure, done.')
   t.equal(r.choices[0]?.finish_reason, 'stop')
+  t.same(r.usage, { prompt_tokens: 21, completion_tokens: 4, total_tokens: 25 }, "the turn's usage (all its LLM rounds)")
   const sent = lastSent()
   t.equal(sent.model, 'fake-model', "the agent's provider and model")
   t.same(

@@ -71,7 +71,7 @@ t.test('a streamed turn: deltas, tool events, done; every event has an increasin
   t.same(names.filter((n) => n !== 'message'), ['tool_start', 'tool_end', 'done'])
   t.match(events.find((e) => e.event === 'tool_end')?.data, { tool_call_id: 'e1', result: { echo: 'ping' } })
   t.equal(events.filter((e) => e.event === 'message').map((e) => (e.data as { content: string | null }).content ?? '').join(''), 'Got it, pong.')
-  t.same(events.at(-1)?.data, { status: 'completed' })
+  t.match(events.at(-1)?.data, { status: 'completed', usage: { total_tokens: Number } })
   const ids = events.map((e) => e.id)
   t.ok(ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > (ids[i - 1] as number))), 'ids increase')
 })
