@@ -131,7 +131,9 @@ export async function startPodmanService(t: Teardown, o: { socketDir: string; co
   const socketPath = join(o.socketDir, 'podman.sock')
   mkdirSync(o.socketDir, { recursive: true })
   const image = await ensureSandboxImage({ podmanArgs, env, log: { info: () => undefined } })
-  const child = spawn('podman', [...podmanArgs, 'system', 'service', '--time=0', `unix://${socketPath}`], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+  // cwd: conmon drops an `oom` marker file into its working directory when a container hits its
+  // memory limit (the memory-bomb tests); it belongs in the test's temporary directory, not the checkout
+  const child = spawn('podman', [...podmanArgs, 'system', 'service', '--time=0', `unix://${socketPath}`], { env, stdio: ['ignore', 'ignore', 'pipe'], cwd: o.socketDir })
   let err = ''
   child.stderr.on('data', (d: Buffer) => {
     if (err.length < 8192) err += d.toString('utf8')
