@@ -198,6 +198,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const jobStore = await openJobStateStore(nc, names)
       const enqueue = { js, names, store: jobStore, db: workerDb, maxDepth: maxDepthOf(config) }
       const invoke = { nc, names, config, enqueue, store: jobStore, results: await openResultStore(nc, names) }
+      const chatDefW = chatActor({ enqueue, store: jobStore, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
       const turn = chatTurnExecutor({
         db: workerDb,
         nc,
@@ -207,7 +208,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         resources: workerResources,
         invoke,
         jobStore,
-        actor: chatActor({ enqueue, store: jobStore, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 }),
+        actor: chatDefW,
         // deltas without a PubAck (ordered on one connection), the terminal event acknowledged
         emitter: (channelId) =>
           channelId === null
@@ -220,7 +221,6 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       })
       const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }), agent: turn, subagent: turn }
       // a turn whose worker died ends with an `error` event and frees its chat for the next message
-      const chatDefW = chatActor({ enqueue, store: jobStore, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
       const abandoned = async (job: JobState) => {
         const input = job.input as { chat_id?: string; channel_id?: string | null }
         if (typeof input.channel_id === 'string') await publishStreamEvent(js, names, input.channel_id, { event: 'error', data: { detail: 'the worker running this turn was lost; send the message again', code: 'turn.worker_lost' } })

@@ -63,6 +63,13 @@ export function chatService(d: ChatHandlerDeps) {
     return chat
   }
 
+  /** A chat the caller speaks in: its own (admins may read others' chats, never speak in them). */
+  const ownChat = async (p: Principal, id: string): Promise<ChatRow> => {
+    const chat = await chatOf(p, id)
+    if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+    return chat
+  }
+
   const createChat = async (p: Principal, agent: ResourceRecord, o: { input?: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null }): Promise<ChatRow> => {
     const input = o.input ?? {}
     const issues = validateAgainst((agent['input_schema'] ?? {}) as Record<string, unknown>, input, '/input')
@@ -101,6 +108,8 @@ export function chatService(d: ChatHandlerDeps) {
    * in a later job; its end is the channel's terminal event, which is listened for from the start.
    */
   const sendAndWait = async (p: Principal, chat: ChatRow, o: Omit<SendOptions, 'channelId'>): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
+    // only a turn that may suspend needs its events: in block mode the job's result is the answer
+    if (d.config.AGENT_DELEGATE_MODE !== 'suspend') return result(await send(p, chat, { ...o, channelId: null }))
     const channelId = newChannelId()
     const sub = d.nc.subscribe(sseLiveSubject(d.names, channelId))
     try {
@@ -125,7 +134,7 @@ export function chatService(d: ChatHandlerDeps) {
     }
   }
 
-  return { store, agentFor, chatOf, createChat, send, result, sendAndWait }
+  return { store, agentFor, chatOf, ownChat, createChat, send, result, sendAndWait }
 }
 
 export type ChatService = ReturnType<typeof chatService>
@@ -177,8 +186,7 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
       return { status: 204 }
     }),
     on('chats.send', async (p, req) => {
-      const chat = await svc.chatOf(p, req.params['id'] ?? '')
-      if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+      const chat = await svc.ownChat(p, req.params['id'] ?? '')
       const out = await svc.sendAndWait(p, chat, { content: (req.body as { content: string }).content })
       return { body: { ...(out.message ?? {}), status: out.status } }
     }),
@@ -186,8 +194,7 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
       'chats.send-stream',
       async (req) => {
         const p = await principalOf(req)
-        const chat = await svc.chatOf(p, req.params['id'] ?? '')
-        if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+        const chat = await svc.ownChat(p, req.params['id'] ?? '')
         // the gateway listens on this channel already: no event of the turn can be missed
         const channelId = req.streamChannelId ?? newChannelId()
         await svc.send(p, chat, { content: (req.body as { content: string }).content, channelId })
@@ -207,8 +214,7 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
       },
     ],
     on('chats.approve-tool', async (p, req) => {
-      const chat = await svc.chatOf(p, req.params['id'] ?? '')
-      if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+      const chat = await svc.ownChat(p, req.params['id'] ?? '')
       const toolCallId = req.params['tool_call_id'] ?? ''
       const approved = (req.body as { approved: boolean }).approved
       const pending = await store.approval(chat.id, toolCallId)

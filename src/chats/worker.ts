@@ -15,7 +15,8 @@ import type { ResourceService } from '../resources/service.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import type { chatActor } from '../../actors/chat.ts'
 import { chatStore } from './store.ts'
-import { turnExecutor, TurnError, type Emit, type TurnResult } from './turn.ts'
+import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
+import type { AgentSpecLike, ToolContext } from './tools.ts'
 
 /*
  * The agent and sub-agent pools' executor, wired for a worker process: stream events, LLM
@@ -42,6 +43,26 @@ const LLM_CACHE_MS = 10_000
 export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
   const store = chatStore(d.db)
   const llmCache = new Map<string, { at: number; value: Promise<{ client: LlmClient; model: string }> }>()
+
+  /** A sub-agent turn in a hidden chat of its own, one delegation level deeper; returns its job id. */
+  const startSubAgentTurn = async (ctx: ToolContext, agent: AgentSpecLike, message: string, resumeTo?: ResumeTo): Promise<string> => {
+    const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
+    const jobId = randomUUID()
+    await sendToActor(d.js, d.names, d.actor, chat.id, {
+      type: 'send',
+      turn: {
+        job_id: jobId,
+        content: message,
+        channel_id: null,
+        user_id: ctx.chat.user_id,
+        pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
+        parent: { id: ctx.job.id, depth: ctx.job.depth },
+        delegation_depth: ctx.delegationDepth + 1,
+        ...(resumeTo === undefined ? {} : { resume_to: resumeTo }),
+      },
+    }, { msgId: `chat-send-${jobId}` })
+    return jobId
+  }
   return turnExecutor({
     db: d.db,
     config: d.config,
@@ -62,41 +83,14 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       return value
     },
     async delegate(ctx, agent, message) {
-      const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
-      const jobId = randomUUID()
-      await sendToActor(d.js, d.names, d.actor, chat.id, {
-        type: 'send',
-        turn: {
-          job_id: jobId,
-          content: message,
-          channel_id: null,
-          user_id: ctx.chat.user_id,
-          pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
-          parent: { id: ctx.job.id, depth: ctx.job.depth },
-          delegation_depth: ctx.delegationDepth + 1,
-        },
-      }, { msgId: `chat-send-${jobId}` })
+      const jobId = await startSubAgentTurn(ctx, agent, message)
       const done = await ctx.blocking(waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_DELEGATE_TIMEOUT * 1000))
       if (done === null || done.status !== 'completed') throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: ${done?.error ?? done?.status ?? 'timeout'}`)
       return (done.result as TurnResult).message?.content ?? ''
     },
     async delegateSuspended(ctx, agent, message, toolCallId) {
-      const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
-      const jobId = randomUUID()
-      const input = ctx.job.input as { channel_id?: string | null }
-      await sendToActor(d.js, d.names, d.actor, chat.id, {
-        type: 'send',
-        turn: {
-          job_id: jobId,
-          content: message,
-          channel_id: null,
-          user_id: ctx.chat.user_id,
-          pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
-          parent: { id: ctx.job.id, depth: ctx.job.depth },
-          delegation_depth: ctx.delegationDepth + 1,
-          resume_to: { chat_id: ctx.chat.id, tool_call_id: toolCallId, channel_id: input.channel_id ?? null, user_id: ctx.chat.user_id },
-        },
-      }, { msgId: `chat-send-${jobId}` })
+      const channelId = (ctx.job.input as { channel_id?: string | null }).channel_id ?? null
+      await startSubAgentTurn(ctx, agent, message, { chat_id: ctx.chat.id, tool_call_id: toolCallId, channel_id: channelId, user_id: ctx.chat.user_id })
     },
     async resumeParent(to, result) {
       const history = await store.messages(to.chat_id, 200)
