@@ -21,6 +21,8 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       'platform.agents/*/*.chat:own',
       'platform.functions/*/*.execute:own',
       'platform.dependencies.create:own',
+      // create in namespaces the user claimed or was granted (README "Namespaces")
+      'platform.namespaces/*.create:own',
       'platform.agents/default/default.read:all',
       'platform.agents/default/default.chat:all',
     ],

@@ -52,6 +52,8 @@ import { dependencyRoutes } from './dependencies/routes.ts'
 import { adapterRoutes } from './adapter/routes.ts'
 import { adapterHandlers } from './adapter/handlers.ts'
 import { currentPackagesDir, installApprovedPackages } from './dependencies/installer.ts'
+import { namespaceRoutes } from './namespaces/routes.ts'
+import { namespaceHandlers } from './namespaces/handlers.ts'
 
 /*
  * The composition root. `startPlatform` brings up what the configuration asks for, in order:
@@ -73,7 +75,7 @@ export function rolesOf(config: Config): Set<Role> {
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
 export function allRoutes(): RouteDef[] {
-  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...chatRoutes(), ...sandboxAdminRoutes(), ...accessRoutes(), ...dependencyRoutes(), ...adapterRoutes()]
+  return [...systemRoutes(), ...identityRoutes(), ...KINDS.flatMap(resourceRoutes), ...jobRoutes(), ...functionRoutes(), ...chatRoutes(), ...sandboxAdminRoutes(), ...accessRoutes(), ...namespaceRoutes(), ...dependencyRoutes(), ...adapterRoutes()]
 }
 
 export interface Platform {
@@ -172,7 +174,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       }, 60_000)
       expired.unref()
       cleanups.push(async () => clearInterval(expired))
-      const handlers = new Map<string, RpcHandler>([...chats, ...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...dependencyHandlers({ db, config }), ...adapter])
+      const handlers = new Map<string, RpcHandler>([...chats, ...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...namespaceHandlers(db), ...dependencyHandlers({ db, config }), ...adapter])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }

@@ -1,3 +1,4 @@
+import { namespacesUsedBy } from '../namespaces/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Db } from '../platform/db.ts'
@@ -16,7 +17,7 @@ import type { ChatRow } from './store.ts'
 
 /*
  * Tools an agent offers the LLM. Each kind of tool is a provider: it discovers its tools for a turn
- * (wildcards in enabled_* expanded now, against what the chat's user may read) and runs a call —
+ * (wildcards in enabled_* expanded now, against what the chat's user may read and within the namespaces the agent's owner uses) and runs a call —
  * checking the user's permission again at execution time, never trusting discovery. Functions,
  * sub-agents, skills and system tools live here; queries, collections, stores and connectors add
  * providers of their own (`registerToolProvider`).
@@ -92,9 +93,17 @@ interface Loaded {
   owner_id: string | null
 }
 
-async function expandAndLoad(d: ToolDeps, p: Principal, kind: AnyKind, patterns: string[]): Promise<Loaded[]> {
+/**
+ * The agent's enabled_* patterns → the resources the chat's user may read. Wildcards only pick
+ * resources in namespaces the agent's OWNER owns or was granted: an admin's `tools/*` must not
+ * pick up a function a plain user planted in a namespace the admin never granted (it would run
+ * with the chatting admin's identity). An agent without an owner expands wildcards to nothing.
+ */
+async function expandAndLoad(d: ToolDeps, p: Principal, agent: AgentSpecLike, kind: AnyKind, patterns: string[]): Promise<Loaded[]> {
   if (patterns.length === 0) return []
-  const refs = await d.resources.expand(p, kind, patterns)
+  const hasWildcard = patterns.some((pat) => pat.includes('*'))
+  const wildcardNamespaces = !hasWildcard ? undefined : agent.owner_id === null ? new Set<string>() : await namespacesUsedBy(d.db, agent.owner_id)
+  const refs = await d.resources.expand(p, kind, patterns, wildcardNamespaces === undefined ? {} : { wildcardNamespaces })
   if (refs.length === 0) return []
   const keys = refs.map((r) => `${r.namespace}/${r.name}`)
   const rows = await d.db.any(sql.unsafe`select id, namespace, name, spec, owner_id from resources where kind = ${kind.kind} and is_active and (namespace || '/' || name) = any(${sql.array(keys, 'text')})`)
@@ -110,7 +119,7 @@ function functionTools(d: ToolDeps): ToolProvider {
   return {
     name: 'functions',
     async discover(ctx) {
-      const fns = await expandAndLoad(d, ctx.principal, functionKind, (ctx.agent.spec['enabled_functions'] as string[] | undefined) ?? [])
+      const fns = await expandAndLoad(d, ctx.principal, ctx.agent, functionKind, (ctx.agent.spec['enabled_functions'] as string[] | undefined) ?? [])
       const presets = (ctx.agent.spec['function_parameters'] ?? {}) as Record<string, Record<string, unknown>>
       return fns.map((fn): Tool => {
         const ref = `${fn.namespace}/${fn.name}`
@@ -144,7 +153,7 @@ function agentTools(d: ToolDeps): ToolProvider {
   return {
     name: 'agents',
     async discover(ctx) {
-      const agents = await expandAndLoad(d, ctx.principal, agentKind, (ctx.agent.spec['enabled_agents'] as string[] | undefined) ?? [])
+      const agents = await expandAndLoad(d, ctx.principal, ctx.agent, agentKind, (ctx.agent.spec['enabled_agents'] as string[] | undefined) ?? [])
       return agents
         .filter((a) => a.id !== ctx.agent.id)
         .map(
@@ -181,7 +190,7 @@ export interface SkillContent {
 export async function preloadedSkills(d: ToolDeps, p: Principal, agent: AgentSpecLike): Promise<SkillContent[]> {
   const entries = (agent.spec['enabled_skills'] ?? []) as (string | { skill: string; preload?: boolean })[]
   const patterns = entries.filter((e) => typeof e !== 'string' && e.preload === true).map((e) => (e as { skill: string }).skill)
-  return (await expandAndLoad(d, p, skillKind, patterns)).map((s) => ({ namespace: s.namespace, name: s.name, content: String(s.spec['content'] ?? '') }))
+  return (await expandAndLoad(d, p, agent, skillKind, patterns)).map((s) => ({ namespace: s.namespace, name: s.name, content: String(s.spec['content'] ?? '') }))
 }
 
 function skillTools(d: ToolDeps): ToolProvider {
@@ -190,7 +199,7 @@ function skillTools(d: ToolDeps): ToolProvider {
     async discover(ctx) {
       const entries = (ctx.agent.spec['enabled_skills'] ?? []) as (string | { skill: string; preload?: boolean })[]
       const patterns = entries.filter((e) => typeof e === 'string' || e.preload !== true).map((e) => (typeof e === 'string' ? e : e.skill))
-      const skills = await expandAndLoad(d, ctx.principal, skillKind, patterns)
+      const skills = await expandAndLoad(d, ctx.principal, ctx.agent, skillKind, patterns)
       return skills.map(
         (s): Tool => ({
           name: toolName('get_skill__', s.namespace, s.name),

@@ -13,6 +13,7 @@ import { NAME_RE, normalizeName, normalizeVersion, notAllowedReason } from './in
  * arguments (and again in the installer).
  */
 export const DEPENDENCY_PERMISSIONS = {
+  read: registerPermission('platform.dependencies.read:all', 'list Python package requests and their status (admin)'),
   create: registerPermission('platform.dependencies.create:own', 'request Python packages (installed once an admin approves them)'),
   update: registerPermission('platform.dependencies.update:all', 'approve and reject Python package requests (admin)'),
   delete: registerPermission('platform.dependencies.delete:all', 'delete Python package requests (admin)'),
@@ -41,7 +42,8 @@ export function dependencyHandlers(d: { db: Db; config: Config }): Map<string, R
     return row
   }
 
-  on('dependencies.list', async (_p, req) => {
+  on('dependencies.list', async (p, req) => {
+    need(p, DEPENDENCY_PERMISSIONS.read)
     const status = req.query['status']
     const where = typeof status === 'string' ? sql.unsafe`where status = ${status}` : sql.unsafe``
     return { body: await db.any(sql.unsafe`select ${columns} from dependencies ${where} order by package_name`) }

@@ -25,7 +25,7 @@ const ById = T.Object({ id: Uuid })
 export function dependencyRoutes(): RouteDef[] {
   const m = { surface: 'management' as const, auth: true, target: 'rpc' as const, tags: ['Dependencies'] }
   return [
-    { ...m, id: 'dependencies.list', method: 'GET', path: '/api/v1/dependencies', summary: 'Requested Python packages and their status (any authenticated user)', query: T.Object({ status: T.Optional(DependencyStatus) }), response: T.Array(Dependency) },
+    { ...m, id: 'dependencies.list', method: 'GET', path: '/api/v1/dependencies', summary: 'Requested Python packages and their status (admin)', errors: [403], query: T.Object({ status: T.Optional(DependencyStatus) }), response: T.Array(Dependency) },
     {
       ...m,
       id: 'dependencies.create',

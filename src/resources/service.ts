@@ -11,6 +11,8 @@ import { sql, type Db } from '../platform/db.ts'
 import type { AnyKind } from './kind.ts'
 import { canOnResource, resourcePermission, type ResourceMeta } from './permissions.ts'
 import { canonicalJson } from './canonical-json.ts'
+import { mayCreateIn } from '../namespaces/policy.ts'
+import { claimNamespace, standingIn } from '../namespaces/store.ts'
 
 /*
  * The generic resource engine over the one `resources` table. Every kind is handled by the same
@@ -28,6 +30,15 @@ export interface ListOptions {
   namespaces?: string[]
   limit?: number
   offset?: number
+}
+
+export interface ExpandOptions {
+  /**
+   * Namespaces a wildcard may pick resources from (those the agent's owner owns or was granted).
+   * Exact `ns/name` patterns are not limited by it: naming a resource is a deliberate choice,
+   * and the caller's read permission still applies. Unset: no limit (the caller's reads only).
+   */
+  wildcardNamespaces?: ReadonlySet<string>
 }
 
 export interface WriteOptions {
@@ -72,7 +83,7 @@ export interface ResourceService {
   /** Create or update to match `body`, skipping unchanged resources by checksum; refuses resources managed by someone else unless forced. */
   apply(p: Principal, kind: AnyKind, body: Record<string, unknown>, options: { managedBy: string; force?: boolean; dryRun?: boolean }): Promise<{ action: ApplyAction; record?: ResourceRecord; warning?: string }>
   /** Wildcard expansion: active resources the principal may read that match `ns/name`, `ns/*` or `*\/*`. */
-  expand(p: Principal, kind: AnyKind, patterns: readonly string[]): Promise<{ namespace: string; name: string }[]>
+  expand(p: Principal, kind: AnyKind, patterns: readonly string[], options?: ExpandOptions): Promise<{ namespace: string; name: string }[]>
   /** The decrypted secret fields of a resource (for the platform's own use, never for responses). */
   secretsOf(kind: AnyKind, id: string): Promise<Record<string, string>>
 }
@@ -194,6 +205,22 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     }
   }
 
+  /**
+   * Refuses a create in a namespace the principal may not use, and claims the namespace for the
+   * principal when nobody holds it yet (in the resource's own transaction: two first writers race
+   * on the namespaces primary key, the loser is checked again like anyone else).
+   */
+  async function admitToNamespace(tx: Parameters<Parameters<Db['transaction']>[0]>[0], p: Principal, namespace: string): Promise<void> {
+    let standing = await standingIn(tx, namespace, p.userId)
+    if (!standing.exists && mayCreateIn(p, namespace, standing)) {
+      if (await claimNamespace(tx, namespace, p.userId)) return
+      standing = await standingIn(tx, namespace, p.userId) // claimed by someone else a moment ago
+    }
+    if (!mayCreateIn(p, namespace, standing)) {
+      throw forbidden(`not allowed to create in namespace ${namespace}: it belongs to another user (its owner or an admin can grant it to you)`, 'namespace.forbidden')
+    }
+  }
+
   async function create(p: Principal, kind: AnyKind, body: Record<string, unknown>, options: WriteOptions = {}): Promise<ResourceRecord> {
     const bodyIssues = validationIssues(checks(kind).create, body)
     if (bodyIssues.length > 0) throw invalid(`invalid ${kind.kind}`, bodyIssues)
@@ -211,6 +238,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     const checksum = checksumOf(spec, isActive)
     const row = await db
       .transaction(async (tx) => {
+        if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, namespace)
         const id = String(await tx.oneFirst(sql.unsafe`select gen_random_uuid()`))
         const secrets = sealSecrets(kind, id, {}, secretInput)
         const inserted = (await tx.one(sql.unsafe`
@@ -273,6 +301,10 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
   }
 
   async function list(p: Principal, kind: AnyKind, options: ListOptions = {}) {
+    // An admin-only area answers 403 to others (an empty 200 would suggest they may use it).
+    if (kind.adminOnly && !can(p, resourcePermission(kind, 'read', { namespace: '*', name: '*' }, 'all'))) {
+      throw forbidden(`${kind.plural} are admin-only`, 'auth.admin_only')
+    }
     const limit = options.limit ?? 100
     const offset = options.offset ?? 0
     const nsFilter = options.namespaces !== undefined && options.namespaces.length > 0 ? sql.unsafe`and namespace = any(${sql.array(options.namespaces, 'text')})` : sql.unsafe``
@@ -303,11 +335,14 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     return { action: 'updated' as const, record: await update(p, kind, address, patch, { managedBy: options.managedBy }) }
   }
 
-  async function expand(p: Principal, kind: AnyKind, patterns: readonly string[]) {
+  async function expand(p: Principal, kind: AnyKind, patterns: readonly string[], options: ExpandOptions = {}) {
     const rows = (await db.any(sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} and is_active order by namespace, name`)) as readonly Row[]
+    const within = options.wildcardNamespaces
     const matchers = patterns.map((pat) => {
       const [ns, name] = pat.split('/')
-      return (r: Row) => (ns === '*' || ns === r.namespace) && (name === '*' || name === r.name)
+      const wildcard = ns === '*' || name === '*'
+      return (r: Row) =>
+        (ns === '*' || ns === r.namespace) && (name === '*' || name === r.name) && (!wildcard || within === undefined || within.has(r.namespace))
     })
     return rows.filter((r) => matchers.some((m) => m(r)) && canOnResource(p, kind, 'read', meta(r))).map((r) => ({ namespace: r.namespace, name: r.name }))
   }

@@ -55,7 +55,8 @@ function kindRows(kind: AnyKind): Record<string, Row> {
   const denied = [404]
   const rows: Record<string, Row> = {
     [resourceRouteId(kind, 'create')]: {
-      call: async (c) => ({ path: base, body: namespaced ? { namespace: 'matrix', name: `c-${c.n()}`, ...fx.valid } : { name: `c-${c.n()}`, ...fx.valid } }),
+      // a namespace of the caller's own (claimed by this create): `matrix` belongs to A
+      call: async (c) => ({ path: base, body: namespaced ? { namespace: `matrix-${c.n()}`, name: `c-${c.n()}`, ...fx.valid } : { name: `c-${c.n()}`, ...fx.valid } }),
       b: kind.adminOnly ? [403] : [201],
       admin: [201],
     },
@@ -64,7 +65,8 @@ function kindRows(kind: AnyKind): Record<string, Row> {
         const r = await make(c)
         return { path: `${base}?limit=1000`, hidden: (i) => i['name'] === r.name }
       },
-      b: [200],
+      // the list of an admin-only kind is an admin-only area
+      b: kind.adminOnly ? [403] : [200],
       admin: [200],
     },
     [resourceRouteId(kind, 'get')]: { call: async (c) => ({ path: (await make(c)).one }), b: denied, admin: [200] },
@@ -197,14 +199,13 @@ const ROWS: Record<string, Row> = {
   'api-keys.get': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [200] },
   'api-keys.create': { call: async () => ({ path: '/api/v1/api-keys', body: { name: 'mine', permissions: { 'platform.skills/*/*.read:own': true } } }), b: [201], admin: [201] },
   'api-keys.delete': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [204] },
-  // ---- dependencies (src/dependencies/): anyone lists, Users request, only the admin decides
+  // ---- dependencies (src/dependencies/): Users request, only the admin lists and decides
   'dependencies.list': {
-    // A's request is listed for B too: the list is public to authenticated users
     call: async (c) => {
       await dependencyOfA(c)
       return { path: '/api/v1/dependencies' }
     },
-    b: [200],
+    b: [403],
     admin: [200],
   },
   'dependencies.create': { call: async (c) => ({ path: '/api/v1/dependencies', body: { package_name: `pkg-${c.n()}` } }), b: [201], admin: [201] },
@@ -212,6 +213,23 @@ const ROWS: Record<string, Row> = {
   'dependencies.reject': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}/reject` }), b: [403], admin: [200] },
   'dependencies.delete': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}` }), b: [403], admin: [204] },
   // ---- end dependencies
+  // ---- namespaces (src/namespaces/): A's namespace is invisible to B; the admin manages every one
+  'namespaces.list': { call: async () => ({ path: '/api/v1/namespaces' }), b: [200], admin: [200] },
+  'namespaces.create': { call: async (c) => ({ path: '/api/v1/namespaces', body: { name: `ns-${c.n()}` } }), b: [201], admin: [201] },
+  'namespaces.get': { call: async (c) => ({ path: `/api/v1/namespaces/${await namespaceOfA(c)}` }), b: [404], admin: [200] },
+  'namespaces.delete': { call: async (c) => ({ path: `/api/v1/namespaces/${await namespaceOfA(c)}` }), b: [404], admin: [204] },
+  'namespaces.members.add': { call: async (c) => ({ path: `/api/v1/namespaces/${await namespaceOfA(c)}/members/${c.b.id}` }), b: [404], admin: [200] },
+  'namespaces.members.remove': {
+    // A granted B and the admin; B (a member) may not take the admin's grant back, the admin may
+    call: async (c) => {
+      const ns = await namespaceOfA(c)
+      for (const id of [c.b.id, c.env.adminId]) await c.env.request('PUT', `/api/v1/namespaces/${ns}/members/${id}`, { token: c.a.token })
+      return { path: `/api/v1/namespaces/${ns}/members/${c.env.adminId}` }
+    },
+    b: [403],
+    admin: [200],
+  },
+  // ---- end namespaces
   // ---- OpenAI adapter (src/adapter/): A's agent is no model for B; provider models need platform.llm (none here)
   'adapter.openai.models.list': { call: async () => ({ path: '/adapters/openai/v1/models' }), b: [200], admin: [200] },
   'adapter.openai.models.get': { call: async (c) => ({ path: `/adapters/openai/v1/models/agent:matrix%2F${await agentOfA(c)}` }), b: [404], admin: [200] },
@@ -219,6 +237,13 @@ const ROWS: Record<string, Row> = {
   // no LLM provider is configured here: the admin's turn fails with 502 after it was allowed
   'adapter.openai.chat-completions': { call: async (c) => ({ path: '/adapters/openai/v1/chat/completions', body: { model: `agent:matrix/${await agentOfA(c)}`, messages: [{ role: 'user', content: 'hi' }] } }), b: [404], admin: [200, 502] },
   // ---- end OpenAI adapter
+}
+
+async function namespaceOfA(c: Ctx): Promise<string> {
+  const name = `ns-a-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/namespaces', { token: c.a.token, body: { name } })
+  if (res.status !== 201) throw new Error(`setup namespace: ${res.text}`)
+  return name
 }
 
 async function dependencyOfA(c: Ctx): Promise<string> {

@@ -1,5 +1,18 @@
 import { AgentSpec } from '../../../schemas/agent.ts'
 import { defineKind } from '../../resources/kind.ts'
+import type { FieldIssue } from '../../kernel/errors.ts'
+import { compileTemplate, TemplateError } from '../../templates/render.ts'
+
+/** A template the hardened renderer refuses is refused when the agent is saved (422), not at chat time. */
+function templateIssue(path: string, source: string): FieldIssue[] {
+  try {
+    compileTemplate(source)
+    return []
+  } catch (err) {
+    if (err instanceof TemplateError) return [{ path, message: `${err.code}: ${err.message}` }]
+    throw err
+  }
+}
 
 const refOf = (entry: string | Record<string, unknown>, key: string): string => (typeof entry === 'string' ? entry : String(entry[key]))
 
@@ -18,5 +31,11 @@ export const agentKind = defineKind({
     ...s.enabled_stores.map((e) => ({ kind: 'store', ref: e.store })),
     ...s.enabled_connectors.map((e) => ({ kind: 'connector', ref: e.connector })),
     ...[...s.hooks.on_user_message, ...s.hooks.on_assistant_message].map((h) => ({ kind: 'function', ref: h.function })),
+  ],
+  validate: (s) => [
+    ...templateIssue('system_prompt', s.system_prompt),
+    ...Object.entries(s.function_parameters).flatMap(([fn, params]) =>
+      Object.entries(params).flatMap(([param, v]) => (typeof v === 'string' ? templateIssue(`function_parameters.${fn}.${param}`, v) : [])),
+    ),
   ],
 })

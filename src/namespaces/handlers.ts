@@ -1,0 +1,97 @@
+import type { RpcHandler, RpcRequest } from '../api/route.ts'
+import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
+import { registerPermission } from '../access/permission-registry.ts'
+import { conflict, forbidden, notFound, unauthorized } from '../kernel/errors.ts'
+import { sql, type Db } from '../platform/db.ts'
+import { namespacePermission } from './policy.ts'
+import { acceptMembership, addMember, claimNamespace, deleteNamespace, getNamespace, listNamespaces, removeMember, type NamespaceRecord } from './store.ts'
+
+/*
+ * `/api/v1/namespaces`: the namespaces a user owns or was granted, claiming one, and granting it.
+ * A namespace the caller neither uses nor administers answers 404 (no existence leak), except a
+ * claim of a held one (409: the name is taken, which the caller needs to know to pick another).
+ */
+registerPermission(namespacePermission('{namespace}', 'create', 'own'), 'create resources in namespaces you own or were granted, and claim namespaces nobody holds')
+registerPermission(namespacePermission('{namespace}', 'create', 'all'), 'create resources in every namespace (admin)')
+registerPermission(namespacePermission('{namespace}', 'read', 'all'), 'list and read every namespace (admin)')
+registerPermission(namespacePermission('{namespace}', 'update', 'all'), 'grant and revoke members of every namespace (admin)')
+registerPermission(namespacePermission('{namespace}', 'delete', 'all'), 'release any empty namespace (admin)')
+
+type Out = { status?: number; body?: unknown }
+
+export function namespaceHandlers(db: Db): Map<string, RpcHandler> {
+  const handlers = new Map<string, RpcHandler>()
+  const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<Out>) =>
+    handlers.set(id, async (req) => {
+      if (req.caller === null) throw unauthorized()
+      const out = await fn(await loadPrincipal(db, req.caller), req)
+      return { status: out.status ?? 200, body: out.body }
+    })
+  const missing = (name: string) => notFound(`namespace ${name} not found`, 'namespace.not_found')
+
+  /** The namespace, if the caller may see it (owner, member or admin); 404 otherwise. */
+  async function visible(p: Principal, name: string): Promise<NamespaceRecord> {
+    const ns = await getNamespace(db, name)
+    if (ns === null) throw missing(name)
+    if (ns.owner_id === p.userId || ns.members.some((m) => m.user_id === p.userId) || can(p, namespacePermission(name, 'read', 'all'))) return ns
+    throw missing(name)
+  }
+  /** Owner or admin may change membership and release; a member sees the namespace but may not. */
+  async function manageable(p: Principal, name: string, action: 'update' | 'delete'): Promise<NamespaceRecord> {
+    const ns = await visible(p, name)
+    if (ns.owner_id === p.userId || can(p, namespacePermission(name, action, 'all'))) return ns
+    throw forbidden(`only the owner of ${name} or an admin may do this`, 'namespace.not_owner')
+  }
+
+  on('namespaces.list', async (p, req) => {
+    const limit = typeof req.query['limit'] === 'number' ? req.query['limit'] : 100
+    const offset = typeof req.query['offset'] === 'number' ? req.query['offset'] : 0
+    const all = can(p, namespacePermission('*', 'read', 'all'))
+    return { body: await listNamespaces(db, all ? null : p.userId, { limit, offset }) }
+  })
+
+  on('namespaces.create', async (p, req) => {
+    const { name } = req.body as { name: string }
+    if (!can(p, namespacePermission(name, 'create', 'own'))) throw forbidden(`requires ${namespacePermission(name, 'create', 'own')}`)
+    if (!(await claimNamespace(db, name, p.userId))) throw conflict(`namespace ${name} is held by someone else`, 'namespace.exists')
+    return { status: 201, body: await getNamespace(db, name) }
+  })
+
+  on('namespaces.get', async (p, req) => ({ body: await visible(p, String(req.params['name'])) }))
+
+  on('namespaces.delete', async (p, req) => {
+    const name = String(req.params['name'])
+    await manageable(p, name, 'delete')
+    if (!(await deleteNamespace(db, name))) throw conflict(`namespace ${name} still holds resources`, 'namespace.not_empty')
+    return { status: 204 }
+  })
+
+  on('namespaces.members.add', async (p, req) => {
+    const name = String(req.params['name'])
+    const userId = String(req.params['user_id'])
+    const ns = await visible(p, name)
+    // A member accepting their own grant (an admin granting to themselves goes through addMember).
+    if (userId === p.userId && ns.owner_id !== p.userId && ns.members.some((m) => m.user_id === p.userId)) {
+      await acceptMembership(db, name, userId)
+      return { body: await getNamespace(db, name) }
+    }
+    await manageable(p, name, 'update')
+    const exists = await db.oneFirst(sql.unsafe`select exists (select 1 from users where id = ${userId}::uuid)`)
+    if (exists !== true) throw notFound('user not found', 'user.not_found')
+    await addMember(db, name, userId, p.userId)
+    return { body: await getNamespace(db, name) }
+  })
+
+  on('namespaces.members.remove', async (p, req) => {
+    const name = String(req.params['name'])
+    const userId = String(req.params['user_id'])
+    const ns = await visible(p, name)
+    // a member may leave; taking a grant from someone else is for the owner or an admin
+    if (!(userId === p.userId && ns.members.some((m) => m.user_id === p.userId))) await manageable(p, name, 'update')
+    if (!(await removeMember(db, name, userId))) throw notFound(`user ${userId} is not a member of ${name}`, 'namespace.not_member')
+    return { body: await getNamespace(db, name) }
+  })
+
+  return handlers
+}
+
