@@ -1,4 +1,4 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream'
+import { AckPolicy, DeliverPolicy, JetStreamApiError, jetstream, jetstreamManager, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
 import { headers } from '@nats-io/transport-node'
 import { Value } from '@sinclair/typebox/value'
@@ -25,8 +25,8 @@ import { provisionActors } from './provision.ts'
  *
  * Mailboxes: one durable pull consumer per partition, consumed only by the owner; messages go to a
  * serial chain per key (one handler at a time per key, many keys at once), state is written to
- * ACTOR_STATE by CAS before the message is acked, so a takeover loses nothing: unacked messages
- * come back after ack_wait, in stream order per key. A message that fails 10 deliveries, or does
+ * ACTOR_STATE by CAS before the message is acked, so a takeover loses nothing: the new owner
+ * replaces the partition's consumer, and what nobody acked is delivered again in stream order. A message that fails 10 deliveries, or does
  * not match the actor's schema, goes to `dlq.actor.<type>.<key>` and is terminated.
  */
 export interface ActorHostOptions {
@@ -74,9 +74,8 @@ interface Run {
   /** Current lease revision, for the next CAS renewal. */
   rev: number
   validUntil: number
-  /** Set once consuming starts (after the previous owner's unacked deliveries can come back). */
+  /** Set once consuming starts. */
   messages: ConsumerMessages | undefined
-  starter: ReturnType<typeof setTimeout> | undefined
   loop: Promise<void>
   keys: Map<string, KeyActor>
   stopping: boolean
@@ -295,18 +294,25 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const startRun = async (def: AnyActor, p: number, leaseKey: string, rev: number, sentAt: number): Promise<void> => {
     const durable = consumerName(def.type, p)
     const stream = o.names.stream('ACTORS')
-    if ((await jsm.consumers.info(stream, durable).catch(() => null)) === null) {
-      await jsm.consumers.add(stream, {
-        durable_name: durable,
-        filter_subject: o.names.subject(`actor.${def.type}.${String(p)}.*`),
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        max_deliver: -1,
-        ack_wait: ackWaitMs * 1e6,
-        max_ack_pending: 256,
-      })
-    }
-    const run: Run = { def, p, leaseKey, fence: rev, rev, validUntil: sentAt + o.leaseTtlMs - margin, messages: undefined, starter: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false }
+    // A fresh mailbox consumer at every acquisition. ACTORS is a work-queue stream, so what is left
+    // of the partition is exactly what nobody acked; a new consumer (DeliverPolicy.All) delivers it
+    // in stream order, i.e. each key's messages in the order sent. Reusing the old consumer was not
+    // safe: the pull requests of a killed owner stay registered on the server (until they expire),
+    // keep receiving messages — redeliveries included — that nobody reads, and those come back only
+    // after another ack_wait, while the new owner already handles the same keys' newer messages.
+    await jsm.consumers.delete(stream, durable).catch((err: unknown) => {
+      if (!(err instanceof JetStreamApiError && err.status === 404)) throw err
+    })
+    await jsm.consumers.add(stream, {
+      durable_name: durable,
+      filter_subject: o.names.subject(`actor.${def.type}.${String(p)}.*`),
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      max_deliver: -1,
+      ack_wait: ackWaitMs * 1e6,
+      max_ack_pending: 256,
+    })
+    const run: Run = { def, p, leaseKey, fence: rev, rev, validUntil: sentAt + o.leaseTtlMs - margin, messages: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false }
     // Timers survive a takeover: load the keys of this partition that have some.
     for (const k of await stateKeys(def.type)) {
       const key = k.slice(def.type.length + 1)
@@ -320,20 +326,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
       run.messages = messages
       for await (const m of messages) await onMessage(run, m)
     }
-    // Messages the previous owner received but never acked come back only after ack_wait, and the
-    // server then delivers them before newer ones. Consuming earlier would let a key's newer
-    // messages overtake its older ones, so a takeover with such messages waits out ack_wait.
-    const info = await jsm.consumers.info(stream, durable)
-    // The margin covers the server's redelivery timer and a loaded machine: with 100 ms, a busy
-    // host saw a key's newer message overtake an older redelivery.
-    const waitMs = info.num_ack_pending > 0 ? ackWaitMs + Math.max(1_000, Math.floor(ackWaitMs / 2)) : 0
-    run.loop = new Promise<void>((resolve) => {
-      run.starter = setTimeout(() => {
-        consume()
-          .catch((err: unknown) => log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
-          .finally(resolve)
-      }, waitMs)
-    })
+    run.loop = consume().catch((err: unknown) => log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
     runs.set(leaseKey, run)
     log.info({ partition: leaseKey, fence: rev }, 'partition acquired')
   }
@@ -341,7 +334,6 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const stopRun = async (run: Run, release: boolean): Promise<void> => {
     run.stopping = true
     runs.delete(run.leaseKey)
-    if (run.starter !== undefined) clearTimeout(run.starter)
     await run.messages?.close().catch(() => undefined)
     await Promise.allSettled([...run.keys.values()].map((a) => a.chain))
     if (release) await leases.delete(run.leaseKey, { previousSeq: run.rev }).catch(() => undefined)
