@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # `npm install` rather than `npm ci`: it installs the versions pinned in package-lock.json, and
-  # unlike `npm ci` it tolerates optional platform binaries (oxlint's) that the registry here lacks.
+  # `npm install` installs the versions pinned in package-lock.json and keeps what is already there;
+  # the lock file also lists every platform's optional binaries (oxlint, msgpackr), so `npm ci` on a
+  # clean clone works too (what images and CI pipelines run).
   echo "installing npm dependencies (npm install, pinned by package-lock.json)..." >&2
   npm install --no-audit --no-fund >&2
 fi
