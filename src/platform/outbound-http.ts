@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
-import { isIP } from 'node:net'
+import { BlockList, isIP } from 'node:net'
 import { rootCertificates } from 'node:tls'
 import { AppError } from '../kernel/errors.ts'
 
@@ -88,19 +88,17 @@ const policyError = (code: string, detail: string) => new AppError(400, `outboun
 // ---------------------------------------------------------------------------------------------
 // Address classification
 
-interface Range {
-  bytes: number[]
-  bits: number
+/** One blocked range and why, as a `net.BlockList` of that single subnet. */
+interface Rule {
+  list: BlockList
   reason: string
 }
 
-const range4 = (cidr: string, reason: string): Range => {
+const rule = (family: 'ipv4' | 'ipv6', cidr: string, reason: string): Rule => {
   const [addr, bits] = cidr.split('/') as [string, string]
-  return { bytes: ipv4Bytes(addr) as number[], bits: Number(bits), reason }
-}
-const range6 = (cidr: string, reason: string): Range => {
-  const [addr, bits] = cidr.split('/') as [string, string]
-  return { bytes: ipv6Bytes(addr) as number[], bits: Number(bits), reason }
+  const list = new BlockList()
+  list.addSubnet(addr, Number(bits), family)
+  return { list, reason }
 }
 
 /*
@@ -109,105 +107,63 @@ const range6 = (cidr: string, reason: string): Range => {
  * 203.0.113.0/24). Those are not routed on the Internet either, so allowing them exposes nothing
  * internal, and the tests use them to stand up real HTTPS receivers on a local interface.
  */
-const V4_BLOCKED: Range[] = [
-  range4('0.0.0.0/8', 'unspecified ("this network")'),
-  range4('10.0.0.0/8', 'private'),
-  range4('100.64.0.0/10', 'carrier-grade NAT'),
-  range4('127.0.0.0/8', 'loopback'),
-  range4('169.254.0.0/16', 'link-local (cloud metadata)'),
-  range4('172.16.0.0/12', 'private'),
-  range4('192.0.0.0/24', 'IETF protocol assignments'),
-  range4('192.88.99.0/24', '6to4 relay anycast'),
-  range4('192.168.0.0/16', 'private'),
-  range4('198.18.0.0/15', 'benchmarking'),
-  range4('224.0.0.0/4', 'multicast'),
-  range4('240.0.0.0/4', 'reserved / broadcast'),
+const V4_BLOCKED: [string, string][] = [
+  ['0.0.0.0/8', 'unspecified ("this network")'],
+  ['10.0.0.0/8', 'private'],
+  ['100.64.0.0/10', 'carrier-grade NAT'],
+  ['127.0.0.0/8', 'loopback'],
+  ['169.254.0.0/16', 'link-local (cloud metadata)'],
+  ['172.16.0.0/12', 'private'],
+  ['192.0.0.0/24', 'IETF protocol assignments'],
+  ['192.88.99.0/24', '6to4 relay anycast'],
+  ['192.168.0.0/16', 'private'],
+  ['198.18.0.0/15', 'benchmarking'],
+  ['224.0.0.0/4', 'multicast'],
+  ['240.0.0.0/4', 'reserved / broadcast'],
 ]
+const V4_RULES = V4_BLOCKED.map(([cidr, reason]) => rule('ipv4', cidr, reason))
 
 /*
- * Blocked IPv6 ranges. Forms that embed an IPv4 address (IPv4-mapped ::ffff:0:0/96, NAT64
- * 64:ff9b::/96, 6to4 2002::/16) are judged by the embedded IPv4 address instead (`embeddedV4`).
- * Documentation (2001:db8::/32, 3fff::/20) is allowed like its IPv4 counterparts.
+ * IPv6 forms that embed an IPv4 address are judged by the embedded address: each blocked IPv4
+ * range is also blocked inside IPv4-mapped (::ffff:0:0/96), NAT64 (64:ff9b::/96) and 6to4
+ * (2002::/16) addresses, with the reason prefixed by the form. The rest of such a prefix (a public
+ * IPv4 address inside) is allowed.
  */
-const V6_BLOCKED: Range[] = [
-  range6('::/128', 'unspecified'),
-  range6('::1/128', 'loopback'),
-  // The rest of ::/8: IPv4-compatible (deprecated) and reserved; ::ffff:0:0/96 is handled first.
-  range6('::/8', 'reserved (IPv4-compatible)'),
-  range6('64:ff9b:1::/48', 'local-use NAT64'),
-  range6('100::/64', 'discard-only'),
-  range6('2001::/23', 'IETF protocol assignments (Teredo, benchmarking, ORCHID)'),
-  range6('5f00::/16', 'SRv6 segment identifiers'),
-  range6('fc00::/7', 'unique local'),
-  range6('fe80::/10', 'link-local'),
-  range6('fec0::/10', 'site-local (deprecated)'),
-  range6('ff00::/8', 'multicast'),
+const hex4 = (v4: string): [string, string] => {
+  const b = v4.split('.').map(Number) as [number, number, number, number]
+  return [((b[0] << 8) | b[1]).toString(16), ((b[2] << 8) | b[3]).toString(16)]
+}
+const EMBEDDINGS: { via: string; prefix: Rule; inner: (v4: string, bits: number) => string }[] = [
+  { via: 'IPv4-mapped', prefix: rule('ipv6', '::ffff:0:0/96', ''), inner: (v4, bits) => `::ffff:${hex4(v4).join(':')}/${String(96 + bits)}` },
+  { via: 'NAT64', prefix: rule('ipv6', '64:ff9b::/96', ''), inner: (v4, bits) => `64:ff9b::${hex4(v4).join(':')}/${String(96 + bits)}` },
+  { via: '6to4', prefix: rule('ipv6', '2002::/16', ''), inner: (v4, bits) => `2002:${hex4(v4).join(':')}::/${String(16 + bits)}` },
+]
+const EMBEDDED_RULES = EMBEDDINGS.map((e) => ({
+  via: e.via,
+  prefix: e.prefix,
+  rules: V4_BLOCKED.map(([cidr, reason]) => {
+    const [addr, bits] = cidr.split('/') as [string, string]
+    return rule('ipv6', e.inner(addr, Number(bits)), reason)
+  }),
+}))
+
+/* Blocked IPv6 ranges. Documentation (2001:db8::/32, 3fff::/20) is allowed like its IPv4 counterparts. */
+const V6_RULES: Rule[] = [
+  rule('ipv6', '::/128', 'unspecified'),
+  rule('ipv6', '::1/128', 'loopback'),
+  // The rest of ::/8: IPv4-compatible (deprecated) and reserved; ::ffff:0:0/96 is judged first.
+  rule('ipv6', '::/8', 'reserved (IPv4-compatible)'),
+  rule('ipv6', '64:ff9b:1::/48', 'local-use NAT64'),
+  rule('ipv6', '100::/64', 'discard-only'),
+  rule('ipv6', '2001::/23', 'IETF protocol assignments (Teredo, benchmarking, ORCHID)'),
+  rule('ipv6', '5f00::/16', 'SRv6 segment identifiers'),
+  rule('ipv6', 'fc00::/7', 'unique local'),
+  rule('ipv6', 'fe80::/10', 'link-local'),
+  rule('ipv6', 'fec0::/10', 'site-local (deprecated)'),
+  rule('ipv6', 'ff00::/8', 'multicast'),
 ]
 
-function ipv4Bytes(s: string): number[] | null {
-  const parts = s.split('.')
-  if (parts.length !== 4) return null
-  const out: number[] = []
-  for (const p of parts) {
-    if (!/^\d{1,3}$/.test(p)) return null
-    const n = Number(p)
-    if (n > 255) return null
-    out.push(n)
-  }
-  return out
-}
-
-function ipv6Bytes(input: string): number[] | null {
-  let s = input
-  const zone = s.indexOf('%')
-  if (zone >= 0) s = s.slice(0, zone)
-  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1)
-  let tail: number[] = []
-  const lastColon = s.lastIndexOf(':')
-  if (s.slice(lastColon + 1).includes('.')) {
-    const v4 = ipv4Bytes(s.slice(lastColon + 1))
-    if (v4 === null) return null
-    tail = v4
-    s = `${s.slice(0, lastColon + 1)}0:0`
-  }
-  const halves = s.split('::')
-  if (halves.length > 2) return null
-  const groups = (h: string) => (h === '' ? [] : h.split(':'))
-  const head = groups(halves[0] as string)
-  const rest = halves.length === 2 ? groups(halves[1] as string) : []
-  const missing = 8 - head.length - rest.length
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return null
-  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest]
-  const out: number[] = []
-  for (const g of all) {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null
-    const n = parseInt(g, 16)
-    out.push(n >> 8, n & 0xff)
-  }
-  if (tail.length === 4) out.splice(12, 4, ...tail)
-  return out
-}
-
-const inRange = (bytes: number[], r: Range): boolean => {
-  for (let bit = 0; bit < r.bits; bit++) {
-    const i = bit >> 3
-    const mask = 0x80 >> (bit & 7)
-    if (((bytes[i] as number) & mask) !== ((r.bytes[i] as number) & mask)) return false
-  }
-  return true
-}
-
-const MAPPED = range6('::ffff:0:0/96', '')
-const NAT64 = range6('64:ff9b::/96', '')
-const SIX_TO_FOUR = range6('2002::/16', '')
-
-/** The IPv4 address an IPv6 address stands for (mapped, NAT64 well-known prefix, 6to4), if any. */
-function embeddedV4(b: number[]): { v4: number[]; via: string } | null {
-  if (inRange(b, MAPPED)) return { v4: b.slice(12, 16), via: 'IPv4-mapped' }
-  if (inRange(b, NAT64)) return { v4: b.slice(12, 16), via: 'NAT64' }
-  if (inRange(b, SIX_TO_FOUR)) return { v4: b.slice(2, 6), via: '6to4' }
-  return null
-}
+const firstMatch = (rules: readonly Rule[], address: string, family: 'ipv4' | 'ipv6'): string | undefined => rules.find((r) => r.list.check(address, family))?.reason
 
 /** The reasons `allowPrivate` lifts: private-use networks an operator may run services on. */
 const PRIVATE_USE = new Set(['private', 'loopback', 'carrier-grade NAT', 'unique local'])
@@ -219,21 +175,16 @@ const PRIVATE_USE = new Set(['private', 'loopback', 'carrier-grade NAT', 'unique
 export function blockedReason(address: string, opts: { allowPrivate?: boolean } = {}): string | null {
   const judge = (reason: string | undefined): string | null =>
     reason === undefined || (opts.allowPrivate === true && PRIVATE_USE.has(reason)) ? null : reason
-  const family = isIP(address.replace(/%.*$/, ''))
-  if (family === 4) {
-    const b = ipv4Bytes(address)
-    if (b === null) return 'not an IP address'
-    return judge(V4_BLOCKED.find((r) => inRange(b, r))?.reason)
-  }
+  const plain = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '')
+  const family = isIP(plain)
+  if (family === 4) return judge(firstMatch(V4_RULES, plain, 'ipv4'))
   if (family === 6) {
-    const b = ipv6Bytes(address)
-    if (b === null) return 'not an IP address'
-    const embedded = embeddedV4(b)
-    if (embedded !== null) {
-      const inner = judge(V4_BLOCKED.find((r) => inRange(embedded.v4, r))?.reason)
-      return inner === null ? null : `${embedded.via} ${inner}`
+    const embedding = EMBEDDED_RULES.find((e) => e.prefix.list.check(plain, 'ipv6'))
+    if (embedding !== undefined) {
+      const inner = judge(firstMatch(embedding.rules, plain, 'ipv6'))
+      return inner === null ? null : `${embedding.via} ${inner}`
     }
-    return judge(V6_BLOCKED.find((r) => inRange(b, r))?.reason)
+    return judge(firstMatch(V6_RULES, plain, 'ipv6'))
   }
   return 'not an IP address'
 }
