@@ -1,7 +1,8 @@
 import { jwtVerify } from 'jose'
-import type { Caller } from '../src/api/route.ts'
+import { EXECUTION_SCOPE_CLAIM, type Caller } from '../src/api/route.ts'
 import { unauthorized } from '../src/kernel/errors.ts'
 import { hashApiKey, isApiKey } from '../src/access/api-key-format.ts'
+import { isUuid } from '../src/kernel/uuid.ts'
 
 /*
  * Bearer-token verification at the edge: HS256 only (a token naming another algorithm, `none`
@@ -10,6 +11,9 @@ import { hashApiKey, isApiKey } from '../src/access/api-key-format.ts'
  * exists and what it may do is decided by the service at execution time.
  * API keys (`apk_…`, as a Bearer token or X-API-Key) are only hashed here: whether the key exists,
  * is unexpired and what it may do is resolved by the service from the NATS KV cache.
+ * A correctly signed token whose claims are malformed (`sub` not a UUID, `email` not a string, an
+ * unknown `scope`, an execution token without a UUID `exe` and integer `att`) is refused here
+ * with 401: it can only come from a bug or a leaked key, and must not reach a database query.
  */
 export interface TokenVerifier {
   verify(authorization: string): Promise<Caller>
@@ -30,7 +34,7 @@ export function createTokenVerifier(secret: string, options: { cacheSize?: numbe
       try {
         const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], typ: 'JWT', requiredClaims: ['sub', 'exp'] })
         if (payload['type'] !== 'access') throw unauthorized('not an access token', 'auth.wrong_token_type')
-        const caller: Caller = { sub: String(payload.sub), via: 'jwt' }
+        const caller = callerOf(payload)
         if (cache.size >= max) cache.clear()
         cache.set(token, { caller, exp: payload.exp as number })
         return caller
@@ -43,4 +47,20 @@ export function createTokenVerifier(secret: string, options: { cacheSize?: numbe
       }
     },
   }
+}
+
+function callerOf(payload: Record<string, unknown>): Caller {
+  const bad = () => unauthorized('invalid token claims', 'auth.invalid_token')
+  if (!isUuid(payload['sub'])) throw bad()
+  if (payload['email'] !== undefined && typeof payload['email'] !== 'string') throw bad()
+  const scope = payload['scope']
+  if (scope === undefined) {
+    if (payload['exe'] !== undefined) throw bad()
+    return { sub: payload['sub'], via: 'jwt' }
+  }
+  if (scope !== EXECUTION_SCOPE_CLAIM) throw bad()
+  const exe = payload['exe']
+  const att = payload['att']
+  if (!isUuid(exe) || typeof att !== 'number' || !Number.isInteger(att) || att < 1) throw bad()
+  return { sub: payload['sub'], via: 'jwt', execution: { id: exe, attempt: att } }
 }

@@ -48,7 +48,11 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
   const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<Out>) =>
     handlers.set(id, async (req) => {
       if (req.caller === null) throw unauthorized()
-      const out = await fn(await loadPrincipal(db, req.caller), req)
+      const p = await loadPrincipal(db, req.caller)
+      // Users, roles and API keys are out of an execution token's reach, even the routes that need
+      // no permission (minting an own API key would outlive the execution).
+      if (p.executionId !== undefined) throw forbidden('an execution token cannot manage users, roles or API keys', 'auth.execution_token')
+      const out = await fn(p, req)
       return { status: out.status ?? 200, body: out.body, ...(out.headers === undefined ? {} : { headers: out.headers }) }
     })
   const admin = (p: Principal, perm: string) => {

@@ -48,7 +48,15 @@ export interface Caller {
   via: 'jwt' | 'api_key'
   /** SHA-256 (hex) of the presented API key; the gateway never sees the key table. */
   keyHash?: string
+  /**
+   * Set for a function's execution token (`scope: execution`): the job and attempt it belongs to.
+   * The service accepts it only while that attempt runs, with the execution scope's permissions.
+   */
+  execution?: { id: string; attempt: number }
 }
+
+/** The JWT `scope` claim of an execution token (src/auth/tokens.ts issueExecutionToken). */
+export const EXECUTION_SCOPE_CLAIM = 'execution'
 
 export interface RpcRequest {
   requestId: string

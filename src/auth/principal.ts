@@ -1,5 +1,7 @@
 import { sql, type Db } from '../platform/db.ts'
 import { unauthorized } from '../kernel/errors.ts'
+import { isUuid } from '../kernel/uuid.ts'
+import { EXECUTION_SCOPE } from './execution-scope.ts'
 import { grantsOf, hasPermission } from './permissions.ts'
 import type { Caller } from '../api/route.ts'
 import type { CachedKey, CachedUser, PrincipalCache } from '../access/principal-cache.ts'
@@ -11,6 +13,8 @@ export interface Principal {
   permissions: readonly string[]
   /** Set when the caller used an API key: its id (permissions are then key ∩ owner). */
   apiKeyId?: string
+  /** Set when the caller is a function's execution token: the job id (permissions are then user ∩ EXECUTION_SCOPE). */
+  executionId?: string
 }
 
 export const can = (p: Principal, permission: string): boolean => hasPermission(p.permissions, permission)
@@ -83,7 +87,26 @@ export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> 
     if (owner === null || !owner.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
     return { userId: key.user_id, email: owner.email, permissions: intersectGrants(key.permissions, owner.permissions), apiKeyId: key.id }
   }
+  // The gateway already refuses such tokens; checked again because a Caller may come from elsewhere
+  // and a non-UUID would otherwise fail inside Postgres as a 500.
+  if (!isUuid(caller.sub)) throw unauthorized('invalid token', 'auth.invalid_token')
+  const exe = caller.execution
+  // Checked before the user: the job's state is read on every request (never cached), so a token
+  // whose execution ended is refused on the very next request, on every replica.
+  if (exe !== undefined) await checkExecutionLive(cache, caller.sub, exe)
   const row = await user(caller.sub)
   if (row === null || !row.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
+  if (exe !== undefined) return { userId: caller.sub, email: row.email, permissions: intersectGrants(EXECUTION_SCOPE, row.permissions), executionId: exe.id }
   return { userId: caller.sub, email: row.email, permissions: row.permissions }
+}
+
+/**
+ * An execution token is good only while the attempt it was minted for runs, for the user it runs
+ * as. Without a job-state reader (no cache attached) it is refused: failing closed.
+ */
+async function checkExecutionLive(cache: PrincipalCache | undefined, sub: string, exe: { id: string; attempt: number }): Promise<void> {
+  const job = cache === undefined || !isUuid(exe.id) ? null : await cache.execution(exe.id)
+  if (job === null || job.status !== 'running' || job.attempts !== exe.attempt || job.user_id !== sub) {
+    throw unauthorized('the execution this token belongs to has ended', 'auth.execution_ended')
+  }
 }

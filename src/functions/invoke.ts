@@ -36,8 +36,13 @@ export interface InvokeOptions {
   callbackUrl?: string | null
 }
 
+/**
+ * Seconds an execution may run: the function's own `timeout` (or FUNCTION_TIMEOUT when unset), a
+ * caller's shorter ask, never more than FUNCTION_TIMEOUT. Clamped at run time rather than refused
+ * on save, so lowering FUNCTION_TIMEOUT also bounds functions saved before.
+ */
 export function functionTimeout(config: Config, fn: ResourceRecord, asked?: number): number {
-  const own = typeof fn['timeout'] === 'number' ? fn['timeout'] : config.FUNCTION_TIMEOUT
+  const own = typeof fn['timeout'] === 'number' ? Math.min(fn['timeout'], config.FUNCTION_TIMEOUT) : config.FUNCTION_TIMEOUT
   return Math.max(1, Math.min(own, asked ?? own))
 }
 

@@ -1,4 +1,4 @@
-import { issueAccessToken } from '../auth/tokens.ts'
+import { issueExecutionToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
@@ -45,16 +45,27 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
     return entry
   }
 
-  return async ({ job, log }) => {
+  /*
+   * The token user code gets: bound to this attempt of this job (refused once it is no longer
+   * running), limited to EXECUTION_SCOPE, and living no longer than the execution's time limit
+   * and FUNCTION_TOKEN_MAX_MINUTES, whichever is shorter; nothing the function's owner sets can
+   * lengthen it.
+   */
+  const tokenFor = (job: { id: string; user_id: string | null }, attempt: number, email: string, timeoutS: number): Promise<string> | null =>
+    job.user_id === null
+      ? null
+      : issueExecutionToken(d.config.SECRET_KEY, { sub: job.user_id, email, executionId: job.id, attempt }, Math.min(d.config.FUNCTION_TOKEN_MAX_MINUTES, Math.ceil(timeoutS / 60) + 1))
+
+  return async ({ job, attempt, log }) => {
     const meta = (job.meta ?? {}) as Partial<FunctionJobMeta> & { timeout_s?: number }
     if (typeof meta.function_id !== 'string') throw new Error('BadJob: a function job without its function id')
     const fn = await load(meta.function_id, Number(meta.version ?? 0))
-    const timeoutS = meta.timeout_s ?? d.config.FUNCTION_TIMEOUT
+    // a job enqueued before FUNCTION_TIMEOUT was lowered still obeys the ceiling
+    const timeoutS = Math.min(meta.timeout_s ?? d.config.FUNCTION_TIMEOUT, d.config.FUNCTION_TIMEOUT)
     const context: Record<string, unknown> = {
       user_id: job.user_id,
       user_email: meta.user_email ?? null,
-      // short-lived and the caller's own: a function acts with its caller's permissions, no more
-      access_token: job.user_id === null ? null : await issueAccessToken(d.config.SECRET_KEY, { sub: job.user_id, email: meta.user_email ?? '' }, Math.max(1, Math.ceil(timeoutS / 60) + 1)),
+      access_token: await tokenFor(job, attempt, meta.user_email ?? '', timeoutS),
       execution_id: job.id,
       trigger_type: job.trigger_type,
       trigger_id: job.trigger_id,

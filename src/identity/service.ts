@@ -1,8 +1,8 @@
 import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { RpcHandler, RpcRequest } from '../api/route.ts'
 import { hashPassword, verifyPassword } from '../auth/password.ts'
-import { hasPermission, isValidPermission } from '../auth/permissions.ts'
-import { loadPrincipal, type Principal } from '../auth/principal.ts'
+import { grantsOf, hasPermission, isValidPermission } from '../auth/permissions.ts'
+import { loadPrincipal, loadUserRow, type Principal } from '../auth/principal.ts'
 import { issueAccessToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
 import { forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
@@ -21,6 +21,21 @@ import type { RateLimiter } from './rate-limit.ts'
  * nor its timing tells whether an account exists.
  */
 export const EXCHANGE_PERMISSION = 'platform.auth.exchange:all'
+
+/*
+ * Holding any of these makes a user an admin for token exchange: whoever gets such a user's token
+ * controls who may do what. Exchange never mints one unless TOKEN_EXCHANGE_ALLOW_ADMINS is set.
+ */
+const ADMIN_PERMISSIONS = [
+  'platform.users.create:all',
+  'platform.users.update:all',
+  'platform.roles.create:all',
+  'platform.roles.update:all',
+  'platform.api_keys.delete:all',
+  EXCHANGE_PERMISSION,
+  'platform.queue.update:all',
+  'platform.system.update:all',
+]
 
 export interface IdentityDeps {
   db: Db
@@ -179,8 +194,27 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
 
   on('auth.me', async (req) => ({ body: await userBody((await principalOf(req)).userId) }))
 
+  /*
+   * Exchange may only hand out what the caller could do itself: every grant of the target must be
+   * covered by the caller's grants, and admins (ADMIN_PERMISSIONS, or the superadmin's email) are
+   * refused unless TOKEN_EXCHANGE_ALLOW_ADMINS. Checked before a user is provisioned, against the
+   * default role's grants, so a refused exchange creates nobody.
+   */
+  const checkExchangeTarget = (p: Principal, email: string, grants: readonly string[]) => {
+    const admin = email === config.SUPERADMIN_EMAIL.trim().toLowerCase() || ADMIN_PERMISSIONS.some((a) => hasPermission(grants, a))
+    if (admin && !config.TOKEN_EXCHANGE_ALLOW_ADMINS) throw forbidden('token exchange cannot mint tokens for admins (TOKEN_EXCHANGE_ALLOW_ADMINS)', 'auth.exchange_admin_target')
+    const uncovered = grants.filter((g) => !hasPermission(p.permissions, g))
+    if (uncovered.length > 0) throw forbidden(`the user holds permissions the caller does not: ${uncovered.join(', ')}`, 'auth.exchange_wider_than_caller')
+  }
+  const defaultRoleGrants = async (): Promise<string[]> => {
+    const perms = await db.maybeOneFirst(sql.unsafe`select permissions from roles where name = ${config.TOKEN_EXCHANGE_DEFAULT_ROLE}`)
+    return perms === null ? [] : grantsOf(perms as Record<string, unknown>)
+  }
+
   on('auth.exchange', async (req) => {
     const p = await principalOf(req)
+    // user code never turns its execution token into a full, long-lived login
+    if (p.executionId !== undefined) throw forbidden('an execution token cannot exchange tokens', 'auth.execution_token')
     if (!hasPermission(p.permissions, EXCHANGE_PERMISSION)) throw forbidden(`requires ${EXCHANGE_PERMISSION}`)
     const body = req.body as { provider: string; subject: string; email: string; auto_provision?: boolean }
     const email = body.email.trim().toLowerCase()
@@ -188,6 +222,7 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     let provisioned = false
     if (user === null) {
       if (body.auto_provision === false) throw notFound('no user with this email', 'user.not_found')
+      checkExchangeTarget(p, email, await defaultRoleGrants())
       // A concurrent exchange for the same email may win the insert; then this one just uses the user.
       const id = await db.maybeOneFirst(sql.unsafe`insert into users (email) values (${email}) on conflict do nothing returning id`)
       if (id !== null) {
@@ -198,6 +233,8 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
       user = await findUser(email)
     }
     if (user === null || !user.is_active) throw forbidden('the user is deactivated', 'auth.user_inactive')
+    // checked on the user's live grants (also after provisioning: a concurrent insert may have won)
+    checkExchangeTarget(p, user.email.toLowerCase(), (await loadUserRow(db, user.id))?.permissions ?? [])
     const tokens = await tokensFor(user)
     return { body: { ...tokens, provisioned } }
   })

@@ -78,6 +78,7 @@ export const ConfigSchema = T.Object({
   ACCESS_TOKEN_EXPIRE_MINUTES: int(15, 'access token lifetime', 1),
   REFRESH_TOKEN_EXPIRE_DAYS: int(30, 'refresh token lifetime', 1),
   TOKEN_EXCHANGE_DEFAULT_ROLE: str('GuestUsers', 'role of users auto-provisioned by token exchange'),
+  TOKEN_EXCHANGE_ALLOW_ADMINS: bool(false, 'token exchange may mint tokens for admins (users holding user, role, key, exchange, queue or system administration)'),
   OAUTH_BIND_BROWSER_SESSION: bool(true, 'bind connector OAuth flows to the starting browser'),
   // §8.5 rate limits
   RATE_LIMIT_LOGIN_IP_MAX: int(10, 'login requests per IP per window', 1),
@@ -87,7 +88,8 @@ export const ConfigSchema = T.Object({
   OTP_EXPIRE_MINUTES: int(10, 'OTP validity', 1),
   OTP_MAX_ATTEMPTS: int(2, 'wrong OTP guesses before the code is invalidated', 1),
   // §8.1 function execution
-  FUNCTION_TIMEOUT: int(300, 'seconds per function execution', 1),
+  FUNCTION_TIMEOUT: int(300, 'seconds per function execution; a ceiling: a function\'s own timeout is clamped to it', 1),
+  FUNCTION_TOKEN_MAX_MINUTES: int(5, 'lifetime cap of the execution token a function receives (context.access_token); it also dies when the execution ends', 1),
   MAX_FUNCTION_MEMORY: int(512, 'MB per function execution', 16),
   MAX_FUNCTION_CPU: num(1.0, 'cores per function execution', 0.05),
   MAX_FUNCTION_STORAGE: T.String({ default: '1g', pattern: '^[0-9]+[kmgKMG]?$', description: 'disk per function execution' }),
