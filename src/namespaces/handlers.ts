@@ -24,7 +24,12 @@ export function namespaceHandlers(db: Db): Map<string, RpcHandler> {
   const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<Out>) =>
     handlers.set(id, async (req) => {
       if (req.caller === null) throw unauthorized()
-      const out = await fn(await loadPrincipal(db, req.caller), req)
+      const p = await loadPrincipal(db, req.caller)
+      // claiming and granting need no permission beyond ownership: closed to user code (src/auth/execution-scope.ts)
+      if (p.executionId !== undefined && id !== 'namespaces.list' && id !== 'namespaces.get') {
+        throw forbidden('not available to an execution token', 'auth.execution_token')
+      }
+      const out = await fn(p, req)
       return { status: out.status ?? 200, body: out.body }
     })
   const missing = (name: string) => notFound(`namespace ${name} not found`, 'namespace.not_found')
