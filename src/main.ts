@@ -294,7 +294,14 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     let gateway: Gateway | undefined
     if (roles.has('gateway')) {
       // Postgres only where this process has a database; an edge gateway reports the workers' heartbeats.
-      const monitor = await startHealthMonitor({ nc, workers: await workersBucket(nc, names), ...(databaseUrl === undefined ? {} : { databaseUrl }), log: log.child({ mod: 'health' }) })
+      const localPg = local.postgres
+      const monitor = await startHealthMonitor({
+        nc,
+        workers: await workersBucket(nc, names),
+        ...(databaseUrl === undefined ? {} : { databaseUrl }),
+        ...(localPg === undefined ? {} : { postgresRunning: () => localPg.state() === 'running' }),
+        log: log.child({ mod: 'health' }),
+      })
       cleanups.push(async () => monitor.stop())
       gateway = await startGateway(
         { health: () => monitor.components(), nc, names, routes: allRoutes(), log: log.child({ mod: 'gateway' }), secretKey: config.SECRET_KEY, corsOrigins: config.CORS_ORIGINS, trustedProxies: config.TRUSTED_PROXIES, maxBodyBytes: config.HTTP_MAX_BODY_BYTES, version: VERSION, sse: { pingMs: config.SSE_PING_SECONDS * 1000, maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, idleTimeoutMs: config.SSE_IDLE_TIMEOUT_SECONDS * 1000 } },

@@ -20,7 +20,15 @@ export interface HealthMonitor {
 const WORKER_POOLS = ['fn', 'agent', 'subagent'] as const
 const FRESH_MS = 30_000
 
-export async function startHealthMonitor(o: { nc: NatsConnection; workers: KV; databaseUrl?: string; log: Logger; intervalMs?: number }): Promise<HealthMonitor> {
+export async function startHealthMonitor(o: {
+  nc: NatsConnection
+  workers: KV
+  databaseUrl?: string
+  /** Single-node mode: whether the supervised local Postgres runs; its death shows at once, not at the next probe. */
+  postgresRunning?: () => boolean
+  log: Logger
+  intervalMs?: number
+}): Promise<HealthMonitor> {
   const intervalMs = o.intervalMs ?? 2_000
   let postgres: 'up' | 'down' = 'up'
   let workers: { status: 'ok' | 'none' | 'unknown'; pools: Record<string, number> } = { status: 'unknown', pools: {} }
@@ -78,7 +86,10 @@ export async function startHealthMonitor(o: { nc: NatsConnection; workers: KV; d
   return {
     components() {
       const out: Record<string, { ok: boolean; value: unknown }> = {}
-      if (o.databaseUrl !== undefined) out.postgres = { ok: postgres === 'up', value: postgres }
+      if (o.databaseUrl !== undefined) {
+        const up = postgres === 'up' && (o.postgresRunning?.() ?? true)
+        out.postgres = { ok: up, value: up ? 'up' : 'down' }
+      }
       // `unknown` (NATS just came back, the listing timed out) does not fail the check on its own.
       out.workers = { ok: workers.status !== 'none', value: workers }
       return out

@@ -188,7 +188,8 @@ export async function startNats(options: { dir: string; port?: number; exactPort
     await stopChild(child, 'SIGTERM', 5_000)
     throw err
   }
-  return { url: `nats://127.0.0.1:${String(port)}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGTERM'), ...(options.detach === true ? {} : { exited: exitOf(child), signal: () => signalChild(child, 'SIGTERM') }) }
+  // nats-server ends within a second on SIGTERM; one that does not (stopped, wedged) is killed after 5 s.
+  return { url: `nats://127.0.0.1:${String(port)}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGTERM', 5_000), ...(options.detach === true ? {} : { exited: exitOf(child), signal: () => signalChild(child, 'SIGTERM') }) }
 }
 
 export interface PostgresOptions {
