@@ -33,13 +33,13 @@ async function health(): Promise<{ status: number; body: Record<string, unknown>
 /** Keeps `n` clients calling a cheap API route until stopped; returns every status seen. */
 function load(n: number): { stop: () => Promise<number[]> } {
   const statuses: number[] = []
-  let running = true
+  const state = { running: true }
   const loops = Array.from({ length: n }, async () => {
-    while (running) statuses.push(await call('GET', '/api/v1/agents').then((r) => r.status, () => 0))
+    while (state.running) statuses.push(await call('GET', '/api/v1/agents').then((r) => r.status, () => 0))
   })
   return {
     async stop() {
-      running = false
+      state.running = false
       await Promise.all(loops)
       return statuses
     },
