@@ -17,6 +17,8 @@ import { DOCS_ASSET_PREFIX, DOCS_INIT_JS, docsPage, loadDocsAssets } from './doc
 import { readBody, send, sendError, type ResponseState } from './http.ts'
 import { buildOpenApi } from './openapi.ts'
 import { SseRelay, type SseSettings, type SseStream } from './sse.ts'
+import { healthReport, type HealthComponents } from './health.ts'
+import { trackNatsLink } from './nats-status.ts'
 
 /*
  * The HTTP edge on uWebSockets.js. It holds no database connection: it authenticates the bearer
@@ -37,6 +39,8 @@ export interface GatewayOptions {
   trustedProxies?: string
   /** Server-Sent Events settings (SSE_PING_SECONDS, SSE_MAX_BUFFER_BYTES, SSE_IDLE_TIMEOUT_SECONDS); defaults in gateway/sse.ts. */
   sse?: Partial<SseSettings>
+  /** Dependencies /health reports besides NATS (Postgres, workers); see gateway/health.ts. */
+  health?: HealthComponents
 }
 
 export interface Gateway {
@@ -120,6 +124,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
   }
   const app: TemplatedApp = uws.App()
   const sse = new SseRelay(nc, options.names, log, options.sse)
+  const link = trackNatsLink(nc, log)
 
   /** Per-request state and the synchronous reads uWS requires before any await. */
   function begin(res: HttpResponse, req: HttpRequest): ResponseState & { method: string; url: string; started: number } {
@@ -153,13 +158,12 @@ export function startGateway(options: GatewayOptions, host: string, port: number
   }
 
   // Local routes: health, OpenAPI documents and the docs pages.
-  const localJson = (path: string, body: () => unknown) =>
-    app.get(path, (res, req) => {
-      const state = begin(res, req)
-      send(res, state, 200, JSON.stringify(body()))
-      finish(state, 200)
-    })
-  localJson('/health', () => ({ status: 'ok', nats: nc.isClosed() ? 'closed' : 'connected', version: options.version }))
+  app.get('/health', (res, req) => {
+    const state = begin(res, req)
+    const report = healthReport(link.state(), options.version, options.health?.())
+    send(res, state, report.code, JSON.stringify(report.body))
+    finish(state, report.code)
+  })
   const docs = [
     { surface: 'runtime' as const, page: '/docs', spec: '/openapi.json' },
     { surface: 'management' as const, page: '/api/v1/docs', spec: '/api/v1/openapi.json' },
@@ -280,7 +284,9 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }) },
         body,
       )
-      const msg = await nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers }).catch((err: unknown) => {
+      // fails fast with 503 while NATS is disconnected (gateway/nats-status.ts)
+      const msg = await link.guard(() => nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
+        if (err instanceof AppError) throw err
         const name = err instanceof Error ? `${err.name} ${err.message}` : String(err)
         if (/no responders|503|closed|draining/i.test(name)) throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
         if (/timeout/i.test(name)) throw new AppError(504, 'service.timeout', 'the service did not answer in time')

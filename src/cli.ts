@@ -34,11 +34,19 @@ async function start(): Promise<void> {
   out('  Stop           Ctrl-C')
   out('')
   let stopping = false
+  // The last resort: the local servers get their stop signal even when the exit is forced.
+  const forceExit = () => {
+    platform.abort()
+    process.exit(1)
+  }
   const stop = (signal: string) => {
+    // Ctrl-C under `npm start` arrives twice (the terminal signals the process group, and npm
+    // forwards it to its child): the second one is not an "exit now".
     if (stopping) return
     stopping = true
     log.info({ signal }, 'shutting down')
-    const force = setTimeout(() => process.exit(1), 30_000)
+    // close() bounds its own steps (main.ts STOP_BUDGET_MS); this only catches a bug there.
+    const force = setTimeout(forceExit, 15_000)
     force.unref()
     void platform.close().then(() => {
       log.info('stopped')

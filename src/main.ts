@@ -9,9 +9,12 @@ import type { Config } from './kernel/config.ts'
 import { createSecretBox, previousKeys } from './kernel/crypto.ts'
 import type { Logger } from './kernel/log.ts'
 import { createDb, migrate, type Db } from './platform/db.ts'
-import { ensureServerPackages, startNats, startPostgres, type LocalService } from './platform/local-services.ts'
+import { ensureServerPackages, startNats, startPostgres } from './platform/local-services.ts'
+import { superviseService, type SupervisedService } from './platform/supervisor.ts'
+import { startHealthMonitor } from './platform/health.ts'
+import { workersBucket } from './platform/heartbeat.ts'
 import { natsNames } from './platform/nats-names.ts'
-import { connectNats, probeNats, provisionNats, type NatsConnection } from './platform/nats.ts'
+import { closeNats, connectNats, probeNats, provisionNats, type NatsConnection } from './platform/nats.ts'
 import { resourceHandlers } from './resources/handlers.ts'
 import { resourceRoutes } from './resources/routes.ts'
 import { createResourceService, type ResourceService } from './resources/service.ts'
@@ -89,7 +92,28 @@ export interface Platform {
   /** The sandbox executor of this process's function workers (ROLES includes workers). */
   sandboxes: SandboxExecutor | undefined
   superadminId: string | undefined
+  /** Single-node mode's own nats-server and Postgres, each restarted when it dies. */
+  local: { nats?: SupervisedService; postgres?: SupervisedService }
+  /** Stops everything; bounded even when NATS or Postgres is gone (see STOP_BUDGET_MS). */
   close(): Promise<void>
+  /** Last resort of a forced exit: signals the local servers to stop and returns at once. */
+  abort(): void
+}
+
+/**
+ * How long the platform's own shutdown steps may take together before the rest is abandoned and
+ * the local servers are stopped anyway. With NATS or Postgres down a drain or a final write can
+ * wait forever; Ctrl-C must not.
+ */
+const STOP_BUDGET_MS = 5_000
+
+async function within<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([p, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, ms))))])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 export function databaseUrlOf(config: Config): string | undefined {
@@ -102,16 +126,32 @@ export function databaseUrlOf(config: Config): string | undefined {
 export async function startPlatform(config: Config, log: Logger): Promise<Platform> {
   const roles = rolesOf(config)
   const cleanups: (() => Promise<void>)[] = []
+  // The local servers stop last, after the steps that still talk to them, whatever those did.
+  const local: { nats?: SupervisedService; postgres?: SupervisedService } = {}
+  let natsClient: NatsConnection | undefined
   const close = async () => {
+    const deadline = Date.now() + STOP_BUDGET_MS
     for (const fn of cleanups.reverse()) {
-      await fn().catch((err: unknown) => log.warn({ err }, 'shutdown step failed'))
+      const left = deadline - Date.now()
+      const r = await within(fn(), left).catch((err: unknown) => log.warn({ err }, 'shutdown step failed'))
+      if (r === 'timeout') {
+        log.warn({ budgetMs: STOP_BUDGET_MS }, 'shutdown steps took too long: stopping the rest without waiting')
+        break
+      }
     }
     cleanups.length = 0
+    if (natsClient !== undefined && !natsClient.isClosed()) await natsClient.close().catch(() => undefined)
+    for (const svc of [local.postgres, local.nats]) await svc?.stop().catch((err: unknown) => log.warn({ err }, 'stopping a local server failed'))
+    local.postgres = undefined
+    local.nats = undefined
+  }
+  const abort = () => {
+    local.postgres?.signal()
+    local.nats?.signal()
   }
   try {
     // Refuse a configuration that cannot work before starting anything (otp modes need SMTP in production).
     if (roles.has('resources')) checkMailer(config)
-    const local: LocalService[] = []
     let natsUrl = config.NATS_URL
     let databaseUrl = roles.has('resources') || roles.has('workers') ? databaseUrlOf(config) : undefined
     const needLocalPg = roles.has('resources') && databaseUrl === undefined
@@ -120,21 +160,26 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       mkdirSync(config.DATA_DIR, { recursive: true })
     }
     if (natsUrl === '') {
-      const nats = await startNats({ dir: join(config.DATA_DIR, 'nats'), port: 4222, log: log.child({ mod: 'nats-server' }) })
-      cleanups.push(() => nats.stop())
-      local.push(nats)
-      natsUrl = nats.url
+      const natsLog = log.child({ mod: 'nats-server' })
+      const dir = join(config.DATA_DIR, 'nats')
+      local.nats = await superviseService({ name: 'nats-server', log: natsLog, start: (port) => startNats({ dir, port: port ?? 4222, exactPort: port !== undefined, log: natsLog }) })
+      natsUrl = local.nats.url
     }
     if (needLocalPg) {
-      const pg = await startPostgres({ dir: join(config.DATA_DIR, 'pg'), port: 5432, password: config.DATABASE_PASSWORD, database: config.DATABASE_NAME, log: log.child({ mod: 'postgres' }) })
-      cleanups.push(() => pg.stop())
-      local.push(pg)
-      databaseUrl = pg.url
+      const pgLog = log.child({ mod: 'postgres' })
+      const dir = join(config.DATA_DIR, 'pg')
+      local.postgres = await superviseService({
+        name: 'postgres',
+        log: pgLog,
+        start: (port) => startPostgres({ dir, port: port ?? 5432, exactPort: port !== undefined, password: config.DATABASE_PASSWORD, database: config.DATABASE_NAME, log: pgLog }),
+      })
+      databaseUrl = local.postgres.url
     }
 
     const names = natsNames(config.NATS_PREFIX)
     const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }))
-    cleanups.push(() => nc.drain())
+    natsClient = nc
+    cleanups.push(() => closeNats(nc))
     const caps = await probeNats(nc)
     log.info({ nats: caps }, 'nats capabilities')
     await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS })
@@ -250,8 +295,18 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
 
     let gateway: Gateway | undefined
     if (roles.has('gateway')) {
+      // Postgres only where this process has a database; an edge gateway reports the workers' heartbeats.
+      const localPg = local.postgres
+      const monitor = await startHealthMonitor({
+        nc,
+        workers: await workersBucket(nc, names),
+        ...(databaseUrl === undefined ? {} : { databaseUrl }),
+        ...(localPg === undefined ? {} : { postgresRunning: () => localPg.state() === 'running' }),
+        log: log.child({ mod: 'health' }),
+      })
+      cleanups.push(async () => monitor.stop())
       gateway = await startGateway(
-        { nc, names, routes: allRoutes(), log: log.child({ mod: 'gateway' }), secretKey: config.SECRET_KEY, corsOrigins: config.CORS_ORIGINS, trustedProxies: config.TRUSTED_PROXIES, maxBodyBytes: config.HTTP_MAX_BODY_BYTES, version: VERSION, sse: { pingMs: config.SSE_PING_SECONDS * 1000, maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, idleTimeoutMs: config.SSE_IDLE_TIMEOUT_SECONDS * 1000 } },
+        { health: () => monitor.components(), nc, names, routes: allRoutes(), log: log.child({ mod: 'gateway' }), secretKey: config.SECRET_KEY, corsOrigins: config.CORS_ORIGINS, trustedProxies: config.TRUSTED_PROXIES, maxBodyBytes: config.HTTP_MAX_BODY_BYTES, version: VERSION, sse: { pingMs: config.SSE_PING_SECONDS * 1000, maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, idleTimeoutMs: config.SSE_IDLE_TIMEOUT_SECONDS * 1000 } },
         config.HOST,
         config.PORT,
       )
@@ -259,12 +314,12 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       cleanups.push(async () => gw.close())
     }
 
-    if (local.length > 0) {
+    if (local.nats !== undefined || local.postgres !== undefined) {
       const file = join(config.DATA_DIR, 'runtime.json')
       writeFileSync(file, JSON.stringify({ pid: process.pid, natsUrl, databaseUrl, gatewayPort: gateway?.port }, null, 2))
       chmodSync(file, 0o600)
     }
-    return { gateway, natsUrl, databaseUrl, db, nc, resources, jobs, sandboxes, superadminId, close }
+    return { gateway, natsUrl, databaseUrl, db, nc, resources, jobs, sandboxes, superadminId, local, close, abort }
   } catch (err) {
     await close()
     throw err

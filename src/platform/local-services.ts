@@ -18,6 +18,10 @@ export interface LocalService {
   url: string
   pid: number
   stop(): Promise<void>
+  /** Settles when the server process ends, stopped or not (how it ended); absent for detached servers. */
+  exited?: Promise<string>
+  /** Sends the stop signal without waiting (a forced exit must not leave the server behind). */
+  signal?: () => void
 }
 
 const isRoot = (): boolean => process.getuid?.() === 0
@@ -95,6 +99,17 @@ async function waitForPort(port: number, child: ChildProcess, what: string, time
   throw new Error(`${what} did not listen on ${String(port)} within ${String(timeoutMs)} ms`)
 }
 
+/** How a child ended, once it has: `code 0`, `signal SIGKILL`. */
+function exitOf(child: ChildProcess): Promise<string> {
+  const describe = () => (child.signalCode !== null ? `signal ${child.signalCode}` : `code ${String(child.exitCode)}`)
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(describe())
+  return new Promise((resolve) => child.once('exit', () => resolve(describe())))
+}
+
+function signalChild(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+}
+
 function stopChild(child: ChildProcess, signal: NodeJS.Signals, timeoutMs = 15_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => {
@@ -131,7 +146,10 @@ function spawnServer(cmd: string, args: string[], detach: boolean, log: Logger):
     child.unref()
     return child
   }
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/' })
+  // Its own process group: Ctrl-C in a terminal signals the whole foreground group, and the servers
+  // must outlive the platform's own shutdown (NATS drained, Postgres pool ended) instead of dying
+  // under it; stop() ends them last. Not unref'd: they still belong to this process.
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', detached: true })
   pipeLogs(child, log)
   return child
 }
@@ -153,24 +171,32 @@ function pipeLogs(child: ChildProcess, log: Logger): void {
   child.stderr?.on('data', forward)
 }
 
-export async function startNats(options: { dir: string; port?: number; log: Logger; detach?: boolean }): Promise<LocalService> {
+export async function startNats(options: { dir: string; port?: number; exactPort?: boolean; log: Logger; detach?: boolean }): Promise<LocalService> {
   const bin = findNatsServer()
   if (bin === undefined) throw new Error('nats-server not found')
   mkdirSync(options.dir, { recursive: true })
   const pidFile = join(options.dir, 'nats.pid')
   await killStale(pidFile, options.log)
-  const port = await freePort(options.port)
+  const port = options.exactPort === true && options.port !== undefined ? options.port : await freePort(options.port)
   // max_payload 8 MB: request bodies travel to the resource service inside one message.
   const conf = join(options.dir, 'nats.conf')
   writeFileSync(conf, `max_payload: 8388608\njetstream { store_dir: "${join(options.dir, 'jetstream')}" }\n`)
   const child = spawnServer(bin, ['-c', conf, '-a', '127.0.0.1', '-p', String(port), '-P', pidFile], options.detach === true, options.log)
-  await waitForPort(port, child, 'nats-server')
-  return { url: `nats://127.0.0.1:${String(port)}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGTERM') }
+  try {
+    await waitForPort(port, child, 'nats-server')
+  } catch (err) {
+    await stopChild(child, 'SIGTERM', 5_000)
+    throw err
+  }
+  // nats-server ends within a second on SIGTERM; one that does not (stopped, wedged) is killed after 5 s.
+  return { url: `nats://127.0.0.1:${String(port)}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGTERM', 5_000), ...(options.detach === true ? {} : { exited: exitOf(child), signal: () => signalChild(child, 'SIGTERM') }) }
 }
 
 export interface PostgresOptions {
   dir: string
   port?: number
+  /** Use `port` or fail (a restart must come back where the clients reconnect). */
+  exactPort?: boolean
   password: string
   database: string
   log: Logger
@@ -226,16 +252,21 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
     log.info({ dir }, 'postgres cluster initialised')
   }
   await killStale(join(dir, 'postmaster.pid'), log)
-  const port = await freePort(options.port)
+  const port = options.exactPort === true && options.port !== undefined ? options.port : await freePort(options.port)
   const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200']
   if (options.unsafeFast === true) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
   const [cmd, args] = asPostgres(join(bin, 'postgres'), ['-D', dir, '-p', String(port), ...settings])
   const child = spawnServer(cmd, args, options.detach === true, log)
-  await waitForPort(port, child, 'postgres')
+  try {
+    await waitForPort(port, child, 'postgres')
+  } catch (err) {
+    await stopChild(child, 'SIGINT', 5_000)
+    throw err
+  }
   const base = `postgres://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${String(port)}`
   await ensureDatabase(base, options.database)
   // SIGINT = "fast shutdown": active transactions are rolled back, data is flushed.
-  return { url: `${base}/${options.database}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGINT') }
+  return { url: `${base}/${options.database}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGINT'), ...(options.detach === true ? {} : { exited: exitOf(child), signal: () => signalChild(child, 'SIGINT') }) }
 }
 
 async function ensureDatabase(baseUrl: string, database: string): Promise<void> {

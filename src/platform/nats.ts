@@ -7,7 +7,12 @@ import { applyRequestPatch } from './nats-request-patch.ts'
 
 export type { NatsConnection }
 
-/** Connects with reconnection forever: a NATS restart must not end the process (research §4.12). */
+/**
+ * Connects with reconnection forever: a NATS restart must not end the process (research §4.12).
+ * maxReconnectAttempts -1 = never give up; a reconnect try every 250 ms (a local restart takes
+ * about that); requests and publishes made meanwhile are buffered by the client, up to
+ * reconnectBufSize, and flushed once it is back (the gateway fails its requests fast instead).
+ */
 export async function connectNats(url: string, name: string, log: Logger): Promise<NatsConnection> {
   // noAsyncTraces: nats.js otherwise builds two Error objects with stack traces per request (~25% of
   // the gateway's CPU on a forwarded route, measured in bench/).
@@ -15,10 +20,27 @@ export async function connectNats(url: string, name: string, log: Logger): Promi
   const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000, noAsyncTraces: true })
   void (async () => {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect' || s.type === 'reconnect') log.warn({ nats: s.type }, 'nats connection status')
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'close') log.warn({ nats: s.type }, 'nats connection status')
     }
   })()
   return nc
+}
+
+/**
+ * Drains (subscriptions finish what they hold, then the connection closes) but never waits longer
+ * than `timeoutMs`: with the server gone a drain waits for a reconnect that may never come, which
+ * made Ctrl-C hang. Then closes without draining.
+ */
+export async function closeNats(nc: NatsConnection, timeoutMs = 2_000): Promise<void> {
+  if (nc.isClosed()) return
+  let timer: NodeJS.Timeout | undefined
+  const drained = nc.isDraining() ? nc.closed().then(() => undefined) : nc.drain()
+  const gaveUp = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs)
+  })
+  const r = await Promise.race([drained.catch(() => undefined), gaveUp])
+  clearTimeout(timer)
+  if (r === 'timeout' || !nc.isClosed()) await nc.close().catch(() => undefined)
 }
 
 export interface NatsCapabilities {
@@ -56,6 +78,7 @@ export async function probeNats(nc: NatsConnection): Promise<NatsCapabilities> {
 }
 
 const HOUR = 3600 * 1e9 // stream max_age is in nanoseconds
+const DEFAULT_DUPLICATE_WINDOW = 120 * 1e9
 
 /**
  * The platform's JetStream layout (DESIGN.md §4), created or updated idempotently. After each add
@@ -101,7 +124,11 @@ export async function provisionNats(nc: NatsConnection, names: NatsNames, log: L
     const wantRepublish = 'republish' in b.opts ? b.opts.republish : undefined
     if (status.ttl !== b.opts.ttl || JSON.stringify(status.streamInfo.config.republish) !== JSON.stringify(wantRepublish)) {
       const cfg = status.streamInfo.config
-      await jsm.streams.update(cfg.name, { ...cfg, max_age: b.opts.ttl * 1e6, ...(wantRepublish === undefined ? {} : { republish: wantRepublish }) })
+      // duplicate_window may not exceed max_age, and the bucket was created with the server's
+      // default (2 min, or max_age when shorter): change both in the one update, or a shorter TTL
+      // (RATE_LIMIT_WINDOW_SECONDS below 120) is refused and the start fails.
+      const maxAge = b.opts.ttl * 1e6
+      await jsm.streams.update(cfg.name, { ...cfg, max_age: maxAge, duplicate_window: Math.min(maxAge, DEFAULT_DUPLICATE_WINDOW), ...(wantRepublish === undefined ? {} : { republish: wantRepublish }) })
       status = await (await kvm.open(names.bucket(b.name))).status()
     }
     if (status.ttl !== b.opts.ttl) throw new Error(`nats ignored the ttl of bucket ${b.name}: asked ${String(b.opts.ttl)} ms, got ${String(status.ttl)}`)
