@@ -1,7 +1,8 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node'
-import { toAppError } from '../kernel/errors.ts'
+import { toAppError, unavailable } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { isDatabaseUnavailable } from '../platform/db.ts'
 import { rpcSubject, type RpcHandler } from './route.ts'
 import { decodeRequest, encodeReply } from './rpc-wire.ts'
 
@@ -31,7 +32,8 @@ export function serveRpc(options: { nc: NatsConnection; names: NatsNames; handle
               const out = encodeReply(reply)
               msg.respond(out.data, { headers: out.headers })
             } catch (e) {
-              const appErr = toAppError(e)
+              // a database outage is the platform being unavailable, not a failure of this request
+              const appErr = isDatabaseUnavailable(e) ? unavailable('the database is unavailable right now; retry shortly', 'service.database_unavailable') : toAppError(e)
               if (appErr.status >= 500) log.error({ err: e, route: id, requestId }, 'rpc handler failed')
               const out = encodeReply({ status: appErr.status, error: appErr.toWire(), ...(appErr.headers === undefined ? {} : { headers: appErr.headers }) })
               msg.respond(out.data, { headers: out.headers })

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
-import { createPool, createTypeParserPreset, sql, type DatabasePool } from 'slonik'
+import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError, createPool, createTypeParserPreset, sql, type DatabasePool } from 'slonik'
 import type { Logger } from '../kernel/log.ts'
 
 export { sql }
@@ -22,6 +22,25 @@ export async function createDb(url: string, options: { maximumPoolSize?: number 
       { name: 'int8', parse: (v) => Number(v) },
     ],
   })
+}
+
+/** Postgres error classes that mean "the server is unreachable or going away" (SQLSTATE 08xxx, 57P01–57P03). */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[123])/
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EPIPE', 'ETIMEDOUT'])
+
+/**
+ * Whether an error means the database cannot be reached right now (an outage, a restart), as
+ * opposed to a bad query: callers answer 503 for these, not 500. Walks the `cause` chain, since
+ * slonik wraps the driver's error.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof ConnectionError || e instanceof BackendTerminatedError || e instanceof BackendTerminatedUnexpectedlyError) return true
+    const code = (e as { code?: unknown }).code
+    if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true
+    if (/Connection terminated|connection refused|the database system is (starting up|shutting down)/i.test(e.message)) return true
+  }
+  return false
 }
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations')

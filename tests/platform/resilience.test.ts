@@ -138,6 +138,7 @@ t.test('kill -9 of the child Postgres under load', async (t) => {
   const statuses = await traffic.stop()
   t.notOk(statuses.includes(504), 'no request waited for the RPC timeout')
   t.comment(`statuses seen during the Postgres outage: ${[...new Set(statuses)].join(', ')}`)
+  t.ok(statuses.every((s) => s === 200 || s === 503), `a request the outage hit answers 503, never 500 (${[...new Set(statuses)].join(', ')})`)
   const newPid = node.postgresPid()
   t.not(newPid, oldPid, 'a new postgres runs')
   t.ok(isAlive(newPid))
