@@ -16,7 +16,7 @@ import { startTestPlatform } from '../helpers/env.ts'
  * UTF-8 in path and query params). No answer may be a server error (>= 500): hostile input is the
  * client's fault and must be answered 4xx. The variant list is deterministic and bounded per route.
  */
-const MAX_VARIANTS_PER_ROUTE = 90
+const MAX_VARIANTS_PER_ROUTE = 150
 const llm = await startFakeLlm()
 t.teardown(() => llm.close())
 const env = await startTestPlatform(t)
