@@ -47,6 +47,11 @@ export function scanJson(b: Uint8Array, maxDepth = MAX_JSON_DEPTH): JsonScan {
           continue
         }
         const code = hex4(b, i + 2)
+        if (code < 0) {
+          // malformed escape: JSON.parse will refuse it
+          i++
+          continue
+        }
         i += 5
         if (code === 0) unstorable = true
         else if (code >= 0xd800 && code <= 0xdbff) {

@@ -131,4 +131,9 @@ t.test('LLM output with NUL or lone surrogates is stored with U+FFFD instead', a
   t.equal(res.status, 200, res.text)
   const stored = await env.sql<{ content: string }>("select content from chat_messages where chat_id = $1 and role = 'assistant'", [chat.id])
   t.same(stored.map((r) => r.content), ['bad\ufffdtext\ufffd!'])
+  const turns = await eventually(async () => {
+    const rows = await env.sql<{ status: string; error: string | null }>('select status, error from executions where chat_id = $1', [chat.id])
+    return rows.length > 0 && rows.every((r) => r.status === 'completed' || r.status === 'failed') ? rows : undefined
+  }, 'the turn execution rows')
+  t.same(turns.map((r) => r.status), turns.map(() => 'completed'), `the turn's execution is not failed by the mirror: ${JSON.stringify(turns)}`)
 })
