@@ -67,6 +67,8 @@ t.test('deep JSON is refused before parsing; huge identifiers are bounded by the
   const entry = await env.request('POST', '/api/v1/functions', { body: { namespace: 'in', name: 'f2', code: 'def handler(i, c):\n    return 1\n', entrypoint: 'h'.repeat(300_000) } })
   t.equal(entry.status, 422, entry.text)
   t.match(JSON.stringify(entry.body), /entrypoint/)
+  const doc = await env.request('GET', '/api/v1/openapi.json', { token: null })
+  t.match(doc.text, /"entrypoint":\{[^}]*"maxLength":128/, 'the bound is in the OpenAPI document')
 })
 
 t.test('a function result Postgres cannot store fails the execution with the place named', async (t) => {
@@ -106,6 +108,13 @@ t.test('the mirror records an unstorable result as failed and moves on to the ne
   t.same(row.input_data, { 'k\ufffd': 'v\ufffd' }, 'other text is stored with U+FFFD in its place')
   const after = await eventually(async () => await executionRow(next.id), 'the next execution row')
   t.equal(after.status, 'completed')
+  // a large result lives in the JOB_RESULTS object store, not in the state: checked the same way
+  const stored = plantedState({ result_stored: true })
+  await jobs.results.put(stored.id, JSON.stringify({ rows: ['fine', { note: 'x\ud800' }] }))
+  await jobs.store.create(stored)
+  const big = await eventually(async () => await executionRow(stored.id), 'the stored-result execution row')
+  t.equal(big.status, 'failed')
+  t.equal(big.error, 'result.unstorable: the result contains a lone surrogate at $.rows[1].note')
 })
 
 t.test('an entry that keeps failing is recorded as failed after a few attempts, never retried forever', async (t) => {
