@@ -8,7 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import { rpcSubject, type Caller, type RouteDef } from '../src/api/route.ts'
 import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
 import { AppError, toAppError, type FieldIssue } from '../src/kernel/errors.ts'
-import { findUnstorable, unstorableReason } from '../src/kernel/storable-text.ts'
+import { listUnstorable, unstorableReason } from '../src/kernel/storable-text.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
 import { newChannelId, parseLastId, parseStreamReply } from '../src/streaming/channel.ts'
@@ -287,8 +287,8 @@ export function startGateway(options: GatewayOptions, host: string, port: number
           throw new AppError(400, 'request.malformed_json', 'the body is not valid JSON')
         }
         if (scan === 'unstorable') {
-          const at = findUnstorable(parsed, 'body')
-          if (at !== null) throw invalidText([{ path: at.path, message: `contains ${at.reason}` }])
+          const found = listUnstorable(parsed, 'body')
+          if (found.length > 0) throw invalidText(found.map((at) => ({ path: at.path, message: `contains ${at.reason}` })))
         }
         if (!route.body.Check(parsed)) throw new AppError(422, 'request.invalid', 'the body does not match the schema', { issues: issuesOf(route.body, parsed, '') })
         body = raw

@@ -33,17 +33,28 @@ export function toStorableText(s: string): string {
 const IDENT = /^[A-Za-z_$][\w$]*$/
 const step = (path: string, key: string): string => (IDENT.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(toStorableText(key))}]`)
 
+/** Marks an object key found unstorable while walking (in the walk's stack, in document order). */
+class BadKey {
+  readonly reason: UnstorableReason
+  constructor(reason: UnstorableReason) {
+    this.reason = reason
+  }
+}
+
 /**
- * The first string or object key in a JSON-like value that Postgres cannot store, or null.
- * Iterative (no recursion), so a deeply nested value cannot overflow the stack.
+ * The strings and object keys in a JSON-like value that Postgres cannot store, in document order,
+ * at most `max`. Iterative (no recursion), so a deeply nested value cannot overflow the stack.
  */
-export function findUnstorable(value: unknown, root = '$'): UnstorableAt | null {
+export function listUnstorable(value: unknown, root = '$', max = 20): UnstorableAt[] {
+  const found: UnstorableAt[] = []
   const stack: [unknown, string][] = [[value, root]]
-  while (stack.length > 0) {
+  while (stack.length > 0 && found.length < max) {
     const [v, path] = stack.pop() as [unknown, string]
     if (typeof v === 'string') {
       const reason = unstorableReason(v)
-      if (reason !== null) return { path, reason }
+      if (reason !== null) found.push({ path, reason })
+    } else if (v instanceof BadKey) {
+      found.push({ path, reason: v.reason })
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}[${String(i)}]`])
     } else if (typeof v === 'object' && v !== null) {
@@ -51,12 +62,18 @@ export function findUnstorable(value: unknown, root = '$'): UnstorableAt | null 
       for (let i = keys.length - 1; i >= 0; i--) {
         const k = keys[i] as string
         const reason = unstorableReason(k)
-        if (reason !== null) return { path: step(path, k), reason }
-        stack.push([(v as Record<string, unknown>)[k], step(path, k)])
+        // a bad key is reported as such; its value is not looked at (its path would be unreadable)
+        if (reason !== null) stack.push([new BadKey(reason), step(path, k)])
+        else stack.push([(v as Record<string, unknown>)[k], step(path, k)])
       }
     }
   }
-  return null
+  return found
+}
+
+/** The first string or object key in a JSON-like value that Postgres cannot store, or null. */
+export function findUnstorable(value: unknown, root = '$'): UnstorableAt | null {
+  return listUnstorable(value, root, 1)[0] ?? null
 }
 
 /** A copy of a JSON-like value whose strings and keys are all storable (NUL and lone surrogates → U+FFFD). */

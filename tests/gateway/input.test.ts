@@ -2,7 +2,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import type { JobState } from '../../src/jobs/job-state.ts'
 import { MIRROR_MAX_ATTEMPTS } from '../../src/jobs/mirror.ts'
-import { findUnstorable, toStorable, toStorableText, unstorableReason } from '../../src/kernel/storable-text.ts'
+import { findUnstorable, listUnstorable, toStorable, toStorableText, unstorableReason } from '../../src/kernel/storable-text.ts'
 import { scanJson } from '../../gateway/json-scan.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
@@ -29,6 +29,7 @@ t.test('storable-text helpers', async (t) => {
   t.equal(unstorableReason('x\udc00'), 'a lone surrogate')
   t.same(findUnstorable({ a: { b: ['ok', 'x\u0000'] } }), { path: '$.a.b[1]', reason: 'a NUL character' })
   t.same(findUnstorable({ 'k\ud800': 1 }, 'body'), { path: 'body["k\ufffd"]', reason: 'a lone surrogate' })
+  t.same(listUnstorable({ a: '\u0000', b: [{ c: 'fine' }, '\udc00'], 'd\u0000': 'x' }, 'body').map((u) => u.path), ['body.a', 'body.b[1]', 'body["d\ufffd"]'], 'every place, in document order')
   t.equal(toStorableText('a\u0000b\ud800🙂'), 'a\ufffdb\ufffd🙂')
   t.same(toStorable({ 'k\u0000': ['\udfff'] }), { 'k\ufffd': ['\ufffd'] })
   t.equal(scanJson(enc('{"a":"\\u0000"}')), 'unstorable')
@@ -45,6 +46,8 @@ t.test('the gateway refuses NUL and lone surrogates in body, path and query, nam
   const nul = await env.request('POST', '/api/v1/skills', { body: { namespace: 'in', name: 's1', description: 'a\u0000b' } })
   t.equal(nul.status, 400, nul.text)
   t.match(nul.body, { code: 'request.invalid_text', errors: [{ path: 'body.description', message: /NUL/ }] })
+  const two = await env.request('POST', '/api/v1/skills', { body: { namespace: 'in', name: 's1', description: '\ud800', content: 'x\u0000' } })
+  t.same((two.body as { errors: { path: string }[] }).errors.map((e) => e.path), ['body.description', 'body.content'], 'every place is named')
   const lone = await env.request('POST', '/api/v1/functions', { body: { namespace: 'in', name: 'f1', code: 'def handler(i, c):\n    return 1\n', input_schema: { properties: { '\ud800x': {} } } } })
   t.equal(lone.status, 400, lone.text)
   t.match(lone.body, { code: 'request.invalid_text', errors: [{ path: /^body\.input_schema\.properties\[/, message: /lone surrogate/ }] })
