@@ -144,6 +144,11 @@ const PARAM_VALUES: [string, string][] = [
   ['huge', 'x'.repeat(4_000)],
   ['unicode', '%F0%9F%99%82'],
   ['%FF', '%FF'],
+  // NATS subject tokens: a name must never become a wildcard or a new token
+  ['*', '*'],
+  ['>', '%3E'],
+  ['a.b', 'a.b'],
+  ['space', 'a%20b'],
 ]
 const QUERY_VALUES: [string, string][] = [...PARAM_VALUES, ['-1', '-1'], ['1e400', '1e400'], ['NaN', 'NaN']]
 
