@@ -8,6 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import { rpcSubject, type Caller, type RouteDef } from '../src/api/route.ts'
 import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
 import { AppError, toAppError, type FieldIssue } from '../src/kernel/errors.ts'
+import { listUnstorable, unstorableReason } from '../src/kernel/storable-text.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
 import { newChannelId, parseLastId, parseStreamReply } from '../src/streaming/channel.ts'
@@ -15,6 +16,7 @@ import { createTokenVerifier } from './auth.ts'
 import { createCors } from './cors.ts'
 import { DOCS_ASSET_PREFIX, DOCS_INIT_JS, docsPage, loadDocsAssets } from './docs.ts'
 import { readBody, send, sendError, type ResponseState } from './http.ts'
+import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
 import { buildOpenApi } from './openapi.ts'
 import { SseRelay, type SseSettings, type SseStream } from './sse.ts'
 import { healthReport, type HealthComponents } from './health.ts'
@@ -70,6 +72,21 @@ function safeDecode(s: string): string {
   } catch {
     return s
   }
+}
+
+/** Text Postgres cannot store (NUL, lone surrogates) is the client's fault: 400 naming every place. */
+const invalidText = (issues: FieldIssue[]): AppError =>
+  new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', { issues })
+
+/** Issues for the string values of a flat record (path or query parameters). */
+function textIssues(values: Record<string, unknown>, prefix: string): FieldIssue[] {
+  const issues: FieldIssue[] = []
+  for (const k in values) {
+    const v = values[k]
+    const reason = typeof v === 'string' ? unstorableReason(v) : null
+    if (reason !== null) issues.push({ path: `${prefix}.${k}`, message: `contains ${reason}` })
+  }
+  return issues
 }
 
 const issuesOf = (check: TypeCheck<TSchema>, value: unknown, prefix: string): FieldIssue[] =>
@@ -241,6 +258,8 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         if (input.authorization === '') throw new AppError(401, 'auth.unauthorized', 'authentication required')
         caller = await verifier.verify(input.authorization)
       }
+      const paramIssues = textIssues(input.params, 'path')
+      if (paramIssues.length > 0) throw invalidText(paramIssues)
       if (route.params !== undefined && !route.params.Check(input.params)) {
         throw new AppError(422, 'request.invalid', 'invalid path parameters', { issues: issuesOf(route.params, input.params, '') })
       }
@@ -252,6 +271,8 @@ export function startGateway(options: GatewayOptions, host: string, port: number
           const v = search.get(key)
           if (v !== null) picked[key] = v
         }
+        const queryIssues = textIssues(picked, 'query')
+        if (queryIssues.length > 0) throw invalidText(queryIssues)
         query = Value.Convert(route.query.schema, picked) as Record<string, unknown>
         if (!route.query.check.Check(query)) throw new AppError(422, 'request.invalid', 'invalid query parameters', { issues: issuesOf(route.query.check, query, '') })
       }
@@ -260,11 +281,18 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         const raw = await input.bodyPromise
         if (raw === null) throw new AppError(413, 'request.too_large', `body larger than ${String(options.maxBodyBytes)} bytes`)
         if (!input.contentType.toLowerCase().startsWith('application/json')) throw new AppError(415, 'request.unsupported_media_type', 'send the body as application/json')
+        // one byte pass before parsing: nesting depth, and `\u` escapes of text Postgres rejects
+        const scan = scanJson(raw)
+        if (scan === 'too_deep') throw new AppError(400, 'request.too_deep', `the body is nested deeper than ${String(MAX_JSON_DEPTH)} levels`)
         let parsed: unknown
         try {
           parsed = JSON.parse(raw.toString('utf8'))
         } catch {
           throw new AppError(400, 'request.malformed_json', 'the body is not valid JSON')
+        }
+        if (scan === 'unstorable') {
+          const found = listUnstorable(parsed, 'body')
+          if (found.length > 0) throw invalidText(found.map((at) => ({ path: at.path, message: `contains ${at.reason}` })))
         }
         if (!route.body.Check(parsed)) throw new AppError(422, 'request.invalid', 'the body does not match the schema', { issues: issuesOf(route.body, parsed, '') })
         body = raw

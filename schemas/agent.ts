@@ -3,7 +3,7 @@ import { Access, Icon, JsonSchemaObject, Ref, RefPattern, Uuid } from './common.
 
 /* Agent fields of SPEC.md §2.1, in the snake_case of the JSON API. */
 const Message = T.Object(
-  { role: T.Union([T.Literal('system'), T.Literal('user'), T.Literal('assistant')]), content: T.String() },
+  { role: T.Union([T.Literal('system'), T.Literal('user'), T.Literal('assistant')]), content: T.String({ maxLength: 200_000 }) },
   { additionalProperties: false },
 )
 const Hook = T.Object(
@@ -44,7 +44,7 @@ export const AgentSpec = T.Object(
     enabled_stores: T.Array(T.Object({ store: RefPattern, access: Access }, { additionalProperties: false }), { default: [] }),
     enabled_connectors: T.Array(
       T.Object(
-        { connector: RefPattern, operations: T.Array(T.String({ minLength: 1 }), { default: [] }), parameters: T.Optional(ParamValues) },
+        { connector: RefPattern, operations: T.Array(T.String({ minLength: 1, maxLength: 200 }), { default: [] }), parameters: T.Optional(ParamValues) },
         { additionalProperties: false },
       ),
       { default: [] },
@@ -53,7 +53,7 @@ export const AgentSpec = T.Object(
       { on_user_message: T.Array(Hook, { default: [] }), on_assistant_message: T.Array(Hook, { default: [] }) },
       { additionalProperties: false, default: { on_user_message: [], on_assistant_message: [] } },
     ),
-    system_tools: T.Array(T.Union([T.String({ minLength: 1 }), T.Object({ name: T.String({ minLength: 1 }) }, { additionalProperties: true })]), { default: [] }),
+    system_tools: T.Array(T.Union([T.String({ minLength: 1, maxLength: 200 }), T.Object({ name: T.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: true })]), { default: [] }),
     icon: Icon,
   },
   { additionalProperties: false },

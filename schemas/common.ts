@@ -8,16 +8,17 @@ import { Type as T, type TSchema } from '@sinclair/typebox'
 export const NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,62}$'
 const SEGMENT = '[a-z0-9][a-z0-9_-]{0,62}'
 
-export const Name = T.String({ pattern: NAME_PATTERN, description: 'lowercase letters, digits, - and _; at most 63 characters' })
-export const Namespace = T.String({ pattern: NAME_PATTERN, default: 'default', description: 'namespace (default `default`)' })
+export const Name = T.String({ pattern: NAME_PATTERN, maxLength: 63, description: 'lowercase letters, digits, - and _; at most 63 characters' })
+export const Namespace = T.String({ pattern: NAME_PATTERN, maxLength: 63, default: 'default', description: 'namespace (default `default`)' })
 export const Uuid = T.String({ format: 'uuid' })
 export const Timestamp = T.String({ format: 'date-time' })
 
 /** An exact `<namespace>/<name>` reference. */
-export const Ref = T.String({ pattern: `^${SEGMENT}/${SEGMENT}$`, description: '`<namespace>/<name>`' })
+export const Ref = T.String({ pattern: `^${SEGMENT}/${SEGMENT}$`, maxLength: 127, description: '`<namespace>/<name>`' })
 /** A reference that may use the wildcards `<namespace>/*` and `*\/*`. */
 export const RefPattern = T.String({
   pattern: `^(${SEGMENT}/(${SEGMENT}|\\*)|\\*/\\*)$`,
+  maxLength: 127,
   description: '`<namespace>/<name>`, `<namespace>/*` or `*/*`',
 })
 export const Access = T.Union([T.Literal('readonly'), T.Literal('readwrite')])
@@ -39,7 +40,7 @@ export const ErrorBody = T.Object(
 
 export const ListQuery = T.Object(
   {
-    namespace: T.Optional(T.String({ description: 'comma-separated namespaces to include' })),
+    namespace: T.Optional(T.String({ maxLength: 2000, description: 'comma-separated namespaces to include' })),
     limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000, default: 100 })),
     offset: T.Optional(T.Integer({ minimum: 0, default: 0 })),
   },

@@ -6,7 +6,7 @@ export const FunctionSpec = T.Object(
   {
     description: T.String({ default: '', maxLength: 4000 }),
     code: T.String({ minLength: 1, maxLength: 1_000_000, description: 'Python source defining the entrypoint' }),
-    entrypoint: T.String({ default: 'handler', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }),
+    entrypoint: T.String({ default: 'handler', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 128 }),
     input_schema: JsonSchemaObject,
     output_schema: JsonSchemaObject,
     icon: Icon,

@@ -1,4 +1,5 @@
 import { sql, type Db } from '../platform/db.ts'
+import { toStorable, toStorableText } from '../kernel/storable-text.ts'
 
 /*
  * Chats and messages in Postgres (the source of truth; the chat actor only orders the work). Row
@@ -63,6 +64,17 @@ export function chatRecord(r: Record<string, unknown>): ChatRow {
 
 const messageRecord = (r: Record<string, unknown>): MessageRow => ({ ...(r as unknown as MessageRow), created_at: iso(r['created_at']) as string })
 
+/** A message whose text Postgres can store: NUL and lone surrogates (from an LLM or a tool) become U+FFFD. */
+function storableMessage<M extends { content: string | null; tool_calls?: ToolCallRecord[] | null; tool_call_id?: string | null; name?: string | null }>(m: M): M {
+  return {
+    ...m,
+    content: m.content === null ? null : toStorableText(m.content),
+    ...(m.tool_calls === undefined || m.tool_calls === null ? {} : { tool_calls: toStorable(m.tool_calls) as ToolCallRecord[] }),
+    ...(m.tool_call_id === undefined || m.tool_call_id === null ? {} : { tool_call_id: toStorableText(m.tool_call_id) }),
+    ...(m.name === undefined || m.name === null ? {} : { name: toStorableText(m.name) }),
+  }
+}
+
 export function chatStore(db: Db) {
   return {
     async create(c: { userId: string; agent: { id: string; namespace: string; name: string }; input: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null; internal?: boolean }): Promise<ChatRow> {
@@ -116,7 +128,10 @@ export function chatStore(db: Db) {
           : await db.any(sql.unsafe`select * from (select ${MESSAGE}, seq from chat_messages where chat_id = ${chatId}::uuid order by seq desc limit ${limit}) m order by seq`)
       return rows.map(messageRecord)
     },
-    async append(chatId: string, m: { role: MessageRow['role']; content: string | null; tool_calls?: ToolCallRecord[] | null; tool_call_id?: string | null; name?: string | null }): Promise<MessageRow> {
+    async append(chatId: string, given: { role: MessageRow['role']; content: string | null; tool_calls?: ToolCallRecord[] | null; tool_call_id?: string | null; name?: string | null }): Promise<MessageRow> {
+      // LLM output is not the caller's input (the gateway rejects that): a NUL or lone surrogate
+      // in it is replaced by U+FFFD so the turn is stored instead of failing (kernel/storable-text.ts)
+      const m = storableMessage(given)
       const row = await db.one(sql.unsafe`
         with m as (
           insert into chat_messages (chat_id, role, content, tool_calls, tool_call_id, name)
@@ -131,7 +146,7 @@ export function chatStore(db: Db) {
     },
     async addApproval(chatId: string, a: ApprovalRow): Promise<void> {
       await db.query(sql.unsafe`insert into chat_approvals (chat_id, tool_call_id, function_namespace, function_name, arguments)
-        values (${chatId}::uuid, ${a.tool_call_id}, ${a.function_namespace}, ${a.function_name}, ${JSON.stringify(a.arguments)}::jsonb) on conflict do nothing`)
+        values (${chatId}::uuid, ${toStorableText(a.tool_call_id)}, ${a.function_namespace}, ${a.function_name}, ${JSON.stringify(toStorable(a.arguments))}::jsonb) on conflict do nothing`)
     },
     /** Decides a pending approval; false when there is none (already decided or unknown). */
     async decide(chatId: string, toolCallId: string, approved: boolean): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { issueExecutionToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
+import { findUnstorable } from '../kernel/storable-text.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import type { SandboxExecutor } from '../../sandbox/executor.ts'
@@ -83,6 +84,9 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
     }
     const issues = validateAgainst(fn.outputSchema, outcome.result, '/output')
     if (issues.length > 0) throw new Error(`OutputValidationError: the result does not match output_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`)
+    // Postgres rejects NUL and lone surrogates: such a result fails here, never answers success
+    const unstorable = findUnstorable(outcome.result)
+    if (unstorable !== null) throw new Error(`result.unstorable: the result contains ${unstorable.reason} at ${unstorable.path}`)
     return outcome.result
   }
 }

@@ -2,6 +2,7 @@ import { jetstream, type JsMsg } from '@nats-io/jetstream'
 import { deliverCallback } from '../functions/callback.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
+import { findUnstorable, toStorable, toStorableText } from '../kernel/storable-text.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
@@ -20,7 +21,24 @@ import type { ResultStore } from './result-store.ts'
  * catches up on restart (intermediate states of one job may then be coalesced).
  * An ended execution with a callback_url gets its callback (functions/callback.ts) fired once the
  * row is written, off the mirror's path; the callback claims its row, so redelivery sends nothing twice.
+ * Text Postgres rejects (NUL, lone surrogates): a result holding it fails the execution
+ * (`result.unstorable`), elsewhere it is replaced by U+FFFD. An entry that still fails
+ * MIRROR_MAX_ATTEMPTS times is recorded as failed and dropped, so nothing is retried forever.
  */
+/** Deliveries of one entry before it is treated as poison (the durable consumer counts them across restarts). */
+export const MIRROR_MAX_ATTEMPTS = 5
+const POISON_RETRY_MS = 30_000
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * A cheap pre-test on JSON text: JSON.stringify writes NUL as `\u0000` and a lone surrogate as
+ * `\udXXX`, so text without those escapes needs no walk. (An escaped backslash before `u` is a
+ * false positive; the walk then finds nothing.)
+ */
+const SUSPECT_ESCAPE = /\\u0000|\\ud[89a-f]/i
+const textOf = new TextDecoder()
+const mayBeUnstorable = (json: string | Uint8Array): boolean => SUSPECT_ESCAPE.test(typeof json === 'string' ? json : textOf.decode(json))
+
 export interface Mirror {
   stop(): Promise<void>
 }
@@ -40,12 +58,23 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       m.ack()
       return
     }
-    const s = decodeState(m.data)
+    const raw = decodeState(m.data)
     const rev = m.seq
-    let output: unknown = s.status === 'completed' ? (s.result ?? null) : null
-    if (s.status === 'completed' && s.result_stored === true) {
-      const text = await o.results.get(s.id)
-      output = text === null ? null : (JSON.parse(text) as unknown)
+    let output: unknown = raw.status === 'completed' ? (raw.result ?? null) : null
+    let outputText: string | null = null
+    if (raw.status === 'completed' && raw.result_stored === true) {
+      outputText = await o.results.get(raw.id)
+      output = outputText === null ? null : (JSON.parse(outputText) as unknown)
+    }
+    // A result Postgres cannot store fails the execution (it never answers success); any other
+    // such text (an error message, the input) is stored with U+FFFD in its place.
+    const suspect = mayBeUnstorable(m.data)
+    const badResult = raw.status === 'completed' && (outputText === null ? suspect : mayBeUnstorable(outputText)) ? findUnstorable(output) : null
+    let s = suspect ? (toStorable(raw) as JobState) : raw
+    if (badResult !== null) {
+      s = { ...s, status: 'failed', result: null, error: `result.unstorable: the result contains ${badResult.reason} at ${badResult.path}` }
+      output = null
+      log.warn({ job: s.id, error: s.error }, 'a job result Postgres cannot store: the execution is recorded as failed')
     }
     await upsertExecution(o.db, s, rev, output)
     if (s.callback_url !== null && isTerminal(s.status)) {
@@ -62,14 +91,58 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
     m.ack()
   }
 
+  /**
+   * A poison entry (one that failed MIRROR_MAX_ATTEMPTS times): the execution is recorded as failed
+   * with every text made storable, and the entry is dropped (term). Only when even that write fails
+   * (Postgres unreachable) does the entry wait, POISON_RETRY_MS between tries, never 40 times a second.
+   */
+  const giveUp = async (m: JsMsg, err: unknown): Promise<void> => {
+    const reason = toStorableText(err instanceof Error ? err.message : String(err)).slice(0, 2000)
+    let s: JobState
+    try {
+      s = toStorable(decodeState(m.data)) as JobState
+    } catch {
+      log.error({ err, seq: m.seq }, 'an undecodable job state entry: dropped')
+      m.term()
+      return
+    }
+    // whatever made the row fail is unknown: columns with a cast get a value that always casts
+    const uuidOrNull = (v: string | null) => (v !== null && UUID.test(v) ? v : null)
+    const timeOr = <T extends string | null>(v: string | null, fallback: T): string | T => (v !== null && !Number.isNaN(Date.parse(v)) ? v : fallback)
+    const failed: JobState = {
+      ...s,
+      user_id: uuidOrNull(s.user_id),
+      parent_id: uuidOrNull(s.parent_id),
+      retry_of: uuidOrNull(s.retry_of),
+      created_at: timeOr(s.created_at, new Date().toISOString()),
+      started_at: timeOr(s.started_at, null),
+      status: 'failed',
+      result: null,
+      result_stored: false,
+      error: `mirror.failed: this job state could not be recorded after ${String(MIRROR_MAX_ATTEMPTS)} attempts: ${reason}`,
+      finished_at: timeOr(s.finished_at, new Date().toISOString()),
+    }
+    try {
+      await upsertExecution(o.db, failed, m.seq, null)
+    } catch (again) {
+      log.error({ err: again, seq: m.seq, job: s.id }, 'recording a poison job state as failed failed too; retrying later')
+      m.nak(POISON_RETRY_MS)
+      return
+    }
+    log.error({ err, seq: m.seq, job: s.id }, 'a job state failed to mirror repeatedly: the execution is recorded as failed')
+    await publishDurably(js, executionEventSubject(o.names, failed), JSON.stringify(executionEvent(failed, m.seq)), { msgID: `${s.id}:${String(m.seq)}` }).catch(() => undefined)
+    m.term()
+  }
+
   const messages = await consumer.consume({ max_messages: limit * 2 })
   const loop = (async () => {
     for await (const m of messages) {
       if (stopped) break
-      const p = apply(m).catch((err: unknown) => {
-        log.warn({ err, seq: m.seq }, 'mirroring a job state failed; retrying shortly')
+      const p = apply(m).catch(async (err: unknown) => {
+        if (m.info.deliveryCount >= MIRROR_MAX_ATTEMPTS) return giveUp(m, err)
+        log.warn({ err, seq: m.seq, attempt: m.info.deliveryCount }, 'mirroring a job state failed; retrying shortly')
         m.nak(1_000)
-      })
+      }).catch((err: unknown) => log.error({ err, seq: m.seq }, 'mirror failure handling failed'))
       inflight.add(p)
       void p.finally(() => inflight.delete(p))
       if (inflight.size >= limit) await Promise.race(inflight)
