@@ -3,7 +3,7 @@ import { deliverCallback } from '../functions/callback.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import { findUnstorable, toStorable, toStorableText } from '../kernel/storable-text.ts'
-import { sql, type Db } from '../platform/db.ts'
+import { isDatabaseUnavailable, sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { executionEvent, executionEventSubject } from './events.ts'
@@ -139,6 +139,12 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
     for await (const m of messages) {
       if (stopped) break
       const p = apply(m).catch(async (err: unknown) => {
+        // an outage is not poison: wait for the database instead of recording the job as failed
+        if (isDatabaseUnavailable(err)) {
+          log.warn({ seq: m.seq }, 'mirroring waits for the database')
+          m.nak(2_000)
+          return
+        }
         if (m.info.deliveryCount >= MIRROR_MAX_ATTEMPTS) return giveUp(m, err)
         log.warn({ err, seq: m.seq, attempt: m.info.deliveryCount }, 'mirroring a job state failed; retrying shortly')
         m.nak(1_000)
