@@ -9,15 +9,16 @@
  * (read or steer pid 1, the runner, a process of the next execution; this kernel has no Yama),
  * a new user namespace (unshare / clone with CLONE_NEWUSER: capabilities again, inside it) and
  * setns, the kernel keyrings (keys outlive the process and are shared by the uid), bpf,
- * perf_event_open (side channels) and userfaultfd (stalling the kernel in a race). clone3 passes
+ * perf_event_open (side channels), userfaultfd (stalling the kernel in a race) and io_uring (its
+ * operations bypass this filter; Docker's default profile refuses it too). clone3 passes
  * its flags in memory a filter cannot read: it answers ENOSYS, and libc falls back to clone, whose
  * flags are checked.
  */
 
 /** Syscall numbers per architecture (x86_64: arch/x86/entry/syscalls; aarch64: asm-generic). */
 const DENIED: Record<'x86_64' | 'aarch64', Record<string, number>> = {
-  x86_64: { ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, unshare: 272, setns: 308, keyctl: 250, add_key: 248, request_key: 249, bpf: 321, perf_event_open: 298, userfaultfd: 323 },
-  aarch64: { ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, unshare: 97, setns: 268, keyctl: 219, add_key: 217, request_key: 218, bpf: 280, perf_event_open: 241, userfaultfd: 282 },
+  x86_64: { ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, unshare: 272, setns: 308, keyctl: 250, add_key: 248, request_key: 249, bpf: 321, perf_event_open: 298, userfaultfd: 323, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427 },
+  aarch64: { ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, unshare: 97, setns: 268, keyctl: 219, add_key: 217, request_key: 218, bpf: 280, perf_event_open: 241, userfaultfd: 282, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427 },
 }
 const CLONE = { x86_64: 56, aarch64: 220 }
 const CLONE3 = 435 // the same number on both
