@@ -21,6 +21,17 @@ export interface SandboxLimits {
   maxProcs: number
   /** Open files per process. */
   maxFiles: number
+  /**
+   * Size of the in-memory /dev/shm, MB (SANDBOX_SHM_MB; default DEFAULT_SHM_MB). Small on purpose:
+   * POSIX semaphores and small shared buffers need it, bulk data belongs in /tmp.
+   */
+  shmMb?: number
+}
+
+export const DEFAULT_SHM_MB = 16
+
+export function shmMbOf(l: SandboxLimits): number {
+  return l.shmMb ?? DEFAULT_SHM_MB
 }
 
 /**

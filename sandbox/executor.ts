@@ -6,7 +6,7 @@ import { openChannel, SandboxBroken, type ExecOutcome, type ExecRequest, type Ru
 import type { SandboxDriver, SandboxLimits, SandboxProcess, SandboxSpec } from './driver.ts'
 import { bubblewrapDriver } from './drivers/bubblewrap.ts'
 import { processDriver } from './drivers/process.ts'
-import { createWarmPool, type PoolStats, type WarmPool } from './pool.ts'
+import { abortReason, createWarmPool, type PoolStats, type WarmPool } from './pool.ts'
 
 /*
  * Where a function runs (SPEC §8.2). Untrusted functions: SANDBOX_EXECUTOR `pool` (warm pool),
@@ -24,7 +24,11 @@ export interface SharedWorkerInfo {
 }
 
 export interface SandboxExecutor {
-  run(req: ExecRequest, o: { trusted: boolean }): Promise<ExecOutcome>
+  /**
+   * `signal` aborts an untrusted execution: its sandbox (pool member, single-use sandbox or pod)
+   * is destroyed at once. A trusted shared worker runs other executions too and is left alone.
+   */
+  run(req: ExecRequest, o: { trusted: boolean; signal?: AbortSignal | undefined }): Promise<ExecOutcome>
   /** The sandbox pool (null unless SANDBOX_EXECUTOR=pool). */
   pool: WarmPool | null
   /** The trusted shared workers (started on first use or first admin call). */
@@ -62,6 +66,7 @@ export function limitsOf(config: Config): SandboxLimits {
     memoryMb: config.MAX_FUNCTION_MEMORY,
     cpus: config.MAX_FUNCTION_CPU,
     tmpMb: config.SANDBOX_TMP_MB,
+    shmMb: config.SANDBOX_SHM_MB,
     fileMb: Math.min(storageMb(config.MAX_FUNCTION_STORAGE), 1024 * 64),
     maxProcs: config.SANDBOX_MAX_PROCESSES,
     maxFiles: 256,
@@ -89,13 +94,19 @@ export function disabledError(): AppError {
 }
 
 /** Runs one execution in a fresh sandbox and destroys it (single_use and k8s_pod). */
-async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: ExecRequest): Promise<ExecOutcome> {
+async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: ExecRequest, signal?: AbortSignal): Promise<ExecOutcome> {
   const proc = await driver.start(spec)
+  const onAbort = () => void proc.destroy().catch(() => undefined)
+  signal?.addEventListener('abort', onAbort, { once: true })
   try {
+    if (signal?.aborted === true) throw abortReason(signal)
     const ch = openChannel(proc)
     await ch.ready
     return await ch.exec(req)
+  } catch (err) {
+    throw signal?.aborted === true ? abortReason(signal) : err
   } finally {
+    signal?.removeEventListener('abort', onAbort)
     // the caller has its answer; tearing the sandbox down happens off its path
     proc.destroy().catch(() => undefined)
   }
@@ -210,7 +221,7 @@ export async function createSandboxExecutor(config: Config, log: Logger, o: { pa
   let packagesDir = o.packagesDir
   const spec = (mode: 'exclusive' | 'shared', network: boolean) => (id: string): SandboxSpec => ({ id, mode, limits, network, ...(packagesDir === undefined ? {} : { packagesDir }) })
   let pool: WarmPool | null = null
-  let untrusted: ((req: ExecRequest) => Promise<ExecOutcome>) | null = null
+  let untrusted: ((req: ExecRequest, signal?: AbortSignal) => Promise<ExecOutcome>) | null = null
   let driverName = 'none'
   const closers: (() => Promise<void>)[] = []
 
@@ -244,11 +255,11 @@ export async function createSandboxExecutor(config: Config, log: Logger, o: { pa
         log,
       })
       pool = p
-      untrusted = (req) => p.run(req)
+      untrusted = (req, signal) => p.run(req, signal)
       closers.unshift(() => p.close())
     } else {
       const single = spec('exclusive', false)
-      untrusted = (req) => runOnce(driver, single(randomUUID().slice(0, 12)), req)
+      untrusted = (req, signal) => runOnce(driver, single(randomUUID().slice(0, 12)), req, signal)
     }
   }
 
@@ -271,10 +282,10 @@ export async function createSandboxExecutor(config: Config, log: Logger, o: { pa
     },
     sharedStarted: () => shared !== null,
     sharedCount: () => (shared !== null ? shared.count() : config.TRUSTED_EXECUTOR === 'inprocess' ? 1 : config.DEFAULT_WORKER_COUNT),
-    async run(req, { trusted }) {
+    async run(req, { trusted, signal }) {
       if (trusted) return sharedWorkers().run(req)
       if (untrusted === null) throw disabledError()
-      return untrusted(req)
+      return untrusted(req, signal)
     },
     stats() {
       const base: PoolStats = pool?.stats() ?? { idle: 0, in_use: 0, starting: 0, total: 0, min_size: 0, max_size: 0, waiting: 0, executions: 0, recycled: 0, destroyed_on_error: 0 }

@@ -9,6 +9,7 @@ import type { SandboxDriver, SandboxProcess, SandboxSpec } from './driver.ts'
  * errors (broken protocol, died, timed out), and replaced so that at least `minIdle` stay idle
  * (never more than `maxSize` in all). Idle ones are pinged every `healthIntervalMs`; idle ones
  * above `minSize` are removed after `idleTimeoutMs`. Callers beyond `maxSize` wait in order.
+ * A cancelled execution's sandbox is destroyed at once (see `run`).
  */
 
 export interface PoolOptions {
@@ -49,7 +50,12 @@ export interface PoolStats {
 }
 
 export interface WarmPool {
-  run(req: ExecRequest): Promise<ExecOutcome>
+  /**
+   * Runs one execution in an idle sandbox. When `signal` aborts (the job was cancelled or timed
+   * out) the sandbox is destroyed at once, not recycled: its process and everything it started
+   * die, and the pool starts a fresh one in its place.
+   */
+  run(req: ExecRequest, signal?: AbortSignal): Promise<ExecOutcome>
   stats(): PoolStats
   names(): string[]
   /** Sets the pool size (SPEC §4.3 scale): grows now, shrinks by removing idle sandboxes only. */
@@ -59,6 +65,10 @@ export interface WarmPool {
   /** Destroys the named sandbox (busy ones are marked to go after their execution); false when unknown. */
   restart(name: string): Promise<boolean>
   close(): Promise<void>
+}
+
+export function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('cancelled')
 }
 
 export function createWarmPool(o: PoolOptions): WarmPool {
@@ -142,11 +152,13 @@ export function createWarmPool(o: PoolOptions): WarmPool {
     }
   }
 
-  async function destroy(m: Member, reason: 'recycle' | 'error' | 'scale' | 'reload' | 'restart'): Promise<void> {
-    members.delete(m.id)
+  async function destroy(m: Member, reason: 'recycle' | 'error' | 'scale' | 'reload' | 'restart' | 'cancel'): Promise<void> {
+    // counted once: a cancelled execution's sandbox is destroyed by the abort and again by the
+    // failed exec that follows
+    const known = members.delete(m.id)
     doomed.delete(m.id)
-    if (reason === 'recycle') recycled++
-    if (reason === 'error') destroyedOnError++
+    if (known && reason === 'recycle') recycled++
+    if (known && reason === 'error') destroyedOnError++
     await m.proc.destroy().catch((err: unknown) => log.warn({ err, sandbox: m.name }, 'destroying a sandbox failed'))
   }
 
@@ -191,22 +203,37 @@ export function createWarmPool(o: PoolOptions): WarmPool {
   replenish()
 
   return {
-    async run(req) {
+    async run(req, signal) {
       if (closed) throw new SandboxBroken('the sandbox pool is closed')
       const m = await acquire()
+      if (signal?.aborted === true) {
+        // cancelled while it waited for a sandbox: nothing ran in this one
+        handOut(m)
+        throw abortReason(signal)
+      }
+      let cancelled = false
+      const onAbort = () => {
+        cancelled = true
+        log.info({ sandbox: m.name }, 'execution cancelled: destroying its sandbox')
+        void destroy(m, 'cancel').then(replenish)
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
       let outcome: ExecOutcome
       try {
         outcome = await m.channel.exec(req)
       } catch (err) {
-        await destroy(m, 'error')
+        await destroy(m, cancelled ? 'cancel' : 'error')
         replenish()
-        throw err
+        throw cancelled && signal !== undefined ? abortReason(signal) : err
+      } finally {
+        signal?.removeEventListener('abort', onAbort)
       }
       executions++
       m.executions++
       // A timed-out or dead execution may have left the sandbox in any state: never reuse it.
       const tainted = !outcome.ok && (outcome.timedOut || outcome.error.type === 'ProcessDied' || outcome.error.type === 'BadResult')
-      if (tainted || m.channel.broken) await destroy(m, 'error')
+      if (cancelled) await destroy(m, 'cancel')
+      else if (tainted || m.channel.broken) await destroy(m, 'error')
       else if (m.executions >= o.maxExecutions) await destroy(m, 'recycle')
       else if (doomed.has(m.id) || members.size > maxSize || m.gen !== generation) await destroy(m, 'restart')
       else handOut(m)

@@ -2,8 +2,10 @@ import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { SandboxDriver, SandboxExit, SandboxProcess, SandboxSpec } from '../driver.ts'
+import type { Writable } from 'node:stream'
+import { shmMbOf, type SandboxDriver, type SandboxExit, type SandboxProcess, type SandboxSpec } from '../driver.ts'
 import { runnerArgs, RUNNER_SOURCE } from '../runner-path.ts'
+import { seccompProgram } from '../seccomp.ts'
 
 /*
  * The local default driver: one bubblewrap sandbox per SandboxSpec, running the runner with the
@@ -11,8 +13,12 @@ import { runnerArgs, RUNNER_SOURCE } from '../runner-path.ts'
  *
  * What it isolates: new user, pid, network (loopback only), ipc, uts, mount and cgroup
  * namespaces; a read-only /usr and nothing else of the host (no /etc, /home, /proc of the host,
- * platform files, sockets or environment: --clearenv); an in-memory /tmp of `tmpMb`; no
- * capabilities; no new privileges (bwrap sets PR_SET_NO_NEW_PRIVS); a new session (no TIOCSTI).
+ * platform files, sockets or environment: --clearenv); an in-memory /tmp of `tmpMb`; a read-only
+ * /dev holding only null, zero, full, random, urandom, tty, pts, an in-memory /dev/shm of
+ * `shmMb` and the IPC namespace's /dev/mqueue (so the runner can list and remove queues between
+ * executions); no capabilities; no new privileges (bwrap sets PR_SET_NO_NEW_PRIVS); a new session
+ * (no TIOCSTI); no further user namespace (--disable-userns, and the seccomp filter of
+ * `../seccomp.ts`, which also refuses ptrace, process_vm_*, setns, keyrings, bpf, perf, userfaultfd).
  * As root, each sandbox runs under an outer uid of its own (SANDBOX_UID_BASE + n, via setpriv),
  * so RLIMIT_NPROC bounds exactly that sandbox's processes and its files belong to nobody else.
  * Memory, CPU time, file size, open files and processes are rlimits the runner sets per execution.
@@ -26,6 +32,7 @@ export interface BubblewrapOptions {
 }
 
 let uidCounter = 0
+const SECCOMP = seccompProgram()
 
 /** A world-readable copy of the runner: sandboxes run under other uids and cannot read the checkout. */
 function publicRunnerDir(): string {
@@ -84,6 +91,10 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
         '--die-with-parent',
         '--new-session',
         '--cap-drop', 'ALL',
+        '--disable-userns',
+        '--assert-userns-disabled',
+        // the filter arrives on fd 3 (see spawn below)
+        '--seccomp', '3',
         '--clearenv',
         '--setenv', 'PATH', '/usr/bin:/bin',
         '--setenv', 'HOME', '/tmp',
@@ -94,7 +105,14 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
         '--symlink', 'usr/lib64', '/lib64',
         '--symlink', 'usr/bin', '/bin',
         '--proc', '/proc',
+        // /dev is bwrap's minimal one, then read-only: a writable /dev is a tmpfs of half the RAM
+        // that nothing empties. The two writable mounts under it are small or hold only queues.
         '--dev', '/dev',
+        '--size', String(shmMbOf(spec.limits) * 1024 * 1024),
+        '--perms', '1777',
+        '--tmpfs', '/dev/shm',
+        '--mqueue', '/dev/mqueue',
+        '--remount-ro', '/dev',
         '--size', String(spec.limits.tmpMb * 1024 * 1024),
         '--tmpfs', '/tmp',
         '--ro-bind', runnerDir, '/runner',
@@ -112,7 +130,11 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
         command = '/usr/bin/setpriv'
         argv = [`--reuid=${String(uid)}`, `--regid=${String(uid)}`, '--clear-groups', '--inh-caps=-all', '--', bwrap, ...args]
       }
-      const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'pipe'], env: {} })
+      const child = spawn(command, argv, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: {} })
+      // bwrap reads the program to EOF before it starts the sandbox (a few hundred bytes: the pipe holds them)
+      const filterPipe = child.stdio[3] as Writable
+      filterPipe.on('error', () => undefined)
+      filterPipe.end(SECCOMP)
       let stderr = ''
       child.stderr.on('data', (d: Buffer) => {
         if (stderr.length < 4096) stderr += d.toString('utf8')

@@ -1,8 +1,12 @@
-import { constants as osConstants } from 'node:os'
+import { createHash } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { constants as osConstants, tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { PassThrough, type Duplex } from 'node:stream'
 import Docker from 'dockerode'
-import type { SandboxDriver, SandboxExit, SandboxProcess, SandboxSpec } from '../driver.ts'
+import { shmMbOf, type SandboxDriver, type SandboxExit, type SandboxProcess, type SandboxSpec } from '../driver.ts'
 import { runnerArgs } from '../runner-path.ts'
+import { dockerSeccompProfile } from '../seccomp.ts'
 
 /*
  * SANDBOX_DRIVER=docker: one container per SandboxSpec through the Docker Engine API (dockerode),
@@ -11,11 +15,14 @@ import { runnerArgs } from '../runner-path.ts'
  * image (content-addressed by runner.py) with `podman import`; the runner is baked in, not
  * bind-mounted, so the driver also works against a remote engine.
  *
- * What it isolates: the engine's namespaces (pid, mount, ipc, uts, network: `none`, only a
- * loopback, unless spec.network), a read-only root filesystem with an in-memory /tmp of `tmpMb`,
- * uid/gid 65534 (or one uid per sandbox with `uidBase`), every capability dropped (see `capAdd`),
- * no-new-privileges, the engine's default seccomp profile, and cgroup limits: memory (no swap),
- * CPU (NanoCpus), processes (PidsLimit). The runner adds its per-execution rlimits as everywhere.
+ * What it isolates: the engine's namespaces (pid, mount, ipc: `private`, uts, network: `none`,
+ * only a loopback, unless spec.network), a read-only root filesystem with an in-memory /tmp of
+ * `tmpMb` and /dev/shm of `shmMb` (both charged to the container's memory cgroup), uid/gid 65534
+ * (or one uid per sandbox with `uidBase`), every capability dropped (see `capAdd`),
+ * no-new-privileges, the seccomp profile of `../seccomp.ts` (ptrace, process_vm_*, user
+ * namespaces, setns, keyrings, bpf, perf, userfaultfd, io_uring refused), and cgroup limits: memory
+ * (no swap), CPU (NanoCpus), processes (PidsLimit). The runner adds its per-execution rlimits as
+ * everywhere, and removes IPC objects between executions.
  *
  * The runner runs under the engine's init (Init: true; podman needs catatonit installed) and speaks
  * the framed protocol on the attached stdin/stdout (stdout and stderr arrive multiplexed since there
@@ -44,6 +51,13 @@ export interface DockerDriverOptions {
    * namespace) and leave a root process the runner cannot kill for the next execution.
    */
   capAdd?: string[]
+  /**
+   * Where podman finds the seccomp profile: its compat API opens the `seccomp=` value as a path on
+   * the engine's host (podman issue #27710), while Docker takes the JSON itself. Default: a file
+   * the driver writes under the OS temp directory, which works for a local podman; a remote
+   * podman needs the profile (`dockerSeccompProfile()`) at a path of its own host.
+   */
+  seccompProfilePath?: string
 }
 
 export const SANDBOX_LABEL = 'platform.sandbox'
@@ -118,7 +132,29 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
     return `${String(uid)}:${String(uid)}`
   }
 
-  function createOptions(spec: SandboxSpec): Docker.ContainerCreateOptions {
+  let seccomp: Promise<string> | null = null
+  /** The `seccomp=` security option in the form the engine takes (see seccompProfilePath). */
+  function seccompOption(): Promise<string> {
+    seccomp ??= (async () => {
+      const profile = dockerSeccompProfile()
+      const version = await docker.version().catch(() => null)
+      const podman = (version?.Components ?? []).some((c) => /podman/i.test(c.Name))
+      if (!podman) return `seccomp=${profile}`
+      if (o.seccompProfilePath !== undefined) return `seccomp=${o.seccompProfilePath}`
+      const dir = join(tmpdir(), `platform-seccomp-${String(process.getuid?.() ?? 0)}`)
+      mkdirSync(dir, { recursive: true, mode: 0o755 })
+      const file = join(dir, `${createHash('sha256').update(profile).digest('hex').slice(0, 16)}.json`)
+      writeFileSync(file, profile, { mode: 0o644 })
+      return `seccomp=${file}`
+    })()
+    // a failed probe is retried by the next start
+    seccomp.catch(() => {
+      seccomp = null
+    })
+    return seccomp
+  }
+
+  function createOptions(spec: SandboxSpec, seccompOpt: string): Docker.ContainerCreateOptions {
     const l = spec.limits
     const mb = 1024 * 1024
     return {
@@ -156,10 +192,13 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
           '/run': 'ro,nosuid,nodev,noexec,size=4k,mode=755',
           '/var/tmp': 'ro,nosuid,nodev,noexec,size=4k,mode=755',
         },
-        ShmSize: l.tmpMb * mb,
+        // a private IPC namespace (never shareable with another container) and a small /dev/shm:
+        // the runner empties both between executions; tmpfs pages count against Memory
+        IpcMode: 'private',
+        ShmSize: shmMbOf(l) * mb,
         CapDrop: ['ALL'],
         CapAdd: o.capAdd ?? [],
-        SecurityOpt: ['no-new-privileges'],
+        SecurityOpt: ['no-new-privileges', seccompOpt],
         ...(spec.network ? {} : { NetworkMode: 'none' }),
         // Always explicit: podman otherwise copies the host's, which its runtime may not set. nproc
         // counts every process of the uid on the host (all sandboxes share 65534), so it is only a
@@ -196,7 +235,7 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
   }
 
   async function create(spec: SandboxSpec): Promise<Docker.Container> {
-    const opts = createOptions(spec)
+    const opts = createOptions(spec, await seccompOption())
     try {
       return await docker.createContainer(opts)
     } catch (err) {

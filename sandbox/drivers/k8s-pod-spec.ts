@@ -1,6 +1,6 @@
 import type { V1Affinity, V1Pod, V1Toleration } from '@kubernetes/client-node'
 import type { Config } from '../../src/kernel/config.ts'
-import type { SandboxSpec } from '../driver.ts'
+import { shmMbOf, type SandboxSpec } from '../driver.ts'
 import { runnerArgs } from '../runner-path.ts'
 
 /*
@@ -107,10 +107,14 @@ export function sandboxPodManifest(spec: SandboxSpec, s: SandboxPodSettings): V1
             capabilities: { drop: ['ALL'], add: ['CHOWN', 'SETUID', 'SETGID'] },
             seccompProfile: { type: 'RuntimeDefault' },
           },
-          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+          // /dev/shm as a sized in-memory volume: the runtime's own is 64 MB whatever the limits
+          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, { name: 'shm', mountPath: '/dev/shm' }],
         },
       ],
-      volumes: [{ name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: `${String(spec.limits.tmpMb)}Mi` } }],
+      volumes: [
+        { name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: `${String(spec.limits.tmpMb)}Mi` } },
+        { name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: `${String(shmMbOf(spec.limits))}Mi` } },
+      ],
     },
   }
 }

@@ -7,8 +7,9 @@ output pipes, resource limits and no access to the protocol pipes. User code the
 forge another execution's answer, and globals and imported modules die with the child.
 
 In `exclusive` mode (sandboxes) one execution runs at a time; after it the runner kills every other
-process in the sandbox (its own pid namespace) and empties /tmp before it forks the next child, so
-nothing of one execution is left for the next. In `shared` mode (trusted workers) executions run
+process in the sandbox (its own pid namespace), empties /tmp and /dev/shm and removes every SysV
+IPC object and POSIX message queue before it forks the next child, so nothing of one execution is
+left for the next. In `shared` mode (trusted workers) executions run
 concurrently and nothing is cleaned.
 
 Usage: runner.py [--mode exclusive|shared] [--isolated] [--memory-mb N] [--file-mb N]
@@ -270,6 +271,49 @@ def wipe(path):
             pass
 
 
+_libc = None
+
+
+def ipc_ids(kind):
+    """Ids of the SysV objects (shm, msg, sem) in this IPC namespace; None when unlistable."""
+    try:
+        with open("/proc/sysvipc/" + kind) as f:
+            rows = f.read().splitlines()[1:]
+    except OSError:
+        return None
+    return [int(r.split()[1]) for r in rows if len(r.split()) > 1]
+
+
+def remove_ipc():
+    """Removes what an execution left in the sandbox's IPC namespace: SysV shared memory segments,
+    message queues and semaphore sets (IPC_RMID; the runner has the uid that created them, and
+    every process that could still use them is dead) and POSIX message queues (listed on the
+    namespace's /dev/mqueue). Answers whether nothing is left; the caller ends the sandbox if not.
+    A fresh IPC namespace per execution would need CAP_SYS_ADMIN, which the sandbox does not have."""
+    global _libc
+    if _libc is None:
+        import ctypes
+
+        _libc = ctypes.CDLL(None, use_errno=True)
+    rm = {"shm": lambda i: _libc.shmctl(i, 0, None), "msg": lambda i: _libc.msgctl(i, 0, None), "sem": lambda i: _libc.semctl(i, 0, 0)}
+    clean = True
+    for kind, remove in rm.items():
+        ids = ipc_ids(kind)
+        for i in ids or ():
+            remove(i)
+        if ids and ipc_ids(kind):
+            clean = False
+    try:
+        queues = os.listdir("/dev/mqueue")
+    except OSError:
+        queues = []
+    for q in queues:
+        _libc.mq_unlink(("/" + q).encode())
+    if queues and os.listdir("/dev/mqueue"):
+        clean = False
+    return clean
+
+
 def warm_up():
     """Takes the copy-on-write page faults of a first execution now, while idle, not during a call."""
     warm = {"__builtins__": builtins}
@@ -426,6 +470,10 @@ def main_exclusive(opts):
         if opts["isolated"]:
             wipe("/tmp")
             wipe("/dev/shm")
+            if not remove_ipc():
+                # something of this execution could reach the next one: end the sandbox instead
+                sys.stderr.write("runner: IPC objects of an execution could not be removed; exiting\n")
+                return
 
 
 def main():
@@ -514,6 +562,9 @@ def main():
             kill_others(True)
             wipe("/tmp")
             wipe("/dev/shm")
+            if not remove_ipc():
+                sys.stderr.write("runner: IPC objects of an execution could not be removed; exiting\n")
+                raise SystemExit(3)
         if spare is None:
             spare = Child(opts, (proto_in, proto_out))
         if paused:

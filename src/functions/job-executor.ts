@@ -57,7 +57,7 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
       ? null
       : issueExecutionToken(d.config.SECRET_KEY, { sub: job.user_id, email, executionId: job.id, attempt }, Math.min(d.config.FUNCTION_TOKEN_MAX_MINUTES, Math.ceil(timeoutS / 60) + 1))
 
-  return async ({ job, attempt, log }) => {
+  return async ({ job, attempt, log, signal }) => {
     const meta = (job.meta ?? {}) as Partial<FunctionJobMeta> & { timeout_s?: number }
     if (typeof meta.function_id !== 'string') throw new Error('BadJob: a function job without its function id')
     const fn = await load(meta.function_id, Number(meta.version ?? 0))
@@ -75,7 +75,8 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
     }
     const outcome = await d.sandboxes.run(
       { code: fn.code, entrypoint: fn.entrypoint, input: job.input, context, timeoutMs: timeoutS * 1000, name: `${job.namespace}/${job.name}` },
-      { trusted: fn.sharedPool },
+      // a cancel (or the job's time limit) kills the sandbox, which frees its place in the pool
+      { trusted: fn.sharedPool, signal },
     )
     if (outcome.output !== '') log.debug({ output: outcome.output.slice(0, 4000) }, 'function output')
     if (!outcome.ok) {

@@ -15,6 +15,7 @@ import { provisionJobs } from './provision.ts'
 import { openResultStore, type ResultStore } from './result-store.ts'
 import { jobHandlers } from './service.ts'
 import { startTimerDispatcher } from './timers.ts'
+import { createUserShare, userShareCap } from './user-share.ts'
 import { startJobWorker, type JobExecutor, type JobWorker } from './worker.ts'
 
 /*
@@ -87,7 +88,10 @@ export async function startJobWorkers(o: {
     const executor = o.executors[pool]
     if (executor === undefined) continue
     const size = POOL_SIZING[pool](o.config)
-    for (let i = 0; i < (o.replicas ?? size.replicas); i++) {
+    const replicas = o.replicas ?? size.replicas
+    // one fair-share gate for all function replicas of this process: they share its sandbox pool
+    const userShare = pool === 'fn' ? createUserShare(userShareCap(o.config, replicas)) : undefined
+    for (let i = 0; i < replicas; i++) {
       workers.push(
         await startJobWorker({
           nc: o.nc,
@@ -105,6 +109,7 @@ export async function startJobWorkers(o: {
           timeoutMs: size.timeoutMs,
           heartbeatMs: o.config.QUEUE_HEARTBEAT_SECONDS * 1000,
           ...(o.onAbandoned?.[pool] === undefined ? {} : { onAbandoned: o.onAbandoned[pool] }),
+          ...(userShare === undefined ? {} : { userShare }),
         }),
       )
     }

@@ -10,6 +10,7 @@ import { poolConsumerName } from './provision.ts'
 import { startPuller, type PulledMessage } from './puller.ts'
 import { publishDurably } from './publish.ts'
 import type { ResultStore } from './result-store.ts'
+import { USER_SHARE_RETRY_MS, type UserShare } from './user-share.ts'
 
 /*
  * One worker of one pool: `concurrency` slot loops, each pulling one job at a time with `next()`,
@@ -58,6 +59,11 @@ export interface WorkerOptions {
    * pool's owner tells whoever waits (a chat's stream, its actor) instead of leaving them hanging.
    */
   onAbandoned?: (job: JobState) => Promise<void>
+  /**
+   * The per-user fair share (function pools): a job whose user already runs `cap` jobs in this
+   * process goes back to the queue unclaimed (nak with a delay: no attempt counted, no slot held).
+   */
+  userShare?: UserShare
 }
 
 export interface JobWorker {
@@ -129,12 +135,32 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
 
   const handle = async (m: PulledMessage): Promise<void> => {
     const id = m.subject.slice(m.subject.lastIndexOf('.') + 1)
-    const rev = Number(m.headers?.get('Job-Rev') ?? '0')
     const carried = decodeState(m.data)
     if (carried.id !== id) {
       m.term()
       return
     }
+    const share = o.userShare
+    // A synchronous nested call (a function calling another and waiting for it) is not counted:
+    // its caller holds a place already and waits on it, so counting both could deadlock a user's
+    // chains at the cap. Nested async jobs are counted (a function could start any number of them).
+    const nestedSync = (carried.depth ?? 0) > 0 && carried.max_attempts === 1
+    if (share === undefined || nestedSync) return judge(m, id, carried)
+    // Over the user's share: back to the queue before the claim, so no attempt is counted and the
+    // slot takes the next message (another user's) at once.
+    if (!share.tryEnter(carried.user_id)) {
+      m.nak(USER_SHARE_RETRY_MS)
+      return
+    }
+    try {
+      await judge(m, id, carried)
+    } finally {
+      share.leave(carried.user_id)
+    }
+  }
+
+  const judge = async (m: PulledMessage, id: string, carried: JobState): Promise<void> => {
+    const rev = Number(m.headers?.get('Job-Rev') ?? '0')
     let claimed: StateEntry | null = null
     let cur: StateEntry | null
     if (rev === 0) {
@@ -200,10 +226,10 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     executing.add(job.id)
     const ac = new AbortController()
     // The done channel: a cancel or flush rewrites the state, and the bucket republishes it here.
-    // Agent turns stop early on it. Function runs are left to finish (SPEC §3: running sandboxes
-    // are not killed on cancel) and their result is discarded by the final CAS, so function jobs
-    // skip the per-job subscription on the hot path.
-    const sub = !RETRYABLE.has(o.pool) && o.nc.subscribe(o.names.subject(`evt.job.${job.id}`), {
+    // The abort stops agent turns early and kills a function's sandbox (the pool destroys it
+    // instead of waiting for the run to end: a cancelled run must not keep its sandbox; this
+    // deviates from SPEC §3's "running containers are not killed", see sandbox/README.md).
+    const sub = o.nc.subscribe(o.names.subject(`evt.job.${job.id}`), {
       callback: (_err, msg) => {
         try {
           const s = JSON.parse(new TextDecoder().decode(msg.data)) as JobState
@@ -276,7 +302,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
         executing.delete(job.id)
         clearInterval(keepAlive)
         clearTimeout(timeout)
-        if (sub !== false) sub.unsubscribe()
+        sub.unsubscribe()
       }
     })().catch((err: unknown) => {
       // Left unacked: the message comes back after ack_wait and its state is judged again.

@@ -113,6 +113,7 @@ export const ConfigSchema = T.Object({
   SANDBOX_PYTHON: str('/usr/bin/python3', 'system Python the runner uses (absolute path under /usr; a pyenv shim costs ~100 ms a start)'),
   SANDBOX_MAX_PROCESSES: int(64, 'processes and threads per sandbox (RLIMIT_NPROC / pids limit)', 4),
   SANDBOX_TMP_MB: int(100, 'in-memory /tmp per sandbox, MB', 1),
+  SANDBOX_SHM_MB: int(16, 'in-memory /dev/shm per sandbox, MB (POSIX semaphores, small shared buffers); emptied between executions', 1),
   SANDBOX_UID_BASE: int(200000, 'first outer uid of bubblewrap sandboxes when the platform runs as root (0 = keep the uid)', 0),
   PACKAGES_DIR: str('', 'where approved Python packages are installed (default DATA_DIR/packages)'),
   PACKAGE_INDEX_DIR: str('', 'local wheel directory pip installs from (--no-index --find-links); empty = no installs possible'),
@@ -131,6 +132,7 @@ export const ConfigSchema = T.Object({
   // §8.3 queues and workers
   QUEUE_WORKER_REPLICAS: int(2, 'function worker replicas', 0),
   QUEUE_FUNCTION_CONCURRENCY: int(10, 'function jobs per worker', 1),
+  FUNCTION_MAX_CONCURRENT_PER_USER: int(0, 'function jobs one user may run at once in one worker process (all its function worker replicas); further jobs of that user wait queued without holding a slot. 0 = half of the process\'s function slots (replicas x concurrency, at most SANDBOX_MAX_SIZE with the pool executor)', 0),
   QUEUE_AGENT_REPLICAS: int(2, 'agent worker replicas', 0),
   QUEUE_AGENT_CONCURRENCY: int(5, 'agent jobs per worker', 1),
   QUEUE_AGENT_SUB_REPLICAS: int(2, 'sub-agent worker replicas', 0),

@@ -1,12 +1,14 @@
 import type { Test } from 'tap'
 import { openChannel, type ExecOutcome, type RunnerChannel } from '../../sandbox/channel.ts'
 import type { SandboxDriver, SandboxLimits, SandboxProcess, SandboxSpec } from '../../sandbox/driver.ts'
+import { runIsolationChecks } from './isolation-checks.ts'
 
 /*
  * The conformance suite every sandbox driver must pass, including the hostile functions: reading
  * host files and environment, reaching the platform's NATS and Postgres ports, fork and memory
  * bombs, CPU spins past the timeout, filling /tmp, writing outside /tmp, and leaving data, processes
- * or globals behind for the next execution. Each must end with a clear execution error (or a
+ * or globals behind for the next execution (files, IPC objects, keys, traced processes: see
+ * isolation-checks.ts). Each must end with a clear execution error (or a
  * harmless success) and leave the platform unharmed.
  */
 export interface ConformanceOptions {
@@ -186,6 +188,9 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
     )
     t.same(value(second), { tmp: [], builtin: false, module: false, sleepers: [] }, "no file, global, module change or process of the previous execution")
   })
+
+  // a sandbox of their own: each check is one execution that plants something, then one that looks
+  await runIsolationChecks(t, { name: driver.name, fresh: async () => (await fresh()).ch, run, limits })
 
   await t.test(`${driver.name}: a function cannot reach the runner's pipes or forge its messages`, async (t) => {
     const peek = await run(

@@ -103,8 +103,8 @@ t.test('(a) the pod manifest enforces SPEC §8.2', async (t) => {
     capabilities: { drop: ['ALL'], add: ['CHOWN', 'SETUID', 'SETGID'] },
     seccompProfile: { type: 'RuntimeDefault' },
   })
-  t.same(c.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }])
-  t.same(ps.volumes, [{ name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: '100Mi' } }], '100Mi in-memory /tmp')
+  t.same(c.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }, { name: 'shm', mountPath: '/dev/shm' }])
+  t.same(ps.volumes, [{ name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: '100Mi' } }, { name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }], '100Mi in-memory /tmp, 16Mi /dev/shm')
 
   const bare = sandboxPodManifest({ ...specOf('x1'), limits: { ...limits, cpus: 2, memoryMb: 1024, tmpMb: 50 } }, { ...settings, releaseName: '' })
   t.notOk('app.kubernetes.io/instance' in (bare.metadata?.labels ?? {}), 'no instance label without a release name')
