@@ -21,7 +21,7 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       'platform.agents/*/*.chat:own',
       'platform.functions/*/*.execute:own',
       'platform.dependencies.create:own',
-      // create in namespaces the user claimed or was granted (README "Namespaces")
+      // claim a free namespace explicitly (README "Access control"); creating a resource claims one too
       'platform.namespaces/*.create:own',
       'platform.agents/default/default.read:all',
       'platform.agents/default/default.chat:all',

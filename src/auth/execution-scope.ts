@@ -17,7 +17,5 @@ export const EXECUTION_SCOPE: readonly string[] = [
   'platform.templates/*:all',
   'platform.components/*:all',
   'platform.stores/*:all',
-  // creating resources in the caller's namespaces (managing namespace membership stays closed: src/namespaces/handlers.ts)
-  'platform.namespaces/*.create:all',
   'platform.dependencies.create:own',
 ]

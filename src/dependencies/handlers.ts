@@ -49,6 +49,13 @@ export function dependencyHandlers(d: { db: Db; config: Config }): Map<string, R
     return { body: await db.any(sql.unsafe`select ${columns} from dependencies ${where} order by package_name`) }
   })
 
+  // the requester follows its own request; everyone else's answers 404 like a missing one
+  on('dependencies.get', async (p, req) => {
+    const row = await byId(String(req.params['id']))
+    if (row['requested_by'] !== p.userId && !can(p, DEPENDENCY_PERMISSIONS.read)) throw notFound('dependency not found', 'dependency.not_found')
+    return { body: row }
+  })
+
   on('dependencies.create', async (p, req) => {
     need(p, DEPENDENCY_PERMISSIONS.create)
     const b = req.body as { package_name: string; version?: string | null }

@@ -43,6 +43,7 @@ export function dependencyRoutes(): RouteDef[] {
       response: Dependency,
       errors: [403, 409, 422],
     },
+    { ...m, id: 'dependencies.get', method: 'GET', path: '/api/v1/dependencies/{id}', summary: 'One package request and its status (its requester or an admin)', params: ById, response: Dependency, errors: [404] },
     { ...m, id: 'dependencies.approve', method: 'POST', path: '/api/v1/dependencies/{id}/approve', summary: 'Approve a package (admin); installed at the next container reload', params: ById, response: Dependency, errors: [403, 404, 422] },
     { ...m, id: 'dependencies.reject', method: 'POST', path: '/api/v1/dependencies/{id}/reject', summary: 'Reject a package (admin); an installed one leaves at the next reload', params: ById, response: Dependency, errors: [403, 404] },
     { ...m, id: 'dependencies.delete', method: 'DELETE', path: '/api/v1/dependencies/{id}', summary: 'Delete a package request (admin)', params: ById, status: 204, errors: [403, 404] },

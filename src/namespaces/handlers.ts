@@ -11,8 +11,7 @@ import { acceptMembership, addMember, claimNamespace, deleteNamespace, getNamesp
  * A namespace the caller neither uses nor administers answers 404 (no existence leak), except a
  * claim of a held one (409: the name is taken, which the caller needs to know to pick another).
  */
-registerPermission(namespacePermission('{namespace}', 'create', 'own'), 'create resources in namespaces you own or were granted, and claim namespaces nobody holds')
-registerPermission(namespacePermission('{namespace}', 'create', 'all'), 'create resources in every namespace (admin)')
+registerPermission(namespacePermission('{namespace}', 'create', 'own'), 'claim a namespace nobody holds with POST /api/v1/namespaces (creating a resource in a free namespace claims it too)')
 registerPermission(namespacePermission('{namespace}', 'read', 'all'), 'list and read every namespace (admin)')
 registerPermission(namespacePermission('{namespace}', 'update', 'all'), 'grant and revoke members of every namespace (admin)')
 registerPermission(namespacePermission('{namespace}', 'delete', 'all'), 'release any empty namespace (admin)')

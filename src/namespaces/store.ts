@@ -1,11 +1,18 @@
 import { sql, type Db } from '../platform/db.ts'
-import type { NamespaceStanding } from './policy.ts'
 
 /*
  * The `namespaces` and `namespace_members` tables (migration 0007). A namespace is claimed by the
  * first resource created in it (inside that resource's transaction) or explicitly; its owner and
  * members "use" it. Kept free of permission logic: that is policy.ts.
  */
+/** How a user stands in one namespace. */
+export interface NamespaceStanding {
+  exists: boolean
+  /** The user owns the namespace or is one of its members. */
+  uses: boolean
+  owns: boolean
+}
+
 type Conn = Pick<Db, 'query' | 'maybeOne' | 'any' | 'oneFirst' | 'maybeOneFirst'>
 
 export interface NamespaceMember {

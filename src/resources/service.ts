@@ -210,14 +210,15 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
    * principal when nobody holds it yet (in the resource's own transaction: two first writers race
    * on the namespaces primary key, the loser is checked again like anyone else).
    */
-  async function admitToNamespace(tx: Parameters<Parameters<Db['transaction']>[0]>[0], p: Principal, namespace: string): Promise<void> {
-    let standing = await standingIn(tx, namespace, p.userId)
-    if (!standing.exists && mayCreateIn(p, namespace, standing)) {
-      if (await claimNamespace(tx, namespace, p.userId)) return
-      standing = await standingIn(tx, namespace, p.userId) // claimed by someone else a moment ago
+  async function admitToNamespace(tx: Parameters<Parameters<Db['transaction']>[0]>[0], p: Principal, kind: AnyKind, m: ResourceMeta): Promise<void> {
+    const anyNamespace = can(p, resourcePermission(kind, 'create', m, 'all'))
+    let standing = await standingIn(tx, m.namespace, p.userId)
+    if (!standing.exists) {
+      if (await claimNamespace(tx, m.namespace, p.userId)) return
+      standing = await standingIn(tx, m.namespace, p.userId) // claimed by someone else a moment ago
     }
-    if (!mayCreateIn(p, namespace, standing)) {
-      throw forbidden(`not allowed to create in namespace ${namespace}: it belongs to another user (its owner or an admin can grant it to you)`, 'namespace.forbidden')
+    if (!mayCreateIn(anyNamespace, standing)) {
+      throw forbidden(`not allowed to create in namespace ${m.namespace}: it belongs to another user (its owner or an admin can grant it to you)`, 'namespace.forbidden')
     }
   }
 
@@ -238,7 +239,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     const checksum = checksumOf(spec, isActive)
     const row = await db
       .transaction(async (tx) => {
-        if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, namespace)
+        if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, kind, m)
         const id = String(await tx.oneFirst(sql.unsafe`select gen_random_uuid()`))
         const secrets = sealSecrets(kind, id, {}, secretInput)
         const inserted = (await tx.one(sql.unsafe`

@@ -208,6 +208,7 @@ const ROWS: Record<string, Row> = {
     b: [403],
     admin: [200],
   },
+  'dependencies.get': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}` }), b: [404], admin: [200] },
   'dependencies.create': { call: async (c) => ({ path: '/api/v1/dependencies', body: { package_name: `pkg-${c.n()}` } }), b: [201], admin: [201] },
   'dependencies.approve': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}/approve` }), b: [403], admin: [200] },
   'dependencies.reject': { call: async (c) => ({ path: `/api/v1/dependencies/${await dependencyOfA(c)}/reject` }), b: [403], admin: [200] },

@@ -61,7 +61,8 @@ interface Dep {
   approved_by: string | null
 }
 const request = async (token: string, body: unknown) => env.request('POST', '/api/v1/dependencies', { token, body })
-const row = async (id: string): Promise<Dep> => ((await env.request('GET', '/api/v1/dependencies', { token: user.token })).body as Dep[]).find((d) => d.id === id) as Dep
+// the requester follows its request by id (the list is the admin's)
+const row = async (id: string): Promise<Dep> => (await env.request('GET', `/api/v1/dependencies/${id}`, { token: user.token })).body as Dep
 
 t.test('a user requests, only the admin approves, the installer installs', async (t) => {
   const res = await request(user.token, { package_name: 'MyPkg', version: '1.0.0' })

@@ -35,7 +35,8 @@ from resources r join namespaces n on n.name = r.namespace
 where r.owner_id is not null and r.owner_id is distinct from n.owner_id
 on conflict do nothing;
 
--- The default Users role gains the right to create in its own namespaces (roles are never
--- overwritten at start, so existing installations get it here).
+-- The default Users role gains the right to claim a namespace explicitly (roles are never
+-- overwritten at start, so existing installations get it here); creating a resource needs only the
+-- resource's own create permission, whose `:own` scope now means "in namespaces you own or were granted".
 update roles set permissions = permissions || '{"platform.namespaces/*.create:own": true}'::jsonb
 where name = 'Users';
