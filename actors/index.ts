@@ -1,14 +1,13 @@
-import type { AnyActor } from './runtime/define-actor.ts'
+import { chatActorFactory } from './chat/actor.ts'
+import type { Actor, ActorFactory, ActorPlatform } from './runtime/define-actor.ts'
 
 /*
- * The actor kinds an actor host runs. Chat, trigger and sandbox actors register here in their own
- * modules (issues of their own); until then a host only keeps its heartbeat.
+ * The actor types an actor host runs, one line each (as `src/kinds/index.ts` lists resource
+ * kinds). Trigger and sandbox actors are added here when they are built.
  */
-const registry: AnyActor[] = []
+export const ACTOR_FACTORIES: readonly ActorFactory[] = [chatActorFactory]
 
-export function registerActor(def: AnyActor): void {
-  if (registry.some((a) => a.type === def.type)) throw new Error(`actor type ${def.type} registered twice`)
-  registry.push(def)
+/** Builds every listed actor for a host process. */
+export async function buildActors(p: ActorPlatform): Promise<Actor[]> {
+  return Promise.all(ACTOR_FACTORIES.map((f) => f(p)))
 }
-
-export const registeredActors = (): AnyActor[] => [...registry]

@@ -9,7 +9,7 @@ import { natsNames } from '../src/platform/nats-names.ts'
 import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { clockTicks, processTicks } from './lib/cpu.ts'
 import type { Benchmark, Row } from './lib/types.ts'
-import { tallyActor } from './servers/tally-actor.ts'
+import { tallyProtocol } from './servers/tally-actor.ts'
 
 /*
  * The actor runtime on its own nats-server:
@@ -85,7 +85,7 @@ async function run(): Promise<Row[]> {
       const cpu0 = process.cpuUsage()
       const ticks0 = live.map((h) => processTicks(h.child.pid))
       const t0 = performance.now()
-      for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => sendToActor(js, names, tallyActor, `k${String((i + j) % KEYS)}`, { n: i + j })))
+      for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => sendToActor(js, names, tallyProtocol, `k${String((i + j) % KEYS)}`, 'add', { n: i + j })))
       const perKey = MESSAGES / KEYS
       for (let k = 0; k < KEYS; k++) {
         for (;;) {
@@ -104,7 +104,7 @@ async function run(): Promise<Row[]> {
       const one = Math.min(2000, MESSAGES)
       const cpu0 = process.cpuUsage()
       const t0 = performance.now()
-      for (let i = 0; i < one; i += 200) await Promise.all(Array.from({ length: Math.min(200, one - i) }, (_, j) => sendToActor(js, names, tallyActor, 'solo', { n: i + j })))
+      for (let i = 0; i < one; i += 200) await Promise.all(Array.from({ length: Math.min(200, one - i) }, (_, j) => sendToActor(js, names, tallyProtocol, 'solo', 'add', { n: i + j })))
       for (;;) {
         const e = await states.get('tally.solo')
         if (e !== null && e.length > 0 && e.json<{ state: { count: number } }>().state.count >= one) break

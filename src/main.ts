@@ -21,7 +21,7 @@ import { createResourceService, type ResourceService } from './resources/service
 import { startGateway, type Gateway } from '../gateway/server.ts'
 import { systemRoutes } from './api/system-routes.ts'
 import { jobExecutors } from './jobs/executors.ts'
-import { registeredActors } from '../actors/index.ts'
+import { buildActors } from '../actors/index.ts'
 import { startActorHost } from '../actors/runtime/host.ts'
 import { jobRoutes } from './jobs/routes.ts'
 import { identityRoutes } from './identity/routes.ts'
@@ -39,14 +39,13 @@ import { functionJobExecutor } from './functions/job-executor.ts'
 import { createSandboxExecutor, type SandboxExecutor } from '../sandbox/executor.ts'
 import { startSandboxControl } from '../sandbox/control.ts'
 import { jetstream } from '@nats-io/jetstream'
-import { chatActor } from '../actors/chat.ts'
+import { chatAbandonedTurnHandler } from '../actors/chat/abandoned-turn.ts'
+import { startExpiredChatSweep } from '../actors/chat/expiry.ts'
+import { chatStreamEmitter } from '../actors/chat/stream-emitter.ts'
 import { chatRoutes } from './chats/routes.ts'
 import { chatHandlers } from './chats/handlers.ts'
-import { chatStore } from './chats/store.ts'
 import { chatTurnExecutor } from './chats/worker.ts'
-import { isTerminalEvent, publishStreamEvent, publishStreamEventNoAck } from './streaming/channel.ts'
-import { openJobStateStore, type JobState } from './jobs/job-state.ts'
-import { sendToActor } from '../actors/runtime/send.ts'
+import { openJobStateStore } from './jobs/job-state.ts'
 import { openResultStore } from './jobs/result-store.ts'
 import { maxDepthOf } from './jobs/start.ts'
 import { sandboxAdminHandlers, sandboxAdminRoutes } from './functions/admin.ts'
@@ -210,15 +209,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         return { dir: r.dir, failed: r.failed.length }
       }
       const functions = functionHandlers({ db, nc, names, config, resources, jobs: jobService, log: log.child({ mod: 'functions' }) })
-      const chatDef = chatActor({ enqueue: jobService.enqueue, store: jobService.store, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
-      const chats = chatHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store, actor: chatDef })
-      const adapter = adapterHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store, actor: chatDef, log: log.child({ mod: 'adapter' }) })
-      // ephemeral chats (expires_in) are hard-deleted with their messages
-      const expired = setInterval(() => {
-        chatStore(pool).deleteExpired().catch((err: unknown) => log.warn({ err }, 'deleting expired chats failed'))
-      }, 60_000)
-      expired.unref()
-      cleanups.push(async () => clearInterval(expired))
+      const chats = chatHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store })
+      const adapter = adapterHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store, log: log.child({ mod: 'adapter' }) })
+      cleanups.push(startExpiredChatSweep({ db: pool, log }))
       const handlers = new Map<string, RpcHandler>([...chats, ...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...namespaceHandlers(db), ...dependencyHandlers({ db, config }), ...adapter])
       const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
@@ -245,7 +238,6 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const jobStore = await openJobStateStore(nc, names)
       const enqueue = { js, names, store: jobStore, db: workerDb, maxDepth: maxDepthOf(config) }
       const invoke = { nc, names, config, enqueue, store: jobStore, results: await openResultStore(nc, names) }
-      const chatDefW = chatActor({ enqueue, store: jobStore, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
       const turn = chatTurnExecutor({
         db: workerDb,
         nc,
@@ -255,24 +247,11 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         resources: workerResources,
         invoke,
         jobStore,
-        actor: chatDefW,
-        // deltas without a PubAck (ordered on one connection), the terminal event acknowledged
-        emitter: (channelId) =>
-          channelId === null
-            ? async () => undefined
-            : async (event, data) => {
-                if (isTerminalEvent(event)) await publishStreamEvent(js, names, channelId, { event, data })
-                else publishStreamEventNoAck(nc, names, channelId, { event, data })
-              },
+        emitter: chatStreamEmitter({ nc, js, names }),
         log: log.child({ mod: 'turn' }),
       })
       const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }), agent: turn, subagent: turn }
-      // a turn whose worker died ends with an `error` event and frees its chat for the next message
-      const abandoned = async (job: JobState) => {
-        const input = job.input as { chat_id?: string; channel_id?: string | null }
-        if (typeof input.channel_id === 'string') await publishStreamEvent(js, names, input.channel_id, { event: 'error', data: { detail: 'the worker running this turn was lost; send the message again', code: 'turn.worker_lost' } })
-        if (typeof input.chat_id === 'string') await sendToActor(js, names, chatDefW, input.chat_id, { type: 'ended', job_id: job.id }, { msgId: `chat-ended-${job.id}` })
-      }
+      const abandoned = chatAbandonedTurnHandler({ js, names })
       const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors, onAbandoned: { agent: abandoned, subagent: abandoned } })
       cleanups.push(() => workers.stop())
     }
@@ -282,10 +261,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         nc,
         names,
         nodeId: randomUUID().slice(0, 8),
-        actors: [...registeredActors(), await (async () => {
-          const store = await openJobStateStore(nc, names)
-          return chatActor({ enqueue: { js: jetstream(nc), names, store, maxDepth: maxDepthOf(config) }, store, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 }) as unknown as ReturnType<typeof registeredActors>[number]
-        })()],
+        actors: await buildActors({ nc, js: jetstream(nc), names, config, log }),
         log: log.child({ mod: 'actors' }),
         leaseTtlMs: config.ACTOR_LEASE_TTL_SECONDS * 1000,
         ackWaitMs: config.ACTOR_ACK_WAIT_SECONDS * 1000,

@@ -1,32 +1,37 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
-import type { Static, TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { invalid } from '../../src/kernel/errors.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
-import { publishDurably } from '../../src/jobs/publish.ts'
-import { KEY_PATTERN, type ActorDefinition } from './define-actor.ts'
+import { publishDurably } from '../../src/platform/jetstream.ts'
+import { KEY_PATTERN } from './define-actor.ts'
 import { partitionOf } from './hash.ts'
+import { encodeEnvelope, type ActorProtocol, type MessageName, type MessagePayload } from './protocol.ts'
 
 /** `actor.<type>.<partition>.<key>` on the work-queue stream ACTORS. */
 export const mailboxSubject = (names: NatsNames, type: string, partition: number, key: string): string =>
   names.subject(`actor.${type}.${String(partition)}.${key}`)
 
 /**
- * Sends a message to an actor's mailbox. Invalid messages are refused here, before they can reach
- * a host. `msgId` makes the send idempotent within the stream's duplicate window (10 min).
+ * Sends the named message to an actor's mailbox; the sender needs only the protocol. Invalid
+ * messages are refused here (422), before they can reach a host. `msgId` makes the send
+ * idempotent within the stream's duplicate window (10 min).
  */
-export async function sendToActor<M extends TSchema, S>(
+export async function sendToActor<P extends ActorProtocol, N extends MessageName<P>>(
   js: JetStreamClient,
   names: NatsNames,
-  def: ActorDefinition<M, S>,
+  protocol: P,
   key: string,
-  msg: Static<M>,
+  name: N,
+  payload: MessagePayload<P, N>,
   opts: { msgId?: string } = {},
 ): Promise<void> {
   if (!KEY_PATTERN.test(key)) throw invalid(`actor key ${JSON.stringify(key)} is not subject-safe`, undefined, 'actor.bad_key')
-  if (!Value.Check(def.message, msg)) {
-    const issues = [...Value.Errors(def.message, msg)].slice(0, 10).map((e) => ({ path: e.path, message: e.message }))
-    throw invalid(`invalid ${def.type} message`, issues, 'actor.invalid_message')
+  const schema = Object.hasOwn(protocol.messages, name) ? protocol.messages[name] : undefined
+  if (schema === undefined) throw invalid(`${protocol.type} has no message ${JSON.stringify(name)}`, undefined, 'actor.unknown_message')
+  if (!Value.Check(schema, payload)) {
+    const issues = [...Value.Errors(schema, payload)].slice(0, 10).map((e) => ({ path: e.path, message: e.message }))
+    throw invalid(`invalid ${protocol.type} message ${name}`, issues, 'actor.invalid_message')
   }
-  await publishDurably(js, mailboxSubject(names, def.type, partitionOf(key, def.partitions), key), JSON.stringify(msg), { msgID: opts.msgId ?? crypto.randomUUID() })
+  const subject = mailboxSubject(names, protocol.type, partitionOf(key, protocol.partitions), key)
+  await publishDurably(js, subject, encodeEnvelope(name, payload), { msgID: opts.msgId ?? crypto.randomUUID() })
 }

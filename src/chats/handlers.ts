@@ -15,7 +15,7 @@ import { validateAgainst } from '../functions/json-schema.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
-import type { chatActor } from '../../actors/chat.ts'
+import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import type { TurnResult } from './turn.ts'
 import { EVENT_HEADER, newChannelId, sseLiveSubject, streamReply } from '../streaming/channel.ts'
@@ -36,7 +36,6 @@ export interface ChatHandlerDeps {
   config: Config
   resources: ResourceService
   jobStore: JobStateStore
-  actor: ReturnType<typeof chatActor>
 }
 
 export interface SendOptions {
@@ -81,16 +80,13 @@ export function chatService(d: ChatHandlerDeps) {
   const send = async (p: Principal, chat: ChatRow, o: SendOptions): Promise<string> => {
     const jobId = randomUUID()
     if (o.channelId !== null) await store.setChannel(chat.id, o.channelId)
-    await sendToActor(d.js, d.names, d.actor, chat.id, {
-      type: 'send',
-      turn: {
-        job_id: jobId,
-        ...(o.content === undefined ? {} : { content: o.content }),
-        ...(o.approval === undefined ? {} : { approval: o.approval }),
-        channel_id: o.channelId,
-        user_id: p.userId,
-        pool: 'agent',
-      },
+    await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', {
+      job_id: jobId,
+      ...(o.content === undefined ? {} : { content: o.content }),
+      ...(o.approval === undefined ? {} : { approval: o.approval }),
+      channel_id: o.channelId,
+      user_id: p.userId,
+      pool: 'agent',
     }, { msgId: `chat-send-${jobId}` })
     return jobId
   }

@@ -13,7 +13,7 @@ import { resolveAgentLlm } from '../llm/registry.ts'
 import type { LlmClient } from '../llm/types.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
-import type { chatActor } from '../../actors/chat.ts'
+import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore } from './store.ts'
 import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
 import type { AgentSpecLike, ToolContext } from './tools.ts'
@@ -32,7 +32,6 @@ export interface ChatWorkerDeps {
   resources: ResourceService
   invoke: InvokeDeps
   jobStore: JobStateStore
-  actor: ReturnType<typeof chatActor>
   emitter(channelId: string | null): Emit
   log: Logger
 }
@@ -48,18 +47,15 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
   const startSubAgentTurn = async (ctx: ToolContext, agent: AgentSpecLike, message: string, resumeTo?: ResumeTo): Promise<string> => {
     const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
     const jobId = randomUUID()
-    await sendToActor(d.js, d.names, d.actor, chat.id, {
-      type: 'send',
-      turn: {
-        job_id: jobId,
-        content: message,
-        channel_id: null,
-        user_id: ctx.chat.user_id,
-        pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
-        parent: { id: ctx.job.id, depth: ctx.job.depth },
-        delegation_depth: ctx.delegationDepth + 1,
-        ...(resumeTo === undefined ? {} : { resume_to: resumeTo }),
-      },
+    await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', {
+      job_id: jobId,
+      content: message,
+      channel_id: null,
+      user_id: ctx.chat.user_id,
+      pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
+      parent: { id: ctx.job.id, depth: ctx.job.depth },
+      delegation_depth: ctx.delegationDepth + 1,
+      ...(resumeTo === undefined ? {} : { resume_to: resumeTo }),
     }, { msgId: `chat-send-${jobId}` })
     return jobId
   }
@@ -101,10 +97,10 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
         await d.emitter(to.channel_id)('tool_end', { tool_call_id: to.tool_call_id, name: call?.function.name ?? '', result })
       }
       const jobId = randomUUID()
-      await sendToActor(d.js, d.names, d.actor, to.chat_id, { type: 'send', turn: { job_id: jobId, channel_id: to.channel_id, user_id: to.user_id, pool: 'agent', resume: true } }, { msgId: `chat-resume-${to.chat_id}-${to.tool_call_id}` })
+      await sendToActor(d.js, d.names, chatProtocol, to.chat_id, 'send', { job_id: jobId, channel_id: to.channel_id, user_id: to.user_id, pool: 'agent', resume: true }, { msgId: `chat-resume-${to.chat_id}-${to.tool_call_id}` })
     },
     async turnEnded(chatId, jobId) {
-      await sendToActor(d.js, d.names, d.actor, chatId, { type: 'ended', job_id: jobId }, { msgId: `chat-ended-${jobId}` })
+      await sendToActor(d.js, d.names, chatProtocol, chatId, 'ended', { job_id: jobId }, { msgId: `chat-ended-${jobId}` })
     },
   })
 }

@@ -3,6 +3,7 @@ import { Kvm, type KV } from '@nats-io/kv'
 import { AppError } from '../kernel/errors.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { isWrongLastSequence } from '../platform/jetstream.ts'
 
 /*
  * Fixed-window counters shared by every process (SPEC §8.5), in the KV bucket RATE_LIMITS whose
@@ -37,7 +38,8 @@ export function createRateLimiter(kv: KV, windowSeconds: number): RateLimiter {
           else await kv.update(key, String(count + 1), e.revision)
           return
         } catch (err) {
-          if (!lostRace(err)) throw err
+          // a CAS write lost to a concurrent one: read again and retry
+          if (!isWrongLastSequence(err)) throw err
         }
       }
       // Twenty lost races in a row: this subject is being hammered, which is what the limit is for.
@@ -51,11 +53,4 @@ function limited(seconds: number): AppError {
   const err = new AppError(429, 'auth.rate_limited', `too many requests; try again in ${String(retryAfter)} s`)
   err.headers = { 'retry-after': String(retryAfter) }
   return err
-}
-
-/** A CAS write lost to a concurrent one (JetStream err_code 10071): read again and retry. */
-function lostRace(err: unknown): boolean {
-  if (!(err instanceof Error)) return false
-  const code = (err as { api_error?: { err_code?: number } }).api_error?.err_code
-  return code === 10071 || /wrong last sequence/i.test(err.message)
 }

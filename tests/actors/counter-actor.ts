@@ -1,6 +1,6 @@
-import { Type as T } from '@sinclair/typebox'
 import type pg from 'pg'
 import { defineActor } from '../../actors/runtime/define-actor.ts'
+import { counterProtocol } from './counter-protocol.ts'
 
 /*
  * The test actor: counts numbered messages per key. It records every handler run (host, start,
@@ -15,22 +15,24 @@ export interface CounterState {
 
 export function counterActor(db: pg.Pool | null, host: string) {
   return defineActor({
-    type: 'counter',
-    partitions: 16,
-    message: T.Object({ n: T.Integer({ minimum: 1 }), poison: T.Optional(T.Boolean()), arm: T.Optional(T.Boolean()) }, { additionalProperties: false }),
-    initialState: (): CounterState => ({ last: 0, gaps: 0, pinged: false }),
-    async handle(ctx, msg) {
-      if (msg.poison === true) throw new Error('poisoned message')
-      const started = Date.now()
-      await new Promise((r) => setTimeout(r, 3))
-      await db?.query('insert into actor_runs (key, n, host, started_ms, ended_ms) values ($1, $2, $3, $4, $5)', [ctx.key, msg.n, host, started, Date.now()])
-      const s = ctx.state
-      if (msg.n === s.last + 1) ctx.setState({ ...s, last: msg.n })
-      else if (msg.n > s.last + 1) ctx.setState({ ...s, last: msg.n, gaps: s.gaps + 1 })
-      if (msg.arm === true) ctx.setTimer('ping', 300)
+    protocol: counterProtocol,
+    state: { initial: (): CounterState => ({ last: 0, gaps: 0, pinged: false }) },
+    handlers: {
+      async count(ctx, msg) {
+        if (msg.poison === true) throw new Error('poisoned message')
+        const started = Date.now()
+        await new Promise((r) => setTimeout(r, 3))
+        await db?.query('insert into actor_runs (key, n, host, started_ms, ended_ms) values ($1, $2, $3, $4, $5)', [ctx.key, msg.n, host, started, Date.now()])
+        const s = ctx.state
+        if (msg.n === s.last + 1) ctx.setState({ ...s, last: msg.n })
+        else if (msg.n > s.last + 1) ctx.setState({ ...s, last: msg.n, gaps: s.gaps + 1 })
+        if (msg.arm === true) ctx.setTimer('ping', 300)
+      },
     },
-    async onTimer(ctx, name) {
-      if (name === 'ping') ctx.setState({ ...ctx.state, pinged: true })
+    timers: {
+      async ping(ctx) {
+        ctx.setState({ ...ctx.state, pinged: true })
+      },
     },
   })
 }

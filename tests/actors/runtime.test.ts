@@ -10,7 +10,8 @@ import { natsNames } from '../../src/platform/nats-names.ts'
 import { kill9, spawnReady, terminate } from '../helpers/child.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
-import { ACTOR_RUNS_TABLE, counterActor, type CounterState } from './counter-actor.ts'
+import { ACTOR_RUNS_TABLE, type CounterState } from './counter-actor.ts'
+import { counterProtocol } from './counter-protocol.ts'
 
 /*
  * The actor runtime with real host processes on the real nats-server: one writer per key, per-key
@@ -50,7 +51,6 @@ t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timer
   const kvm = new Kvm(nc)
   const leases = await kvm.open(names.bucket('ACTOR_LEASES'))
   const states = await kvm.open(names.bucket('ACTOR_STATE'))
-  const actor = counterActor(null, 'test')
   const hosts = new Map<string, ChildProcess>()
   const startHost = async (id: string) => {
     const { proc } = await spawnReady(t, HOST, { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, TEST_DATABASE_URL: env.databaseUrl, NODE_ID: id, LEASE_TTL_MS: String(LEASE_TTL_MS), ACK_WAIT_MS: '2000' })
@@ -74,8 +74,8 @@ t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timer
       return o.size === 16 && [...o.values()].every((h) => ids.includes(h)) ? o : undefined
     }, `all 16 partitions owned by ${ids.join(', ')}`, 30_000)
 
-  await t.rejects(sendToActor(js, names, actor, 'k1', { n: 0 }), { status: 422, code: 'actor.invalid_message' }, 'an invalid message is refused on send')
-  await t.rejects(sendToActor(js, names, actor, 'bad.key', { n: 1 }), { code: 'actor.bad_key' })
+  await t.rejects(sendToActor(js, names, counterProtocol, 'k1', 'count', { n: 0 }), { status: 422, code: 'actor.invalid_message' }, 'an invalid message is refused on send')
+  await t.rejects(sendToActor(js, names, counterProtocol, 'bad.key', 'count', { n: 1 }), { code: 'actor.bad_key' })
 
   for (const id of ['host-a', 'host-b', 'host-c']) await startHost(id)
   // The first host takes everything, then hands partitions to the others as they join.
@@ -88,7 +88,7 @@ t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timer
   const keys = Array.from({ length: 24 }, (_, i) => `key-${String(i)}`)
   const send = (from: number, to: number) =>
     Promise.all(keys.map(async (key) => {
-      for (let n = from; n <= to; n++) await sendToActor(js, names, actor, key, { n }, { msgId: `${key}-${String(n)}` })
+      for (let n = from; n <= to; n++) await sendToActor(js, names, counterProtocol, key, 'count', { n }, { msgId: `${key}-${String(n)}` })
     }))
   await send(1, 10)
 
@@ -139,7 +139,7 @@ t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timer
   t.pass('every key handled its messages in order after the hand-off')
 
   // Poison: a handler that always throws goes to the DLQ after 10 deliveries.
-  await sendToActor(js, names, actor, 'poison', { n: 1, poison: true })
+  await sendToActor(js, names, counterProtocol, 'poison', 'count', { n: 1, poison: true })
   const jsm = await jetstreamManager(nc)
   const dead = await eventually(
     async () => (await jsm.streams.getMessage(names.stream('DLQ'), { last_by_subj: names.subject('dlq.actor.counter.poison') }).catch(() => null)) ?? undefined,
@@ -150,7 +150,7 @@ t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timer
   t.match(dead.header.get('X-Error'), /10 deliveries/)
 
   // Timers: armed by a handler, fired by whichever host owns the key.
-  await sendToActor(js, names, actor, 'timed', { n: 1, arm: true })
+  await sendToActor(js, names, counterProtocol, 'timed', 'count', { n: 1, arm: true })
   const timed = await eventually(async () => ((await state('timed'))?.pinged === true ? true : undefined), 'the timer to fire', 20_000)
   t.equal(timed, true)
 })

@@ -1,0 +1,117 @@
+import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream'
+import { headers } from '@nats-io/transport-node'
+import { isApiNotFound, publishDurably } from '../../src/platform/jetstream.ts'
+import type { HostEnv, PartitionRun } from './partition.ts'
+import { decodeEnvelope } from './protocol.ts'
+import { loadKey, runTurn } from './state.ts'
+
+/*
+ * A partition's mailbox: one durable pull consumer on the work-queue stream ACTORS, consumed only
+ * by the partition's owner. Each message goes onto its key's serial chain (one handler at a time
+ * per key, many keys at once) and is acked only after the state it produced is written. A message
+ * that fails 10 deliveries, or does not match the protocol, goes to `dlq.actor.<type>.<key>` and
+ * is terminated.
+ */
+export const MAX_DELIVERIES = 10
+export const IN_PLACE_RETRIES = 3
+
+export const consumerName = (type: string, p: number): string => `${type}-p${String(p).padStart(3, '0')}`
+
+/**
+ * A fresh mailbox consumer at every acquisition. ACTORS is a work-queue stream, so what is left of
+ * the partition is exactly what nobody acked; a new consumer (DeliverPolicy.All) delivers it in
+ * stream order, i.e. each key's messages in the order sent. Reusing the old consumer was not safe:
+ * the pull requests of a killed owner stay registered on the server (until they expire), keep
+ * receiving messages — redeliveries included — that nobody reads, and those come back only after
+ * another ack_wait, while the new owner already handles the same keys' newer messages.
+ */
+export async function replaceMailboxConsumer(env: HostEnv, type: string, p: number): Promise<void> {
+  const durable = consumerName(type, p)
+  const stream = env.names.stream('ACTORS')
+  await env.jsm.consumers.delete(stream, durable).catch((err: unknown) => {
+    if (!isApiNotFound(err)) throw err
+  })
+  await env.jsm.consumers.add(stream, {
+    durable_name: durable,
+    filter_subject: env.names.subject(`actor.${type}.${String(p)}.*`),
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    max_deliver: -1,
+    ack_wait: env.ackWaitMs * 1e6,
+    max_ack_pending: 256,
+  })
+}
+
+/** Consumes the partition's mailbox until the run stops (its `messages` are closed). */
+export async function consumeMailbox(env: HostEnv, run: PartitionRun): Promise<void> {
+  if (run.stopping) return
+  const consumer = await env.js.consumers.get(env.names.stream('ACTORS'), consumerName(run.def.protocol.type, run.p))
+  const messages = await consumer.consume({ max_messages: 64 })
+  run.messages = messages
+  for await (const m of messages) await onMailboxMessage(env, run, m)
+}
+
+export async function moveToDlq(env: HostEnv, type: string, key: string, m: JsMsg, reason: string): Promise<void> {
+  const h = headers()
+  h.set('X-Error', reason.slice(0, 1000).replace(/[\r\n]+/g, ' '))
+  h.set('X-Attempts', String(m.info.deliveryCount))
+  h.set('X-Orig-Subject', m.subject)
+  await publishDurably(env.js, env.names.subject(`dlq.actor.${type}.${key}`), m.data, { msgID: `dlq-${m.info.stream}-${String(m.seq)}`, headers: h })
+  m.term()
+  env.log.warn({ type, key, reason }, 'actor message moved to the dead letter queue')
+}
+
+/** Checks a delivered message and queues its turn on the key's chain (returns once queued). */
+export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg): Promise<void> {
+  const type = run.def.protocol.type
+  const key = m.subject.slice(m.subject.lastIndexOf('.') + 1)
+  if (run.stopping) {
+    m.nak()
+    return
+  }
+  const decoded = decodeEnvelope(run.def.protocol, m.data)
+  if (!decoded.ok) {
+    await moveToDlq(env, type, key, m, decoded.reason)
+    return
+  }
+  if (m.info.deliveryCount > MAX_DELIVERIES) {
+    await moveToDlq(env, type, key, m, `failed ${String(MAX_DELIVERIES)} deliveries`)
+    return
+  }
+  const a = await loadKey(env, run, key)
+  a.pending++
+  const step = async (): Promise<void> => {
+    try {
+      if (run.stopping) {
+        m.nak()
+        return
+      }
+      await handleWithRetries(env, run, key, m, decoded.name, decoded.payload)
+    } finally {
+      a.pending--
+    }
+  }
+  a.chain = a.chain.then(step)
+}
+
+/**
+ * A failing handler is retried in place first, so the key's later messages wait behind it (per-key
+ * order); only then is the message handed back, counting toward the DLQ.
+ */
+async function handleWithRetries(env: HostEnv, run: PartitionRun, key: string, m: JsMsg, name: string, payload: unknown): Promise<void> {
+  let lastErr: unknown
+  for (let attempt = 0; attempt < IN_PLACE_RETRIES; attempt++) {
+    try {
+      const ok = await runTurn(env, run, key, (ctx) => run.def.handle(ctx, name, payload), () => m.working())
+      if (ok) m.ack()
+      else m.nak()
+      return
+    } catch (err) {
+      lastErr = err
+      if (run.stopping) break
+      await new Promise((r) => setTimeout(r, 50 * 2 ** attempt))
+    }
+  }
+  env.log.warn({ err: lastErr, type: run.def.protocol.type, key, delivery: m.info.deliveryCount }, 'actor handler failed; message handed back for redelivery')
+  m.nak(500)
+}

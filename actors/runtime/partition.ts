@@ -1,0 +1,62 @@
+import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
+import type { KV } from '@nats-io/kv'
+import type { Logger } from '../../src/kernel/log.ts'
+import type { NatsNames } from '../../src/platform/nats-names.ts'
+import type { Actor } from './define-actor.ts'
+
+/*
+ * The shapes the host's parts share: the handles and settings of one host (`HostEnv`), a partition
+ * it runs (`PartitionRun`) and the in-memory instance of one key (`KeyActor`).
+ */
+export interface HostEnv {
+  nodeId: string
+  js: JetStreamClient
+  jsm: JetStreamManager
+  names: NatsNames
+  /** ACTOR_STATE: `<type>.<key>` → `Stored`. */
+  states: KV
+  /** ACTOR_LEASES: `<type>.<partition>` → owner node id; the bucket TTL is the lease TTL. */
+  leases: KV
+  log: Logger
+  leaseTtlMs: number
+  tickMs: number
+  ackWaitMs: number
+  /** How long before the lease's expiry on the server this host stops working a partition. */
+  margin: number
+}
+
+/** What ACTOR_STATE holds per key: the actor's state and its armed timers (name → due, epoch ms). */
+export interface Stored {
+  state: unknown
+  timers: Record<string, number>
+}
+
+export interface KeyActor {
+  /** The key's serial chain: one turn at a time. */
+  chain: Promise<void>
+  /** Turns queued on the chain and not finished. */
+  pending: number
+  stored: Stored
+  /** ACTOR_STATE revision of `stored` (0: never written). */
+  rev: number
+  lastUsed: number
+}
+
+export interface PartitionRun {
+  def: Actor
+  p: number
+  leaseKey: string
+  /** Revision of the lease at acquisition: the fencing token. */
+  fence: number
+  /** Current lease revision, for the next CAS renewal. */
+  rev: number
+  /** Monotonic (performance.now) time after which this host must stop working the partition. */
+  validUntil: number
+  /** Set once consuming starts. */
+  messages: ConsumerMessages | undefined
+  loop: Promise<void>
+  keys: Map<string, KeyActor>
+  stopping: boolean
+}
+
+export const stateKeyOf = (type: string, key: string): string => `${type}.${key}`

@@ -1,0 +1,45 @@
+import type { Static, TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+/*
+ * An actor type's protocol: what a sender needs to know and nothing more — the type, its partition
+ * count and its named messages, each with a TypeBox schema. A protocol file imports only typebox
+ * and `schemas/` (this module's types are erased), so the gateway or any sender can import it
+ * without the actor's implementation and its dependencies.
+ *
+ * On the wire a message is the envelope `{ "m": <name>, "p": <payload> }`.
+ */
+export interface ActorProtocol {
+  readonly type: string
+  /** Fixed for the life of the ACTORS stream: changing it means draining and re-partitioning. */
+  readonly partitions: number
+  readonly messages: Readonly<Record<string, TSchema>>
+}
+
+export type MessageName<P extends ActorProtocol> = keyof P['messages'] & string
+export type MessagePayload<P extends ActorProtocol, N extends MessageName<P>> = Static<P['messages'][N]>
+
+export interface Envelope {
+  m: string
+  p: unknown
+}
+
+export const encodeEnvelope = (name: string, payload: unknown): string => JSON.stringify({ m: name, p: payload } satisfies Envelope)
+
+export type Decoded = { ok: true; name: string; payload: unknown } | { ok: false; reason: string }
+
+/** Reads an envelope and checks it against the protocol: a known name and a payload matching its schema. */
+export function decodeEnvelope(protocol: ActorProtocol, data: Uint8Array): Decoded {
+  let env: unknown
+  try {
+    env = JSON.parse(new TextDecoder().decode(data))
+  } catch {
+    return { ok: false, reason: 'message is not JSON' }
+  }
+  if (typeof env !== 'object' || env === null || typeof (env as Envelope).m !== 'string') return { ok: false, reason: 'message is not an actor envelope' }
+  const { m, p } = env as Envelope
+  const schema = Object.hasOwn(protocol.messages, m) ? protocol.messages[m] : undefined
+  if (schema === undefined) return { ok: false, reason: `unknown ${protocol.type} message ${JSON.stringify(m)}` }
+  if (!Value.Check(schema, p)) return { ok: false, reason: `message ${m} does not match the actor schema` }
+  return { ok: true, name: m, payload: p }
+}

@@ -1,0 +1,86 @@
+import { partitionOf } from './hash.ts'
+import { stateKeyOf, type HostEnv, type KeyActor, type PartitionRun, type Stored } from './partition.ts'
+import { loadKey, runTurn } from './state.ts'
+
+/*
+ * Timers live in a key's stored state (name → due time), so they survive a takeover: the owner
+ * checks its loaded keys every tick and runs due timers on the key's serial chain, and a new owner
+ * loads the keys of its partition that have timers armed.
+ */
+
+/** The names of a key's timers that are due at `now`. */
+export const dueTimers = (stored: Stored, now: number): string[] =>
+  Object.entries(stored.timers)
+    .filter(([, at]) => at <= now)
+    .map(([name]) => name)
+
+/** Queues the due timers of every loaded key that is not busy, then evicts idle keys. */
+export function fireTimers(env: HostEnv, run: PartitionRun, now = Date.now()): void {
+  for (const [key, a] of run.keys) {
+    const due = dueTimers(a.stored, now)
+    if (due.length === 0 || a.pending > 0) continue
+    a.pending++
+    const step = async (): Promise<void> => {
+      try {
+        for (const name of due) {
+          await runTurn(env, run, key, async (ctx) => {
+            ctx.clearTimer(name)
+            await run.def.onTimer(ctx, name)
+          })
+        }
+      } catch (err) {
+        env.log.warn({ err, type: run.def.protocol.type, key }, 'actor timer failed; retried next tick')
+      } finally {
+        a.pending--
+      }
+    }
+    a.chain = a.chain.then(step)
+  }
+  evictIdle(run, now)
+}
+
+/** Idle eviction: the state stays in the bucket; the instance is reloaded on its next message. */
+export function evictIdle(run: PartitionRun, now: number): void {
+  for (const [key, a] of run.keys) if (isIdle(a, now, run.def.idleMs)) run.keys.delete(key)
+}
+
+const isIdle = (a: KeyActor, now: number, idleMs: number): boolean => a.pending === 0 && Object.keys(a.stored.timers).length === 0 && now - a.lastUsed > idleMs
+
+/**
+ * The state keys of a type, listed once per tick for all the partitions a host acquires (not once
+ * per partition), and bounded in time: on a fresh server the key listing (an ordered consumer) was
+ * seen to hang ~30 s, which stalled the first tick half-way and left partitions unowned.
+ */
+export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[]> {
+  let cache: { at: number; type: string; keys: Promise<string[]> } | null = null
+  return (type) => {
+    if (cache !== null && cache.type === type && performance.now() - cache.at < env.tickMs) return cache.keys
+    const listing = (async () => {
+      const out: string[] = []
+      for await (const k of await env.states.keys(`${type}.>`)) out.push(k)
+      return out
+    })()
+    const bounded = Promise.race([
+      listing,
+      new Promise<string[]>((resolve) =>
+        setTimeout(() => {
+          env.log.warn({ type }, 'listing actor state keys timed out: timers of this type are restored on the next acquisition')
+          resolve([])
+        }, 3_000).unref(),
+      ),
+    ])
+    cache = { at: performance.now(), type, keys: bounded }
+    return bounded
+  }
+}
+
+/** At acquisition: loads the keys of this partition that have timers armed, so they fire here. */
+export async function restoreTimedKeys(env: HostEnv, run: PartitionRun, stateKeys: string[]): Promise<void> {
+  const type = run.def.protocol.type
+  for (const k of stateKeys) {
+    const key = k.slice(type.length + 1)
+    if (partitionOf(key, run.def.protocol.partitions) !== run.p) continue
+    const e = await env.states.get(stateKeyOf(type, key))
+    if (e !== null && e.operation === 'PUT' && e.length > 0 && Object.keys(e.json<Stored>().timers).length > 0) await loadKey(env, run, key)
+  }
+}

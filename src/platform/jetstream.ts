@@ -1,0 +1,46 @@
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions, type PubAck } from '@nats-io/jetstream'
+import { unavailable } from '../kernel/errors.ts'
+
+/*
+ * The JetStream and KV helpers that jobs, actors and rate limits share. Errors are classified by
+ * the client's own error classes and the server's api error codes, never by message text.
+ */
+
+/**
+ * The server's answer to a CAS write with a stale revision ("wrong last sequence", 10071; 10164
+ * when the server could not tell the last sequence): someone else wrote first. Re-read and judge.
+ */
+export function isWrongLastSequence(err: unknown): boolean {
+  return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+}
+
+/** A JetStream API 404 (no such consumer or stream). */
+export function isApiNotFound(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.status === 404
+}
+
+/*
+ * A JetStream publish that survives a NATS restart: a PubAck that times out is ambiguous (the
+ * message may be stored), so the same publish is retried with the same `Nats-Msg-Id` and the
+ * stream's duplicate window makes the retry harmless (research §2.4, verified through a SIGKILL of
+ * the server). Gives up after `budgetMs` with a 503: the caller's request was then not accepted.
+ */
+export async function publishDurably(
+  js: JetStreamClient,
+  subject: string,
+  data: Uint8Array | string,
+  opts: Partial<JetStreamPublishOptions> & { msgID: string },
+  budgetMs = 15_000,
+): Promise<PubAck> {
+  const deadline = Date.now() + budgetMs
+  let delay = 100
+  for (;;) {
+    try {
+      return await js.publish(subject, data, { timeout: 2_000, retries: 1, ...opts })
+    } catch (err) {
+      if (Date.now() + delay > deadline) throw unavailable(`the queue did not accept the message: ${String(err)}`, 'queue.unavailable')
+      await new Promise((r) => setTimeout(r, delay))
+      delay = Math.min(delay * 2, 2_000)
+    }
+  }
+}
