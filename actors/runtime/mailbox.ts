@@ -98,7 +98,7 @@ export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg
  * A failing handler is retried in place first, so the key's later messages wait behind it (per-key
  * order); only then is the message handed back, counting toward the DLQ.
  */
-async function handleWithRetries(env: HostEnv, run: PartitionRun, key: string, m: JsMsg, name: string, payload: unknown): Promise<void> {
+export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: string, m: JsMsg, name: string, payload: unknown): Promise<void> {
   let lastErr: unknown
   for (let attempt = 0; attempt < IN_PLACE_RETRIES; attempt++) {
     try {
