@@ -12,7 +12,7 @@ import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
 import type { ListenerWatch } from '../streaming/listeners.ts'
 import { renderTemplate } from '../templates/render.ts'
-import { chatStore, type ChatRow, type MessageRow, type ToolCallRecord } from './store.ts'
+import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import { discoverTools, preloadedSkills, SUSPENDED, toolProviders, type AgentSpecLike, type Tool, type ToolContext, type ToolDeps } from './tools.ts'
 import { truncateForContext } from './truncate.ts'
 
@@ -211,7 +211,7 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
     return Buffer.byteLength(text) <= max ? text : truncateForContext(result, max)
   }
 
-  async function runTool(tool: Tool, call: ToolCall | ToolCallRecord, ctx: ToolContext): Promise<unknown> {
+  async function runTool(tool: Tool, call: ToolCall, ctx: ToolContext): Promise<unknown> {
     let args: Record<string, unknown>
     try {
       const parsed = JSON.parse(call.function.arguments === '' ? '{}' : call.function.arguments) as unknown

@@ -1,5 +1,6 @@
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
+import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
 import { guardedLlmFetch } from './guarded-fetch.ts'
 import { Accumulator, badResponse, effectiveOptions, joinUrl, positiveNumber, toLlmError, type TransportOptions } from './transport.ts'
 import { LlmError, collect, type ChatEvent, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
@@ -16,25 +17,13 @@ import { LlmError, collect, type ChatEvent, type ChatMessage, type ChatRequest, 
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1'
 
-export interface OpenAiWireToolCall {
-  id: string
-  type: 'function'
-  function: { name: string; arguments: string }
-}
-
-export interface OpenAiWireMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool'
-  content: string | null
-  tool_calls?: OpenAiWireToolCall[]
-  tool_call_id?: string
-  name?: string
-}
+export type { OpenAiOutboundMessage as OpenAiWireMessage }
 
 /** Neutral messages are OpenAI's shape already: copied field by field (nothing else reaches the wire). */
-export function toOpenAiMessages(messages: readonly ChatMessage[], mapId: (id: string) => string = (id) => id): OpenAiWireMessage[] {
-  const out: OpenAiWireMessage[] = []
+export function toOpenAiMessages(messages: readonly ChatMessage[], mapId: (id: string) => string = (id) => id): OpenAiOutboundMessage[] {
+  const out: OpenAiOutboundMessage[] = []
   for (const m of messages) {
-    const w: OpenAiWireMessage = { role: m.role, content: m.content }
+    const w: OpenAiOutboundMessage = { role: m.role, content: m.content }
     if (m.role === 'assistant' && m.tool_calls !== undefined && m.tool_calls.length > 0) {
       w.tool_calls = m.tool_calls.map((c) => ({ id: mapId(c.id), type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }))
     }
