@@ -8,7 +8,7 @@ import { Nullable, Uuid } from './common.ts'
  */
 
 /** One tool call of an assistant message; `arguments` is the model's JSON text. */
-export const ToolCall = T.Object({ id: T.String(), type: T.Literal('function'), function: T.Object({ name: T.String(), arguments: T.String() }) }, { title: 'ToolCall' })
+export const ToolCall = T.Object({ id: T.String(), type: T.Literal('function'), function: T.Object({ name: T.String(), arguments: T.String() }) })
 export type ToolCall = Static<typeof ToolCall>
 
 export const MessageRole = T.Union([T.Literal('user'), T.Literal('assistant'), T.Literal('system'), T.Literal('tool')])
