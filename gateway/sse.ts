@@ -147,7 +147,12 @@ export class SseRelay {
     const n = (this.listeners.get(channelId) ?? 1) - 1
     if (n <= 0) this.listeners.delete(channelId)
     else this.listeners.set(channelId, n)
-    if (gone && !this.nc.isClosed()) this.nc.publish(sseGoneSubject(this.names, channelId))
+    if (gone) this.gone(channelId)
+  }
+
+  /** Tells the turn's worker a client of the channel went away (it checks for others after the reconnect window). */
+  gone(channelId: string): void {
+    if (!this.nc.isClosed()) this.nc.publish(sseGoneSubject(this.names, channelId))
   }
 
   /** Starts listening on a channel (before the request is forwarded); events are buffered until `start`. */
@@ -333,6 +338,8 @@ export class SseStream {
   start(res: HttpResponse, rstate: ResponseState, target: { channelId: string; lastId: number | undefined }, format: SseFormat, extraHeaders: Record<string, string> = {}): void {
     if (rstate.aborted || rstate.done || this.phase === 'closed') {
       this.close()
+      // The client left while the request was on its way: its turn may already be running.
+      if (rstate.aborted) this.relay.gone(target.channelId)
       return
     }
     this.res = res
