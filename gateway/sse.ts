@@ -4,6 +4,7 @@ import { DeliverPolicy, jetstream, type JetStreamClient } from '@nats-io/jetstre
 import type { Logger } from '../src/kernel/log.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
 import { EVENT_HEADER, SEQUENCE_HEADER, isTerminalEvent, sseInSubject, sseLiveSubject, sseStreamName } from '../src/streaming/channel.ts'
+import { sseGoneSubject, sseListenersWildcard } from '../src/streaming/listeners.ts'
 import type { ResponseState } from './http.ts'
 
 /*
@@ -28,6 +29,11 @@ import type { ResponseState } from './http.ts'
  *   for the socket instead of queueing.
  * - One timer for all streams sends `: ping` to streams idle for `pingMs` and ends streams without
  *   an event for `idleTimeoutMs` with an `error` event `{detail, code: 'stream.timeout'}`.
+ * - The client-disconnect signal (src/streaming/listeners.ts): a started stream that closes before
+ *   relaying its channel's terminal event (client gone, dropped, gateway closing) publishes
+ *   `sse.gone.<channel>`; the relay answers `sse.listeners.<channel>` with how many clients it
+ *   relays the channel to (silent at zero), so the turn's worker can tell a reconnect from an
+ *   abandoned stream.
  */
 export interface SseSettings {
   /** A `: ping` comment after this long without a write. */
@@ -104,6 +110,9 @@ export class SseRelay {
   private jsClient: JetStreamClient | undefined
   private replaying = 0
   private replayQueue: (() => void)[] = []
+  /** Started streams per channel (the answer to listener questions). */
+  private readonly listeners = new Map<string, number>()
+  private readonly listenersSub: Subscription
   readonly nc: NatsConnection
   readonly names: NatsNames
   readonly log: Logger
@@ -118,6 +127,32 @@ export class SseRelay {
     this.timer = setInterval(() => this.sweep(), tick)
     this.timer.unref()
     void this.watchReconnects()
+    this.listenersSub = nc.subscribe(sseListenersWildcard(names), {
+      callback: (err, msg) => {
+        if (err !== null) return
+        const count = this.listeners.get(msg.subject.slice(msg.subject.lastIndexOf('.') + 1)) ?? 0
+        // Silent at zero: the worker takes "no gateway answered" as "nobody listens".
+        if (count > 0) msg.respond(encoder.encode(String(count)))
+      },
+    })
+  }
+
+  /** A stream started relaying `channelId` to a client. */
+  joined(channelId: string): void {
+    this.listeners.set(channelId, (this.listeners.get(channelId) ?? 0) + 1)
+  }
+
+  /** A started stream closed; `gone`: before the channel's terminal event (the client may not come back). */
+  left(channelId: string, gone: boolean): void {
+    const n = (this.listeners.get(channelId) ?? 1) - 1
+    if (n <= 0) this.listeners.delete(channelId)
+    else this.listeners.set(channelId, n)
+    if (gone) this.gone(channelId)
+  }
+
+  /** Tells the turn's worker a client of the channel went away (it checks for others after the reconnect window). */
+  gone(channelId: string): void {
+    if (!this.nc.isClosed()) this.nc.publish(sseGoneSubject(this.names, channelId))
   }
 
   /** Starts listening on a channel (before the request is forwarded); events are buffered until `start`. */
@@ -199,6 +234,7 @@ export class SseRelay {
   close(): void {
     this.closed = true
     clearInterval(this.timer)
+    this.listenersSub.unsubscribe()
     for (const s of [...this.streams]) s.drop('gateway closing')
   }
 
@@ -244,6 +280,10 @@ export class SseStream {
   private owed = 0
   private drained: (() => void)[] = []
   private events = 0
+  /** The channel counted as listened to (set once the response started). */
+  private counted: string | null = null
+  /** The channel's terminal event was relayed: closing now is no departure. */
+  private terminal = false
   private readonly relay: SseRelay
 
   constructor(relay: SseRelay, channelId: string) {
@@ -298,6 +338,8 @@ export class SseStream {
   start(res: HttpResponse, rstate: ResponseState, target: { channelId: string; lastId: number | undefined }, format: SseFormat, extraHeaders: Record<string, string> = {}): void {
     if (rstate.aborted || rstate.done || this.phase === 'closed') {
       this.close()
+      // The client left while the request was on its way: its turn may already be running.
+      if (rstate.aborted) this.relay.gone(target.channelId)
       return
     }
     this.res = res
@@ -319,6 +361,8 @@ export class SseStream {
       this.sub = this.subscribe()
       replay = true
     }
+    this.counted = this.channel
+    this.relay.joined(this.channel)
     this.lastSeq = target.lastId ?? 0
     this.lastEventAt = this.lastWriteAt = performance.now()
     res.cork(() => {
@@ -423,7 +467,10 @@ export class SseStream {
     this.lastEventAt = performance.now()
     this.events++
     this.write(frame(this.format, ev))
-    if (isTerminalEvent(ev.event)) this.end()
+    if (isTerminalEvent(ev.event)) {
+      this.terminal = true
+      this.end()
+    }
   }
 
   private write(buf: Buffer): void {
@@ -517,6 +564,7 @@ export class SseStream {
     this.phase = 'closed'
     this.sub.unsubscribe()
     this.relay.streams.delete(this)
+    if (this.counted !== null) this.relay.left(this.counted, !this.terminal)
     this.pending = []
     this.queue = []
     const waiting = this.drained

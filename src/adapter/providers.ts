@@ -1,8 +1,8 @@
 import { registerPermission } from '../access/permission-registry.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
-import { createLlmClient, type LlmClientOptions, type ProviderEntry } from '../llm/registry.ts'
-import type { LlmClient, ProviderType } from '../llm/types.ts'
+import { createLlmClient, providerEntryOf, type LlmClientOptions, type ProviderEntry, type ProviderRow } from '../llm/registry.ts'
+import type { LlmClient } from '../llm/types.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { ResourceService } from '../resources/service.ts'
 
@@ -30,33 +30,20 @@ export interface AdapterProvider extends ProviderEntry {
   version: string
 }
 
-interface Row {
-  id: string
-  name: string
-  spec: Record<string, unknown>
-  is_active: boolean
+interface Row extends ProviderRow {
   created_at: string | number
   updated_at: string | number
 }
 
-const TYPES: readonly string[] = ['openai', 'anthropic', 'mistral', 'ollama']
-
 function providerOf(row: Row): AdapterProvider | null {
-  const s = row.spec
-  const type = String(s['provider_type'])
-  if (!TYPES.includes(type)) return null
-  const config = typeof s['config'] === 'object' && s['config'] !== null && !Array.isArray(s['config']) ? (s['config'] as Record<string, unknown>) : {}
-  const defaultModel = typeof s['default_model'] === 'string' && s['default_model'] !== '' ? s['default_model'] : null
+  const entry = providerEntryOf(row)
+  if (entry === null) return null
+  const { config } = entry
+  const defaultModel = entry.default_model === '' ? null : entry.default_model
   const listed = Array.isArray(config['models']) ? (config['models'] as unknown[]).filter((m): m is string => typeof m === 'string' && m !== '' && m.length <= 300) : []
   return {
-    id: row.id,
-    name: row.name,
-    provider_type: type as ProviderType,
-    api_endpoint: typeof s['api_endpoint'] === 'string' ? s['api_endpoint'] : null,
+    ...entry,
     default_model: defaultModel,
-    config,
-    is_default: s['is_default'] === true,
-    is_active: row.is_active,
     created_at: new Date(row.created_at).toISOString(),
     models: [...new Set([...(defaultModel === null ? [] : [defaultModel]), ...listed])],
     version: `${row.id}@${new Date(row.updated_at).toISOString()}`,

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { Type as T, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { NAME_PATTERN } from '../../schemas/common.ts'
 import { AppError } from '../kernel/errors.ts'
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition, Usage } from '../llm/types.ts'
+import { ChatCompletionBody, type ChatCompletionRequest, type ChunkDelta, type CompletionMessage, type OpenAiMessage as WireMessage, type TextPart } from '../../schemas/openai-wire.ts'
 
 /*
  * The OpenAI Chat Completions wire as the adapter speaks it: the request body (checked here, not by
@@ -15,60 +15,7 @@ import type { ChatMessage, ChatResult, ToolCall, ToolDefinition, Usage } from '.
 // ---------------------------------------------------------------------------------------------
 // Request
 
-const TextPart = T.Object({ type: T.Literal('text'), text: T.String() }, { additionalProperties: true })
-const Content = T.Union([T.String(), T.Null(), T.Array(T.Object({ type: T.String() }, { additionalProperties: true }), { maxItems: 1000 })])
-const WireToolCall = T.Object(
-  { id: T.String({ minLength: 1, maxLength: 200 }), type: T.Optional(T.Literal('function')), function: T.Object({ name: T.String({ minLength: 1, maxLength: 200 }), arguments: T.String() }, { additionalProperties: true }) },
-  { additionalProperties: true },
-)
-const Message = T.Object(
-  {
-    role: T.Union([T.Literal('system'), T.Literal('developer'), T.Literal('user'), T.Literal('assistant'), T.Literal('tool')]),
-    content: T.Optional(Content),
-    name: T.Optional(T.String({ maxLength: 200 })),
-    tool_calls: T.Optional(T.Union([T.Array(WireToolCall, { maxItems: 128 }), T.Null()])),
-    tool_call_id: T.Optional(T.String({ minLength: 1, maxLength: 200 })),
-  },
-  { additionalProperties: true },
-)
-const Tool = T.Object(
-  {
-    type: T.Literal('function'),
-    function: T.Object(
-      {
-        name: T.String({ pattern: '^[a-zA-Z0-9_-]{1,64}$' }),
-        description: T.Optional(T.String({ maxLength: 100_000 })),
-        parameters: T.Optional(T.Record(T.String(), T.Unknown())),
-        strict: T.Optional(T.Union([T.Boolean(), T.Null()])),
-      },
-      { additionalProperties: true },
-    ),
-  },
-  { additionalProperties: true },
-)
-const ToolChoice = T.Union([T.Literal('none'), T.Literal('auto'), T.Literal('required'), T.Object({ type: T.Literal('function'), function: T.Object({ name: T.String() }) }, { additionalProperties: true })])
-const opt = <S extends Parameters<typeof T.Optional>[0]>(s: S) => T.Optional(T.Union([s, T.Null()]))
-
-export const ChatCompletionBody = T.Object(
-  {
-    model: T.String({ minLength: 1, maxLength: 400, description: '`agent:<namespace>/<name>` or `<provider name>/<model>` (GET /adapters/openai/v1/models)' }),
-    messages: T.Array(Message, { minItems: 1, maxItems: 10_000 }),
-    stream: opt(T.Boolean()),
-    stream_options: opt(T.Object({ include_usage: T.Optional(T.Boolean()) }, { additionalProperties: true })),
-    temperature: opt(T.Number({ minimum: 0, maximum: 2 })),
-    max_tokens: opt(T.Integer({ minimum: 1 })),
-    max_completion_tokens: opt(T.Integer({ minimum: 1 })),
-    tools: opt(T.Array(Tool, { maxItems: 128 })),
-    tool_choice: opt(ToolChoice),
-    n: opt(T.Integer({ minimum: 1, maximum: 1 })),
-    user: opt(T.String({ maxLength: 500 })),
-    /** Not OpenAI: an agent's input variables (its input_schema), for `agent:` models. */
-    input: opt(T.Record(T.String(), T.Unknown())),
-  },
-  { additionalProperties: true, title: 'ChatCompletionRequest' },
-)
-export type ChatCompletionRequest = Static<typeof ChatCompletionBody>
-type WireMessage = Static<typeof Message>
+export { ChatCompletionBody, type ChatCompletionRequest, type ChunkDelta, type CompletionMessage }
 
 const checkBody = TypeCompiler.Compile(ChatCompletionBody)
 
@@ -131,7 +78,7 @@ function textOf(content: WireMessage['content'], at: string): string | null {
   for (let i = 0; i < content.length; i++) {
     const part = content[i] as { type: string; text?: unknown }
     if (part.type !== 'text' || typeof part.text !== 'string') throw invalidRequest(`${at}.content[${String(i)}]: only text content parts are supported (got ${part.type})`, `${at}.content`, 'unsupported_content')
-    out += (part as Static<typeof TextPart>).text
+    out += (part as TextPart).text
   }
   return out
 }
@@ -218,13 +165,6 @@ export const unixSeconds = (iso: string | number | Date): number => Math.floor(n
 
 export const completionId = (): string => `chatcmpl-${randomBytes(15).toString('base64url')}`
 
-export interface CompletionMessage {
-  role: 'assistant'
-  content: string | null
-  refusal: null
-  tool_calls?: ToolCall[]
-}
-
 export function completion(o: { id: string; created: number; model: string; content: string | null; toolCalls?: readonly ToolCall[]; finishReason: string; usage: Usage | null }) {
   const message: CompletionMessage = { role: 'assistant', content: o.content, refusal: null }
   if (o.toolCalls !== undefined && o.toolCalls.length > 0) message.tool_calls = [...o.toolCalls]
@@ -241,12 +181,6 @@ export function completion(o: { id: string; created: number; model: string; cont
 
 export const resultCompletion = (r: ChatResult, meta: { id: string; created: number; model: string }) =>
   completion({ ...meta, content: r.content ?? (r.tool_calls.length > 0 ? null : ''), toolCalls: r.tool_calls, finishReason: r.finish_reason, usage: r.usage })
-
-export interface ChunkDelta {
-  role?: 'assistant'
-  content?: string | null
-  tool_calls?: { index: number; id?: string; type?: 'function'; function: { name?: string; arguments?: string } }[]
-}
 
 /**
  * Builds the `chat.completion.chunk` objects of one stream. With `include_usage` every chunk has

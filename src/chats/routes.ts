@@ -1,45 +1,9 @@
 import { Type as T } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Uuid } from '../../schemas/common.ts'
 import type { RouteDef } from '../api/route.ts'
+import { Approval, ChatRecord, MessageRecord } from '../../schemas/chat.ts'
 
 /* Chat endpoints (SPEC §4.1, WIRE.md "Chats and SSE"). */
-const ToolCall = T.Object({ id: T.String(), type: T.Literal('function'), function: T.Object({ name: T.String(), arguments: T.String() }) })
-
-export const MessageRecord = T.Object(
-  {
-    id: Uuid,
-    chat_id: Uuid,
-    role: T.Union([T.Literal('user'), T.Literal('assistant'), T.Literal('system'), T.Literal('tool')]),
-    content: Nullable(T.String()),
-    tool_calls: Nullable(T.Array(ToolCall)),
-    tool_call_id: Nullable(T.String()),
-    name: Nullable(T.String()),
-    created_at: T.String(),
-  },
-  { title: 'ChatMessage' },
-)
-
-export const ChatRecord = T.Object(
-  {
-    id: Uuid,
-    user_id: Uuid,
-    agent_namespace: T.String(),
-    agent_name: T.String(),
-    title: Nullable(T.String()),
-    input: T.Record(T.String(), T.Unknown()),
-    archived: T.Boolean(),
-    session_key: Nullable(T.String()),
-    expires_at: Nullable(T.String()),
-    active_channel_id: Nullable(T.String()),
-    created_at: T.String(),
-    updated_at: T.String(),
-    last_message_at: Nullable(T.String()),
-  },
-  { title: 'Chat' },
-)
-
-const Approval = T.Object({ tool_call_id: T.String(), function_namespace: T.String(), function_name: T.String(), arguments: T.Record(T.String(), T.Unknown()) })
-
 export function chatRoutes(): RouteDef[] {
   const rpc = { auth: true, target: 'rpc' as const, surface: 'runtime' as const, tags: ['Chats'] }
   const agentParams = T.Object({ namespace: Namespace, name: Name })

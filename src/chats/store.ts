@@ -1,51 +1,17 @@
 import { sql, type Db } from '../platform/db.ts'
 import { toStorable, toStorableText } from '../kernel/storable-text.ts'
+import type { Approval, ChatRow, MessageRecord, ToolCall } from '../../schemas/chat.ts'
 
 /*
- * Chats and messages in Postgres (the source of truth; the chat actor only orders the work). Row
- * shapes follow WIRE.md "Chats and SSE".
+ * Chats and messages in Postgres (the source of truth; the chat actor only orders the work). The
+ * row shapes are schemas/chat.ts's (WIRE.md "Chats and SSE").
  */
-export interface ChatRow {
-  id: string
-  user_id: string
-  agent_id: string
-  agent_namespace: string
-  agent_name: string
-  title: string | null
-  input: Record<string, unknown>
-  archived: boolean
-  session_key: string | null
-  expires_at: string | null
-  active_channel_id: string | null
-  internal: boolean
-  created_at: string
-  updated_at: string
-  last_message_at: string | null
-}
-
-export interface ToolCallRecord {
-  id: string
-  type: 'function'
-  function: { name: string; arguments: string }
-}
-
-export interface MessageRow {
-  id: string
-  chat_id: string
-  role: 'user' | 'assistant' | 'system' | 'tool'
-  content: string | null
-  tool_calls: ToolCallRecord[] | null
-  tool_call_id: string | null
-  name: string | null
-  created_at: string
-}
-
-export interface ApprovalRow {
-  tool_call_id: string
-  function_namespace: string
-  function_name: string
-  arguments: Record<string, unknown>
-}
+export type { ChatRow }
+/** A stored message: the API's message record. */
+export type MessageRow = MessageRecord
+/** A tool call of a stored assistant message. */
+export type ToolCallRecord = ToolCall
+export type ApprovalRow = Approval
 
 const CHAT = sql.unsafe`id, user_id, agent_id, agent_namespace, agent_name, title, input, archived, session_key, expires_at, active_channel_id, internal, created_at, updated_at, last_message_at`
 const MESSAGE = sql.unsafe`id, chat_id, role, content, tool_calls, tool_call_id, name, created_at`

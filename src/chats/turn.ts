@@ -10,8 +10,9 @@ import type { JobContext, JobExecutor } from '../jobs/worker.ts'
 import type { ChatMessage, LlmClient, ToolCall } from '../llm/types.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
+import type { ListenerWatch } from '../streaming/listeners.ts'
 import { renderTemplate } from '../templates/render.ts'
-import { chatStore, type ChatRow, type MessageRow, type ToolCallRecord } from './store.ts'
+import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import { discoverTools, preloadedSkills, SUSPENDED, toolProviders, type AgentSpecLike, type Tool, type ToolContext, type ToolDeps } from './tools.ts'
 import { truncateForContext } from './truncate.ts'
 
@@ -67,6 +68,11 @@ export interface TurnDeps {
   resumeParent(to: ResumeTo, result: unknown): Promise<void>
   /** Tells the chat's actor the turn ended (it starts the next queued message). */
   turnEnded(chatId: string, jobId: string): Promise<void>
+  /**
+   * Watches a streamed turn's channel for its last client leaving (src/streaming/listeners.ts):
+   * the returned signal aborts the provider call, the tools and the turn. Absent: never.
+   */
+  watchListeners?(channelId: string): ListenerWatch
 }
 
 export class TurnError extends Error {
@@ -128,8 +134,12 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
   }
 
   return async (jc: JobContext & { blocking?: <T>(p: Promise<T>) => Promise<T> }) => {
-    const { job, signal } = jc
+    const { job } = jc
     const input = job.input as TurnInput
+    // A streamed turn nobody listens to any more is cancelled (after the reconnect window);
+    // a synchronous send (no channel) is unaffected.
+    const watch = input.channel_id === null || d.watchListeners === undefined ? undefined : d.watchListeners(input.channel_id)
+    const signal = watch === undefined ? jc.signal : AbortSignal.any([jc.signal, watch.signal])
     const emit = d.emitter(input.channel_id)
     const log = jc.log.child({ chat: input.chat_id })
     const resumeTo = (job.meta ?? {})['resume_to'] as ResumeTo | undefined
@@ -166,12 +176,16 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
       const out = await rounds(ctx, emit, log)
       parentResult = { reply: out.message?.content ?? '' }
       return out
-    } catch (err) {
+    } catch (caught) {
+      // Abandoned by its listeners: whatever the abort broke (the LLM call, a tool), that is the reason.
+      const err: unknown = watch?.signal.aborted === true && !jc.signal.aborted ? new TurnError('chat.stream_abandoned', (watch.signal.reason as Error).message) : caught
+      if (err !== caught) log.info({ channel: input.channel_id }, 'streamed turn cancelled: no client listens')
       parentResult = { error: err instanceof Error ? err.message : String(err) }
       const code = err instanceof TurnError ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'turn.failed'
       await emit('error', { detail: err instanceof Error ? err.message : String(err), code }).catch(() => undefined)
       throw err
     } finally {
+      watch?.stop()
       await d.turnEnded(input.chat_id, job.id).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
       if (resumeTo !== undefined) await d.resumeParent(resumeTo, parentResult).catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
     }
@@ -197,7 +211,7 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
     return Buffer.byteLength(text) <= max ? text : truncateForContext(result, max)
   }
 
-  async function runTool(tool: Tool, call: ToolCall | ToolCallRecord, ctx: ToolContext): Promise<unknown> {
+  async function runTool(tool: Tool, call: ToolCall, ctx: ToolContext): Promise<unknown> {
     let args: Record<string, unknown>
     try {
       const parsed = JSON.parse(call.function.arguments === '' ? '{}' : call.function.arguments) as unknown

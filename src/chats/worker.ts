@@ -12,6 +12,7 @@ import type { JobExecutor } from '../jobs/worker.ts'
 import { resolveAgentLlm } from '../llm/registry.ts'
 import type { LlmClient } from '../llm/types.ts'
 import type { ResourceService } from '../resources/service.ts'
+import { watchListeners } from '../streaming/listeners.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore } from './store.ts'
@@ -99,6 +100,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       const jobId = randomUUID()
       await sendToActor(d.js, d.names, chatProtocol, to.chat_id, 'send', { job_id: jobId, channel_id: to.channel_id, user_id: to.user_id, pool: 'agent', resume: true }, { msgId: `chat-resume-${to.chat_id}-${to.tool_call_id}` })
     },
+    watchListeners: (channelId) => watchListeners(d.nc, d.names, channelId, d.config.SSE_RECONNECT_WINDOW_SECONDS * 1000),
     async turnEnded(chatId, jobId) {
       await sendToActor(d.js, d.names, chatProtocol, chatId, 'ended', { job_id: jobId }, { msgId: `chat-ended-${jobId}` })
     },

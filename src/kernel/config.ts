@@ -36,6 +36,7 @@ export const ConfigSchema = T.Object({
   SSE_PING_SECONDS: num(15, 'a `: ping` comment on a Server-Sent Events stream after this many seconds without a write', 0.01),
   SSE_MAX_BUFFER_BYTES: int(1048576, 'bytes a slow SSE client may fall behind before the gateway drops it (it resumes with Last-Event-ID)', 1024),
   SSE_IDLE_TIMEOUT_SECONDS: num(660, 'an SSE stream without an event for this long ends with an `error` event `stream.timeout` (AGENT_JOB_TIMEOUT + 60 s)', 0.01),
+  SSE_RECONNECT_WINDOW_SECONDS: num(10, 'a streamed chat turn whose last client disconnected is cancelled (provider call aborted, `error` event `chat.stream_abandoned`) unless a client resumes within this many seconds', 0.01),
   NATS_URL: str('', 'NATS server(s), comma-separated; empty starts a local nats-server (single-node)'),
   QUEUE_STORE_URL: str('', 'alias of NATS_URL (the spec calls the queue store by this name)'),
   NATS_PREFIX: str('', 'prefix for every subject, stream and bucket (isolates installations sharing one NATS)'),

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto'
-import { OPENAI_FINISH, OpenAiStream, openAiHeaders, toOpenAiMessages, toOpenAiTools } from './openai.ts'
-import { SseFramer, drive, effectiveOptions, joinUrl, positiveNumber, postStream, type TransportOptions } from './transport.ts'
+import { OPENAI_FINISH, OpenAiChunks, sdkChatStream, toOpenAiMessages, toOpenAiTools } from './openai.ts'
+import { effectiveOptions, joinUrl, positiveNumber, type TransportOptions } from './transport.ts'
 import { collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig } from './types.ts'
 
 /*
  * Mistral La Plateforme (`POST {base}/chat/completions`, default https://api.mistral.ai/v1). The
- * wire is OpenAI's; the frame parser and message mapping are reused. Differences handled here:
+ * wire is OpenAI's: the `openai` SDK over the guarded fetch, the chunk mapping and message mapping
+ * are reused (openai.ts). Differences handled here:
  *  - no `stream_options` (Mistral rejects unknown fields; it reports usage in the last chunk anyway);
  *  - tool call ids must match `[a-zA-Z0-9]{9}`: ids minted by other providers (history of a chat
  *    whose agent switched provider) are mapped to a stable 9-character digest, on the assistant's
@@ -45,8 +46,8 @@ export interface MistralClient extends LlmClient {
 
 export function createMistralClient(provider: ProviderConfig, clientOptions: TransportOptions = {}): MistralClient {
   const options = effectiveOptions(provider, clientOptions)
-  const url = joinUrl(provider.api_endpoint ?? MISTRAL_DEFAULT_BASE, '/chat/completions')
-  const headers = openAiHeaders(provider)
+  const baseURL = (provider.api_endpoint ?? MISTRAL_DEFAULT_BASE).replace(/\/+$/, '')
+  const url = joinUrl(baseURL, '/chat/completions')
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens'])
 
   async function* stream(req: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
@@ -55,8 +56,8 @@ export function createMistralClient(provider: ProviderConfig, clientOptions: Tra
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
     if (maxTokens !== undefined) body['max_tokens'] = maxTokens
-    const res = await postStream(url, { headers, body: JSON.stringify(body), signal: req.signal, options })
-    yield* drive(res, new SseFramer(), new OpenAiStream(MISTRAL_FINISH), req.signal)
+    // organization_id is an OpenAI setting: Mistral gets no OpenAI-Organization header.
+    yield* sdkChatStream({ baseURL, provider: { ...provider, config: { ...provider.config, organization_id: null } }, options, body, signal: req.signal, chunks: new OpenAiChunks(MISTRAL_FINISH) })
   }
 
   return { providerType: 'mistral', url, stream, complete: (req) => collect(stream(req)) }

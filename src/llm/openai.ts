@@ -1,47 +1,29 @@
-import {
-  Accumulator,
-  SseFramer,
-  badResponse,
-  drive,
-  effectiveOptions,
-  joinUrl,
-  parseFrame,
-  positiveNumber,
-  postStream,
-  type StreamProtocol,
-  type TransportOptions,
-} from './transport.ts'
+import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
+import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
+import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
+import { guardedLlmFetch } from './guarded-fetch.ts'
+import { Accumulator, badResponse, effectiveOptions, joinUrl, positiveNumber, toLlmError, type TransportOptions } from './transport.ts'
 import { LlmError, collect, type ChatEvent, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
 
 /*
  * OpenAI Chat Completions (`POST {base}/chat/completions`, `stream: true`, usage via
  * `stream_options.include_usage`). Also serves any OpenAI-compatible endpoint (vLLM, LiteLLM,
  * llama.cpp server, proxies): base URL from api_endpoint, default https://api.openai.com/v1.
+ * HTTP and SSE are the official `openai` SDK's, its `fetch` the guarded outbound client
+ * (guarded-fetch.ts); this file maps the neutral request to the wire and the chunks to events.
  * The wire pieces are exported for the Mistral client, whose protocol is the same with small
  * differences (see mistral.ts).
  */
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1'
 
-export interface OpenAiWireToolCall {
-  id: string
-  type: 'function'
-  function: { name: string; arguments: string }
-}
-
-export interface OpenAiWireMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool'
-  content: string | null
-  tool_calls?: OpenAiWireToolCall[]
-  tool_call_id?: string
-  name?: string
-}
+export type { OpenAiOutboundMessage as OpenAiWireMessage }
 
 /** Neutral messages are OpenAI's shape already: copied field by field (nothing else reaches the wire). */
-export function toOpenAiMessages(messages: readonly ChatMessage[], mapId: (id: string) => string = (id) => id): OpenAiWireMessage[] {
-  const out: OpenAiWireMessage[] = []
+export function toOpenAiMessages(messages: readonly ChatMessage[], mapId: (id: string) => string = (id) => id): OpenAiOutboundMessage[] {
+  const out: OpenAiOutboundMessage[] = []
   for (const m of messages) {
-    const w: OpenAiWireMessage = { role: m.role, content: m.content }
+    const w: OpenAiOutboundMessage = { role: m.role, content: m.content }
     if (m.role === 'assistant' && m.tool_calls !== undefined && m.tool_calls.length > 0) {
       w.tool_calls = m.tool_calls.map((c) => ({ id: mapId(c.id), type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }))
     }
@@ -63,33 +45,23 @@ export const OPENAI_FINISH: Record<string, FinishReason> = { stop: 'stop', tool_
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
 
-/** One Chat Completions stream: `chat.completion.chunk` frames, then `[DONE]`. */
-export class OpenAiStream implements StreamProtocol {
+/**
+ * One Chat Completions stream: the `chat.completion.chunk` objects (parsed by the SDK) turned into
+ * neutral events. The SDK consumes `[DONE]` itself, so a stream is complete once a finish reason
+ * was seen.
+ */
+export class OpenAiChunks {
   readonly acc = new Accumulator()
-  finished = false
   private readonly finishMap: Record<string, FinishReason>
   constructor(finishMap: Record<string, FinishReason> = OPENAI_FINISH) {
     this.finishMap = finishMap
   }
 
-  completeAtEof(): boolean {
+  get complete(): boolean {
     return this.acc.finishReason !== null
   }
 
-  frame(_event: string, data: string, out: ChatEvent[]): void {
-    if (data === '[DONE]') {
-      this.finished = true
-      return
-    }
-    const chunk = parseFrame(data)
-    const error = chunk['error']
-    if (error !== undefined) {
-      const e = isRecord(error) ? error : { message: String(error) }
-      const kind = `${String(e['type'] ?? '')} ${String(e['code'] ?? '')}`
-      throw new LlmError('llm.stream_error', `the LLM provider reported an error: ${String(e['message'] ?? kind)}`, {
-        retryable: /server_error|overloaded|rate_limit|timeout|unavailable/i.test(kind),
-      })
-    }
+  chunk(chunk: Record<string, unknown>, out: ChatEvent[]): void {
     const usage = chunk['usage']
     if (isRecord(usage)) {
       this.acc.promptTokens = num(usage['prompt_tokens'])
@@ -130,10 +102,85 @@ export class OpenAiStream implements StreamProtocol {
   }
 }
 
-export function openAiHeaders(provider: ProviderConfig): Record<string, string> {
-  const headers: Record<string, string> = {}
-  if (provider.api_key !== null && provider.api_key !== '') headers['authorization'] = `Bearer ${provider.api_key}`
-  return headers
+/** An error frame inside a 200 stream (the SDK throws it as an APIError without status). */
+function streamError(error: unknown): LlmError {
+  const e = isRecord(error) ? error : { message: String(error) }
+  const kind = `${String(e['type'] ?? '')} ${String(e['code'] ?? '')}`
+  return new LlmError('llm.stream_error', `the LLM provider reported an error: ${String(e['message'] ?? kind)}`, {
+    retryable: /server_error|overloaded|rate_limit|timeout|unavailable/i.test(kind),
+  })
+}
+
+/** What the SDK threw, as an LlmError: the guarded fetch's own failure when there was one (the SDK wraps it). */
+function fromSdkError(err: unknown, fetchFailure: unknown, signal: AbortSignal | undefined): unknown {
+  if (signal?.aborted === true) return new LlmError('llm.aborted', 'the LLM call was aborted', { cause: err })
+  if (fetchFailure !== undefined) return toLlmError(fetchFailure, signal)
+  if (err instanceof APIUserAbortError) return new LlmError('llm.aborted', 'the LLM call was aborted', { cause: err })
+  if (err instanceof APIConnectionTimeoutError) return new LlmError('llm.timeout', 'the LLM provider did not answer in time', { retryable: true, cause: err })
+  if (err instanceof APIError && err.status === undefined) return streamError(err.error)
+  if (err instanceof SyntaxError) return badResponse(`the LLM provider sent a frame that is not JSON: ${err.message}`, err)
+  return toLlmError(err, signal)
+}
+
+/** setTimeout's limit: the SDK's own deadline stays out of the way of the guarded client's timeouts. */
+const NO_SDK_TIMEOUT_MS = 2_147_000_000
+
+export interface SdkCall {
+  baseURL: string
+  provider: ProviderConfig
+  options: TransportOptions
+  /** The request body as the provider's wire wants it (the SDK sends it as it is). */
+  body: Record<string, unknown>
+  signal: AbortSignal | undefined
+  chunks: OpenAiChunks
+}
+
+/**
+ * One streamed call through the `openai` SDK with the guarded fetch: no SDK retries (the turn
+ * decides), no SDK timeout, no environment defaults (OPENAI_API_KEY, OPENAI_BASE_URL … are never
+ * read: every setting comes from the provider resource).
+ */
+export async function* sdkChatStream(call: SdkCall): AsyncGenerator<ChatEvent, void, undefined> {
+  const { provider, signal, chunks } = call
+  const guarded = guardedLlmFetch(call.options)
+  let fetchFailure: unknown
+  const hasKey = provider.api_key !== null && provider.api_key !== ''
+  const org = provider.config['organization_id']
+  const sdk = new OpenAI({
+    // The SDK insists on a key; a provider without one (a local server) sends no Authorization header.
+    apiKey: hasKey ? provider.api_key : 'none',
+    baseURL: call.baseURL,
+    organization: typeof org === 'string' && org !== '' ? org : null,
+    project: null,
+    webhookSecret: null,
+    maxRetries: 0,
+    timeout: NO_SDK_TIMEOUT_MS,
+    logLevel: 'off',
+    ...(hasKey ? {} : { defaultHeaders: { authorization: null } }),
+    fetch: async (input, init) => {
+      try {
+        return await guarded(input, init)
+      } catch (err) {
+        fetchFailure = err
+        throw err
+      }
+    },
+  })
+  const out: ChatEvent[] = []
+  try {
+    const stream = await sdk.chat.completions.create(call.body as unknown as ChatCompletionCreateParamsStreaming, signal === undefined ? {} : { signal })
+    for await (const chunk of stream) {
+      chunks.chunk(chunk as unknown as Record<string, unknown>, out)
+      for (let i = 0; i < out.length; i++) yield out[i] as ChatEvent
+      out.length = 0
+    }
+  } catch (err) {
+    throw fromSdkError(err, fetchFailure, signal)
+  }
+  // The SDK ends quietly when the exchange was aborted under it.
+  if (signal?.aborted === true) throw new LlmError('llm.aborted', 'the LLM call was aborted')
+  if (!chunks.complete) throw badResponse('the LLM stream ended before the reply was complete')
+  yield chunks.acc.done()
 }
 
 export interface OpenAiClient extends LlmClient {
@@ -144,10 +191,8 @@ export interface OpenAiClient extends LlmClient {
 
 export function createOpenAiClient(provider: ProviderConfig, clientOptions: TransportOptions = {}): OpenAiClient {
   const options = effectiveOptions(provider, clientOptions)
-  const url = joinUrl(provider.api_endpoint ?? OPENAI_DEFAULT_BASE, '/chat/completions')
-  const headers = openAiHeaders(provider)
-  const org = provider.config['organization_id']
-  if (typeof org === 'string' && org !== '') headers['openai-organization'] = org
+  const baseURL = (provider.api_endpoint ?? OPENAI_DEFAULT_BASE).replace(/\/+$/, '')
+  const url = joinUrl(baseURL, '/chat/completions')
   const maxTokensParam = provider.config['max_tokens_param'] === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens'
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens'])
 
@@ -157,8 +202,7 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
     if (maxTokens !== undefined) body[maxTokensParam] = maxTokens
-    const res = await postStream(url, { headers, body: JSON.stringify(body), signal: req.signal, options })
-    yield* drive(res, new SseFramer(), new OpenAiStream(), req.signal)
+    yield* sdkChatStream({ baseURL, provider, options, body, signal: req.signal, chunks: new OpenAiChunks() })
   }
 
   return { providerType: 'openai', url, stream, complete: (req) => collect(stream(req)) }

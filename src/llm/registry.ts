@@ -6,6 +6,8 @@ import { createMistralClient } from './mistral.ts'
 import { createOllamaClient } from './ollama.ts'
 import { createOpenAiClient } from './openai.ts'
 import type { TransportOptions } from './transport.ts'
+import { PROVIDER_TYPES } from '../../schemas/llm-provider.ts'
+import type { ProviderEntry } from '../../schemas/llm.ts'
 import { LlmError, type LlmClient, type ProviderConfig, type ProviderType } from './types.ts'
 
 export type { TransportOptions as LlmClientOptions } from './transport.ts'
@@ -29,17 +31,7 @@ export function createLlmClient(provider: ProviderConfig, options: TransportOpti
 // ---------------------------------------------------------------------------------------------
 // Resolution (SPEC.md §2.1)
 
-/** A provider as resolution sees it: the resource without its secret. */
-export interface ProviderEntry {
-  id: string
-  name: string
-  provider_type: ProviderType
-  api_endpoint: string | null
-  default_model: string | null
-  config: Record<string, unknown>
-  is_default: boolean
-  is_active: boolean
-}
+export type { ProviderEntry }
 
 /** The agent fields that choose the provider and model. */
 export interface AgentLlmSettings {
@@ -80,29 +72,37 @@ export function resolveProvider<P extends ProviderEntry>(agent: AgentLlmSettings
 // ---------------------------------------------------------------------------------------------
 // Loading from the resources table
 
-interface ProviderRow {
+/** An llm_provider row of the `resources` table (as the registry and the adapter's directory read it). */
+export interface ProviderRow {
   id: string
   name: string
   spec: Record<string, unknown>
   is_active: boolean
 }
 
-const PROVIDER_TYPES: readonly string[] = ['openai', 'anthropic', 'mistral', 'ollama']
+const isProviderType = (v: unknown): v is ProviderType => (PROVIDER_TYPES as readonly unknown[]).includes(v)
 
-function entryOf(row: ProviderRow): ProviderEntry {
+/** A provider row as a `ProviderEntry`; null when its provider_type is unknown (the kind validates it, but rows outlive code). */
+export function providerEntryOf(row: ProviderRow): ProviderEntry | null {
   const s = row.spec
-  const type = String(s['provider_type'])
-  if (!PROVIDER_TYPES.includes(type)) throw new LlmError('llm.endpoint_refused', `LLM provider ${row.name} has unknown provider_type ${type}`)
+  const type = s['provider_type']
+  if (!isProviderType(type)) return null
   return {
     id: row.id,
     name: row.name,
-    provider_type: type as ProviderType,
+    provider_type: type,
     api_endpoint: typeof s['api_endpoint'] === 'string' ? s['api_endpoint'] : null,
     default_model: typeof s['default_model'] === 'string' ? s['default_model'] : null,
     config: typeof s['config'] === 'object' && s['config'] !== null && !Array.isArray(s['config']) ? (s['config'] as Record<string, unknown>) : {},
     is_default: s['is_default'] === true,
     is_active: row.is_active,
   }
+}
+
+function entryOf(row: ProviderRow): ProviderEntry {
+  const entry = providerEntryOf(row)
+  if (entry === null) throw new LlmError('llm.endpoint_refused', `LLM provider ${row.name} has unknown provider_type ${String(row.spec['provider_type'])}`)
+  return entry
 }
 
 /**

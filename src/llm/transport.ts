@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { StringDecoder } from 'node:string_decoder'
+import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { AppError } from '../kernel/errors.ts'
 import { guardedStream, type OutboundDeps, type OutboundStream } from '../platform/outbound-http.ts'
 import { LlmError, type ChatEvent, type DoneEvent, type FinishReason, type ToolCall, type ProviderConfig, type ToolCallDeltaEvent, type Usage } from './types.ts'
@@ -115,17 +116,27 @@ export interface PostInit {
   options: TransportOptions
 }
 
-/** POSTs a JSON body and returns the open 2xx stream; any other status becomes `llm.http_error`. */
-export async function postStream(url: string, init: PostInit): Promise<OutboundStream> {
-  const { options, signal } = init
-  let res: OutboundStream
+export interface ExchangeInit {
+  method: string
+  headers: Record<string, string>
+  body?: string | Uint8Array
+  signal?: AbortSignal | undefined
+}
+
+/**
+ * Opens one exchange with a provider through the guarded outbound client (every LLM byte goes
+ * this way, the hand-written clients' and the SDK's alike) and returns it whatever its status;
+ * failures before the response head are thrown as `LlmError`.
+ */
+export async function openExchange(url: string, init: ExchangeInit, options: TransportOptions): Promise<OutboundStream> {
+  const { signal } = init
   try {
-    res = await guardedStream(
+    return await guardedStream(
       url,
       {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson, application/json', ...init.headers },
-        body: init.body,
+        method: init.method,
+        headers: init.headers,
+        ...(init.body === undefined ? {} : { body: init.body }),
         headTimeoutMs: options.firstByteTimeoutMs ?? DEFAULT_FIRST_BYTE_TIMEOUT_MS,
         idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
         ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
@@ -141,7 +152,26 @@ export async function postStream(url: string, init: PostInit): Promise<OutboundS
   } catch (err) {
     throw toLlmError(err, signal)
   }
+}
+
+/** POSTs a JSON body and returns the open 2xx stream; any other status becomes `llm.http_error`. */
+export async function postStream(url: string, init: PostInit): Promise<OutboundStream> {
+  const res = await openExchange(
+    url,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson, application/json', ...init.headers },
+      body: init.body,
+      signal: init.signal,
+    },
+    init.options,
+  )
   if (res.status >= 200 && res.status < 300) return res
+  throw await httpErrorOf(res)
+}
+
+/** A non-2xx answer as `llm.http_error`: the provider's message from its error body (read up to 64 KiB), retryability, `retry-after`. Closes `res`. */
+export async function httpErrorOf(res: OutboundStream): Promise<LlmError> {
   let text = ''
   try {
     const parts: Buffer[] = []
@@ -159,7 +189,7 @@ export async function postStream(url: string, init: PostInit): Promise<OutboundS
   }
   const message = errorMessage(text).slice(0, 500)
   const retryAfter = retryAfterMs(res.headers['retry-after'])
-  throw new LlmError('llm.http_error', `the LLM provider answered ${String(res.status)}${message === '' ? '' : `: ${message}`}`, {
+  return new LlmError('llm.http_error', `the LLM provider answered ${String(res.status)}${message === '' ? '' : `: ${message}`}`, {
     providerStatus: res.status,
     retryable: RETRYABLE_STATUS.has(res.status),
     ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
@@ -177,62 +207,25 @@ export interface Framer {
 }
 
 /**
- * Server-Sent Events, incrementally: `data:` lines of one event are joined with `\n`, an empty
- * line dispatches, `event:` names it, comments and other fields are ignored. Line ends `\n` or
- * `\r\n` (the providers' servers do not use a lone `\r`). UTF-8 split across chunks is kept whole.
+ * Server-Sent Events through `eventsource-parser` (the maintained WHATWG parser): `data:` lines of
+ * one event joined with `\n`, `event:` names it, comments and other fields ignored. A chunk is
+ * decoded with a `StringDecoder`, so UTF-8 split across chunks is kept whole. At the end of the
+ * body an event still missing its blank line is dispatched (a server that closes right after its
+ * last `data:` line still delivered it).
  */
 export class SseFramer implements Framer {
   private readonly decoder = new StringDecoder('utf8')
-  private rest = ''
-  private event = ''
-  private data = ''
-  private hasData = false
+  private on: FrameHandler = () => {}
+  private readonly parser: EventSourceParser = createParser({ onEvent: (e) => this.on(e.event ?? '', e.data) })
 
   feed(chunk: Buffer, on: FrameHandler): void {
-    // `rest` holds no newline: the search starts after it (a long line arriving in many chunks is scanned once).
-    const scanned = this.rest.length
-    const text = scanned === 0 ? this.decoder.write(chunk) : this.rest + this.decoder.write(chunk)
-    let start = 0
-    for (let nl = text.indexOf('\n', scanned); nl >= 0; nl = text.indexOf('\n', start)) {
-      const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl
-      this.line(text, start, end, on)
-      start = nl + 1
-    }
-    this.rest = start === 0 ? text : text.slice(start)
+    this.on = on
+    this.parser.feed(this.decoder.write(chunk))
   }
 
   end(on: FrameHandler): void {
-    const text = this.rest + this.decoder.end()
-    this.rest = ''
-    if (text !== '') this.line(text, 0, text.endsWith('\r') ? text.length - 1 : text.length, on)
-    this.line('', 0, 0, on)
-  }
-
-  private line(text: string, start: number, end: number, on: FrameHandler): void {
-    if (end === start) {
-      if (this.hasData) {
-        const event = this.event
-        const data = this.data
-        this.event = ''
-        this.data = ''
-        this.hasData = false
-        on(event, data)
-      } else this.event = ''
-      return
-    }
-    const first = text.charCodeAt(start)
-    if (first === 58 /* : comment */) return
-    if (text.startsWith('data:', start)) {
-      let from = start + 5
-      if (text.charCodeAt(from) === 32) from++
-      const value = text.slice(from, end)
-      this.data = this.hasData ? `${this.data}\n${value}` : value
-      this.hasData = true
-    } else if (text.startsWith('event:', start)) {
-      let from = start + 6
-      if (text.charCodeAt(from) === 32) from++
-      this.event = text.slice(from, end)
-    }
+    this.on = on
+    this.parser.feed(`${this.decoder.end()}\n\n`)
   }
 }
 

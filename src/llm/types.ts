@@ -1,54 +1,19 @@
 import { AppError } from '../kernel/errors.ts'
+import type { ToolCall } from '../../schemas/chat.ts'
+import type { LlmMessage, ProviderConfig, ProviderType, ToolDefinition, Usage } from '../../schemas/llm.ts'
 
 /*
- * The provider-neutral LLM interface. Messages and tool calls have the shape of the chat message
- * records (WIRE.md: tool call `{id, type: "function", function: {name, arguments: <JSON string>}}`),
+ * The provider-neutral LLM interface. The shapes that cross a boundary (messages, tool calls,
+ * tool definitions, usage, provider settings) are defined once in schemas/llm.ts and
+ * schemas/chat.ts; messages and tool calls have the shape of the chat message records (WIRE.md),
  * so a turn can hand stored history to any provider; each client maps it to its wire protocol.
+ * Only the in-process shapes (events, the client interface, errors) live here.
  */
 
-export type ProviderType = 'openai' | 'anthropic' | 'mistral' | 'ollama'
-
-export type Role = 'system' | 'user' | 'assistant' | 'tool'
-
-/** What a client is built from: the fields of an llm_provider resource (SPEC.md §2.3), api_key decrypted. */
-export interface ProviderConfig {
-  provider_type: ProviderType
-  /** Base URL; null = the provider's public API (required for ollama). */
-  api_endpoint: string | null
-  api_key: string | null
-  default_model: string | null
-  /**
-   * Extra settings. Read here: `max_tokens` (default when a request sets none),
-   * `first_byte_timeout_ms`, `idle_timeout_ms` (override the client options), and per provider:
-   * openai `organization_id`, `max_tokens_param` ('max_tokens' | 'max_completion_tokens');
-   * anthropic `max_tokens` (the API requires one; default 4096); ollama `options` (merged into
-   * Ollama's `options`, e.g. num_ctx), `keep_alive`.
-   */
-  config: Record<string, unknown>
-}
-
-export interface ToolCall {
-  id: string
-  type: 'function'
-  function: { name: string; arguments: string }
-}
-
-export interface ChatMessage {
-  role: Role
-  content: string | null
-  /** assistant messages that called tools */
-  tool_calls?: readonly ToolCall[]
-  /** tool messages: the call this message answers */
-  tool_call_id?: string
-}
-
-export interface ToolDefinition {
-  /** `[a-zA-Z0-9_-]{1,64}` (the common subset of the providers; WIRE.md tool names fit) */
-  name: string
-  description: string
-  /** JSON Schema of the arguments object */
-  parameters: Record<string, unknown>
-}
+export type { ProviderConfig, ProviderType, ToolCall, ToolDefinition, Usage }
+export type { MessageRole as Role } from '../../schemas/chat.ts'
+/** A neutral message (schemas/llm.ts `LlmMessage`). */
+export type ChatMessage = LlmMessage
 
 export interface ChatRequest {
   model: string
@@ -58,12 +23,6 @@ export interface ChatRequest {
   max_tokens?: number
   /** Aborting ends the exchange; the stream throws `llm.aborted`. */
   signal?: AbortSignal
-}
-
-export interface Usage {
-  prompt_tokens: number
-  completion_tokens: number
-  total_tokens: number
 }
 
 /** Normalised: `stop`, `tool_calls`, `length`, `content_filter`; anything else is passed through as the provider said it. */

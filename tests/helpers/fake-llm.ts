@@ -71,6 +71,8 @@ export interface FakeRequest {
   /** The parsed JSON body (the raw text when it is not JSON). */
   body: Record<string, unknown>
   stream: boolean
+  /** The client closed the connection before the reply was complete (an aborted call). */
+  closed_early?: boolean
 }
 
 export interface FakeLlm {
@@ -411,11 +413,13 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       body = { _raw: text }
     }
     const stream = protocol === 'ollama' ? body['stream'] !== false : body['stream'] === true
-    if (options.record !== false) requests.push({ protocol, path, headers: req.headers, body, stream })
+    const record: FakeRequest = { protocol, path, headers: req.headers, body, stream }
+    if (options.record !== false) requests.push(record)
     const reply = queue.shift() ?? defaultReply
     let closed = false
     res.on('close', () => {
       closed = true
+      if (!res.writableEnded) record.closed_early = true
     })
     if (reply.hang === true) return
     if (reply.delay_ms !== undefined && reply.delay_ms > 0) await sleep(reply.delay_ms)

@@ -441,6 +441,26 @@ t.test('protocol details', async (t) => {
     ])
   })
 
+  t.test('openai and mistral (the SDK): settings come from the provider only, never from OPENAI_* variables', async (t) => {
+    const saved = { key: process.env['OPENAI_API_KEY'], base: process.env['OPENAI_BASE_URL'], org: process.env['OPENAI_ORG_ID'] }
+    process.env['OPENAI_API_KEY'] = 'env-key'
+    process.env['OPENAI_BASE_URL'] = 'http://127.0.0.1:1/v1'
+    process.env['OPENAI_ORG_ID'] = 'env-org'
+    t.teardown(() => {
+      for (const [name, value] of [['OPENAI_API_KEY', saved.key], ['OPENAI_BASE_URL', saved.base], ['OPENAI_ORG_ID', saved.org]] as const) {
+        if (value === undefined) delete process.env[name]
+        else process.env[name] = value
+      }
+    })
+    for (const type of ['openai', 'mistral'] as const) {
+      fake.push({ text: 'local' })
+      const keyless = createLlmClient({ provider_type: type, api_endpoint: fake.endpoint(type), api_key: null, default_model: null, config: {} })
+      t.equal((await keyless.complete(hello())).content, 'local', `${type}: the provider's endpoint, not OPENAI_BASE_URL`)
+      t.equal(lastRequest().headers['authorization'], undefined, `${type}: no key, no Authorization header (not OPENAI_API_KEY)`)
+      t.equal(lastRequest().headers['openai-organization'], undefined, `${type}: no OPENAI_ORG_ID`)
+    }
+  })
+
   t.test('breaking out of the loop ends the exchange', async (t) => {
     const client = clientFor('openai')
     fake.push({ text: ['a', 'b', 'c', 'd', 'e'], chunk_delay_ms: 1000 })

@@ -1,0 +1,59 @@
+import { Type as T, type Static } from '@sinclair/typebox'
+import { Nullable, Uuid } from './common.ts'
+
+/*
+ * Chats, their messages, tool calls and tool approvals (SPEC §4.1, WIRE.md "Chats and SSE"): the
+ * one definition the chat routes answer with, the chat store reads and writes, and the LLM layer
+ * hands to providers (a stored message is a neutral LLM message, see llm.ts).
+ */
+
+/** One tool call of an assistant message; `arguments` is the model's JSON text. */
+export const ToolCall = T.Object({ id: T.String(), type: T.Literal('function'), function: T.Object({ name: T.String(), arguments: T.String() }) })
+export type ToolCall = Static<typeof ToolCall>
+
+export const MessageRole = T.Union([T.Literal('user'), T.Literal('assistant'), T.Literal('system'), T.Literal('tool')])
+export type MessageRole = Static<typeof MessageRole>
+
+/** A stored chat message (`chat_messages`), as the API returns it. */
+export const MessageRecord = T.Object(
+  {
+    id: Uuid,
+    chat_id: Uuid,
+    role: MessageRole,
+    content: Nullable(T.String()),
+    tool_calls: Nullable(T.Array(ToolCall)),
+    tool_call_id: Nullable(T.String()),
+    name: Nullable(T.String()),
+    created_at: T.String(),
+  },
+  { title: 'ChatMessage' },
+)
+export type MessageRecord = Static<typeof MessageRecord>
+
+const chatFields = {
+  id: Uuid,
+  user_id: Uuid,
+  agent_namespace: T.String(),
+  agent_name: T.String(),
+  title: Nullable(T.String()),
+  input: T.Record(T.String(), T.Unknown()),
+  archived: T.Boolean(),
+  session_key: Nullable(T.String()),
+  expires_at: Nullable(T.String()),
+  active_channel_id: Nullable(T.String()),
+  created_at: T.String(),
+  updated_at: T.String(),
+  last_message_at: Nullable(T.String()),
+}
+
+/** A chat as the API returns it. */
+export const ChatRecord = T.Object(chatFields, { title: 'Chat' })
+export type ChatRecord = Static<typeof ChatRecord>
+
+/** A chat as stored (`chats`): the API record plus the agent's id and whether it is a sub-agent's hidden chat. */
+export const ChatRow = T.Object({ ...chatFields, agent_id: Uuid, internal: T.Boolean() })
+export type ChatRow = Static<typeof ChatRow>
+
+/** A tool call waiting for the user's decision (POST /chats/{id}/approve-tool). */
+export const Approval = T.Object({ tool_call_id: T.String(), function_namespace: T.String(), function_name: T.String(), arguments: T.Record(T.String(), T.Unknown()) })
+export type Approval = Static<typeof Approval>
