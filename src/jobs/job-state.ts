@@ -1,5 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv'
 import { Type as T, type Static } from '@sinclair/typebox'
+import { isCasConflict } from '../kernel/nats-errors.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 
@@ -141,8 +142,4 @@ export async function throughOutages<T>(op: () => Promise<T>, budgetMs = 20_000)
 }
 
 /** The server's answer to a CAS with a stale revision (`wrong last sequence`, err_code 10071). */
-export function isWrongLastSequence(err: unknown): boolean {
-  if (!(err instanceof Error)) return false
-  const code = (err as { api_error?: { err_code?: number } }).api_error?.err_code
-  return code === 10071 || /wrong last sequence/i.test(err.message)
-}
+export const isWrongLastSequence = isCasConflict
