@@ -2,6 +2,7 @@ import { issueExecutionToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
 import { findUnstorable } from '../kernel/storable-text.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { JobFailure } from '../jobs/job-state.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import type { SandboxExecutor } from '../../sandbox/executor.ts'
 import { validateAgainst } from './json-schema.ts'
@@ -11,7 +12,8 @@ import type { FunctionJobMeta } from './handlers.ts'
  * The `fn` pool's executor: loads the function's code (cached by id and version, so a warm call
  * reads no table), builds the context, runs it through the configured sandbox executor, checks the
  * output against output_schema. A function error becomes a job failure (retried for async jobs,
- * SPEC §8.3), with the Python exception type first in the message (`TimeoutError: ...`).
+ * SPEC §8.3) carrying `{code, type, message}`: `function.timeout` when the sandbox's time limit
+ * stopped it, `function.error` otherwise, with the Python exception type as `type`.
  */
 interface CodeEntry {
   code: string
@@ -30,7 +32,7 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
     const hit = cache.get(`${id}:${String(version)}`)
     if (hit !== undefined) return hit
     const row = await d.db.maybeOne(sql.unsafe`select spec, version from resources where id = ${id}::uuid and kind = 'function'`)
-    if (row === null) throw new Error('FunctionNotFound: the function was deleted')
+    if (row === null) throw new JobFailure('function.not_found', 'the function was deleted', 'FunctionNotFound')
     const spec = row['spec'] as Record<string, unknown>
     const entry: CodeEntry = {
       code: String(spec['code'] ?? ''),
@@ -59,7 +61,7 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
 
   return async ({ job, attempt, log, signal }) => {
     const meta = (job.meta ?? {}) as Partial<FunctionJobMeta> & { timeout_s?: number }
-    if (typeof meta.function_id !== 'string') throw new Error('BadJob: a function job without its function id')
+    if (typeof meta.function_id !== 'string') throw new JobFailure('job.invalid', 'a function job without its function id', 'BadJob')
     const fn = await load(meta.function_id, Number(meta.version ?? 0))
     // a job enqueued before FUNCTION_TIMEOUT was lowered still obeys the ceiling
     const timeoutS = Math.min(meta.timeout_s ?? d.config.FUNCTION_TIMEOUT, d.config.FUNCTION_TIMEOUT)
@@ -81,13 +83,14 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
     if (outcome.output !== '') log.debug({ output: outcome.output.slice(0, 4000) }, 'function output')
     if (!outcome.ok) {
       const tb = outcome.error.traceback === '' ? '' : `\n${outcome.error.traceback}`
-      throw new Error(`${outcome.error.type}: ${outcome.error.message}${tb}`.slice(0, 8000))
+      const code = outcome.timedOut ? 'function.timeout' : 'function.error'
+      throw new JobFailure(code, `${outcome.error.message}${tb}`.slice(0, Math.max(0, 8000 - outcome.error.type.length - 2)), outcome.error.type)
     }
     const issues = validateAgainst(fn.outputSchema, outcome.result, '/output')
-    if (issues.length > 0) throw new Error(`OutputValidationError: the result does not match output_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`)
+    if (issues.length > 0) throw new JobFailure('function.output_invalid', `the result does not match output_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, 'OutputValidationError')
     // Postgres rejects NUL and lone surrogates: such a result fails here, never answers success
     const unstorable = findUnstorable(outcome.result)
-    if (unstorable !== null) throw new Error(`result.unstorable: the result contains ${unstorable.reason} at ${unstorable.path}`)
+    if (unstorable !== null) throw new JobFailure('result.unstorable', `result.unstorable: the result contains ${unstorable.reason} at ${unstorable.path}`)
     return outcome.result
   }
 }
