@@ -147,9 +147,9 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     return [...check.Errors(value)].map((e) => ({ path: e.path.replace(/^\//, '').replace(/\//g, '.'), message: e.message }))
   }
 
-  function assertValid(kind: AnyKind, spec: Record<string, unknown>): void {
+  async function assertValid(kind: AnyKind, spec: Record<string, unknown>): Promise<void> {
     const issues = validationIssues(checks(kind).spec, spec)
-    if (issues.length === 0) issues.push(...kind.validate(spec as Static<TObject>))
+    if (issues.length === 0) issues.push(...(await kind.validate(spec as Static<TObject>)))
     if (issues.length > 0) throw invalid(`invalid ${kind.kind}`, issues)
   }
 
@@ -232,7 +232,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
       throw kind.adminOnly ? forbidden(`${kind.plural} are admin-only`, 'auth.admin_only') : forbidden(`not allowed to create ${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`)
     }
     const withDefaults = Value.Default(kind.spec, structuredClone(rest)) as Record<string, unknown>
-    assertValid(kind, withDefaults)
+    await assertValid(kind, withDefaults)
     assertAdminFields(p, kind, 'create', m, Value.Default(kind.spec, {}) as Record<string, unknown>, withDefaults)
     const { spec, secretInput } = splitSecrets(kind, withDefaults)
     const isActive = activeIn !== false
@@ -270,7 +270,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     const merged = { ...before, ...specPatch }
     const withSecrets = { ...merged }
     for (const key of kind.secrets) withSecrets[key] = key in secretInput ? secretInput[key] : row.secrets[key] === undefined ? null : 'set'
-    assertValid(kind, withSecrets)
+    await assertValid(kind, withSecrets)
     assertAdminFields(p, kind, 'update', meta(row), before, merged)
     const isActive = typeof activeIn === 'boolean' ? activeIn : row.is_active
     const versionChanged = kind.versioned.some((f) => canonicalJson(before[f]) !== canonicalJson(merged[f]))
