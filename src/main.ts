@@ -266,7 +266,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
               },
         log: log.child({ mod: 'turn' }),
       })
-      const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }), agent: turn, subagent: turn }
+      const executors = { ...jobExecutors(), fn: functionJobExecutor({ resources: workerResources, config, sandboxes: sbx }), agent: turn, subagent: turn }
       // a turn whose worker died ends with an `error` event and frees its chat for the next message
       const abandoned = async (job: JobState) => {
         const input = job.input as { chat_id?: string; channel_id?: string | null }

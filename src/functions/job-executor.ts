@@ -1,8 +1,9 @@
 import { issueExecutionToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
 import { findUnstorable } from '../kernel/storable-text.ts'
-import { sql, type Db } from '../platform/db.ts'
 import { JobFailure } from '../jobs/job-state.ts'
+import { functionKind } from '../kinds/function/kind.ts'
+import type { ResourceService } from '../resources/service.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import type { SandboxExecutor } from '../../sandbox/executor.ts'
 import { validateAgainst } from './json-schema.ts'
@@ -25,21 +26,20 @@ interface CodeEntry {
 
 const MAX_CACHED = 500
 
-export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: SandboxExecutor }): JobExecutor {
+export function functionJobExecutor(d: { resources: Pick<ResourceService, 'byId'>; config: Config; sandboxes: SandboxExecutor }): JobExecutor {
   const cache = new Map<string, CodeEntry>()
 
   const load = async (id: string, version: number): Promise<CodeEntry> => {
     const hit = cache.get(`${id}:${String(version)}`)
     if (hit !== undefined) return hit
-    const row = await d.db.maybeOne(sql.unsafe`select spec, version from resources where id = ${id}::uuid and kind = 'function'`)
-    if (row === null) throw new JobFailure('function.not_found', 'the function was deleted', 'FunctionNotFound')
-    const spec = row['spec'] as Record<string, unknown>
+    const fn = await d.resources.byId(functionKind, id)
+    if (fn === null) throw new JobFailure('function.not_found', 'the function was deleted', 'FunctionNotFound')
     const entry: CodeEntry = {
-      code: String(spec['code'] ?? ''),
-      entrypoint: typeof spec['entrypoint'] === 'string' ? spec['entrypoint'] : 'handler',
-      outputSchema: (spec['output_schema'] ?? {}) as Record<string, unknown>,
-      sharedPool: spec['shared_pool'] === true,
-      version: Number(row['version']),
+      code: fn.code,
+      entrypoint: fn.entrypoint,
+      outputSchema: fn.output_schema,
+      sharedPool: fn.shared_pool === true,
+      version: Number(fn.version),
     }
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string)
     // cached under the version asked for too: the same job retried must not read again
