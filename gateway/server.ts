@@ -8,6 +8,7 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import { rpcSubject, type Caller, type RouteDef } from '../src/api/route.ts'
 import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
 import { AppError, toAppError, type FieldIssue } from '../src/kernel/errors.ts'
+import { classifyNatsError } from '../src/kernel/nats-errors.ts'
 import { listUnstorable, unstorableReason } from '../src/kernel/storable-text.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
@@ -315,9 +316,9 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       // fails fast with 503 while NATS is disconnected (gateway/nats-status.ts)
       const msg = await link.guard(() => nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
         if (err instanceof AppError) throw err
-        const name = err instanceof Error ? `${err.name} ${err.message}` : String(err)
-        if (/no responders|503|closed|draining/i.test(name)) throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
-        if (/timeout/i.test(name)) throw new AppError(504, 'service.timeout', 'the service did not answer in time')
+        const failure = classifyNatsError(err)
+        if (failure === 'no_responders' || failure === 'closed') throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+        if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the service did not answer in time')
         throw err
       })
       const reply = decodeReply(msg.headers, msg.data)

@@ -4,6 +4,17 @@ import { Nullable, Uuid } from './common.ts'
 /* Wire shapes of jobs, executions and the queue admin endpoints (WIRE.md "Functions and executions"). */
 export const JobStatus = T.Union(['scheduled', 'queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => T.Literal(s)), { description: 'job status' })
 
+/**
+ * How a job failed, as the job state carries it: `code` is a registered error code
+ * (`function.error`, `function.timeout`, `job.timeout`, …) that callers decide on, `type` the
+ * Python exception type for function errors ('' otherwise), `message` the text. The API's
+ * `error` fields stay text: `jobErrorText` (src/jobs/job-state.ts) renders `type: message`.
+ */
+export const JobError = T.Object(
+  { code: T.String(), type: T.String({ description: "Python exception type for function errors, '' otherwise" }), message: T.String() },
+  { title: 'JobError' },
+)
+
 export const JobRecord = T.Object(
   {
     job_id: Uuid,

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { issueAccessToken } from './auth/tokens.ts'
 import { configTable, loadConfig } from './kernel/config.ts'
+import { errorTable } from './kernel/error-codes.ts'
 import { createLogger } from './kernel/log.ts'
 import { createDb, migrate, sql } from './platform/db.ts'
 import { createSecretBox, previousKeys } from './kernel/crypto.ts'
@@ -10,7 +11,7 @@ import { databaseUrlOf, startPlatform, VERSION } from './main.ts'
 
 /*
  * The one command line: `start` (what `npm start` runs), `token` (mints an access token for the
- * superadmin or another user: `npm run token`), `migrate`, `config-table`.
+ * superadmin or another user: `npm run token`), `migrate`, `config-table`, `error-table`.
  * Output for people goes to stdout; logs go through pino.
  */
 const out = (s: string) => process.stdout.write(`${s}\n`)
@@ -113,6 +114,9 @@ const commands: Record<string, () => Promise<void>> = {
   migrate: migrateOnly,
   'config-table': async () => {
     out(configTable())
+  },
+  'error-table': async () => {
+    out(errorTable())
   },
 }
 

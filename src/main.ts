@@ -250,7 +250,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
         emitter: chatStreamEmitter({ nc, js, names }),
         log: log.child({ mod: 'turn' }),
       })
-      const executors = { ...jobExecutors(), fn: functionJobExecutor({ db: workerDb, config, sandboxes: sbx }), agent: turn, subagent: turn }
+      const executors = { ...jobExecutors(), fn: functionJobExecutor({ resources: workerResources, config, sandboxes: sbx }), agent: turn, subagent: turn }
       const abandoned = chatAbandonedTurnHandler({ js, names })
       const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors, onAbandoned: { agent: abandoned, subagent: abandoned } })
       cleanups.push(() => workers.stop())

@@ -10,6 +10,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
 import type { JobStateStore } from '../jobs/job-state.ts'
+import { jobErrorText } from '../jobs/job-state.ts'
 import { waitForJob } from '../jobs/wait.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import { canOnResource } from '../resources/permissions.ts'
@@ -95,7 +96,7 @@ export function chatService(d: ChatHandlerDeps) {
   const result = async (jobId: string): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
     const done = await waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_JOB_TIMEOUT * 1000 + 60_000)
     if (done === null || done.status === 'queued' || done.status === 'running' || done.status === 'scheduled') throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
-    if (done.status !== 'completed') throw new AppError(502, 'chat.turn_failed', done.error ?? `the turn ended ${done.status}`)
+    if (done.status !== 'completed') throw new AppError(502, 'chat.turn_failed', jobErrorText(done.error) ?? `the turn ended ${done.status}`)
     return done.result as TurnResult
   }
 

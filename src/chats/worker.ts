@@ -7,6 +7,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { InvokeDeps } from '../functions/invoke.ts'
 import type { JobStateStore } from '../jobs/job-state.ts'
+import { jobErrorText } from '../jobs/job-state.ts'
 import { waitForJob } from '../jobs/wait.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import { resolveAgentLlm } from '../llm/registry.ts'
@@ -82,7 +83,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     async delegate(ctx, agent, message) {
       const jobId = await startSubAgentTurn(ctx, agent, message)
       const done = await ctx.blocking(waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_DELEGATE_TIMEOUT * 1000))
-      if (done === null || done.status !== 'completed') throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: ${done?.error ?? done?.status ?? 'timeout'}`)
+      if (done === null || done.status !== 'completed') throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: ${jobErrorText(done?.error) ?? done?.status ?? 'timeout'}`)
       return (done.result as TurnResult).message?.content ?? ''
     },
     async delegateSuspended(ctx, agent, message, toolCallId) {

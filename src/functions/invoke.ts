@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
 import { enqueueJob, type EnqueueDeps } from '../jobs/enqueue.ts'
-import type { JobState, JobStateStore } from '../jobs/job-state.ts'
+import { jobErrorOf, jobErrorText, type JobState, type JobStateStore } from '../jobs/job-state.ts'
 import type { ResultStore } from '../jobs/result-store.ts'
 import { waitForJob } from '../jobs/wait.ts'
 import type { NatsConnection } from '../platform/nats.ts'
@@ -88,6 +88,8 @@ export async function invokeFunction(d: InvokeDeps, p: Principal, fn: ResourceRe
     }
     return { status: 'success', execution_id: job.id, result }
   }
-  const error = done.error ?? done.status
-  return { status: /^TimeoutError\b|^timed out after/.test(error) ? 'timeout' : 'error', execution_id: job.id, error }
+  // decided on the error's code: the sandbox's time limit (`function.timeout`) or the job's (`job.timeout`)
+  const code = jobErrorOf(done.error)?.code
+  const timedOut = code === 'function.timeout' || code === 'job.timeout'
+  return { status: timedOut ? 'timeout' : 'error', execution_id: job.id, error: jobErrorText(done.error) ?? done.status }
 }

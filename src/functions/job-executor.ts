@@ -1,7 +1,9 @@
 import { issueExecutionToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
 import { findUnstorable } from '../kernel/storable-text.ts'
-import { sql, type Db } from '../platform/db.ts'
+import { JobFailure } from '../jobs/job-state.ts'
+import { functionKind } from '../kinds/function/kind.ts'
+import type { ResourceService } from '../resources/service.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import type { SandboxExecutor } from '../../sandbox/executor.ts'
 import { validateAgainst } from './json-schema.ts'
@@ -11,7 +13,8 @@ import type { FunctionJobMeta } from './handlers.ts'
  * The `fn` pool's executor: loads the function's code (cached by id and version, so a warm call
  * reads no table), builds the context, runs it through the configured sandbox executor, checks the
  * output against output_schema. A function error becomes a job failure (retried for async jobs,
- * SPEC §8.3), with the Python exception type first in the message (`TimeoutError: ...`).
+ * SPEC §8.3) carrying `{code, type, message}`: `function.timeout` when the sandbox's time limit
+ * stopped it, `function.error` otherwise, with the Python exception type as `type`.
  */
 interface CodeEntry {
   code: string
@@ -23,21 +26,20 @@ interface CodeEntry {
 
 const MAX_CACHED = 500
 
-export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: SandboxExecutor }): JobExecutor {
+export function functionJobExecutor(d: { resources: Pick<ResourceService, 'byId'>; config: Config; sandboxes: SandboxExecutor }): JobExecutor {
   const cache = new Map<string, CodeEntry>()
 
   const load = async (id: string, version: number): Promise<CodeEntry> => {
     const hit = cache.get(`${id}:${String(version)}`)
     if (hit !== undefined) return hit
-    const row = await d.db.maybeOne(sql.unsafe`select spec, version from resources where id = ${id}::uuid and kind = 'function'`)
-    if (row === null) throw new Error('FunctionNotFound: the function was deleted')
-    const spec = row['spec'] as Record<string, unknown>
+    const fn = await d.resources.byId(functionKind, id)
+    if (fn === null) throw new JobFailure('function.not_found', 'the function was deleted', 'FunctionNotFound')
     const entry: CodeEntry = {
-      code: String(spec['code'] ?? ''),
-      entrypoint: typeof spec['entrypoint'] === 'string' ? spec['entrypoint'] : 'handler',
-      outputSchema: (spec['output_schema'] ?? {}) as Record<string, unknown>,
-      sharedPool: spec['shared_pool'] === true,
-      version: Number(row['version']),
+      code: fn.code,
+      entrypoint: fn.entrypoint,
+      outputSchema: fn.output_schema,
+      sharedPool: fn.shared_pool === true,
+      version: Number(fn.version),
     }
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string)
     // cached under the version asked for too: the same job retried must not read again
@@ -59,7 +61,7 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
 
   return async ({ job, attempt, log, signal }) => {
     const meta = (job.meta ?? {}) as Partial<FunctionJobMeta> & { timeout_s?: number }
-    if (typeof meta.function_id !== 'string') throw new Error('BadJob: a function job without its function id')
+    if (typeof meta.function_id !== 'string') throw new JobFailure('job.invalid', 'a function job without its function id', 'BadJob')
     const fn = await load(meta.function_id, Number(meta.version ?? 0))
     // a job enqueued before FUNCTION_TIMEOUT was lowered still obeys the ceiling
     const timeoutS = Math.min(meta.timeout_s ?? d.config.FUNCTION_TIMEOUT, d.config.FUNCTION_TIMEOUT)
@@ -81,13 +83,14 @@ export function functionJobExecutor(d: { db: Db; config: Config; sandboxes: Sand
     if (outcome.output !== '') log.debug({ output: outcome.output.slice(0, 4000) }, 'function output')
     if (!outcome.ok) {
       const tb = outcome.error.traceback === '' ? '' : `\n${outcome.error.traceback}`
-      throw new Error(`${outcome.error.type}: ${outcome.error.message}${tb}`.slice(0, 8000))
+      const code = outcome.timedOut ? 'function.timeout' : 'function.error'
+      throw new JobFailure(code, `${outcome.error.message}${tb}`.slice(0, Math.max(0, 8000 - outcome.error.type.length - 2)), outcome.error.type)
     }
     const issues = validateAgainst(fn.outputSchema, outcome.result, '/output')
-    if (issues.length > 0) throw new Error(`OutputValidationError: the result does not match output_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`)
+    if (issues.length > 0) throw new JobFailure('function.output_invalid', `the result does not match output_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, 'OutputValidationError')
     // Postgres rejects NUL and lone surrogates: such a result fails here, never answers success
     const unstorable = findUnstorable(outcome.result)
-    if (unstorable !== null) throw new Error(`result.unstorable: the result contains ${unstorable.reason} at ${unstorable.path}`)
+    if (unstorable !== null) throw new JobFailure('result.unstorable', `result.unstorable: the result contains ${unstorable.reason} at ${unstorable.path}`)
     return outcome.result
   }
 }

@@ -1,6 +1,6 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import type { NatsNames } from '../platform/nats-names.ts'
-import type { JobState } from './job-state.ts'
+import { jobErrorText, type JobState } from './job-state.ts'
 
 /*
  * The public execution events: every job state change is published on
@@ -56,7 +56,7 @@ export function executionEvent(s: JobState, revision: number): ExecutionEvent {
     trigger_id: s.trigger_id,
     chat_id: s.chat_id,
     parent_id: s.parent_id,
-    error: s.error,
+    error: jobErrorText(s.error),
     ...(s.status === 'completed' && s.result_stored !== true ? { result: s.result ?? null } : {}),
     created_at: s.created_at,
     started_at: s.started_at,

@@ -1,5 +1,8 @@
 import { Kvm, type KV } from '@nats-io/kv'
 import { Type as T, type Static } from '@sinclair/typebox'
+import { JobError } from '../../schemas/job.ts'
+import { errorCodeInfo } from '../kernel/error-codes.ts'
+import { isCasConflict } from '../kernel/nats-errors.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 
@@ -39,7 +42,8 @@ export const JobStateSchema = T.Object({
   result: T.Optional(T.Unknown()),
   /** The result was too large for the bucket and lives in Postgres only. */
   result_stored: T.Optional(T.Boolean()),
-  error: T.Union([T.String(), T.Null()]),
+  /** How the last attempt failed; a plain string in entries written before errors were structured. */
+  error: T.Union([JobError, T.String(), T.Null()]),
   /** DLQ stream sequence once the job was moved there. */
   dlq_seq: T.Optional(T.Integer()),
   retry_of: T.Union([T.String(), T.Null()]),
@@ -56,6 +60,43 @@ export const JobStateSchema = T.Object({
   meta: T.Optional(T.Record(T.String(), T.Unknown())),
 })
 export type JobState = Static<typeof JobStateSchema>
+
+export type JobError = Static<typeof JobError>
+
+/** What an executor throws to fail a job with a registered code (and, for functions, the Python exception type). */
+export class JobFailure extends Error {
+  override name = 'JobFailure'
+  readonly code: string
+  readonly type: string
+  constructor(code: string, message: string, type = '') {
+    super(message)
+    if (errorCodeInfo(code) === undefined) throw new Error(`unregistered error code ${code}: add it to src/kernel/error-codes.ts`)
+    this.code = code
+    this.type = type
+  }
+}
+
+export const jobError = (code: string, message: string, type = ''): JobError => toJobError(new JobFailure(code, message, type))
+
+/** Anything a job threw, as the state records it. Errors with a registered `code` (AppError, TurnError) keep it. */
+export function toJobError(err: unknown): JobError {
+  if (err instanceof JobFailure) return { code: err.code, type: err.type, message: err.message }
+  const code = (err as { code?: unknown } | null)?.code
+  const message = err instanceof Error ? err.message : String(err)
+  return { code: typeof code === 'string' && errorCodeInfo(code) !== undefined ? code : 'job.failed', type: '', message }
+}
+
+/** Reads a state's error, old string-shaped entries included (they carry no code: `job.failed`). */
+export function jobErrorOf(e: JobState['error'] | undefined): JobError | null {
+  if (e === null || e === undefined) return null
+  return typeof e === 'string' ? { code: 'job.failed', type: '', message: e } : e
+}
+
+/** The text the API, the executions table and the events show: `Type: message`, or the message. */
+export function jobErrorText(e: JobState['error'] | undefined): string | null {
+  const j = jobErrorOf(e)
+  return j === null ? null : j.type === '' ? j.message : `${j.type}: ${j.message}`
+}
 
 export interface StateEntry {
   state: JobState
@@ -141,8 +182,4 @@ export async function throughOutages<T>(op: () => Promise<T>, budgetMs = 20_000)
 }
 
 /** The server's answer to a CAS with a stale revision (`wrong last sequence`, err_code 10071). */
-export function isWrongLastSequence(err: unknown): boolean {
-  if (!(err instanceof Error)) return false
-  const code = (err as { api_error?: { err_code?: number } }).api_error?.err_code
-  return code === 10071 || /wrong last sequence/i.test(err.message)
-}
+export const isWrongLastSequence = isCasConflict

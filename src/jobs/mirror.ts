@@ -7,7 +7,7 @@ import { isDatabaseUnavailable, sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { executionEvent, executionEventSubject } from './events.ts'
-import { decodeState, isTerminal, type JobState } from './job-state.ts'
+import { decodeState, isTerminal, jobError, jobErrorText, type JobState } from './job-state.ts'
 import { MIRROR_CONSUMER } from './provision.ts'
 import { publishDurably } from './publish.ts'
 import type { ResultStore } from './result-store.ts'
@@ -72,7 +72,7 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
     const badResult = raw.status === 'completed' && (outputText === null ? suspect : mayBeUnstorable(outputText)) ? findUnstorable(output) : null
     let s = suspect ? (toStorable(raw) as JobState) : raw
     if (badResult !== null) {
-      s = { ...s, status: 'failed', result: null, error: `result.unstorable: the result contains ${badResult.reason} at ${badResult.path}` }
+      s = { ...s, status: 'failed', result: null, error: jobError('result.unstorable', `result.unstorable: the result contains ${badResult.reason} at ${badResult.path}`) }
       output = null
       log.warn({ job: s.id, error: s.error }, 'a job result Postgres cannot store: the execution is recorded as failed')
     }
@@ -83,7 +83,7 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       void c.finally(() => callbacks.delete(c))
     }
     if (s.dlq_seq !== undefined && s.status === 'failed') {
-      await o.db.query(sql.unsafe`insert into dlq_entries (job_id, pool, seq, error, attempts) values (${s.id}::uuid, ${s.pool}, ${s.dlq_seq}, ${s.error}, ${s.attempts})
+      await o.db.query(sql.unsafe`insert into dlq_entries (job_id, pool, seq, error, attempts) values (${s.id}::uuid, ${s.pool}, ${s.dlq_seq}, ${jobErrorText(s.error)}, ${s.attempts})
         on conflict (job_id) do nothing`)
     }
     const event = executionEvent(s, rev)
@@ -119,7 +119,7 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       status: 'failed',
       result: null,
       result_stored: false,
-      error: `mirror.failed: this job state could not be recorded after ${String(MIRROR_MAX_ATTEMPTS)} attempts: ${reason}`,
+      error: jobError('mirror.failed', `mirror.failed: this job state could not be recorded after ${String(MIRROR_MAX_ATTEMPTS)} attempts: ${reason}`),
       finished_at: timeOr(s.finished_at, new Date().toISOString()),
     }
     try {
@@ -171,7 +171,7 @@ export async function upsertExecution(db: Db, s: JobState, rev: number, output: 
     insert into executions (id, pool, kind, namespace, name, user_id, status, attempts, trigger_type, trigger_id, chat_id, parent_id, depth,
       input_data, output_data, error, worker, retry_of, callback_url, in_dlq, state_rev, created_at, started_at, finished_at, updated_at)
     values (${s.id}::uuid, ${s.pool}, ${s.kind}, ${s.namespace}, ${s.name}, ${s.user_id}::uuid, ${s.status}, ${s.attempts}, ${s.trigger_type},
-      ${s.trigger_id}, ${s.chat_id}, ${s.parent_id}::uuid, ${s.depth}, ${json(s.input)}::jsonb, ${json(output)}::jsonb, ${s.error}, ${s.worker},
+      ${s.trigger_id}, ${s.chat_id}, ${s.parent_id}::uuid, ${s.depth}, ${json(s.input)}::jsonb, ${json(output)}::jsonb, ${jobErrorText(s.error)}, ${s.worker},
       ${s.retry_of}::uuid, ${s.callback_url}, ${s.dlq_seq !== undefined}, ${rev}, ${s.created_at}::timestamptz, ${s.started_at}::timestamptz,
       ${s.finished_at}::timestamptz, now())
     on conflict (id) do update set status = excluded.status, attempts = excluded.attempts, output_data = excluded.output_data,

@@ -9,7 +9,7 @@ import { listMembers } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { enqueueJob, findQueuedJob, jobSubject, type EnqueueDeps } from './enqueue.ts'
-import { decodeState, isTerminal, type JobState, type JobStateStore, type Pool } from './job-state.ts'
+import { decodeState, isTerminal, jobErrorText, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
 import { upsertExecution } from './mirror.ts'
 import { poolConsumerName } from './provision.ts'
@@ -51,7 +51,7 @@ function jobRecord(s: JobState) {
     namespace: s.namespace,
     name: s.name,
     attempts: s.attempts,
-    error: s.error,
+    error: jobErrorText(s.error),
     created_at: s.created_at,
     started_at: s.started_at,
     finished_at: s.finished_at,
@@ -146,7 +146,7 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
   on('jobs.result', async (p, req) => {
     const job = await jobOf(p, req.params['job_id'] ?? '')
     if (job.status !== 'completed') {
-      throw new AppError(409, 'job.not_completed', job.status === 'failed' ? `job failed: ${job.error ?? 'unknown error'}` : `job is ${job.status}`)
+      throw new AppError(409, 'job.not_completed', job.status === 'failed' ? `job failed: ${jobErrorText(job.error) ?? 'unknown error'}` : `job is ${job.status}`)
     }
     if (job.result_stored === true) {
       const text = await d.results.get(job.id)

@@ -5,7 +5,7 @@ import type { Logger } from '../kernel/log.ts'
 import { HEARTBEAT_INTERVAL_MS, startHeartbeat, workersBucket, type Heartbeat, type Member } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { INLINE_RESULT_MAX_BYTES, decodeState, isTerminal, type JobState, type JobStateStore, type Pool, type StateEntry } from './job-state.ts'
+import { INLINE_RESULT_MAX_BYTES, JobFailure, decodeState, isTerminal, jobError, jobErrorOf, jobErrorText, toJobError, type JobError, type JobState, type JobStateStore, type Pool, type StateEntry } from './job-state.ts'
 import { poolConsumerName } from './provision.ts'
 import { startPuller, type PulledMessage } from './puller.ts'
 import { publishDurably } from './publish.ts'
@@ -118,9 +118,10 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     return Date.parse(s.started_at ?? '') >= seen - 1_000
   }
 
-  const toDlq = async (m: PulledMessage, cur: StateEntry, reason: string): Promise<void> => {
+  const toDlq = async (m: PulledMessage, cur: StateEntry, reason: JobError): Promise<void> => {
     const h = headers()
-    h.set('X-Error', reason.slice(0, 1000).replace(/[\r\n]+/g, ' '))
+    h.set('X-Error', (jobErrorText(reason) ?? '').slice(0, 1000).replace(/[\r\n]+/g, ' '))
+    h.set('X-Error-Code', reason.code)
     h.set('X-Attempts', String(cur.state.attempts))
     h.set('X-Orig-Subject', m.subject)
     const ack = await publishDurably(js, o.names.subject(`dlq.${o.pool}.${cur.state.id}`), m.data, { msgID: `dlq-${cur.state.id}-${String(cur.state.attempts)}`, headers: h })
@@ -207,14 +208,15 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       return
     }
     if (outcome === 'lost-agent') {
-      const failed = await o.store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'failed', error: 'worker lost during the run; agent jobs are not retried', finished_at: new Date().toISOString() }), cur)
+      const lost = jobError('job.worker_lost', 'worker lost during the run; agent jobs are not retried')
+      const failed = await o.store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'failed', error: lost, finished_at: new Date().toISOString() }), cur)
       m.term()
       if (failed !== null) await o.onAbandoned?.(failed.state).catch((err: unknown) => log.warn({ err, job: id }, 'reporting an abandoned job failed'))
       log.warn({ job: id }, 'agent job redelivered after its worker was lost: marked failed')
       return
     }
     if (outcome === 'exhausted') {
-      await toDlq(m, cur, cur.state.error ?? 'worker lost during the last attempt')
+      await toDlq(m, cur, jobErrorOf(cur.state.error) ?? jobError('job.worker_lost', 'worker lost during the last attempt'))
       return
     }
     await run(m, claimed as StateEntry)
@@ -233,7 +235,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       callback: (_err, msg) => {
         try {
           const s = JSON.parse(new TextDecoder().decode(msg.data)) as JobState
-          if (s.status === 'cancelled') ac.abort(new Error('cancelled'))
+          if (s.status === 'cancelled') ac.abort(new JobFailure('job.cancelled', 'cancelled'))
         } catch {
           // a delete marker or foreign payload: not a cancel
         }
@@ -241,13 +243,13 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     })
     const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))
     const timeoutMs = job.timeout_ms ?? o.timeoutMs
-    const timeout = setTimeout(() => ac.abort(new Error(`timed out after ${String(Math.round(timeoutMs / 1000))} s`)), timeoutMs)
+    const timeout = setTimeout(() => ac.abort(new JobFailure('job.timeout', `timed out after ${String(Math.round(timeoutMs / 1000))} s`)), timeoutMs)
     const mine = (s: JobState) => s.status === 'running' && s.worker === o.nodeId && s.attempts === attempt
     // Only the executor's own error is a job failure. An error after it succeeded (NATS
     // unreachable while recording the result) must not turn into a retry that runs the job again:
     // the store retries through outages, and a write that still fails leaves the message unacked
     // so the next delivery finds the state and judges it.
-    let outcome: { ok: true; result: unknown } | { ok: false; reason: string }
+    let outcome: { ok: true; result: unknown } | { ok: false; reason: JobError }
     try {
       const result = await Promise.race([
         o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }), blocking }),
@@ -255,7 +257,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       ])
       outcome = { ok: true, result }
     } catch (err) {
-      outcome = { ok: false, reason: err instanceof Error ? err.message : String(err) }
+      outcome = { ok: false, reason: toJobError(err) }
     }
     // Recording the outcome runs after the slot is free again: the next job is pulled while the
     // state write and the ack are in flight (at most `concurrency` of them, so ack_pending stays
@@ -294,7 +296,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
           const back = await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null } : null), cur)
           if (back === null) m.term()
           else m.nak(o.retryDelayMs * 2 ** (attempt - 1))
-          log.info({ job: job.id, attempt, err: reason }, 'function job failed: retry scheduled')
+          log.info({ job: job.id, attempt, err: reason.message, code: reason.code }, 'function job failed: retry scheduled')
         } else {
           await toDlq(m, { ...cur, state: { ...cur.state, error: reason } }, reason)
         }

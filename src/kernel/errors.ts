@@ -1,8 +1,12 @@
+import { errorCodeInfo } from './error-codes.ts'
+
 /**
  * The one error type of the platform. Every failure that reaches a client is an AppError with a
  * stable dotted `code`, an HTTP `status` and a human `detail`; the body shape is fixed by
  * DESIGN.md §7: `{detail, code, errors?}`. Errors cross NATS as plain JSON (`toWire`/`fromWire`)
  * and are matched by code, never by `instanceof`, once they have crossed a process boundary.
+ * Every code is registered in `error-codes.ts` (status, default message, public or not): an
+ * unregistered code is a programming error and throws at construction.
  */
 export interface FieldIssue {
   path: string
@@ -27,17 +31,26 @@ export class AppError extends Error {
   /** Extra response headers (e.g. `retry-after` on 429). */
   headers: Record<string, string> | undefined
 
-  constructor(status: number, code: string, detail: string, options: { issues?: FieldIssue[]; cause?: unknown } = {}) {
+  constructor(status: number, code: string, detail: string, options: { issues?: FieldIssue[]; cause?: unknown; /** From another process (fromWire): it may know codes this one does not. */ remote?: boolean } = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause })
+    if (options.remote !== true && errorCodeInfo(code) === undefined) throw new Error(`unregistered error code ${code}: add it to src/kernel/error-codes.ts`)
     this.status = status
     this.code = code
     this.issues = options.issues
   }
 
+  /** An error with the registry's status and (unless given) its default message. */
+  static of(code: string, detail?: string, options: { issues?: FieldIssue[]; cause?: unknown } = {}): AppError {
+    const info = errorCodeInfo(code)
+    if (info === undefined) throw new Error(`unregistered error code ${code}: add it to src/kernel/error-codes.ts`)
+    return new AppError(info.status, code, detail ?? info.message, options)
+  }
+
   toBody(): ErrorBody {
-    return this.issues === undefined
-      ? { detail: this.message, code: this.code }
-      : { detail: this.message, code: this.code, errors: this.issues }
+    // an internal code's detail may carry internals: the client gets the default message
+    const info = errorCodeInfo(this.code)
+    const detail = info !== undefined && !info.public ? info.message : this.message
+    return this.issues === undefined ? { detail, code: this.code } : { detail, code: this.code, errors: this.issues }
   }
 
   toWire(): WireError {
@@ -57,7 +70,7 @@ export const unavailable = (detail: string, code = 'service.unavailable'): AppEr
 
 /** Rebuilds an error that crossed NATS. */
 export function fromWire(w: WireError): AppError {
-  return new AppError(w.status, w.code, w.detail, w.errors === undefined ? {} : { issues: w.errors })
+  return new AppError(w.status, w.code, w.detail, w.errors === undefined ? { remote: true } : { issues: w.errors, remote: true })
 }
 
 /** Anything thrown becomes an AppError; unknown errors are hidden behind a 500 (the cause is kept for logs). */

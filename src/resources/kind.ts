@@ -36,8 +36,11 @@ export interface KindOptions<S extends TObject> {
   exclusiveFlags?: (keyof Static<S> & string)[]
   /** References to other resources, for config apply order and package export. */
   refs?: (spec: Static<S>) => { kind: string; ref: string }[]
-  /** Cross-field rules the schema cannot say; returns issues (empty = valid). */
-  validate?: (spec: Static<S>) => FieldIssue[]
+  /**
+   * Cross-field rules the schema cannot say; returns issues (empty = valid). May be async (a
+   * check that runs a process must not block the resource service's event loop).
+   */
+  validate?: (spec: Static<S>) => FieldIssue[] | Promise<FieldIssue[]>
   description?: string
 }
 
@@ -56,7 +59,7 @@ export interface Kind<S extends TObject = TObject> {
   exclusiveFlags: string[]
   // Method syntax on purpose: it keeps Kind<Specific> assignable to Kind<TObject> (AnyKind).
   refs(spec: Static<S>): { kind: string; ref: string }[]
-  validate(spec: Static<S>): FieldIssue[]
+  validate(spec: Static<S>): FieldIssue[] | Promise<FieldIssue[]>
   /** Body of POST: address fields plus the spec. */
   createBody: TObject
   /** Body of PUT/PATCH: every spec field optional. */

@@ -8,7 +8,7 @@ import { conflict, forbidden, invalid, notFound, type FieldIssue } from '../kern
 import { secretAad, type SecretBox } from '../kernel/crypto.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
-import type { AnyKind } from './kind.ts'
+import type { AnyKind, Kind } from './kind.ts'
 import { canOnResource, resourcePermission, type ResourceMeta } from './permissions.ts'
 import { canonicalJson } from './canonical-json.ts'
 import { mayCreateIn } from '../namespaces/policy.ts'
@@ -21,10 +21,20 @@ import { claimNamespace, standingIn } from '../namespaces/store.ts'
  */
 export type Address = { namespace: string; name: string } | { id: string } | { name: string }
 
-export interface ResourceRecord extends Record<string, unknown> {
+/**
+ * One resource as the API returns it, typed by its kind's spec: `get(p, agentKind, …)` gives
+ * `agent.system_prompt` as a string. Secret fields are absent (`has_<field>` instead) although the
+ * spec type lists them; the index signature keeps untyped reads (`record['x']`) working.
+ */
+export type ResourceRecord<S extends object = Record<string, unknown>> = S & {
   id: string
   name: string
-}
+  namespace?: string
+  managed_by?: string | null
+  owner_id?: string | null
+  version?: number
+  is_active?: boolean
+} & Record<string, unknown>
 
 export interface ListOptions {
   namespaces?: string[]
@@ -74,10 +84,14 @@ const ROW_COLUMNS = sql.unsafe`id, kind, namespace, name, spec, secrets, owner_i
 
 export interface ResourceService {
   kinds: ReadonlyMap<string, AnyKind>
-  list(p: Principal, kind: AnyKind, options?: ListOptions): Promise<{ items: ResourceRecord[]; total: number }>
-  get(p: Principal, kind: AnyKind, address: Address): Promise<ResourceRecord>
-  create(p: Principal, kind: AnyKind, body: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord>
-  update(p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord>
+  list<S extends TObject>(p: Principal, kind: Kind<S>, options?: ListOptions): Promise<{ items: ResourceRecord<Static<S>>[]; total: number }>
+  get<S extends TObject>(p: Principal, kind: Kind<S>, address: Address): Promise<ResourceRecord<Static<S>>>
+  create<S extends TObject>(p: Principal, kind: Kind<S>, body: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord<Static<S>>>
+  update<S extends TObject>(p: Principal, kind: Kind<S>, address: Address, patch: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord<Static<S>>>
+  /** For the platform's own use (no permission check): one resource by id, inactive ones included; null when absent. */
+  byId<S extends TObject>(kind: Kind<S>, id: string): Promise<ResourceRecord<Static<S>> | null>
+  /** For the platform's own use (no permission check): the resources named `namespace/name`, inactive ones included, in `refs` order. */
+  loadMany<S extends TObject>(kind: Kind<S>, refs: readonly string[]): Promise<ResourceRecord<Static<S>>[]>
   remove(p: Principal, kind: AnyKind, address: Address): Promise<void>
   versions(p: Principal, kind: AnyKind, address: Address): Promise<{ version: number; fields: unknown; created_by: string | null; created_at: string }[]>
   /** Create or update to match `body`, skipping unchanged resources by checksum; refuses resources managed by someone else unless forced. */
@@ -147,9 +161,9 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     return [...check.Errors(value)].map((e) => ({ path: e.path.replace(/^\//, '').replace(/\//g, '.'), message: e.message }))
   }
 
-  function assertValid(kind: AnyKind, spec: Record<string, unknown>): void {
+  async function assertValid(kind: AnyKind, spec: Record<string, unknown>): Promise<void> {
     const issues = validationIssues(checks(kind).spec, spec)
-    if (issues.length === 0) issues.push(...kind.validate(spec as Static<TObject>))
+    if (issues.length === 0) issues.push(...(await kind.validate(spec as Static<TObject>)))
     if (issues.length > 0) throw invalid(`invalid ${kind.kind}`, issues)
   }
 
@@ -232,7 +246,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
       throw kind.adminOnly ? forbidden(`${kind.plural} are admin-only`, 'auth.admin_only') : forbidden(`not allowed to create ${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`)
     }
     const withDefaults = Value.Default(kind.spec, structuredClone(rest)) as Record<string, unknown>
-    assertValid(kind, withDefaults)
+    await assertValid(kind, withDefaults)
     assertAdminFields(p, kind, 'create', m, Value.Default(kind.spec, {}) as Record<string, unknown>, withDefaults)
     const { spec, secretInput } = splitSecrets(kind, withDefaults)
     const isActive = activeIn !== false
@@ -270,7 +284,7 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     const merged = { ...before, ...specPatch }
     const withSecrets = { ...merged }
     for (const key of kind.secrets) withSecrets[key] = key in secretInput ? secretInput[key] : row.secrets[key] === undefined ? null : 'set'
-    assertValid(kind, withSecrets)
+    await assertValid(kind, withSecrets)
     assertAdminFields(p, kind, 'update', meta(row), before, merged)
     const isActive = typeof activeIn === 'boolean' ? activeIn : row.is_active
     const versionChanged = kind.versioned.some((f) => canonicalJson(before[f]) !== canonicalJson(merged[f]))
@@ -354,18 +368,38 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     return rows as unknown as { version: number; fields: unknown; created_by: string | null; created_at: string }[]
   }
 
+  async function byId(kind: AnyKind, id: string): Promise<ResourceRecord | null> {
+    const row = await findRow(kind, { id })
+    return row === null ? null : toRecord(kind, row)
+  }
+
+  async function loadMany(kind: AnyKind, refs: readonly string[]): Promise<ResourceRecord[]> {
+    if (refs.length === 0) return []
+    const rows = (await db.any(
+      sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} and (namespace || '/' || name) = any(${sql.array([...refs], 'text')})`,
+    )) as readonly Row[]
+    const byRef = new Map(rows.map((r) => [`${r.namespace}/${r.name}`, r]))
+    return refs.flatMap((ref) => {
+      const row = byRef.get(ref)
+      return row === undefined ? [] : [toRecord(kind, row)]
+    })
+  }
+
   async function secretsOf(kind: AnyKind, id: string): Promise<Record<string, string>> {
     const row = await findRow(kind, { id })
     if (row === null) throw notFound(`${kind.kind} ${id} not found`)
     return Object.fromEntries(Object.entries(row.secrets).map(([k, v]) => [k, box.decrypt(v, aad(kind, row.id, k))]))
   }
 
+  // The engine works on any kind; the typed signatures of ResourceService only narrow what it returns.
   return {
     kinds,
-    list,
-    get: async (p, kind, address) => toRecord(kind, await visibleRow(p, kind, address)),
-    create,
-    update,
+    list: list as ResourceService['list'],
+    get: (async (p: Principal, kind: AnyKind, address: Address) => toRecord(kind, await visibleRow(p, kind, address))) as ResourceService['get'],
+    create: create as ResourceService['create'],
+    update: update as ResourceService['update'],
+    byId: byId as ResourceService['byId'],
+    loadMany: loadMany as ResourceService['loadMany'],
     remove,
     versions,
     apply,

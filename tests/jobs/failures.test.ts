@@ -84,7 +84,7 @@ t.test('kill -9 of workers mid-job', async (t) => {
     const second = await spawnWorker(t, env, ['agent'])
     const done = await h.settle(job.id)
     t.equal(done.status, 'failed')
-    t.match(done.error, /worker lost/)
+    t.match(done.error, { code: 'job.worker_lost', message: /worker lost/ })
     t.equal(done.attempts, 1, 'not retried')
     await kill9(second.proc)
   })

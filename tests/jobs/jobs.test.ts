@@ -67,6 +67,25 @@ t.test('a function job runs to completion; status, result, execution record and 
   t.match(final.data, { schema: 'platform.execution.v1', pool: 'fn', kind: 'function', attempt: 1, result: { value: { hello: 'world' } } })
 })
 
+t.test('job errors carry {code, type, message}; the execution record and the event keep the text', async (t) => {
+  const seen: Record<string, unknown>[] = []
+  const sub = platform.nc.subscribe(names.subject('events.execution.tests.typed.failed'), { callback: (_e, m) => void seen.push(m.json()) })
+  t.teardown(() => sub.unsubscribe())
+  const typed = await settle((await enqueue({ op: 'fail-typed' }, { name: 'typed', maxAttempts: 1 })).id)
+  t.same(typed.error, { code: 'function.error', type: 'ValueError', message: 'bad value' })
+  const exe = await eventually(async () => {
+    const r = await env.request('GET', `/executions/${typed.id}`, { token: alice.token })
+    return (r.body as { status: string }).status === 'failed' ? (r.body as { error: string }) : undefined
+  }, 'the mirror')
+  t.equal(exe.error, 'ValueError: bad value', 'WIRE.md shape: error is text')
+  t.match((await env.request('GET', `/jobs/${typed.id}`, { token: alice.token })).body, { error: 'ValueError: bad value' })
+  const event = await eventually(async () => seen.find((e) => e['execution_id'] === typed.id), 'the failed event')
+  t.equal(event['error'], 'ValueError: bad value')
+
+  const slow = await settle((await enqueue({ op: 'sleep', ms: 5_000 }, { maxAttempts: 1, timeoutMs: 200 })).id)
+  t.match(slow, { status: 'failed', error: { code: 'job.timeout', type: '', message: /^timed out after/ } }, "the job's time limit is job.timeout")
+})
+
 t.test('a flaky function job is retried and completes; a poisoned one goes to the DLQ after 1 + 3 attempts and can be retried', async (t) => {
   const flaky = await settle((await enqueue({ op: 'fail-times', times: 2 })).id)
   t.equal(flaky.status, 'completed')
@@ -76,7 +95,7 @@ t.test('a flaky function job is retried and completes; a poisoned one goes to th
   const failed = await settle(poisoned.id)
   t.equal(failed.status, 'failed')
   t.equal(failed.attempts, 4, '1 attempt + QUEUE_MAX_RETRIES (3)')
-  t.equal(failed.error, 'poisoned input')
+  t.same(failed.error, { code: 'job.failed', type: '', message: 'poisoned input' }, 'an untyped error is job.failed')
   t.type(failed.dlq_seq, 'number')
 
   const listed = await eventually(async () => {

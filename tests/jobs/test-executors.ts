@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { JobFailure } from '../../src/jobs/job-state.ts'
 import type { JobExecutor } from '../../src/jobs/worker.ts'
 
 /*
@@ -7,7 +8,7 @@ import type { JobExecutor } from '../../src/jobs/worker.ts'
  * failure tests prove an effect was neither lost nor applied twice.
  */
 export interface TestInput {
-  op: 'echo' | 'sleep' | 'fail' | 'fail-times' | 'effect' | 'crash-once' | 'big'
+  op: 'echo' | 'sleep' | 'fail' | 'fail-typed' | 'fail-times' | 'effect' | 'crash-once' | 'big'
   value?: unknown
   ms?: number
   times?: number
@@ -29,6 +30,8 @@ export function testExecutor(databaseUrl?: string): JobExecutor {
         return { slept: input.ms ?? 100 }
       case 'fail':
         throw new Error('poisoned input')
+      case 'fail-typed':
+        throw new JobFailure('function.error', 'bad value', 'ValueError')
       case 'fail-times':
         if (attempt <= (input.times ?? 1)) throw new Error(`failing attempt ${String(attempt)}`)
         return { attempt }

@@ -111,3 +111,16 @@ t.test('LLM provider secrets: encrypted at rest, never returned, one default', a
   await env.sql("update resources set secrets = (select secrets from resources where id = $1) where id = $2", [id, gammaId])
   await t.rejects(service.secretsOf(env.platform.resources?.kinds.get('llm_provider') as never, gammaId), { code: 'secrets.undecryptable' }, 'a ciphertext moved to another row does not decrypt')
 })
+
+t.test('byId and loadMany: typed records for the platform itself, no permission check', async (t) => {
+  for (const name of ['m1', 'm2']) t.equal((await env.request('POST', '/api/v1/functions', { body: { namespace: 'many', name, code } })).status, 201)
+  const listed = await service.get(admin, functionKind, { namespace: 'many', name: 'm1' })
+  const one = await service.byId(functionKind, listed.id)
+  // typed by the kind's spec: `code` and `entrypoint` are strings, defaults filled in
+  const text: string = one?.code ?? ''
+  t.equal(text, code)
+  t.equal(one?.entrypoint, 'handler')
+  t.equal(await service.byId(functionKind, '00000000-0000-0000-0000-000000000000'), null)
+  const many = await service.loadMany(functionKind, ['many/m2', 'many/absent', 'many/m1'])
+  t.same(many.map((r) => r.name), ['m2', 'm1'], 'in the order asked, absent ones left out')
+})

@@ -12,9 +12,9 @@ export const functionKind = defineKind({
   adminFields: ['shared_pool'],
   versioned: ['code', 'entrypoint', 'input_schema', 'output_schema'],
   // Saved code must parse and define the entrypoint; schemas must be valid JSON Schemas.
-  validate: (spec) => [
+  validate: async (spec) => [
     ...schemaIssues('/input_schema', spec.input_schema),
     ...schemaIssues('/output_schema', spec.output_schema),
-    ...checkPythonCode(spec.code, spec.entrypoint, process.env['SANDBOX_PYTHON'] ?? '/usr/bin/python3'),
+    ...(await checkPythonCode(spec.code, spec.entrypoint, process.env['SANDBOX_PYTHON'] ?? '/usr/bin/python3')),
   ],
 })

@@ -1,0 +1,184 @@
+/*
+ * The one registry of error codes: every code the platform answers (HTTP error bodies, stream
+ * `error` events, job and execution errors) is listed here with its usual HTTP status, a default
+ * message and whether it is public. `AppError` refuses a code that is not registered, and
+ * tests/kernel/error-codes.test.ts scans the source so that a new code cannot be written without
+ * an entry. The README's error table is generated from it (`npm run cli -- error-table`).
+ *
+ * `public: false` marks codes whose detail may carry internals: a client gets the default message
+ * instead of the detail (the detail stays in the logs). `surface` says where a client meets it.
+ */
+export type ErrorSurface = 'http' | 'stream' | 'job'
+
+export interface ErrorCodeInfo {
+  status: number
+  message: string
+  public: boolean
+  surface: ErrorSurface
+}
+
+type Row = [status: number, message: string, surface?: ErrorSurface, isPublic?: boolean]
+
+/** Grouped by area; keep each group sorted. A feature may add its own with `registerErrorCodes`. */
+const CODES: Record<string, Row> = {
+  // platform
+  internal: [500, 'internal error', 'http', false],
+  'config.invalid': [500, 'the configuration is invalid'],
+  'config.missing': [500, 'required settings are missing'],
+  'secrets.undecryptable': [500, 'a stored secret could not be decrypted'],
+  'service.database_unavailable': [503, 'the database is unavailable right now; retry shortly'],
+  'service.timeout': [504, 'the service did not answer in time'],
+  'service.unavailable': [503, 'no service is answering right now; retry shortly'],
+  // requests and routes
+  'request.bad': [400, 'bad request'],
+  'request.invalid': [422, 'the request is invalid'],
+  'request.invalid_text': [400, 'the request holds text that cannot be stored'],
+  'request.malformed_json': [400, 'the body is not valid JSON'],
+  'request.too_deep': [400, 'the body is nested too deeply'],
+  'request.too_large': [413, 'the body is too large'],
+  'request.unsupported_media_type': [415, 'unsupported content type'],
+  'route.method_not_allowed': [405, 'method not allowed'],
+  'route.not_found': [404, 'no such route'],
+  // authentication and access
+  'api_key.not_found': [404, 'API key not found'],
+  'api_key.wider_than_owner': [403, "an API key cannot hold more than its owner's permissions"],
+  'auth.admin_only': [403, 'admin only'],
+  'auth.api_key_expired': [401, 'the API key has expired'],
+  'auth.bad_scheme': [401, 'unsupported authorization scheme'],
+  'auth.exchange_admin_target': [403, 'token exchange cannot target an administrator'],
+  'auth.exchange_wider_than_caller': [403, 'token exchange cannot grant more than the caller holds'],
+  'auth.execution_ended': [401, 'the execution this token belongs to has ended'],
+  'auth.execution_token': [403, 'not allowed with an execution token'],
+  'auth.forbidden': [403, 'not allowed'],
+  'auth.invalid_api_key': [401, 'invalid API key'],
+  'auth.invalid_credentials': [401, 'invalid credentials'],
+  'auth.invalid_otp': [401, 'invalid or expired code'],
+  'auth.invalid_refresh': [401, 'invalid or expired refresh token'],
+  'auth.invalid_token': [401, 'invalid token'],
+  'auth.rate_limited': [429, 'too many attempts; retry later'],
+  'auth.refresh_reused': [401, 'the refresh token was already used; the login is revoked'],
+  'auth.token_expired': [401, 'the token has expired'],
+  'auth.unauthorized': [401, 'authentication required'],
+  'auth.user_inactive': [401, 'the user is inactive'],
+  'auth.wrong_token_type': [401, 'wrong token type'],
+  'role.exists': [409, 'the role already exists'],
+  'role.not_found': [404, 'role not found'],
+  'user.exists': [409, 'the user already exists'],
+  'user.not_found': [404, 'user not found'],
+  // resources and namespaces
+  'namespace.exists': [409, 'the namespace already exists'],
+  'namespace.forbidden': [403, 'not allowed in this namespace'],
+  'namespace.not_empty': [409, 'the namespace still holds resources'],
+  'namespace.not_found': [404, 'namespace not found'],
+  'namespace.not_member': [404, 'not a member of the namespace'],
+  'namespace.not_owner': [403, 'only the namespace owner may do this'],
+  'resource.admin_field': [403, 'only administrators may set this field'],
+  'resource.conflict': [409, 'conflict'],
+  'resource.exists': [409, 'the resource already exists'],
+  'resource.not_found': [404, 'resource not found'],
+  // functions, jobs and the queue
+  'callback.disabled': [400, 'callbacks are disabled'],
+  'container.not_found': [404, 'container not found'],
+  'dependency.exists': [409, 'the dependency already exists'],
+  'dependency.not_allowed': [422, 'the dependency is not allowed'],
+  'dependency.not_found': [404, 'dependency not found'],
+  'dlq.not_found': [404, 'no such dead letter entry'],
+  'execution.not_found': [404, 'execution not found'],
+  'function.error': [500, 'the function raised an error', 'job'],
+  'function.inactive': [409, 'the function is inactive'],
+  'function.invalid_input': [422, "the input does not match the function's input_schema"],
+  'function.not_found': [404, 'the function was deleted', 'job'],
+  'function.output_invalid': [500, 'the result does not match output_schema', 'job'],
+  'function.timeout': [504, 'the function ran out of time', 'job'],
+  'job.already_finished': [409, 'the job has already finished'],
+  'job.cancelled': [409, 'the job was cancelled', 'job'],
+  'job.depth_exceeded': [422, 'too many nested executions'],
+  'job.failed': [500, 'the job failed', 'job'],
+  'job.invalid': [500, 'a job without what it needs to run', 'job'],
+  'job.not_completed': [409, 'the job has not completed'],
+  'job.not_found': [404, 'job not found'],
+  'job.result_expired': [404, 'the job result has expired'],
+  'job.timeout': [504, 'the job ran out of time', 'job'],
+  'job.worker_lost': [500, 'the worker running the job was lost', 'job'],
+  'mirror.failed': [500, 'the job state could not be recorded', 'job'],
+  'queue.unavailable': [503, 'the queue did not accept the message'],
+  'result.unstorable': [500, 'the result holds text that cannot be stored', 'job'],
+  'sandbox.disabled': [422, 'function execution is disabled (SANDBOX_EXECUTOR=disabled)'],
+  'sandbox.no_workers': [409, 'no sandbox worker is running'],
+  'sandbox.scale_failed': [409, 'scaling the sandboxes failed'],
+  // chats, agents, turns
+  'actor.bad_key': [422, 'bad actor key'],
+  'actor.invalid_message': [422, 'invalid actor message'],
+  'agent.delegation_failed': [502, 'the delegated agent did not answer', 'stream'],
+  'agent.not_found': [404, 'the agent no longer exists', 'stream'],
+  'chat.approval_decided': [409, 'the approval was already decided'],
+  'chat.approval_not_found': [404, 'approval not found'],
+  'chat.approval_unknown': [404, 'no such tool call in this chat', 'stream'],
+  'chat.invalid_input': [422, 'invalid chat input'],
+  'chat.not_found': [404, 'chat not found'],
+  'chat.stream_not_found': [404, 'the chat has no active stream'],
+  'chat.turn_failed': [502, 'the turn failed'],
+  'chat.turn_timeout': [504, 'the turn did not end in time'],
+  'stream.timeout': [504, 'no event within the idle timeout', 'stream'],
+  'stream.unavailable': [503, 'the event stream is unavailable; reconnect with Last-Event-ID', 'stream'],
+  'turn.failed': [502, 'the agent turn failed', 'stream'],
+  'turn.too_many_tool_rounds': [502, 'stopped after MAX_TOOL_ITERATIONS tool rounds', 'stream'],
+  'turn.worker_lost': [502, 'the worker running this turn was lost', 'stream'],
+  // LLM providers
+  'llm.aborted': [499, 'the LLM call was aborted', 'stream'],
+  'llm.bad_response': [502, 'the LLM provider answered something unreadable', 'stream'],
+  'llm.connection_failed': [502, 'the LLM provider could not be reached', 'stream'],
+  'llm.endpoint_refused': [502, 'the LLM provider endpoint is refused', 'stream'],
+  'llm.http_error': [502, 'the LLM provider answered an error', 'stream'],
+  'llm.invalid_request': [500, 'an invalid request to the LLM provider', 'stream'],
+  'llm.no_model': [422, 'no model is named', 'stream'],
+  'llm.no_provider': [503, 'no LLM provider is configured', 'stream'],
+  'llm.provider_not_found': [422, "the agent's LLM provider does not exist or is disabled", 'stream'],
+  'llm.stream_error': [502, 'the LLM provider reported an error', 'stream'],
+  'llm.timeout': [504, 'the LLM provider did not answer in time', 'stream'],
+  // outbound HTTP (callbacks, connectors, providers)
+  'outbound.aborted': [499, 'the request was aborted'],
+  'outbound.connect_failed': [502, 'the remote host could not be reached'],
+  'outbound.host_not_allowed': [400, 'the host is not in the allowlist'],
+  'outbound.invalid_url': [400, 'not a valid URL'],
+  'outbound.not_https': [400, 'the URL must use HTTPS'],
+  'outbound.private_address': [400, 'the host resolves to a non-public address'],
+  'outbound.response_too_large': [502, 'the response is too large'],
+  'outbound.timeout': [504, 'the remote host did not answer in time'],
+  'outbound.too_many_redirects': [502, 'too many redirects'],
+  'outbound.unresolvable': [400, 'the host does not resolve'],
+  // templates
+  'template.forbidden': [422, 'the template uses something forbidden'],
+  'template.render': [422, 'template rendering failed'],
+  'template.syntax': [422, 'template syntax error'],
+  'template.timeout': [422, 'template rendering took too long'],
+  'template.too_large': [422, 'the template or its output is too large'],
+  'template.undefined_variable': [422, 'the template uses an undefined variable'],
+}
+
+const registry = new Map<string, ErrorCodeInfo>(
+  Object.entries(CODES).map(([code, [status, message, surface, isPublic]]) => [code, { status, message, surface: surface ?? 'http', public: isPublic ?? true }]),
+)
+// A refused callback_url answers the outbound check's code renamed `callback.*` (functions/callback.ts), as a 400.
+for (const [code, info] of [...registry]) {
+  if (code.startsWith('outbound.')) registry.set(code.replace(/^outbound\./, 'callback.'), { ...info, status: 400, message: `callback_url: ${info.message}` })
+}
+
+/** For a later module's own codes; a code registered twice with another meaning is a programming error. */
+export function registerErrorCodes(codes: Record<string, ErrorCodeInfo>): void {
+  for (const [code, info] of Object.entries(codes)) {
+    const had = registry.get(code)
+    if (had !== undefined && JSON.stringify(had) !== JSON.stringify(info)) throw new Error(`error code ${code} is registered twice with different meanings`)
+    registry.set(code, info)
+  }
+}
+
+export const errorCodeInfo = (code: string): ErrorCodeInfo | undefined => registry.get(code)
+export const isRegisteredErrorCode = (code: string): boolean => registry.has(code)
+export const registeredErrorCodes = (): ReadonlyMap<string, ErrorCodeInfo> => registry
+
+/** The README table (`npm run cli -- error-table`). */
+export function errorTable(): string {
+  const rows = [...registry].sort(([a], [b]) => a.localeCompare(b)).map(([code, i]) => `| \`${code}\` | ${String(i.status)} | ${i.surface}${i.public ? '' : ' (internal)'} | ${i.message} |`)
+  return ['| Code | Status | Where | Default message |', '|---|---|---|---|', ...rows].join('\n')
+}
