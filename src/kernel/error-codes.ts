@@ -109,6 +109,7 @@ const CODES: Record<string, Row> = {
   // chats, agents, turns
   'actor.bad_key': [422, 'bad actor key'],
   'actor.invalid_message': [422, 'invalid actor message'],
+  'actor.unknown_message': [422, 'the actor protocol has no message of this name'],
   'agent.delegation_failed': [502, 'the delegated agent did not answer', 'stream'],
   'agent.not_found': [404, 'the agent no longer exists', 'stream'],
   'chat.approval_decided': [409, 'the approval was already decided'],
@@ -117,6 +118,7 @@ const CODES: Record<string, Row> = {
   'chat.invalid_input': [422, 'invalid chat input'],
   'chat.not_found': [404, 'chat not found'],
   'chat.stream_not_found': [404, 'the chat has no active stream'],
+  'chat.stream_abandoned': [499, 'every client left the stream and none came back within SSE_RECONNECT_WINDOW_SECONDS: the turn was cancelled', 'stream'],
   'chat.turn_failed': [502, 'the turn failed'],
   'chat.turn_timeout': [504, 'the turn did not end in time'],
   'stream.timeout': [504, 'no event within the idle timeout', 'stream'],
