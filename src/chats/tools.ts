@@ -1,8 +1,9 @@
 import { namespacesUsedBy } from '../namespaces/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
+import type { Static, TObject } from '@sinclair/typebox'
+import type { AgentSpec } from '../../schemas/agent.ts'
 import type { Db } from '../platform/db.ts'
-import { sql } from '../platform/db.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
 import { functionKind } from '../kinds/function/kind.ts'
 import { skillKind } from '../kinds/skill/kind.ts'
@@ -10,8 +11,8 @@ import { invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import type { JobState } from '../jobs/job-state.ts'
 import { canOnResource } from '../resources/permissions.ts'
-import type { AnyKind } from '../resources/kind.ts'
-import type { ResourceService } from '../resources/service.ts'
+import type { Kind } from '../resources/kind.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { renderTemplate } from '../templates/render.ts'
 import type { ChatRow } from './store.ts'
 
@@ -22,18 +23,14 @@ import type { ChatRow } from './store.ts'
  * sub-agents, skills and system tools live here; queries, collections, stores and connectors add
  * providers of their own (`registerToolProvider`).
  */
-export interface AgentSpecLike {
-  id: string
-  namespace: string
-  name: string
-  spec: Record<string, unknown>
-  owner_id: string | null
-}
+/** A namespaced resource as the engine returns it, typed by its kind's spec (`agent.system_prompt`). */
+export type Loaded<S extends TObject> = ResourceRecord<Static<S>> & { namespace: string; owner_id: string | null }
+export type AgentRecord = Loaded<typeof AgentSpec>
 
 export interface ToolContext {
   principal: Principal
   chat: ChatRow
-  agent: AgentSpecLike
+  agent: AgentRecord
   /** The turn's job: parent of every execution a tool starts. */
   job: JobState
   /** Delegation depth of this turn (0 for a user's chat). */
@@ -71,9 +68,9 @@ export interface ToolDeps {
   resources: ResourceService
   invoke: InvokeDeps
   /** Runs a sub-agent turn and returns its final reply (see turn.ts). */
-  delegate(ctx: ToolContext, agent: AgentSpecLike, message: string): Promise<string>
+  delegate(ctx: ToolContext, agent: AgentRecord, message: string): Promise<string>
   /** Starts a sub-agent turn whose reply resumes this chat later (suspend mode). */
-  delegateSuspended(ctx: ToolContext, agent: AgentSpecLike, message: string, toolCallId: string): Promise<void>
+  delegateSuspended(ctx: ToolContext, agent: AgentRecord, message: string, toolCallId: string): Promise<void>
 }
 
 const extra: ((d: ToolDeps) => ToolProvider)[] = []
@@ -85,29 +82,20 @@ export function registerToolProvider(make: (d: ToolDeps) => ToolProvider): void 
 /** `{ns}__{name}`: `/` is not allowed in tool names (WIRE.md). */
 export const toolName = (prefix: string, ns: string, name: string): string => `${prefix}${ns}__${name}`
 
-interface Loaded {
-  id: string
-  namespace: string
-  name: string
-  spec: Record<string, unknown>
-  owner_id: string | null
-}
-
 /**
  * The agent's enabled_* patterns → the resources the chat's user may read. Wildcards only pick
  * resources in namespaces the agent's OWNER owns or was granted: an admin's `tools/*` must not
  * pick up a function a plain user planted in a namespace the admin never granted (it would run
  * with the chatting admin's identity). An agent without an owner expands wildcards to nothing.
  */
-async function expandAndLoad(d: ToolDeps, p: Principal, agent: AgentSpecLike, kind: AnyKind, patterns: string[]): Promise<Loaded[]> {
+async function expandAndLoad<S extends TObject>(d: ToolDeps, p: Principal, agent: AgentRecord, kind: Kind<S>, patterns: readonly string[]): Promise<Loaded<S>[]> {
   if (patterns.length === 0) return []
   const hasWildcard = patterns.some((pat) => pat.includes('*'))
   const wildcardNamespaces = !hasWildcard ? undefined : agent.owner_id === null ? new Set<string>() : await namespacesUsedBy(d.db, agent.owner_id)
   const refs = await d.resources.expand(p, kind, patterns, wildcardNamespaces === undefined ? {} : { wildcardNamespaces })
   if (refs.length === 0) return []
-  const keys = refs.map((r) => `${r.namespace}/${r.name}`)
-  const rows = await d.db.any(sql.unsafe`select id, namespace, name, spec, owner_id from resources where kind = ${kind.kind} and is_active and (namespace || '/' || name) = any(${sql.array(keys, 'text')})`)
-  return rows as unknown as Loaded[]
+  const records = await d.resources.loadMany(kind, refs.map((r) => `${r.namespace}/${r.name}`))
+  return records.filter((r) => r.is_active !== false) as Loaded<S>[]
 }
 
 const objectSchema = (s: unknown): Record<string, unknown> => {
@@ -119,17 +107,17 @@ function functionTools(d: ToolDeps): ToolProvider {
   return {
     name: 'functions',
     async discover(ctx) {
-      const fns = await expandAndLoad(d, ctx.principal, ctx.agent, functionKind, (ctx.agent.spec['enabled_functions'] as string[] | undefined) ?? [])
-      const presets = (ctx.agent.spec['function_parameters'] ?? {}) as Record<string, Record<string, unknown>>
+      const fns = await expandAndLoad(d, ctx.principal, ctx.agent, functionKind, ctx.agent.enabled_functions)
+      const presets = ctx.agent.function_parameters
       return fns.map((fn): Tool => {
         const ref = `${fn.namespace}/${fn.name}`
         // defaults pre-filled when the agent calls the function; string values are templates over the chat's input
         const defaults = Object.fromEntries(Object.entries(presets[ref] ?? {}).map(([k, v]) => [k, typeof v === 'string' ? renderTemplate(v, ctx.chat.input) : v]))
         return {
           name: toolName('', fn.namespace, fn.name),
-          description: String(fn.spec['description'] ?? '') || `function ${ref}`,
-          parameters: objectSchema(fn.spec['input_schema']),
-          requiresApproval: fn.spec['requires_approval'] === true,
+          description: fn.description || `function ${ref}`,
+          parameters: objectSchema(fn.input_schema),
+          requiresApproval: fn.requires_approval === true,
           ref: { namespace: fn.namespace, name: fn.name },
           async run(args, c) {
             // permission at execution time, on the function as it is now
@@ -153,13 +141,13 @@ function agentTools(d: ToolDeps): ToolProvider {
   return {
     name: 'agents',
     async discover(ctx) {
-      const agents = await expandAndLoad(d, ctx.principal, ctx.agent, agentKind, (ctx.agent.spec['enabled_agents'] as string[] | undefined) ?? [])
+      const agents = await expandAndLoad(d, ctx.principal, ctx.agent, agentKind, ctx.agent.enabled_agents)
       return agents
         .filter((a) => a.id !== ctx.agent.id)
         .map(
           (a): Tool => ({
             name: toolName('call_agent__', a.namespace, a.name),
-            description: `Ask the agent ${a.namespace}/${a.name}: ${String(a.spec['description'] ?? '')}`.trim(),
+            description: `Ask the agent ${a.namespace}/${a.name}: ${a.description}`.trim(),
             parameters: { type: 'object', properties: { message: { type: 'string', description: 'what to ask the agent' } }, required: ['message'] },
             requiresApproval: false,
             ref: { namespace: a.namespace, name: a.name },
@@ -187,23 +175,23 @@ export interface SkillContent {
 }
 
 /** Skills enabled with preload: their content goes into the system prompt. */
-export async function preloadedSkills(d: ToolDeps, p: Principal, agent: AgentSpecLike): Promise<SkillContent[]> {
-  const entries = (agent.spec['enabled_skills'] ?? []) as (string | { skill: string; preload?: boolean })[]
+export async function preloadedSkills(d: ToolDeps, p: Principal, agent: AgentRecord): Promise<SkillContent[]> {
+  const entries = agent.enabled_skills
   const patterns = entries.filter((e) => typeof e !== 'string' && e.preload === true).map((e) => (e as { skill: string }).skill)
-  return (await expandAndLoad(d, p, agent, skillKind, patterns)).map((s) => ({ namespace: s.namespace, name: s.name, content: String(s.spec['content'] ?? '') }))
+  return (await expandAndLoad(d, p, agent, skillKind, patterns)).map((s) => ({ namespace: s.namespace, name: s.name, content: s.content }))
 }
 
 function skillTools(d: ToolDeps): ToolProvider {
   return {
     name: 'skills',
     async discover(ctx) {
-      const entries = (ctx.agent.spec['enabled_skills'] ?? []) as (string | { skill: string; preload?: boolean })[]
+      const entries = ctx.agent.enabled_skills
       const patterns = entries.filter((e) => typeof e === 'string' || e.preload !== true).map((e) => (typeof e === 'string' ? e : e.skill))
       const skills = await expandAndLoad(d, ctx.principal, ctx.agent, skillKind, patterns)
       return skills.map(
         (s): Tool => ({
           name: toolName('get_skill__', s.namespace, s.name),
-          description: `Instructions: ${String(s.spec['description'] ?? `${s.namespace}/${s.name}`)}`,
+          description: `Instructions: ${s.description || `${s.namespace}/${s.name}`}`,
           parameters: { type: 'object', properties: {} },
           requiresApproval: false,
           ref: { namespace: s.namespace, name: s.name },
@@ -231,7 +219,7 @@ function systemTools(): ToolProvider {
   return {
     name: 'system',
     async discover(ctx) {
-      const names = ((ctx.agent.spec['system_tools'] ?? []) as (string | { name: string })[]).map((e) => (typeof e === 'string' ? e : e.name))
+      const names = ctx.agent.system_tools.map((e) => (typeof e === 'string' ? e : e.name))
       return names.filter((n) => n in SYSTEM_TOOLS).map((n) => ({ name: n, ...(SYSTEM_TOOLS[n] as Omit<Tool, 'name'>) }))
     },
   }

@@ -1,7 +1,7 @@
 import { loadPrincipal, type Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
-import { sql, type Db } from '../platform/db.ts'
+import type { Db } from '../platform/db.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
 import { functionKind } from '../kinds/function/kind.ts'
 import { invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
@@ -13,7 +13,7 @@ import type { ResourceService } from '../resources/service.ts'
 import type { ListenerWatch } from '../streaming/listeners.ts'
 import { renderTemplate } from '../templates/render.ts'
 import { chatStore, type ChatRow, type MessageRow } from './store.ts'
-import { discoverTools, preloadedSkills, SUSPENDED, toolProviders, type AgentSpecLike, type Tool, type ToolContext, type ToolDeps } from './tools.ts'
+import { discoverTools, preloadedSkills, SUSPENDED, toolProviders, type AgentRecord, type Tool, type ToolContext, type ToolDeps } from './tools.ts'
 import { truncateForContext } from './truncate.ts'
 
 /*
@@ -59,11 +59,11 @@ export interface TurnDeps {
   /** The stream channel's publisher (no-op for a null channel). */
   emitter(channelId: string | null): Emit
   /** The LLM client and model for an agent (provider resolution of SPEC §2.1). */
-  llm(agent: AgentSpecLike): Promise<{ client: LlmClient; model: string }>
+  llm(agent: AgentRecord): Promise<{ client: LlmClient; model: string }>
   /** Runs a sub-agent's turn as a job and waits for its reply. */
-  delegate(ctx: ToolContext, agent: AgentSpecLike, message: string): Promise<string>
+  delegate(ctx: ToolContext, agent: AgentRecord, message: string): Promise<string>
   /** Starts a sub-agent turn whose reply resumes the parent chat later (suspend mode). */
-  delegateSuspended(ctx: ToolContext, agent: AgentSpecLike, message: string, toolCallId: string): Promise<void>
+  delegateSuspended(ctx: ToolContext, agent: AgentRecord, message: string, toolCallId: string): Promise<void>
   /** A sub-agent turn of a suspended parent ended: store its reply there and resume the parent. */
   resumeParent(to: ResumeTo, result: unknown): Promise<void>
   /** Tells the chat's actor the turn ended (it starts the next queued message). */
@@ -83,9 +83,10 @@ export class TurnError extends Error {
   }
 }
 
-export async function loadAgent(db: Db, id: string): Promise<AgentSpecLike | null> {
-  const row = await db.maybeOne(sql.unsafe`select id, namespace, name, spec, owner_id from resources where kind = 'agent' and id = ${id}::uuid and is_active`)
-  return row as unknown as AgentSpecLike | null
+/** The chat's agent, if it still exists and is active (the platform's own read: the turn checks `chat` permission itself). */
+export async function loadAgent(resources: ResourceService, id: string): Promise<AgentRecord | null> {
+  const agent = await resources.byId(agentKind, id)
+  return agent === null || agent.is_active === false ? null : (agent as AgentRecord)
 }
 
 type HookReply = { content?: string; block?: boolean; reply?: string } | null
@@ -96,8 +97,8 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
   const providers = toolProviders(toolDeps)
 
   /** Runs the hooks of one event: async ones fire and forget, sync ones may replace or block. */
-  const runHooks = async (which: 'on_user_message' | 'on_assistant_message', p: Principal, chat: ChatRow, agent: AgentSpecLike, job: JobState, message: { role: string; content: string }, log: Logger): Promise<{ content: string } | { block: true; reply: string }> => {
-    const hooks = (((agent.spec['hooks'] ?? {}) as Record<string, unknown>)[which] ?? []) as { function: string; async?: boolean; on_timeout?: 'block' | 'passthrough' }[]
+  const runHooks = async (which: 'on_user_message' | 'on_assistant_message', p: Principal, chat: ChatRow, agent: AgentRecord, job: JobState, message: { role: string; content: string }, log: Logger): Promise<{ content: string } | { block: true; reply: string }> => {
+    const hooks = agent.hooks[which]
     let content = message.content
     for (const hook of hooks) {
       const [ns = '', name = ''] = hook.function.split('/')
@@ -148,7 +149,7 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
       const chat = await store.get(input.chat_id)
       if (chat === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
       // permissions now, not when the message was accepted
-      const [agent, principal] = await Promise.all([loadAgent(d.db, chat.agent_id), loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
+      const [agent, principal] = await Promise.all([loadAgent(d.resources, chat.agent_id), loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
       if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
       if (!canOnResource(principal, agentKind, 'chat', { namespace: agent.namespace, name: agent.name, ownerId: agent.owner_id })) throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
       const delegationDepth = Number((job.meta ?? {})['delegation_depth'] ?? 0)
@@ -229,11 +230,11 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
   async function rounds(ctx: ToolContext, emit: Emit, log: Logger): Promise<TurnResult> {
     const { chat, agent, signal } = ctx
     const [{ client, model }, tools, skills] = await Promise.all([d.llm(agent), discoverTools(providers, ctx), preloadedSkills(toolDeps, ctx.principal, agent)])
-    const rendered = renderTemplate(String(agent.spec['system_prompt'] ?? ''), chat.input)
+    const rendered = renderTemplate(agent.system_prompt, chat.input)
     const system = [rendered, ...skills.map((s) => `## Skill ${s.namespace}/${s.name}\n${s.content}`)].filter((s) => s !== '').join('\n\n')
-    const initial = ((agent.spec['initial_messages'] ?? []) as { role: 'system' | 'user' | 'assistant'; content: string }[]).map((m): ChatMessage => ({ role: m.role, content: m.content }))
+    const initial = agent.initial_messages.map((m): ChatMessage => ({ role: m.role, content: m.content }))
     const toolDefs = [...tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
-    const bufferReply = (((agent.spec['hooks'] ?? {}) as Record<string, unknown[]>)['on_assistant_message'] ?? []).some((h) => (h as { async?: boolean }).async !== true)
+    const bufferReply = agent.hooks.on_assistant_message.some((h) => h.async !== true)
     const maxRounds = d.config.MAX_TOOL_ITERATIONS
     const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
     for (let round = 0; ; round++) {
@@ -244,7 +245,7 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
       const offerTools = round < maxRounds && toolDefs.length > 0
       let text = ''
       let calls: ToolCall[] = []
-      for await (const ev of client.stream({ model, messages, ...(offerTools ? { tools: toolDefs } : {}), temperature: Number(agent.spec['temperature'] ?? 0.7), ...(typeof agent.spec['max_tokens'] === 'number' ? { max_tokens: agent.spec['max_tokens'] } : {}), signal })) {
+      for await (const ev of client.stream({ model, messages, ...(offerTools ? { tools: toolDefs } : {}), temperature: agent.temperature, ...(typeof agent.max_tokens === 'number' ? { max_tokens: agent.max_tokens } : {}), signal })) {
         if (ev.type === 'text') {
           text += ev.delta
           if (!bufferReply) await emit('message', { content: ev.delta, tool_calls: null, finish_reason: null })

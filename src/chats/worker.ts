@@ -18,7 +18,7 @@ import { sendToActor } from '../../actors/runtime/send.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore } from './store.ts'
 import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
-import type { AgentSpecLike, ToolContext } from './tools.ts'
+import type { AgentRecord, ToolContext } from './tools.ts'
 
 /*
  * The agent and sub-agent pools' executor, wired for a worker process: stream events, LLM
@@ -46,7 +46,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
   const llmCache = new Map<string, { at: number; value: Promise<{ client: LlmClient; model: string }> }>()
 
   /** A sub-agent turn in a hidden chat of its own, one delegation level deeper; returns its job id. */
-  const startSubAgentTurn = async (ctx: ToolContext, agent: AgentSpecLike, message: string, resumeTo?: ResumeTo): Promise<string> => {
+  const startSubAgentTurn = async (ctx: ToolContext, agent: AgentRecord, message: string, resumeTo?: ResumeTo): Promise<string> => {
     const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
     const jobId = randomUUID()
     await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', {
@@ -69,7 +69,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     log: d.log,
     emitter: d.emitter,
     async llm(agent) {
-      const settings = { llm_provider_id: (agent.spec['llm_provider_id'] as string | null) ?? null, model: (agent.spec['model'] as string | null) ?? null }
+      const settings = { llm_provider_id: agent.llm_provider_id ?? null, model: agent.model ?? null }
       const key = `${settings.llm_provider_id ?? ''}|${settings.model ?? ''}`
       const hit = llmCache.get(key)
       if (hit !== undefined && Date.now() - hit.at < LLM_CACHE_MS) return hit.value
