@@ -38,7 +38,7 @@ export interface RouteDef {
    * `data:` lines; `openai`: `data:` lines only, ending with `data: [DONE]`.
    */
   stream?: { format: 'platform' | 'openai' }
-  /** The permission(s) the handler checks, documented in OpenAPI (`x-permissions`); the check itself stays in the handler. */
+  /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
   permission?: string | readonly string[]
 }
 

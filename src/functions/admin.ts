@@ -107,7 +107,7 @@ export function sandboxAdminHandlers(d: {
     return out
   }
 
-  /** Every admin route checks the one permission it declares, then answers 200 with what `fn` returns. */
+  /** Every admin route checks the permission its route declares, then answers 200 with what `fn` returns. */
   const on = <T extends RouteDef & { permission: string }>(route: T, fn: (input: Parameters<RouteHandler<T>>[0]) => Promise<unknown>): BoundRoute =>
     bind(route, async (input) => {
       const p: Principal | null = input.principal
