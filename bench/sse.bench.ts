@@ -7,6 +7,7 @@ import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jets
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import { startGateway } from '../gateway/server.ts'
 import type { RouteDef } from '../src/api/route.ts'
+import { bind } from '../src/api/bind.ts'
 import { serveRpc } from '../src/api/rpc-server.ts'
 import { createLogger } from '../src/kernel/log.ts'
 import { startNats } from '../src/platform/local-services.ts'
@@ -113,18 +114,15 @@ async function publisherRole(): Promise<void> {
     nc,
     names,
     log,
-    handlers: new Map([
-      [
-        ROUTE_ID,
-        async (req) => {
-          const ch: Channel = { id: req.streamChannelId as string, sent: 0 }
-          all.set(ch.id, ch)
-          const slot = bySlot[registered++ % slots] as Channel[]
-          slot.push(ch)
-          return streamReply(ch.id)
-        },
-      ],
-    ]),
+    routes: [
+      bind(route, async ({ request }) => {
+        const ch: Channel = { id: request.streamChannelId as string, sent: 0 }
+        all.set(ch.id, ch)
+        const slot = bySlot[registered++ % slots] as Channel[]
+        slot.push(ch)
+        return streamReply(ch.id)
+      }),
+    ],
   })
   const publish = (ch: Channel) => {
     const ev = { event: 'message', data: { t: now(), i: ch.sent++, pad } }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { RouteDef, RpcHandler } from './api/route.ts'
+import type { RouteDef } from './api/route.ts'
 import { serveRpc } from './api/rpc-server.ts'
 import { bootstrap } from './bootstrap.ts'
 import { KINDS } from './kinds/index.ts'
@@ -28,7 +28,7 @@ import { identityRoutes } from './identity/routes.ts'
 import { accessRoutes } from './access/routes.ts'
 import { accessHandlers } from './access/handlers.ts'
 import { openPrincipalCache } from './access/principal-cache.ts'
-import { attachPrincipalCache } from './auth/principal.ts'
+import { attachPrincipalCache, loadPrincipal } from './auth/principal.ts'
 import { identityHandlers } from './identity/service.ts'
 import { checkMailer, createMailer } from './identity/mailer.ts'
 import { createRateLimiter, openRateLimits } from './identity/rate-limit.ts'
@@ -212,8 +212,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       const chats = chatHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store })
       const adapter = adapterHandlers({ db, nc, js: jetstream(nc), names, config, resources, jobStore: jobService.store, log: log.child({ mod: 'adapter' }) })
       cleanups.push(startExpiredChatSweep({ db: pool, log }))
-      const handlers = new Map<string, RpcHandler>([...chats, ...resourceHandlers(resources, db), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...namespaceHandlers(db), ...dependencyHandlers({ db, config }), ...adapter])
-      const rpc = serveRpc({ nc, names, handlers, log: log.child({ mod: 'rpc' }) })
+      const bound = [...chats, ...resourceHandlers(resources), ...jobService.handlers, ...functions, ...sandboxAdminHandlers({ db, nc, names, installPackages: installer }), ...identity, ...accessHandlers(db), ...namespaceHandlers(db), ...dependencyHandlers({ db, config }), ...adapter]
+      const serviceDb = db
+      const rpc = serveRpc({ nc, names, routes: bound, principal: (caller) => loadPrincipal(serviceDb, caller), log: log.child({ mod: 'rpc' }) })
       cleanups.push(() => rpc.close())
     }
 

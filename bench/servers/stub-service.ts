@@ -1,3 +1,4 @@
+import { bind } from '../../src/api/bind.ts'
 import { serveRpc } from '../../src/api/rpc-server.ts'
 import { loadConfig } from '../../src/kernel/config.ts'
 import { createLogger } from '../../src/kernel/log.ts'
@@ -15,10 +16,11 @@ try {
   const config = loadConfig(process.env)
   const log = createLogger({ level: config.LOG_LEVEL, svc: 'bench-stub' })
   const routeId = process.env['BENCH_STUB_ROUTE'] ?? ''
-  if (!allRoutes().some((r) => r.id === routeId && r.target === 'rpc')) throw new Error(`BENCH_STUB_ROUTE: no rpc route ${routeId}`)
+  const route = allRoutes().find((r) => r.id === routeId && r.target === 'rpc')
+  if (route === undefined) throw new Error(`BENCH_STUB_ROUTE: no rpc route ${routeId}`)
   const body: unknown = JSON.parse(process.env['BENCH_STUB_BODY'] ?? 'null')
   const nc = await connectNats(config.NATS_URL, 'bench-stub', log)
-  const rpc = serveRpc({ nc, names: natsNames(config.NATS_PREFIX), handlers: new Map([[routeId, () => Promise.resolve({ status: 200, body })]]), log })
+  const rpc = serveRpc({ nc, names: natsNames(config.NATS_PREFIX), routes: [bind({ ...route, auth: false }, () => Promise.resolve({ status: 200, body }))], log })
   onShutdown(async () => {
     await rpc.close()
     await nc.drain()

@@ -1,9 +1,11 @@
-import type { RpcHandler, RpcRequest } from '../api/route.ts'
-import { can, loadPrincipal, principalCacheOf, type Principal } from '../auth/principal.ts'
+import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
+import type { RouteDef } from '../api/route.ts'
+import { can, principalCacheOf, type Principal } from '../auth/principal.ts'
 import { grantsOf, hasPermission, isValidPermission } from '../auth/permissions.ts'
-import { conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import { conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { newApiKey } from './api-key-format.ts'
+import { ACCESS_ROUTES as R } from './routes.ts'
 import { permissionReference, registerPermission } from './permission-registry.ts'
 import { KINDS } from '../kinds/index.ts'
 import { JOB_PERMISSIONS } from '../jobs/service.ts'
@@ -32,8 +34,6 @@ registerPermission(JOB_PERMISSIONS.updateAll, 'cancel jobs, retry and flush the 
 registerPermission(JOB_PERMISSIONS.systemUpdate, 'system maintenance (flush stuck jobs)')
 registerPermission(EXCHANGE_PERMISSION, 'exchange external identities for tokens (trusted identity providers)')
 
-type Out = { status?: number; body?: unknown; headers?: Record<string, string> }
-
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString())
 
 function checkGrants(grants: Record<string, boolean>): void {
@@ -41,24 +41,24 @@ function checkGrants(grants: Record<string, boolean>): void {
   if (bad.length > 0) throw invalid('invalid permission strings', bad.map((p) => ({ path: `/permissions/${p}`, message: 'expected <service>.<resource>.<action>:own|all' })))
 }
 
-export function accessHandlers(db: Db): Map<string, RpcHandler> {
-  const handlers = new Map<string, RpcHandler>()
+/**
+ * Binds an access route. Users, roles and API keys are out of an execution token's reach, even the
+ * routes that need no permission (minting an own API key would outlive the execution).
+ */
+const on = <T extends RouteDef & { auth: true }>(route: T, handler: RouteHandler<T>): BoundRoute =>
+  bind(route, async (input) => {
+    const p: Principal | null = input.principal
+    if (p?.executionId !== undefined) throw forbidden('an execution token cannot manage users, roles or API keys', 'auth.execution_token')
+    return handler(input)
+  })
+
+export function accessHandlers(db: Db): BoundRoute[] {
   const cache = () => principalCacheOf(db)
   const invalidateUsers = async (ids: string[]) => cache()?.invalidateUsers(ids)
-  const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<Out>) =>
-    handlers.set(id, async (req) => {
-      if (req.caller === null) throw unauthorized()
-      const p = await loadPrincipal(db, req.caller)
-      // Users, roles and API keys are out of an execution token's reach, even the routes that need
-      // no permission (minting an own API key would outlive the execution).
-      if (p.executionId !== undefined) throw forbidden('an execution token cannot manage users, roles or API keys', 'auth.execution_token')
-      const out = await fn(p, req)
-      return { status: out.status ?? 200, body: out.body, ...(out.headers === undefined ? {} : { headers: out.headers }) }
-    })
   const admin = (p: Principal, perm: string) => {
     if (!can(p, perm)) throw forbidden(`requires ${perm}`)
   }
-  const paging = (q: Record<string, unknown>) => ({ limit: typeof q['limit'] === 'number' ? q['limit'] : 100, offset: typeof q['offset'] === 'number' ? q['offset'] : 0 })
+  const paging = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? 100, offset: q.offset ?? 0 })
 
   // ---- users
   const userSelect = sql.unsafe`select u.id, u.email, u.is_active, u.last_login_at, u.created_at,
@@ -83,33 +83,29 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
     await db.query(sql.unsafe`delete from user_roles where user_id = ${userId}::uuid`)
     await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = any(${sql.array(roles, 'text')})`)
   }
-  on('users.list', async (p, req) => {
-    const { limit, offset } = paging(req.query)
+  const usersList = on(R.usersList, async ({ principal: p, query }) => {
+    const { limit, offset } = paging(query)
     const all = can(p, P.usersRead)
     const where = all ? sql.unsafe`` : sql.unsafe`where u.id = ${p.userId}::uuid`
     const rows = await db.any(sql.unsafe`${userSelect} ${where} group by u.id order by u.created_at, u.id limit ${limit} offset ${offset}`)
     const total = all ? Number(await db.oneFirst(sql.unsafe`select count(*) from users`)) : 1
     return { body: rows.map(userOut), headers: { 'x-total-count': String(total) } }
   })
-  on('users.get', async (p, req) => {
-    const id = req.params['id'] as string
+  const usersGet = on(R.usersGet, async ({ principal: p, params: { id } }) => {
     visibleUser(p, id)
     return { body: await userById(id) }
   })
-  on('users.create', async (p, req) => {
+  const usersCreate = on(R.usersCreate, async ({ principal: p, body: b }) => {
     admin(p, P.usersCreate)
-    const b = req.body as { email: string; is_active?: boolean; roles?: string[] }
     const id = await db.maybeOneFirst(sql.unsafe`insert into users (email, is_active) values (${b.email.toLowerCase()}, ${b.is_active ?? true}) on conflict do nothing returning id`)
     if (id === null) throw conflict('a user with this email exists', 'user.exists')
     await setRoles(String(id), b.roles ?? ['Users'])
     return { status: 201, body: await userById(String(id)) }
   })
-  on('users.update', async (p, req) => {
-    const id = req.params['id'] as string
+  const usersUpdate = on(R.usersUpdate, async ({ principal: p, params: { id }, body: b }) => {
     visibleUser(p, id)
     admin(p, P.usersUpdate)
     await userById(id)
-    const b = req.body as { email?: string; is_active?: boolean; roles?: string[] }
     if (b.email !== undefined) {
       const taken = await db.maybeOneFirst(sql.unsafe`select id from users where lower(email) = ${b.email.toLowerCase()} and id <> ${id}::uuid`)
       if (taken !== null) throw conflict('a user with this email exists', 'user.exists')
@@ -120,8 +116,7 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
     await invalidateUsers([id])
     return { body: await userById(id) }
   })
-  on('users.delete', async (p, req) => {
-    const id = req.params['id'] as string
+  const usersDelete = on(R.usersDelete, async ({ principal: p, params: { id } }) => {
     visibleUser(p, id)
     admin(p, P.usersDelete)
     const hashes = await db.anyFirst(sql.unsafe`select key_hash from api_keys where user_id = ${id}::uuid`)
@@ -133,7 +128,7 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
   })
 
   // ---- roles
-  on('roles.permissions.reference', async () => ({ body: permissionReference(KINDS) }))
+  const rolesReference = on(R.rolesPermissionsReference, async () => ({ body: permissionReference(KINDS) }))
   const roleOut = async (name: string) => {
     const row = await db.maybeOne(sql.unsafe`select r.id, r.name, r.description, r.permissions, r.created_at,
         coalesce(array_agg(ur.user_id::text) filter (where ur.user_id is not null), '{}') as users
@@ -142,27 +137,24 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
     return { id: String(row['id']), name: String(row['name']), description: String(row['description']), permissions: row['permissions'], users: row['users'], created_at: iso(row['created_at']) }
   }
   const membersOf = async (name: string) => (await db.anyFirst(sql.unsafe`select ur.user_id from user_roles ur join roles r on r.id = ur.role_id where r.name = ${name}`)).map(String)
-  on('roles.list', async (p) => {
+  const rolesList = on(R.rolesList, async ({ principal: p }) => {
     admin(p, P.rolesRead)
     const names = await db.anyFirst(sql.unsafe`select name from roles order by name`)
     return { body: await Promise.all(names.map((n) => roleOut(String(n)))) }
   })
-  on('roles.get', async (p, req) => {
+  const rolesGet = on(R.rolesGet, async ({ principal: p, params }) => {
     admin(p, P.rolesRead)
-    return { body: await roleOut(req.params['name'] as string) }
+    return { body: await roleOut(params.name) }
   })
-  on('roles.create', async (p, req) => {
+  const rolesCreate = on(R.rolesCreate, async ({ principal: p, body: b }) => {
     admin(p, P.rolesCreate)
-    const b = req.body as { name: string; description?: string; permissions?: Record<string, boolean> }
     checkGrants(b.permissions ?? {})
     const id = await db.maybeOneFirst(sql.unsafe`insert into roles (name, description, permissions) values (${b.name}, ${b.description ?? ''}, ${sql.jsonb(b.permissions ?? {})}) on conflict do nothing returning id`)
     if (id === null) throw conflict('a role with this name exists', 'role.exists')
     return { status: 201, body: await roleOut(b.name) }
   })
-  on('roles.update', async (p, req) => {
+  const rolesUpdate = on(R.rolesUpdate, async ({ principal: p, params: { name }, body: b }) => {
     admin(p, P.rolesUpdate)
-    const name = req.params['name'] as string
-    const b = req.body as { description?: string; permissions?: Record<string, boolean> }
     await roleOut(name)
     if (b.permissions !== undefined) {
       checkGrants(b.permissions)
@@ -172,19 +164,16 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
     await invalidateUsers(await membersOf(name))
     return { body: await roleOut(name) }
   })
-  on('roles.delete', async (p, req) => {
+  const rolesDelete = on(R.rolesDelete, async ({ principal: p, params: { name } }) => {
     admin(p, P.rolesDelete)
-    const name = req.params['name'] as string
     const members = await membersOf(name)
     const gone = await db.maybeOneFirst(sql.unsafe`delete from roles where name = ${name} returning id`)
     if (gone === null) throw notFound('role not found', 'role.not_found')
     await invalidateUsers(members)
     return { status: 204 }
   })
-  const membership = (add: boolean) => async (p: Principal, req: RpcRequest): Promise<Out> => {
+  const membership = (add: boolean) => async ({ principal: p, params: { name, id: userId } }: { principal: Principal; params: { name: string; id: string } }) => {
     admin(p, P.rolesUpdate)
-    const name = req.params['name'] as string
-    const userId = req.params['id'] as string
     await roleOut(name)
     await userById(userId)
     if (add) await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = ${name} on conflict do nothing`)
@@ -192,8 +181,8 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
     await invalidateUsers([userId])
     return { body: await roleOut(name) }
   }
-  on('roles.users.add', membership(true))
-  on('roles.users.remove', membership(false))
+  const rolesUsersAdd = on(R.rolesUsersAdd, membership(true))
+  const rolesUsersRemove = on(R.rolesUsersRemove, membership(false))
 
   // ---- API keys
   const keyOut = (row: Record<string, unknown>) => ({
@@ -205,16 +194,15 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
     if (row === null || (String(row['user_id']) !== p.userId && !can(p, action === 'read' ? P.keysRead : P.keysDelete))) throw notFound('API key not found', 'api_key.not_found')
     return row
   }
-  on('api-keys.list', async (p, req) => {
-    const { limit, offset } = paging(req.query)
+  const apiKeysList = on(R.apiKeysList, async ({ principal: p, query }) => {
+    const { limit, offset } = paging(query)
     const where = can(p, P.keysRead) ? sql.unsafe`` : sql.unsafe`where user_id = ${p.userId}::uuid`
     const rows = await db.any(sql.unsafe`select * from api_keys ${where} order by created_at, id limit ${limit} offset ${offset}`)
     const total = await db.oneFirst(sql.unsafe`select count(*) from api_keys ${where}`)
     return { body: rows.map(keyOut), headers: { 'x-total-count': String(total) } }
   })
-  on('api-keys.get', async (p, req) => ({ body: keyOut(await visibleKey(p, req.params['id'] as string, 'read')) }))
-  on('api-keys.create', async (p, req) => {
-    const b = req.body as { name: string; permissions: Record<string, boolean>; expires_at?: string | null }
+  const apiKeysGet = on(R.apiKeysGet, async ({ principal: p, params }) => ({ body: keyOut(await visibleKey(p, params.id, 'read')) }))
+  const apiKeysCreate = on(R.apiKeysCreate, async ({ principal: p, body: b }) => {
     checkGrants(b.permissions)
     // A key never carries more than its minter holds now (a key minting a key is bounded by itself).
     const wider = grantsOf(b.permissions).filter((g) => !hasPermission(p.permissions, g))
@@ -225,11 +213,11 @@ export function accessHandlers(db: Db): Map<string, RpcHandler> {
       values (${p.userId}::uuid, ${b.name}, ${k.hash}, ${k.prefix}, ${sql.jsonb(b.permissions)}, ${b.expires_at ?? null}) returning *`)
     return { status: 201, body: { ...keyOut(row), key: k.key } }
   })
-  on('api-keys.delete', async (p, req) => {
-    const row = await visibleKey(p, req.params['id'] as string, 'delete')
+  const apiKeysDelete = on(R.apiKeysDelete, async ({ principal: p, params }) => {
+    const row = await visibleKey(p, params.id, 'delete')
     await db.query(sql.unsafe`delete from api_keys where id = ${row['id'] as string}::uuid`)
     await cache()?.invalidateKeys([String(row['key_hash'])])
     return { status: 204 }
   })
-  return handlers
+  return [usersList, usersGet, usersCreate, usersUpdate, usersDelete, rolesReference, rolesList, rolesGet, rolesCreate, rolesUpdate, rolesDelete, rolesUsersAdd, rolesUsersRemove, apiKeysList, apiKeysGet, apiKeysCreate, apiKeysDelete]
 }

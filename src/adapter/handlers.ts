@@ -1,11 +1,13 @@
 import type { Subscription } from '@nats-io/transport-node'
-import type { RpcHandler, RpcReply, RpcRequest } from '../api/route.ts'
-import { loadPrincipal, type Principal } from '../auth/principal.ts'
+import { bind, type BoundRoute, type RequestMeta, type RouteHandler } from '../api/bind.ts'
+import type { RouteDef, RpcReply } from '../api/route.ts'
+import type { Principal } from '../auth/principal.ts'
 import { chatService, type ChatHandlerDeps } from '../chats/handlers.ts'
+import { ADAPTER_ROUTES } from './routes.ts'
 import type { TurnResult } from '../chats/turn.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
-import { AppError, unauthorized } from '../kernel/errors.ts'
+import { AppError } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { ChatEvent, ChatRequest, Usage } from '../llm/types.ts'
 import { canOnResource } from '../resources/permissions.ts'
@@ -70,30 +72,21 @@ async function within<V>(p: Promise<V>, ms: number): Promise<{ value: V } | null
   }
 }
 
-export function adapterHandlers(d: AdapterDeps): Map<string, RpcHandler> {
+export function adapterHandlers(d: AdapterDeps): BoundRoute[] {
+  const R = ADAPTER_ROUTES
   const svc = chatService(d)
   const providers = d.providers ?? providerDirectory({ db: d.db, resources: d.resources })
   const chatTtl = d.chatTtlSeconds ?? 3600
   const firstEventWaitMs = d.firstEventWaitMs ?? 10_000
   const log = d.log
 
-  const principalOf = async (req: RpcRequest): Promise<Principal> => {
-    if (req.caller === null) throw unauthorized()
-    return loadPrincipal(d.db, req.caller)
-  }
-
   /** Every failure in OpenAI's shape (the rpc server would send the platform's `{detail, code}`). */
-  const handler =
-    (fn: (p: Principal, req: RpcRequest) => Promise<RpcReply>): RpcHandler =>
-    async (req) => {
-      try {
-        return await fn(await principalOf(req), req)
-      } catch (err) {
-        const e = toAdapterError(err)
-        if (e.status >= 500 && e.code === 'internal') log.error({ err, requestId: req.requestId }, 'adapter request failed')
-        return { status: e.status, body: e.body(), ...(e.status === 401 ? { headers: { 'www-authenticate': 'Bearer' } } : {}) }
-      }
-    }
+  const errorReply = (err: unknown, requestId: string): RpcReply => {
+    const e = toAdapterError(err)
+    if (e.status >= 500 && e.code === 'internal') log.error({ err, requestId }, 'adapter request failed')
+    return { status: e.status, body: e.body(), ...(e.status === 401 ? { headers: { 'www-authenticate': 'Bearer' } } : {}) }
+  }
+  const handler = <T extends RouteDef>(route: T, fn: RouteHandler<T>): BoundRoute => bind(route, fn, { errorReply })
 
   // -------------------------------------------------------------------------------------------
   // Models
@@ -144,7 +137,7 @@ export function adapterHandlers(d: AdapterDeps): Map<string, RpcHandler> {
     }
   }
 
-  const viaProvider = async (body: ChatCompletionRequest, prov: AdapterProvider, model: string, req: RpcRequest): Promise<RpcReply> => {
+  const viaProvider = async (body: ChatCompletionRequest, prov: AdapterProvider, model: string, req: RequestMeta): Promise<RpcReply> => {
     const llmReq = llmRequest(body, model)
     const client = await providers.client(prov)
     if (body.stream !== true) {
@@ -188,7 +181,7 @@ export function adapterHandlers(d: AdapterDeps): Map<string, RpcHandler> {
     }
   }
 
-  const streamChannel = (req: RpcRequest): string => {
+  const streamChannel = (req: RequestMeta): string => {
     if (req.streamChannelId === undefined) throw invalidRequest('stream: true needs the gateway stream channel (call this route through the gateway)', 'stream')
     return req.streamChannelId
   }
@@ -196,7 +189,7 @@ export function adapterHandlers(d: AdapterDeps): Map<string, RpcHandler> {
   // -------------------------------------------------------------------------------------------
   // Agent models
 
-  const viaAgent = async (p: Principal, body: ChatCompletionRequest, agent: ResourceRecord, req: RpcRequest): Promise<RpcReply> => {
+  const viaAgent = async (p: Principal, body: ChatCompletionRequest, agent: ResourceRecord, req: RequestMeta): Promise<RpcReply> => {
     // `tools` / `tool_choice` are ignored: an agent calls its own tools and answers with text.
     const messages = toNeutralMessages(body.messages)
     const last = messages.at(-1)
@@ -303,10 +296,8 @@ export function adapterHandlers(d: AdapterDeps): Map<string, RpcHandler> {
 
   // -------------------------------------------------------------------------------------------
 
-  return new Map<string, RpcHandler>([
-    [
-      'adapter.openai.models.list',
-      handler(async (p) => {
+  return [
+    handler(R.adapterOpenaiModelsList, async ({ principal: p }) => {
         const [agents, provs] = await Promise.all([d.resources.list(p, agentKind, { limit: 100_000 }), providers.all()])
         const data: ModelObject[] = []
         for (const a of agents.items) {
@@ -316,18 +307,14 @@ export function adapterHandlers(d: AdapterDeps): Map<string, RpcHandler> {
         for (const prov of provs.values()) if (mayUseProvider(p, prov.name)) data.push(...providerModels(prov))
         return { status: 200, body: { object: 'list', data } }
       }),
-    ],
-    ['adapter.openai.models.get', handler(async (p, req) => modelInfo(p, req.params['model_id'] ?? ''))],
-    ['adapter.openai.models.get-path', handler(async (p, req) => modelInfo(p, `${req.params['owner'] ?? ''}/${req.params['model'] ?? ''}`))],
-    [
-      'adapter.openai.chat-completions',
-      handler(async (p, req) => {
-        const body = parseChatRequest(req.body)
+    handler(R.adapterOpenaiModelsGet, async ({ principal: p, params }) => modelInfo(p, params.model_id)),
+    handler(R.adapterOpenaiModelsGetPath, async ({ principal: p, params }) => modelInfo(p, `${params.owner}/${params.model}`)),
+    handler(R.adapterOpenaiChatCompletions, async ({ principal: p, body: raw, request: req }) => {
+        const body = parseChatRequest(raw)
         const target = parseModelId(body.model)
         if (target === null) throw modelNotFound(body.model)
         if (target.kind === 'agent') return viaAgent(p, body, await chatAgent(p, target.namespace, target.name, body.model), req)
         return viaProvider(body, await providerModel(p, target.provider, target.model, body.model), target.model, req)
       }),
-    ],
-  ])
+  ]
 }

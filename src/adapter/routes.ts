@@ -1,5 +1,5 @@
 import { Type as T } from '@sinclair/typebox'
-import type { RouteDef } from '../api/route.ts'
+import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
  * The OpenAI-compatible adapter (SPEC §4.9): `/adapters/openai/v1` with Chat Completions and the
@@ -17,54 +17,57 @@ const Model = T.Object(
   { title: 'Model' },
 )
 
+const base = { auth: true as const, target: 'rpc' as const, surface: 'adapter' as const, tags: ['OpenAI adapter'] }
+
+export const ADAPTER_ROUTES = {
+  adapterOpenaiChatCompletions: defineRoute({
+    ...base,
+    id: 'adapter.openai.chat-completions',
+    method: 'POST',
+    path: '/adapters/openai/v1/chat/completions',
+    summary:
+      'OpenAI Chat Completions against an agent (`agent:<namespace>/<name>`: its turn runs over the given messages in an ephemeral internal chat) or a provider model (`<provider>/<model>`: the provider directly, tools passed through). `stream: true` answers Server-Sent Events of chat.completion.chunk objects ending with `data: [DONE]`. Errors: `{error: {message, type, param, code}}`',
+    body: T.Record(T.String(), T.Unknown(), {
+      description:
+        'The OpenAI request: model, messages (system, developer, user, assistant with tool_calls, tool), stream, stream_options.include_usage, temperature, max_tokens / max_completion_tokens, tools, tool_choice; `input` (not OpenAI): an agent\'s input variables. Other OpenAI parameters are ignored.',
+    }),
+    response: T.Object(
+      {
+        id: T.String(),
+        object: T.Literal('chat.completion'),
+        created: T.Integer(),
+        model: T.String(),
+        choices: T.Array(T.Object({ index: T.Integer(), message: T.Record(T.String(), T.Unknown()), finish_reason: T.String() })),
+        usage: T.Optional(T.Object({ prompt_tokens: T.Integer(), completion_tokens: T.Integer(), total_tokens: T.Integer() })),
+      },
+      { title: 'ChatCompletion' },
+    ),
+    errors: [400, 403, 404, 409, 422, 502, 504],
+    stream: { format: 'openai' },
+  }),
+  adapterOpenaiModelsList: defineRoute({ ...base, id: 'adapter.openai.models.list', method: 'GET', path: '/adapters/openai/v1/models', summary: 'The models the caller may use: agents it may chat with, provider models it may call', response: T.Object({ object: T.Literal('list'), data: T.Array(Model) }) }),
+  adapterOpenaiModelsGet: defineRoute({
+    ...base,
+    id: 'adapter.openai.models.get',
+    method: 'GET',
+    path: '/adapters/openai/v1/models/{model_id}',
+    summary: 'One model (the id percent-encoded: `agent:demo%2Fhelper`)',
+    params: T.Object({ model_id: T.String({ minLength: 1, maxLength: 400 }) }),
+    response: Model,
+    errors: [404],
+  }),
+  adapterOpenaiModelsGetPath: defineRoute({
+    ...base,
+    id: 'adapter.openai.models.get-path',
+    method: 'GET',
+    path: '/adapters/openai/v1/models/{owner}/{model}',
+    summary: 'One model, the id unencoded (`/models/agent:demo/helper`, `/models/fake/fake-model`)',
+    params: T.Object({ owner: T.String({ minLength: 1, maxLength: 200 }), model: T.String({ minLength: 1, maxLength: 300 }) }),
+    response: Model,
+    errors: [404],
+  }),
+}
+
 export function adapterRoutes(): RouteDef[] {
-  const base = { auth: true, target: 'rpc' as const, surface: 'adapter' as const, tags: ['OpenAI adapter'] }
-  return [
-    {
-      ...base,
-      id: 'adapter.openai.chat-completions',
-      method: 'POST',
-      path: '/adapters/openai/v1/chat/completions',
-      summary:
-        'OpenAI Chat Completions against an agent (`agent:<namespace>/<name>`: its turn runs over the given messages in an ephemeral internal chat) or a provider model (`<provider>/<model>`: the provider directly, tools passed through). `stream: true` answers Server-Sent Events of chat.completion.chunk objects ending with `data: [DONE]`. Errors: `{error: {message, type, param, code}}`',
-      body: T.Record(T.String(), T.Unknown(), {
-        description:
-          'The OpenAI request: model, messages (system, developer, user, assistant with tool_calls, tool), stream, stream_options.include_usage, temperature, max_tokens / max_completion_tokens, tools, tool_choice; `input` (not OpenAI): an agent\'s input variables. Other OpenAI parameters are ignored.',
-      }),
-      response: T.Object(
-        {
-          id: T.String(),
-          object: T.Literal('chat.completion'),
-          created: T.Integer(),
-          model: T.String(),
-          choices: T.Array(T.Object({ index: T.Integer(), message: T.Record(T.String(), T.Unknown()), finish_reason: T.String() })),
-          usage: T.Optional(T.Object({ prompt_tokens: T.Integer(), completion_tokens: T.Integer(), total_tokens: T.Integer() })),
-        },
-        { title: 'ChatCompletion' },
-      ),
-      errors: [400, 403, 404, 409, 422, 502, 504],
-      stream: { format: 'openai' },
-    },
-    { ...base, id: 'adapter.openai.models.list', method: 'GET', path: '/adapters/openai/v1/models', summary: 'The models the caller may use: agents it may chat with, provider models it may call', response: T.Object({ object: T.Literal('list'), data: T.Array(Model) }) },
-    {
-      ...base,
-      id: 'adapter.openai.models.get',
-      method: 'GET',
-      path: '/adapters/openai/v1/models/{model_id}',
-      summary: 'One model (the id percent-encoded: `agent:demo%2Fhelper`)',
-      params: T.Object({ model_id: T.String({ minLength: 1, maxLength: 400 }) }),
-      response: Model,
-      errors: [404],
-    },
-    {
-      ...base,
-      id: 'adapter.openai.models.get-path',
-      method: 'GET',
-      path: '/adapters/openai/v1/models/{owner}/{model}',
-      summary: 'One model, the id unencoded (`/models/agent:demo/helper`, `/models/fake/fake-model`)',
-      params: T.Object({ owner: T.String({ minLength: 1, maxLength: 200 }), model: T.String({ minLength: 1, maxLength: 300 }) }),
-      response: Model,
-      errors: [404],
-    },
-  ]
+  return Object.values(ADAPTER_ROUTES)
 }

@@ -38,6 +38,18 @@ export interface RouteDef {
    * `data:` lines; `openai`: `data:` lines only, ending with `data: [DONE]`.
    */
   stream?: { format: 'platform' | 'openai' }
+  /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
+  permission?: string | readonly string[]
+}
+
+/**
+ * Keeps the literal type of a route, so a handler bound to it (src/api/bind.ts) receives its
+ * params, query and body typed from the route's own schemas, and `principal` typed from `auth`.
+ * Declare shared parts with `as const` (`{ auth: true, target: 'rpc' } as const`): a widened
+ * `auth: boolean` would type the principal as `Principal | null`.
+ */
+export function defineRoute<const R extends RouteDef>(route: R): R {
+  return route
 }
 
 /** The authenticated caller as the gateway saw it (a verified token); permissions are resolved service-side. */

@@ -1,20 +1,66 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node'
-import { toAppError, unavailable } from '../kernel/errors.ts'
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import type { Principal } from '../auth/principal.ts'
+import { AppError, toAppError, unauthorized, unavailable } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { isDatabaseUnavailable } from '../platform/db.ts'
-import { rpcSubject, type RpcHandler } from './route.ts'
+import type { BoundRoute } from './bind.ts'
+import { rpcSubject, type Caller, type RouteDef, type RpcRequest } from './route.ts'
 import { decodeRequest, encodeReply } from './rpc-wire.ts'
 
+/** Turns the gateway's verified caller into the principal handlers see (src/auth/principal.ts loadPrincipal). */
+export type PrincipalResolver = (caller: Caller) => Promise<Principal>
+
+interface Checks {
+  params: TypeCheck<TSchema> | undefined
+  query: TypeCheck<TSchema> | undefined
+  body: TypeCheck<TSchema> | undefined
+}
+
+const compileChecks = (r: RouteDef): Checks => ({
+  params: r.params === undefined ? undefined : TypeCompiler.Compile(r.params),
+  query: r.query === undefined ? undefined : TypeCompiler.Compile(r.query),
+  body: r.body === undefined ? undefined : TypeCompiler.Compile(r.body),
+})
+
+const invalidInput = (what: string, check: TypeCheck<TSchema>, value: unknown): AppError =>
+  new AppError(422, 'request.invalid', `invalid ${what}`, { issues: [...check.Errors(value)].slice(0, 20).map((e) => ({ path: e.path.replace(/^\//, '').replace(/\//g, '.'), message: e.message })) })
 
 /**
- * Serves route handlers over NATS request/reply. Every process serving a route joins the same
- * queue group, so replicas share the load and any one of them may die without losing the route.
+ * Checks the input against the route's schemas once more. The gateway already did, with the same
+ * schemas, so over HTTP this never fails; it is here because a route can also be reached straight
+ * over NATS (another service, a test), and a handler's typed input must hold whoever called.
+ * The compiled checks cost microseconds. The query is checked only when it has keys, exactly as
+ * the gateway does (an empty query string is never validated there).
  */
-export function serveRpc(options: { nc: NatsConnection; names: NatsNames; handlers: ReadonlyMap<string, RpcHandler>; log: Logger }): { close(): Promise<void> } {
-  const { nc, log } = options
+function checkInput(c: Checks, req: RpcRequest): void {
+  if (c.params !== undefined && !c.params.Check(req.params)) throw invalidInput('path parameters', c.params, req.params)
+  if (c.query !== undefined && Object.keys(req.query).length > 0 && !c.query.Check(req.query)) throw invalidInput('query parameters', c.query, req.query)
+  if (c.body !== undefined && !c.body.Check(req.body)) throw invalidInput('body', c.body, req.body)
+}
+
+/**
+ * Serves bound routes over NATS request/reply. Every process serving a route joins the same queue
+ * group, so replicas share the load and any one of them may die without losing the route. The
+ * caller is resolved here, once per request, with the one `principal` resolver: an `auth` route
+ * without a caller answers 401, and without a resolver (no database in this process) `auth` routes
+ * are not served at all.
+ */
+export function serveRpc(options: { nc: NatsConnection; names: NatsNames; routes: readonly BoundRoute[]; principal?: PrincipalResolver; log: Logger }): { close(): Promise<void> } {
+  const { nc, log, principal: resolve } = options
   const subs: Subscription[] = []
-  for (const [id, handler] of options.handlers) {
+  let served = 0
+  for (const bound of options.routes) {
+    const { route } = bound
+    const id = route.id
+    if (route.auth && resolve === undefined) {
+      log.warn({ route: id }, 'route needs a principal but this process has no resolver: not served')
+      continue
+    }
+    const checks = compileChecks(route)
+    served++
     subs.push(
       nc.subscribe(rpcSubject(options.names, id), {
         queue: 'rpc',
@@ -28,10 +74,22 @@ export function serveRpc(options: { nc: NatsConnection; names: NatsNames; handle
             try {
               const req = decodeRequest(msg.headers, msg.data)
               requestId = req.requestId
-              const reply = await handler(req)
+              let principal: Principal | null = null
+              if (route.auth) {
+                if (req.caller === null || resolve === undefined) throw unauthorized()
+                principal = await resolve(req.caller)
+              }
+              checkInput(checks, req)
+              const { params, query, body, ...request } = req
+              const reply = await bound.handle({ principal, params, query, body, request })
               const out = encodeReply(reply)
               msg.respond(out.data, { headers: out.headers })
             } catch (e) {
+              if (bound.errorReply !== undefined) {
+                const out = encodeReply(bound.errorReply(e, requestId))
+                msg.respond(out.data, { headers: out.headers })
+                return
+              }
               // a database outage is the platform being unavailable, not a failure of this request
               const appErr = isDatabaseUnavailable(e) ? unavailable('the database is unavailable right now; retry shortly', 'service.database_unavailable') : toAppError(e)
               if (appErr.status >= 500) log.error({ err: e, route: id, requestId }, 'rpc handler failed')
@@ -43,7 +101,7 @@ export function serveRpc(options: { nc: NatsConnection; names: NatsNames; handle
       }),
     )
   }
-  log.info({ routes: options.handlers.size }, 'rpc handlers subscribed')
+  log.info({ routes: served }, 'rpc handlers subscribed')
   return {
     async close() {
       for (const s of subs) s.unsubscribe()

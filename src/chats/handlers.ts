@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import type { JetStreamClient } from '@nats-io/jetstream'
-import type { RpcHandler, RpcRequest } from '../api/route.ts'
-import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
+import { bind, type BoundRoute } from '../api/bind.ts'
+import { can, type Principal } from '../auth/principal.ts'
 import { registerPermission } from '../access/permission-registry.ts'
-import { AppError, conflict, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import { AppError, conflict, invalid, notFound } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
+import { CHAT_ROUTES } from './routes.ts'
 import type { JobStateStore } from '../jobs/job-state.ts'
 import { jobErrorText } from '../jobs/job-state.ts'
 import { waitForJob } from '../jobs/wait.ts'
@@ -136,84 +137,60 @@ export function chatService(d: ChatHandlerDeps) {
 
 export type ChatService = ReturnType<typeof chatService>
 
-export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
+export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
   const svc = chatService(d)
   const { store } = svc
-  const principalOf = async (req: RpcRequest): Promise<Principal> => {
-    if (req.caller === null) throw unauthorized()
-    return loadPrincipal(d.db, req.caller)
-  }
-  const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<{ status?: number; body?: unknown }>): [string, RpcHandler] => [
-    id,
-    async (req) => {
-      const out = await fn(await principalOf(req), req)
-      return { status: out.status ?? 200, body: out.body }
-    },
-  ]
+  const R = CHAT_ROUTES
   const publicChat = (c: ChatRow) => {
     const { agent_id: _a, internal: _i, ...rest } = c
     return rest
   }
 
-  return new Map<string, RpcHandler>([
-    on('chats.create', async (p, req) => {
-      const agent = await svc.agentFor(p, req.params['namespace'] ?? '', req.params['name'] ?? '')
-      const body = req.body as { input?: Record<string, unknown>; title?: string; expires_in?: number }
+  return [
+    bind(R.chatsCreate, async ({ principal: p, params, body }) => {
+      const agent = await svc.agentFor(p, params.namespace, params.name)
       const chat = await svc.createChat(p, agent, { ...(body.input === undefined ? {} : { input: body.input }), title: body.title ?? null, expiresIn: body.expires_in ?? null })
       return { status: 201, body: publicChat(chat) }
     }),
-    on('chats.list', async (p, req) => {
-      const q = req.query as { include_archived?: boolean; limit?: number; offset?: number }
+    bind(R.chatsList, async ({ principal: p, query: q }) => {
       const chats = await store.list(p.userId, { includeArchived: q.include_archived === true, limit: q.limit ?? 100, offset: q.offset ?? 0 })
       return { body: chats.map(publicChat) }
     }),
-    on('chats.get', async (p, req) => {
-      const chat = await svc.chatOf(p, req.params['id'] ?? '')
+    bind(R.chatsGet, async ({ principal: p, params }) => {
+      const chat = await svc.chatOf(p, params.id)
       const [messages, pending] = await Promise.all([store.messages(chat.id), store.pendingApprovals(chat.id)])
       return { body: { ...publicChat(chat), messages, pending_approvals: pending } }
     }),
-    on('chats.update', async (p, req) => {
-      const chat = await svc.chatOf(p, req.params['id'] ?? '', true)
-      const body = req.body as { archived?: boolean; title?: string | null }
+    bind(R.chatsUpdate, async ({ principal: p, params, body }) => {
+      const chat = await svc.chatOf(p, params.id, true)
       return { body: publicChat((await store.update(chat.id, body)) as ChatRow) }
     }),
-    on('chats.delete', async (p, req) => {
-      const chat = await svc.chatOf(p, req.params['id'] ?? '', true)
+    bind(R.chatsDelete, async ({ principal: p, params }) => {
+      const chat = await svc.chatOf(p, params.id, true)
       await store.remove(chat.id)
       return { status: 204 }
     }),
-    on('chats.send', async (p, req) => {
-      const chat = await svc.ownChat(p, req.params['id'] ?? '')
-      const out = await svc.sendAndWait(p, chat, { content: (req.body as { content: string }).content })
+    bind(R.chatsSend, async ({ principal: p, params, body }) => {
+      const chat = await svc.ownChat(p, params.id)
+      const out = await svc.sendAndWait(p, chat, { content: body.content })
       return { body: { ...(out.message ?? {}), status: out.status } }
     }),
-    [
-      'chats.send-stream',
-      async (req) => {
-        const p = await principalOf(req)
-        const chat = await svc.ownChat(p, req.params['id'] ?? '')
-        // the gateway listens on this channel already: no event of the turn can be missed
-        const channelId = req.streamChannelId ?? newChannelId()
-        await svc.send(p, chat, { content: (req.body as { content: string }).content, channelId })
-        return streamReply(channelId)
-      },
-    ],
-    [
-      'chats.stream',
-      async (req) => {
-        const p = await principalOf(req)
-        const chat = await svc.chatOf(p, req.params['id'] ?? '')
-        const channelId = req.params['channel_id'] ?? ''
-        // a chat's channels are its own: only its current (or last) channel resumes
-        if (chat.active_channel_id !== channelId) throw notFound(`no stream ${channelId} in this chat`, 'chat.stream_not_found')
-        const q = req.query as { last_id?: number }
-        return streamReply(channelId, req.streamLastId ?? q.last_id ?? 0)
-      },
-    ],
-    on('chats.approve-tool', async (p, req) => {
-      const chat = await svc.ownChat(p, req.params['id'] ?? '')
-      const toolCallId = req.params['tool_call_id'] ?? ''
-      const approved = (req.body as { approved: boolean }).approved
+    bind(R.chatsSendStream, async ({ principal: p, params, body, request }) => {
+      const chat = await svc.ownChat(p, params.id)
+      // the gateway listens on this channel already: no event of the turn can be missed
+      const channelId = request.streamChannelId ?? newChannelId()
+      await svc.send(p, chat, { content: body.content, channelId })
+      return streamReply(channelId)
+    }),
+    bind(R.chatsStream, async ({ principal: p, params, query, request }) => {
+      const chat = await svc.chatOf(p, params.id)
+      const channelId = params.channel_id
+      // a chat's channels are its own: only its current (or last) channel resumes
+      if (chat.active_channel_id !== channelId) throw notFound(`no stream ${channelId} in this chat`, 'chat.stream_not_found')
+      return streamReply(channelId, request.streamLastId ?? query.last_id ?? 0)
+    }),
+    bind(R.chatsApproveTool, async ({ principal: p, params: { id, tool_call_id: toolCallId }, body: { approved } }) => {
+      const chat = await svc.ownChat(p, id)
       const pending = await store.approval(chat.id, toolCallId)
       if (pending === null) throw notFound(`no tool call ${toolCallId} waits for approval in this chat`, 'chat.approval_not_found')
       if (!(await store.decide(chat.id, toolCallId, approved))) throw conflict(`tool call ${toolCallId} was already ${pending.status}`, 'chat.approval_decided')
@@ -221,10 +198,7 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
       await svc.send(p, chat, { approval: { tool_call_id: toolCallId, approved }, channelId })
       return { status: 202, body: { status: approved ? 'approved' : 'rejected', tool_call_id: toolCallId, channel_id: channelId } }
     }),
-    on('agents.invoke', async (p, req) => {
-      const ns = req.params['namespace'] ?? ''
-      const name = req.params['name'] ?? ''
-      const body = req.body as { message: string; session_key?: string; reset?: boolean; input?: Record<string, unknown> }
+    bind(R.agentsInvoke, async ({ principal: p, params: { namespace: ns, name }, body }) => {
       const agent = await svc.agentFor(p, ns, name)
       let chat: ChatRow | null = null
       if (body.session_key !== undefined) {
@@ -239,5 +213,5 @@ export function chatHandlers(d: ChatHandlerDeps): Map<string, RpcHandler> {
       const out = await svc.sendAndWait(p, chat, { content: body.message })
       return { body: { reply: out.message?.content ?? '', chat_id: chat.id, session_key: body.session_key ?? null } }
     }),
-  ])
+  ]
 }

@@ -1,10 +1,11 @@
-import type { RpcHandler, RpcRequest } from '../api/route.ts'
-import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
+import { bind, type BoundRoute } from '../api/bind.ts'
+import { can, type Principal } from '../auth/principal.ts'
 import { registerPermission } from '../access/permission-registry.ts'
 import type { Config } from '../kernel/config.ts'
-import { AppError, conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import { AppError, conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { NAME_RE, normalizeName, normalizeVersion, notAllowedReason } from './installer.ts'
+import { DEPENDENCY_ROUTES as R } from './routes.ts'
 
 /*
  * `/api/v1/dependencies`: users request a package, an admin approves or rejects it; approved
@@ -19,19 +20,10 @@ export const DEPENDENCY_PERMISSIONS = {
   delete: registerPermission('platform.dependencies.delete:all', 'delete Python package requests (admin)'),
 }
 
-type Out = { status?: number; body?: unknown }
-
 const notAllowed = (detail: string) => new AppError(422, 'dependency.not_allowed', detail)
 
-export function dependencyHandlers(d: { db: Db; config: Config }): Map<string, RpcHandler> {
+export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] {
   const { db, config } = d
-  const handlers = new Map<string, RpcHandler>()
-  const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<Out>) =>
-    handlers.set(id, async (req) => {
-      if (req.caller === null) throw unauthorized()
-      const out = await fn(await loadPrincipal(db, req.caller), req)
-      return { status: out.status ?? 200, body: out.body }
-    })
   const need = (p: Principal, perm: string) => {
     if (!can(p, perm)) throw forbidden(`requires ${perm}`)
   }
@@ -42,60 +34,57 @@ export function dependencyHandlers(d: { db: Db; config: Config }): Map<string, R
     return row
   }
 
-  on('dependencies.list', async (p, req) => {
-    need(p, DEPENDENCY_PERMISSIONS.read)
-    const status = req.query['status']
-    const where = typeof status === 'string' ? sql.unsafe`where status = ${status}` : sql.unsafe``
-    return { body: await db.any(sql.unsafe`select ${columns} from dependencies ${where} order by package_name`) }
-  })
+  return [
+    bind(R.list, async ({ principal: p, query: { status } }) => {
+      need(p, DEPENDENCY_PERMISSIONS.read)
+      const where = status === undefined ? sql.unsafe`` : sql.unsafe`where status = ${status}`
+      return { body: await db.any(sql.unsafe`select ${columns} from dependencies ${where} order by package_name`) }
+    }),
 
-  // the requester follows its own request; everyone else's answers 404 like a missing one
-  on('dependencies.get', async (p, req) => {
-    const row = await byId(String(req.params['id']))
-    if (row['requested_by'] !== p.userId && !can(p, DEPENDENCY_PERMISSIONS.read)) throw notFound('dependency not found', 'dependency.not_found')
-    return { body: row }
-  })
+    // the requester follows its own request; everyone else's answers 404 like a missing one
+    bind(R.get, async ({ principal: p, params }) => {
+      const row = await byId(params.id)
+      if (row['requested_by'] !== p.userId && !can(p, DEPENDENCY_PERMISSIONS.read)) throw notFound('dependency not found', 'dependency.not_found')
+      return { body: row }
+    }),
 
-  on('dependencies.create', async (p, req) => {
-    need(p, DEPENDENCY_PERMISSIONS.create)
-    const b = req.body as { package_name: string; version?: string | null }
-    const raw = b.package_name
-    if (!NAME_RE.test(raw)) throw invalid('invalid package name', [{ path: '/package_name', message: 'a PEP 508 project name: letters, digits, . _ -, starting and ending with a letter or digit' }])
-    const version = normalizeVersion(b.version)
-    if (version === undefined) throw invalid('invalid version spec', [{ path: '/version', message: 'a PEP 440 specifier set without spaces, e.g. ==1.2.0 or >=1.0,<2' }])
-    const name = normalizeName(raw)
-    const reason = notAllowedReason(config, name)
-    if (reason !== null) throw notAllowed(reason)
-    const row = await db.maybeOne(sql.unsafe`insert into dependencies (package_name, version, requested_by) values (${name}, ${version}, ${p.userId}::uuid)
-      on conflict (package_name) do nothing returning ${columns}`)
-    if (row === null) throw conflict(`${name} was already requested`, 'dependency.exists')
-    return { status: 201, body: row }
-  })
+    bind(R.create, async ({ principal: p, body: b }) => {
+      need(p, DEPENDENCY_PERMISSIONS.create)
+      const raw = b.package_name
+      if (!NAME_RE.test(raw)) throw invalid('invalid package name', [{ path: '/package_name', message: 'a PEP 508 project name: letters, digits, . _ -, starting and ending with a letter or digit' }])
+      const version = normalizeVersion(b.version)
+      if (version === undefined) throw invalid('invalid version spec', [{ path: '/version', message: 'a PEP 440 specifier set without spaces, e.g. ==1.2.0 or >=1.0,<2' }])
+      const name = normalizeName(raw)
+      const reason = notAllowedReason(config, name)
+      if (reason !== null) throw notAllowed(reason)
+      const row = await db.maybeOne(sql.unsafe`insert into dependencies (package_name, version, requested_by) values (${name}, ${version}, ${p.userId}::uuid)
+        on conflict (package_name) do nothing returning ${columns}`)
+      if (row === null) throw conflict(`${name} was already requested`, 'dependency.exists')
+      return { status: 201, body: row }
+    }),
 
-  on('dependencies.approve', async (p, req) => {
-    need(p, DEPENDENCY_PERMISSIONS.update)
-    const id = req.params['id'] as string
-    const row = await byId(id)
-    const reason = notAllowedReason(config, String(row['package_name']))
-    if (reason !== null) throw notAllowed(reason)
-    if (row['status'] === 'approved' || row['status'] === 'installed') return { body: row }
-    await db.query(sql.unsafe`update dependencies set status = 'approved', error = null, approved_by = ${p.userId}::uuid, approved_at = now(), updated_at = now() where id = ${id}::uuid`)
-    return { body: await byId(id) }
-  })
+    bind(R.approve, async ({ principal: p, params: { id } }) => {
+      need(p, DEPENDENCY_PERMISSIONS.update)
+      const row = await byId(id)
+      const reason = notAllowedReason(config, String(row['package_name']))
+      if (reason !== null) throw notAllowed(reason)
+      if (row['status'] === 'approved' || row['status'] === 'installed') return { body: row }
+      await db.query(sql.unsafe`update dependencies set status = 'approved', error = null, approved_by = ${p.userId}::uuid, approved_at = now(), updated_at = now() where id = ${id}::uuid`)
+      return { body: await byId(id) }
+    }),
 
-  on('dependencies.reject', async (p, req) => {
-    need(p, DEPENDENCY_PERMISSIONS.update)
-    const id = req.params['id'] as string
-    await byId(id)
-    await db.query(sql.unsafe`update dependencies set status = 'rejected', approved_by = null, approved_at = null, updated_at = now() where id = ${id}::uuid`)
-    return { body: await byId(id) }
-  })
+    bind(R.reject, async ({ principal: p, params: { id } }) => {
+      need(p, DEPENDENCY_PERMISSIONS.update)
+      await byId(id)
+      await db.query(sql.unsafe`update dependencies set status = 'rejected', approved_by = null, approved_at = null, updated_at = now() where id = ${id}::uuid`)
+      return { body: await byId(id) }
+    }),
 
-  on('dependencies.delete', async (p, req) => {
-    need(p, DEPENDENCY_PERMISSIONS.delete)
-    const gone = await db.maybeOneFirst(sql.unsafe`delete from dependencies where id = ${req.params['id'] as string}::uuid returning id`)
-    if (gone === null) throw notFound('dependency not found', 'dependency.not_found')
-    return { status: 204 }
-  })
-  return handlers
+    bind(R.delete, async ({ principal: p, params: { id } }) => {
+      need(p, DEPENDENCY_PERMISSIONS.delete)
+      const gone = await db.maybeOneFirst(sql.unsafe`delete from dependencies where id = ${id}::uuid returning id`)
+      if (gone === null) throw notFound('dependency not found', 'dependency.not_found')
+      return { status: 204 }
+    }),
+  ]
 }

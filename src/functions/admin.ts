@@ -1,8 +1,9 @@
 import { Type as T } from '@sinclair/typebox'
-import type { RouteDef, RpcHandler, RpcRequest } from '../api/route.ts'
-import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
+import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
+import { defineRoute, type RouteDef } from '../api/route.ts'
+import { can, type Principal } from '../auth/principal.ts'
 import { registerPermission } from '../access/permission-registry.ts'
-import { AppError, forbidden, notFound, unauthorized } from '../kernel/errors.ts'
+import { AppError, forbidden, notFound } from '../kernel/errors.ts'
 import type { Db } from '../platform/db.ts'
 import { listMembers, workersBucket } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
@@ -25,49 +26,56 @@ const ScaleAnswer = T.Object({
   removed: T.Optional(T.Integer()),
 })
 
+const admin = { auth: true as const, target: 'rpc' as const, surface: 'management' as const, tags: ['System'], errors: [403] }
+
+export const SANDBOX_ADMIN_ROUTES = {
+  containersStats: defineRoute({
+    ...admin,
+    permission: READ,
+    id: 'containers.stats',
+    method: 'GET',
+    path: '/api/v1/containers/stats',
+    summary: 'Sandbox pool: idle, in use, total, max size, summed over every worker process (admin)',
+    response: T.Object({ idle: T.Integer(), in_use: T.Integer(), total: T.Integer(), max_size: T.Integer(), nodes: T.Array(T.Record(T.String(), T.Unknown())) }, { additionalProperties: true }),
+  }),
+  containersScale: defineRoute({ ...admin, permission: UPDATE, id: 'containers.scale', method: 'POST', path: '/api/v1/containers/scale', summary: 'Set the pool size; scale-down removes idle sandboxes only (admin)', body: T.Object({ target: T.Integer({ minimum: 0, maximum: 10_000 }) }, { additionalProperties: false }), response: ScaleAnswer }),
+  containersReload: defineRoute({
+    ...admin,
+    permission: UPDATE,
+    id: 'containers.reload',
+    method: 'POST',
+    path: '/api/v1/containers/reload',
+    summary: 'Install approved packages and replace the idle sandboxes (admin)',
+    response: T.Object({ status: T.String(), idle_containers: T.Integer(), success: T.Integer(), failed: T.Integer() }, { additionalProperties: true }),
+  }),
+  systemContainersRestart: defineRoute({
+    ...admin,
+    permission: UPDATE,
+    id: 'system.containers.restart',
+    method: 'POST',
+    path: '/api/v1/system/containers/{container_name}/restart',
+    summary: 'Destroy and replace one sandbox or shared worker by name; 404 when unknown (admin)',
+    params: T.Object({ container_name: T.String({ minLength: 1, maxLength: 200 }) }),
+    response: T.Object({ status: T.Literal('restarted'), container: T.String() }),
+    errors: [403, 404],
+  }),
+  workersList: defineRoute({ ...admin, permission: READ, id: 'workers.list', method: 'GET', path: '/api/v1/workers', summary: 'Shared (trusted) workers (admin)', response: T.Array(T.Record(T.String(), T.Unknown())) }),
+  workersCount: defineRoute({ ...admin, permission: READ, id: 'workers.count', method: 'GET', path: '/api/v1/workers/count', summary: 'Number of shared workers (admin)', response: T.Object({ count: T.Integer() }) }),
+  workersScale: defineRoute({
+    ...admin,
+    permission: UPDATE,
+    id: 'workers.scale',
+    method: 'POST',
+    path: '/api/v1/workers/scale',
+    summary: 'Set the number of shared workers (admin)',
+    body: T.Object({ target_count: T.Integer({ minimum: 0, maximum: 1000 }) }, { additionalProperties: false }),
+    response: T.Object({ action: T.String(), previous_count: T.Integer(), current_count: T.Integer(), added: T.Optional(T.Integer()), removed: T.Optional(T.Integer()) }),
+  }),
+  workersReload: defineRoute({ ...admin, permission: UPDATE, id: 'workers.reload', method: 'POST', path: '/api/v1/workers/reload', summary: 'Restart every shared worker with the approved packages (admin)', response: T.Object({ status: T.String(), total_workers: T.Integer(), success: T.Integer(), failed: T.Integer() }) }),
+}
+
 export function sandboxAdminRoutes(): RouteDef[] {
-  const admin = { auth: true, target: 'rpc' as const, surface: 'management' as const, tags: ['System'], errors: [403] }
-  return [
-    {
-      ...admin,
-      id: 'containers.stats',
-      method: 'GET',
-      path: '/api/v1/containers/stats',
-      summary: 'Sandbox pool: idle, in use, total, max size, summed over every worker process (admin)',
-      response: T.Object({ idle: T.Integer(), in_use: T.Integer(), total: T.Integer(), max_size: T.Integer(), nodes: T.Array(T.Record(T.String(), T.Unknown())) }, { additionalProperties: true }),
-    },
-    { ...admin, id: 'containers.scale', method: 'POST', path: '/api/v1/containers/scale', summary: 'Set the pool size; scale-down removes idle sandboxes only (admin)', body: T.Object({ target: T.Integer({ minimum: 0, maximum: 10_000 }) }, { additionalProperties: false }), response: ScaleAnswer },
-    {
-      ...admin,
-      id: 'containers.reload',
-      method: 'POST',
-      path: '/api/v1/containers/reload',
-      summary: 'Install approved packages and replace the idle sandboxes (admin)',
-      response: T.Object({ status: T.String(), idle_containers: T.Integer(), success: T.Integer(), failed: T.Integer() }, { additionalProperties: true }),
-    },
-    {
-      ...admin,
-      id: 'system.containers.restart',
-      method: 'POST',
-      path: '/api/v1/system/containers/{container_name}/restart',
-      summary: 'Destroy and replace one sandbox or shared worker by name; 404 when unknown (admin)',
-      params: T.Object({ container_name: T.String({ minLength: 1, maxLength: 200 }) }),
-      response: T.Object({ status: T.Literal('restarted'), container: T.String() }),
-      errors: [403, 404],
-    },
-    { ...admin, id: 'workers.list', method: 'GET', path: '/api/v1/workers', summary: 'Shared (trusted) workers (admin)', response: T.Array(T.Record(T.String(), T.Unknown())) },
-    { ...admin, id: 'workers.count', method: 'GET', path: '/api/v1/workers/count', summary: 'Number of shared workers (admin)', response: T.Object({ count: T.Integer() }) },
-    {
-      ...admin,
-      id: 'workers.scale',
-      method: 'POST',
-      path: '/api/v1/workers/scale',
-      summary: 'Set the number of shared workers (admin)',
-      body: T.Object({ target_count: T.Integer({ minimum: 0, maximum: 1000 }) }, { additionalProperties: false }),
-      response: T.Object({ action: T.String(), previous_count: T.Integer(), current_count: T.Integer(), added: T.Optional(T.Integer()), removed: T.Optional(T.Integer()) }),
-    },
-    { ...admin, id: 'workers.reload', method: 'POST', path: '/api/v1/workers/reload', summary: 'Restart every shared worker with the approved packages (admin)', response: T.Object({ status: T.String(), total_workers: T.Integer(), success: T.Integer(), failed: T.Integer() }) },
-  ]
+  return Object.values(SANDBOX_ADMIN_ROUTES)
 }
 
 interface NodeAnswer<R = Record<string, unknown>> {
@@ -86,7 +94,8 @@ export function sandboxAdminHandlers(d: {
   names: NatsNames
   /** Installs approved packages; returns the directory sandboxes should mount (undefined = none). */
   installPackages?: () => Promise<{ dir: string | undefined; failed: number }>
-}): Map<string, RpcHandler> {
+}): BoundRoute[] {
+  const R = SANDBOX_ADMIN_ROUTES
   const nodes = async (): Promise<string[]> => (await listMembers(await workersBucket(d.nc, d.names), 'sandbox')).map((m) => m.nodeId)
 
   const ask = async <R = Record<string, unknown>>(op: ControlOp, node?: string, waitMs = 60_000): Promise<NodeAnswer<R>[]> => {
@@ -98,28 +107,22 @@ export function sandboxAdminHandlers(d: {
     return out
   }
 
-  const principalOf = async (req: RpcRequest): Promise<Principal> => {
-    if (req.caller === null) throw unauthorized()
-    return loadPrincipal(d.db, req.caller)
-  }
-  const on = (id: string, permission: string, fn: (req: RpcRequest) => Promise<unknown>): [string, RpcHandler] => [
-    id,
-    async (req) => {
-      const p = await principalOf(req)
-      if (!can(p, permission)) throw forbidden(`requires ${permission}`)
-      return { status: 200, body: await fn(req) }
-    },
-  ]
+  /** Every admin route checks the permission its route declares, then answers 200 with what `fn` returns. */
+  const on = <T extends RouteDef & { permission: string }>(route: T, fn: (input: Parameters<RouteHandler<T>>[0]) => Promise<unknown>): BoundRoute =>
+    bind(route, async (input) => {
+      const p: Principal | null = input.principal
+      if (p === null || !can(p, route.permission)) throw forbidden(`requires ${route.permission}`)
+      return { status: 200, body: await fn(input) }
+    })
   const sum = (xs: NodeAnswer[], key: string) => xs.reduce((a, x) => a + Number(x.result?.[key] ?? 0), 0)
   const failed = (xs: NodeAnswer[]) => xs.filter((x) => !x.ok || x.result?.['error'] !== undefined)
 
-  return new Map<string, RpcHandler>([
-    on('containers.stats', READ, async () => {
+  return [
+    on(R.containersStats, async () => {
       const xs = await ask({ op: 'stats' }, undefined, 5_000)
       return { idle: sum(xs, 'idle'), in_use: sum(xs, 'in_use'), total: sum(xs, 'total'), max_size: sum(xs, 'max_size'), starting: sum(xs, 'starting'), waiting: sum(xs, 'waiting'), executions: sum(xs, 'executions'), nodes: xs.map((x) => ({ node: x.node, ...x.result })) }
     }),
-    on('containers.scale', UPDATE, async (req) => {
-      const target = (req.body as { target: number }).target
+    on(R.containersScale, async ({ body: { target } }) => {
       const ids = await nodes()
       if (ids.length === 0) throw new AppError(409, 'sandbox.no_workers', 'no function worker with a sandbox pool is running')
       const xs = (await Promise.all(ids.map((node, i) => ask({ op: 'scale', target: splitTarget(target, ids.length, i) }, node)))).flat()
@@ -129,28 +132,26 @@ export function sandboxAdminHandlers(d: {
       const current = sum(xs, 'current')
       return current >= previous ? { action: 'scale_up', previous, current, added: sum(xs, 'added') } : { action: 'scale_down', previous, current, removed: sum(xs, 'removed') }
     }),
-    on('containers.reload', UPDATE, async () => {
+    on(R.containersReload, async () => {
       const pkgs = d.installPackages === undefined ? undefined : await d.installPackages()
       const xs = await ask({ op: 'reload', ...(pkgs === undefined ? {} : { packagesDir: pkgs.dir ?? null }) })
       const failures = sum(xs, 'failed') + failed(xs).length
       return { status: failures === 0 && (pkgs?.failed ?? 0) === 0 ? 'completed' : 'completed_with_errors', idle_containers: sum(xs, 'idle_containers'), success: sum(xs, 'success'), failed: failures, packages_failed: pkgs?.failed ?? 0 }
     }),
-    on('system.containers.restart', UPDATE, async (req) => {
-      const name = req.params['container_name'] ?? ''
+    on(R.systemContainersRestart, async ({ params: { container_name: name } }) => {
       const xs = await ask<{ found: boolean }>({ op: 'restart', name })
       if (!xs.some((x) => x.result?.found === true)) throw notFound(`no container named ${name}`, 'container.not_found')
       return { status: 'restarted', container: name }
     }),
-    on('workers.list', READ, async () => {
+    on(R.workersList, async () => {
       const xs = await ask<{ workers: Record<string, unknown>[] }>({ op: 'workers' }, undefined, 5_000)
       return xs.flatMap((x) => (x.result?.workers ?? []).map((w) => ({ ...w, node: x.node })))
     }),
-    on('workers.count', READ, async () => {
+    on(R.workersCount, async () => {
       const xs = await ask<{ count: number }>({ op: 'workers' }, undefined, 5_000)
       return { count: xs.reduce((a, x) => a + (x.result?.count ?? 0), 0) }
     }),
-    on('workers.scale', UPDATE, async (req) => {
-      const target = (req.body as { target_count: number }).target_count
+    on(R.workersScale, async ({ body: { target_count: target } }) => {
       const ids = await nodes()
       if (ids.length === 0) throw new AppError(409, 'sandbox.no_workers', 'no function worker process is running')
       const xs = (await Promise.all(ids.map((node, i) => ask({ op: 'workers.scale', target: splitTarget(target, ids.length, i) }, node)))).flat()
@@ -158,11 +159,11 @@ export function sandboxAdminHandlers(d: {
       const current = sum(xs, 'current_count')
       return current >= previous ? { action: 'scale_up', previous_count: previous, current_count: current, added: current - previous } : { action: 'scale_down', previous_count: previous, current_count: current, removed: previous - current }
     }),
-    on('workers.reload', UPDATE, async () => {
+    on(R.workersReload, async () => {
       const pkgs = d.installPackages === undefined ? undefined : await d.installPackages()
       const xs = await ask({ op: 'workers.reload', ...(pkgs === undefined ? {} : { packagesDir: pkgs.dir ?? null }) })
       const failures = sum(xs, 'failed') + failed(xs).length
       return { status: failures === 0 ? 'completed' : 'completed_with_errors', total_workers: sum(xs, 'total_workers'), success: sum(xs, 'success'), failed: failures }
     }),
-  ])
+  ]
 }

@@ -1,7 +1,7 @@
-import type { RpcHandler, RpcRequest } from '../api/route.ts'
-import { loadPrincipal, type Principal } from '../auth/principal.ts'
+import { bind, type BoundRoute } from '../api/bind.ts'
+import type { Principal } from '../auth/principal.ts'
 import { registerPermission } from '../access/permission-registry.ts'
-import { AppError, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import { AppError, invalid, notFound } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { Db } from '../platform/db.ts'
@@ -15,6 +15,7 @@ import { disabledError } from '../../sandbox/executor.ts'
 import { validateAgainst } from './json-schema.ts'
 import { validateCallbackUrl } from './callback.ts'
 import { enqueueFunction, invokeFunction } from './invoke.ts'
+import { FUNCTION_ROUTES as R } from './routes.ts'
 
 /*
  * POST /functions/{ns}/{name}/execute[/async]. Both run the function as a job of the `fn` pool:
@@ -24,13 +25,6 @@ import { enqueueFunction, invokeFunction } from './invoke.ts'
  */
 registerPermission('platform.functions/{namespace}/{name}.execute:own', 'Function: execute (own functions)')
 registerPermission('platform.functions/{namespace}/{name}.execute:all', 'Function: execute (any function)')
-
-export interface FunctionJobMeta {
-  function_id: string
-  version: number
-  user_email: string
-  shared_pool: boolean
-}
 
 export interface FunctionHandlerDeps {
   db: Db
@@ -42,16 +36,10 @@ export interface FunctionHandlerDeps {
   log: Logger
 }
 
-export function functionHandlers(d: FunctionHandlerDeps): Map<string, RpcHandler> {
-  const principalOf = async (req: RpcRequest): Promise<Principal> => {
-    if (req.caller === null) throw unauthorized()
-    return loadPrincipal(d.db, req.caller)
-  }
+export function functionHandlers(d: FunctionHandlerDeps): BoundRoute[] {
 
   /** The function if the caller may execute it; 404 for anything the caller may not see or run. */
-  const executable = async (p: Principal, req: RpcRequest): Promise<ResourceRecord> => {
-    const namespace = req.params['namespace'] ?? ''
-    const name = req.params['name'] ?? ''
+  const executable = async (p: Principal, { namespace, name }: { namespace: string; name: string }): Promise<ResourceRecord> => {
     const fn = await d.resources.get(p, functionKind, { namespace, name })
     const meta = { namespace, name, ownerId: (fn['owner_id'] as string | null) ?? null }
     if (!canOnResource(p, functionKind, 'execute', meta)) throw notFound(`function ${namespace}/${name} not found`, 'resource.not_found')
@@ -67,35 +55,25 @@ export function functionHandlers(d: FunctionHandlerDeps): Map<string, RpcHandler
 
   const invokeDeps = { nc: d.nc, names: d.names, config: d.config, enqueue: d.jobs.enqueue, store: d.jobs.store, results: d.jobs.results }
 
-  return new Map<string, RpcHandler>([
-    [
-      'functions.execute',
-      async (req) => {
-        const p = await principalOf(req)
-        const fn = await executable(p, req)
-        const body = req.body as { input: unknown; timeout?: number }
-        checkInput(fn, body.input)
-        const out = await invokeFunction(invokeDeps, p, fn, { input: body.input, ...(body.timeout === undefined ? {} : { timeoutS: body.timeout }) })
-        return { status: 200, body: out.status === 'success' ? { ...out, error: null } : { ...out, result: null } }
-      },
-    ],
-    [
-      'functions.execute-async',
-      async (req) => {
-        const p = await principalOf(req)
-        const fn = await executable(p, req)
-        const body = req.body as { input: unknown; trigger_id?: string; delay_seconds?: number | null; callback_url?: string }
-        checkInput(fn, body.input)
-        if (body.callback_url !== undefined && body.callback_url !== '') await validateCallbackUrl(body.callback_url, d.config)
-        const job = await enqueueFunction(invokeDeps, p, fn, {
-          input: body.input,
-          sync: false,
-          ...(body.trigger_id === undefined ? {} : { triggerId: body.trigger_id }),
-          delay: body.delay_seconds ?? null,
-          callbackUrl: body.callback_url === '' ? null : (body.callback_url ?? null),
-        })
-        return { status: 202, body: { execution_id: job.id, status: 'queued' } }
-      },
-    ],
-  ])
+  return [
+    bind(R.functionsExecute, async ({ principal: p, params, body }) => {
+      const fn = await executable(p, params)
+      checkInput(fn, body.input)
+      const out = await invokeFunction(invokeDeps, p, fn, { input: body.input, ...(body.timeout === undefined ? {} : { timeoutS: body.timeout }) })
+      return { status: 200, body: out.status === 'success' ? { ...out, error: null } : { ...out, result: null } }
+    }),
+    bind(R.functionsExecuteAsync, async ({ principal: p, params, body }) => {
+      const fn = await executable(p, params)
+      checkInput(fn, body.input)
+      if (body.callback_url !== undefined && body.callback_url !== '') await validateCallbackUrl(body.callback_url, d.config)
+      const job = await enqueueFunction(invokeDeps, p, fn, {
+        input: body.input,
+        sync: false,
+        ...(body.trigger_id === undefined ? {} : { triggerId: body.trigger_id }),
+        delay: body.delay_seconds ?? null,
+        callbackUrl: body.callback_url === '' ? null : (body.callback_url ?? null),
+      })
+      return { status: 202, body: { execution_id: job.id, status: 'queued' } }
+    }),
+  ]
 }

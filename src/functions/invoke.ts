@@ -7,7 +7,14 @@ import { waitForJob } from '../jobs/wait.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { ResourceRecord } from '../resources/service.ts'
-import type { FunctionJobMeta } from './handlers.ts'
+
+/** What a function job carries besides its input (read back by the `fn` pool's executor, job-executor.ts). */
+export interface FunctionJobMeta {
+  function_id: string
+  version: number
+  user_email: string
+  shared_pool: boolean
+}
 
 /*
  * Running a function as a job of the `fn` pool: the one path used by the execute endpoints, agent

@@ -7,7 +7,7 @@ import type { ResourceService } from '../resources/service.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import type { SandboxExecutor } from '../../sandbox/executor.ts'
 import { validateAgainst } from './json-schema.ts'
-import type { FunctionJobMeta } from './handlers.ts'
+import type { FunctionJobMeta } from './invoke.ts'
 
 /*
  * The `fn` pool's executor: loads the function's code (cached by id and version, so a warm call

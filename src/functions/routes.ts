@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Uuid } from '../../schemas/common.ts'
-import type { RouteDef } from '../api/route.ts'
+import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /* Function execution endpoints (SPEC §4.2, WIRE.md "Functions and executions"). */
 export const ExecuteBody = T.Object(
@@ -33,30 +33,33 @@ export const ExecuteAsyncBody = T.Object(
   { additionalProperties: false },
 )
 
+const params = T.Object({ namespace: Namespace, name: Name })
+const common = { auth: true as const, target: 'rpc' as const, surface: 'runtime' as const, tags: ['Functions'], params }
+
+export const FUNCTION_ROUTES = {
+  functionsExecute: defineRoute({
+    ...common,
+    id: 'functions.execute',
+    method: 'POST',
+    path: '/functions/{namespace}/{name}/execute',
+    summary: 'Run a function and wait for its result (200 with status success, error or timeout)',
+    body: ExecuteBody,
+    response: ExecuteResult,
+    errors: [404, 422],
+  }),
+  functionsExecuteAsync: defineRoute({
+    ...common,
+    id: 'functions.execute-async',
+    method: 'POST',
+    path: '/functions/{namespace}/{name}/execute/async',
+    summary: 'Queue a function execution (optionally delayed, with a callback); answers 202',
+    body: ExecuteAsyncBody,
+    response: T.Object({ execution_id: Uuid, status: T.Literal('queued') }),
+    status: 202,
+    errors: [400, 404, 422],
+  }),
+}
+
 export function functionRoutes(): RouteDef[] {
-  const params = T.Object({ namespace: Namespace, name: Name })
-  const common = { auth: true, target: 'rpc' as const, surface: 'runtime' as const, tags: ['Functions'], params }
-  return [
-    {
-      ...common,
-      id: 'functions.execute',
-      method: 'POST',
-      path: '/functions/{namespace}/{name}/execute',
-      summary: 'Run a function and wait for its result (200 with status success, error or timeout)',
-      body: ExecuteBody,
-      response: ExecuteResult,
-      errors: [404, 422],
-    },
-    {
-      ...common,
-      id: 'functions.execute-async',
-      method: 'POST',
-      path: '/functions/{namespace}/{name}/execute/async',
-      summary: 'Queue a function execution (optionally delayed, with a callback); answers 202',
-      body: ExecuteAsyncBody,
-      response: T.Object({ execution_id: Uuid, status: T.Literal('queued') }),
-      status: 202,
-      errors: [400, 404, 422],
-    },
-  ]
+  return Object.values(FUNCTION_ROUTES)
 }

@@ -1,8 +1,9 @@
 import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto'
-import type { RpcHandler, RpcRequest } from '../api/route.ts'
+import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
+import type { RouteDef } from '../api/route.ts'
 import { hashPassword, verifyPassword } from '../auth/password.ts'
 import { grantsOf, hasPermission, isValidPermission } from '../auth/permissions.ts'
-import { loadPrincipal, loadUserRow, type Principal } from '../auth/principal.ts'
+import { loadUserRow, type Principal } from '../auth/principal.ts'
 import { issueAccessToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
 import { forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
@@ -10,6 +11,7 @@ import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { Mailer } from './mailer.ts'
 import type { RateLimiter } from './rate-limit.ts'
+import { IDENTITY_ROUTES as R } from './routes.ts'
 
 /*
  * How people log in (SPEC §5, WIRE.md "Auth"): password, emailed one-time code, or both; refresh
@@ -63,7 +65,7 @@ interface UserRow {
   created_at: string
 }
 
-export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
+export function identityHandlers(d: IdentityDeps): BoundRoute[] {
   const { db, config } = d
   const findUser = async (email: string): Promise<UserRow | null> =>
     (await db.maybeOne(sql.unsafe`select id, email, password_hash, is_active, last_login_at, created_at from users where lower(email) = ${email.trim().toLowerCase()}`)) as UserRow | null
@@ -119,24 +121,14 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     return { message: 'If the address belongs to an account, a login code was sent to it.', session_id: sessionId }
   }
 
-  const principalOf = async (req: RpcRequest): Promise<Principal> => {
-    if (req.caller === null) throw unauthorized()
-    return loadPrincipal(db, req.caller)
-  }
+  const bound: BoundRoute[] = []
+  const on = <T extends RouteDef>(route: T, handler: RouteHandler<T>) => bound.push(bind(route, handler))
 
-  const handlers = new Map<string, RpcHandler>()
-  const on = (id: string, fn: (req: RpcRequest) => Promise<{ status?: number; body?: unknown }>) =>
-    handlers.set(id, async (req) => {
-      const out = await fn(req)
-      return { status: out.status ?? 200, body: out.body }
-    })
+  on(R.authInfo, async () => ({ body: { auth_mode: config.AUTH_MODE } }))
 
-  on('auth.info', async () => ({ body: { auth_mode: config.AUTH_MODE } }))
-
-  on('auth.login', async (req) => {
-    const body = req.body as { email: string; password?: string }
+  on(R.authLogin, async ({ body, request }) => {
     const email = body.email.trim().toLowerCase()
-    await d.limiter.hit('login-ip', req.clientIp, config.RATE_LIMIT_LOGIN_IP_MAX)
+    await d.limiter.hit('login-ip', request.clientIp, config.RATE_LIMIT_LOGIN_IP_MAX)
     await d.limiter.hit('login-email', email, config.RATE_LIMIT_LOGIN_EMAIL_MAX)
     const user = await findUser(email)
     if (config.AUTH_MODE === 'otp') return { body: await startOtp(email, user) }
@@ -147,9 +139,8 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     return { body: await startOtp(email, known) }
   })
 
-  on('auth.verify-otp', async (req) => {
-    const body = req.body as { session_id: string; otp_code: string }
-    await d.limiter.hit('otp-ip', req.clientIp, config.RATE_LIMIT_OTP_IP_MAX)
+  on(R.authVerifyOtp, async ({ body, request }) => {
+    await d.limiter.hit('otp-ip', request.clientIp, config.RATE_LIMIT_OTP_IP_MAX)
     const s = await db.maybeOne(sql.unsafe`select id, user_id, code_hash, attempts from otp_sessions
       where id = ${body.session_id}::uuid and consumed_at is null and expires_at > now() and attempts < ${config.OTP_MAX_ATTEMPTS}`)
     if (s === null) throw invalidCode()
@@ -167,8 +158,7 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     return { body: await tokensFor({ id: String(user['id']), email: String(user['email']) }) }
   })
 
-  on('auth.refresh', async (req) => {
-    const token = (req.body as { refresh_token: string }).refresh_token
+  on(R.authRefresh, async ({ body: { refresh_token: token } }) => {
     const row = await db.maybeOne(sql.unsafe`select id, family_id, user_id, used_at, revoked_at, expires_at > now() as live from refresh_tokens where token_hash = ${sha256(token)}`)
     if (row === null || row['revoked_at'] !== null || row['live'] !== true) throw invalidRefresh()
     const family = String(row['family_id'])
@@ -185,14 +175,13 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     return { body: { access_token: await access(u), refresh_token: await newRefresh(u.id, family), token_type: 'bearer', expires_in: config.ACCESS_TOKEN_EXPIRE_MINUTES * 60 } }
   })
 
-  on('auth.logout', async (req) => {
-    const token = (req.body as { refresh_token: string }).refresh_token
+  on(R.authLogout, async ({ body: { refresh_token: token } }) => {
     await db.query(sql.unsafe`update refresh_tokens set revoked_at = now() where revoked_at is null
       and family_id = (select family_id from refresh_tokens where token_hash = ${sha256(token)})`)
     return { status: 204 }
   })
 
-  on('auth.me', async (req) => ({ body: await userBody((await principalOf(req)).userId) }))
+  on(R.authMe, async ({ principal }) => ({ body: await userBody(principal.userId) }))
 
   /*
    * Exchange may only hand out what the caller could do itself: every grant of the target must be
@@ -211,12 +200,10 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     return perms === null ? [] : grantsOf(perms as Record<string, unknown>)
   }
 
-  on('auth.exchange', async (req) => {
-    const p = await principalOf(req)
+  on(R.authExchange, async ({ principal: p, body }) => {
     // user code never turns its execution token into a full, long-lived login
     if (p.executionId !== undefined) throw forbidden('an execution token cannot exchange tokens', 'auth.execution_token')
     if (!hasPermission(p.permissions, EXCHANGE_PERMISSION)) throw forbidden(`requires ${EXCHANGE_PERMISSION}`)
-    const body = req.body as { provider: string; subject: string; email: string; auto_provision?: boolean }
     const email = body.email.trim().toLowerCase()
     let user = await findUser(email)
     let provisioned = false
@@ -239,9 +226,7 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     return { body: { ...tokens, provisioned } }
   })
 
-  on('auth.check-permissions', async (req) => {
-    const p = await principalOf(req)
-    const body = req.body as { permissions: string[]; logic?: 'AND' | 'OR' }
+  on(R.authCheckPermissions, async ({ principal: p, body }) => {
     const bad = body.permissions.filter((x) => !isValidPermission(x))
     if (bad.length > 0) throw invalid('invalid permission strings', bad.map((x) => ({ path: 'permissions', message: x })))
     const checks = body.permissions.map((permission) => ({ permission, has_permission: hasPermission(p.permissions, permission) }))
@@ -250,5 +235,5 @@ export function identityHandlers(d: IdentityDeps): Map<string, RpcHandler> {
     return { body: { result, logic, checks } }
   })
 
-  return handlers
+  return bound
 }

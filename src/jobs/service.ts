@@ -1,8 +1,9 @@
 import { jetstreamManager } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
-import type { RpcHandler, RpcRequest } from '../api/route.ts'
-import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
-import { AppError, conflict, forbidden, notFound, unauthorized } from '../kernel/errors.ts'
+import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
+import type { RouteDef } from '../api/route.ts'
+import { can, type Principal } from '../auth/principal.ts'
+import { AppError, conflict, forbidden, notFound } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { listMembers } from '../platform/heartbeat.ts'
@@ -14,6 +15,7 @@ import { flushStuckJobs } from './maintenance.ts'
 import { upsertExecution } from './mirror.ts'
 import { poolConsumerName } from './provision.ts'
 import type { ResultStore } from './result-store.ts'
+import { JOB_ROUTES as R } from './routes.ts'
 
 /*
  * The service side of the job endpoints. Live status comes from JOB_STATE (the authority); history
@@ -87,11 +89,7 @@ function executionRecord(r: Record<string, unknown>) {
   }
 }
 
-export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
-  const principalOf = async (req: RpcRequest): Promise<Principal> => {
-    if (req.caller === null) throw unauthorized()
-    return loadPrincipal(d.db, req.caller)
-  }
+export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
   const requireAll = (p: Principal, permission: string) => {
     if (!can(p, permission)) throw forbidden(`requires ${permission}`)
   }
@@ -134,17 +132,13 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     throw notFound(`job ${id} not found`, 'job.not_found')
   }
 
-  const handlers = new Map<string, RpcHandler>()
-  const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<{ status?: number; body?: unknown }>) =>
-    handlers.set(id, async (req) => {
-      const out = await fn(await principalOf(req), req)
-      return { status: out.status ?? 200, body: out.body }
-    })
+  const bound: BoundRoute[] = []
+  const on = <T extends RouteDef>(route: T, handler: RouteHandler<T>) => bound.push(bind(route, handler))
 
-  on('jobs.get', async (p, req) => ({ body: jobRecord(await jobOf(p, req.params['job_id'] ?? '')) }))
+  on(R.jobsGet, async ({ principal: p, params }) => ({ body: jobRecord(await jobOf(p, params.job_id)) }))
 
-  on('jobs.result', async (p, req) => {
-    const job = await jobOf(p, req.params['job_id'] ?? '')
+  on(R.jobsResult, async ({ principal: p, params }) => {
+    const job = await jobOf(p, params.job_id)
     if (job.status !== 'completed') {
       throw new AppError(409, 'job.not_completed', job.status === 'failed' ? `job failed: ${jobErrorText(job.error) ?? 'unknown error'}` : `job is ${job.status}`)
     }
@@ -156,8 +150,7 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     return { body: job.result ?? null }
   })
 
-  on('executions.get', async (p, req) => {
-    const id = req.params['execution_id'] ?? ''
+  on(R.executionsGet, async ({ principal: p, params: { execution_id: id } }) => {
     const row = await d.db.maybeOne(sql.unsafe`select * from executions where id = ${id}::uuid`)
     if (row !== null && visible(p, (row['user_id'] as string | null) ?? null)) return { body: executionRecord(row) }
     // Accepted moments ago and not mirrored yet (or not started): build the record from the live
@@ -172,9 +165,8 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     throw notFound(`execution ${id} not found`, 'execution.not_found')
   })
 
-  on('queue.cancel', async (p, req) => {
+  on(R.queueCancel, async ({ principal: p, params: { job_id: id } }) => {
     requireAll(p, JOB_PERMISSIONS.updateAll)
-    const id = req.params['job_id'] ?? ''
     const cancel = (s: JobState): JobState => ({ ...s, status: 'cancelled', error: 'cancelled', finished_at: new Date().toISOString() })
     let done: { state: JobState; revision: number } | null = null
     let wasWaiting = false
@@ -207,12 +199,12 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     return { body: { status: 'cancelled', job_id: id } }
   })
 
-  on('system.flush-stuck-jobs', async (p) => {
+  on(R.systemFlushStuckJobs, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.systemUpdate)
     return { body: await flushStuckJobs(d.db, d.store, d.stuckHours, d.log) }
   })
 
-  on('queue.stats', async (p) => {
+  on(R.queueStats, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.readAll)
     const jsm = await jetstreamManager(d.nc)
     const queues = { functions: { pending: 0, executing: 0 }, agents: { pending: 0, executing: 0 }, subagents: { pending: 0, executing: 0 } }
@@ -231,17 +223,17 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     return { body: { queues, jobs, dlq: { size: dlq.state.messages }, workers: { functions: count('fn'), agents: count('agent'), subagents: count('subagent') } } }
   })
 
-  on('queue.jobs', async (p, req) => {
+  on(R.queueJobs, async ({ principal: p, query }) => {
     requireAll(p, JOB_PERMISSIONS.readAll)
-    const status = typeof req.query['status'] === 'string' ? req.query['status'] : null
-    const limit = typeof req.query['limit'] === 'number' ? req.query['limit'] : 100
-    const offset = typeof req.query['offset'] === 'number' ? req.query['offset'] : 0
+    const status = query.status ?? null
+    const limit = query.limit ?? 100
+    const offset = query.offset ?? 0
     const rows = await d.db.any(sql.unsafe`select * from executions where (${status}::text is null or status = ${status}::text)
       order by created_at desc limit ${limit} offset ${offset}`)
     return { body: rows.map(executionRecord) }
   })
 
-  on('queue.dlq.list', async (p) => {
+  on(R.queueDlqList, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.readAll)
     const rows = await d.db.any(sql.unsafe`select d.job_id, d.pool, d.error, d.attempts, d.created_at, e.kind, e.namespace, e.name
       from dlq_entries d left join executions e on e.id = d.job_id where d.retried_as is null order by d.created_at`)
@@ -259,9 +251,8 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     }
   })
 
-  on('queue.dlq.retry', async (p, req) => {
+  on(R.queueDlqRetry, async ({ principal: p, params: { job_id: id } }) => {
     requireAll(p, JOB_PERMISSIONS.updateAll)
-    const id = req.params['job_id'] ?? ''
     const entry = await d.db.maybeOne(sql.unsafe`select seq from dlq_entries where job_id = ${id}::uuid and retried_as is null`)
     if (entry === null) throw notFound(`job ${id} is not in the dead letter queue`, 'dlq.not_found')
     const jsm = await jetstreamManager(d.nc)
@@ -287,7 +278,7 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     return { status: 202, body: { status: 'queued', job_id: job.id, retry_of: id } }
   })
 
-  on('queue.dlq.flush', async (p) => {
+  on(R.queueDlqFlush, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.updateAll)
     const jsm = await jetstreamManager(d.nc)
     await jsm.streams.purge(d.names.stream('DLQ'))
@@ -295,11 +286,11 @@ export function jobHandlers(d: JobServiceDeps): Map<string, RpcHandler> {
     return { body: { flushed: rows.length } }
   })
 
-  on('queue.workers', async (p) => {
+  on(R.queueWorkers, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.readAll)
     const members = await listMembers(d.workers)
     return { body: members.map((m) => ({ role: m.role, node_id: m.nodeId, info: m.info, last_seen: m.last_seen })) }
   })
 
-  return handlers
+  return bound
 }

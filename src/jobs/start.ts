@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { jetstream } from '@nats-io/jetstream'
-import type { RpcHandler } from '../api/route.ts'
+import type { BoundRoute } from '../api/bind.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { Db } from '../platform/db.ts'
@@ -32,7 +32,7 @@ export async function provisionJobLayout(nc: NatsConnection, names: NatsNames, c
 }
 
 export interface JobService {
-  handlers: Map<string, RpcHandler>
+  handlers: BoundRoute[]
   enqueue: EnqueueDeps
   store: JobStateStore
   results: ResultStore

@@ -1,9 +1,10 @@
-import type { RpcHandler, RpcRequest } from '../api/route.ts'
-import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
+import { bind, type BoundRoute } from '../api/bind.ts'
+import { can, type Principal } from '../auth/principal.ts'
 import { registerPermission } from '../access/permission-registry.ts'
-import { conflict, forbidden, notFound, unauthorized } from '../kernel/errors.ts'
+import { conflict, forbidden, notFound } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { namespacePermission } from './policy.ts'
+import { NAMESPACE_ROUTES as R } from './routes.ts'
 import { acceptMembership, addMember, claimNamespace, deleteNamespace, getNamespace, listNamespaces, removeMember, type NamespaceRecord } from './store.ts'
 
 /*
@@ -16,21 +17,12 @@ registerPermission(namespacePermission('{namespace}', 'read', 'all'), 'list and 
 registerPermission(namespacePermission('{namespace}', 'update', 'all'), 'grant and revoke members of every namespace (admin)')
 registerPermission(namespacePermission('{namespace}', 'delete', 'all'), 'release any empty namespace (admin)')
 
-type Out = { status?: number; body?: unknown }
+/** Claiming and granting need no permission beyond ownership: closed to user code (src/auth/execution-scope.ts). */
+const noExecutionToken = (p: Principal) => {
+  if (p.executionId !== undefined) throw forbidden('not available to an execution token', 'auth.execution_token')
+}
 
-export function namespaceHandlers(db: Db): Map<string, RpcHandler> {
-  const handlers = new Map<string, RpcHandler>()
-  const on = (id: string, fn: (p: Principal, req: RpcRequest) => Promise<Out>) =>
-    handlers.set(id, async (req) => {
-      if (req.caller === null) throw unauthorized()
-      const p = await loadPrincipal(db, req.caller)
-      // claiming and granting need no permission beyond ownership: closed to user code (src/auth/execution-scope.ts)
-      if (p.executionId !== undefined && id !== 'namespaces.list' && id !== 'namespaces.get') {
-        throw forbidden('not available to an execution token', 'auth.execution_token')
-      }
-      const out = await fn(p, req)
-      return { status: out.status ?? 200, body: out.body }
-    })
+export function namespaceHandlers(db: Db): BoundRoute[] {
   const missing = (name: string) => notFound(`namespace ${name} not found`, 'namespace.not_found')
 
   /** The namespace, if the caller may see it (owner, member or admin); 404 otherwise. */
@@ -47,55 +39,50 @@ export function namespaceHandlers(db: Db): Map<string, RpcHandler> {
     throw forbidden(`only the owner of ${name} or an admin may do this`, 'namespace.not_owner')
   }
 
-  on('namespaces.list', async (p, req) => {
-    const limit = typeof req.query['limit'] === 'number' ? req.query['limit'] : 100
-    const offset = typeof req.query['offset'] === 'number' ? req.query['offset'] : 0
-    const all = can(p, namespacePermission('*', 'read', 'all'))
-    return { body: await listNamespaces(db, all ? null : p.userId, { limit, offset }) }
-  })
+  return [
+    bind(R.list, async ({ principal: p, query }) => {
+      const all = can(p, namespacePermission('*', 'read', 'all'))
+      return { body: await listNamespaces(db, all ? null : p.userId, { limit: query.limit ?? 100, offset: query.offset ?? 0 }) }
+    }),
 
-  on('namespaces.create', async (p, req) => {
-    const { name } = req.body as { name: string }
-    if (!can(p, namespacePermission(name, 'create', 'own'))) throw forbidden(`requires ${namespacePermission(name, 'create', 'own')}`)
-    if (!(await claimNamespace(db, name, p.userId))) throw conflict(`namespace ${name} is held by someone else`, 'namespace.exists')
-    return { status: 201, body: await getNamespace(db, name) }
-  })
+    bind(R.create, async ({ principal: p, body: { name } }) => {
+      noExecutionToken(p)
+      if (!can(p, namespacePermission(name, 'create', 'own'))) throw forbidden(`requires ${namespacePermission(name, 'create', 'own')}`)
+      if (!(await claimNamespace(db, name, p.userId))) throw conflict(`namespace ${name} is held by someone else`, 'namespace.exists')
+      return { status: 201, body: await getNamespace(db, name) }
+    }),
 
-  on('namespaces.get', async (p, req) => ({ body: await visible(p, String(req.params['name'])) }))
+    bind(R.get, async ({ principal: p, params }) => ({ body: await visible(p, params.name) })),
 
-  on('namespaces.delete', async (p, req) => {
-    const name = String(req.params['name'])
-    await manageable(p, name, 'delete')
-    if (!(await deleteNamespace(db, name))) throw conflict(`namespace ${name} still holds resources`, 'namespace.not_empty')
-    return { status: 204 }
-  })
+    bind(R.delete, async ({ principal: p, params: { name } }) => {
+      noExecutionToken(p)
+      await manageable(p, name, 'delete')
+      if (!(await deleteNamespace(db, name))) throw conflict(`namespace ${name} still holds resources`, 'namespace.not_empty')
+      return { status: 204 }
+    }),
 
-  on('namespaces.members.add', async (p, req) => {
-    const name = String(req.params['name'])
-    const userId = String(req.params['user_id'])
-    const ns = await visible(p, name)
-    // A member accepting their own grant (an admin granting to themselves goes through addMember).
-    if (userId === p.userId && ns.owner_id !== p.userId && ns.members.some((m) => m.user_id === p.userId)) {
-      await acceptMembership(db, name, userId)
+    bind(R.addMember, async ({ principal: p, params: { name, user_id: userId } }) => {
+      noExecutionToken(p)
+      const ns = await visible(p, name)
+      // A member accepting their own grant (an admin granting to themselves goes through addMember).
+      if (userId === p.userId && ns.owner_id !== p.userId && ns.members.some((m) => m.user_id === p.userId)) {
+        await acceptMembership(db, name, userId)
+        return { body: await getNamespace(db, name) }
+      }
+      await manageable(p, name, 'update')
+      const exists = await db.oneFirst(sql.unsafe`select exists (select 1 from users where id = ${userId}::uuid)`)
+      if (exists !== true) throw notFound('user not found', 'user.not_found')
+      await addMember(db, name, userId, p.userId)
       return { body: await getNamespace(db, name) }
-    }
-    await manageable(p, name, 'update')
-    const exists = await db.oneFirst(sql.unsafe`select exists (select 1 from users where id = ${userId}::uuid)`)
-    if (exists !== true) throw notFound('user not found', 'user.not_found')
-    await addMember(db, name, userId, p.userId)
-    return { body: await getNamespace(db, name) }
-  })
+    }),
 
-  on('namespaces.members.remove', async (p, req) => {
-    const name = String(req.params['name'])
-    const userId = String(req.params['user_id'])
-    const ns = await visible(p, name)
-    // a member may leave; taking a grant from someone else is for the owner or an admin
-    if (!(userId === p.userId && ns.members.some((m) => m.user_id === p.userId))) await manageable(p, name, 'update')
-    if (!(await removeMember(db, name, userId))) throw notFound(`user ${userId} is not a member of ${name}`, 'namespace.not_member')
-    return { body: await getNamespace(db, name) }
-  })
-
-  return handlers
+    bind(R.removeMember, async ({ principal: p, params: { name, user_id: userId } }) => {
+      noExecutionToken(p)
+      const ns = await visible(p, name)
+      // a member may leave; taking a grant from someone else is for the owner or an admin
+      if (!(userId === p.userId && ns.members.some((m) => m.user_id === p.userId))) await manageable(p, name, 'update')
+      if (!(await removeMember(db, name, userId))) throw notFound(`user ${userId} is not a member of ${name}`, 'namespace.not_member')
+      return { body: await getNamespace(db, name) }
+    }),
+  ]
 }
-

@@ -1,6 +1,6 @@
-import { Type as T, type TObject } from '@sinclair/typebox'
+import { Type as T } from '@sinclair/typebox'
 import { ListQuery, Name, Namespace, Uuid } from '../../schemas/common.ts'
-import type { RouteDef } from '../api/route.ts'
+import { defineRoute, type RouteDef } from '../api/route.ts'
 import type { AnyKind } from './kind.ts'
 
 /*
@@ -13,25 +13,34 @@ export const resourceRouteId = (kind: AnyKind, op: ResourceOp): string => `${kin
 
 const Version = T.Object({ version: T.Integer(), fields: T.Record(T.String(), T.Unknown()), created_by: T.Union([Uuid, T.Null()]), created_at: T.String() }, { title: 'ResourceVersion' })
 
-export function resourceRoutes(kind: AnyKind): RouteDef[] {
+const NsParams = T.Object({ namespace: Namespace, name: Name })
+const NameParams = T.Object({ name: Name })
+const IdParams = T.Object({ id: Uuid })
+
+/** The routes of one kind, each keeping its literal type so its handler is typed from it. */
+export function resourceRouteSet(kind: AnyKind) {
   const base = `/api/v1/${kind.plural}`
   const tags = [kind.title]
   const adminNote = kind.adminOnly ? ' (admin)' : ''
-  const common = { surface: 'management' as const, tags, auth: true, target: 'rpc' as const }
-  const nsParams: TObject = T.Object({ namespace: Namespace, name: Name })
+  const common = { surface: 'management', auth: true, target: 'rpc' } as const
   const one = kind.addressing === 'namespaced' ? `${base}/{namespace}/{name}` : `${base}/{name}`
-  const oneParams = kind.addressing === 'namespaced' ? nsParams : T.Object({ name: Name })
+  const oneParams: typeof NsParams | typeof NameParams = kind.addressing === 'namespaced' ? NsParams : NameParams
   const change = kind.addressing === 'namespaced' ? one : `${base}/{id}`
-  const changeParams = kind.addressing === 'namespaced' ? nsParams : T.Object({ id: Uuid })
-  const routes: RouteDef[] = [
-    { ...common, id: resourceRouteId(kind, 'create'), method: 'POST', path: base, summary: `Create ${kind.kind}${adminNote}`, body: kind.createBody, response: kind.record, status: 201, errors: [409, 422] },
-    { ...common, id: resourceRouteId(kind, 'list'), method: 'GET', path: base, summary: `List ${kind.plural}${adminNote}`, query: ListQuery, response: T.Array(kind.record) },
-    { ...common, id: resourceRouteId(kind, 'get'), method: 'GET', path: one, summary: `Get ${kind.kind}${adminNote}`, params: oneParams, response: kind.record, errors: [404] },
-    { ...common, id: resourceRouteId(kind, 'update'), method: kind.updateMethod, path: change, summary: `Update ${kind.kind}${adminNote}`, params: changeParams, body: kind.updateBody, response: kind.record, errors: [403, 404, 422] },
-    { ...common, id: resourceRouteId(kind, 'delete'), method: 'DELETE', path: change, summary: `Delete ${kind.kind}${adminNote}`, params: changeParams, status: 204, errors: [403, 404] },
-  ]
-  if (kind.versioned.length > 0) {
-    routes.push({ ...common, id: resourceRouteId(kind, 'versions'), method: 'GET', path: `${one}/versions`, summary: `Versions of a ${kind.kind}`, params: oneParams, response: T.Array(Version), errors: [404] })
+  const changeParams: typeof NsParams | typeof IdParams = kind.addressing === 'namespaced' ? NsParams : IdParams
+  return {
+    create: defineRoute({ ...common, tags, id: resourceRouteId(kind, 'create'), method: 'POST', path: base, summary: `Create ${kind.kind}${adminNote}`, body: kind.createBody, response: kind.record, status: 201, errors: [409, 422] }),
+    list: defineRoute({ ...common, tags, id: resourceRouteId(kind, 'list'), method: 'GET', path: base, summary: `List ${kind.plural}${adminNote}`, query: ListQuery, response: T.Array(kind.record) }),
+    get: defineRoute({ ...common, tags, id: resourceRouteId(kind, 'get'), method: 'GET', path: one, summary: `Get ${kind.kind}${adminNote}`, params: oneParams, response: kind.record, errors: [404] }),
+    update: defineRoute({ ...common, tags, id: resourceRouteId(kind, 'update'), method: kind.updateMethod, path: change, summary: `Update ${kind.kind}${adminNote}`, params: changeParams, body: kind.updateBody, response: kind.record, errors: [403, 404, 422] }),
+    delete: defineRoute({ ...common, tags, id: resourceRouteId(kind, 'delete'), method: 'DELETE', path: change, summary: `Delete ${kind.kind}${adminNote}`, params: changeParams, status: 204, errors: [403, 404] }),
+    versions:
+      kind.versioned.length > 0
+        ? defineRoute({ ...common, tags, id: resourceRouteId(kind, 'versions'), method: 'GET', path: `${one}/versions`, summary: `Versions of a ${kind.kind}`, params: oneParams, response: T.Array(Version), errors: [404] })
+        : undefined,
   }
-  return routes
+}
+
+export function resourceRoutes(kind: AnyKind): RouteDef[] {
+  const r = resourceRouteSet(kind)
+  return [r.create, r.list, r.get, r.update, r.delete, ...(r.versions === undefined ? [] : [r.versions])]
 }

@@ -6,7 +6,8 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect } from '@nats-io/transport-node'
 import { pino } from 'pino'
 import { startGateway, type Gateway } from '../../gateway/server.ts'
-import type { RouteDef, RpcHandler, RpcRequest } from '../../src/api/route.ts'
+import { bind } from '../../src/api/bind.ts'
+import { defineRoute } from '../../src/api/route.ts'
 import { serveRpc } from '../../src/api/rpc-server.ts'
 import { issueAccessToken } from '../../src/auth/tokens.ts'
 import { AppError } from '../../src/kernel/errors.ts'
@@ -47,14 +48,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const token = await issueAccessToken(SECRET_KEY, { sub: '00000000-0000-4000-8000-000000000001', email: 'sse@test.local' }, 15)
 
 const Produce = T.Object({ count: T.Integer({ minimum: 0 }), delayMs: T.Integer({ minimum: 0 }), early: T.Optional(T.Integer({ minimum: 0 })), size: T.Optional(T.Integer({ minimum: 0 })), noAck: T.Optional(T.Boolean()) })
-const base = { surface: 'runtime' as const, tags: ['test'], auth: true, target: 'rpc' as const }
-const routes: RouteDef[] = [
-  { ...base, id: 'test.sse.produce', method: 'POST', path: '/sse/produce', summary: 'new stream', body: Produce, stream: { format: 'platform' } },
-  { ...base, id: 'test.sse.resume', method: 'GET', path: '/sse/{channel_id}', summary: 'resume', params: T.Object({ channel_id: T.String() }), stream: { format: 'platform' } },
-  { ...base, id: 'test.sse.openai', method: 'POST', path: '/sse/openai', summary: 'openai chunks', body: Produce, stream: { format: 'openai' } },
-  { ...base, id: 'test.sse.silent', method: 'POST', path: '/sse/silent', summary: 'a stream nobody publishes on', stream: { format: 'platform' } },
-  { ...base, id: 'test.sse.refuse', method: 'POST', path: '/sse/refuse', summary: 'a stream route answering plain JSON', stream: { format: 'platform' } },
-]
+const base = { surface: 'runtime', tags: ['test'], auth: true, target: 'rpc' } as const
+const R = {
+  produce: defineRoute({ ...base, tags: ['test'], id: 'test.sse.produce', method: 'POST', path: '/sse/produce', summary: 'new stream', body: Produce, stream: { format: 'platform' } }),
+  resume: defineRoute({ ...base, tags: ['test'], id: 'test.sse.resume', method: 'GET', path: '/sse/{channel_id}', summary: 'resume', params: T.Object({ channel_id: T.String() }), stream: { format: 'platform' } }),
+  openai: defineRoute({ ...base, tags: ['test'], id: 'test.sse.openai', method: 'POST', path: '/sse/openai', summary: 'openai chunks', body: Produce, stream: { format: 'openai' } }),
+  silent: defineRoute({ ...base, tags: ['test'], id: 'test.sse.silent', method: 'POST', path: '/sse/silent', summary: 'a stream nobody publishes on', stream: { format: 'platform' } }),
+  refuse: defineRoute({ ...base, tags: ['test'], id: 'test.sse.refuse', method: 'POST', path: '/sse/refuse', summary: 'a stream route answering plain JSON', stream: { format: 'platform' } }),
+}
+const routes = Object.values(R)
+
 
 /** Every channel the produce handler wrote, with its events' payloads (i = index). */
 const produced = new Map<string, number>()
@@ -70,45 +73,35 @@ async function produce(channel: string, p: { count: number; delayMs: number; siz
   await publishStreamEvent(js, names, channel, { event: 'done', data: { status: 'completed' } })
 }
 
-const handlers = new Map<string, RpcHandler>([
-  [
-    'test.sse.produce',
-    async (req: RpcRequest) => {
-      const channel = req.streamChannelId as string
-      const p = req.body as { count: number; delayMs: number; early?: number; size?: number; noAck?: boolean }
-      produced.set(channel, p.count)
-      // `early` events are stored before the reply: the gateway must not miss them.
-      const early = Math.min(p.early ?? 0, p.count)
-      for (let i = 0; i < early; i++) await publishStreamEvent(js, names, channel, { event: 'message', data: { i, content: `early ${String(i)}`, pad: '' } })
-      track(produce(channel, p, early))
-      return streamReply(channel)
-    },
-  ],
-  ['test.sse.resume', async (req: RpcRequest) => streamReply(req.params['channel_id'] as string, req.streamLastId)],
-  [
-    'test.sse.openai',
-    async (req: RpcRequest) => {
-      const channel = req.streamChannelId as string
-      const p = req.body as { count: number; delayMs: number }
-      track((async () => {
-        for (let i = 0; i < p.count; i++) {
-          await sleep(p.delayMs)
-          await publishStreamEvent(js, names, channel, { event: 'message', data: { id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: `t${String(i)}` } }] } })
-        }
-        await publishStreamEvent(js, names, channel, { event: 'done', data: { status: 'completed' } })
-      })())
-      return streamReply(channel)
-    },
-  ],
-  ['test.sse.silent', async (req: RpcRequest) => streamReply(req.streamChannelId as string)],
-  [
-    'test.sse.refuse',
-    async () => {
-      throw new AppError(404, 'chat.not_found', 'no such chat')
-    },
-  ],
-])
-const rpc = serveRpc({ nc, names, handlers, log: quiet })
+const bound = [
+  bind(R.produce, async ({ body: p, request }) => {
+    const channel = request.streamChannelId as string
+    produced.set(channel, p.count)
+    // `early` events are stored before the reply: the gateway must not miss them.
+    const early = Math.min(p.early ?? 0, p.count)
+    for (let i = 0; i < early; i++) await publishStreamEvent(js, names, channel, { event: 'message', data: { i, content: `early ${String(i)}`, pad: '' } })
+    track(produce(channel, p, early))
+    return streamReply(channel)
+  }),
+  bind(R.resume, async ({ params, request }) => streamReply(params.channel_id, request.streamLastId)),
+  bind(R.openai, async ({ body: p, request }) => {
+    const channel = request.streamChannelId as string
+    track((async () => {
+      for (let i = 0; i < p.count; i++) {
+        await sleep(p.delayMs)
+        await publishStreamEvent(js, names, channel, { event: 'message', data: { id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: `t${String(i)}` } }] } })
+      }
+      await publishStreamEvent(js, names, channel, { event: 'done', data: { status: 'completed' } })
+    })())
+    return streamReply(channel)
+  }),
+  bind(R.silent, async ({ request }) => streamReply(request.streamChannelId as string)),
+  bind(R.refuse, async () => {
+    throw new AppError(404, 'chat.not_found', 'no such chat')
+  }),
+]
+// no database here: the caller the gateway verified is the principal (these stubs never check permissions)
+const rpc = serveRpc({ nc, names, routes: bound, principal: async (caller) => ({ userId: caller.sub, email: 'sse@test.local', permissions: [] }), log: quiet })
 t.teardown(() => rpc.close())
 
 const logged: Record<string, unknown>[] = []
