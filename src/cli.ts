@@ -46,7 +46,7 @@ async function start(): Promise<void> {
     if (stopping) return
     stopping = true
     log.info({ signal }, 'shutting down')
-    // close() bounds its own steps (main.ts STOP_BUDGET_MS); this only catches a bug there.
+    // close() bounds its own steps (src/roles/lifecycle.ts STOP_BUDGET_MS); this only catches a bug there.
     const force = setTimeout(forceExit, 15_000)
     force.unref()
     void platform.close().then(() => {

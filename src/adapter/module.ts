@@ -1,0 +1,12 @@
+import { defineFeature } from '../api/feature.ts'
+import { adapterHandlers } from './handlers.ts'
+import { adapterRoutes } from './routes.ts'
+
+/* The OpenAI-compatible adapter under /adapters/openai/v1. */
+export const adapterFeature = defineFeature({
+  name: 'adapter',
+  routes: adapterRoutes,
+  service: (ctx) => ({
+    routes: adapterHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store, log: ctx.log.child({ mod: 'adapter' }) }),
+  }),
+})

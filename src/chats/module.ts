@@ -1,0 +1,26 @@
+import { chatAbandonedTurnHandler } from '../../actors/chat/abandoned-turn.ts'
+import { startExpiredChatSweep } from '../../actors/chat/expiry.ts'
+import { chatStreamEmitter } from '../../actors/chat/stream-emitter.ts'
+import { defineFeature } from '../api/feature.ts'
+import { chatHandlers } from './handlers.ts'
+import { chatRoutes } from './routes.ts'
+import { chatTurnExecutor } from './worker.ts'
+
+/*
+ * Agents and chats: the chat endpoints and the expired-chat sweep (service role), the turn
+ * executor of the agent and sub-agent pools and what happens to a turn whose worker was lost
+ * (workers role). The chat actor itself is listed in actors/index.ts.
+ */
+export const chatsFeature = defineFeature({
+  name: 'chats',
+  routes: chatRoutes,
+  service: (ctx) => ({
+    routes: chatHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store }),
+    stop: startExpiredChatSweep({ db: ctx.db, log: ctx.log }),
+  }),
+  workers(ctx) {
+    const turn = chatTurnExecutor({ ...ctx, emitter: chatStreamEmitter(ctx), log: ctx.log.child({ mod: 'turn' }) })
+    const abandoned = chatAbandonedTurnHandler(ctx)
+    return { executors: { agent: turn, subagent: turn }, onAbandoned: { agent: abandoned, subagent: abandoned } }
+  },
+})

@@ -1,0 +1,62 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { jetstream } from '@nats-io/jetstream'
+import type { Shared, Role } from '../api/feature.ts'
+import type { Config } from '../kernel/config.ts'
+import type { Logger } from '../kernel/log.ts'
+import { ensureServerPackages, startNats, startPostgres } from '../platform/local-services.ts'
+import { natsNames } from '../platform/nats-names.ts'
+import { closeNats, connectNats, probeNats, provisionNats } from '../platform/nats.ts'
+import { superviseService } from '../platform/supervisor.ts'
+import { provisionJobLayout } from '../jobs/start.ts'
+import type { Lifecycle } from './lifecycle.ts'
+
+export interface Infrastructure extends Shared {
+  natsUrl: string
+  databaseUrl: string | undefined
+}
+
+export function databaseUrlOf(config: Config): string | undefined {
+  if (config.DATABASE_URL !== '') return config.DATABASE_URL
+  if (config.DATABASE_HOST === '') return undefined
+  const auth = `${encodeURIComponent(config.DATABASE_USER)}:${encodeURIComponent(config.DATABASE_PASSWORD)}`
+  return `postgres://${auth}@${config.DATABASE_HOST}:${String(config.DATABASE_PORT)}/${encodeURIComponent(config.DATABASE_NAME)}`
+}
+
+/**
+ * NATS and Postgres for the roles asked: the configured servers, or in single-node mode (NATS_URL /
+ * DATABASE_URL unset) supervised child servers under DATA_DIR; then the NATS probe and layout.
+ */
+export async function startInfrastructure(config: Config, roles: ReadonlySet<Role>, life: Lifecycle, log: Logger): Promise<Infrastructure> {
+  let natsUrl = config.NATS_URL
+  let databaseUrl = roles.has('resources') || roles.has('workers') ? databaseUrlOf(config) : undefined
+  const needLocalPg = roles.has('resources') && databaseUrl === undefined
+  if (natsUrl === '' || needLocalPg) {
+    ensureServerPackages(log)
+    mkdirSync(config.DATA_DIR, { recursive: true })
+  }
+  if (natsUrl === '') {
+    const natsLog = log.child({ mod: 'nats-server' })
+    const dir = join(config.DATA_DIR, 'nats')
+    life.local.nats = await superviseService({ name: 'nats-server', log: natsLog, start: (port) => startNats({ dir, port: port ?? 4222, exactPort: port !== undefined, log: natsLog }) })
+    natsUrl = life.local.nats.url
+  }
+  if (needLocalPg) {
+    const pgLog = log.child({ mod: 'postgres' })
+    const dir = join(config.DATA_DIR, 'pg')
+    life.local.postgres = await superviseService({
+      name: 'postgres',
+      log: pgLog,
+      start: (port) => startPostgres({ dir, port: port ?? 5432, exactPort: port !== undefined, password: config.DATABASE_PASSWORD, database: config.DATABASE_NAME, log: pgLog }),
+    })
+    databaseUrl = life.local.postgres.url
+  }
+  const names = natsNames(config.NATS_PREFIX)
+  const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }))
+  life.nats = nc
+  life.onStop(() => closeNats(nc))
+  log.info({ nats: await probeNats(nc) }, 'nats capabilities')
+  await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS })
+  await provisionJobLayout(nc, names, config, log.child({ mod: 'nats' }))
+  return { nc, js: jetstream(nc), names, config, log, natsUrl, databaseUrl }
+}

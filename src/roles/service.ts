@@ -1,0 +1,48 @@
+import type { Feature } from '../api/feature.ts'
+import { serveRpc } from '../api/rpc-server.ts'
+import { openPrincipalCache } from '../access/principal-cache.ts'
+import { attachPrincipalCache, loadPrincipal } from '../auth/principal.ts'
+import { bootstrap } from '../bootstrap.ts'
+import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
+import { KINDS } from '../kinds/index.ts'
+import { startJobService, type JobService } from '../jobs/start.ts'
+import { createDb, migrate, type Db } from '../platform/db.ts'
+import { createResourceService, type ResourceService } from '../resources/service.ts'
+import type { Infrastructure } from './infrastructure.ts'
+import type { Lifecycle } from './lifecycle.ts'
+
+export interface ServiceRole {
+  db: Db
+  resources: ResourceService
+  jobs: JobService
+  superadminId: string
+}
+
+/**
+ * The resource-service role: migrations, bootstrap, the job service, and every feature's
+ * handlers served over NATS request/reply with the caller resolved once per request.
+ */
+export async function startServiceRole(infra: Infrastructure, features: readonly Feature[], life: Lifecycle): Promise<ServiceRole> {
+  const { config, log } = infra
+  const url = infra.databaseUrl as string
+  const db = await createDb(url)
+  life.onStop(() => db.end())
+  await migrate(url, log.child({ mod: 'migrate' }))
+  // principals and API keys come from the AUTH_CACHE bucket when warm (src/access/principal-cache.ts)
+  attachPrincipalCache(db, await openPrincipalCache(infra.nc, infra.names))
+  const resources = createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)) })
+  const boot = await bootstrap({ db, config, log, resources })
+  const jobs = await startJobService({ nc: infra.nc, names: infra.names, db, config, log })
+  life.onStop(() => jobs.close())
+  const ctx = { ...infra, db, resources, jobs }
+  const routes = []
+  for (const f of features) {
+    const part = await f.service?.(ctx)
+    if (part === undefined) continue
+    routes.push(...part.routes)
+    if (part.stop !== undefined) life.onStop(part.stop)
+  }
+  const rpc = serveRpc({ nc: infra.nc, names: infra.names, routes, principal: (caller) => loadPrincipal(db, caller), log: log.child({ mod: 'rpc' }) })
+  life.onStop(() => rpc.close())
+  return { db, resources, jobs, superadminId: boot.superadmin.userId }
+}
