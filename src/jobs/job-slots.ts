@@ -1,0 +1,93 @@
+import { decodeState, type JobState } from './job-state.ts'
+import { claimDelivery } from './claim.ts'
+import type { PulledMessage } from './puller.ts'
+import { runJob } from './run-job.ts'
+import { USER_SHARE_RETRY_MS } from './user-share.ts'
+import type { WorkerState } from './worker-state.ts'
+
+/**
+ * The slots of one pool worker: each slot loop pulls one job at a time and handles it (share
+ * check, claim, run); `blocking` lends a waiting job's slot to one extra pull.
+ */
+export class JobSlots {
+  private readonly w: WorkerState
+
+  constructor(w: WorkerState) {
+    this.w = w
+  }
+
+  /** One slot: pull, handle, repeat until the puller is closed. */
+  async slot(): Promise<void> {
+    const { puller, running, log } = this.w
+    for (;;) {
+      // take() answers null once stop() closed the puller.
+      const m: PulledMessage | null = await puller.take()
+      if (m === null) return
+      if (this.w.stopping) {
+        m.nak()
+        return
+      }
+      const p = this.handle(m).catch((err: unknown) => {
+        // The message is left unacked: it comes back after ack_wait and is judged again.
+        log.error({ err, subject: m.subject }, 'job handling failed')
+      })
+      running.add(p)
+      await p
+      running.delete(p)
+    }
+  }
+
+  /** JobContext.blocking: waits for `p` while one extra pull runs in this job's place. */
+  async blocking<T>(p: Promise<T>): Promise<T> {
+    const { puller, running, log } = this.w
+    const loan = { active: true }
+    const extra = (async () => {
+      for (;;) {
+        if (!loan.active || this.w.stopping) return
+        const m: PulledMessage | null = await puller.take()
+        if (m === null) return
+        const h = this.handle(m).catch((err: unknown) => log.error({ err, subject: m.subject }, 'job handling failed'))
+        running.add(h)
+        await h
+        running.delete(h)
+      }
+    })()
+    try {
+      return await p
+    } finally {
+      loan.active = false
+      void extra
+    }
+  }
+
+  private async handle(m: PulledMessage): Promise<void> {
+    const id = m.subject.slice(m.subject.lastIndexOf('.') + 1)
+    const carried = decodeState(m.data)
+    if (carried.id !== id) {
+      m.term()
+      return
+    }
+    const share = this.w.o.userShare
+    // A synchronous nested call (a function calling another and waiting for it) is not counted:
+    // its caller holds a place already and waits on it, so counting both could deadlock a user's
+    // chains at the cap. Nested async jobs are counted (a function could start any number of them).
+    const nestedSync = (carried.depth ?? 0) > 0 && carried.max_attempts === 1
+    if (share === undefined || nestedSync) return this.claimAndRun(m, id, carried)
+    // Over the user's share: back to the queue before the claim, so no attempt is counted and the
+    // slot takes the next message (another user's) at once.
+    if (!share.tryEnter(carried.user_id)) {
+      m.nak(USER_SHARE_RETRY_MS)
+      return
+    }
+    try {
+      await this.claimAndRun(m, id, carried)
+    } finally {
+      share.leave(carried.user_id)
+    }
+  }
+
+  private async claimAndRun(m: PulledMessage, id: string, carried: JobState): Promise<void> {
+    const claimed = await claimDelivery(this.w, m, id, carried)
+    if (claimed !== null) await runJob(this.w, m, claimed, (p) => this.blocking(p))
+  }
+}

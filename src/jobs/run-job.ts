@@ -1,0 +1,67 @@
+import { JobFailure, toJobError, type JobState, type StateEntry } from './job-state.ts'
+import type { PulledMessage } from './puller.ts'
+import { recordOutcome, type AttemptOutcome } from './record-outcome.ts'
+import type { JobContext } from './worker.ts'
+import type { WorkerState } from './worker-state.ts'
+
+/**
+ * Runs one claimed attempt: the executor with a cancel signal (the job's done channel) and a
+ * timeout, the message kept alive with `working()`; then records the outcome after the slot is free.
+ */
+export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEntry, blocking: JobContext['blocking']): Promise<void> {
+  const { o, log } = w
+  const job = claimed.state
+  const attempt = job.attempts
+  w.executing.add(job.id)
+  const ac = new AbortController()
+  // The done channel: a cancel or flush rewrites the state, and the bucket republishes it here.
+  // The abort stops agent turns early and kills a function's sandbox (the pool destroys it
+  // instead of waiting for the run to end: a cancelled run must not keep its sandbox; this
+  // deviates from SPEC §3's "running containers are not killed", see sandbox/README.md).
+  const sub = o.nc.subscribe(o.names.subject(`evt.job.${job.id}`), {
+    callback: (_err, msg) => {
+      try {
+        const s = JSON.parse(new TextDecoder().decode(msg.data)) as JobState
+        if (s.status === 'cancelled') ac.abort(new JobFailure('job.cancelled', 'cancelled'))
+      } catch {
+        // a delete marker or foreign payload: not a cancel
+      }
+    },
+  })
+  const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))
+  const timeoutMs = job.timeout_ms ?? o.timeoutMs
+  const timeout = setTimeout(() => ac.abort(new JobFailure('job.timeout', `timed out after ${String(Math.round(timeoutMs / 1000))} s`)), timeoutMs)
+  // Only the executor's own error is a job failure. An error after it succeeded (NATS
+  // unreachable while recording the result) must not turn into a retry that runs the job again:
+  // the store retries through outages, and a write that still fails leaves the message unacked
+  // so the next delivery finds the state and judges it.
+  let outcome: AttemptOutcome
+  try {
+    const result = await Promise.race([
+      o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }), blocking }),
+      new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true })),
+    ])
+    outcome = { ok: true, result }
+  } catch (err) {
+    outcome = { ok: false, reason: toJobError(err) }
+  }
+  // Recording the outcome runs after the slot is free again: the next job is pulled while the
+  // state write and the ack are in flight (at most `concurrency` of them, so ack_pending stays
+  // within twice the slots). The message stays alive (`working()`) until it is acked.
+  const done: Promise<void> = (async () => {
+    try {
+      await recordOutcome(w, m, claimed, outcome)
+    } finally {
+      w.executing.delete(job.id)
+      clearInterval(keepAlive)
+      clearTimeout(timeout)
+      sub.unsubscribe()
+    }
+  })().catch((err: unknown) => {
+    // Left unacked: the message comes back after ack_wait and its state is judged again.
+    log.error({ err, job: job.id }, 'recording a job outcome failed')
+  })
+  w.finishing.add(done)
+  void done.finally(() => w.finishing.delete(done))
+  if (w.finishing.size >= o.concurrency) await Promise.race(w.finishing)
+}
