@@ -1,11 +1,18 @@
 import type { HttpResponse } from 'uWebSockets.js'
-import type { MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node'
+import type { NatsConnection, Subscription } from '@nats-io/transport-node'
 import { DeliverPolicy, jetstream, type JetStreamClient } from '@nats-io/jetstream'
 import type { Logger } from '../src/kernel/log.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
-import { EVENT_HEADER, SEQUENCE_HEADER, isTerminalEvent, sseInSubject, sseLiveSubject, sseStreamName } from '../src/streaming/channel.ts'
+import { isTerminalEvent, sseInSubject, sseLiveSubject, sseStreamName } from '../src/streaming/channel.ts'
 import { sseGoneSubject, sseListenersWildcard } from '../src/streaming/listeners.ts'
 import type { ResponseState } from './http.ts'
+import { frame, toEvent, type SseEvent, type SseFormat } from './sse-frame.ts'
+import { writeSseHead } from './sse-head.ts'
+import { HeldEvents } from './sse-held-events.ts'
+import { replayStored, type ReplayTarget } from './sse-replay.ts'
+import { SseWriter } from './sse-writer.ts'
+
+export type { SseFormat } from './sse-frame.ts'
 
 /*
  * Server-Sent Events relay: one stream channel (src/streaming/channel.ts) to one HTTP response.
@@ -48,58 +55,14 @@ export interface SseSettings {
 
 export const SSE_DEFAULTS: SseSettings = { pingMs: 15_000, maxBufferBytes: 1024 * 1024, idleTimeoutMs: 660_000 }
 
-export type SseFormat = 'platform' | 'openai'
-
-interface Ev {
-  seq: number
-  event: string
-  data: Uint8Array
-}
-
-const EVENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/
-/** Events replayed by direct get before a longer backlog is streamed by an ordered consumer. */
-const DIRECT_REPLAY_LIMIT = 24
+const encoder = new TextEncoder()
 /**
  * Replays running at once per gateway. After a NATS reconnect every stream catches up; unbounded,
  * thousands of simultaneous direct gets and consumer creations time out on the JetStream API.
  */
 const REPLAY_CONCURRENCY = 32
-const encoder = new TextEncoder()
 const PING = Buffer.from(': ping\n\n')
 const OPEN = Buffer.from(':\n\n')
-/** Written from onWritable when nothing is queued: uWS drains its buffer only on a write. */
-const NUDGE = Buffer.from(':\n')
-const OPENAI_DONE = Buffer.from('data: [DONE]\n\n')
-
-/** An event from a republished or direct-get message (sequence in `Nats-Sequence`) or a consumer's (`knownSeq`). */
-function toEvent(h: MsgHdrs | undefined, data: Uint8Array, knownSeq?: number): Ev | null {
-  if (h === undefined) return null
-  const seq = knownSeq ?? Number(h.get(SEQUENCE_HEADER))
-  const event = h.get(EVENT_HEADER)
-  if (!Number.isSafeInteger(seq) || seq <= 0 || !EVENT_NAME.test(event)) return null
-  return { seq, event, data }
-}
-
-/** The payload as one or more `data:` lines (a JSON payload is always one line). */
-function dataLines(data: Uint8Array): Buffer {
-  const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-  if (raw.indexOf(10) === -1 && raw.indexOf(13) === -1) return raw
-  return Buffer.from(raw.toString('utf8').split(/\r\n|\r|\n/).join('\ndata: '))
-}
-
-function frame(format: SseFormat, ev: Ev): Buffer {
-  if (format === 'openai' && ev.event === 'done') return OPENAI_DONE
-  const head = format === 'platform' ? `id: ${String(ev.seq)}\nevent: ${ev.event}\ndata: ` : 'data: '
-  const body = dataLines(ev.data)
-  const tail = format === 'openai' && ev.event === 'error' ? OPENAI_DONE.length : 0
-  const out = Buffer.allocUnsafe(head.length + body.length + 2 + tail)
-  out.write(head, 0, 'latin1')
-  out.set(body, head.length)
-  out[head.length + body.length] = 10
-  out[head.length + body.length + 1] = 10
-  if (tail > 0) OPENAI_DONE.copy(out, head.length + body.length + 2)
-  return out
-}
 
 export class SseRelay {
   readonly streams = new Set<SseStream>()
@@ -163,7 +126,7 @@ export class SseRelay {
   }
 
   /** The first stored event of the channel with sequence ≥ `seq`, or null when there is none (yet). */
-  async fetch(channelId: string, seq: number): Promise<Ev | null> {
+  async fetch(channelId: string, seq: number): Promise<SseEvent | null> {
     const query = encoder.encode(JSON.stringify({ seq, next_by_subj: sseInSubject(this.names, channelId) }))
     const msg = await this.nc.request(this.directSubject, query, { timeout: this.settings.replayTimeoutMs })
     const h = msg.headers
@@ -198,7 +161,7 @@ export class SseRelay {
    * Streams the channel's stored events from `startSeq` (which exists) through an ordered
    * consumer; `onEvent` returns false to stop early. Ends when the consumer reports nothing pending.
    */
-  async replay(channelId: string, startSeq: number, onEvent: (ev: Ev) => Promise<boolean>): Promise<void> {
+  async replay(channelId: string, startSeq: number, onEvent: (ev: SseEvent) => Promise<boolean>): Promise<void> {
     const consumer = await this.js.consumers.get(sseStreamName(this.names), {
       filter_subjects: sseInSubject(this.names, channelId),
       deliver_policy: DeliverPolicy.StartSequence,
@@ -258,27 +221,22 @@ export class SseRelay {
 
 type Phase = 'listening' | 'replaying' | 'live' | 'closed'
 
+/**
+ * One client's stream: listens on the live subject from before the reply, then relays the channel
+ * to the response (replaying what it missed, `sse-replay.ts`) until a terminal event, a drop or the
+ * client leaving. The write side is `sse-writer.ts`, the live events held meanwhile `sse-held-events.ts`.
+ */
 export class SseStream {
   private phase: Phase = 'listening'
   private sub: Subscription
   private channel: string
   private format: SseFormat = 'platform'
-  private res: HttpResponse | undefined
   private rstate: ResponseState | undefined
-  /** Live events held while listening or replaying. */
-  private pending: Ev[] = []
-  private pendingBytes = 0
-  /** The pending buffer overflowed: replay again from the stream before going live. */
-  private lost = false
+  private readonly held: HeldEvents
+  private readonly out: SseWriter
   private lastSeq = 0
   private lastEventAt = 0
   private lastWriteAt = 0
-  /** uWS reported backpressure: frames wait in `queue` until onWritable. */
-  private blocked = false
-  private queue: Buffer[] = []
-  /** Bytes written or queued since the socket last drained completely (an upper bound of what is owed). */
-  private owed = 0
-  private drained: (() => void)[] = []
   private events = 0
   /** The channel counted as listened to (set once the response started). */
   private counted: string | null = null
@@ -289,6 +247,8 @@ export class SseStream {
   constructor(relay: SseRelay, channelId: string) {
     this.relay = relay
     this.channel = channelId
+    this.held = new HeldEvents(relay.settings.maxBufferBytes)
+    this.out = new SseWriter(relay.settings.maxBufferBytes)
     this.sub = this.subscribe()
   }
 
@@ -310,20 +270,9 @@ export class SseStream {
     })
   }
 
-  private onLive(ev: Ev): void {
-    if (this.phase === 'live') {
-      this.deliver(ev)
-      return
-    }
-    if (this.phase === 'closed') return
-    this.pending.push(ev)
-    this.pendingBytes += ev.data.byteLength + 32
-    if (this.pendingBytes > this.relay.settings.maxBufferBytes) {
-      // Nothing is lost: these events are in the stream, the replay picks them up.
-      this.pending = []
-      this.pendingBytes = 0
-      this.lost = true
-    }
+  private onLive(ev: SseEvent): void {
+    if (this.phase === 'live') this.deliver(ev)
+    else if (this.phase !== 'closed') this.held.hold(ev)
   }
 
   /** The reply was not a stream: stop listening. */
@@ -342,7 +291,7 @@ export class SseStream {
       if (rstate.aborted) this.relay.gone(target.channelId)
       return
     }
-    this.res = res
+    this.out.attach(res)
     this.rstate = rstate
     this.format = format
     rstate.done = true
@@ -350,14 +299,13 @@ export class SseStream {
       rstate.aborted = true
       this.close()
     })
-    res.onWritable(() => this.onWritable())
-    let replay = target.lastId !== undefined || this.lost
+    res.onWritable(() => this.phase === 'closed' || this.out.onWritable(res))
+    let replay = target.lastId !== undefined || this.held.lost
     if (target.channelId !== this.channel) {
       // Not the channel we listened on (a resume, or a turn continuing on an existing channel).
       this.sub.unsubscribe()
       this.channel = target.channelId
-      this.pending = []
-      this.pendingBytes = 0
+      this.held.clear()
       this.sub = this.subscribe()
       replay = true
     }
@@ -366,18 +314,8 @@ export class SseStream {
     this.lastSeq = target.lastId ?? 0
     this.lastEventAt = this.lastWriteAt = performance.now()
     res.cork(() => {
-      res.writeStatus('200 OK')
-      res.writeHeader('x-request-id', rstate.requestId)
-      for (const [k, v] of rstate.headers) res.writeHeader(k, v)
-      for (const k in extraHeaders) res.writeHeader(k, extraHeaders[k] as string)
-      res.writeHeader('content-type', 'text/event-stream; charset=utf-8')
-      res.writeHeader('cache-control', 'no-cache')
-      res.writeHeader('x-accel-buffering', 'no')
-      res.writeHeader('x-channel-id', this.channel)
-      if (!res.write(OPEN)) {
-        this.blocked = true
-        this.owed = OPEN.length
-      }
+      writeSseHead(res, rstate, this.channel, extraHeaders)
+      this.out.open(res, OPEN)
     })
     if (replay) void this.catchUp()
     else this.goLive()
@@ -389,36 +327,7 @@ export class SseStream {
     await this.relay.acquire()
     try {
       if (this.isClosed()) return
-      do {
-        this.lost = false
-        let next = this.lastSeq + 1
-        for (let n = 0; ; n++) {
-          const first = this.pending[0]
-          if (first !== undefined && first.seq <= next) break
-          if (this.blocked) {
-            await this.writable()
-            if (this.isClosed()) return
-            continue
-          }
-          const ev = await this.relay.fetch(this.channel, next)
-          if (this.isClosed() || ev === null) break
-          if (n >= DIRECT_REPLAY_LIMIT) {
-            // A long backlog: stream the rest from `ev` (known to exist) with one ordered consumer.
-            await this.relay.replay(this.channel, ev.seq, async (e) => {
-              if (this.isClosed()) return false
-              this.deliver(e)
-              if (this.blocked) await this.writable()
-              const head = this.pending[0]
-              return !this.isClosed() && (head === undefined || head.seq > this.lastSeq + 1)
-            })
-            break
-          }
-          this.deliver(ev)
-          if (this.isClosed()) return
-          next = ev.seq + 1
-        }
-        if (this.isClosed()) return
-      } while (this.lost)
+      await replayStored(this.replayTarget(), this.relay)
     } catch (err) {
       if (this.isClosed()) return
       this.relay.log.warn({ err, channel: this.channel }, 'sse replay failed')
@@ -430,8 +339,15 @@ export class SseStream {
     this.goLive()
   }
 
-  private writable(): Promise<void> {
-    return new Promise<void>((resolve) => this.drained.push(resolve))
+  private replayTarget(): ReplayTarget {
+    return {
+      channel: this.channel,
+      held: this.held,
+      out: this.out,
+      lastSeq: () => this.lastSeq,
+      isClosed: () => this.isClosed(),
+      deliver: (ev) => this.deliver(ev),
+    }
   }
 
   private isClosed(): boolean {
@@ -441,10 +357,7 @@ export class SseStream {
   private goLive(): void {
     if (this.phase === 'closed') return
     this.phase = 'live'
-    const held = this.pending
-    this.pending = []
-    this.pendingBytes = 0
-    for (const ev of held) {
+    for (const ev of this.held.take()) {
       if (this.phase !== 'live') return
       this.deliver(ev)
     }
@@ -453,7 +366,7 @@ export class SseStream {
   /** After a NATS reconnect: replay what was stored meanwhile. True when a catch-up started. */
   resync(): boolean {
     if (this.phase === 'listening') {
-      this.lost = true
+      this.held.lost = true
       return true
     }
     if (this.phase !== 'live') return false
@@ -461,7 +374,7 @@ export class SseStream {
     return true
   }
 
-  private deliver(ev: Ev): void {
+  private deliver(ev: SseEvent): void {
     if (ev.seq <= this.lastSeq) return
     this.lastSeq = ev.seq
     this.lastEventAt = performance.now()
@@ -474,68 +387,38 @@ export class SseStream {
   }
 
   private write(buf: Buffer): void {
-    const res = this.res
+    const res = this.out.res
     if (res === undefined || this.phase === 'closed') return
     this.lastWriteAt = performance.now()
-    if (this.blocked) {
-      this.queue.push(buf)
-      this.owed += buf.length
-      if (this.owed > this.relay.settings.maxBufferBytes) this.overflow()
-      return
-    }
-    let ok = true
-    res.cork(() => {
-      ok = res.write(buf)
-    })
-    if (!ok) {
-      this.blocked = true
-      this.owed = buf.length
-    }
-  }
-
-  private onWritable(): boolean {
-    const res = this.res
-    if (!this.blocked || res === undefined || this.phase === 'closed') return true
-    const q = this.queue
-    const chunk = q.length === 0 ? NUDGE : q.length === 1 ? (q[0] as Buffer) : Buffer.concat(q)
-    this.queue = []
-    const ok = res.write(chunk)
-    if (ok) {
-      this.blocked = false
-      this.owed = 0
-      const waiting = this.drained
-      this.drained = []
-      for (const w of waiting) w()
-    }
-    return ok
+    if (!this.out.write(res, buf)) this.overflow()
   }
 
   private overflow(): void {
-    this.relay.log.warn({ channel: this.channel, owed: this.owed, limit: this.relay.settings.maxBufferBytes, reqId: this.rstate?.requestId }, 'sse client too slow: connection dropped (it may resume with Last-Event-ID)')
+    this.relay.log.warn({ channel: this.channel, owed: this.out.owed, limit: this.relay.settings.maxBufferBytes, reqId: this.rstate?.requestId }, 'sse client too slow: connection dropped (it may resume with Last-Event-ID)')
     this.drop('slow client')
   }
 
   /** Closes the connection without a terminal event (the client can resume). */
   drop(_reason: string): void {
-    const res = this.res
+    const res = this.out.res
     const aborted = this.rstate?.aborted ?? true
     this.close()
     if (res !== undefined && !aborted) res.close()
   }
 
   tick(now: number, pingMs: number, idleTimeoutMs: number): void {
-    if (this.res === undefined || this.phase === 'closed') return
+    if (this.out.res === undefined || this.phase === 'closed') return
     if (now - this.lastEventAt >= idleTimeoutMs) {
       this.fail('stream.timeout', `no event for ${String(Math.round(idleTimeoutMs / 1000))} s`)
       return
     }
-    if (!this.blocked && now - this.lastWriteAt >= pingMs) this.write(PING)
+    if (!this.out.isBlocked && now - this.lastWriteAt >= pingMs) this.write(PING)
   }
 
   /** Ends the stream with an `error` event made by the gateway (id: the last relayed sequence). */
   private fail(code: string, detail: string): void {
     if (this.phase === 'closed') return
-    if (this.res === undefined) {
+    if (this.out.res === undefined) {
       // Still waiting for the reply: the stream simply does not start.
       this.close()
       return
@@ -547,10 +430,9 @@ export class SseStream {
 
   /** After a terminal event: end the response once the queued frames are handed to uWS. */
   private end(): void {
-    const res = this.res
+    const res = this.out.res
     const aborted = this.rstate?.aborted ?? true
-    const rest = this.queue.length === 0 ? undefined : Buffer.concat(this.queue)
-    this.queue = []
+    const rest = this.out.takeQueued()
     this.close()
     if (res === undefined || aborted) return
     res.cork(() => {
@@ -565,11 +447,8 @@ export class SseStream {
     this.sub.unsubscribe()
     this.relay.streams.delete(this)
     if (this.counted !== null) this.relay.left(this.counted, !this.terminal)
-    this.pending = []
-    this.queue = []
-    const waiting = this.drained
-    this.drained = []
-    for (const w of waiting) w()
-    if (this.res !== undefined) this.relay.log.debug({ channel: this.channel, events: this.events, reqId: this.rstate?.requestId }, 'sse stream closed')
+    this.held.clear()
+    this.out.release()
+    if (this.out.res !== undefined) this.relay.log.debug({ channel: this.channel, events: this.events, reqId: this.rstate?.requestId }, 'sse stream closed')
   }
 }
