@@ -96,3 +96,31 @@ export const ChunkDelta = T.Object({
   ),
 })
 export type ChunkDelta = Static<typeof ChunkDelta>
+
+/*
+ * The adapter routes' documented shapes (src/adapter/routes.ts). The request body is documented loosely: the
+ * adapter checks it itself against `ChatCompletionBody` so that errors keep OpenAI's shape.
+ */
+export const ChatCompletionRequestDoc = T.Record(T.String(), T.Unknown(), {
+  description:
+    'The OpenAI request: model, messages (system, developer, user, assistant with tool_calls, tool), stream, stream_options.include_usage, temperature, max_tokens / max_completion_tokens, tools, tool_choice; `input` (not OpenAI): an agent\'s input variables. Other OpenAI parameters are ignored.',
+})
+export const ChatCompletion = T.Object(
+  {
+    id: T.String(),
+    object: T.Literal('chat.completion'),
+    created: T.Integer(),
+    model: T.String(),
+    choices: T.Array(T.Object({ index: T.Integer(), message: T.Record(T.String(), T.Unknown()), finish_reason: T.String() })),
+    usage: T.Optional(T.Object({ prompt_tokens: T.Integer(), completion_tokens: T.Integer(), total_tokens: T.Integer() })),
+  },
+  { title: 'ChatCompletion' },
+)
+export const OpenAiModel = T.Object(
+  { id: T.String(), object: T.Literal('model'), created: T.Integer({ description: 'unix seconds' }), owned_by: T.String({ description: '`agent:<namespace>` for agents, the provider name for provider models' }) },
+  { title: 'Model' },
+)
+
+export const ModelList = T.Object({ object: T.Literal('list'), data: T.Array(OpenAiModel) })
+export const ModelParams = T.Object({ model_id: T.String({ minLength: 1, maxLength: 400 }) })
+export const ModelPathParams = T.Object({ owner: T.String({ minLength: 1, maxLength: 200 }), model: T.String({ minLength: 1, maxLength: 300 }) })

@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox'
+import { ChatCompletion, ChatCompletionRequestDoc, ModelList, ModelParams, ModelPathParams, OpenAiModel } from '../../schemas/openai-wire.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
@@ -12,11 +12,6 @@ import { defineRoute, type RouteDef } from '../api/route.ts'
  * two-segment route takes the id unencoded (`/models/agent:demo/helper`, curl, older clients). A
  * provider model whose own name has a `/` needs the encoded form.
  */
-const Model = T.Object(
-  { id: T.String(), object: T.Literal('model'), created: T.Integer({ description: 'unix seconds' }), owned_by: T.String({ description: '`agent:<namespace>` for agents, the provider name for provider models' }) },
-  { title: 'Model' },
-)
-
 const base = { auth: true as const, target: 'rpc' as const, surface: 'adapter' as const, tags: ['OpenAI adapter'] }
 
 export const ADAPTER_ROUTES = {
@@ -27,33 +22,20 @@ export const ADAPTER_ROUTES = {
     path: '/adapters/openai/v1/chat/completions',
     summary:
       'OpenAI Chat Completions against an agent (`agent:<namespace>/<name>`: its turn runs over the given messages in an ephemeral internal chat) or a provider model (`<provider>/<model>`: the provider directly, tools passed through). `stream: true` answers Server-Sent Events of chat.completion.chunk objects ending with `data: [DONE]`. Errors: `{error: {message, type, param, code}}`',
-    body: T.Record(T.String(), T.Unknown(), {
-      description:
-        'The OpenAI request: model, messages (system, developer, user, assistant with tool_calls, tool), stream, stream_options.include_usage, temperature, max_tokens / max_completion_tokens, tools, tool_choice; `input` (not OpenAI): an agent\'s input variables. Other OpenAI parameters are ignored.',
-    }),
-    response: T.Object(
-      {
-        id: T.String(),
-        object: T.Literal('chat.completion'),
-        created: T.Integer(),
-        model: T.String(),
-        choices: T.Array(T.Object({ index: T.Integer(), message: T.Record(T.String(), T.Unknown()), finish_reason: T.String() })),
-        usage: T.Optional(T.Object({ prompt_tokens: T.Integer(), completion_tokens: T.Integer(), total_tokens: T.Integer() })),
-      },
-      { title: 'ChatCompletion' },
-    ),
+    body: ChatCompletionRequestDoc,
+    response: ChatCompletion,
     errors: [400, 403, 404, 409, 422, 502, 504],
     stream: { format: 'openai' },
   }),
-  adapterOpenaiModelsList: defineRoute({ ...base, id: 'adapter.openai.models.list', method: 'GET', path: '/adapters/openai/v1/models', summary: 'The models the caller may use: agents it may chat with, provider models it may call', response: T.Object({ object: T.Literal('list'), data: T.Array(Model) }) }),
+  adapterOpenaiModelsList: defineRoute({ ...base, id: 'adapter.openai.models.list', method: 'GET', path: '/adapters/openai/v1/models', summary: 'The models the caller may use: agents it may chat with, provider models it may call', response: ModelList }),
   adapterOpenaiModelsGet: defineRoute({
     ...base,
     id: 'adapter.openai.models.get',
     method: 'GET',
     path: '/adapters/openai/v1/models/{model_id}',
     summary: 'One model (the id percent-encoded: `agent:demo%2Fhelper`)',
-    params: T.Object({ model_id: T.String({ minLength: 1, maxLength: 400 }) }),
-    response: Model,
+    params: ModelParams,
+    response: OpenAiModel,
     errors: [404],
   }),
   adapterOpenaiModelsGetPath: defineRoute({
@@ -62,8 +44,8 @@ export const ADAPTER_ROUTES = {
     method: 'GET',
     path: '/adapters/openai/v1/models/{owner}/{model}',
     summary: 'One model, the id unencoded (`/models/agent:demo/helper`, `/models/fake/fake-model`)',
-    params: T.Object({ owner: T.String({ minLength: 1, maxLength: 200 }), model: T.String({ minLength: 1, maxLength: 300 }) }),
-    response: Model,
+    params: ModelPathParams,
+    response: OpenAiModel,
     errors: [404],
   }),
 }

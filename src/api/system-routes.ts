@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox'
+import { Health } from '../../schemas/system.ts'
 import type { RouteDef } from './route.ts'
 
 /** Routes the gateway answers itself, listed so the documents describe them. */
@@ -13,7 +13,7 @@ export function systemRoutes(): RouteDef[] {
       tags: ['System'],
       auth: false,
       target: 'local',
-      response: T.Object({ status: T.Literal('ok'), nats: T.String(), version: T.String() }),
+      response: Health,
     },
   ]
 }

@@ -1,4 +1,3 @@
-import { Type as T } from '@sinclair/typebox'
 import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 import { can, type Principal } from '../auth/principal.ts'
@@ -9,6 +8,7 @@ import { listMembers, workersBucket } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { controlSubject, type ControlOp } from '../../sandbox/control.ts'
+import { ContainerParams, ContainerRestarted, ContainersReloaded, ContainersScaleBody, ContainersScaled, ContainersStats, WorkerCount, WorkerList, WorkersReloaded, WorkersScaleBody, WorkersScaled } from '../../schemas/functions-api.ts'
 
 /*
  * Container and shared-worker administration (SPEC §4.3). The pools live in the function worker
@@ -17,14 +17,6 @@ import { controlSubject, type ControlOp } from '../../sandbox/control.ts'
  */
 const READ = registerPermission('platform.system.read:all', 'System: read containers, workers and health (admin)')
 const UPDATE = registerPermission('platform.system.update:all', 'System: scale, reload and restart containers and workers; flush stuck jobs (admin)')
-
-const ScaleAnswer = T.Object({
-  action: T.Union([T.Literal('scale_up'), T.Literal('scale_down')]),
-  previous: T.Integer(),
-  current: T.Integer(),
-  added: T.Optional(T.Integer()),
-  removed: T.Optional(T.Integer()),
-})
 
 const admin = { auth: true as const, target: 'rpc' as const, surface: 'management' as const, tags: ['System'], errors: [403] }
 
@@ -36,9 +28,9 @@ export const SANDBOX_ADMIN_ROUTES = {
     method: 'GET',
     path: '/api/v1/containers/stats',
     summary: 'Sandbox pool: idle, in use, total, max size, summed over every worker process (admin)',
-    response: T.Object({ idle: T.Integer(), in_use: T.Integer(), total: T.Integer(), max_size: T.Integer(), nodes: T.Array(T.Record(T.String(), T.Unknown())) }, { additionalProperties: true }),
+    response: ContainersStats,
   }),
-  containersScale: defineRoute({ ...admin, permission: UPDATE, id: 'containers.scale', method: 'POST', path: '/api/v1/containers/scale', summary: 'Set the pool size; scale-down removes idle sandboxes only (admin)', body: T.Object({ target: T.Integer({ minimum: 0, maximum: 10_000 }) }, { additionalProperties: false }), response: ScaleAnswer }),
+  containersScale: defineRoute({ ...admin, permission: UPDATE, id: 'containers.scale', method: 'POST', path: '/api/v1/containers/scale', summary: 'Set the pool size; scale-down removes idle sandboxes only (admin)', body: ContainersScaleBody, response: ContainersScaled }),
   containersReload: defineRoute({
     ...admin,
     permission: UPDATE,
@@ -46,7 +38,7 @@ export const SANDBOX_ADMIN_ROUTES = {
     method: 'POST',
     path: '/api/v1/containers/reload',
     summary: 'Install approved packages and replace the idle sandboxes (admin)',
-    response: T.Object({ status: T.String(), idle_containers: T.Integer(), success: T.Integer(), failed: T.Integer() }, { additionalProperties: true }),
+    response: ContainersReloaded,
   }),
   systemContainersRestart: defineRoute({
     ...admin,
@@ -55,12 +47,12 @@ export const SANDBOX_ADMIN_ROUTES = {
     method: 'POST',
     path: '/api/v1/system/containers/{container_name}/restart',
     summary: 'Destroy and replace one sandbox or shared worker by name; 404 when unknown (admin)',
-    params: T.Object({ container_name: T.String({ minLength: 1, maxLength: 200 }) }),
-    response: T.Object({ status: T.Literal('restarted'), container: T.String() }),
+    params: ContainerParams,
+    response: ContainerRestarted,
     errors: [403, 404],
   }),
-  workersList: defineRoute({ ...admin, permission: READ, id: 'workers.list', method: 'GET', path: '/api/v1/workers', summary: 'Shared (trusted) workers (admin)', response: T.Array(T.Record(T.String(), T.Unknown())) }),
-  workersCount: defineRoute({ ...admin, permission: READ, id: 'workers.count', method: 'GET', path: '/api/v1/workers/count', summary: 'Number of shared workers (admin)', response: T.Object({ count: T.Integer() }) }),
+  workersList: defineRoute({ ...admin, permission: READ, id: 'workers.list', method: 'GET', path: '/api/v1/workers', summary: 'Shared (trusted) workers (admin)', response: WorkerList }),
+  workersCount: defineRoute({ ...admin, permission: READ, id: 'workers.count', method: 'GET', path: '/api/v1/workers/count', summary: 'Number of shared workers (admin)', response: WorkerCount }),
   workersScale: defineRoute({
     ...admin,
     permission: UPDATE,
@@ -68,10 +60,10 @@ export const SANDBOX_ADMIN_ROUTES = {
     method: 'POST',
     path: '/api/v1/workers/scale',
     summary: 'Set the number of shared workers (admin)',
-    body: T.Object({ target_count: T.Integer({ minimum: 0, maximum: 1000 }) }, { additionalProperties: false }),
-    response: T.Object({ action: T.String(), previous_count: T.Integer(), current_count: T.Integer(), added: T.Optional(T.Integer()), removed: T.Optional(T.Integer()) }),
+    body: WorkersScaleBody,
+    response: WorkersScaled,
   }),
-  workersReload: defineRoute({ ...admin, permission: UPDATE, id: 'workers.reload', method: 'POST', path: '/api/v1/workers/reload', summary: 'Restart every shared worker with the approved packages (admin)', response: T.Object({ status: T.String(), total_workers: T.Integer(), success: T.Integer(), failed: T.Integer() }) }),
+  workersReload: defineRoute({ ...admin, permission: UPDATE, id: 'workers.reload', method: 'POST', path: '/api/v1/workers/reload', summary: 'Restart every shared worker with the approved packages (admin)', response: WorkersReloaded }),
 }
 
 export function sandboxAdminRoutes(): RouteDef[] {

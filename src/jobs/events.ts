@@ -1,4 +1,4 @@
-import { Type as T, type Static } from '@sinclair/typebox'
+import { EXECUTION_EVENT_SCHEMA, type ExecutionEvent } from '../../schemas/job.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { jobErrorText, type JobState } from './job-state.ts'
 
@@ -10,31 +10,7 @@ import { jobErrorText, type JobState } from './job-state.ts'
  * published for a deprecation period. Delivery is at least once; `revision` orders the events of
  * one execution, and `Nats-Msg-Id` = `<execution_id>:<revision>` lets JetStream drop duplicates.
  */
-export const EXECUTION_EVENT_SCHEMA = 'platform.execution.v1'
-
-export const ExecutionEvent = T.Object({
-  schema: T.Literal(EXECUTION_EVENT_SCHEMA),
-  execution_id: T.String({ format: 'uuid' }),
-  revision: T.Integer({ description: 'JOB_STATE revision; increases with every change of this execution' }),
-  pool: T.String({ description: 'fn | agent | subagent' }),
-  kind: T.String({ description: 'function | agent | …' }),
-  namespace: T.String(),
-  name: T.String(),
-  status: T.String({ description: 'scheduled | queued | running | completed | failed | cancelled' }),
-  attempt: T.Integer(),
-  user_id: T.Union([T.String(), T.Null()]),
-  trigger_type: T.String(),
-  trigger_id: T.String(),
-  chat_id: T.Union([T.String(), T.Null()]),
-  parent_id: T.Union([T.String(), T.Null()]),
-  error: T.Union([T.String(), T.Null()]),
-  result: T.Optional(T.Unknown({ description: 'on completed, when it fits in 64 KB; otherwise GET /jobs/{id}/result' })),
-  created_at: T.String(),
-  started_at: T.Union([T.String(), T.Null()]),
-  finished_at: T.Union([T.String(), T.Null()]),
-  duration_ms: T.Union([T.Integer(), T.Null()]),
-})
-export type ExecutionEvent = Static<typeof ExecutionEvent>
+export { EXECUTION_EVENT_SCHEMA, type ExecutionEvent } from '../../schemas/job.ts'
 
 export const executionEventSubject = (names: NatsNames, s: Pick<JobState, 'namespace' | 'name' | 'status'>): string =>
   names.subject(`events.execution.${s.namespace}.${s.name}.${s.status}`)

@@ -1,6 +1,6 @@
 import { Kvm, type KV } from '@nats-io/kv'
-import { Type as T, type Static } from '@sinclair/typebox'
-import { JobError } from '../../schemas/job.ts'
+import type { Static } from '@sinclair/typebox'
+import { JOB_STATUSES, JobError, type JobState, type POOLS } from '../../schemas/job.ts'
 import { errorCodeInfo } from '../kernel/error-codes.ts'
 import { isCasConflict } from '../kernel/nats-errors.ts'
 import type { NatsConnection } from '../platform/nats.ts'
@@ -13,53 +13,14 @@ import type { NatsNames } from '../platform/nats-names.ts'
  * and exactly one wins. The bucket republishes each write to `evt.job.<id>`: that subject is the
  * job's done channel.
  */
-export const POOLS = ['fn', 'agent', 'subagent'] as const
+export { JOB_STATUSES, POOLS } from '../../schemas/job.ts'
 export type Pool = (typeof POOLS)[number]
-
-export const JOB_STATUSES = ['scheduled', 'queued', 'running', 'completed', 'failed', 'cancelled'] as const
 export type JobStatus = (typeof JOB_STATUSES)[number]
 export const TERMINAL: ReadonlySet<JobStatus> = new Set(['completed', 'failed', 'cancelled'])
 export const isTerminal = (s: JobStatus): boolean => TERMINAL.has(s)
 
-export const JobStateSchema = T.Object({
-  id: T.String({ format: 'uuid' }),
-  pool: T.Union(POOLS.map((p) => T.Literal(p))),
-  /** What runs: `function`, `agent`, or a kind a later module registers. */
-  kind: T.String(),
-  namespace: T.String(),
-  name: T.String(),
-  status: T.Union(JOB_STATUSES.map((s) => T.Literal(s))),
-  /** Starts so far (a retry or a redelivery after a lost worker counts). */
-  attempts: T.Integer({ minimum: 0 }),
-  user_id: T.Union([T.String(), T.Null()]),
-  trigger_type: T.String(),
-  trigger_id: T.String(),
-  chat_id: T.Union([T.String(), T.Null()]),
-  parent_id: T.Union([T.String(), T.Null()]),
-  depth: T.Integer({ minimum: 0 }),
-  input: T.Unknown(),
-  worker: T.Union([T.String(), T.Null()]),
-  result: T.Optional(T.Unknown()),
-  /** The result was too large for the bucket and lives in Postgres only. */
-  result_stored: T.Optional(T.Boolean()),
-  /** How the last attempt failed; a plain string in entries written before errors were structured. */
-  error: T.Union([JobError, T.String(), T.Null()]),
-  /** DLQ stream sequence once the job was moved there. */
-  dlq_seq: T.Optional(T.Integer()),
-  retry_of: T.Union([T.String(), T.Null()]),
-  callback_url: T.Union([T.String(), T.Null()]),
-  created_at: T.String(),
-  started_at: T.Union([T.String(), T.Null()]),
-  finished_at: T.Union([T.String(), T.Null()]),
-  due_at: T.Optional(T.String()),
-  /** Attempts allowed for this job (default: the pool's rule); 1 = never retried (synchronous calls). */
-  max_attempts: T.Optional(T.Integer({ minimum: 1 })),
-  /** Per-attempt time limit for this job (default: the pool's), ms. */
-  timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
-  /** What the executor needs beyond the input (function version, caller email); not part of input_data. */
-  meta: T.Optional(T.Record(T.String(), T.Unknown())),
-})
-export type JobState = Static<typeof JobStateSchema>
+/** The entry's shape lives in schemas/job.ts. */
+export type { JobState }
 
 export type JobError = Static<typeof JobError>
 

@@ -1,24 +1,23 @@
 import { Type as T } from '@sinclair/typebox'
-import { Uuid } from '../../schemas/common.ts'
-import { DlqEntry, ExecutionRecord, JobRecord, JobStatus, QueueStats, WorkerRecord } from '../../schemas/job.ts'
+import { DlqEntry, ExecutionRecord, JobRecord, QueueStats, WorkerRecord } from '../../schemas/job.ts'
+import { DlqFlushed, DlqRetried, ExecutionParams, JobCancelled, JobParams, JobResult, QueueJobsQuery, StuckJobsFlushed } from '../../schemas/jobs-api.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /* The job, execution and queue admin endpoints (SPEC §4.2, §4.3; WIRE.md queue admin). */
 const rpc = { auth: true as const, target: 'rpc' as const }
 const runtime = { ...rpc, surface: 'runtime' as const, tags: ['Jobs'] }
 const admin = { ...rpc, surface: 'management' as const, tags: ['Queue'] }
-const jobParams = T.Object({ job_id: Uuid })
 
 export const JOB_ROUTES = {
-  jobsGet: defineRoute({ ...runtime, id: 'jobs.get', method: 'GET', path: '/jobs/{job_id}', summary: 'Status of a job (own jobs; admins all)', params: jobParams, response: JobRecord, errors: [404] }),
+  jobsGet: defineRoute({ ...runtime, id: 'jobs.get', method: 'GET', path: '/jobs/{job_id}', summary: 'Status of a job (own jobs; admins all)', params: JobParams, response: JobRecord, errors: [404] }),
   jobsResult: defineRoute({
     ...runtime,
     id: 'jobs.result',
     method: 'GET',
     path: '/jobs/{job_id}/result',
     summary: 'Output of a completed job (409 while it has not completed)',
-    params: jobParams,
-    response: T.Unknown({ description: "the function's output" }),
+    params: JobParams,
+    response: JobResult,
     errors: [404, 409],
   }),
   executionsGet: defineRoute({
@@ -27,7 +26,7 @@ export const JOB_ROUTES = {
     method: 'GET',
     path: '/executions/{execution_id}',
     summary: 'Execution record (own executions; admins all)',
-    params: T.Object({ execution_id: Uuid }),
+    params: ExecutionParams,
     response: ExecutionRecord,
     errors: [404],
   }),
@@ -37,8 +36,8 @@ export const JOB_ROUTES = {
     method: 'POST',
     path: '/api/v1/queue/jobs/{job_id}/cancel',
     summary: 'Cancel a queued or running job (admin); waiters unblock, running sandboxes are not killed',
-    params: jobParams,
-    response: T.Object({ status: T.Literal('cancelled'), job_id: Uuid }),
+    params: JobParams,
+    response: JobCancelled,
     errors: [403, 404, 409],
   }),
   systemFlushStuckJobs: defineRoute({
@@ -48,7 +47,7 @@ export const JOB_ROUTES = {
     method: 'POST',
     path: '/api/v1/system/flush-stuck-jobs',
     summary: 'Cancel jobs running for more than STUCK_JOB_HOURS (admin)',
-    response: T.Object({ flushed: T.Integer(), job_ids: T.Array(Uuid) }),
+    response: StuckJobsFlushed,
     errors: [403],
   }),
   queueStats: defineRoute({ ...admin, id: 'queue.stats', method: 'GET', path: '/api/v1/queue/stats', summary: 'Backlog per pool, job counts (24 h), DLQ size, live workers (admin)', response: QueueStats, errors: [403] }),
@@ -58,7 +57,7 @@ export const JOB_ROUTES = {
     method: 'GET',
     path: '/api/v1/queue/jobs',
     summary: 'Recent jobs, newest first (admin)',
-    query: T.Object({ status: T.Optional(JobStatus), limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000, default: 100 })), offset: T.Optional(T.Integer({ minimum: 0, default: 0 })) }),
+    query: QueueJobsQuery,
     response: T.Array(ExecutionRecord),
     errors: [403],
   }),
@@ -69,12 +68,12 @@ export const JOB_ROUTES = {
     method: 'POST',
     path: '/api/v1/queue/dlq/{job_id}/retry',
     summary: 'Enqueue a dead-lettered job again as a new job (admin)',
-    params: jobParams,
-    response: T.Object({ status: T.Literal('queued'), job_id: Uuid, retry_of: Uuid }),
+    params: JobParams,
+    response: DlqRetried,
     status: 202,
     errors: [403, 404],
   }),
-  queueDlqFlush: defineRoute({ ...admin, id: 'queue.dlq.flush', method: 'POST', path: '/api/v1/queue/dlq/flush', summary: 'Drop every job in the dead letter queue (admin)', response: T.Object({ flushed: T.Integer() }), errors: [403] }),
+  queueDlqFlush: defineRoute({ ...admin, id: 'queue.dlq.flush', method: 'POST', path: '/api/v1/queue/dlq/flush', summary: 'Drop every job in the dead letter queue (admin)', response: DlqFlushed, errors: [403] }),
   queueWorkers: defineRoute({ ...admin, id: 'queue.workers', method: 'GET', path: '/api/v1/queue/workers', summary: 'Live workers from their heartbeats (admin)', response: T.Array(WorkerRecord), errors: [403] }),
 }
 

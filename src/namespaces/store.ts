@@ -1,3 +1,4 @@
+import type { NamespaceRecord } from '../../schemas/namespaces.ts'
 import { sql, type Db } from '../platform/db.ts'
 
 /*
@@ -15,18 +16,8 @@ export interface NamespaceStanding {
 
 type Conn = Pick<Db, 'query' | 'maybeOne' | 'any' | 'oneFirst' | 'maybeOneFirst'>
 
-export interface NamespaceMember {
-  user_id: string
-  granted_by: string | null
-  accepted: boolean
-}
-
-export interface NamespaceRecord {
-  name: string
-  owner_id: string | null
-  members: NamespaceMember[]
-  created_at: string
-}
+/** The API's namespace shapes (schemas/namespaces.ts) are what the tables read into. */
+export type { NamespaceMember, NamespaceRecord } from '../../schemas/namespaces.ts'
 
 const iso = (v: unknown): string => new Date(v as string | number).toISOString()
 

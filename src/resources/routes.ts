@@ -1,5 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
-import { ListQuery, Name, Namespace, Uuid } from '../../schemas/common.ts'
+import { ListQuery } from '../../schemas/common.ts'
+import { IdParams, NameParams, NamespacedParams, ResourceVersion } from '../../schemas/resources.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 import type { AnyKind } from './kind.ts'
 
@@ -11,12 +12,6 @@ export type ResourceOp = 'create' | 'list' | 'get' | 'update' | 'delete' | 'vers
 
 export const resourceRouteId = (kind: AnyKind, op: ResourceOp): string => `${kind.plural}.${op}`
 
-const Version = T.Object({ version: T.Integer(), fields: T.Record(T.String(), T.Unknown()), created_by: T.Union([Uuid, T.Null()]), created_at: T.String() }, { title: 'ResourceVersion' })
-
-const NsParams = T.Object({ namespace: Namespace, name: Name })
-const NameParams = T.Object({ name: Name })
-const IdParams = T.Object({ id: Uuid })
-
 /** The routes of one kind, each keeping its literal type so its handler is typed from it. */
 export function resourceRouteSet(kind: AnyKind) {
   const base = `/api/v1/${kind.plural}`
@@ -24,9 +19,9 @@ export function resourceRouteSet(kind: AnyKind) {
   const adminNote = kind.adminOnly ? ' (admin)' : ''
   const common = { surface: 'management', auth: true, target: 'rpc' } as const
   const one = kind.addressing === 'namespaced' ? `${base}/{namespace}/{name}` : `${base}/{name}`
-  const oneParams: typeof NsParams | typeof NameParams = kind.addressing === 'namespaced' ? NsParams : NameParams
+  const oneParams: typeof NamespacedParams | typeof NameParams = kind.addressing === 'namespaced' ? NamespacedParams : NameParams
   const change = kind.addressing === 'namespaced' ? one : `${base}/{id}`
-  const changeParams: typeof NsParams | typeof IdParams = kind.addressing === 'namespaced' ? NsParams : IdParams
+  const changeParams: typeof NamespacedParams | typeof IdParams = kind.addressing === 'namespaced' ? NamespacedParams : IdParams
   return {
     create: defineRoute({ ...common, tags, id: resourceRouteId(kind, 'create'), method: 'POST', path: base, summary: `Create ${kind.kind}${adminNote}`, body: kind.createBody, response: kind.record, status: 201, errors: [409, 422] }),
     list: defineRoute({ ...common, tags, id: resourceRouteId(kind, 'list'), method: 'GET', path: base, summary: `List ${kind.plural}${adminNote}`, query: ListQuery, response: T.Array(kind.record) }),
@@ -35,7 +30,7 @@ export function resourceRouteSet(kind: AnyKind) {
     delete: defineRoute({ ...common, tags, id: resourceRouteId(kind, 'delete'), method: 'DELETE', path: change, summary: `Delete ${kind.kind}${adminNote}`, params: changeParams, status: 204, errors: [403, 404] }),
     versions:
       kind.versioned.length > 0
-        ? defineRoute({ ...common, tags, id: resourceRouteId(kind, 'versions'), method: 'GET', path: `${one}/versions`, summary: `Versions of a ${kind.kind}`, params: oneParams, response: T.Array(Version), errors: [404] })
+        ? defineRoute({ ...common, tags, id: resourceRouteId(kind, 'versions'), method: 'GET', path: `${one}/versions`, summary: `Versions of a ${kind.kind}`, params: oneParams, response: T.Array(ResourceVersion), errors: [404] })
         : undefined,
   }
 }

@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox'
+import { SecretSpec } from '../../../schemas/secret.ts'
 import { defineKind } from '../../resources/kind.ts'
 
 /*
@@ -6,14 +6,6 @@ import { defineKind } from '../../resources/kind.ts'
  * owned by its creator. `value` is a secret field: AES-256-GCM at rest with the row bound in as
  * associated data, never returned (`has_value` instead), masked on export.
  */
-export const SecretSpec = T.Object(
-  {
-    description: T.String({ default: '', maxLength: 4000 }),
-    value: T.Optional(T.String({ maxLength: 65_536, description: 'the secret (write-only)' })),
-  },
-  { additionalProperties: false },
-)
-
 export const secretKind = defineKind({
   kind: 'secret',
   plural: 'secrets',
