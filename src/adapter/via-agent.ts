@@ -1,0 +1,56 @@
+import type { RequestMeta } from '../api/bind.ts'
+import type { RpcReply } from '../api/route.ts'
+import type { Principal } from '../auth/principal.ts'
+import type { TurnResult } from '../chats/turn.ts'
+import { validateAgainst } from '../functions/json-schema.ts'
+import type { Usage } from '../llm/types.ts'
+import type { ResourceRecord } from '../resources/service.ts'
+import { newChannelId, sseLiveSubject, streamReply } from '../streaming/channel.ts'
+import type { AdapterContext } from './context.ts'
+import { approvalNeeded, relayTurn } from './relay-turn.ts'
+import { publishChunk, streamChannel } from './stream-out.ts'
+import { AdapterError, ChunkWriter, completion, completionId, invalidRequest, toNeutralMessages, type ChatCompletionRequest } from './wire.ts'
+
+type Json = Record<string, unknown>
+
+/** A completion of an agent model: a turn in an internal chat of the caller with the agent. */
+export async function viaAgent(c: AdapterContext, p: Principal, body: ChatCompletionRequest, agent: ResourceRecord, req: RequestMeta): Promise<RpcReply> {
+  const { d, svc } = c
+  // `tools` / `tool_choice` are ignored: an agent calls its own tools and answers with text.
+  const messages = toNeutralMessages(body.messages)
+  const last = messages.at(-1)
+  if (last?.role !== 'user' || last.content === null || last.content === '') throw invalidRequest('the last message must be a non-empty user message (the one the agent answers)', 'messages')
+  const input = body.input ?? {}
+  const issues = validateAgainst((agent['input_schema'] ?? {}) as Json, input, '/input')
+  if (issues.length > 0) throw new AdapterError(422, `input does not match the agent's input_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, { param: 'input', code: 'invalid_input' })
+  const channel = body.stream === true ? streamChannel(req) : null
+
+  const chat = await svc.store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, internal: true, expiresIn: c.chatTtl })
+  for (const m of messages.slice(0, -1)) {
+    await svc.store.append(chat.id, { role: m.role, content: m.content, tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls], tool_call_id: m.tool_call_id ?? null })
+  }
+  if (channel === null) {
+    const jobId = await svc.send(p, chat, { content: last.content, channelId: null })
+    const out = (await svc.result(jobId)) as TurnResult & { usage?: Usage }
+    if (out.status === 'awaiting_approval') throw approvalNeeded()
+    return {
+      status: 200,
+      body: completion({ id: completionId(), created: Math.floor(Date.now() / 1000), model: body.model, content: out.message?.content ?? '', finishReason: out.status === 'blocked' ? 'content_filter' : 'stop', usage: out.usage ?? null }),
+    }
+  }
+  // Listen on the turn's channel before the turn can start, then relay it.
+  const turnChannel = newChannelId()
+  const sub = d.nc.subscribe(sseLiveSubject(d.names, turnChannel))
+  let jobId: string
+  try {
+    await d.nc.flush()
+    jobId = await svc.send(p, chat, { content: last.content, channelId: turnChannel })
+  } catch (err) {
+    sub.unsubscribe()
+    throw err
+  }
+  const chunks = new ChunkWriter(body.model, body.stream_options?.include_usage === true)
+  publishChunk(c, channel, chunks.delta({ role: 'assistant', content: '' }))
+  void relayTurn(c, channel, chunks, sub, jobId).catch((err: unknown) => c.log.warn({ err, channel }, 'adapter agent stream failed'))
+  return streamReply(channel)
+}

@@ -1,0 +1,91 @@
+import { loadPrincipal } from '../auth/principal.ts'
+import type { Logger } from '../kernel/log.ts'
+import { agentKind } from '../kinds/agent/kind.ts'
+import type { JobContext } from '../jobs/worker.ts'
+import { canOnResource } from '../resources/permissions.ts'
+import { runHooks } from './hooks.ts'
+import { resumeApproval } from './resume-approval.ts'
+import { rounds } from './rounds.ts'
+import type { ToolContext } from './tools.ts'
+import { loadAgent } from './load-agent.ts'
+import type { Emit, ResumeTo, TurnInput, TurnResult } from './turn.ts'
+import { TurnError } from './turn-error.ts'
+import type { TurnRuntime } from './turn-runtime.ts'
+
+export type TurnJobContext = JobContext & { blocking?: <T>(p: Promise<T>) => Promise<T> }
+
+/**
+ * One turn job: the chat and its agent loaded and the `chat` permission checked again, the
+ * message admitted (`beginTurn`), the LLM rounds; whatever happens, the chat actor is told the
+ * turn ended and a suspended parent is resumed with this turn's reply or error.
+ */
+export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<TurnResult> {
+  const { d, store } = rt
+  const { job } = jc
+  const input = job.input as TurnInput
+  // A streamed turn nobody listens to any more is cancelled (after the reconnect window);
+  // a synchronous send (no channel) is unaffected.
+  const watch = input.channel_id === null || d.watchListeners === undefined ? undefined : d.watchListeners(input.channel_id)
+  const signal = watch === undefined ? jc.signal : AbortSignal.any([jc.signal, watch.signal])
+  const emit = d.emitter(input.channel_id)
+  const log = jc.log.child({ chat: input.chat_id })
+  const resumeTo = (job.meta ?? {})['resume_to'] as ResumeTo | undefined
+  let parentResult: unknown = { error: 'the sub-agent failed' }
+  try {
+    const chat = await store.get(input.chat_id)
+    if (chat === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
+    // permissions now, not when the message was accepted
+    const [agent, principal] = await Promise.all([loadAgent(d.resources, chat.agent_id), loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
+    if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
+    if (!canOnResource(principal, agentKind, 'chat', { namespace: agent.namespace, name: agent.name, ownerId: agent.owner_id })) throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
+    const delegationDepth = Number((job.meta ?? {})['delegation_depth'] ?? 0)
+    const ctx: ToolContext = { principal, chat, agent, job, delegationDepth, signal, blocking: jc.blocking ?? (<T>(p: Promise<T>) => p) }
+    const early = await beginTurn(rt, ctx, input, emit, log)
+    if (early !== null) return early
+    const out = await rounds(rt, ctx, emit, log)
+    parentResult = { reply: out.message?.content ?? '' }
+    return out
+  } catch (caught) {
+    // Abandoned by its listeners: whatever the abort broke (the LLM call, a tool), that is the reason.
+    const err: unknown = watch?.signal.aborted === true && !jc.signal.aborted ? new TurnError('chat.stream_abandoned', (watch.signal.reason as Error).message) : caught
+    if (err !== caught) log.info({ channel: input.channel_id }, 'streamed turn cancelled: no client listens')
+    parentResult = { error: err instanceof Error ? err.message : String(err) }
+    const code = err instanceof TurnError ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'turn.failed'
+    await emit('error', { detail: err instanceof Error ? err.message : String(err), code }).catch(() => undefined)
+    throw err
+  } finally {
+    watch?.stop()
+    await d.turnEnded(input.chat_id, job.id).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
+    if (resumeTo !== undefined) await d.resumeParent(resumeTo, parentResult).catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
+  }
+}
+
+/**
+ * What starts the turn: a sub-agent's reply (resume), a tool approval, or the user's message
+ * through the on_user_message hooks. Answers the turn's result when it ends here (still waiting
+ * for sub-agents, or blocked by a hook), null when the LLM rounds follow.
+ */
+export async function beginTurn(rt: TurnRuntime, ctx: ToolContext, input: TurnInput, emit: Emit, log: Logger): Promise<TurnResult | null> {
+  const { store } = rt
+  const { chat } = ctx
+  if (input.resume === true) {
+    // resumed by a sub-agent's reply: go on only when every call of the last round has its result
+    const history = await store.messages(chat.id, 200)
+    const lastCalls = [...history].reverse().find((m) => m.role === 'assistant' && m.tool_calls !== null)?.tool_calls ?? []
+    const answered = new Set(history.filter((m) => m.role === 'tool').map((m) => m.tool_call_id))
+    if (lastCalls.some((c) => !answered.has(c.id))) return { status: 'suspended', message: null } satisfies TurnResult
+  } else if (input.approval !== undefined) {
+    await resumeApproval(rt, ctx, input.approval)
+  } else {
+    const gate = await runHooks(rt, 'on_user_message', ctx.principal, chat, ctx.agent, ctx.job, { role: 'user', content: input.content ?? '' }, log)
+    if ('block' in gate) {
+      await store.append(chat.id, { role: 'user', content: input.content ?? '' })
+      const reply = await store.append(chat.id, { role: 'assistant', content: gate.reply })
+      await emit('message', { content: gate.reply, tool_calls: null, finish_reason: 'stop' })
+      await emit('done', { status: 'blocked' })
+      return { status: 'blocked', message: reply } satisfies TurnResult
+    }
+    await store.append(chat.id, { role: 'user', content: gate.content })
+  }
+  return null
+}

@@ -1,0 +1,56 @@
+import { Value } from '@sinclair/typebox/value'
+import type { Principal } from '../auth/principal.ts'
+import { forbidden, invalid } from '../kernel/errors.ts'
+import { sql } from '../platform/db.ts'
+import { canonicalJson } from './canonical-json.ts'
+import type { ResourceEngine } from './engine.ts'
+import { describeAddress, visibleRow } from './find-row.ts'
+import type { AnyKind } from './kind.ts'
+import { canOnResource } from './permissions.ts'
+import { ROW_COLUMNS, rowMeta, toRecord, type Row } from './row.ts'
+import { sealSecrets, splitSecrets } from './secrets.ts'
+import type { Address, ResourceRecord, WriteOptions } from './service.ts'
+import { assertAdminFields, assertValid, validationIssues } from './validation.ts'
+import { checksumOf, clearExclusiveFlags, versionedFields } from './write-steps.ts'
+
+export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options: WriteOptions = {}): Promise<ResourceRecord> {
+  const patchIssues = validationIssues(e.checks(kind).update, patch)
+  if (patchIssues.length > 0) throw invalid(`invalid ${kind.kind}`, patchIssues)
+  const row = await visibleRow(e.db, p, kind, address)
+  if (!canOnResource(p, kind, 'update', rowMeta(row))) throw forbidden(`not allowed to update ${describeAddress(kind, address)}`)
+  const { is_active: activeIn, ...fields } = patch
+  const { spec: specPatch, secretInput } = splitSecrets(kind, fields)
+  const before = Value.Default(kind.spec, structuredClone(row.spec)) as Record<string, unknown>
+  const merged = { ...before, ...specPatch }
+  const withSecrets = { ...merged }
+  for (const key of kind.secrets) withSecrets[key] = key in secretInput ? secretInput[key] : row.secrets[key] === undefined ? null : 'set'
+  await assertValid(e.checks(kind), kind, withSecrets)
+  assertAdminFields(p, kind, 'update', rowMeta(row), before, merged)
+  const isActive = typeof activeIn === 'boolean' ? activeIn : row.is_active
+  const versionChanged = kind.versioned.some((f) => canonicalJson(before[f]) !== canonicalJson(merged[f]))
+  const managedBy = options.managedBy === undefined ? null : options.managedBy
+  const updated = await e.db.transaction(async (tx) => {
+    const secrets = sealSecrets(e.box, kind, row.id, row.secrets, secretInput)
+    const checksum = checksumOf(merged, isActive)
+    const next = (await tx.one(sql.unsafe`
+      update resources set spec = ${sql.jsonb(merged as never)}, secrets = ${sql.jsonb(secrets)}, is_active = ${isActive},
+        managed_by = ${managedBy}, checksum = ${checksum}, version = version + ${versionChanged ? 1 : 0}, updated_at = now()
+      where id = ${row.id}::uuid
+      returning ${ROW_COLUMNS}`)) as Row
+    if (versionChanged) {
+      await tx.query(sql.unsafe`insert into resource_versions (resource_id, version, fields, created_by)
+        values (${row.id}::uuid, ${next.version}, ${sql.jsonb(versionedFields(kind, merged) as never)}, ${p.userId}::uuid)`)
+    }
+    await clearExclusiveFlags(tx, kind, row.id, merged)
+    return next
+  })
+  e.log.info({ kind: kind.kind, id: row.id, by: p.userId, detached: row.managed_by !== null && managedBy === null }, 'resource updated')
+  return toRecord(kind, updated)
+}
+
+export async function removeResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address): Promise<void> {
+  const row = await visibleRow(e.db, p, kind, address)
+  if (!canOnResource(p, kind, 'delete', rowMeta(row))) throw forbidden(`not allowed to delete ${describeAddress(kind, address)}`)
+  await e.db.query(sql.unsafe`delete from resources where id = ${row.id}::uuid`)
+  e.log.info({ kind: kind.kind, id: row.id, by: p.userId }, 'resource deleted')
+}

@@ -1,0 +1,29 @@
+import type { Static, TObject } from '@sinclair/typebox'
+import type { TypeCheck } from '@sinclair/typebox/compiler'
+import { can, type Principal } from '../auth/principal.ts'
+import { forbidden, invalid, type FieldIssue } from '../kernel/errors.ts'
+import { canonicalJson } from './canonical-json.ts'
+import type { CompiledChecks } from './engine.ts'
+import type { AnyKind } from './kind.ts'
+import { resourcePermission, type ResourceMeta } from './permissions.ts'
+
+/** A compiled check's errors as field issues (`/a/b` → `a.b`). */
+export function validationIssues(check: TypeCheck<TObject>, value: unknown): FieldIssue[] {
+  return [...check.Errors(value)].map((e) => ({ path: e.path.replace(/^\//, '').replace(/\//g, '.'), message: e.message }))
+}
+
+/** The spec against the kind's schema, then (only when that passes) the kind's own `validate`. */
+export async function assertValid(checks: CompiledChecks, kind: AnyKind, spec: Record<string, unknown>): Promise<void> {
+  const issues = validationIssues(checks.spec, spec)
+  if (issues.length === 0) issues.push(...(await kind.validate(spec as Static<TObject>)))
+  if (issues.length > 0) throw invalid(`invalid ${kind.kind}`, issues)
+}
+
+/** Refuses a change of the kind's admin fields by someone without the `:all` permission. */
+export function assertAdminFields(p: Principal, kind: AnyKind, action: 'create' | 'update', m: ResourceMeta, before: Record<string, unknown>, after: Record<string, unknown>): void {
+  if (kind.adminFields.length === 0) return
+  const changed = kind.adminFields.filter((f) => canonicalJson(before[f]) !== canonicalJson(after[f]))
+  if (changed.length > 0 && !can(p, resourcePermission(kind, action, m, 'all'))) {
+    throw forbidden(`only administrators may set ${changed.join(', ')}`, 'resource.admin_field')
+  }
+}

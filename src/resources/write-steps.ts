@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto'
+import { UniqueIntegrityConstraintViolationError } from 'slonik'
+import { can, type Principal } from '../auth/principal.ts'
+import { conflict, forbidden } from '../kernel/errors.ts'
+import { sql, type Db } from '../platform/db.ts'
+import { mayCreateIn } from '../namespaces/policy.ts'
+import { claimNamespace, standingIn } from '../namespaces/store.ts'
+import { canonicalJson } from './canonical-json.ts'
+import type { AnyKind } from './kind.ts'
+import { resourcePermission, type ResourceMeta } from './permissions.ts'
+
+/** The transaction connection of `db.transaction`. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+
+/** Checksum of the public fields; secrets are compared by decrypting (apply), so no digest of them is stored. */
+export function checksumOf(spec: Record<string, unknown>, isActive: boolean): string {
+  return createHash('sha256').update(canonicalJson({ spec, is_active: isActive })).digest('hex')
+}
+
+export const versionedFields = (kind: AnyKind, spec: Record<string, unknown>) => Object.fromEntries(kind.versioned.map((f) => [f, spec[f] ?? null]))
+
+export function mapUnique(err: unknown, what: string): never {
+  if (err instanceof UniqueIntegrityConstraintViolationError) throw conflict(`${what} already exists`, 'resource.exists')
+  throw err
+}
+
+export async function clearExclusiveFlags(tx: Db | Tx, kind: AnyKind, id: string, spec: Record<string, unknown>) {
+  for (const flag of kind.exclusiveFlags) {
+    if (spec[flag] !== true) continue
+    await tx.query(sql.unsafe`
+      update resources set spec = jsonb_set(spec, ${sql.array([flag], 'text')}, 'false'::jsonb), updated_at = now()
+      where kind = ${kind.kind} and id <> ${id}::uuid and (spec ->> ${flag}) = 'true'`)
+  }
+}
+
+/**
+ * Refuses a create in a namespace the principal may not use, and claims the namespace for the
+ * principal when nobody holds it yet (in the resource's own transaction: two first writers race
+ * on the namespaces primary key, the loser is checked again like anyone else).
+ */
+export async function admitToNamespace(tx: Tx, p: Principal, kind: AnyKind, m: ResourceMeta): Promise<void> {
+  const anyNamespace = can(p, resourcePermission(kind, 'create', m, 'all'))
+  let standing = await standingIn(tx, m.namespace, p.userId)
+  if (!standing.exists) {
+    if (await claimNamespace(tx, m.namespace, p.userId)) return
+    standing = await standingIn(tx, m.namespace, p.userId) // claimed by someone else a moment ago
+  }
+  if (!mayCreateIn(anyNamespace, standing)) {
+    throw forbidden(`not allowed to create in namespace ${m.namespace}: it belongs to another user (its owner or an admin can grant it to you)`, 'namespace.forbidden')
+  }
+}
