@@ -1,5 +1,7 @@
-import type { NamespaceRecord } from '../../schemas/namespaces.ts'
+import { Type as T } from '@sinclair/typebox'
+import { NamespaceRecord } from '../../schemas/namespaces.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 
 /*
  * The `namespaces` and `namespace_members` tables (migration 0007). A namespace is claimed by the
@@ -19,16 +21,21 @@ type Conn = Pick<Db, 'query' | 'maybeOne' | 'any' | 'oneFirst' | 'maybeOneFirst'
 /** The API's namespace shapes (schemas/namespaces.ts) are what the tables read into. */
 export type { NamespaceMember, NamespaceRecord } from '../../schemas/namespaces.ts'
 
-const iso = (v: unknown): string => new Date(v as string | number).toISOString()
+/* Rows as they come back (timestamps as ISO strings, jsonb parsed, int8 as numbers: src/platform/db.ts). */
+const NamespaceRow = rowType(NamespaceRecord)
+const NamespacePageRow = rowType(T.Object({ ...NamespaceRecord.properties, total: T.Number() }, { title: 'namespace page' }))
+const StandingRow = rowType(T.Object({ owns: T.Union([T.Boolean(), T.Null()]), member: T.Boolean() }, { title: 'namespace standing' }))
+const NameRow = rowType(T.Object({ name: T.String() }, { title: 'namespace name' }))
+const MEMBERS = sql.unsafe`coalesce(jsonb_agg(jsonb_build_object('user_id', m.user_id, 'granted_by', m.granted_by, 'accepted', m.accepted) order by m.created_at) filter (where m.user_id is not null), '[]'::jsonb) as members`
 
 export async function standingIn(db: Conn, namespace: string, userId: string): Promise<NamespaceStanding> {
-  const row = await db.maybeOne(sql.unsafe`
+  const row = await maybeRow(db, StandingRow, sql.unsafe`
     select n.owner_id = ${userId}::uuid as owns,
            exists (select 1 from namespace_members m where m.namespace = n.name and m.user_id = ${userId}::uuid) as member
     from namespaces n where n.name = ${namespace}`)
   if (row === null) return { exists: false, uses: false, owns: false }
-  const owns = row['owns'] === true
-  return { exists: true, owns, uses: owns || row['member'] === true }
+  const owns = row.owns === true
+  return { exists: true, owns, uses: owns || row.member }
 }
 
 /** Claims the namespace for the user when nobody holds it; true when this call created it. */
@@ -39,30 +46,26 @@ export async function claimNamespace(db: Conn, namespace: string, userId: string
 
 /** The namespaces a user owns or accepted membership of: what an agent of theirs may expand wildcards into. */
 export async function namespacesUsedBy(db: Conn, userId: string): Promise<Set<string>> {
-  const rows = await db.any(sql.unsafe`
+  const rows = await anyRows(db, NameRow, sql.unsafe`
     select name from namespaces where owner_id = ${userId}::uuid
     union select namespace from namespace_members where user_id = ${userId}::uuid and accepted`)
-  return new Set(rows.map((r) => String(r['name'])))
+  return new Set(rows.map((r) => r.name))
 }
 
 export async function getNamespace(db: Conn, namespace: string): Promise<NamespaceRecord | null> {
-  const row = await db.maybeOne(sql.unsafe`
-    select n.name, n.owner_id, n.created_at,
-           coalesce(jsonb_agg(jsonb_build_object('user_id', m.user_id, 'granted_by', m.granted_by, 'accepted', m.accepted) order by m.created_at) filter (where m.user_id is not null), '[]'::jsonb) as members
+  return maybeRow(db, NamespaceRow, sql.unsafe`
+    select n.name, n.owner_id, n.created_at, ${MEMBERS}
     from namespaces n left join namespace_members m on m.namespace = n.name
     where n.name = ${namespace} group by n.name`)
-  return row === null ? null : toRecord(row)
 }
 
 export async function listNamespaces(db: Conn, userId: string | null, page: { limit: number; offset: number }): Promise<{ items: NamespaceRecord[]; total: number }> {
   const mine = userId === null ? sql.unsafe`true` : sql.unsafe`(n.owner_id = ${userId}::uuid or exists (select 1 from namespace_members x where x.namespace = n.name and x.user_id = ${userId}::uuid))`
-  const rows = await db.any(sql.unsafe`
-    select n.name, n.owner_id, n.created_at,
-           coalesce(jsonb_agg(jsonb_build_object('user_id', m.user_id, 'granted_by', m.granted_by, 'accepted', m.accepted) order by m.created_at) filter (where m.user_id is not null), '[]'::jsonb) as members,
-           count(*) over () as total
+  const rows = await anyRows(db, NamespacePageRow, sql.unsafe`
+    select n.name, n.owner_id, n.created_at, ${MEMBERS}, count(*) over () as total
     from namespaces n left join namespace_members m on m.namespace = n.name
     where ${mine} group by n.name order by n.name limit ${page.limit} offset ${page.offset}`)
-  return { items: rows.map(toRecord), total: rows.length === 0 ? 0 : Number(rows[0]?.['total']) }
+  return { items: rows.map(({ total: _total, ...record }) => record), total: rows[0]?.total ?? 0 }
 }
 
 /** Grants the namespace; a grant the member makes to themselves (an admin) counts as accepted. */
@@ -89,13 +92,4 @@ export async function deleteNamespace(db: Conn, namespace: string): Promise<bool
   if (inUse === true) return false
   await db.query(sql.unsafe`delete from namespaces where name = ${namespace}`)
   return true
-}
-
-function toRecord(row: Record<string, unknown>): NamespaceRecord {
-  return {
-    name: String(row['name']),
-    owner_id: row['owner_id'] === null ? null : String(row['owner_id']),
-    members: (row['members'] as { user_id: string; granted_by: string | null; accepted: boolean }[]).map((m) => ({ user_id: String(m.user_id), granted_by: m.granted_by === null ? null : String(m.granted_by), accepted: m.accepted === true })),
-    created_at: iso(row['created_at']),
-  }
 }
