@@ -36,3 +36,7 @@ export async function maybeRow<S extends TObject>(db: Pick<CommonQueryMethods, '
   const row = await db.maybeOne(query)
   return row === null ? null : parsed(t, row)
 }
+
+export async function oneRow<S extends TObject>(db: Pick<CommonQueryMethods, 'one'>, t: RowType<S>, query: Query): Promise<Static<S>> {
+  return parsed(t, await db.one(query))
+}
