@@ -2,7 +2,9 @@ import type { Principal } from './auth/principal.ts'
 import { hashPassword } from './auth/password.ts'
 import type { Config } from './kernel/config.ts'
 import type { Logger } from './kernel/log.ts'
+import { Type as T } from '@sinclair/typebox'
 import { sql, type Db } from './platform/db.ts'
+import { oneRow, rowType } from './platform/typed-rows.ts'
 import { agentKind } from './kinds/agent/kind.ts'
 import type { ResourceService } from './resources/service.ts'
 
@@ -10,6 +12,7 @@ import type { ResourceService } from './resources/service.ts'
  * What exists after every start: the default roles, the superadmin (from SUPERADMIN_EMAIL) and the
  * default agent `default/default`. Idempotent; roles an admin has edited are left as they are.
  */
+const UserIdRow = rowType(T.Object({ id: T.String() }, { title: 'superadmin id' }))
 const NAMESPACED = ['agents', 'functions', 'skills', 'queries', 'collections', 'templates', 'components', 'stores', 'connectors', 'manifests', 'secrets']
 
 export const DEFAULT_ROLES: Record<string, { description: string; permissions: string[] }> = {
@@ -47,7 +50,7 @@ export async function bootstrap(deps: { db: Db; config: Config; log: Logger; res
   const email = config.SUPERADMIN_EMAIL.trim().toLowerCase()
   const inserted = await db.maybeOneFirst(sql.unsafe`insert into users (email) values (${email}) on conflict do nothing returning id`)
   if (inserted !== null) log.info({ email }, 'superadmin created')
-  const userId = String(await db.oneFirst(sql.unsafe`select id from users where lower(email) = ${email}`))
+  const { id: userId } = await oneRow(db, UserIdRow, sql.unsafe`select id from users where lower(email) = ${email}`)
   await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = 'Admins' on conflict do nothing`)
   if (config.SUPERADMIN_PASSWORD !== '' && config.AUTH_MODE.includes('password')) {
     await db.query(sql.unsafe`update users set password_hash = ${await hashPassword(config.SUPERADMIN_PASSWORD)}, updated_at = now() where id = ${userId}::uuid`)

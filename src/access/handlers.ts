@@ -4,6 +4,9 @@ import { can, principalCacheOf, type Principal } from '../auth/principal.ts'
 import { grantsOf, hasPermission, isValidPermission } from '../auth/permissions.ts'
 import { conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
+import { Type as T } from '@sinclair/typebox'
+import { ApiKey, Role, User } from '../../schemas/access.ts'
 import { newApiKey } from './api-key-format.ts'
 import { ACCESS_ROUTES as R } from './routes.ts'
 import { permissionReference, registerPermission } from './permission-registry.ts'
@@ -34,7 +37,16 @@ registerPermission(JOB_PERMISSIONS.updateAll, 'cancel jobs, retry and flush the 
 registerPermission(JOB_PERMISSIONS.systemUpdate, 'system maintenance (flush stuck jobs)')
 registerPermission(EXCHANGE_PERMISSION, 'exchange external identities for tokens (trusted identity providers)')
 
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString())
+/* Rows as they come back (timestamps as ISO strings, jsonb parsed: src/platform/db.ts); users, roles and keys read straight into their API shapes. */
+const UserRow = rowType(User)
+const RoleRow = rowType(Role)
+const ApiKeyRow = rowType(ApiKey)
+const StoredKeyRow = rowType(T.Object({ ...ApiKey.properties, key_hash: T.String() }, { title: 'stored API key' }))
+const IdRow = rowType(T.Object({ id: T.String() }, { title: 'id' }))
+const NameRow = rowType(T.Object({ name: T.String() }, { title: 'role name' }))
+const KeyHashRow = rowType(T.Object({ key_hash: T.String() }, { title: 'API key hash' }))
+const UserIdRow = rowType(T.Object({ user_id: T.String() }, { title: 'role member' }))
+const KEY_COLUMNS = sql.unsafe`id, name, key_prefix, user_id, permissions, expires_at, last_used_at, created_at`
 
 function checkGrants(grants: Record<string, boolean>): void {
   const bad = Object.keys(grants).filter((p) => !isValidPermission(p))
@@ -61,17 +73,13 @@ export function accessHandlers(db: Db): BoundRoute[] {
   const paging = (q: { limit?: number; offset?: number }) => ({ limit: q.limit ?? 100, offset: q.offset ?? 0 })
 
   // ---- users
-  const userSelect = sql.unsafe`select u.id, u.email, u.is_active, u.last_login_at, u.created_at,
-      coalesce(array_agg(r.name order by r.name) filter (where r.id is not null), '{}') as roles
+  const userSelect = sql.unsafe`select u.id, u.email, u.is_active,
+      coalesce(array_agg(r.name order by r.name) filter (where r.id is not null), '{}') as roles, u.last_login_at, u.created_at
     from users u left join user_roles ur on ur.user_id = u.id left join roles r on r.id = ur.role_id`
-  const userOut = (row: Record<string, unknown>) => ({
-    id: String(row['id']), email: String(row['email']), is_active: row['is_active'] === true, roles: row['roles'] as string[],
-    last_login_at: iso(row['last_login_at']), created_at: iso(row['created_at']),
-  })
   const userById = async (id: string) => {
-    const row = await db.maybeOne(sql.unsafe`${userSelect} where u.id = ${id}::uuid group by u.id`)
+    const row = await maybeRow(db, UserRow, sql.unsafe`${userSelect} where u.id = ${id}::uuid group by u.id`)
     if (row === null) throw notFound('user not found', 'user.not_found')
-    return userOut(row)
+    return row
   }
   const visibleUser = (p: Principal, id: string) => {
     if (id !== p.userId && !can(p, P.usersRead)) throw notFound('user not found', 'user.not_found')
@@ -87,9 +95,9 @@ export function accessHandlers(db: Db): BoundRoute[] {
     const { limit, offset } = paging(query)
     const all = can(p, P.usersRead)
     const where = all ? sql.unsafe`` : sql.unsafe`where u.id = ${p.userId}::uuid`
-    const rows = await db.any(sql.unsafe`${userSelect} ${where} group by u.id order by u.created_at, u.id limit ${limit} offset ${offset}`)
-    const total = all ? Number(await db.oneFirst(sql.unsafe`select count(*) from users`)) : 1
-    return { body: rows.map(userOut), headers: { 'x-total-count': String(total) } }
+    const rows = await anyRows(db, UserRow, sql.unsafe`${userSelect} ${where} group by u.id order by u.created_at, u.id limit ${limit} offset ${offset}`)
+    const total = all ? await db.oneFirst(sql.unsafe`select count(*) from users`) : 1
+    return { body: rows, headers: { 'x-total-count': String(total) } }
   })
   const usersGet = on(R.usersGet, async ({ principal: p, params: { id } }) => {
     visibleUser(p, id)
@@ -97,10 +105,10 @@ export function accessHandlers(db: Db): BoundRoute[] {
   })
   const usersCreate = on(R.usersCreate, async ({ principal: p, body: b }) => {
     admin(p, P.usersCreate)
-    const id = await db.maybeOneFirst(sql.unsafe`insert into users (email, is_active) values (${b.email.toLowerCase()}, ${b.is_active ?? true}) on conflict do nothing returning id`)
-    if (id === null) throw conflict('a user with this email exists', 'user.exists')
-    await setRoles(String(id), b.roles ?? ['Users'])
-    return { status: 201, body: await userById(String(id)) }
+    const created = await maybeRow(db, IdRow, sql.unsafe`insert into users (email, is_active) values (${b.email.toLowerCase()}, ${b.is_active ?? true}) on conflict do nothing returning id`)
+    if (created === null) throw conflict('a user with this email exists', 'user.exists')
+    await setRoles(created.id, b.roles ?? ['Users'])
+    return { status: 201, body: await userById(created.id) }
   })
   const usersUpdate = on(R.usersUpdate, async ({ principal: p, params: { id }, body: b }) => {
     visibleUser(p, id)
@@ -119,28 +127,28 @@ export function accessHandlers(db: Db): BoundRoute[] {
   const usersDelete = on(R.usersDelete, async ({ principal: p, params: { id } }) => {
     visibleUser(p, id)
     admin(p, P.usersDelete)
-    const hashes = await db.anyFirst(sql.unsafe`select key_hash from api_keys where user_id = ${id}::uuid`)
+    const keys = await anyRows(db, KeyHashRow, sql.unsafe`select key_hash from api_keys where user_id = ${id}::uuid`)
     const gone = await db.maybeOneFirst(sql.unsafe`delete from users where id = ${id}::uuid returning id`)
     if (gone === null) throw notFound('user not found', 'user.not_found')
     await invalidateUsers([id])
-    await cache()?.invalidateKeys(hashes.map(String))
+    await cache()?.invalidateKeys(keys.map((k) => k.key_hash))
     return { status: 204 }
   })
 
   // ---- roles
   const rolesReference = on(R.rolesPermissionsReference, async () => ({ body: permissionReference(KINDS) }))
   const roleOut = async (name: string) => {
-    const row = await db.maybeOne(sql.unsafe`select r.id, r.name, r.description, r.permissions, r.created_at,
+    const row = await maybeRow(db, RoleRow, sql.unsafe`select r.id, r.name, r.description, r.permissions, r.created_at,
         coalesce(array_agg(ur.user_id::text) filter (where ur.user_id is not null), '{}') as users
       from roles r left join user_roles ur on ur.role_id = r.id where r.name = ${name} group by r.id`)
     if (row === null) throw notFound('role not found', 'role.not_found')
-    return { id: String(row['id']), name: String(row['name']), description: String(row['description']), permissions: row['permissions'], users: row['users'], created_at: iso(row['created_at']) }
+    return row
   }
-  const membersOf = async (name: string) => (await db.anyFirst(sql.unsafe`select ur.user_id from user_roles ur join roles r on r.id = ur.role_id where r.name = ${name}`)).map(String)
+  const membersOf = async (name: string) => (await anyRows(db, UserIdRow, sql.unsafe`select ur.user_id from user_roles ur join roles r on r.id = ur.role_id where r.name = ${name}`)).map((m) => m.user_id)
   const rolesList = on(R.rolesList, async ({ principal: p }) => {
     admin(p, P.rolesRead)
-    const names = await db.anyFirst(sql.unsafe`select name from roles order by name`)
-    return { body: await Promise.all(names.map((n) => roleOut(String(n)))) }
+    const roles = await anyRows(db, NameRow, sql.unsafe`select name from roles order by name`)
+    return { body: await Promise.all(roles.map((r) => roleOut(r.name))) }
   })
   const rolesGet = on(R.rolesGet, async ({ principal: p, params }) => {
     admin(p, P.rolesRead)
@@ -185,23 +193,22 @@ export function accessHandlers(db: Db): BoundRoute[] {
   const rolesUsersRemove = on(R.rolesUsersRemove, membership(false))
 
   // ---- API keys
-  const keyOut = (row: Record<string, unknown>) => ({
-    id: String(row['id']), name: String(row['name']), key_prefix: String(row['key_prefix']), user_id: String(row['user_id']),
-    permissions: row['permissions'], expires_at: iso(row['expires_at']), last_used_at: iso(row['last_used_at']), created_at: iso(row['created_at']),
-  })
   const visibleKey = async (p: Principal, id: string, action: 'read' | 'delete') => {
-    const row = await db.maybeOne(sql.unsafe`select * from api_keys where id = ${id}::uuid`)
-    if (row === null || (String(row['user_id']) !== p.userId && !can(p, action === 'read' ? P.keysRead : P.keysDelete))) throw notFound('API key not found', 'api_key.not_found')
+    const row = await maybeRow(db, StoredKeyRow, sql.unsafe`select ${KEY_COLUMNS}, key_hash from api_keys where id = ${id}::uuid`)
+    if (row === null || (row.user_id !== p.userId && !can(p, action === 'read' ? P.keysRead : P.keysDelete))) throw notFound('API key not found', 'api_key.not_found')
     return row
   }
   const apiKeysList = on(R.apiKeysList, async ({ principal: p, query }) => {
     const { limit, offset } = paging(query)
     const where = can(p, P.keysRead) ? sql.unsafe`` : sql.unsafe`where user_id = ${p.userId}::uuid`
-    const rows = await db.any(sql.unsafe`select * from api_keys ${where} order by created_at, id limit ${limit} offset ${offset}`)
+    const rows = await anyRows(db, ApiKeyRow, sql.unsafe`select ${KEY_COLUMNS} from api_keys ${where} order by created_at, id limit ${limit} offset ${offset}`)
     const total = await db.oneFirst(sql.unsafe`select count(*) from api_keys ${where}`)
-    return { body: rows.map(keyOut), headers: { 'x-total-count': String(total) } }
+    return { body: rows, headers: { 'x-total-count': String(total) } }
   })
-  const apiKeysGet = on(R.apiKeysGet, async ({ principal: p, params }) => ({ body: keyOut(await visibleKey(p, params.id, 'read')) }))
+  const apiKeysGet = on(R.apiKeysGet, async ({ principal: p, params }) => {
+    const { key_hash: _hash, ...key } = await visibleKey(p, params.id, 'read')
+    return { body: key }
+  })
   const apiKeysCreate = on(R.apiKeysCreate, async ({ principal: p, body: b }) => {
     checkGrants(b.permissions)
     // A key never carries more than its minter holds now (a key minting a key is bounded by itself).
@@ -209,14 +216,14 @@ export function accessHandlers(db: Db): BoundRoute[] {
     if (wider.length > 0) throw forbidden(`the key would grant what you do not hold: ${wider.join(', ')}`, 'api_key.wider_than_owner')
     if (b.expires_at != null && Date.parse(b.expires_at) <= Date.now()) throw invalid('expires_at is in the past', [{ path: '/expires_at', message: 'must be in the future' }])
     const k = newApiKey()
-    const row = await db.one(sql.unsafe`insert into api_keys (user_id, name, key_hash, key_prefix, permissions, expires_at)
-      values (${p.userId}::uuid, ${b.name}, ${k.hash}, ${k.prefix}, ${sql.jsonb(b.permissions)}, ${b.expires_at ?? null}) returning *`)
-    return { status: 201, body: { ...keyOut(row), key: k.key } }
+    const row = await oneRow(db, ApiKeyRow, sql.unsafe`insert into api_keys (user_id, name, key_hash, key_prefix, permissions, expires_at)
+      values (${p.userId}::uuid, ${b.name}, ${k.hash}, ${k.prefix}, ${sql.jsonb(b.permissions)}, ${b.expires_at ?? null}) returning ${KEY_COLUMNS}`)
+    return { status: 201, body: { ...row, key: k.key } }
   })
   const apiKeysDelete = on(R.apiKeysDelete, async ({ principal: p, params }) => {
     const row = await visibleKey(p, params.id, 'delete')
-    await db.query(sql.unsafe`delete from api_keys where id = ${row['id'] as string}::uuid`)
-    await cache()?.invalidateKeys([String(row['key_hash'])])
+    await db.query(sql.unsafe`delete from api_keys where id = ${row.id}::uuid`)
+    await cache()?.invalidateKeys([row.key_hash])
     return { status: 204 }
   })
   return [usersList, usersGet, usersCreate, usersUpdate, usersDelete, rolesReference, rolesList, rolesGet, rolesCreate, rolesUpdate, rolesDelete, rolesUsersAdd, rolesUsersRemove, apiKeysList, apiKeysGet, apiKeysCreate, apiKeysDelete]

@@ -1,5 +1,7 @@
 import { secretAad, type SecretBox } from '../kernel/crypto.ts'
+import { Type as T } from '@sinclair/typebox'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, rowType } from '../platform/typed-rows.ts'
 
 /*
  * After an ENCRYPTION_KEY rotation (old key moved to ENCRYPTION_KEY_PREVIOUS), rewrites every
@@ -14,14 +16,15 @@ export interface ReencryptReport {
   skipped: number
 }
 
+/** A resource's stored ciphertexts: field name → ciphertext. */
+const SecretsRow = rowType(T.Object({ id: T.String(), kind: T.String(), secrets: T.Record(T.String(), T.String()) }, { title: 'resource secrets' }))
+
 export async function reencryptSecrets(db: Db, box: SecretBox): Promise<ReencryptReport> {
   const report: ReencryptReport = { rows: 0, fields: 0, reencrypted: 0, skipped: 0 }
-  const rows = await db.any(sql.unsafe`select id, kind, secrets from resources where secrets <> '{}'::jsonb order by id`)
+  const rows = await anyRows(db, SecretsRow, sql.unsafe`select id, kind, secrets from resources where secrets <> '{}'::jsonb order by id`)
   for (const row of rows) {
     report.rows++
-    const id = String(row['id'])
-    const kind = String(row['kind'])
-    const before = row['secrets'] as Record<string, string>
+    const { id, kind, secrets: before } = row
     const after: Record<string, string> = {}
     let changed = 0
     for (const [field, ciphertext] of Object.entries(before)) {

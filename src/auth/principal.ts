@@ -1,4 +1,6 @@
+import { Type as T } from '@sinclair/typebox'
 import { sql, type Db } from '../platform/db.ts'
+import { maybeRow, rowType } from '../platform/typed-rows.ts'
 import { unauthorized } from '../kernel/errors.ts'
 import { isUuid } from '../kernel/uuid.ts'
 import { EXECUTION_SCOPE } from './execution-scope.ts'
@@ -33,8 +35,13 @@ export function principalCacheOf(db: Db): PrincipalCache | undefined {
   return caches.get(db)
 }
 
+/* Rows as they come back (timestamps as ISO strings, jsonb parsed: src/platform/db.ts). Grants stay `unknown`-valued: grantsOf keeps the `true` ones. */
+const StoredGrants = T.Record(T.String(), T.Unknown())
+const UserGrantsRow = rowType(T.Object({ email: T.String(), is_active: T.Boolean(), grants: T.Array(StoredGrants) }, { title: 'user grants' }))
+const KeyRow = rowType(T.Object({ id: T.String(), user_id: T.String(), permissions: StoredGrants, expires_at: T.Union([T.String(), T.Null()]) }, { title: 'API key' }))
+
 export async function loadUserRow(db: Db, userId: string): Promise<CachedUser | null> {
-  const row = await db.maybeOne(sql.unsafe`
+  const row = await maybeRow(db, UserGrantsRow, sql.unsafe`
     select u.email, u.is_active,
            coalesce(jsonb_agg(r.permissions) filter (where r.id is not null), '[]'::jsonb) as grants
     from users u
@@ -43,20 +50,14 @@ export async function loadUserRow(db: Db, userId: string): Promise<CachedUser | 
     where u.id = ${userId}::uuid
     group by u.id`)
   if (row === null) return null
-  const grants = (row['grants'] as Record<string, unknown>[]).flatMap(grantsOf)
-  return { email: String(row['email']), active: row['is_active'] === true, permissions: [...new Set(grants)] }
+  const grants = row.grants.flatMap(grantsOf)
+  return { email: row.email, active: row.is_active, permissions: [...new Set(grants)] }
 }
 
 async function loadKeyRow(db: Db, hash: string): Promise<CachedKey | null> {
-  const row = await db.maybeOne(sql.unsafe`select id, user_id, permissions, expires_at from api_keys where key_hash = ${hash}`)
+  const row = await maybeRow(db, KeyRow, sql.unsafe`select id, user_id, permissions, expires_at from api_keys where key_hash = ${hash}`)
   if (row === null) return null
-  const exp = row['expires_at']
-  return {
-    id: String(row['id']),
-    user_id: String(row['user_id']),
-    permissions: grantsOf(row['permissions'] as Record<string, unknown>),
-    expires_at: exp === null ? null : new Date(exp as string | number).toISOString(),
-  }
+  return { ...row, permissions: grantsOf(row.permissions) }
 }
 
 /**

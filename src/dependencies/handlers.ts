@@ -3,7 +3,9 @@ import { can, type Principal } from '../auth/principal.ts'
 import { registerPermission } from '../access/permission-registry.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError, conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
+import { Dependency } from '../../schemas/dependencies.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 import { NAME_RE, normalizeName, normalizeVersion, notAllowedReason } from './installer.ts'
 import { DEPENDENCY_ROUTES as R } from './routes.ts'
 
@@ -20,6 +22,9 @@ export const DEPENDENCY_PERMISSIONS = {
   delete: registerPermission('platform.dependencies.delete:all', 'delete Python package requests (admin)'),
 }
 
+/* A row of `dependencies` is the API's Dependency (timestamps as ISO strings: src/platform/db.ts). */
+const DependencyRow = rowType(Dependency)
+
 const notAllowed = (detail: string) => new AppError(422, 'dependency.not_allowed', detail)
 
 export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] {
@@ -29,7 +34,7 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
   }
   const columns = sql.unsafe`id, package_name, version, status, error, requested_by, approved_by, created_at, updated_at, approved_at, installed_at`
   const byId = async (id: string) => {
-    const row = await db.maybeOne(sql.unsafe`select ${columns} from dependencies where id = ${id}::uuid`)
+    const row = await maybeRow(db, DependencyRow, sql.unsafe`select ${columns} from dependencies where id = ${id}::uuid`)
     if (row === null) throw notFound('dependency not found', 'dependency.not_found')
     return row
   }
@@ -38,13 +43,13 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
     bind(R.list, async ({ principal: p, query: { status } }) => {
       need(p, DEPENDENCY_PERMISSIONS.read)
       const where = status === undefined ? sql.unsafe`` : sql.unsafe`where status = ${status}`
-      return { body: await db.any(sql.unsafe`select ${columns} from dependencies ${where} order by package_name`) }
+      return { body: await anyRows(db, DependencyRow, sql.unsafe`select ${columns} from dependencies ${where} order by package_name`) }
     }),
 
     // the requester follows its own request; everyone else's answers 404 like a missing one
     bind(R.get, async ({ principal: p, params }) => {
       const row = await byId(params.id)
-      if (row['requested_by'] !== p.userId && !can(p, DEPENDENCY_PERMISSIONS.read)) throw notFound('dependency not found', 'dependency.not_found')
+      if (row.requested_by !== p.userId && !can(p, DEPENDENCY_PERMISSIONS.read)) throw notFound('dependency not found', 'dependency.not_found')
       return { body: row }
     }),
 
@@ -57,7 +62,7 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
       const name = normalizeName(raw)
       const reason = notAllowedReason(config, name)
       if (reason !== null) throw notAllowed(reason)
-      const row = await db.maybeOne(sql.unsafe`insert into dependencies (package_name, version, requested_by) values (${name}, ${version}, ${p.userId}::uuid)
+      const row = await maybeRow(db, DependencyRow, sql.unsafe`insert into dependencies (package_name, version, requested_by) values (${name}, ${version}, ${p.userId}::uuid)
         on conflict (package_name) do nothing returning ${columns}`)
       if (row === null) throw conflict(`${name} was already requested`, 'dependency.exists')
       return { status: 201, body: row }
@@ -66,9 +71,9 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
     bind(R.approve, async ({ principal: p, params: { id } }) => {
       need(p, DEPENDENCY_PERMISSIONS.update)
       const row = await byId(id)
-      const reason = notAllowedReason(config, String(row['package_name']))
+      const reason = notAllowedReason(config, row.package_name)
       if (reason !== null) throw notAllowed(reason)
-      if (row['status'] === 'approved' || row['status'] === 'installed') return { body: row }
+      if (row.status === 'approved' || row.status === 'installed') return { body: row }
       await db.query(sql.unsafe`update dependencies set status = 'approved', error = null, approved_by = ${p.userId}::uuid, approved_at = now(), updated_at = now() where id = ${id}::uuid`)
       return { body: await byId(id) }
     }),

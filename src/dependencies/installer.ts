@@ -5,7 +5,9 @@ import { chmod, lstat, mkdir, readdir, rename, rm, symlink } from 'node:fs/promi
 import { basename, dirname, join, resolve } from 'node:path'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
+import { Type as T } from '@sinclair/typebox'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, rowType } from '../platform/typed-rows.ts'
 
 /*
  * Installs the approved Python packages (table `dependencies`) into a directory the sandboxes
@@ -82,6 +84,9 @@ interface Row {
   spec: string
 }
 
+/** An approved request as stored: the name and spec are checked again before they reach pip. */
+const ApprovedRow = rowType(T.Object({ id: T.String(), package_name: T.String(), version: T.Union([T.String(), T.Null()]) }, { title: 'approved dependency' }))
+
 const serial = new Map<string, Promise<unknown>>()
 
 /** Installs every approved (and already installed) package; see the file comment. One run at a time per root. */
@@ -103,13 +108,13 @@ async function install(root: string, o: { db: Db; config: Config; log: Logger; t
     await setCurrent(root, undefined)
     return { dir: undefined, installed: [], failed: [] }
   }
-  const rows = await db.any(sql.unsafe`select id, package_name, version from dependencies where status in ('approved', 'installed') order by package_name`)
+  const rows = await anyRows(db, ApprovedRow, sql.unsafe`select id, package_name, version from dependencies where status in ('approved', 'installed') order by package_name`)
   const failed: { row: Row; error: string }[] = []
   const candidates: Row[] = []
   for (const r of rows) {
-    const name = String(r['package_name'])
-    const version = normalizeVersion(r['version'] as string | null)
-    const row: Row = { id: String(r['id']), name, spec: `${name}${version ?? ''}` }
+    const name = r.package_name
+    const version = normalizeVersion(r.version)
+    const row: Row = { id: r.id, name, spec: `${name}${version ?? ''}` }
     const reason = notAllowedReason(config, name)
     if (reason !== null) failed.push({ row, error: reason })
     else if (!NAME_RE.test(name) || normalizeName(name) !== name || version === undefined) failed.push({ row, error: 'invalid package name or version spec' })

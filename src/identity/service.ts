@@ -1,4 +1,7 @@
 import { createHash, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto'
+import { Type as T, type Static } from '@sinclair/typebox'
+import { Nullable } from '../../schemas/common.ts'
+import { AuthUser } from '../../schemas/identity.ts'
 import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
 import type { RouteDef } from '../api/route.ts'
 import { hashPassword, verifyPassword } from '../auth/password.ts'
@@ -9,6 +12,7 @@ import type { Config } from '../kernel/config.ts'
 import { forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
 import type { Mailer } from './mailer.ts'
 import type { RateLimiter } from './rate-limit.ts'
 import { IDENTITY_ROUTES as R } from './routes.ts'
@@ -56,27 +60,31 @@ const invalidRefresh = (code = 'auth.invalid_refresh') => unauthorized('invalid 
 /** Password hash of a password nobody has: checked against when the account is unknown, for equal timing. */
 let decoyHash: Promise<string> | undefined
 
-interface UserRow {
-  id: string
-  email: string
-  password_hash: string | null
-  is_active: boolean
-  last_login_at: string | null
-  created_at: string
-}
+/* Rows as they come back (timestamps as ISO strings, jsonb parsed: src/platform/db.ts). */
+const LoginUserRow = rowType(T.Object({
+  id: T.String(), email: T.String(), password_hash: Nullable(T.String()), is_active: T.Boolean(), last_login_at: Nullable(T.String()), created_at: T.String(),
+}, { title: 'login user' }))
+type UserRow = Static<typeof LoginUserRow.schema>
+const AuthUserRow = rowType(AuthUser)
+const AccountRow = rowType(T.Object({ id: T.String(), email: T.String() }, { title: 'active user' }))
+const IdRow = rowType(T.Object({ id: T.String() }, { title: 'id' }))
+const OtpSessionRow = rowType(T.Object({ id: T.String(), user_id: Nullable(T.String()), code_hash: T.String(), attempts: T.Integer() }, { title: 'OTP session' }))
+const OtpUserRow = rowType(T.Object({ user_id: Nullable(T.String()) }, { title: 'consumed OTP session' }))
+const RefreshRow = rowType(T.Object({
+  id: T.String(), family_id: T.String(), user_id: T.String(), used_at: Nullable(T.String()), revoked_at: Nullable(T.String()), live: T.Boolean(),
+}, { title: 'refresh token' }))
+const GrantsRow = rowType(T.Object({ permissions: T.Record(T.String(), T.Unknown()) }, { title: 'role grants' }))
 
 export function identityHandlers(d: IdentityDeps): BoundRoute[] {
   const { db, config } = d
   const findUser = async (email: string): Promise<UserRow | null> =>
-    (await db.maybeOne(sql.unsafe`select id, email, password_hash, is_active, last_login_at, created_at from users where lower(email) = ${email.trim().toLowerCase()}`)) as UserRow | null
+    maybeRow(db, LoginUserRow, sql.unsafe`select id, email, password_hash, is_active, last_login_at, created_at from users where lower(email) = ${email.trim().toLowerCase()}`)
 
-  const userBody = async (userId: string) => {
-    const row = await db.one(sql.unsafe`select u.id, u.email, u.last_login_at, u.created_at,
-        coalesce(array_agg(r.name order by r.name) filter (where r.name is not null), '{}') as roles
+  const userBody = async (userId: string) =>
+    oneRow(db, AuthUserRow, sql.unsafe`select u.id, u.email,
+        coalesce(array_agg(r.name order by r.name) filter (where r.name is not null), '{}') as roles, u.last_login_at, u.created_at
       from users u left join user_roles ur on ur.user_id = u.id left join roles r on r.id = ur.role_id
       where u.id = ${userId}::uuid group by u.id`)
-    return { id: String(row['id']), email: String(row['email']), roles: row['roles'] as string[], last_login_at: (row['last_login_at'] as string | null) ?? null, created_at: String(row['created_at']) }
-  }
 
   const newRefresh = async (userId: string, familyId: string): Promise<string> => {
     const token = `rt_${randomBytes(32).toString('base64url')}`
@@ -133,45 +141,44 @@ export function identityHandlers(d: IdentityDeps): BoundRoute[] {
     const user = await findUser(email)
     if (config.AUTH_MODE === 'otp') return { body: await startOtp(email, user) }
     if (body.password === undefined) throw invalid('password is required in this login mode', [{ path: 'password', message: 'required' }])
-    if (!(await checkPassword(user, body.password))) throw invalidCredentials()
-    const known = user as UserRow
-    if (config.AUTH_MODE === 'password') return { body: await tokensFor(known) }
-    return { body: await startOtp(email, known) }
+    // checkPassword is false for an unknown user; the null test only tells the type checker
+    if (!(await checkPassword(user, body.password)) || user === null) throw invalidCredentials()
+    if (config.AUTH_MODE === 'password') return { body: await tokensFor(user) }
+    return { body: await startOtp(email, user) }
   })
 
   on(R.authVerifyOtp, async ({ body, request }) => {
     await d.limiter.hit('otp-ip', request.clientIp, config.RATE_LIMIT_OTP_IP_MAX)
-    const s = await db.maybeOne(sql.unsafe`select id, user_id, code_hash, attempts from otp_sessions
+    const s = await maybeRow(db, OtpSessionRow, sql.unsafe`select id, user_id, code_hash, attempts from otp_sessions
       where id = ${body.session_id}::uuid and consumed_at is null and expires_at > now() and attempts < ${config.OTP_MAX_ATTEMPTS}`)
     if (s === null) throw invalidCode()
-    const matches = sameText(String(s['code_hash']), sha256(`${body.session_id}:${body.otp_code}`))
-    if (!matches || s['user_id'] === null) {
+    const matches = sameText(s.code_hash, sha256(`${body.session_id}:${body.otp_code}`))
+    if (!matches || s.user_id === null) {
       // Reaching OTP_MAX_ATTEMPTS wrong guesses invalidates the code.
       await db.query(sql.unsafe`update otp_sessions set attempts = attempts + 1,
         consumed_at = case when attempts + 1 >= ${config.OTP_MAX_ATTEMPTS} then now() else consumed_at end where id = ${body.session_id}::uuid`)
       throw invalidCode()
     }
-    const used = await db.maybeOne(sql.unsafe`update otp_sessions set consumed_at = now() where id = ${body.session_id}::uuid and consumed_at is null returning user_id`)
+    const used = await maybeRow(db, OtpUserRow, sql.unsafe`update otp_sessions set consumed_at = now() where id = ${body.session_id}::uuid and consumed_at is null returning user_id`)
     if (used === null) throw invalidCode()
-    const user = await db.maybeOne(sql.unsafe`select id, email from users where id = ${String(used['user_id'])}::uuid and is_active`)
+    const user = await maybeRow(db, AccountRow, sql.unsafe`select id, email from users where id = ${used.user_id}::uuid and is_active`)
     if (user === null) throw invalidCode()
-    return { body: await tokensFor({ id: String(user['id']), email: String(user['email']) }) }
+    return { body: await tokensFor(user) }
   })
 
   on(R.authRefresh, async ({ body: { refresh_token: token } }) => {
-    const row = await db.maybeOne(sql.unsafe`select id, family_id, user_id, used_at, revoked_at, expires_at > now() as live from refresh_tokens where token_hash = ${sha256(token)}`)
-    if (row === null || row['revoked_at'] !== null || row['live'] !== true) throw invalidRefresh()
-    const family = String(row['family_id'])
+    const row = await maybeRow(db, RefreshRow, sql.unsafe`select id, family_id, user_id, used_at, revoked_at, expires_at > now() as live from refresh_tokens where token_hash = ${sha256(token)}`)
+    if (row === null || row.revoked_at !== null || !row.live) throw invalidRefresh()
+    const family = row.family_id
     // Rotation: exactly one use per token; a second use is a stolen token being replayed.
-    const claimed = await db.maybeOne(sql.unsafe`update refresh_tokens set used_at = now() where id = ${String(row['id'])}::uuid and used_at is null returning id`)
+    const claimed = await maybeRow(db, IdRow, sql.unsafe`update refresh_tokens set used_at = now() where id = ${row.id}::uuid and used_at is null returning id`)
     if (claimed === null) {
       await db.query(sql.unsafe`update refresh_tokens set revoked_at = now() where family_id = ${family}::uuid and revoked_at is null`)
-      d.log.warn({ family, user: row['user_id'] }, 'refresh token reused: its family is revoked')
+      d.log.warn({ family, user: row.user_id }, 'refresh token reused: its family is revoked')
       throw invalidRefresh('auth.refresh_reused')
     }
-    const user = await db.maybeOne(sql.unsafe`select id, email from users where id = ${String(row['user_id'])}::uuid and is_active`)
-    if (user === null) throw invalidRefresh()
-    const u = { id: String(user['id']), email: String(user['email']) }
+    const u = await maybeRow(db, AccountRow, sql.unsafe`select id, email from users where id = ${row.user_id}::uuid and is_active`)
+    if (u === null) throw invalidRefresh()
     return { body: { access_token: await access(u), refresh_token: await newRefresh(u.id, family), token_type: 'bearer', expires_in: config.ACCESS_TOKEN_EXPIRE_MINUTES * 60 } }
   })
 
@@ -196,8 +203,8 @@ export function identityHandlers(d: IdentityDeps): BoundRoute[] {
     if (uncovered.length > 0) throw forbidden(`the user holds permissions the caller does not: ${uncovered.join(', ')}`, 'auth.exchange_wider_than_caller')
   }
   const defaultRoleGrants = async (): Promise<string[]> => {
-    const perms = await db.maybeOneFirst(sql.unsafe`select permissions from roles where name = ${config.TOKEN_EXCHANGE_DEFAULT_ROLE}`)
-    return perms === null ? [] : grantsOf(perms as Record<string, unknown>)
+    const role = await maybeRow(db, GrantsRow, sql.unsafe`select permissions from roles where name = ${config.TOKEN_EXCHANGE_DEFAULT_ROLE}`)
+    return role === null ? [] : grantsOf(role.permissions)
   }
 
   on(R.authExchange, async ({ principal: p, body }) => {
@@ -211,9 +218,9 @@ export function identityHandlers(d: IdentityDeps): BoundRoute[] {
       if (body.auto_provision === false) throw notFound('no user with this email', 'user.not_found')
       checkExchangeTarget(p, email, await defaultRoleGrants())
       // A concurrent exchange for the same email may win the insert; then this one just uses the user.
-      const id = await db.maybeOneFirst(sql.unsafe`insert into users (email) values (${email}) on conflict do nothing returning id`)
-      if (id !== null) {
-        await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${String(id)}::uuid, id from roles where name = ${config.TOKEN_EXCHANGE_DEFAULT_ROLE} on conflict do nothing`)
+      const created = await maybeRow(db, IdRow, sql.unsafe`insert into users (email) values (${email}) on conflict do nothing returning id`)
+      if (created !== null) {
+        await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${created.id}::uuid, id from roles where name = ${config.TOKEN_EXCHANGE_DEFAULT_ROLE} on conflict do nothing`)
         provisioned = true
         d.log.info({ provider: body.provider, subject: body.subject, email }, 'user provisioned by token exchange')
       }

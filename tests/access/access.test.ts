@@ -4,6 +4,7 @@ import { createPrincipalCache } from '../../src/access/principal-cache.ts'
 import { hashApiKey } from '../../src/access/api-key-format.ts'
 import { Kvm } from '@nats-io/kv'
 import { natsNames } from '../../src/platform/nats-names.ts'
+import { sql } from '../../src/platform/db.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 
 /*
@@ -142,4 +143,25 @@ t.test('the warm path reads the KV cache, and a revocation through another NATS 
   await other.invalidateKeys([hashApiKey(key.key)])
   t.equal((await env.request('GET', '/api/v1/skills', { token: key.key })).status, 401, 'revoked everywhere at once')
   t.equal(await other.key(hashApiKey(key.key), async () => null), null)
+})
+
+t.test('a stored role or key that does not match its API shape answers 500 internal, never a wrong value (typed rows)', async (t) => {
+  const db = env.platform.db
+  if (db === undefined) throw new Error('no database')
+  const role = await env.request('POST', '/api/v1/roles', { body: { name: 'Corrupted', permissions: { 'platform.skills.read:all': true } } })
+  t.equal(role.status, 201)
+  const key = await env.request('POST', '/api/v1/api-keys', { body: { name: 'corrupted', permissions: { 'platform.skills.read:all': true } } })
+  t.equal(key.status, 201)
+  const keyId = (key.body as Key).id
+  // grants are `{permission: true}`; a string value is what a bad migration or hand edit would leave
+  await db.query(sql.unsafe`update roles set permissions = '{"platform.skills.read:all": "yes"}'::jsonb where name = 'Corrupted'`)
+  await db.query(sql.unsafe`update api_keys set permissions = '{"platform.skills.read:all": "yes"}'::jsonb where id = ${keyId}::uuid`)
+  const badRole = await env.request('GET', '/api/v1/roles/Corrupted')
+  t.same([badRole.status, (badRole.body as { code: string }).code], [500, 'internal'])
+  const badKey = await env.request('GET', `/api/v1/api-keys/${keyId}`)
+  t.same([badKey.status, (badKey.body as { code: string }).code], [500, 'internal'])
+  await db.query(sql.unsafe`update api_keys set permissions = '{"platform.skills.read:all": true}'::jsonb where id = ${keyId}::uuid`)
+  t.equal((await env.request('GET', `/api/v1/api-keys/${keyId}`)).status, 200, 'the repaired key reads again')
+  t.equal((await env.request('DELETE', `/api/v1/api-keys/${keyId}`)).status, 204)
+  t.equal((await env.request('DELETE', '/api/v1/roles/Corrupted')).status, 204)
 })
