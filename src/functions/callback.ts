@@ -1,9 +1,12 @@
+import { Type as T, type Static } from '@sinclair/typebox'
+import { Nullable } from '../../schemas/common.ts'
 import { issueAccessToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError, badRequest } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { extraCa, guardedFetch, parseHostList, resolveTarget, type OutboundDeps } from '../platform/outbound-http.ts'
+import { maybeRow, rowType } from '../platform/typed-rows.ts'
 import type { JobState } from '../jobs/job-state.ts'
 
 /*
@@ -49,20 +52,29 @@ export interface CallbackDeps {
 
 export type CallbackOutcome = { status: 'sent' | 'failed'; code: number | null } | 'not-claimed'
 
-interface ClaimedRow {
-  id: string
-  namespace: string
-  name: string
-  status: string
-  trigger_id: string
-  user_id: string | null
-  callback_url: string
-  output_data: unknown
-  error: string | null
-  created_at: string
-  started_at: string | null
-  finished_at: string | null
-}
+/* Rows as they come back (timestamps as ISO strings, jsonb parsed: src/platform/db.ts). */
+/** The execution whose callback this call claimed (callback_url is not null by the claim's WHERE). */
+const ClaimedRow = rowType(
+  T.Object(
+    {
+      id: T.String(),
+      namespace: T.String(),
+      name: T.String(),
+      status: T.String(),
+      trigger_id: T.String(),
+      user_id: Nullable(T.String()),
+      callback_url: T.String(),
+      output_data: T.Unknown(),
+      error: Nullable(T.String()),
+      created_at: T.String(),
+      started_at: Nullable(T.String()),
+      finished_at: Nullable(T.String()),
+    },
+    { title: 'claimed callback' },
+  ),
+)
+type ClaimedRow = Static<typeof ClaimedRow.schema>
+const TokenUserRow = rowType(T.Object({ id: T.String(), email: T.String() }, { title: 'callback user' }))
 
 /** The §6.1 body of an ended execution. */
 export function callbackBody(r: ClaimedRow): Record<string, unknown> {
@@ -89,10 +101,10 @@ export function callbackBody(r: ClaimedRow): Record<string, unknown> {
  * Never throws for delivery problems; a database error does reject.
  */
 export async function deliverCallback(deps: CallbackDeps, state: Pick<JobState, 'id'>): Promise<CallbackOutcome> {
-  const row = (await deps.db.maybeOne(sql.unsafe`
+  const row = await maybeRow(deps.db, ClaimedRow, sql.unsafe`
     update executions set callback_status = 'sending', updated_at = now()
     where id = ${state.id}::uuid and callback_status is null and callback_url is not null and status in ('completed', 'failed', 'cancelled')
-    returning id, namespace, name, status, trigger_id, user_id, callback_url, output_data, error, created_at, started_at, finished_at`)) as ClaimedRow | null
+    returning id, namespace, name, status, trigger_id, user_id, callback_url, output_data, error, created_at, started_at, finished_at`)
   if (row === null) return 'not-claimed'
   const log = deps.log.child({ mod: 'callback', execution: row.id })
   let outcome: { status: 'sent' | 'failed'; code: number | null }
@@ -111,9 +123,9 @@ export async function deliverCallback(deps: CallbackDeps, state: Pick<JobState, 
 async function post(deps: CallbackDeps, row: ClaimedRow): Promise<{ status: 'sent' | 'failed'; code: number | null }> {
   // The token is the originating user's; a job without a (still active) user gets no callback.
   const user =
-    row.user_id === null ? null : await deps.db.maybeOne(sql.unsafe`select id, email from users where id = ${row.user_id}::uuid and is_active`)
+    row.user_id === null ? null : await maybeRow(deps.db, TokenUserRow, sql.unsafe`select id, email from users where id = ${row.user_id}::uuid and is_active`)
   if (user === null) throw new Error('the execution has no active originating user to issue a token for')
-  const token = await issueAccessToken(deps.config.SECRET_KEY, { sub: String(user['id']), email: String(user['email']) }, deps.config.ACCESS_TOKEN_EXPIRE_MINUTES)
+  const token = await issueAccessToken(deps.config.SECRET_KEY, { sub: user.id, email: user.email }, deps.config.ACCESS_TOKEN_EXPIRE_MINUTES)
   const allow = parseHostList(deps.config.CALLBACK_URL_HOSTS)
   if (allow !== '*' && allow.length === 0) throw new Error('callbacks were disabled after the execution was accepted')
   const ca = extraCa(deps.config.OUTBOUND_EXTRA_CA_FILE)

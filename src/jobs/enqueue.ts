@@ -55,6 +55,7 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
   const delay = req.delaySeconds ?? 0
   if (delay > 0 && deps.db === undefined) throw new Error('delayed jobs need the database (timer table)')
   const now = new Date()
+  const dueAt = delay > 0 ? new Date(now.getTime() + delay * 1000).toISOString() : undefined
   const state: JobState = {
     id: req.id ?? randomUUID(),
     pool: req.pool,
@@ -77,14 +78,14 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
     created_at: now.toISOString(),
     started_at: null,
     finished_at: null,
-    ...(delay > 0 ? { due_at: new Date(now.getTime() + delay * 1000).toISOString() } : {}),
+    ...(dueAt === undefined ? {} : { due_at: dueAt }),
     ...(req.maxAttempts === undefined ? {} : { max_attempts: req.maxAttempts }),
     ...(req.timeoutMs === undefined ? {} : { timeout_ms: req.timeoutMs }),
     ...(req.meta === undefined ? {} : { meta: req.meta }),
   }
-  if (delay > 0) {
-    const db = deps.db as Db
-    await db.query(sql.unsafe`insert into job_timers (job_id, due_at) values (${state.id}::uuid, ${state.due_at as string}::timestamptz) on conflict do nothing`)
+  // deps.db is there whenever dueAt is (checked above); the test narrows both without a cast.
+  if (dueAt !== undefined && deps.db !== undefined) {
+    await deps.db.query(sql.unsafe`insert into job_timers (job_id, due_at) values (${state.id}::uuid, ${dueAt}::timestamptz) on conflict do nothing`)
     const rev = await deps.store.create(state)
     if (rev === null) return (await deps.store.get(state.id))?.state ?? state
     return state

@@ -1,5 +1,7 @@
+import { Type as T } from '@sinclair/typebox'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, rowType } from '../platform/typed-rows.ts'
 import { isTerminal, type JobStateStore } from './job-state.ts'
 
 /*
@@ -9,12 +11,13 @@ import { isTerminal, type JobStateStore } from './job-state.ts'
  * republishes it on the done channel (waiters unblock, the worker's cancel watch fires); a job whose
  * state already expired is cancelled in Postgres directly.
  */
+const StuckRow = rowType(T.Object({ id: T.String() }, { title: 'stuck execution' }))
+
 export async function flushStuckJobs(db: Db, store: JobStateStore, hours: number, log: Logger): Promise<{ flushed: number; job_ids: string[] }> {
-  const rows = await db.any(sql.unsafe`select id from executions where status = 'running' and started_at < now() - make_interval(secs => ${hours * 3600})`)
+  const rows = await anyRows(db, StuckRow, sql.unsafe`select id from executions where status = 'running' and started_at < now() - make_interval(secs => ${hours * 3600})`)
   const ids: string[] = []
   const reason = `stuck: running for more than ${String(hours)} hours`
-  for (const row of rows) {
-    const id = String(row['id'])
+  for (const { id } of rows) {
     const cur = await store.get(id)
     if (cur !== null) {
       const done = await store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'cancelled', error: reason, finished_at: new Date().toISOString() }), cur)

@@ -1,5 +1,8 @@
 import { jetstreamManager } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
+import { Type as T, type Static } from '@sinclair/typebox'
+import { Nullable } from '../../schemas/common.ts'
+import { JobState as JobStateShape } from '../../schemas/job.ts'
 import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
 import type { RouteDef } from '../api/route.ts'
 import { can, type Principal } from '../auth/principal.ts'
@@ -9,6 +12,7 @@ import { sql, type Db } from '../platform/db.ts'
 import { listMembers } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 import { enqueueJob, findQueuedJob, jobSubject, type EnqueueDeps } from './enqueue.ts'
 import { decodeState, isTerminal, jobErrorText, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
@@ -41,6 +45,47 @@ export interface JobServiceDeps {
   log: Logger
 }
 
+/*
+ * Rows as they come back (timestamps as ISO strings, jsonb parsed, int8 as numbers:
+ * src/platform/db.ts). An execution row carries the job state's columns under the state's own
+ * shapes (schemas/job.ts), the input and result under their column names, and the error as text.
+ */
+const ExecutionRow = rowType(
+  T.Object(
+    {
+      ...T.Pick(JobStateShape, [
+        'id', 'pool', 'kind', 'namespace', 'name', 'status', 'attempts', 'user_id', 'trigger_type', 'trigger_id', 'chat_id', 'parent_id',
+        'depth', 'worker', 'retry_of', 'callback_url', 'created_at', 'started_at', 'finished_at',
+      ]).properties,
+      input_data: T.Unknown(),
+      output_data: T.Unknown(),
+      error: Nullable(T.String()),
+      callback_status: Nullable(T.String()),
+      callback_response_code: Nullable(T.Integer()),
+    },
+    { title: 'execution' },
+  ),
+)
+type ExecutionRow = Static<typeof ExecutionRow.schema>
+const StatusCountRow = rowType(T.Object({ status: T.String(), n: T.Integer() }, { title: 'execution status count' }))
+/** A dead letter, with its execution's names when the mirror recorded it (left join). */
+const DeadLetterRow = rowType(
+  T.Object(
+    {
+      job_id: T.String(),
+      pool: T.String(),
+      error: Nullable(T.String()),
+      attempts: T.Integer(),
+      created_at: T.String(),
+      kind: Nullable(T.String()),
+      namespace: Nullable(T.String()),
+      name: Nullable(T.String()),
+    },
+    { title: 'dead letter' },
+  ),
+)
+const DeadLetterSeqRow = rowType(T.Object({ seq: T.Integer() }, { title: 'dead letter seq' }))
+
 const POOL_LABEL: Record<Pool, 'functions' | 'agents' | 'subagents'> = { fn: 'functions', agent: 'agents', subagent: 'subagents' }
 
 function jobRecord(s: JobState) {
@@ -61,31 +106,31 @@ function jobRecord(s: JobState) {
   }
 }
 
-function executionRecord(r: Record<string, unknown>) {
-  const started = r['started_at'] as string | null
-  const finished = r['finished_at'] as string | null
+function executionRecord(r: Omit<ExecutionRow, 'depth' | 'worker' | 'callback_url'>) {
+  const started = r.started_at
+  const finished = r.finished_at
   return {
-    execution_id: String(r['id']),
-    function: { namespace: String(r['namespace']), name: String(r['name']) },
-    kind: String(r['kind']),
-    pool: String(r['pool']),
-    trigger_type: String(r['trigger_type']),
-    trigger_id: String(r['trigger_id']),
-    chat_id: (r['chat_id'] as string | null) ?? null,
-    parent_id: (r['parent_id'] as string | null) ?? null,
-    user_id: (r['user_id'] as string | null) ?? null,
-    status: String(r['status']),
-    attempts: Number(r['attempts']),
-    input_data: r['input_data'] ?? null,
-    output_data: r['output_data'] ?? null,
-    error: (r['error'] as string | null) ?? null,
-    retry_of: (r['retry_of'] as string | null) ?? null,
-    created_at: String(r['created_at']),
+    execution_id: r.id,
+    function: { namespace: r.namespace, name: r.name },
+    kind: r.kind,
+    pool: r.pool,
+    trigger_type: r.trigger_type,
+    trigger_id: r.trigger_id,
+    chat_id: r.chat_id,
+    parent_id: r.parent_id,
+    user_id: r.user_id,
+    status: r.status,
+    attempts: r.attempts,
+    input_data: r.input_data ?? null,
+    output_data: r.output_data ?? null,
+    error: r.error,
+    retry_of: r.retry_of,
+    created_at: r.created_at,
     started_at: started,
     finished_at: finished,
     duration_ms: started !== null && finished !== null ? Date.parse(finished) - Date.parse(started) : null,
-    callback_status: (r['callback_status'] as string | null) ?? null,
-    callback_response_code: (r['callback_response_code'] as number | null) ?? null,
+    callback_status: r.callback_status,
+    callback_response_code: r.callback_response_code,
   }
 }
 
@@ -101,31 +146,31 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     if (queued !== null && visible(p, queued.user_id)) return queued
     if (cur === null && queued === null) {
       // Older than the state's retention: answer from the execution history.
-      const row = await d.db.maybeOne(sql.unsafe`select * from executions where id = ${id}::uuid`)
-      if (row !== null && visible(p, (row['user_id'] as string | null) ?? null)) {
+      const row = await maybeRow(d.db, ExecutionRow, sql.unsafe`select * from executions where id = ${id}::uuid`)
+      if (row !== null && visible(p, row.user_id)) {
         return {
           id,
-          pool: row['pool'] as Pool,
-          kind: String(row['kind']),
-          namespace: String(row['namespace']),
-          name: String(row['name']),
-          status: row['status'] as JobState['status'],
-          attempts: Number(row['attempts']),
-          user_id: (row['user_id'] as string | null) ?? null,
-          trigger_type: String(row['trigger_type']),
-          trigger_id: String(row['trigger_id']),
-          chat_id: (row['chat_id'] as string | null) ?? null,
-          parent_id: (row['parent_id'] as string | null) ?? null,
-          depth: Number(row['depth']),
-          input: row['input_data'] ?? null,
-          worker: (row['worker'] as string | null) ?? null,
-          result: row['output_data'] ?? null,
-          error: (row['error'] as string | null) ?? null,
-          retry_of: (row['retry_of'] as string | null) ?? null,
-          callback_url: (row['callback_url'] as string | null) ?? null,
-          created_at: String(row['created_at']),
-          started_at: (row['started_at'] as string | null) ?? null,
-          finished_at: (row['finished_at'] as string | null) ?? null,
+          pool: row.pool,
+          kind: row.kind,
+          namespace: row.namespace,
+          name: row.name,
+          status: row.status,
+          attempts: row.attempts,
+          user_id: row.user_id,
+          trigger_type: row.trigger_type,
+          trigger_id: row.trigger_id,
+          chat_id: row.chat_id,
+          parent_id: row.parent_id,
+          depth: row.depth,
+          input: row.input_data ?? null,
+          worker: row.worker,
+          result: row.output_data ?? null,
+          error: row.error,
+          retry_of: row.retry_of,
+          callback_url: row.callback_url,
+          created_at: row.created_at,
+          started_at: row.started_at,
+          finished_at: row.finished_at,
         }
       }
     }
@@ -151,15 +196,22 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
   })
 
   on(R.executionsGet, async ({ principal: p, params: { execution_id: id } }) => {
-    const row = await d.db.maybeOne(sql.unsafe`select * from executions where id = ${id}::uuid`)
-    if (row !== null && visible(p, (row['user_id'] as string | null) ?? null)) return { body: executionRecord(row) }
+    const row = await maybeRow(d.db, ExecutionRow, sql.unsafe`select * from executions where id = ${id}::uuid`)
+    if (row !== null && visible(p, row.user_id)) return { body: executionRecord(row) }
     // Accepted moments ago and not mirrored yet (or not started): build the record from the live
     // state or the queued message.
     const live = row === null ? ((await d.store.get(id))?.state ?? (await findQueuedJob(await jetstreamManager(d.nc), d.names, id))) : null
     if (live !== null && visible(p, live.user_id)) {
       const s = live
       return {
-        body: executionRecord({ ...s, input_data: s.input, output_data: s.status === 'completed' ? (s.result ?? null) : null, callback_status: null, callback_response_code: null }),
+        body: executionRecord({
+          ...s,
+          input_data: s.input,
+          output_data: s.status === 'completed' ? (s.result ?? null) : null,
+          error: jobErrorText(s.error),
+          callback_status: null,
+          callback_response_code: null,
+        }),
       }
     }
     throw notFound(`execution ${id} not found`, 'execution.not_found')
@@ -213,8 +265,9 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
       if (info !== null) queues[POOL_LABEL[pool]] = { pending: info.num_pending, executing: info.num_ack_pending }
     }
     const jobs = { scheduled: 0, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 }
-    const rows = await d.db.any(sql.unsafe`select status, count(*)::int as n from executions where created_at > now() - interval '24 hours' group by status`)
-    for (const r of rows) if (String(r['status']) in jobs) jobs[String(r['status']) as keyof typeof jobs] = Number(r['n'])
+    const counted = (status: string): status is keyof typeof jobs => status in jobs
+    const rows = await anyRows(d.db, StatusCountRow, sql.unsafe`select status, count(*)::int as n from executions where created_at > now() - interval '24 hours' group by status`)
+    for (const r of rows) if (counted(r.status)) jobs[r.status] = r.n
     // Jobs nobody has claimed yet have no execution row: count them from the pool backlogs.
     jobs.queued += queues.functions.pending + queues.agents.pending + queues.subagents.pending
     const dlq = await jsm.streams.info(d.names.stream('DLQ'))
@@ -228,35 +281,35 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     const status = query.status ?? null
     const limit = query.limit ?? 100
     const offset = query.offset ?? 0
-    const rows = await d.db.any(sql.unsafe`select * from executions where (${status}::text is null or status = ${status}::text)
+    const rows = await anyRows(d.db, ExecutionRow, sql.unsafe`select * from executions where (${status}::text is null or status = ${status}::text)
       order by created_at desc limit ${limit} offset ${offset}`)
     return { body: rows.map(executionRecord) }
   })
 
   on(R.queueDlqList, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.readAll)
-    const rows = await d.db.any(sql.unsafe`select d.job_id, d.pool, d.error, d.attempts, d.created_at, e.kind, e.namespace, e.name
+    const rows = await anyRows(d.db, DeadLetterRow, sql.unsafe`select d.job_id, d.pool, d.error, d.attempts, d.created_at, e.kind, e.namespace, e.name
       from dlq_entries d left join executions e on e.id = d.job_id where d.retried_as is null order by d.created_at`)
     return {
       body: rows.map((r) => ({
-        job_id: String(r['job_id']),
-        pool: String(r['pool']),
-        kind: String(r['kind'] ?? ''),
-        namespace: String(r['namespace'] ?? ''),
-        name: String(r['name'] ?? ''),
-        error: (r['error'] as string | null) ?? null,
-        attempts: Number(r['attempts']),
-        created_at: String(r['created_at']),
+        job_id: r.job_id,
+        pool: r.pool,
+        kind: r.kind ?? '',
+        namespace: r.namespace ?? '',
+        name: r.name ?? '',
+        error: r.error,
+        attempts: r.attempts,
+        created_at: r.created_at,
       })),
     }
   })
 
   on(R.queueDlqRetry, async ({ principal: p, params: { job_id: id } }) => {
     requireAll(p, JOB_PERMISSIONS.updateAll)
-    const entry = await d.db.maybeOne(sql.unsafe`select seq from dlq_entries where job_id = ${id}::uuid and retried_as is null`)
+    const entry = await maybeRow(d.db, DeadLetterSeqRow, sql.unsafe`select seq from dlq_entries where job_id = ${id}::uuid and retried_as is null`)
     if (entry === null) throw notFound(`job ${id} is not in the dead letter queue`, 'dlq.not_found')
     const jsm = await jetstreamManager(d.nc)
-    const msg = await jsm.streams.getMessage(d.names.stream('DLQ'), { seq: Number(entry['seq']) }).catch(() => null)
+    const msg = await jsm.streams.getMessage(d.names.stream('DLQ'), { seq: entry.seq }).catch(() => null)
     if (msg === null) throw notFound(`job ${id} is no longer in the dead letter queue`, 'dlq.not_found')
     const old = decodeState(msg.data)
     const job = await enqueueJob(d.enqueue, {
@@ -274,7 +327,7 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
       retryOf: old.id,
     })
     await d.db.query(sql.unsafe`update dlq_entries set retried_as = ${job.id}::uuid where job_id = ${id}::uuid`)
-    await jsm.streams.deleteMessage(d.names.stream('DLQ'), Number(entry['seq'])).catch(() => undefined)
+    await jsm.streams.deleteMessage(d.names.stream('DLQ'), entry.seq).catch(() => undefined)
     return { status: 202, body: { status: 'queued', job_id: job.id, retry_of: id } }
   })
 
@@ -282,8 +335,8 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     requireAll(p, JOB_PERMISSIONS.updateAll)
     const jsm = await jetstreamManager(d.nc)
     await jsm.streams.purge(d.names.stream('DLQ'))
-    const rows = await d.db.any(sql.unsafe`delete from dlq_entries where retried_as is null returning job_id`)
-    return { body: { flushed: rows.length } }
+    const flushed = await d.db.query(sql.unsafe`delete from dlq_entries where retried_as is null`)
+    return { body: { flushed: flushed.rowCount } }
   })
 
   on(R.queueWorkers, async ({ principal: p }) => {

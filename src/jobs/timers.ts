@@ -1,5 +1,7 @@
+import { Type as T } from '@sinclair/typebox'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, rowType } from '../platform/typed-rows.ts'
 import { publishJob, type EnqueueDeps } from './enqueue.ts'
 
 /*
@@ -9,16 +11,17 @@ import { publishJob, type EnqueueDeps } from './enqueue.ts'
  * LOCKED` lets replicas share the rows without double dispatch; the publish is deduped by job id
  * anyway, and a job cancelled while scheduled is simply not published.
  */
+const DueTimerRow = rowType(T.Object({ job_id: T.String() }, { title: 'due job timer' }))
+
 export function startTimerDispatcher(o: { db: Db; deps: EnqueueDeps; log: Logger; intervalMs?: number }): { stop(): Promise<void> } {
   const log = o.log.child({ mod: 'job-timers' })
   let running: Promise<void> = Promise.resolve()
   let stopped = false
   const tick = async (): Promise<void> => {
     await o.db.transaction(async (tx) => {
-      const due = await tx.any(sql.unsafe`select job_id from job_timers where dispatched_at is null and due_at <= now()
+      const due = await anyRows(tx, DueTimerRow, sql.unsafe`select job_id from job_timers where dispatched_at is null and due_at <= now()
         order by due_at limit 500 for update skip locked`)
-      for (const row of due) {
-        const id = String(row['job_id'])
+      for (const { job_id: id } of due) {
         const queued = await o.deps.store.transition(id, (s) => (s.status === 'scheduled' ? { ...s, status: 'queued' } : null))
         if (queued !== null) await publishJob(o.deps, queued.state, queued.revision)
         await tx.query(sql.unsafe`update job_timers set dispatched_at = now() where job_id = ${id}::uuid`)
