@@ -1,9 +1,11 @@
+import { Type as T, type Static } from '@sinclair/typebox'
 import { registerPermission } from '../access/permission-registry.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
-import { createLlmClient, providerEntryOf, type LlmClientOptions, type ProviderEntry, type ProviderRow } from '../llm/registry.ts'
+import { createLlmClient, providerEntryOf, providerRowFields, type LlmClientOptions, type ProviderEntry } from '../llm/registry.ts'
 import type { LlmClient } from '../llm/types.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, rowType } from '../platform/typed-rows.ts'
 import type { ResourceService } from '../resources/service.ts'
 
 /*
@@ -30,10 +32,9 @@ export interface AdapterProvider extends ProviderEntry {
   version: string
 }
 
-interface Row extends ProviderRow {
-  created_at: string | number
-  updated_at: string | number
-}
+/* The registry's provider row plus its timestamps (ISO strings, src/platform/db.ts). */
+const DirectoryRow = rowType(T.Object({ ...providerRowFields, created_at: T.String(), updated_at: T.String() }, { title: 'llm_provider' }))
+type Row = Static<typeof DirectoryRow.schema>
 
 function providerOf(row: Row): AdapterProvider | null {
   const entry = providerEntryOf(row)
@@ -44,9 +45,9 @@ function providerOf(row: Row): AdapterProvider | null {
   return {
     ...entry,
     default_model: defaultModel,
-    created_at: new Date(row.created_at).toISOString(),
+    created_at: row.created_at,
     models: [...new Set([...(defaultModel === null ? [] : [defaultModel]), ...listed])],
-    version: `${row.id}@${new Date(row.updated_at).toISOString()}`,
+    version: `${row.id}@${row.updated_at}`,
   }
 }
 
@@ -66,9 +67,9 @@ export function providerDirectory(d: { db: Db; resources: Pick<ResourceService, 
   const clients = new Map<string, Promise<LlmClient>>()
 
   const load = async (): Promise<Map<string, AdapterProvider>> => {
-    const rows = (await d.db.any(sql.unsafe`
+    const rows = await anyRows(d.db, DirectoryRow, sql.unsafe`
       select id, name, spec, is_active, created_at, updated_at from resources
-      where kind = ${llmProviderKind.kind} and is_active order by name`)) as readonly Row[]
+      where kind = ${llmProviderKind.kind} and is_active order by name`)
     const byName = new Map<string, AdapterProvider>()
     for (const r of rows) {
       const p = providerOf(r)

@@ -163,7 +163,10 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
     }),
     bind(R.chatsUpdate, async ({ principal: p, params, body }) => {
       const chat = await svc.chatOf(p, params.id, true)
-      return { body: publicChat((await store.update(chat.id, body)) as ChatRow) }
+      const updated = await store.update(chat.id, body)
+      // deleted between the read and the write
+      if (updated === null) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+      return { body: publicChat(updated) }
     }),
     bind(R.chatsDelete, async ({ principal: p, params }) => {
       const chat = await svc.chatOf(p, params.id, true)

@@ -1,6 +1,8 @@
+import { Type as T } from '@sinclair/typebox'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
 import { toStorable, toStorableText } from '../kernel/storable-text.ts'
-import type { Approval, ChatRow, MessageRecord, ToolCall } from '../../schemas/chat.ts'
+import { Approval, ChatRow, MessageRecord, type ToolCall } from '../../schemas/chat.ts'
 
 /*
  * Chats and messages in Postgres (the source of truth; the chat actor only orders the work). The
@@ -16,19 +18,13 @@ export type ApprovalRow = Approval
 const CHAT = sql.unsafe`id, user_id, agent_id, agent_namespace, agent_name, title, input, archived, session_key, expires_at, active_channel_id, internal, created_at, updated_at, last_message_at`
 const MESSAGE = sql.unsafe`id, chat_id, role, content, tool_calls, tool_call_id, name, created_at`
 
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString())
-
-export function chatRecord(r: Record<string, unknown>): ChatRow {
-  return {
-    ...(r as unknown as ChatRow),
-    expires_at: iso(r['expires_at']),
-    created_at: iso(r['created_at']) as string,
-    updated_at: iso(r['updated_at']) as string,
-    last_message_at: iso(r['last_message_at']),
-  }
-}
-
-const messageRecord = (r: Record<string, unknown>): MessageRow => ({ ...(r as unknown as MessageRow), created_at: iso(r['created_at']) as string })
+/* Rows as they come back: timestamps already ISO strings, jsonb parsed (src/platform/db.ts). */
+const ChatRows = rowType(T.Object(ChatRow.properties, { title: 'chat' }))
+const MessageRows = rowType(MessageRecord)
+const ApprovalRows = rowType(T.Object(Approval.properties, { title: 'chat approval' }))
+const DecidedApprovalRows = rowType(
+  T.Object({ ...Approval.properties, status: T.Union([T.Literal('pending'), T.Literal('approved'), T.Literal('rejected')]) }, { title: 'chat approval' }),
+)
 
 /** A message whose text Postgres can store: NUL and lone surrogates (from an LLM or a tool) become U+FFFD. */
 function storableMessage<M extends { content: string | null; tool_calls?: ToolCallRecord[] | null; tool_call_id?: string | null; name?: string | null }>(m: M): M {
@@ -45,41 +41,36 @@ export function chatStore(db: Db) {
   return {
     async create(c: { userId: string; agent: { id: string; namespace: string; name: string }; input: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null; internal?: boolean }): Promise<ChatRow> {
       const expires = c.expiresIn === undefined || c.expiresIn === null ? null : new Date(Date.now() + c.expiresIn * 1000).toISOString()
-      const row = await db.one(sql.unsafe`
+      return oneRow(db, ChatRows, sql.unsafe`
         insert into chats (user_id, agent_id, agent_namespace, agent_name, title, input, expires_at, session_key, internal)
         values (${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${c.title ?? null}, ${JSON.stringify(c.input)}::jsonb,
                 ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false})
         returning ${CHAT}`)
-      return chatRecord(row)
     },
     async get(id: string): Promise<ChatRow | null> {
       if (!/^[0-9a-f-]{36}$/i.test(id)) return null
-      const row = await db.maybeOne(sql.unsafe`select ${CHAT} from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
-      return row === null ? null : chatRecord(row)
+      return maybeRow(db, ChatRows, sql.unsafe`select ${CHAT} from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
     },
     async bySession(userId: string, ns: string, name: string, key: string): Promise<ChatRow | null> {
-      const row = await db.maybeOne(sql.unsafe`
+      return maybeRow(db, ChatRows, sql.unsafe`
         select ${CHAT} from chats where user_id = ${userId}::uuid and agent_namespace = ${ns} and agent_name = ${name}
           and session_key = ${key} and not archived and (expires_at is null or expires_at > now())`)
-      return row === null ? null : chatRecord(row)
     },
     async list(userId: string | null, o: { includeArchived: boolean; limit: number; offset: number }): Promise<ChatRow[]> {
-      const rows = await db.any(sql.unsafe`
+      return anyRows(db, ChatRows, sql.unsafe`
         select ${CHAT} from chats
         where not internal and (expires_at is null or expires_at > now())
           ${userId === null ? sql.unsafe`` : sql.unsafe`and user_id = ${userId}::uuid`}
           ${o.includeArchived ? sql.unsafe`` : sql.unsafe`and not archived`}
         order by coalesce(last_message_at, created_at) desc limit ${o.limit} offset ${o.offset}`)
-      return rows.map(chatRecord)
     },
     async update(id: string, patch: { archived?: boolean; title?: string | null }): Promise<ChatRow | null> {
-      const row = await db.maybeOne(sql.unsafe`
+      return maybeRow(db, ChatRows, sql.unsafe`
         update chats set
           archived = coalesce(${patch.archived ?? null}::boolean, archived),
           title = case when ${patch.title !== undefined} then ${patch.title ?? null} else title end,
           updated_at = now()
         where id = ${id}::uuid returning ${CHAT}`)
-      return row === null ? null : chatRecord(row)
     },
     async remove(id: string): Promise<boolean> {
       return (await db.query(sql.unsafe`delete from chats where id = ${id}::uuid`)).rowCount > 0
@@ -88,27 +79,24 @@ export function chatStore(db: Db) {
       await db.query(sql.unsafe`update chats set active_channel_id = ${channelId}, updated_at = now() where id = ${id}::uuid`)
     },
     async messages(chatId: string, limit?: number): Promise<MessageRow[]> {
-      const rows =
-        limit === undefined
-          ? await db.any(sql.unsafe`select ${MESSAGE} from chat_messages where chat_id = ${chatId}::uuid order by seq`)
-          : await db.any(sql.unsafe`select * from (select ${MESSAGE}, seq from chat_messages where chat_id = ${chatId}::uuid order by seq desc limit ${limit}) m order by seq`)
-      return rows.map(messageRecord)
+      return limit === undefined
+        ? anyRows(db, MessageRows, sql.unsafe`select ${MESSAGE} from chat_messages where chat_id = ${chatId}::uuid order by seq`)
+        : anyRows(db, MessageRows, sql.unsafe`select * from (select ${MESSAGE}, seq from chat_messages where chat_id = ${chatId}::uuid order by seq desc limit ${limit}) m order by seq`)
     },
     async append(chatId: string, given: { role: MessageRow['role']; content: string | null; tool_calls?: ToolCallRecord[] | null; tool_call_id?: string | null; name?: string | null }): Promise<MessageRow> {
       // LLM output is not the caller's input (the gateway rejects that): a NUL or lone surrogate
       // in it is replaced by U+FFFD so the turn is stored instead of failing (kernel/storable-text.ts)
       const m = storableMessage(given)
-      const row = await db.one(sql.unsafe`
+      return oneRow(db, MessageRows, sql.unsafe`
         with m as (
           insert into chat_messages (chat_id, role, content, tool_calls, tool_call_id, name)
           values (${chatId}::uuid, ${m.role}, ${m.content}, ${m.tool_calls === undefined || m.tool_calls === null ? null : JSON.stringify(m.tool_calls)}::jsonb, ${m.tool_call_id ?? null}, ${m.name ?? null})
           returning ${MESSAGE}
         ), c as (update chats set last_message_at = now(), updated_at = now() where id = ${chatId}::uuid)
         select * from m`)
-      return messageRecord(row)
     },
     async pendingApprovals(chatId: string): Promise<ApprovalRow[]> {
-      return (await db.any(sql.unsafe`select tool_call_id, function_namespace, function_name, arguments from chat_approvals where chat_id = ${chatId}::uuid and status = 'pending' order by created_at`)) as unknown as ApprovalRow[]
+      return anyRows(db, ApprovalRows, sql.unsafe`select tool_call_id, function_namespace, function_name, arguments from chat_approvals where chat_id = ${chatId}::uuid and status = 'pending' order by created_at`)
     },
     async addApproval(chatId: string, a: ApprovalRow): Promise<void> {
       await db.query(sql.unsafe`insert into chat_approvals (chat_id, tool_call_id, function_namespace, function_name, arguments)
@@ -119,8 +107,8 @@ export function chatStore(db: Db) {
       const r = await db.query(sql.unsafe`update chat_approvals set status = ${approved ? 'approved' : 'rejected'} where chat_id = ${chatId}::uuid and tool_call_id = ${toolCallId} and status = 'pending'`)
       return r.rowCount > 0
     },
-    async approval(chatId: string, toolCallId: string): Promise<(ApprovalRow & { status: string }) | null> {
-      return (await db.maybeOne(sql.unsafe`select tool_call_id, function_namespace, function_name, arguments, status from chat_approvals where chat_id = ${chatId}::uuid and tool_call_id = ${toolCallId}`)) as unknown as (ApprovalRow & { status: string }) | null
+    async approval(chatId: string, toolCallId: string): Promise<(ApprovalRow & { status: 'pending' | 'approved' | 'rejected' }) | null> {
+      return maybeRow(db, DecidedApprovalRows, sql.unsafe`select tool_call_id, function_namespace, function_name, arguments, status from chat_approvals where chat_id = ${chatId}::uuid and tool_call_id = ${toolCallId}`)
     },
     /** Hard-deletes expired chats with their messages (SPEC §2.2 ephemeral chats). */
     async deleteExpired(): Promise<number> {

@@ -30,7 +30,9 @@ export async function requestApprovals(rt: TurnRuntime, ctx: ToolContext, tools:
     const tool = tools.get(call.function.name) as Tool
     let args: Record<string, unknown> = {}
     try {
-      args = JSON.parse(call.function.arguments || '{}') as Record<string, unknown>
+      const parsed: unknown = JSON.parse(call.function.arguments || '{}')
+      // an approval's arguments are an object (schemas/chat.ts Approval, checked when read back)
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) args = parsed as Record<string, unknown>
     } catch {
       // shown as empty arguments; the approval decides
     }

@@ -1,5 +1,7 @@
+import { Type as T, type Static } from '@sinclair/typebox'
 import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { anyRows, rowType } from '../platform/typed-rows.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { createAnthropicClient } from './anthropic.ts'
 import { createMistralClient } from './mistral.ts'
@@ -72,13 +74,10 @@ export function resolveProvider<P extends ProviderEntry>(agent: AgentLlmSettings
 // ---------------------------------------------------------------------------------------------
 // Loading from the resources table
 
-/** An llm_provider row of the `resources` table (as the registry and the adapter's directory read it). */
-export interface ProviderRow {
-  id: string
-  name: string
-  spec: Record<string, unknown>
-  is_active: boolean
-}
+/** The columns of an llm_provider row of the `resources` table the registry and the adapter's directory read. */
+export const providerRowFields = { id: T.String(), name: T.String(), spec: T.Record(T.String(), T.Unknown()), is_active: T.Boolean() }
+const ProviderRows = rowType(T.Object(providerRowFields, { title: 'llm_provider' }))
+export type ProviderRow = Static<typeof ProviderRows.schema>
 
 const isProviderType = (v: unknown): v is ProviderType => (PROVIDER_TYPES as readonly unknown[]).includes(v)
 
@@ -112,10 +111,10 @@ function entryOf(row: ProviderRow): ProviderEntry {
  */
 export async function loadProviderCandidates(db: Db, agent: AgentLlmSettings): Promise<ProviderEntry[]> {
   const id = agent.llm_provider_id !== null && /^[0-9a-f-]{36}$/i.test(agent.llm_provider_id) ? agent.llm_provider_id : null
-  const rows = (await db.any(sql.unsafe`
+  const rows = await anyRows(db, ProviderRows, sql.unsafe`
     select id, name, spec, is_active from resources
     where kind = ${llmProviderKind.kind}
-      and (id = ${id}::uuid or (spec ->> 'is_default') = 'true')`)) as readonly ProviderRow[]
+      and (id = ${id}::uuid or (spec ->> 'is_default') = 'true')`)
   return rows.map(entryOf)
 }
 

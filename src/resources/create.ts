@@ -1,15 +1,20 @@
+import { Type as T } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { Principal } from '../auth/principal.ts'
 import { forbidden, invalid } from '../kernel/errors.ts'
 import { sql } from '../platform/db.ts'
+import { oneRow, rowType } from '../platform/typed-rows.ts'
 import type { ResourceEngine } from './engine.ts'
 import type { AnyKind } from './kind.ts'
 import { canOnResource, type ResourceMeta } from './permissions.ts'
-import { ROW_COLUMNS, toRecord, type Row } from './row.ts'
+import { ROW_COLUMNS, ResourceRow, toRecord } from './row.ts'
 import { sealSecrets, splitSecrets } from './secrets.ts'
 import type { ResourceRecord, WriteOptions } from './service.ts'
 import { assertAdminFields, assertValid, validationIssues } from './validation.ts'
 import { admitToNamespace, checksumOf, clearExclusiveFlags, mapUnique, versionedFields } from './write-steps.ts'
+
+/* The id is drawn first: the secrets are sealed against it before the row is written. */
+const NewId = rowType(T.Object({ id: T.String() }, { title: 'new resource id' }))
 
 export async function createResource(e: ResourceEngine, p: Principal, kind: AnyKind, body: Record<string, unknown>, options: WriteOptions = {}): Promise<ResourceRecord> {
   const bodyIssues = validationIssues(e.checks(kind).create, body)
@@ -29,13 +34,17 @@ export async function createResource(e: ResourceEngine, p: Principal, kind: AnyK
   const row = await e.db
     .transaction(async (tx) => {
       if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, kind, m)
-      const id = String(await tx.oneFirst(sql.unsafe`select gen_random_uuid()`))
+      const { id } = await oneRow(tx, NewId, sql.unsafe`select gen_random_uuid() as id`)
       const secrets = sealSecrets(e.box, kind, id, {}, secretInput)
-      const inserted = (await tx.one(sql.unsafe`
+      const inserted = await oneRow(
+        tx,
+        ResourceRow,
+        sql.unsafe`
         insert into resources (id, kind, namespace, name, spec, secrets, owner_id, managed_by, checksum, is_active)
         values (${id}::uuid, ${kind.kind}, ${namespace}, ${String(name)}, ${sql.jsonb(spec as never)}, ${sql.jsonb(secrets)},
                 ${p.userId}::uuid, ${options.managedBy ?? null}, ${checksum}, ${isActive})
-        returning ${ROW_COLUMNS}`)) as Row
+        returning ${ROW_COLUMNS}`,
+      )
       if (kind.versioned.length > 0) {
         await tx.query(sql.unsafe`insert into resource_versions (resource_id, version, fields, created_by)
           values (${id}::uuid, 1, ${sql.jsonb(versionedFields(kind, spec) as never)}, ${p.userId}::uuid)`)

@@ -1,9 +1,10 @@
 import type { Principal } from '../auth/principal.ts'
 import { notFound } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
+import { maybeRow } from '../platform/typed-rows.ts'
 import type { AnyKind } from './kind.ts'
 import { canOnResource } from './permissions.ts'
-import { ROW_COLUMNS, rowMeta, type Row } from './row.ts'
+import { ROW_COLUMNS, ResourceRow, rowMeta, type Row } from './row.ts'
 import type { Address } from './service.ts'
 
 function whereAddress(kind: AnyKind, address: Address) {
@@ -23,7 +24,7 @@ export const describeAddress = (kind: AnyKind, address: Address): string =>
 export async function findRow(db: Db, kind: AnyKind, address: Address): Promise<Row | null> {
   const where = whereAddress(kind, address)
   if (where === null) return null
-  return (await db.maybeOne(sql.unsafe`select ${ROW_COLUMNS} from resources where ${where}`)) as Row | null
+  return maybeRow(db, ResourceRow, sql.unsafe`select ${ROW_COLUMNS} from resources where ${where}`)
 }
 
 /** A resource the principal may not read answers 404, like one that does not exist. */

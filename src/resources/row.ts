@@ -1,26 +1,39 @@
+import { Type as T, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { sql } from '../platform/db.ts'
+import { rowType } from '../platform/typed-rows.ts'
 import type { AnyKind } from './kind.ts'
 import type { ResourceMeta } from './permissions.ts'
 import type { ResourceRecord } from './service.ts'
 
-/** One row of the `resources` table. */
-export interface Row {
-  id: string
-  kind: string
-  namespace: string
-  name: string
-  spec: Record<string, unknown>
-  secrets: Record<string, string>
-  owner_id: string | null
-  managed_by: string | null
-  checksum: string
-  version: number
-  is_active: boolean
-  created_at: string
-  updated_at: string
-}
+/**
+ * One row of the `resources` table (migration 0001) as it comes back: uuids and timestamps as
+ * strings, jsonb parsed (src/platform/db.ts). Internal — the API sees `toRecord`'s shape — so a
+ * table schema here rather than one of schemas/.
+ */
+export const ResourceRow = rowType(
+  T.Object(
+    {
+      id: T.String(),
+      kind: T.String(),
+      namespace: T.String(),
+      name: T.String(),
+      spec: T.Record(T.String(), T.Unknown()),
+      secrets: T.Record(T.String(), T.String()),
+      owner_id: T.Union([T.String(), T.Null()]),
+      managed_by: T.Union([T.String(), T.Null()]),
+      checksum: T.String(),
+      version: T.Number(),
+      is_active: T.Boolean(),
+      created_at: T.String(),
+      updated_at: T.String(),
+    },
+    { title: 'resource' },
+  ),
+)
+export type Row = Static<typeof ResourceRow.schema>
 
+/** The columns `ResourceRow` reads, in every `select`/`returning` of whole rows. */
 export const ROW_COLUMNS = sql.unsafe`id, kind, namespace, name, spec, secrets, owner_id, managed_by, checksum, version, is_active, created_at, updated_at`
 
 /** What the permission checks need of a row. */

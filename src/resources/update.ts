@@ -2,12 +2,13 @@ import { Value } from '@sinclair/typebox/value'
 import type { Principal } from '../auth/principal.ts'
 import { forbidden, invalid } from '../kernel/errors.ts'
 import { sql } from '../platform/db.ts'
+import { oneRow } from '../platform/typed-rows.ts'
 import { canonicalJson } from './canonical-json.ts'
 import type { ResourceEngine } from './engine.ts'
 import { describeAddress, visibleRow } from './find-row.ts'
 import type { AnyKind } from './kind.ts'
 import { canOnResource } from './permissions.ts'
-import { ROW_COLUMNS, rowMeta, toRecord, type Row } from './row.ts'
+import { ROW_COLUMNS, ResourceRow, rowMeta, toRecord } from './row.ts'
 import { sealSecrets, splitSecrets } from './secrets.ts'
 import type { Address, ResourceRecord, WriteOptions } from './service.ts'
 import { assertAdminFields, assertValid, validationIssues } from './validation.ts'
@@ -32,11 +33,15 @@ export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyK
   const updated = await e.db.transaction(async (tx) => {
     const secrets = sealSecrets(e.box, kind, row.id, row.secrets, secretInput)
     const checksum = checksumOf(merged, isActive)
-    const next = (await tx.one(sql.unsafe`
+    const next = await oneRow(
+      tx,
+      ResourceRow,
+      sql.unsafe`
       update resources set spec = ${sql.jsonb(merged as never)}, secrets = ${sql.jsonb(secrets)}, is_active = ${isActive},
         managed_by = ${managedBy}, checksum = ${checksum}, version = version + ${versionChanged ? 1 : 0}, updated_at = now()
       where id = ${row.id}::uuid
-      returning ${ROW_COLUMNS}`)) as Row
+      returning ${ROW_COLUMNS}`,
+    )
     if (versionChanged) {
       await tx.query(sql.unsafe`insert into resource_versions (resource_id, version, fields, created_by)
         values (${row.id}::uuid, ${next.version}, ${sql.jsonb(versionedFields(kind, merged) as never)}, ${p.userId}::uuid)`)

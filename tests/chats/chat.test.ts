@@ -103,6 +103,16 @@ t.test('a tool that requires approval pauses the turn until the user decides', a
   t.equal(msgs.at(-1)?.content, 'Paid.')
 })
 
+t.test('a call awaiting approval whose arguments are not a JSON object is shown with empty arguments', async (t) => {
+  const chat = (await post('/agents/demo/boss/chats', {})).body as { id: string }
+  llm.push({ tool_calls: [{ id: 'p2', name: 'tools__pay', arguments: '[10]' }] })
+  const res = await post(`/chats/${chat.id}/messages`, { content: 'pay [10]' })
+  t.match(res.body, { status: 'awaiting_approval' })
+  const waiting = await env.request('GET', `/chats/${chat.id}`)
+  t.equal(waiting.status, 200, waiting.text)
+  t.same((waiting.body as { pending_approvals: unknown[] }).pending_approvals, [{ tool_call_id: 'p2', function_namespace: 'tools', function_name: 'pay', arguments: {} }])
+})
+
 t.test('invoke keeps one chat per session_key; reset starts a new one', async (t) => {
   llm.push({ text: 'one' }, { text: 'two' }, { text: 'three' })
   const a = (await post('/agents/demo/helper/invoke', { message: 'm1', session_key: 's1', input: { customer: 'X' } })).body as { reply: string; chat_id: string }
