@@ -1,4 +1,4 @@
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions, type PubAck } from '@nats-io/jetstream'
+import { JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions, type PubAck } from '@nats-io/jetstream'
 import { unavailable } from '../kernel/errors.ts'
 
 /*
@@ -9,10 +9,9 @@ import { unavailable } from '../kernel/errors.ts'
 /**
  * The server's answer to a CAS write with a stale revision ("wrong last sequence", 10071; 10164
  * when the server could not tell the last sequence): someone else wrote first. Re-read and judge.
+ * One check for the whole platform: src/kernel/nats-errors.ts `isCasConflict`.
  */
-export function isWrongLastSequence(err: unknown): boolean {
-  return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-}
+export { isCasConflict as isWrongLastSequence } from '../kernel/nats-errors.ts'
 
 /** A JetStream API 404 (no such consumer or stream). */
 export function isApiNotFound(err: unknown): boolean {
