@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node'
-import { AppError } from '../src/kernel/errors.ts'
+import { unavailable as serviceUnavailable, type AppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
 
 /*
@@ -16,7 +16,7 @@ export interface NatsLink {
   guard<T>(p: () => Promise<T>): Promise<T>
 }
 
-const unavailable = () => new AppError(503, 'service.unavailable', 'the platform lost its NATS connection; try again shortly')
+const unavailable = (): AppError => serviceUnavailable('the platform lost its NATS connection; try again shortly')
 
 export function trackNatsLink(nc: NatsConnection, log: Logger): NatsLink {
   let state: NatsLinkState = nc.isClosed() ? 'closed' : 'connected'

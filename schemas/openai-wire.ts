@@ -1,5 +1,6 @@
 import { Type as T, type Static } from '@sinclair/typebox'
-import { MessageRole, ToolCall } from './chat.ts'
+import { ToolCall } from './chat.ts'
+import { LlmMessage } from './llm.ts'
 
 /*
  * The OpenAI Chat Completions wire, both ways: what the OpenAI-compatible adapter accepts
@@ -67,13 +68,7 @@ export type ChatCompletionRequest = Static<typeof ChatCompletionBody>
 export type OpenAiMessage = Static<typeof OpenAiMessage>
 
 /** A message the platform sends to an OpenAI-compatible provider (neutral message + Mistral's `name`). */
-export const OpenAiOutboundMessage = T.Object({
-  role: MessageRole,
-  content: T.Union([T.String(), T.Null()]),
-  tool_calls: T.Optional(T.Array(ToolCall)),
-  tool_call_id: T.Optional(T.String()),
-  name: T.Optional(T.String()),
-})
+export const OpenAiOutboundMessage = T.Object({ ...LlmMessage.properties, name: T.Optional(T.String()) })
 export type OpenAiOutboundMessage = Static<typeof OpenAiOutboundMessage>
 
 /** The assistant message of a `chat.completion`. */

@@ -82,6 +82,22 @@ export function registerToolProvider(make: (d: ToolDeps) => ToolProvider): void 
 /** `{ns}__{name}`: `/` is not allowed in tool names (WIRE.md). */
 export const toolName = (prefix: string, ns: string, name: string): string => `${prefix}${ns}__${name}`
 
+/*
+ * The namespaces of an agent's owner, read once per turn: a turn loads its agent record once
+ * (loadAgent), and the function, agent and skill providers and the preloaded skills all expand
+ * against the same record, so the lookup is keyed by that object and dies with it.
+ */
+const ownerNamespacesByAgent = new WeakMap<AgentRecord, Promise<Set<string>>>()
+
+function ownerNamespaces(d: ToolDeps, agent: AgentRecord): Promise<Set<string>> {
+  let found = ownerNamespacesByAgent.get(agent)
+  if (found === undefined) {
+    found = agent.owner_id === null ? Promise.resolve(new Set<string>()) : namespacesUsedBy(d.db, agent.owner_id)
+    ownerNamespacesByAgent.set(agent, found)
+  }
+  return found
+}
+
 /**
  * The agent's enabled_* patterns → the resources the chat's user may read. Wildcards only pick
  * resources in namespaces the agent's OWNER owns or was granted: an admin's `tools/*` must not
@@ -91,7 +107,7 @@ export const toolName = (prefix: string, ns: string, name: string): string => `$
 async function expandAndLoad<S extends TObject>(d: ToolDeps, p: Principal, agent: AgentRecord, kind: Kind<S>, patterns: readonly string[]): Promise<Loaded<S>[]> {
   if (patterns.length === 0) return []
   const hasWildcard = patterns.some((pat) => pat.includes('*'))
-  const wildcardNamespaces = !hasWildcard ? undefined : agent.owner_id === null ? new Set<string>() : await namespacesUsedBy(d.db, agent.owner_id)
+  const wildcardNamespaces = hasWildcard ? await ownerNamespaces(d, agent) : undefined
   const refs = await d.resources.expand(p, kind, patterns, wildcardNamespaces === undefined ? {} : { wildcardNamespaces })
   if (refs.length === 0) return []
   const records = await d.resources.loadMany(kind, refs.map((r) => `${r.namespace}/${r.name}`))
