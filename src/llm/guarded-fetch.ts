@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import { httpErrorOf, openExchange, type TransportOptions } from './transport.ts'
 
 /*
@@ -5,18 +6,20 @@ import { httpErrorOf, openExchange, type TransportOptions } from './transport.ts
  * guarded outbound client (`openExchange` → `guardedStream`): the address checks and pinning, the
  * first-byte and idle timeouts, the response size cap and the caller's AbortSignal all stay in
  * force. Only what an SDK needs of fetch is implemented: a method, headers, a string or byte body,
- * a signal; a 2xx answer is a `Response` whose body streams the guarded chunks (cancelling it ends
- * the exchange).
+ * a signal.
  *
  * Failures are thrown as `LlmError`, a non-2xx answer included (`llm.http_error`, read by the same
  * code as the hand-written clients'), so an SDK's own retry and error-body handling never runs:
- * the caller unwraps the error the SDK wraps it in (see `openai.ts`).
+ * the SDK wraps the error as the `cause` of its connection error and the caller unwraps it (see
+ * `openai.ts`).
  */
 export function guardedLlmFetch(options: TransportOptions): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url
     const headers: Record<string, string> = {}
-    new Headers(init?.headers).forEach((value, name) => {
+    // The SDK hands over a Headers already: read it without copying it into another.
+    const given = init?.headers
+    ;(given instanceof Headers ? given : new Headers(given)).forEach((value, name) => {
       headers[name] = value
     })
     const body = init?.body
@@ -29,28 +32,97 @@ export function guardedLlmFetch(options: TransportOptions): typeof fetch {
       options,
     )
     if (res.status < 200 || res.status > 299) throw await httpErrorOf(res)
-    const responseHeaders = new Headers()
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v)
-      else if (value !== undefined) responseHeaders.set(name, value)
-    }
     if (res.status === 204 || res.status === 205) {
       res.close()
-      return new Response(null, { status: res.status, headers: responseHeaders })
+      return new Response(null, { status: res.status, headers: toHeaders(res.headers) })
     }
-    const iterator = res.body[Symbol.asyncIterator]()
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = await iterator.next()
-        if (next.done === true) controller.close()
-        else controller.enqueue(next.value)
-      },
-      async cancel() {
-        // The SDK cancels when its consumer breaks out of the loop: that ends the exchange.
-        res.close()
-        await iterator.return?.()
-      },
-    })
-    return new Response(stream, { status: res.status, headers: responseHeaders })
+    // The SDK's own type says Response; what it reads is the part GuardedResponse has (see there).
+    return new GuardedResponse(res.status, res.url, new ResponseHeaders(res.headers), res.body) as unknown as Response
+  }
+}
+
+/**
+ * The part of a fetch `Response` the `openai` SDK (v6) reads of a 2xx streaming answer: `ok`,
+ * `status`, `url`, `headers` and a `body` it iterates with `for await` (its shims take an async
+ * iterable body as it is, the way polyfilled fetches hand it over; `ReadableStreamToAsyncIterable`
+ * and `CancelReadableStream` in `openai/internal/shims`). The guarded chunks go through as they
+ * are: wrapping them in a WHATWG ReadableStream and an undici Response cost about a third of the
+ * client's CPU per streamed call (bench/README.md, adapter). Ending the loop early returns the
+ * guarded iterator, which ends the exchange; so does the SDK's abort of the request's signal.
+ */
+class GuardedResponse {
+  readonly ok = true
+  readonly redirected = false
+  readonly type = 'basic'
+  readonly bodyUsed = false
+  readonly status: number
+  readonly url: string
+  readonly headers: ResponseHeaders
+  readonly body: AsyncIterable<Uint8Array>
+  constructor(status: number, url: string, headers: ResponseHeaders, body: AsyncIterable<Uint8Array>) {
+    this.status = status
+    this.url = url
+    this.headers = headers
+    this.body = body
+  }
+
+  get statusText(): string {
+    return ''
+  }
+
+  /** Whole-body reads (a non-streaming SDK call): the chunks joined. */
+  async text(): Promise<string> {
+    const parts: Uint8Array[] = []
+    for await (const chunk of this.body) parts.push(chunk)
+    return Buffer.concat(parts).toString('utf8')
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text())
+  }
+}
+
+function toHeaders(incoming: IncomingHttpHeaders): Headers {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(incoming)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v)
+    else if (value !== undefined) headers.set(name, value)
+  }
+  return headers
+}
+
+/**
+ * The read side of `Headers` over Node's parsed response headers (names already lower case): what
+ * the SDK asks of a response's headers (`get`, `has`, `entries`, iteration), without building an
+ * undici Headers for every call.
+ */
+class ResponseHeaders {
+  private readonly incoming: IncomingHttpHeaders
+  constructor(incoming: IncomingHttpHeaders) {
+    this.incoming = incoming
+  }
+
+  get(name: string): string | null {
+    const v = this.incoming[name.toLowerCase()]
+    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v
+  }
+
+  has(name: string): boolean {
+    return this.incoming[name.toLowerCase()] !== undefined
+  }
+
+  *entries(): IterableIterator<[string, string]> {
+    for (const name of Object.keys(this.incoming)) {
+      const v = this.get(name)
+      if (v !== null) yield [name, v]
+    }
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries()
+  }
+
+  forEach(fn: (value: string, name: string) => void): void {
+    for (const [name, value] of this.entries()) fn(value, name)
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { OPENAI_FINISH, OpenAiChunks, sdkChatStream, toOpenAiMessages, toOpenAiTools } from './openai.ts'
+import { OPENAI_FINISH, OpenAiChunks, openAiSdk, sdkChatStream, toOpenAiMessages, toOpenAiTools } from './openai.ts'
 import { effectiveOptions, joinUrl, positiveNumber, type TransportOptions } from './transport.ts'
 import { collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig } from './types.ts'
 
@@ -48,6 +48,8 @@ export function createMistralClient(provider: ProviderConfig, clientOptions: Tra
   const options = effectiveOptions(provider, clientOptions)
   const baseURL = (provider.api_endpoint ?? MISTRAL_DEFAULT_BASE).replace(/\/+$/, '')
   const url = joinUrl(baseURL, '/chat/completions')
+  // organization_id is an OpenAI setting: Mistral gets no OpenAI-Organization header.
+  const sdk = openAiSdk(baseURL, provider, options, null)
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens'])
 
   async function* stream(req: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
@@ -56,8 +58,7 @@ export function createMistralClient(provider: ProviderConfig, clientOptions: Tra
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
     if (maxTokens !== undefined) body['max_tokens'] = maxTokens
-    // organization_id is an OpenAI setting: Mistral gets no OpenAI-Organization header.
-    yield* sdkChatStream({ baseURL, provider: { ...provider, config: { ...provider.config, organization_id: null } }, options, body, signal: req.signal, chunks: new OpenAiChunks(MISTRAL_FINISH) })
+    yield* sdkChatStream(sdk, body, req.signal, new OpenAiChunks(MISTRAL_FINISH))
   }
 
   return { providerType: 'mistral', url, stream, complete: (req) => collect(stream(req)) }

@@ -3,6 +3,7 @@ import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/
 import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
 import { guardedLlmFetch } from './guarded-fetch.ts'
 import { Accumulator, badResponse, effectiveOptions, joinUrl, positiveNumber, toLlmError, type TransportOptions } from './transport.ts'
+import { AppError } from '../kernel/errors.ts'
 import { LlmError, collect, type ChatEvent, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
 
 /*
@@ -111,9 +112,18 @@ function streamError(error: unknown): LlmError {
   })
 }
 
-/** What the SDK threw, as an LlmError: the guarded fetch's own failure when there was one (the SDK wraps it). */
-function fromSdkError(err: unknown, fetchFailure: unknown, signal: AbortSignal | undefined): unknown {
+/** The guarded fetch's own failure inside what the SDK threw (it wraps a failed fetch as the `cause` of its connection error). */
+function fetchFailureIn(err: unknown): unknown {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof LlmError || e instanceof AppError) return e
+  }
+  return undefined
+}
+
+/** What the SDK threw, as an LlmError: the guarded fetch's own failure when there was one. */
+function fromSdkError(err: unknown, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted === true) return new LlmError('llm.aborted', 'the LLM call was aborted', { cause: err })
+  const fetchFailure = fetchFailureIn(err)
   if (fetchFailure !== undefined) return toLlmError(fetchFailure, signal)
   if (err instanceof APIUserAbortError) return new LlmError('llm.aborted', 'the LLM call was aborted', { cause: err })
   if (err instanceof APIConnectionTimeoutError) return new LlmError('llm.timeout', 'the LLM provider did not answer in time', { retryable: true, cause: err })
@@ -125,57 +135,40 @@ function fromSdkError(err: unknown, fetchFailure: unknown, signal: AbortSignal |
 /** setTimeout's limit: the SDK's own deadline stays out of the way of the guarded client's timeouts. */
 const NO_SDK_TIMEOUT_MS = 2_147_000_000
 
-export interface SdkCall {
-  baseURL: string
-  provider: ProviderConfig
-  options: TransportOptions
-  /** The request body as the provider's wire wants it (the SDK sends it as it is). */
-  body: Record<string, unknown>
-  signal: AbortSignal | undefined
-  chunks: OpenAiChunks
-}
-
 /**
- * One streamed call through the `openai` SDK with the guarded fetch: no SDK retries (the turn
+ * The `openai` SDK for one provider client, with the guarded fetch: no SDK retries (the turn
  * decides), no SDK timeout, no environment defaults (OPENAI_API_KEY, OPENAI_BASE_URL … are never
- * read: every setting comes from the provider resource).
+ * read: every setting comes from the provider resource). Built once per client, not per call.
  */
-export async function* sdkChatStream(call: SdkCall): AsyncGenerator<ChatEvent, void, undefined> {
-  const { provider, signal, chunks } = call
-  const guarded = guardedLlmFetch(call.options)
-  let fetchFailure: unknown
+export function openAiSdk(baseURL: string, provider: ProviderConfig, options: TransportOptions, organization: string | null): OpenAI {
   const hasKey = provider.api_key !== null && provider.api_key !== ''
-  const org = provider.config['organization_id']
-  const sdk = new OpenAI({
+  return new OpenAI({
     // The SDK insists on a key; a provider without one (a local server) sends no Authorization header.
     apiKey: hasKey ? provider.api_key : 'none',
-    baseURL: call.baseURL,
-    organization: typeof org === 'string' && org !== '' ? org : null,
+    baseURL,
+    organization,
     project: null,
     webhookSecret: null,
     maxRetries: 0,
     timeout: NO_SDK_TIMEOUT_MS,
     logLevel: 'off',
     ...(hasKey ? {} : { defaultHeaders: { authorization: null } }),
-    fetch: async (input, init) => {
-      try {
-        return await guarded(input, init)
-      } catch (err) {
-        fetchFailure = err
-        throw err
-      }
-    },
+    fetch: guardedLlmFetch(options),
   })
+}
+
+/** One streamed call through a client's SDK: the request body as the provider's wire wants it (the SDK sends it as it is). */
+export async function* sdkChatStream(sdk: OpenAI, body: Record<string, unknown>, signal: AbortSignal | undefined, chunks: OpenAiChunks): AsyncGenerator<ChatEvent, void, undefined> {
   const out: ChatEvent[] = []
   try {
-    const stream = await sdk.chat.completions.create(call.body as unknown as ChatCompletionCreateParamsStreaming, signal === undefined ? {} : { signal })
+    const stream = await sdk.chat.completions.create(body as unknown as ChatCompletionCreateParamsStreaming, signal === undefined ? {} : { signal })
     for await (const chunk of stream) {
       chunks.chunk(chunk as unknown as Record<string, unknown>, out)
       for (let i = 0; i < out.length; i++) yield out[i] as ChatEvent
       out.length = 0
     }
   } catch (err) {
-    throw fromSdkError(err, fetchFailure, signal)
+    throw fromSdkError(err, signal)
   }
   // The SDK ends quietly when the exchange was aborted under it.
   if (signal?.aborted === true) throw new LlmError('llm.aborted', 'the LLM call was aborted')
@@ -195,6 +188,8 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
   const url = joinUrl(baseURL, '/chat/completions')
   const maxTokensParam = provider.config['max_tokens_param'] === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens'
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens'])
+  const org = provider.config['organization_id']
+  const sdk = openAiSdk(baseURL, provider, options, typeof org === 'string' && org !== '' ? org : null)
 
   async function* stream(req: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
     const body: Record<string, unknown> = { model: req.model, messages: toOpenAiMessages(req.messages), stream: true, stream_options: { include_usage: true } }
@@ -202,7 +197,7 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
     if (maxTokens !== undefined) body[maxTokensParam] = maxTokens
-    yield* sdkChatStream({ baseURL, provider, options, body, signal: req.signal, chunks: new OpenAiChunks() })
+    yield* sdkChatStream(sdk, body, req.signal, new OpenAiChunks())
   }
 
   return { providerType: 'openai', url, stream, complete: (req) => collect(stream(req)) }
