@@ -19,6 +19,8 @@ export interface ReencryptReport {
 /** A resource's stored ciphertexts: field name → ciphertext. */
 const SecretsRow = rowType(T.Object({ id: T.String(), kind: T.String(), secrets: T.Record(T.String(), T.String()) }, { title: 'resource secrets' }))
 
+// Running processes keep answering from their row caches (src/resources/row-cache.ts) with the ciphertexts they
+// loaded; those still open while ENCRYPTION_KEY_PREVIOUS is set, and the restart that drops it reloads them.
 export async function reencryptSecrets(db: Db, box: SecretBox): Promise<ReencryptReport> {
   const report: ReencryptReport = { rows: 0, fields: 0, reencrypted: 0, skipped: 0 }
   const rows = await anyRows(db, SecretsRow, sql.unsafe`select id, kind, secrets from resources where secrets <> '{}'::jsonb order by id`)

@@ -11,7 +11,7 @@ import { ROW_COLUMNS, ResourceRow, toRecord } from './row.ts'
 import { sealSecrets, splitSecrets } from './secrets.ts'
 import type { ResourceRecord, WriteOptions } from './service.ts'
 import { assertAdminFields, assertValid, validationIssues } from './validation.ts'
-import { admitToNamespace, checksumOf, clearExclusiveFlags, mapUnique, versionedFields } from './write-steps.ts'
+import { admitToNamespace, announceChange, checksumOf, clearExclusiveFlags, mapUnique, versionedFields } from './write-steps.ts'
 
 /* The id is drawn first: the secrets are sealed against it before the row is written. */
 const NewId = rowType(T.Object({ id: T.String() }, { title: 'new resource id' }))
@@ -53,6 +53,7 @@ export async function createResource(e: ResourceEngine, p: Principal, kind: AnyK
       return inserted
     })
     .catch((err: unknown) => mapUnique(err, `${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`))
+  await announceChange(e, kind, row, spec)
   e.log.info({ kind: kind.kind, namespace, name, by: p.userId }, 'resource created')
   return toRecord(kind, row)
 }

@@ -3,7 +3,10 @@ import type { TObject } from '@sinclair/typebox'
 import type { SecretBox } from '../kernel/crypto.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { Db } from '../platform/db.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
 import type { AnyKind } from './kind.ts'
+import { natsRowCache, uncachedRows, type RowCache } from './row-cache.ts'
 
 /** A kind's compiled body checks (compiled once, at start). */
 export interface CompiledChecks {
@@ -22,12 +25,24 @@ export interface ResourceEngine {
   box: SecretBox
   kinds: ReadonlyMap<string, AnyKind>
   checks(kind: AnyKind): CompiledChecks
+  /** The rows reads are answered from (row-cache.ts); writes tell it what they changed. */
+  rows: RowCache
 }
 
-export function resourceEngine(deps: { db: Db; log: Logger; kinds: readonly AnyKind[]; box: SecretBox }): ResourceEngine {
+export interface EngineDeps {
+  db: Db
+  log: Logger
+  kinds: readonly AnyKind[]
+  box: SecretBox
+  /** With NATS, reads come from memory kept coherent across processes; without, every read is a query. */
+  nats?: { nc: NatsConnection; names: NatsNames }
+}
+
+export function resourceEngine(deps: EngineDeps): ResourceEngine {
   const kinds = new Map(deps.kinds.map((k) => [k.kind, k]))
   const compiled = new Map<string, CompiledChecks>(
     deps.kinds.map((k) => [k.kind, { spec: TypeCompiler.Compile(k.spec), create: TypeCompiler.Compile(k.createBody), update: TypeCompiler.Compile(k.updateBody) }]),
   )
-  return { db: deps.db, log: deps.log, box: deps.box, kinds, checks: (kind) => compiled.get(kind.kind) as CompiledChecks }
+  const rows = deps.nats === undefined ? uncachedRows(deps.db) : natsRowCache({ db: deps.db, nc: deps.nats.nc, names: deps.nats.names, kinds, log: deps.log })
+  return { db: deps.db, log: deps.log, box: deps.box, kinds, checks: (kind) => compiled.get(kind.kind) as CompiledChecks, rows }
 }

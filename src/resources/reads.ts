@@ -4,10 +4,10 @@ import { forbidden, notFound } from '../kernel/errors.ts'
 import { sql } from '../platform/db.ts'
 import { anyRows, rowType } from '../platform/typed-rows.ts'
 import type { ResourceEngine } from './engine.ts'
-import { findRow, visibleRow } from './find-row.ts'
+import { describeAddress } from './find-row.ts'
 import type { AnyKind } from './kind.ts'
 import { canOnResource, resourcePermission } from './permissions.ts'
-import { ROW_COLUMNS, ResourceRow, rowMeta, toRecord, type Row } from './row.ts'
+import { rowMeta, toRecord, type Row } from './row.ts'
 import { openSecret } from './secrets.ts'
 import type { Address, ExpandOptions, ListOptions, ResourceRecord } from './service.ts'
 
@@ -28,19 +28,26 @@ export async function listResources(e: ResourceEngine, p: Principal, kind: AnyKi
   }
   const limit = options.limit ?? 100
   const offset = options.offset ?? 0
-  const nsFilter = options.namespaces !== undefined && options.namespaces.length > 0 ? sql.unsafe`and namespace = any(${sql.array(options.namespaces, 'text')})` : sql.unsafe``
-  const rows = await anyRows(e.db, ResourceRow, sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} ${nsFilter} order by namespace, name`)
-  const visible = rows.filter((r) => canOnResource(p, kind, 'read', rowMeta(r)))
+  const namespaces = options.namespaces !== undefined && options.namespaces.length > 0 ? new Set(options.namespaces) : null
+  const rows = await e.rows.all(kind)
+  const visible = rows.filter((r) => (namespaces === null || namespaces.has(r.namespace)) && canOnResource(p, kind, 'read', rowMeta(r)))
   return { items: visible.slice(offset, offset + limit).map((r) => toRecord(kind, r)), total: visible.length }
 }
 
+/** A resource the principal may not read answers 404, like one that does not exist. */
+async function visibleRow(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address): Promise<Row> {
+  const row = await e.rows.find(kind, address)
+  if (row === null || !canOnResource(p, kind, 'read', rowMeta(row))) throw notFound(`${describeAddress(kind, address)} not found`)
+  return row
+}
+
 export async function getResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address): Promise<ResourceRecord> {
-  return toRecord(kind, await visibleRow(e.db, p, kind, address))
+  return toRecord(kind, await visibleRow(e, p, kind, address))
 }
 
 /** Wildcard expansion: active resources the principal may read that match `ns/name`, `ns/*` or `*\/*`. */
 export async function expandResources(e: ResourceEngine, p: Principal, kind: AnyKind, patterns: readonly string[], options: ExpandOptions = {}): Promise<{ namespace: string; name: string }[]> {
-  const rows = await anyRows(e.db, ResourceRow, sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} and is_active order by namespace, name`)
+  const rows = (await e.rows.all(kind)).filter((r) => r.is_active)
   const within = options.wildcardNamespaces
   const matchers = patterns.map((pat) => {
     const [ns, name] = pat.split('/')
@@ -52,31 +59,27 @@ export async function expandResources(e: ResourceEngine, p: Principal, kind: Any
 }
 
 export async function resourceVersions(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address) {
-  const row = await visibleRow(e.db, p, kind, address)
+  const row = await visibleRow(e, p, kind, address)
   return anyRows(e.db, VersionRow, sql.unsafe`select version, fields, created_by, created_at from resource_versions where resource_id = ${row.id}::uuid order by version desc`)
 }
 
 export async function resourceById(e: ResourceEngine, kind: AnyKind, id: string): Promise<ResourceRecord | null> {
-  const row = await findRow(e.db, kind, { id })
+  const row = await e.rows.find(kind, { id })
   return row === null ? null : toRecord(kind, row)
 }
 
 export async function loadManyResources(e: ResourceEngine, kind: AnyKind, refs: readonly string[]): Promise<ResourceRecord[]> {
-  if (refs.length === 0) return []
-  const rows = await anyRows(
-    e.db,
-    ResourceRow,
-    sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} and (namespace || '/' || name) = any(${sql.array([...refs], 'text')})`,
+  const rows = await Promise.all(
+    refs.map((ref) => {
+      const slash = ref.indexOf('/')
+      return slash < 0 ? null : e.rows.find(kind, { namespace: ref.slice(0, slash), name: ref.slice(slash + 1) })
+    }),
   )
-  const byRef = new Map(rows.map((r) => [`${r.namespace}/${r.name}`, r]))
-  return refs.flatMap((ref) => {
-    const row = byRef.get(ref)
-    return row === undefined ? [] : [toRecord(kind, row)]
-  })
+  return rows.flatMap((row) => (row === null ? [] : [toRecord(kind, row)]))
 }
 
 export async function secretsOfResource(e: ResourceEngine, kind: AnyKind, id: string): Promise<Record<string, string>> {
-  const row = await findRow(e.db, kind, { id })
+  const row = await e.rows.find(kind, { id })
   if (row === null) throw notFound(`${kind.kind} ${id} not found`)
   return Object.fromEntries(Object.entries(row.secrets).map(([k, v]) => [k, openSecret(e.box, kind, row.id, k, v)]))
 }

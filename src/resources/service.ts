@@ -1,11 +1,8 @@
 import type { Static, TObject } from '@sinclair/typebox'
 import type { Principal } from '../auth/principal.ts'
-import type { SecretBox } from '../kernel/crypto.ts'
-import type { Logger } from '../kernel/log.ts'
-import type { Db } from '../platform/db.ts'
 import { applyResource } from './apply.ts'
 import { createResource } from './create.ts'
-import { resourceEngine } from './engine.ts'
+import { resourceEngine, type EngineDeps } from './engine.ts'
 import type { AnyKind, Kind } from './kind.ts'
 import { expandResources, getResource, listResources, loadManyResources, resourceById, resourceVersions, secretsOfResource } from './reads.ts'
 import { removeResource, updateResource } from './update.ts'
@@ -73,9 +70,11 @@ export interface ResourceService {
   expand(p: Principal, kind: AnyKind, patterns: readonly string[], options?: ExpandOptions): Promise<{ namespace: string; name: string }[]>
   /** The decrypted secret fields of a resource (for the platform's own use, never for responses). */
   secretsOf(kind: AnyKind, id: string): Promise<Record<string, string>>
+  /** Stops following other processes' changes (the row cache's subscription). */
+  close(): void
 }
 
-export function createResourceService(deps: { db: Db; log: Logger; kinds: readonly AnyKind[]; box: SecretBox }): ResourceService {
+export function createResourceService(deps: EngineDeps): ResourceService {
   const e = resourceEngine(deps)
   // The engine works on any kind; the typed signatures of ResourceService only narrow what it returns.
   return {
@@ -91,5 +90,6 @@ export function createResourceService(deps: { db: Db; log: Logger; kinds: readon
     apply: (p, kind, body, options) => applyResource(e, p, kind, body, options),
     expand: (p, kind, patterns, options) => expandResources(e, p, kind, patterns, options),
     secretsOf: (kind, id) => secretsOfResource(e, kind, id),
+    close: () => e.rows.close(),
   }
 }

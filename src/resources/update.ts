@@ -12,7 +12,7 @@ import { ROW_COLUMNS, ResourceRow, rowMeta, toRecord } from './row.ts'
 import { sealSecrets, splitSecrets } from './secrets.ts'
 import type { Address, ResourceRecord, WriteOptions } from './service.ts'
 import { assertAdminFields, assertValid, validationIssues } from './validation.ts'
-import { checksumOf, clearExclusiveFlags, versionedFields } from './write-steps.ts'
+import { announceChange, checksumOf, clearExclusiveFlags, versionedFields } from './write-steps.ts'
 
 export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options: WriteOptions = {}): Promise<ResourceRecord> {
   const patchIssues = validationIssues(e.checks(kind).update, patch)
@@ -49,6 +49,7 @@ export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyK
     await clearExclusiveFlags(tx, kind, row.id, merged)
     return next
   })
+  await announceChange(e, kind, updated, merged)
   e.log.info({ kind: kind.kind, id: row.id, by: p.userId, detached: row.managed_by !== null && managedBy === null }, 'resource updated')
   return toRecord(kind, updated)
 }
@@ -57,5 +58,6 @@ export async function removeResource(e: ResourceEngine, p: Principal, kind: AnyK
   const row = await visibleRow(e.db, p, kind, address)
   if (!canOnResource(p, kind, 'delete', rowMeta(row))) throw forbidden(`not allowed to delete ${describeAddress(kind, address)}`)
   await e.db.query(sql.unsafe`delete from resources where id = ${row.id}::uuid`)
+  await announceChange(e, kind, row, null)
   e.log.info({ kind: kind.kind, id: row.id, by: p.userId }, 'resource deleted')
 }

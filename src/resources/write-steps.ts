@@ -6,7 +6,10 @@ import { sql, type Db } from '../platform/db.ts'
 import { mayCreateIn } from '../namespaces/policy.ts'
 import { claimNamespace, standingIn } from '../namespaces/store.ts'
 import { canonicalJson } from './canonical-json.ts'
+import type { ResourceEngine } from './engine.ts'
 import type { AnyKind } from './kind.ts'
+import { addressKey } from './row-cache.ts'
+import type { Row } from './row.ts'
 import { resourcePermission, type ResourceMeta } from './permissions.ts'
 
 /** The transaction connection of `db.transaction`. */
@@ -48,4 +51,13 @@ export async function admitToNamespace(tx: Tx, p: Principal, kind: AnyKind, m: R
   if (!mayCreateIn(anyNamespace, standing)) {
     throw forbidden(`not allowed to create in namespace ${m.namespace}: it belongs to another user (its owner or an admin can grant it to you)`, 'namespace.forbidden')
   }
+}
+
+/**
+ * Tells the row cache (every process's) what a committed write changed: the row, or the whole kind
+ * when the write also cleared an exclusive flag (`is_default`) on other rows of it.
+ */
+export async function announceChange(e: ResourceEngine, kind: AnyKind, row: Row, spec: Record<string, unknown> | null): Promise<void> {
+  const clearedOthers = spec !== null && kind.exclusiveFlags.some((f) => spec[f] === true)
+  await e.rows.changed(kind, clearedOthers ? undefined : { id: row.id, addresses: [addressKey(kind, row.namespace, row.name)] })
 }

@@ -32,7 +32,8 @@ export async function startWorkerRole(infra: Infrastructure, features: readonly 
   life.onStop(() => sandboxes.close())
   const control = await startSandboxControl({ nc, names, sandboxes, log: log.child({ mod: 'sandbox' }) })
   life.onStop(() => control.stop())
-  const resources = service?.resources ?? createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)) })
+  const resources = service?.resources ?? createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)), nats: { nc, names } })
+  if (service === undefined) life.onStop(async () => resources.close())
   const jobStore = await openJobStateStore(nc, names)
   const invoke = { nc, names, config, enqueue: { js, names, store: jobStore, db, maxDepth: maxDepthOf(config) }, store: jobStore, results: await openResultStore(nc, names) }
   const ctx = { ...infra, db, resources, sandboxes, jobStore, invoke }

@@ -8,6 +8,9 @@ import { issueAccessToken } from '../../src/auth/tokens.ts'
 import { loadConfig, type Config } from '../../src/kernel/config.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { startPlatform, type Platform } from '../../src/main.ts'
+import { natsNames } from '../../src/platform/nats-names.ts'
+import { KINDS } from '../../src/kinds/index.ts'
+import { announceOutsideWrite } from '../../src/resources/row-cache.ts'
 import { readServices } from '../setup/services.ts'
 
 /*
@@ -86,7 +89,12 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
   const base = `http://127.0.0.1:${String(platform.gateway?.port)}`
   const adminId = platform.superadminId as string
   const adminToken = await issueAccessToken(SECRET_KEY, { sub: adminId, email: 'admin@test.local' }, 15)
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<R>(text, values)).rows
+  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
+    const { rows } = await pool.query<R>(text, values)
+    // A test that writes resources rows by hand tells the platform's row caches, as an operator must.
+    if (/^\s*(update|insert|delete)\b[\s\S]*\bresources\b/i.test(text)) await announceOutsideWrite(platform.nc, natsNames(prefix), KINDS.map((k) => k.kind))
+    return rows
+  }
   return {
     base,
     config,
