@@ -19,7 +19,7 @@ const must = async (token: string, path: string, body: unknown) => {
   if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
   return r.body as { id: string }
 }
-const toolNames = (i: number) => ((llm.requests[i]?.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((x) => x.function.name).sort()
+const toolNames = (i: number) => ((llm.requests[i]?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? []).map((x) => x.function.name).sort()
 
 /** Sends one message in a new chat of `agent` as `who`; answers the tool results by call id. */
 async function turn(who: { token: string }, agent: string, content: string): Promise<{ reply: string; results: Record<string, unknown> }> {
