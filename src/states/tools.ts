@@ -28,7 +28,9 @@ async function enabledStores(d: ToolDeps, p: Principal, agent: AgentRecord): Pro
   if (entries.length === 0) return new Map()
   const wild = entries.some((e) => e.store.includes('*'))
   const ownerNs = wild && agent.owner_id !== null ? await namespacesUsedBy(d.db, agent.owner_id) : new Set<string>()
-  const rows = await anyRows(d.db, StoreRow, sql.unsafe`select namespace, name, owner_id from resources where kind = 'store' and is_active order by namespace, name`)
+  // exact references only: read just those rows; a wildcard needs every active store
+  const only = wild ? sql.unsafe`` : sql.unsafe`and (namespace || '/' || name) = any(${sql.array(entries.map((e) => e.store), 'text')})`
+  const rows = await anyRows(d.db, StoreRow, sql.unsafe`select namespace, name, owner_id from resources where kind = 'store' and is_active ${only} order by namespace, name`)
   const out = new Map<string, Access>()
   for (const row of rows) {
     const meta = { namespace: row.namespace, name: row.name, ownerId: row.owner_id }
