@@ -23,6 +23,9 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       ...NAMESPACED.flatMap((r) => ['create', 'read', 'update', 'delete'].map((a) => `platform.${r}/*/*.${a}:own`)),
       'platform.agents/*/*.chat:own',
       'platform.functions/*/*.execute:own',
+      // the states of one's own stores (src/states/access.ts)
+      'platform.stores/*/*.read_state:own',
+      'platform.stores/*/*.write_state:own',
       'platform.dependencies.create:own',
       // claim a free namespace explicitly (README "Access control"); creating a resource claims one too
       'platform.namespaces/*.create:own',

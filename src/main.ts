@@ -27,13 +27,14 @@ import { startInfrastructure } from './roles/infrastructure.ts'
 import { createLifecycle, type Lifecycle } from './roles/lifecycle.ts'
 import { startServiceRole } from './roles/service.ts'
 import { startWorkerRole } from './roles/workers.ts'
+import { statesFeature } from './states/module.ts'
 
 /*
  * The composition root: the features of the platform (each one module, src/<feature>/module.ts)
  * and the roles this process runs (src/roles/), in order: infrastructure → resource service →
  * workers → actor host → gateway. `close()` undoes it in reverse, within one time budget.
  */
-export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature]
+export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature, statesFeature]
 
 export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
 export type { Role }

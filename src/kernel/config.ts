@@ -161,6 +161,9 @@ export const ConfigSchema = T.Object({
   TOOL_RESULT_MAX_SIZE: int(102400, 'bytes stored per tool result', 1),
   TOOL_RESULT_MAX_INLINE: int(5, 'last tool results kept inline', 0),
   TOOL_RESULT_RETENTION_DAYS: int(30, 'days tool results are kept', 1),
+  // stores and states
+  STATE_MAX_VALUE_BYTES: int(262144, 'largest state value in bytes (its JSON text); larger writes answer 413 `state.too_large`', 1),
+  STATE_SWEEP_INTERVAL_SECONDS: num(60, 'how often expired state entries are deleted (they are never answered once expired)', 0.05),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -149,6 +149,14 @@ const CODES: Record<string, Row> = {
   'outbound.timeout': [504, 'the remote host did not answer in time'],
   'outbound.too_many_redirects': [502, 'too many redirects'],
   'outbound.unresolvable': [400, 'the host does not resolve'],
+  // stores and states
+  'state.exists': [409, 'the key is already used in this store'],
+  'state.forbidden': [403, 'not allowed on this store or entry'],
+  'state.invalid_value': [422, 'the value does not match the store schema'],
+  'state.not_found': [404, 'state entry not found'],
+  'state.readonly': [403, 'the store is enabled read-only here'],
+  'state.too_large': [413, 'the value is larger than STATE_MAX_VALUE_BYTES'],
+  'store.not_found': [404, 'store not found'],
   // templates
   'template.forbidden': [422, 'the template uses something forbidden'],
   'template.render': [422, 'template rendering failed'],

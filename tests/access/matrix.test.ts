@@ -238,6 +238,36 @@ const ROWS: Record<string, Row> = {
   // no LLM provider is configured here: the admin's turn fails with 502 after it was allowed
   'adapter.openai.chat-completions': { call: async (c) => ({ path: '/adapters/openai/v1/chat/completions', body: { model: `agent:matrix/${await agentOfA(c)}`, messages: [{ role: 'user', content: 'hi' }] } }), b: [404], admin: [200, 502] },
   // ---- end OpenAI adapter
+  // ---- states (src/states/): A's store and its entries are invisible to B; the admin manages them
+  'states.list': {
+    call: async (c) => {
+      const s = await stateOfA(c)
+      return { path: `/stores/matrix/${s.store}/states`, hidden: (i) => i['key'] === s.key }
+    },
+    b: [404],
+    admin: [200],
+  },
+  'states.create': { call: async (c) => ({ path: `/stores/matrix/${(await stateOfA(c)).store}/states`, body: { key: `k-${c.n()}`, value: 1 } }), b: [404], admin: [201] },
+  'states.get': { call: async (c) => ({ path: await statePathOfA(c) }), b: [404], admin: [200] },
+  'states.put': { call: async (c) => ({ path: await statePathOfA(c), body: { value: 2 } }), b: [404], admin: [200] },
+  'states.delete': { call: async (c) => ({ path: await statePathOfA(c) }), b: [404], admin: [204] },
+  // ---- end states
+}
+
+async function stateOfA(c: Ctx): Promise<{ store: string; key: string }> {
+  const store = `s-${c.n()}`
+  const made = await c.env.request('POST', '/api/v1/stores', { token: c.a.token, body: { namespace: 'matrix', name: store } })
+  if (made.status !== 201) throw new Error(`setup store: ${made.text}`)
+  const key = `k-${c.n()}`
+  // private: only A and whoever manages the store (the admin) see it
+  const res = await c.env.request('POST', `/stores/matrix/${store}/states`, { token: c.a.token, body: { key, value: { n: 1 }, visibility: 'private' } })
+  if (res.status !== 201) throw new Error(`setup state: ${res.text}`)
+  return { store, key }
+}
+
+async function statePathOfA(c: Ctx): Promise<string> {
+  const s = await stateOfA(c)
+  return `/stores/matrix/${s.store}/states/${s.key}`
 }
 
 async function namespaceOfA(c: Ctx): Promise<string> {

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { childPids } from './lib/cpu.ts'
+import { expectOk, measure, type LoadTarget } from './lib/load.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+
+/*
+ * A state read through the platform against the agent resource read of `gateway.bench.ts`, in one
+ * platform process (ROLES=all, its own nats-server and Postgres):
+ *   baseline    GET /api/v1/agents/default/default           one resource row
+ *   state       GET /stores/bench/kv/states/{key}             the store's row + the entry's row
+ *   encrypted   the same on a store with `encrypted: true`    + AES-256-GCM open of the value
+ * The value is a small JSON object (about 200 bytes).
+ */
+const NAME = 'states'
+
+async function run(): Promise<Row[]> {
+  const rows: Row[] = []
+  const dataDir = tempDir('bench-states-')
+  let child: ServerChild | undefined
+  try {
+    process.stderr.write('  starting platform...\n')
+    child = await startServerChild('platform', 'platform.ts', {
+      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
+      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
+      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
+    })
+    const { token } = child.info
+    if (token === undefined) throw new Error('platform child reported no token')
+    const base = `http://127.0.0.1:${String(child.info.port)}`
+    const headers = { authorization: `Bearer ${token}` }
+    const post = async (path: string, body: unknown) => {
+      const r = await fetch(`${base}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      if (r.status !== 201) throw new Error(`${path}: ${String(r.status)} ${await r.text()}`)
+    }
+    const value = { customer: 'ACME Corporation', tier: 'gold', tags: ['a', 'b', 'c'], notes: 'x'.repeat(120) }
+    await post('/api/v1/stores', { namespace: 'bench', name: 'kv' })
+    await post('/api/v1/stores', { namespace: 'bench', name: 'vault', encrypted: true })
+    await post('/stores/bench/kv/states', { key: 'customer:42', value })
+    await post('/stores/bench/vault/states', { key: 'customer:42', value })
+    const pid = child.pid
+    const helperPids = childPids(child.pid)
+    const load = async (label: string, target: LoadTarget, extra: Partial<Row> = {}) => {
+      process.stderr.write(`  measuring ${label}\n`)
+      await expectOk(target.url, target.headers)
+      rows.push({ benchmark: NAME, case: label, ...(await measure(target)), ...extra })
+    }
+    await load('GET /api/v1/agents/default/default (resource read)', { url: `${base}/api/v1/agents/default/default`, headers, pid, helperPids }, { baseline: true, note: 'CPU is the whole platform process (gateway + service)' })
+    await load('GET /stores/bench/kv/states/customer:42', { url: `${base}/stores/bench/kv/states/customer:42`, headers, pid, helperPids })
+    await load('GET /stores/bench/vault/states/customer:42 (encrypted)', { url: `${base}/stores/bench/vault/states/customer:42`, headers, pid, helperPids })
+  } finally {
+    await child?.stop()
+    removeTempDir(dataDir)
+  }
+  return rows
+}
+
+const bench: Benchmark = {
+  name: NAME,
+  description: 'a state read (plain and encrypted store) vs the agent resource read, in one platform process',
+  run,
+}
+export default bench

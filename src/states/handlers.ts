@@ -1,0 +1,24 @@
+import { bind, type BoundRoute } from '../api/bind.ts'
+import { STATE_ROUTES as R } from './routes.ts'
+import type { StateService } from './service.ts'
+
+/* The state routes over the state service (every check lives there). */
+export function stateHandlers(states: StateService): BoundRoute[] {
+  const store = (params: { namespace: string; name: string }) => ({ namespace: params.namespace, name: params.name })
+  return [
+    bind(R.list, async ({ principal, params, query }) => {
+      const { items, total } = await states.list(principal, store(params), query)
+      return { body: items, headers: { 'x-total-count': String(total) } }
+    }),
+    bind(R.create, async ({ principal, params, body }) => ({ status: 201, body: await states.create(principal, store(params), body) })),
+    bind(R.get, async ({ principal, params }) => ({ body: await states.get(principal, store(params), params.key) })),
+    bind(R.put, async ({ principal, params, body }) => {
+      const { entry, created } = await states.put(principal, store(params), params.key, body)
+      return { status: created ? 201 : 200, body: entry }
+    }),
+    bind(R.delete, async ({ principal, params }) => {
+      await states.remove(principal, store(params), params.key)
+      return { status: 204 }
+    }),
+  ]
+}

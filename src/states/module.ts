@@ -1,0 +1,24 @@
+import { defineFeature } from '../api/feature.ts'
+import { registerToolProvider } from '../chats/tools.ts'
+import { stateHandlers } from './handlers.ts'
+import { stateRoutes } from './routes.ts'
+import { createStateService } from './service.ts'
+import { startStateSweep } from './sweep.ts'
+import { stateToolProvider } from './tools.ts'
+
+/*
+ * Stores' state entries: the `/stores/{ns}/{name}/states` routes and the expired-entry sweep
+ * (service role), and the agent tools `list_state_keys`, `retrieve_state`, `save_state`,
+ * `delete_state` (registered with the chats' tool providers; they run in the workers role).
+ * The `store` kind itself is in src/kinds/store/.
+ */
+registerToolProvider(stateToolProvider)
+
+export const statesFeature = defineFeature({
+  name: 'states',
+  routes: stateRoutes,
+  service: (ctx) => {
+    const states = createStateService({ db: ctx.db, config: ctx.config, resources: ctx.resources })
+    return { routes: stateHandlers(states), stop: startStateSweep(states, ctx.config.STATE_SWEEP_INTERVAL_SECONDS, ctx.log.child({ mod: 'states' })) }
+  },
+})
