@@ -17,6 +17,9 @@ import type { JobService } from './jobs/start.ts'
 import type { Config } from './kernel/config.ts'
 import type { Logger } from './kernel/log.ts'
 import { namespacesFeature } from './namespaces/module.ts'
+import { templateApiFeature } from './template-api/module.ts'
+import { discoveryFeature } from './discovery/module.ts'
+import { manifestsFeature } from './manifests/module.ts'
 import type { Db } from './platform/db.ts'
 import type { NatsConnection } from './platform/nats.ts'
 import { resourcesFeature } from './resources/module.ts'
@@ -33,7 +36,7 @@ import { startWorkerRole } from './roles/workers.ts'
  * and the roles this process runs (src/roles/), in order: infrastructure → resource service →
  * workers → actor host → gateway. `close()` undoes it in reverse, within one time budget.
  */
-export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature]
+export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature, templateApiFeature, discoveryFeature, manifestsFeature]
 
 export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
 export type { Role }

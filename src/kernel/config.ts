@@ -161,6 +161,9 @@ export const ConfigSchema = T.Object({
   TOOL_RESULT_MAX_SIZE: int(102400, 'bytes stored per tool result', 1),
   TOOL_RESULT_MAX_INLINE: int(5, 'last tool results kept inline', 0),
   TOOL_RESULT_RETENTION_DAYS: int(30, 'days tool results are kept', 1),
+  // templates and email (SPEC.md §2.7)
+  TEMPLATE_EMAIL_MAX_RECIPIENTS: int(50, 'most distinct `to` addresses one POST /templates/{id}/send may name (more: 422 email.too_many_recipients)', 1, 1000),
+  TEMPLATE_EMAIL_FROM: str('', 'sender address of template emails (empty: noreply@<SMTP_DOMAIN or DOMAIN>); `from_name` only sets the display name'),
 })
 
 export type Config = Static<typeof ConfigSchema>
