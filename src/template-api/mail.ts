@@ -39,7 +39,9 @@ export function createTemplateMailer(config: Config, log: Logger): TemplateMaile
         return { status: 'sent', message_id: String(info.messageId), recipients: to.filter((x) => !rejected.includes(x)), rejected }
       } catch (err) {
         log.warn({ err, recipients: to.length }, 'template email not accepted by the SMTP server')
-        throw new AppError(502, 'email.send_failed', `the SMTP server did not accept the message: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+        // the SMTP reply code helps the caller; the connection details (host, port) stay in the log
+        const code = typeof err === 'object' && err !== null && 'responseCode' in err ? ` (SMTP ${String(err.responseCode)})` : ''
+        throw new AppError(502, 'email.send_failed', `the SMTP server did not accept the message${code}`, { cause: err })
       }
     },
   }
