@@ -33,6 +33,7 @@ export function buildOpenApi(routes: readonly RouteDef[], surface: Surface, vers
         parameters.push({ name, in: where, required: where === 'path' || required.has(name), schema: clean(s as TSchema) })
       }
     }
+    for (const name of r.headers ?? []) parameters.push({ name, in: 'header', required: false, schema: { type: 'string' } })
     const status = String(r.status ?? 200)
     const responses: Record<string, unknown> = {
       [status]: r.response === undefined || status === '204' ? { description: 'Success' } : { description: 'Success', content: { 'application/json': { schema: clean(r.response) } } },

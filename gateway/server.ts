@@ -232,6 +232,12 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i] as string] = safeDecode(req.getParameter(i) ?? '')
       const rawQuery = req.getQuery() ?? ''
       const lastEventId = route.def.stream === undefined ? '' : req.getHeader('last-event-id')
+      // only the headers the route declared (RouteDef.headers), read now: uWS's req dies with this callback
+      let headers: Record<string, string> | undefined
+      for (const name of route.def.headers ?? []) {
+        const v = req.getHeader(name)
+        if (v !== '') (headers ??= {})[name] = v
+      }
       const declared = Number(req.getHeader('content-length') || '0')
       let bodyPromise: Promise<Buffer | null> | undefined
       if (route.body !== undefined) {
@@ -241,7 +247,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         }
         bodyPromise = readBody(res, options.maxBodyBytes)
       }
-      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise })
+      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise, headers })
     }
     app[UWS_METHOD[route.def.method]](uwsPath, handler)
   }
@@ -250,7 +256,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     res: HttpResponse,
     state: ReturnType<typeof begin>,
     route: CompiledRoute,
-    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; lastEventId: string; bodyPromise: Promise<Buffer | null> | undefined },
+    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; lastEventId: string; bodyPromise: Promise<Buffer | null> | undefined; headers: Record<string, string> | undefined },
   ): Promise<void> {
     let stream: SseStream | undefined
     try {
@@ -261,6 +267,10 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       }
       const paramIssues = textIssues(input.params, 'path')
       if (paramIssues.length > 0) throw invalidText(paramIssues)
+      if (input.headers !== undefined) {
+        const headerIssues = textIssues(input.headers, 'header')
+        if (headerIssues.length > 0) throw invalidText(headerIssues)
+      }
       if (route.params !== undefined && !route.params.Check(input.params)) {
         throw new AppError(422, 'request.invalid', 'invalid path parameters', { issues: issuesOf(route.params, input.params, '') })
       }
@@ -310,7 +320,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         stream = sse.open(newChannelId())
       }
       const out = encodeRequest(
-        { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }) },
+        { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(input.headers === undefined ? {} : { headers: input.headers }), ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }) },
         body,
       )
       // fails fast with 503 while NATS is disconnected (gateway/nats-status.ts)

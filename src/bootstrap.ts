@@ -26,6 +26,7 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       // the states of one's own stores (src/states/access.ts)
       'platform.stores/*/*.read_state:own',
       'platform.stores/*/*.write_state:own',
+      'platform.templates/*/*.send:own',
       'platform.dependencies.create:own',
       // claim a free namespace explicitly (README "Access control"); creating a resource claims one too
       'platform.namespaces/*.create:own',

@@ -2,24 +2,14 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Gateway } from '../gateway/server.ts'
 import type { SandboxExecutor } from '../sandbox/executor.ts'
-import { accessFeature } from './access/module.ts'
-import { adapterFeature } from './adapter/module.ts'
-import type { Feature, Role } from './api/feature.ts'
+import type { Role } from './api/feature.ts'
 import type { RouteDef } from './api/route.ts'
-import { systemFeature } from './api/system-module.ts'
-import { chatsFeature } from './chats/module.ts'
-import { dependenciesFeature } from './dependencies/module.ts'
-import { sandboxAdminFeature } from './functions/admin-module.ts'
-import { functionsFeature } from './functions/module.ts'
-import { identityFeature } from './identity/module.ts'
-import { jobsFeature } from './jobs/module.ts'
+import { FEATURES } from './features.ts'
 import type { JobService } from './jobs/start.ts'
 import type { Config } from './kernel/config.ts'
 import type { Logger } from './kernel/log.ts'
-import { namespacesFeature } from './namespaces/module.ts'
 import type { Db } from './platform/db.ts'
 import type { NatsConnection } from './platform/nats.ts'
-import { resourcesFeature } from './resources/module.ts'
 import type { ResourceService } from './resources/service.ts'
 import { startActorRole } from './roles/actors.ts'
 import { startGatewayRole } from './roles/gateway.ts'
@@ -27,14 +17,13 @@ import { startInfrastructure } from './roles/infrastructure.ts'
 import { createLifecycle, type Lifecycle } from './roles/lifecycle.ts'
 import { startServiceRole } from './roles/service.ts'
 import { startWorkerRole } from './roles/workers.ts'
-import { statesFeature } from './states/module.ts'
 
 /*
- * The composition root: the features of the platform (each one module, src/<feature>/module.ts)
+ * The composition root: the features of the platform (src/features.ts lists them)
  * and the roles this process runs (src/roles/), in order: infrastructure → resource service →
  * workers → actor host → gateway. `close()` undoes it in reverse, within one time budget.
  */
-export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature, statesFeature]
+export { FEATURES }
 
 export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
 export type { Role }

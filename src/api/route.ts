@@ -40,6 +40,12 @@ export interface RouteDef {
   stream?: { format: 'platform' | 'openai' }
   /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
   permission?: string | readonly string[]
+  /**
+   * Request headers the handler reads (lower-case names, e.g. `x-application`): the gateway
+   * forwards only these, in `request.headers` (absent or empty headers are left out). Values are
+   * the client's text: the handler validates them.
+   */
+  headers?: readonly string[]
 }
 
 /**
@@ -86,6 +92,8 @@ export interface RpcRequest {
   streamChannelId?: string
   /** Stream routes only: the client's `Last-Event-ID` header (or `?last_id=`), a stream sequence. */
   streamLastId?: number
+  /** The request headers the route declared in `RouteDef.headers` that the client sent. */
+  headers?: Record<string, string>
 }
 
 export interface RpcReply {

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer'
+import nodemailer, { type Transporter } from 'nodemailer'
 import type { Config } from '../kernel/config.ts'
 import { AppError } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
@@ -19,9 +19,26 @@ export function checkMailer(config: Config): void {
   }
 }
 
-export function createMailer(config: Config, log: Logger): Mailer {
+/** The platform's sender address: `noreply@<SMTP_DOMAIN or DOMAIN or localhost>` (login codes, template emails). */
+export function senderAddress(config: Config): string {
   const domain = config.SMTP_DOMAIN !== '' ? config.SMTP_DOMAIN : config.DOMAIN !== '' ? config.DOMAIN : 'localhost'
-  const from = `noreply@${domain}`
+  return `noreply@${domain}`
+}
+
+/** The one SMTP transport configuration (SMTP_*), shared by login codes and template emails; call only with SMTP_HOST set. */
+export function smtpTransport(config: Config): Transporter {
+  return nodemailer.createTransport({
+    host: config.SMTP_HOST,
+    port: config.SMTP_PORT,
+    secure: config.SMTP_PORT === 465,
+    ...(config.SMTP_USER === '' ? {} : { auth: { user: config.SMTP_USER, pass: config.SMTP_PASSWORD } }),
+    // STARTTLS is used whenever the server offers it; only production insists on a valid certificate.
+    tls: { rejectUnauthorized: config.NODE_ENV === 'production' },
+  })
+}
+
+export function createMailer(config: Config, log: Logger): Mailer {
+  const from = senderAddress(config)
   if (config.SMTP_HOST === '') {
     if (config.AUTH_MODE.includes('otp')) log.warn({ auth_mode: config.AUTH_MODE }, 'SMTP_HOST is not set: login codes cannot be emailed and are written to this log instead (development only)')
     return {
@@ -30,14 +47,7 @@ export function createMailer(config: Config, log: Logger): Mailer {
       },
     }
   }
-  const transport = nodemailer.createTransport({
-    host: config.SMTP_HOST,
-    port: config.SMTP_PORT,
-    secure: config.SMTP_PORT === 465,
-    ...(config.SMTP_USER === '' ? {} : { auth: { user: config.SMTP_USER, pass: config.SMTP_PASSWORD } }),
-    // STARTTLS is used whenever the server offers it; only production insists on a valid certificate.
-    tls: { rejectUnauthorized: config.NODE_ENV === 'production' },
-  })
+  const transport = smtpTransport(config)
   return {
     async sendLoginCode(to, code, minutes) {
       await transport.sendMail({

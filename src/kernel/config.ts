@@ -164,6 +164,9 @@ export const ConfigSchema = T.Object({
   // stores and states
   STATE_MAX_VALUE_BYTES: int(262144, 'largest state value in bytes (its JSON text); larger writes answer 413 `state.too_large`', 1),
   STATE_SWEEP_INTERVAL_SECONDS: num(60, 'how often expired state entries are deleted (they are never answered once expired)', 0.05),
+  // templates and email (SPEC.md §2.7)
+  TEMPLATE_EMAIL_MAX_RECIPIENTS: int(50, 'most distinct `to` addresses one POST /templates/{id}/send may name (more: 422 email.too_many_recipients)', 1, 1000),
+  TEMPLATE_EMAIL_FROM: str('', 'sender address of template emails (empty: noreply@<SMTP_DOMAIN or DOMAIN>); `from_name` only sets the display name'),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -158,7 +158,13 @@ const CODES: Record<string, Row> = {
   'state.too_large': [413, 'the value is larger than STATE_MAX_VALUE_BYTES'],
   'store.not_found': [404, 'store not found'],
   // templates
+  // templates, email, discovery and manifests
+  'discovery.bad_app': [422, 'X-Application / app must be `<namespace>/<name>`'],
+  'email.not_configured': [503, 'email is not configured (SMTP_HOST is empty)'],
+  'email.send_failed': [502, 'the SMTP server did not accept the message'],
+  'email.too_many_recipients': [422, 'too many recipients (TEMPLATE_EMAIL_MAX_RECIPIENTS)'],
   'template.forbidden': [422, 'the template uses something forbidden'],
+  'template.invalid_variables': [422, "the variables do not match the template's variable_schema"],
   'template.render': [422, 'template rendering failed'],
   'template.syntax': [422, 'template syntax error'],
   'template.timeout': [422, 'template rendering took too long'],

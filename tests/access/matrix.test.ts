@@ -252,6 +252,49 @@ const ROWS: Record<string, Row> = {
   'states.put': { call: async (c) => ({ path: await statePathOfA(c), body: { value: 2 } }), b: [404], admin: [200] },
   'states.delete': { call: async (c) => ({ path: await statePathOfA(c) }), b: [404], admin: [204] },
   // ---- end states
+  // ---- templates, discovery, manifests (src/template-api/, src/discovery/, src/manifests/): A's are invisible to B
+  'templates.get-by-id': { call: async (c) => ({ path: `/api/v1/templates/${(await templateOfA(c)).id}` }), b: [404], admin: [200] },
+  'templates.patch-by-id': { call: async (c) => ({ path: `/api/v1/templates/${(await templateOfA(c)).id}`, body: { description: 'changed' } }), b: [404], admin: [200] },
+  'templates.delete-by-id': { call: async (c) => ({ path: `/api/v1/templates/${(await templateOfA(c)).id}` }), b: [404], admin: [204] },
+  'templates.get-by-name': { call: async (c) => ({ path: `/api/v1/templates/by-name/matrix/${(await templateOfA(c)).name}` }), b: [404], admin: [200] },
+  'templates.render': { call: async (c) => ({ path: `/templates/${(await templateOfA(c)).id}/render`, body: { variables: { name: 'x' } } }), b: [404], admin: [200] },
+  'templates.render-v1': { call: async (c) => ({ path: `/api/v1/templates/${(await templateOfA(c)).id}/render`, body: { variables: { name: 'x' } } }), b: [404], admin: [200] },
+  // no SMTP server in this platform: the admin passes every check and gets 503 email.not_configured
+  'templates.send': { call: async (c) => ({ path: `/templates/${(await templateOfA(c)).id}/send`, body: { to: 'x@test.local', variables: { name: 'x' } } }), b: [404], admin: [503] },
+  'templates.send-v1': { call: async (c) => ({ path: `/api/v1/templates/${(await templateOfA(c)).id}/send`, body: { to: 'x@test.local', variables: { name: 'x' } } }), b: [404], admin: [503] },
+  'discovery.list': {
+    call: async (c) => {
+      const { name } = await templateOfA(c)
+      return { path: '/discovery/templates', hidden: (i) => i['name'] === name }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'discovery.list-v1': {
+    call: async (c) => {
+      const { name } = await templateOfA(c)
+      return { path: '/api/v1/discovery/templates', hidden: (i) => i['name'] === name }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'manifests.status': { call: async (c) => ({ path: `/api/runtime/manifests/matrix/${await manifestOfA(c)}/status` }), b: [404], admin: [200] },
+  'manifests.status-runtime': { call: async (c) => ({ path: `/manifests/matrix/${await manifestOfA(c)}/status` }), b: [404], admin: [200] },
+  // ---- end templates, discovery, manifests
+}
+
+async function templateOfA(c: Ctx): Promise<{ id: string; name: string }> {
+  const name = `t-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/templates', { token: c.a.token, body: { namespace: 'matrix', name, ...KIND_FIXTURES['template']?.valid } })
+  if (res.status !== 201) throw new Error(`setup template: ${res.text}`)
+  return { id: (res.body as { id: string }).id, name }
+}
+
+async function manifestOfA(c: Ctx): Promise<string> {
+  const name = `mf-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/manifests', { token: c.a.token, body: { namespace: 'matrix', name, ...KIND_FIXTURES['manifest']?.valid } })
+  if (res.status !== 201) throw new Error(`setup manifest: ${res.text}`)
+  return name
 }
 
 async function stateOfA(c: Ctx): Promise<{ store: string; key: string }> {

@@ -8,6 +8,12 @@ export interface Mail {
   from: string | null
   subject: string
   text: string
+  /** The From header as written (display name and address). */
+  fromHeader: string
+  /** The HTML part ('' when none). */
+  html: string
+  /** Lower-case names of every header of the message. */
+  headerKeys: string[]
 }
 
 export async function startSmtpSink(t: { teardown(fn: () => unknown): void }): Promise<{ port: number; next(to: string, timeoutMs?: number): Promise<Mail>; received(to: string): Mail[] }> {

@@ -1,0 +1,38 @@
+import type { Feature } from './api/feature.ts'
+import { accessFeature } from './access/module.ts'
+import { adapterFeature } from './adapter/module.ts'
+import { systemFeature } from './api/system-module.ts'
+import { chatsFeature } from './chats/module.ts'
+import { dependenciesFeature } from './dependencies/module.ts'
+import { discoveryFeature } from './discovery/module.ts'
+import { sandboxAdminFeature } from './functions/admin-module.ts'
+import { functionsFeature } from './functions/module.ts'
+import { identityFeature } from './identity/module.ts'
+import { jobsFeature } from './jobs/module.ts'
+import { manifestsFeature } from './manifests/module.ts'
+import { namespacesFeature } from './namespaces/module.ts'
+import { resourcesFeature } from './resources/module.ts'
+import { statesFeature } from './states/module.ts'
+import { templateApiFeature } from './template-api/module.ts'
+
+/*
+ * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
+ * order their routes and parts are set up. A new feature is one import and one line here.
+ */
+export const FEATURES: readonly Feature[] = [
+  systemFeature,
+  identityFeature,
+  resourcesFeature,
+  jobsFeature,
+  functionsFeature,
+  chatsFeature,
+  sandboxAdminFeature,
+  accessFeature,
+  namespacesFeature,
+  dependenciesFeature,
+  adapterFeature,
+  statesFeature,
+  templateApiFeature,
+  discoveryFeature,
+  manifestsFeature,
+]

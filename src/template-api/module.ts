@@ -1,0 +1,11 @@
+import { defineFeature } from '../api/feature.ts'
+import { templateHandlers } from './handlers.ts'
+import { createTemplateMailer } from './mail.ts'
+import { templateRoutes } from './routes.ts'
+
+/* Templates beyond CRUD: by id / by name, render, and send as email (SPEC.md §2.7, §4.7). */
+export const templateApiFeature = defineFeature({
+  name: 'template-api',
+  routes: templateRoutes,
+  service: (ctx) => ({ routes: templateHandlers({ resources: ctx.resources, config: ctx.config, mailer: createTemplateMailer(ctx.config, ctx.log.child({ mod: 'template-mail' })) }) }),
+})
