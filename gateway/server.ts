@@ -75,6 +75,19 @@ function safeDecode(s: string): string {
   }
 }
 
+/** The named cookies of a Cookie header (first occurrence wins; values at most 4 KiB, as browsers keep them). */
+function pickCookies(header: string, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq < 0) continue
+    const name = part.slice(0, eq).trim()
+    const value = part.slice(eq + 1).trim()
+    if (names.includes(name) && !(name in out) && value.length <= 4096) out[name] = safeDecode(value)
+  }
+  return out
+}
+
 /** Text Postgres cannot store (NUL, lone surrogates) is the client's fault: 400 naming every place. */
 const invalidText = (issues: FieldIssue[]): AppError =>
   new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', { issues })
@@ -232,6 +245,8 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i] as string] = safeDecode(req.getParameter(i) ?? '')
       const rawQuery = req.getQuery() ?? ''
       const lastEventId = route.def.stream === undefined ? '' : req.getHeader('last-event-id')
+      // only the cookies the route names leave the edge (uWS headers are readable only now)
+      const cookies = route.def.cookies === undefined ? undefined : pickCookies(req.getHeader('cookie'), route.def.cookies)
       const declared = Number(req.getHeader('content-length') || '0')
       let bodyPromise: Promise<Buffer | null> | undefined
       if (route.body !== undefined) {
@@ -241,7 +256,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         }
         bodyPromise = readBody(res, options.maxBodyBytes)
       }
-      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise })
+      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise, cookies })
     }
     app[UWS_METHOD[route.def.method]](uwsPath, handler)
   }
@@ -250,7 +265,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     res: HttpResponse,
     state: ReturnType<typeof begin>,
     route: CompiledRoute,
-    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; lastEventId: string; bodyPromise: Promise<Buffer | null> | undefined },
+    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; lastEventId: string; bodyPromise: Promise<Buffer | null> | undefined; cookies: Record<string, string> | undefined },
   ): Promise<void> {
     let stream: SseStream | undefined
     try {
@@ -310,7 +325,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         stream = sse.open(newChannelId())
       }
       const out = encodeRequest(
-        { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }) },
+        { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }), ...(input.cookies === undefined ? {} : { cookies: input.cookies }) },
         body,
       )
       // fails fast with 503 while NATS is disconnected (gateway/nats-status.ts)
