@@ -7,6 +7,10 @@ import { Name, Namespace, Ref } from './common.ts'
  * and its typed operations, each a method + path with a JSON Schema over its parameters.
  */
 
+/*
+ * Nested fields with a default are Optional: a body may leave them out, and every read fills the
+ * defaults in (`toRecord` applies Value.Default); code reading them still says what it assumes.
+ */
 /** Operation names become part of tool names (`connector__{ns}__{name}__{op}`): what LLM tool names allow. */
 export const OPERATION_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$'
 export const OperationName = T.String({ pattern: OPERATION_NAME_PATTERN, description: 'letters, digits, _ and -; at most 64 characters' })
@@ -17,22 +21,22 @@ export const ParameterLocation = T.Union([T.Literal('path'), T.Literal('query'),
 export const ConnectorOperation = T.Object(
   {
     name: OperationName,
-    description: T.String({ default: '', maxLength: 4000 }),
+    description: T.Optional(T.String({ default: '', maxLength: 4000 })),
     method: HttpMethod,
     path: T.String({ minLength: 1, maxLength: 2048, pattern: '^/', description: 'appended to base_url; `{param}` segments are filled from path parameters' }),
-    parameters: T.Record(T.String(), T.Unknown(), {
+    parameters: T.Optional(T.Record(T.String(), T.Unknown(), {
       default: { type: 'object', properties: {} },
       description: 'a JSON Schema (type object) over every parameter of the operation; the call input is validated against it',
-    }),
-    locations: T.Record(T.String({ maxLength: 200 }), ParameterLocation, {
+    })),
+    locations: T.Optional(T.Record(T.String({ maxLength: 200 }), ParameterLocation, {
       default: {},
       description: 'where each parameter goes: path, query or header; parameters not listed go into the body',
-    }),
-    body_mapping: T.Union([T.Record(T.String({ maxLength: 500 }), T.String({ maxLength: 200 })), T.Null()], {
+    })),
+    body_mapping: T.Optional(T.Union([T.Record(T.String({ maxLength: 500 }), T.String({ maxLength: 200 })), T.Null()], {
       default: null,
       description: 'outgoing body field (dotted path; `$` = the whole body) → parameter name; null: the body is the object of the body parameters',
-    }),
-    body_encoding: T.Union([T.Literal('json'), T.Literal('form')], { default: 'json', description: 'application/json or application/x-www-form-urlencoded' }),
+    })),
+    body_encoding: T.Optional(T.Union([T.Literal('json'), T.Literal('form')], { default: 'json', description: 'application/json or application/x-www-form-urlencoded' })),
   },
   { additionalProperties: false },
 )
@@ -43,7 +47,7 @@ export const OAuth2Settings = T.Object(
     token_url: T.String({ maxLength: 2048, description: 'the provider token endpoint (HTTPS)' }),
     revocation_url: T.Optional(T.String({ maxLength: 2048, description: 'RFC 7009 revocation endpoint; tokens are revoked there when the user disconnects' })),
     client_id: T.String({ minLength: 1, maxLength: 500 }),
-    scopes: T.Array(T.String({ minLength: 1, maxLength: 200 }), { default: [], maxItems: 100 }),
+    scopes: T.Optional(T.Array(T.String({ minLength: 1, maxLength: 200 }), { default: [], maxItems: 100 })),
     redirect_uri: T.Optional(T.String({ maxLength: 2048, description: 'the platform callback as the provider knows it (default: https://DOMAIN/api/v1/oauth/callback)' })),
   },
   { additionalProperties: false },
@@ -51,7 +55,7 @@ export const OAuth2Settings = T.Object(
 
 export const ConnectorAuth = T.Object(
   {
-    type: T.Union([T.Literal('none'), T.Literal('bearer'), T.Literal('basic'), T.Literal('api_key'), T.Literal('oauth2')], { default: 'none' }),
+    type: T.Optional(T.Union([T.Literal('none'), T.Literal('bearer'), T.Literal('basic'), T.Literal('api_key'), T.Literal('oauth2')], { default: 'none' })),
     secret: T.Optional(Ref),
     header: T.Optional(T.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$', description: 'api_key: header name (default X-API-Key)' })),
     query_param: T.Optional(T.String({ minLength: 1, maxLength: 200, description: 'api_key: send the key as this query parameter instead of a header' })),
@@ -63,9 +67,9 @@ export const ConnectorAuth = T.Object(
 
 export const ConnectorRetry = T.Object(
   {
-    max_retries: T.Integer({ minimum: 0, maximum: 10, default: 0, description: 'clamped to CONNECTOR_MAX_RETRIES; idempotent methods only' }),
-    backoff_ms: T.Integer({ minimum: 0, maximum: 60_000, default: 200, description: 'first delay; doubles per retry' }),
-    on_status: T.Array(T.Integer({ minimum: 100, maximum: 599 }), { default: [502, 503, 504], maxItems: 50 }),
+    max_retries: T.Optional(T.Integer({ minimum: 0, maximum: 10, default: 0, description: 'clamped to CONNECTOR_MAX_RETRIES; idempotent methods only' })),
+    backoff_ms: T.Optional(T.Integer({ minimum: 0, maximum: 60_000, default: 200, description: 'first delay; doubles per retry' })),
+    on_status: T.Optional(T.Array(T.Integer({ minimum: 100, maximum: 599 }), { default: [502, 503, 504], maxItems: 50 })),
   },
   { additionalProperties: false },
 )

@@ -92,14 +92,14 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export async function callOperation(d: ConnectorDeps, p: Principal, c: ConnectorRecord, opName: string, input: Record<string, unknown>): Promise<OperationResult> {
   const op = c.operations.find((o) => o.name === opName)
   if (op === undefined) throw notFound(`connector ${c.namespace}/${c.name} has no operation ${opName}`, 'connector.operation_not_found')
-  const issues = validateAgainst(op.parameters, input, 'input')
+  const issues = validateAgainst(op.parameters ?? {}, input, 'input')
   if (issues.length > 0) throw invalid(`the input does not match the parameters of ${opName}`, issues, 'connector.invalid_input')
   const built = buildRequest(c.base_url, c.headers, op, input)
   const cred = await credentials(d, p, c)
   const url = new URL(built.url)
   for (const [k, v] of Object.entries(cred.query)) url.searchParams.set(k, v)
   const headers = { ...built.headers, ...cred.headers }
-  const retries = IDEMPOTENT.has(op.method) ? Math.min(c.retry.max_retries, d.config.CONNECTOR_MAX_RETRIES) : 0
+  const retries = IDEMPOTENT.has(op.method) ? Math.min(c.retry.max_retries ?? 0, d.config.CONNECTOR_MAX_RETRIES) : 0
   const started = Date.now()
   for (let attempt = 0; ; attempt++) {
     let res: OutboundResponse | undefined
@@ -120,10 +120,10 @@ export async function callOperation(d: ConnectorDeps, p: Principal, c: Connector
     } catch (err) {
       if (!(err instanceof AppError) || !RETRYABLE_CODES.has(err.code) || attempt >= retries) throw err
     }
-    if (res !== undefined && (!c.retry.on_status.includes(res.status) || attempt >= retries)) {
+    if (res !== undefined && (!(c.retry.on_status ?? []).includes(res.status) || attempt >= retries)) {
       d.log.debug({ connector: `${c.namespace}/${c.name}`, op: opName, status: res.status, attempts: attempt + 1, ms: Date.now() - started }, 'connector call')
       return { status: res.status, headers: headersOf(res.headers), body: bodyOf(res) }
     }
-    await pause(c.retry.backoff_ms * 2 ** attempt)
+    await pause((c.retry.backoff_ms ?? 0) * 2 ** attempt)
   }
 }

@@ -98,7 +98,8 @@ export async function startFlow(d: ConnectorDeps, userId: string, connector: Con
   url.searchParams.set('response_type', 'code')
   url.searchParams.set('client_id', o.client_id)
   url.searchParams.set('redirect_uri', redirectUri)
-  if (o.scopes.length > 0) url.searchParams.set('scope', o.scopes.join(' '))
+  const scopes = o.scopes ?? []
+  if (scopes.length > 0) url.searchParams.set('scope', scopes.join(' '))
   url.searchParams.set('state', state)
   url.searchParams.set('code_challenge', challenge)
   url.searchParams.set('code_challenge_method', 'S256')

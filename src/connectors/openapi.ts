@@ -157,6 +157,17 @@ function serverUrl(doc: Json): string | null {
   return /^https?:\/\//i.test(url) ? url.replace(/\/$/, '') : null
 }
 
+/** The first `$ref` that points outside the document (a file or URL), if any. */
+function externalRef(value: unknown, depth = 0): string | null {
+  if (depth > 200 || typeof value !== 'object' || value === null) return null
+  for (const [k, v] of Object.entries(value)) {
+    if (k === '$ref' && typeof v === 'string' && !v.startsWith('#')) return v
+    const found = externalRef(v, depth + 1)
+    if (found !== null) return found
+  }
+  return null
+}
+
 export interface ImportedApi {
   title: string
   baseUrl: string | null
@@ -168,6 +179,8 @@ export async function importOpenApi(input: string | Json, maxOperations: number)
   const version = doc['openapi']
   if (typeof version !== 'string' || !version.startsWith('3.')) throw bad('only OpenAPI 3.x documents can be imported (the `openapi` field)')
   if (!isObject(doc['paths'])) throw bad('the document has no paths')
+  const external = externalRef(doc)
+  if (external !== null) throw bad(`external $refs are not followed (${external.slice(0, 200)}): bundle the document into one file first`)
   let resolved: Json
   try {
     resolved = (await dereference(structuredClone(doc), {

@@ -44,7 +44,7 @@ export function headerIssue(name: string, value: string): string | null {
 }
 
 export function buildRequest(baseUrl: string, staticHeaders: Record<string, string>, op: Operation, input: Record<string, unknown>): BuiltRequest {
-  const locations = op.locations
+  const locations = op.locations ?? {}
   const issues: { path: string; message: string }[] = []
   const path = op.path.replace(/\{([^{}/]+)\}/g, (_m, name: string) => {
     const v = input[name]
@@ -80,11 +80,12 @@ export function buildRequest(baseUrl: string, staticHeaders: Record<string, stri
   if (issues.length > 0) throw invalid('the operation cannot be called with this input', issues, 'connector.invalid_input')
 
   let payload: unknown = undefined
-  if (op.body_mapping === null) {
+  const mapping = op.body_mapping ?? null
+  if (mapping === null) {
     if (Object.keys(bodyParams).length > 0) payload = bodyParams
   } else {
     const mapped: Record<string, unknown> = {}
-    for (const [field, param] of Object.entries(op.body_mapping)) {
+    for (const [field, param] of Object.entries(mapping)) {
       if (!(param in bodyParams)) continue
       if (field === '$') payload = bodyParams[param]
       else setPath(mapped, field, bodyParams[param])

@@ -24,7 +24,7 @@ type Operation = Static<typeof ConnectorOperation>
 
 /** The operation's schema without the locked parameters. */
 function visibleSchema(op: Operation, locked: ReadonlySet<string>): Record<string, unknown> {
-  const schema = structuredClone(op.parameters)
+  const schema: Record<string, unknown> = structuredClone(op.parameters ?? {})
   const props = (schema['properties'] ?? {}) as Record<string, unknown>
   for (const k of locked) delete props[k]
   schema['type'] = 'object'
@@ -38,7 +38,7 @@ function visibleSchema(op: Operation, locked: ReadonlySet<string>): Record<strin
 }
 
 function describe(c: ConnectorRecord, op: Operation): string {
-  const what = op.description !== '' ? op.description : `${op.method} ${op.path}`
+  const what = op.description !== undefined && op.description !== '' ? op.description : `${op.method} ${op.path}`
   return `${what} (connector ${c.namespace}/${c.name}${c.description === '' ? '' : `: ${c.description}`})`.slice(0, 1024)
 }
 

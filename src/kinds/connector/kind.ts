@@ -33,8 +33,9 @@ function urlIssue(path: string, raw: string, httpsOnly: boolean): FieldIssue[] {
 export function connectorIssues(s: Static<typeof ConnectorSpec>): FieldIssue[] {
   const issues: FieldIssue[] = [...urlIssue('base_url', s.base_url, false)]
   const a = s.auth
-  if (['bearer', 'basic', 'api_key'].includes(a.type) && a.secret === undefined) issues.push({ path: 'auth.secret', message: `required for auth type ${a.type}` })
-  if (a.type === 'oauth2') {
+  const type = a.type ?? 'none'
+  if (['bearer', 'basic', 'api_key'].includes(type) && a.secret === undefined) issues.push({ path: 'auth.secret', message: `required for auth type ${type}` })
+  if (type === 'oauth2') {
     if (a.oauth2 === undefined) issues.push({ path: 'auth.oauth2', message: 'required for auth type oauth2 (authorization_url, token_url, client_id)' })
     else {
       issues.push(...urlIssue('auth.oauth2.authorization_url', a.oauth2.authorization_url, false), ...urlIssue('auth.oauth2.token_url', a.oauth2.token_url, false))
@@ -48,15 +49,16 @@ export function connectorIssues(s: Static<typeof ConnectorSpec>): FieldIssue[] {
     const at = `operations.${String(i)}`
     if (seen.has(op.name)) issues.push({ path: `${at}.name`, message: `duplicate operation name ${op.name}` })
     seen.add(op.name)
-    const params = op.parameters
+    const params = op.parameters ?? {}
+    const locations = op.locations ?? {}
     if (params['type'] !== undefined && params['type'] !== 'object') issues.push({ path: `${at}.parameters`, message: 'must be a JSON Schema of type object' })
     const props = (params['properties'] ?? {}) as Record<string, unknown>
     for (const m of op.path.matchAll(PATH_PARAM)) {
       const name = m[1] as string
       if (!(name in props)) issues.push({ path: `${at}.path`, message: `path parameter {${name}} is not in parameters.properties` })
-      else if (op.locations[name] !== 'path') issues.push({ path: `${at}.locations.${name}`, message: `{${name}} is in the path: its location must be path` })
+      else if (locations[name] !== 'path') issues.push({ path: `${at}.locations.${name}`, message: `{${name}} is in the path: its location must be path` })
     }
-    for (const [name, where] of Object.entries(op.locations)) {
+    for (const [name, where] of Object.entries(locations)) {
       if (where === 'path' && !op.path.includes(`{${name}}`)) issues.push({ path: `${at}.locations.${name}`, message: `the path has no {${name}} segment` })
     }
     for (const [field, param] of Object.entries(op.body_mapping ?? {})) {
