@@ -123,10 +123,13 @@ interface TokenAnswer {
 }
 
 /** A POST to the provider's token endpoint (client_secret_post when the connector names a secret). */
-async function tokenRequest(d: ConnectorDeps, connector: ConnectorRecord, form: Record<string, string>): Promise<TokenAnswer> {
+const clientSecretOf = async (d: ConnectorDeps, connector: ConnectorRecord): Promise<string | null> =>
+  connector.auth.secret === undefined ? null : secretValue(d, connector, connector.auth.secret)
+
+async function tokenRequest(d: ConnectorDeps, connector: ConnectorRecord, form: Record<string, string>, clientSecret: string | null): Promise<TokenAnswer> {
   const o = settings(connector)
   const body = new URLSearchParams({ ...form, client_id: o.client_id })
-  if (connector.auth.secret !== undefined) body.set('client_secret', await secretValue(d, connector, connector.auth.secret))
+  if (clientSecret !== null) body.set('client_secret', clientSecret)
   const res = await guardedFetch(
     o.token_url,
     {
@@ -198,7 +201,7 @@ export async function finishFlow(
   const connector = (await d.resources.byId(connectorKind, flow.connector_id)) as ConnectorRecord | null
   if (connector === null) throw oauthError(400, 'oauth.invalid_state', 'the connector of this flow no longer exists')
   const verifier = d.box.decrypt(flow.code_verifier, FLOW_AAD(flow.state))
-  const tokens = await tokenRequest(d, connector, { grant_type: 'authorization_code', code: q.code, redirect_uri: flow.redirect_uri, code_verifier: verifier })
+  const tokens = await tokenRequest(d, connector, { grant_type: 'authorization_code', code: q.code, redirect_uri: flow.redirect_uri, code_verifier: verifier }, await clientSecretOf(d, connector))
   const stored = await storeTokens(d, flow.user_id, connector.id, tokens, null)
   d.log.info({ connector: `${connector.namespace}/${connector.name}`, user: flow.user_id }, 'connector OAuth connected')
   return { connector, ...stored }
@@ -211,17 +214,23 @@ export async function finishFlow(
  */
 export async function accessToken(d: ConnectorDeps, userId: string, connector: ConnectorRecord): Promise<string> {
   settings(connector)
+  const select = (lock: boolean) => sql.unsafe`select id, access_token, refresh_token, scope, expires_at, updated_at from connector_oauth_tokens
+    where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid ${lock ? sql.unsafe`for update` : sql.unsafe``}`
+  const fresh = (row: { expires_at: string | null }) => row.expires_at === null || Date.parse(row.expires_at) - Date.now() > EXPIRY_MARGIN_MS
+  const notConnected = () => oauthError(409, 'connector.oauth_not_connected', `connect your account first: POST /api/v1/connectors/${connector.namespace}/${connector.name}/oauth/start`)
+  const seen = await maybeRow(d.db, TokenRow, select(false))
+  if (seen === null) throw notConnected()
+  if (fresh(seen)) return d.box.decrypt(seen.access_token, TOKEN_AAD(seen.id, 'access_token'))
+  // resolved before the transaction: the resource engine reads on its own connections
+  const clientSecret = await clientSecretOf(d, connector)
   return d.db.transaction(async (tx) => {
-    const row = await maybeRow(tx, TokenRow, sql.unsafe`select id, access_token, refresh_token, scope, expires_at, updated_at from connector_oauth_tokens
-      where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid for update`)
-    if (row === null) {
-      throw oauthError(409, 'connector.oauth_not_connected', `connect your account first: POST /api/v1/connectors/${connector.namespace}/${connector.name}/oauth/start`)
-    }
-    const fresh = row.expires_at === null || Date.parse(row.expires_at) - Date.now() > EXPIRY_MARGIN_MS
-    if (fresh) return d.box.decrypt(row.access_token, TOKEN_AAD(row.id, 'access_token'))
+    const row = await maybeRow(tx, TokenRow, select(true))
+    if (row === null) throw notConnected()
+    // another call may have refreshed while this one waited for the lock
+    if (fresh(row)) return d.box.decrypt(row.access_token, TOKEN_AAD(row.id, 'access_token'))
     if (row.refresh_token === null) throw oauthError(409, 'connector.oauth_not_connected', 'the OAuth token expired and there is no refresh token: connect again')
     const refresh = d.box.decrypt(row.refresh_token, TOKEN_AAD(row.id, 'refresh_token'))
-    const t = await tokenRequest(d, connector, { grant_type: 'refresh_token', refresh_token: refresh })
+    const t = await tokenRequest(d, connector, { grant_type: 'refresh_token', refresh_token: refresh }, clientSecret)
     const next = t.refresh_token ?? refresh
     await tx.query(sql.unsafe`update connector_oauth_tokens set access_token = ${d.box.encrypt(t.access_token, TOKEN_AAD(row.id, 'access_token'))},
       refresh_token = ${d.box.encrypt(next, TOKEN_AAD(row.id, 'refresh_token'))}, expires_at = ${expiresAt(t)}::timestamptz,
@@ -258,10 +267,11 @@ export async function disconnect(d: ConnectorDeps, userId: string, connector: Co
   if (row.refresh_token !== null) tokens.push([d.box.decrypt(row.refresh_token, TOKEN_AAD(row.id, 'refresh_token')), 'refresh_token'])
   tokens.push([d.box.decrypt(row.access_token, TOKEN_AAD(row.id, 'access_token')), 'access_token'])
   let revoked = true
+  const clientSecret = await clientSecretOf(d, connector).catch(() => null)
   for (const [token, hint] of tokens) {
     try {
       const body = new URLSearchParams({ token, token_type_hint: hint, client_id: o.client_id })
-      if (connector.auth.secret !== undefined) body.set('client_secret', await secretValue(d, connector, connector.auth.secret))
+      if (clientSecret !== null) body.set('client_secret', clientSecret)
       const res = await guardedFetch(
         o.revocation_url,
         { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString(), timeoutMs: attemptTimeoutMs(d.config, connector.timeout_seconds), ...outboundPolicy(d.config), maxRedirects: 0 },
