@@ -1,6 +1,11 @@
 import https from 'node:https'
 import t from 'tap'
-import { startTestPlatform } from '../helpers/env.ts'
+import { createSecretBox } from '../../src/kernel/crypto.ts'
+import { createLogger } from '../../src/kernel/log.ts'
+import { connectorKind } from '../../src/kinds/connector/kind.ts'
+import type { ConnectorDeps, ConnectorRecord } from '../../src/connectors/deps.ts'
+import { finishFlow, startFlow } from '../../src/connectors/oauth.ts'
+import { ENCRYPTION_KEY, startTestPlatform } from '../helpers/env.ts'
 import { prepareLocalTls } from '../helpers/local-https.ts'
 import { startOAuthServer } from './oauth-server.ts'
 
@@ -138,4 +143,18 @@ t.test('callbacks that must fail', async (t) => {
   t.match(await back(new URL(`${callback}?state=${denied.state}&error=access_denied`), denied.cookie), { status: 400, body: { code: 'oauth.denied' } }, 'the user said no at the provider')
 
   t.match(await env.request('POST', '/api/v1/connectors/acme/crm/oauth/start', { token: bob.token }), { status: 404 }, "B cannot start a flow on A's connector")
+})
+
+t.test('OAUTH_BIND_BROWSER_SESSION=false: no cookie is set or needed (the state alone binds the flow)', async (t) => {
+  const { db, resources } = env.platform
+  if (db === undefined || resources === undefined) throw new Error('no service role')
+  const d: ConnectorDeps = { db, resources, config: { ...env.config, OAUTH_BIND_BROWSER_SESSION: false }, box: createSecretBox(ENCRYPTION_KEY), log: createLogger({ level: 'silent' }) }
+  const [conn] = (await resources.loadMany(connectorKind, ['acme/crm'])) as ConnectorRecord[]
+  if (conn === undefined) throw new Error('no connector')
+  const flow = await startFlow(d, alice.id, conn)
+  t.equal(flow.cookie, undefined, 'no nonce cookie')
+  const redirect = await authorize(flow.authorization_url)
+  const done = await finishFlow(d, { state: redirect.searchParams.get('state') ?? '', code: redirect.searchParams.get('code') ?? '' }, undefined)
+  t.equal(done.connector.name, 'crm', 'the callback completes without a cookie')
+  await t.rejects(finishFlow(d, { state: flow.state, code: 'x' }, undefined), { code: 'oauth.invalid_state' }, 'still single-use')
 })
