@@ -75,6 +75,19 @@ function safeDecode(s: string): string {
   }
 }
 
+/** The named cookies of a Cookie header (first occurrence wins; values at most 4 KiB, as browsers keep them). */
+function pickCookies(header: string, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq < 0) continue
+    const name = part.slice(0, eq).trim()
+    const value = part.slice(eq + 1).trim()
+    if (names.includes(name) && !(name in out) && value.length <= 4096) out[name] = safeDecode(value)
+  }
+  return out
+}
+
 /** Text Postgres cannot store (NUL, lone surrogates) is the client's fault: 400 naming every place. */
 const invalidText = (issues: FieldIssue[]): AppError =>
   new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', { issues })
@@ -238,6 +251,8 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         const v = req.getHeader(name)
         if (v !== '') (headers ??= {})[name] = v
       }
+      // only the cookies the route names leave the edge (uWS headers are readable only now)
+      const cookies = route.def.cookies === undefined ? undefined : pickCookies(req.getHeader('cookie'), route.def.cookies)
       const declared = Number(req.getHeader('content-length') || '0')
       let bodyPromise: Promise<Buffer | null> | undefined
       if (route.body !== undefined) {
@@ -247,7 +262,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         }
         bodyPromise = readBody(res, options.maxBodyBytes)
       }
-      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise, headers })
+      void forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise, headers, cookies })
     }
     app[UWS_METHOD[route.def.method]](uwsPath, handler)
   }
@@ -256,7 +271,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     res: HttpResponse,
     state: ReturnType<typeof begin>,
     route: CompiledRoute,
-    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; lastEventId: string; bodyPromise: Promise<Buffer | null> | undefined; headers: Record<string, string> | undefined },
+    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; lastEventId: string; bodyPromise: Promise<Buffer | null> | undefined; headers: Record<string, string> | undefined; cookies: Record<string, string> | undefined },
   ): Promise<void> {
     let stream: SseStream | undefined
     try {
@@ -320,7 +335,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         stream = sse.open(newChannelId())
       }
       const out = encodeRequest(
-        { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(input.headers === undefined ? {} : { headers: input.headers }), ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }) },
+        { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(input.headers === undefined ? {} : { headers: input.headers }), ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }), ...(input.cookies === undefined ? {} : { cookies: input.cookies }) },
         body,
       )
       // fails fast with 503 while NATS is disconnected (gateway/nats-status.ts)

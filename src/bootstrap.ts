@@ -27,6 +27,7 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       'platform.stores/*/*.read_state:own',
       'platform.stores/*/*.write_state:own',
       'platform.templates/*/*.send:own',
+      'platform.connectors/*/*.execute:own',
       'platform.dependencies.create:own',
       // claim a free namespace explicitly (README "Access control"); creating a resource claims one too
       'platform.namespaces/*.create:own',

@@ -14,6 +14,7 @@ import { namespacesFeature } from './namespaces/module.ts'
 import { resourcesFeature } from './resources/module.ts'
 import { statesFeature } from './states/module.ts'
 import { templateApiFeature } from './template-api/module.ts'
+import { connectorsFeature } from './connectors/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -35,4 +36,5 @@ export const FEATURES: readonly Feature[] = [
   templateApiFeature,
   discoveryFeature,
   manifestsFeature,
+  connectorsFeature,
 ]

@@ -38,6 +38,11 @@ export interface RouteDef {
    * `data:` lines; `openai`: `data:` lines only, ending with `data: [DONE]`.
    */
   stream?: { format: 'platform' | 'openai' }
+  /**
+   * Cookies the gateway forwards to the handler (`request.cookies`), by name; every other cookie
+   * stays at the edge. For browser-bound flows (the connector OAuth callback's nonce).
+   */
+  cookies?: readonly string[]
   /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
   permission?: string | readonly string[]
   /**
@@ -94,6 +99,8 @@ export interface RpcRequest {
   streamLastId?: number
   /** The request headers the route declared in `RouteDef.headers` that the client sent. */
   headers?: Record<string, string>
+  /** The cookies the route asked for (`RouteDef.cookies`) that the request carried. */
+  cookies?: Record<string, string>
 }
 
 export interface RpcReply {

@@ -16,6 +16,7 @@ const H_HEADERS = 'Reply-Headers'
 const H_STREAM_CHANNEL = 'Stream-Channel'
 const H_STREAM_LAST_ID = 'Stream-Last-Id'
 const H_FORWARDED = 'Forwarded-Headers'
+const H_COOKIES = 'Cookies'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -26,7 +27,7 @@ export interface EncodedRequest {
 }
 
 export function encodeRequest(
-  req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string; streamChannelId?: string; streamLastId?: number; headers?: Record<string, string> },
+  req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string; streamChannelId?: string; streamLastId?: number; headers?: Record<string, string>; cookies?: Record<string, string> },
   body: Uint8Array,
 ): EncodedRequest {
   const h = natsHeaders()
@@ -38,6 +39,7 @@ export function encodeRequest(
   if (req.streamChannelId !== undefined) h.set(H_STREAM_CHANNEL, req.streamChannelId)
   if (req.streamLastId !== undefined) h.set(H_STREAM_LAST_ID, String(req.streamLastId))
   if (req.headers !== undefined && Object.keys(req.headers).length > 0) h.set(H_FORWARDED, JSON.stringify(req.headers))
+  if (req.cookies !== undefined && Object.keys(req.cookies).length > 0) h.set(H_COOKIES, JSON.stringify(req.cookies))
   return { headers: h, data: body }
 }
 
@@ -61,6 +63,8 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
   if (lastId !== '') req.streamLastId = Number(lastId)
   const forwarded = get(H_FORWARDED)
   if (forwarded !== '') req.headers = JSON.parse(forwarded) as Record<string, string>
+  const cookies = json(H_COOKIES, null) as Record<string, string> | null
+  if (cookies !== null) req.cookies = cookies
   return req
 }
 

@@ -102,6 +102,14 @@ export const ConfigSchema = T.Object({
   SHARED_POOL_RESERVE: int(0, 'shared-worker slots reserved for nested calls', 0),
   CALLBACK_URL_HOSTS: str('', 'callback allowlist: empty disables callbacks, * any HTTPS host, else exact hosts'),
   OUTBOUND_EXTRA_CA_FILE: str('', 'PEM file of extra CA certificates trusted by outbound HTTPS (callbacks, connectors), in addition to the default roots'),
+  // connectors (src/connectors/)
+  CONNECTOR_HTTP_HOSTS: str('', 'connector hosts an admin allows over plain HTTP (comma-separated exact hosts); every other connector call must use HTTPS. Private, loopback and link-local addresses are refused either way'),
+  CONNECTOR_TIMEOUT_SECONDS: num(60, 'ceiling of one connector call attempt (a connector\'s timeout_seconds is clamped to it)', 0.1),
+  CONNECTOR_MAX_RESPONSE_BYTES: int(1048576, 'largest upstream response body a connector call reads; larger answers fail with outbound.response_too_large', 1024),
+  CONNECTOR_MAX_RETRIES: int(3, 'ceiling of a connector\'s retry.max_retries', 0, 10),
+  CONNECTOR_MAX_REDIRECTS: int(3, 'redirects a connector call follows (each hop checked again like the first)', 0, 10),
+  CONNECTOR_MAX_OPERATIONS: int(200, 'operations one connector may hold (an OpenAPI import with more is refused)', 1, 1000),
+  OAUTH_STATE_TTL_SECONDS: int(600, 'how long a started connector OAuth flow may take before its callback is refused', 30),
   // §8.2 executors
   SANDBOX_EXECUTOR: oneOf(['pool', 'single_use', 'k8s_pod', 'disabled'], 'pool', 'sandbox executor'),
   SANDBOX_DRIVER: oneOf(['bubblewrap', 'docker'], 'bubblewrap', 'local sandbox driver'),

@@ -138,6 +138,18 @@ const CODES: Record<string, Row> = {
   'llm.provider_not_found': [422, "the agent's LLM provider does not exist or is disabled", 'stream'],
   'llm.stream_error': [502, 'the LLM provider reported an error', 'stream'],
   'llm.timeout': [504, 'the LLM provider did not answer in time', 'stream'],
+  // connectors and their OAuth flows (src/connectors/)
+  'connector.invalid_input': [422, 'the input does not match the operation'],
+  'connector.invalid_openapi': [422, 'the OpenAPI document cannot be imported'],
+  'connector.not_oauth2': [422, 'the connector does not use OAuth 2'],
+  'connector.oauth_not_connected': [409, 'connect the connector with OAuth first'],
+  'connector.oauth_not_found': [404, 'no OAuth connection for this connector'],
+  'connector.operation_not_found': [404, 'the connector has no such operation'],
+  'connector.secret_unavailable': [409, "the connector's secret is missing or its owner may not use it"],
+  'oauth.browser_mismatch': [403, 'the OAuth callback belongs to a flow started in another browser'],
+  'oauth.denied': [400, 'the provider denied the authorization'],
+  'oauth.invalid_state': [400, 'unknown, expired or already used OAuth state'],
+  'oauth.token_failed': [502, 'the provider refused the token request'],
   // outbound HTTP (callbacks, connectors, providers)
   'outbound.aborted': [499, 'the request was aborted'],
   'outbound.connect_failed': [502, 'the remote host could not be reached'],

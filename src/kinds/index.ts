@@ -7,6 +7,7 @@ import { secretKind } from './secret/kind.ts'
 import { skillKind } from './skill/kind.ts'
 import { storeKind } from './store/kind.ts'
 import { templateKind } from './template/kind.ts'
+import { connectorKind } from './connector/kind.ts'
 
 /** Every registered resource kind, one per line. Adding a kind here gives it routes, docs, permissions and storage. */
 export const KINDS: readonly AnyKind[] = [
@@ -18,4 +19,5 @@ export const KINDS: readonly AnyKind[] = [
   storeKind,
   templateKind,
   manifestKind,
+  connectorKind,
 ]

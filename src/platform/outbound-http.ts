@@ -12,7 +12,7 @@ import { AppError } from '../kernel/errors.ts'
  * addresses a user chose.
  *
  * Per request (and again per redirect hop):
- *  1. parse the URL; only http(s); HTTPS required unless `httpsOnly: false`;
+ *  1. parse the URL; only http(s); HTTPS required unless `httpsOnly: false` or the host is in `httpHosts`;
  *  2. the host must be in `allowHosts` (exact, case-insensitive; `'*'` = any);
  *  3. resolve the host (dns.lookup, all addresses) and refuse when ANY address is in a blocked range
  *     (`blockedReason`): a name that resolves to one public and one private address is refused, so
@@ -52,6 +52,10 @@ export interface OutboundOptions {
   readBody?: boolean
   /** Default false. Admits private-use addresses (see the header comment); admin-configured endpoints only. */
   allowPrivate?: boolean
+  /** Hosts (exact, case-insensitive) that may be reached over plain HTTP although `httpsOnly` is on (an admin's list, e.g. CONNECTOR_HTTP_HOSTS); checked on every hop. */
+  httpHosts?: readonly string[]
+  /** Headers besides Authorization and Cookie that carry credentials (an API-key header): dropped like them when a redirect changes the origin. */
+  secretHeaders?: readonly string[]
 }
 
 export interface ResolvedAddress {
@@ -214,7 +218,7 @@ const defaultLookup = async (hostname: string): Promise<ResolvedAddress[]> =>
  */
 export async function resolveTarget(
   rawUrl: string,
-  opts: Pick<OutboundOptions, 'httpsOnly' | 'allowHosts' | 'allowPrivate'> = {},
+  opts: Pick<OutboundOptions, 'httpsOnly' | 'allowHosts' | 'allowPrivate' | 'httpHosts'> = {},
   deps: Pick<OutboundDeps, 'lookup'> = {},
 ): Promise<ResolvedTarget> {
   let url: URL
@@ -224,8 +228,9 @@ export async function resolveTarget(
     throw policyError('invalid_url', 'not a valid URL')
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw policyError('invalid_url', `scheme ${url.protocol} is not supported`)
-  if ((opts.httpsOnly ?? true) && url.protocol !== 'https:') throw policyError('not_https', 'the URL must use HTTPS')
   const host = normalizeHost(url.hostname)
+  const plainAllowed = (opts.httpHosts ?? []).some((h) => normalizeHost(h) === host)
+  if ((opts.httpsOnly ?? true) && url.protocol !== 'https:' && !plainAllowed) throw policyError('not_https', 'the URL must use HTTPS')
   if (host === '') throw policyError('invalid_url', 'the URL has no host')
   const allow = opts.allowHosts ?? '*'
   if (allow !== '*' && !allow.some((h) => normalizeHost(h) === host)) throw policyError('host_not_allowed', `host ${host} is not in the allowlist`)
@@ -280,7 +285,10 @@ export async function guardedFetch(rawUrl: string, options: OutboundOptions, dep
     if (!REDIRECTS.has(res.status) || location === undefined || maxRedirects === 0) return res
     if (hop >= maxRedirects) throw new AppError(502, 'outbound.too_many_redirects', `more than ${String(maxRedirects)} redirects`)
     const next = new URL(location, target.url)
-    if (next.origin !== target.url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !['authorization', 'cookie'].includes(k.toLowerCase())))
+    if (next.origin !== target.url.origin) {
+      const secret = new Set(['authorization', 'cookie', ...(options.secretHeaders ?? []).map((h) => h.toLowerCase())])
+      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !secret.has(k.toLowerCase())))
+    }
     if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
       method = method === 'HEAD' ? 'HEAD' : 'GET'
       body = undefined

@@ -231,6 +231,17 @@ const ROWS: Record<string, Row> = {
     admin: [200],
   },
   // ---- end namespaces
+  // ---- connectors (src/connectors/): A's connector is invisible to B (404); the admin may call it
+  // (its base URL is loopback, so the guarded client refuses the call after the permission check: 400)
+  'connectors.import': { call: async (c) => ({ path: '/api/v1/connectors/import', body: { namespace: `matrix-${c.n()}`, name: 'petstore', openapi: MINI_OPENAPI } }), b: [201], admin: [201] },
+  'connectors.execute': { call: async (c) => ({ path: `/api/v1/connectors/matrix/${await connectorOfA(c)}/operations/ping/execute`, body: { input: {} } }), b: [404], admin: [400] },
+  'connectors.oauth-start': { call: async (c) => ({ path: `/api/v1/connectors/matrix/${await connectorOfA(c, true)}/oauth/start` }), b: [404], admin: [200] },
+  'connectors.oauth-status': { call: async (c) => ({ path: `/api/v1/connectors/matrix/${await connectorOfA(c, true)}/oauth/token` }), b: [404], admin: [200] },
+  // the admin has no connection of its own to remove (404 connector.oauth_not_found); B cannot see the connector
+  'connectors.oauth-disconnect': { call: async (c) => ({ path: `/api/v1/connectors/matrix/${await connectorOfA(c, true)}/oauth/token` }), b: [404], admin: [404] },
+  // no token: a callback without a known state is refused for everyone
+  'connectors.oauth-callback': { call: async () => ({ path: '/api/v1/oauth/callback?state=unknown&code=x' }), b: [400], admin: [400] },
+  // ---- end connectors
   // ---- OpenAI adapter (src/adapter/): A's agent is no model for B; provider models need platform.llm (none here)
   'adapter.openai.models.list': { call: async () => ({ path: '/adapters/openai/v1/models' }), b: [200], admin: [200] },
   'adapter.openai.models.get': { call: async (c) => ({ path: `/adapters/openai/v1/models/agent:matrix%2F${await agentOfA(c)}` }), b: [404], admin: [200] },
@@ -311,6 +322,17 @@ async function stateOfA(c: Ctx): Promise<{ store: string; key: string }> {
 async function statePathOfA(c: Ctx): Promise<string> {
   const s = await stateOfA(c)
   return `/stores/matrix/${s.store}/states/${s.key}`
+}
+
+const MINI_OPENAPI = { openapi: '3.0.3', info: { title: 'mini', version: '1' }, servers: [{ url: 'https://api.example.com' }], paths: { '/ping': { get: { operationId: 'ping', responses: { '200': { description: 'ok' } } } } } }
+
+async function connectorOfA(c: Ctx, oauth = false): Promise<string> {
+  const name = `conn-${c.n()}`
+  const auth = oauth ? { type: 'oauth2', oauth2: { authorization_url: 'https://auth.example.com/authorize', token_url: 'https://auth.example.com/token', client_id: 'cid', scopes: ['read'] } } : { type: 'none' }
+  const body = { namespace: 'matrix', name, base_url: 'https://127.0.0.1', auth, operations: [{ name: 'ping', method: 'GET', path: '/ping' }] }
+  const res = await c.env.request('POST', '/api/v1/connectors', { token: c.a.token, body })
+  if (res.status !== 201) throw new Error(`setup connector: ${res.text}`)
+  return name
 }
 
 async function namespaceOfA(c: Ctx): Promise<string> {

@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto'
+import { spawnSync } from 'node:child_process'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { childPids } from './lib/cpu.ts'
+import { measure } from './lib/load.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+
+/*
+ * What a connector call costs on top of calling the upstream API directly:
+ *   baseline   GET http://198.51.100.24:<port>/contacts/42            the upstream (node:http, its own process)
+ *   connector  POST /api/v1/connectors/bench/crm/operations/get/execute   gateway → NATS → service → guarded client → upstream
+ * The guarded client refuses loopback, so the upstream listens on a documentation address added to
+ * `lo` for the run (needs root and iproute2) and is allowed over plain HTTP (CONNECTOR_HTTP_HOSTS):
+ * no TLS on either side, so the difference is the platform's own work. The connector row's CPU is
+ * the platform process; the upstream's CPU is in "other".
+ */
+const NAME = 'connector'
+const ADDRESS = '198.51.100.24'
+
+async function run(): Promise<Row[]> {
+  if (process.getuid?.() !== 0) throw new Error('the connector benchmark needs root (it adds 198.51.100.24 to lo)')
+  const added = spawnSync('ip', ['addr', 'add', `${ADDRESS}/32`, 'dev', 'lo'], { encoding: 'utf8' })
+  if (added.status !== 0 && !/exists/i.test(added.stderr)) throw new Error(`ip addr add failed: ${added.stderr || String(added.error)}`)
+  const rows: Row[] = []
+  const dataDir = tempDir('bench-connector-')
+  let upstream: ServerChild | undefined
+  let platform: ServerChild | undefined
+  try {
+    upstream = await startServerChild('upstream', 'json-upstream.ts', { BENCH_UPSTREAM_HOST: ADDRESS })
+    process.stderr.write('  starting platform...\n')
+    platform = await startServerChild('platform', 'platform.ts', {
+      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
+      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
+      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
+      CONNECTOR_HTTP_HOSTS: ADDRESS,
+    })
+    const token = platform.info.token
+    if (token === undefined) throw new Error('platform child reported no token')
+    const base = `http://127.0.0.1:${String(platform.info.port)}`
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    const created = await fetch(`${base}/api/v1/connectors`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({
+        namespace: 'bench',
+        name: 'crm',
+        base_url: `http://${ADDRESS}:${String(upstream.info.port)}`,
+        operations: [{ name: 'get', method: 'GET', path: '/contacts/{id}', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }, locations: { id: 'path' } }],
+      }),
+    })
+    if (created.status !== 201) throw new Error(`creating the connector: ${String(created.status)} ${await created.text()}`)
+    const execUrl = `${base}/api/v1/connectors/bench/crm/operations/get/execute`
+    const body = JSON.stringify({ input: { id: '42' } })
+    const probe = await fetch(execUrl, { method: 'POST', headers: auth, body })
+    if (probe.status !== 200) throw new Error(`execute answered ${String(probe.status)}: ${await probe.text()}`)
+
+    process.stderr.write('  measuring the upstream directly\n')
+    const direct = await measure({ url: `http://${ADDRESS}:${String(upstream.info.port)}/contacts/42`, pid: upstream.pid })
+    rows.push({ benchmark: NAME, case: 'GET upstream directly', baseline: true, ...direct })
+    const helpers = [...childPids(platform.pid), upstream.pid]
+    process.stderr.write('  measuring the resource read alone\n')
+    const read = await measure({ url: `${base}/api/v1/connectors/bench/crm`, headers: auth, pid: platform.pid, helperPids: helpers })
+    rows.push({ benchmark: NAME, case: 'GET /api/v1/connectors/bench/crm', ...read, note: 'the same route machinery and the one resource read an execute does, without the outbound call' })
+    process.stderr.write('  measuring through the connector\n')
+    const via = await measure({ url: execUrl, method: 'POST', headers: auth, body, pid: platform.pid, helperPids: helpers })
+    rows.push({ benchmark: NAME, case: 'POST …/operations/get/execute', ...via, note: 'CPU: the platform process (gateway + service + guarded client); other: nats-server, Postgres and the upstream' })
+  } finally {
+    await platform?.stop()
+    await upstream?.stop()
+    removeTempDir(dataDir)
+    spawnSync('ip', ['addr', 'del', `${ADDRESS}/32`, 'dev', 'lo'], { stdio: 'ignore' })
+  }
+  return rows
+}
+
+const bench: Benchmark = { name: NAME, description: 'connector call overhead: an operation through the platform vs the same GET on the upstream directly', run }
+export default bench

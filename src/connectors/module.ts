@@ -1,0 +1,19 @@
+import { defineFeature } from '../api/feature.ts'
+import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
+import { connectorLimits } from '../kinds/connector/kind.ts'
+import { connectorHandlers } from './handlers.ts'
+import { connectorRoutes } from './routes.ts'
+import { registerConnectorTools } from './tools.ts'
+
+/* Connectors: OpenAPI import, operation calls, OAuth 2, and their agent tools (see README.md here). */
+registerConnectorTools()
+
+export const connectorsFeature = defineFeature({
+  name: 'connectors',
+  routes: connectorRoutes,
+  service: (ctx) => {
+    connectorLimits.maxOperations = ctx.config.CONNECTOR_MAX_OPERATIONS
+    const box = createSecretBox(ctx.config.ENCRYPTION_KEY, previousKeys(ctx.config.ENCRYPTION_KEY_PREVIOUS))
+    return { routes: connectorHandlers({ db: ctx.db, config: ctx.config, resources: ctx.resources, box, log: ctx.log.child({ mod: 'connectors' }) }) }
+  },
+})
