@@ -161,6 +161,11 @@ export const ConfigSchema = T.Object({
   TOOL_RESULT_MAX_SIZE: int(102400, 'bytes stored per tool result', 1),
   TOOL_RESULT_MAX_INLINE: int(5, 'last tool results kept inline', 0),
   TOOL_RESULT_RETENTION_DAYS: int(30, 'days tool results are kept', 1),
+  // components (src/components/)
+  COMPONENT_MAX_BUNDLE_BYTES: int(524288, 'largest compiled component bundle in bytes (a rendered page carries it inline; NATS carries the page)', 1024, 786432),
+  COMPONENT_VIEW_TICKET_SECONDS: int(3600, 'lifetime of the proxy ticket a rendered component page gets', 1),
+  COMPONENT_UI_CDN: str('', 'base URL component pages load React from, e.g. https://unpkg.com (empty: the platform serves its own copy under /components/assets/)'),
+  COMPONENT_FRAME_ANCESTORS: str('*', "CSP frame-ancestors of component pages: who may embed them ('none', 'self', origins, or *)"),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -33,6 +33,9 @@ create table component_view_tickets (
   component_id uuid not null references resources (id) on delete cascade,
   acting_user_id uuid references users (id) on delete cascade,
   share_id uuid references component_shares (id) on delete cascade,
+  -- the viewer's permissions when the page was rendered (an API key's are narrower than its
+  -- owner's); each call runs with these ∩ the user's live ones. null = the user's live ones.
+  permissions jsonb,
   expires_at timestamptz not null,
   created_at timestamptz not null default now()
 );
