@@ -23,7 +23,7 @@
         var data = null
         try {
           data = text === '' ? null : JSON.parse(text)
-        } catch (_e) {
+        } catch {
           data = { detail: text }
         }
         if (!res.ok) {
