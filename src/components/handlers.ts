@@ -116,9 +116,9 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
     try {
       input = JSON.parse(raw)
     } catch {
-      throw invalid('input is not valid JSON', [{ path: 'query.input', message: 'expected a JSON object' }], 'component.input_invalid')
+      throw invalid('input is not valid JSON', [{ path: 'input', message: 'expected a JSON object' }], 'component.input_invalid')
     }
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid('input must be a JSON object', [{ path: 'query.input', message: 'expected a JSON object' }], 'component.input_invalid')
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid('input must be a JSON object', [{ path: 'input', message: 'expected a JSON object' }], 'component.input_invalid')
     const issues = validateAgainst(c.input_schema, input, '/input')
     if (issues.length > 0) throw invalid("input does not match the component's input_schema", issues, 'component.input_invalid')
     return input as Record<string, unknown>
