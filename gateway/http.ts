@@ -15,9 +15,9 @@ export interface ResponseState {
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 302: 'Found', 303: 'See Other', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict',
+  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone',
   413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
 }
 
 const statusLine = (status: number): string => `${String(status)} ${STATUS_TEXT[status] ?? 'Status'}`
@@ -65,4 +65,19 @@ export function readBody(res: HttpResponse, limit: number): Promise<Buffer | nul
       if (isLast) resolve(over ? null : chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks))
     })
   })
+}
+
+/** A page route's answer (`RouteDef.html`): the reply body is the page as a JSON string. */
+export function sendPage(res: HttpResponse, state: ResponseState, data: Uint8Array, headers: Record<string, string>): void {
+  let html: unknown
+  try {
+    html = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
+  } catch {
+    html = null
+  }
+  if (typeof html !== 'string') {
+    sendError(res, state, 500, { detail: 'internal error', code: 'internal' })
+    return
+  }
+  send(res, state, 200, html, 'text/html; charset=utf-8', headers)
 }

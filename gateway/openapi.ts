@@ -38,6 +38,7 @@ export function buildOpenApi(routes: readonly RouteDef[], surface: Surface, vers
     const responses: Record<string, unknown> = {
       [status]: r.response === undefined || status === '204' ? { description: 'Success' } : { description: 'Success', content: { 'application/json': { schema: clean(r.response) } } },
     }
+    if (r.html === true) responses[status] = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
     if (r.stream !== undefined) {
       // gateway/sse.ts: the relayed channel; resumable by event id in the platform format.
       if (r.stream.format === 'platform') {

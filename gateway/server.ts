@@ -16,7 +16,8 @@ import { newChannelId, parseLastId, parseStreamReply } from '../src/streaming/ch
 import { createTokenVerifier } from './auth.ts'
 import { createCors } from './cors.ts'
 import { DOCS_ASSET_PREFIX, DOCS_INIT_JS, docsPage, loadDocsAssets } from './docs.ts'
-import { readBody, send, sendError, type ResponseState } from './http.ts'
+import { COMPONENT_ASSET_PREFIX, loadComponentAssets } from './component-assets.ts'
+import { readBody, send, sendError, sendPage, type ResponseState } from './http.ts'
 import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
 import { buildOpenApi } from './openapi.ts'
 import { SseRelay, type SseSettings, type SseStream } from './sse.ts'
@@ -230,6 +231,20 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     finish(state, 200)
   })
 
+  // The libraries of rendered component pages (React, platform-ui) at versioned paths: immutable.
+  const componentAssets = loadComponentAssets()
+  app.get(`${COMPONENT_ASSET_PREFIX}*`, (res, req) => {
+    const state = begin(res, req)
+    const asset = componentAssets.get(state.url.slice(COMPONENT_ASSET_PREFIX.length))
+    if (asset === undefined) {
+      sendError(res, state, 404, { detail: 'no such asset', code: 'route.not_found' })
+      finish(state, 404)
+      return
+    }
+    send(res, state, 200, asset.body, asset.type, { 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff', 'cross-origin-resource-policy': 'cross-origin' })
+    finish(state, 200)
+  })
+
   // Forwarded routes.
   for (const route of compiled) {
     if (route.def.target !== 'rpc') continue
@@ -355,6 +370,11 @@ export function startGateway(options: GatewayOptions, host: string, port: number
           return
         }
         stream.cancel()
+      }
+      if (route.def.html === true && reply.status === 200) {
+        sendPage(res, state, reply.data, reply.headers)
+        finish(state, 200)
+        return
       }
       send(res, state, reply.status, reply.data, 'application/json', reply.headers)
       finish(state, reply.status)

@@ -15,6 +15,7 @@ import { resourcesFeature } from './resources/module.ts'
 import { statesFeature } from './states/module.ts'
 import { templateApiFeature } from './template-api/module.ts'
 import { connectorsFeature } from './connectors/module.ts'
+import { componentsFeature } from './components/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -37,4 +38,5 @@ export const FEATURES: readonly Feature[] = [
   discoveryFeature,
   manifestsFeature,
   connectorsFeature,
+  componentsFeature,
 ]

@@ -43,6 +43,11 @@ export interface RouteDef {
    * stays at the edge. For browser-bound flows (the connector OAuth callback's nonce).
    */
   cookies?: readonly string[]
+  /**
+   * A page route: the handler answers the HTML as a JSON string body and the gateway sends it as
+   * `text/html` with the reply's headers (Content-Security-Policy and the like). Errors stay JSON.
+   */
+  html?: boolean
   /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
   permission?: string | readonly string[]
   /**

@@ -175,6 +175,11 @@ export const ConfigSchema = T.Object({
   // templates and email (SPEC.md §2.7)
   TEMPLATE_EMAIL_MAX_RECIPIENTS: int(50, 'most distinct `to` addresses one POST /templates/{id}/send may name (more: 422 email.too_many_recipients)', 1, 1000),
   TEMPLATE_EMAIL_FROM: str('', 'sender address of template emails (empty: noreply@<SMTP_DOMAIN or DOMAIN>); `from_name` only sets the display name'),
+  // components (src/components/)
+  COMPONENT_MAX_BUNDLE_BYTES: int(524288, 'largest compiled component bundle in bytes (a rendered page carries it inline; NATS carries the page)', 1024, 786432),
+  COMPONENT_VIEW_TICKET_SECONDS: int(3600, 'lifetime of the proxy ticket a rendered component page gets', 1),
+  COMPONENT_UI_CDN: str('', 'base URL component pages load React from, e.g. https://unpkg.com (empty: the platform serves its own copy under /components/assets/)'),
+  COMPONENT_FRAME_ANCESTORS: str('*', "CSP frame-ancestors of component pages: who may embed them ('none', 'self', origins, or *)"),
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -126,6 +126,17 @@ const CODES: Record<string, Row> = {
   'turn.failed': [502, 'the agent turn failed', 'stream'],
   'turn.too_many_tool_rounds': [502, 'stopped after MAX_TOOL_ITERATIONS tool rounds', 'stream'],
   'turn.worker_lost': [502, 'the worker running this turn was lost', 'stream'],
+  // components (src/components/)
+  'component.bundle_too_large': [422, 'the compiled bundle is larger than COMPONENT_MAX_BUNDLE_BYTES'],
+  'component.compile_failed': [422, 'the component source does not compile'],
+  'component.input_invalid': [422, "the input does not match the component's input_schema"],
+  'component.not_shareable': [409, 'a private component cannot be shared by link; set visibility to shared or public'],
+  'component.proxy_not_enabled': [403, "the target is not in the component's enabled lists"],
+  'component.proxy_unavailable': [501, 'this proxy area is not available on this platform'],
+  'component.share_exhausted': [410, 'the share link has reached its view limit'],
+  'component.share_expired': [410, 'the share link has expired'],
+  'component.share_not_found': [404, 'share link not found'],
+  'component.ticket_invalid': [401, 'the view ticket is unknown or has expired; reload the page'],
   // LLM providers
   'llm.aborted': [499, 'the LLM call was aborted', 'stream'],
   'llm.bad_response': [502, 'the LLM provider answered something unreadable', 'stream'],

@@ -8,6 +8,7 @@ import { skillKind } from './skill/kind.ts'
 import { storeKind } from './store/kind.ts'
 import { templateKind } from './template/kind.ts'
 import { connectorKind } from './connector/kind.ts'
+import { componentKind } from './component/kind.ts'
 
 /** Every registered resource kind, one per line. Adding a kind here gives it routes, docs, permissions and storage. */
 export const KINDS: readonly AnyKind[] = [
@@ -20,4 +21,5 @@ export const KINDS: readonly AnyKind[] = [
   templateKind,
   manifestKind,
   connectorKind,
+  componentKind,
 ]

@@ -292,6 +292,76 @@ const ROWS: Record<string, Row> = {
   'manifests.status': { call: async (c) => ({ path: `/api/runtime/manifests/matrix/${await manifestOfA(c)}/status` }), b: [404], admin: [200] },
   'manifests.status-runtime': { call: async (c) => ({ path: `/manifests/matrix/${await manifestOfA(c)}/status` }), b: [404], admin: [200] },
   // ---- end templates, discovery, manifests
+  // ---- components (src/components/): A's component is invisible to B (404); pages and proxies the same
+  'components.compile': { call: async (c) => ({ path: `/api/v1/components/matrix/${await componentOfA(c)}/compile` }), b: [404], admin: [200] },
+  'components.shares.create': { call: async (c) => ({ path: `/api/v1/components/matrix/${await componentOfA(c)}/shares`, body: { max_views: 5 } }), b: [404], admin: [201] },
+  'components.shares.list': { call: async (c) => ({ path: `/api/v1/components/matrix/${await componentOfA(c)}/shares` }), b: [404], admin: [200] },
+  'components.shares.delete': {
+    call: async (c) => {
+      const { name, token } = await shareOfA(c)
+      return { path: `/api/v1/components/matrix/${name}/shares/${token}` }
+    },
+    b: [404],
+    admin: [204],
+  },
+  'components.renderable': {
+    call: async (c) => {
+      const name = await componentOfA(c, { visibility: 'private' })
+      return { path: '/components?limit=1000', hidden: (i) => i['name'] === name }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'components.render': { call: async (c) => ({ path: `/components/matrix/${await componentOfA(c)}/render` }), b: [404], admin: [200] },
+  // a share link opens the page for anyone holding it, without an account
+  'components.shared': { call: async (c) => ({ path: `/components/shared/${(await shareOfA(c)).token}` }), b: [200], admin: [200] },
+  'components.proxy.functions': {
+    call: async (c) => {
+      const fn = await functionOfA(c)
+      return { path: `/components/matrix/${await componentOfA(c, { enabled_functions: [`matrix/${fn}`] })}/proxy/functions/matrix/${fn}/execute`, body: { input: {} } }
+    },
+    b: [404],
+    admin: [200],
+  },
+  // no LLM provider is configured here: the admin's turn fails with 502 after it was allowed
+  'components.proxy.agents': {
+    call: async (c) => {
+      const agent = await agentOfA(c)
+      return { path: `/components/matrix/${await componentOfA(c, { enabled_agents: [`matrix/${agent}`] })}/proxy/agents/matrix/${agent}/invoke`, body: { message: 'hi' } }
+    },
+    b: [404],
+    admin: [200, 502],
+  },
+  // queries and stores plug in later: allowed, then 501 until their executor is registered
+  'components.proxy.queries': { call: async (c) => ({ path: `/components/matrix/${await componentOfA(c, { enabled_queries: ['matrix/q'] })}/proxy/queries/matrix/q/execute`, body: {} }), b: [404], admin: [501] },
+  'components.proxy.states': {
+    call: async (c) => ({ path: `/components/matrix/${await componentOfA(c, { enabled_stores: [{ store: 'matrix/s', access: 'readonly' }] })}/proxy/states/matrix`, body: { store: 's', action: 'list' } }),
+    b: [404],
+    admin: [501],
+  },
+  // page proxies take the page's view ticket, not a token: an unknown ticket is 401 for everyone
+  // (tests/components/components.test.ts covers real tickets)
+  'components.view.functions': { call: async () => ({ path: '/components/view/functions/matrix/f/execute', body: { input: {}, ticket: NO_TICKET } }), b: [401], admin: [401] },
+  'components.view.agents': { call: async () => ({ path: '/components/view/agents/matrix/a/invoke', body: { message: 'hi', ticket: NO_TICKET } }), b: [401], admin: [401] },
+  'components.view.queries': { call: async () => ({ path: '/components/view/queries/matrix/q/execute', body: { ticket: NO_TICKET } }), b: [401], admin: [401] },
+  'components.view.states': { call: async () => ({ path: '/components/view/states/matrix', body: { store: 's', action: 'list', ticket: NO_TICKET } }), b: [401], admin: [401] },
+  // ---- end components
+}
+
+const NO_TICKET = `cvt_${'x'.repeat(43)}`
+
+async function componentOfA(c: Ctx, extra: Record<string, unknown> = {}): Promise<string> {
+  const name = `cmp-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/components', { token: c.a.token, body: { namespace: 'matrix', name, ...KIND_FIXTURES['component']?.valid, ...extra } })
+  if (res.status !== 201) throw new Error(`setup component: ${res.text}`)
+  return name
+}
+
+async function shareOfA(c: Ctx): Promise<{ name: string; token: string }> {
+  const name = await componentOfA(c)
+  const res = await c.env.request('POST', `/api/v1/components/matrix/${name}/shares`, { token: c.a.token, body: {} })
+  if (res.status !== 201) throw new Error(`setup share: ${res.text}`)
+  return { name, token: (res.body as { token: string }).token }
 }
 
 async function templateOfA(c: Ctx): Promise<{ id: string; name: string }> {

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto'
+import type { Config } from '../kernel/config.ts'
+import { COMPONENT_ASSET_PREFIX, PLATFORM_UI_ASSET, PLATFORM_UI_VERSION, REACT_ASSET, REACT_DOM_ASSET } from './assets.ts'
+
+/*
+ * The HTML page of a rendered component. Everything the page runs carries a fresh nonce, and the
+ * Content-Security-Policy allows nothing else: no inline handlers, no eval, no other origin to
+ * connect to, no plugins, no <base>. The bundle is inline (it was escaped for that when
+ * compiled), the configuration is inert JSON (`<` escaped), the CSS cannot close its element.
+ * The page holds the view ticket for its proxy calls and never a platform token.
+ */
+export interface PageInput {
+  title: string
+  bundle: string
+  css: string
+  component: { namespace: string; name: string; title: string }
+  input: Record<string, unknown>
+  ticket: string | null
+  mode: 'user' | 'share'
+}
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${String(c.charCodeAt(0))};`)
+/** JSON inside <script type="application/json">: no `<` (so no `</script`), no line separators. */
+const inertJson = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+const inertCss = (css: string): string => css.replace(/<\/(style)/gi, '<\\/$1')
+
+/** Where the page loads React from: the platform's own copy, or COMPONENT_UI_CDN. */
+export function libraryUrls(config: Config): { react: string; reactDom: string; runtime: string } {
+  const cdn = config.COMPONENT_UI_CDN.replace(/\/+$/, '')
+  const npm = (path: string) => (cdn === '' ? `${COMPONENT_ASSET_PREFIX}${path}` : `${cdn}/${path}`)
+  return { react: npm(REACT_ASSET.path), reactDom: npm(REACT_DOM_ASSET.path), runtime: `${COMPONENT_ASSET_PREFIX}${PLATFORM_UI_ASSET.path}` }
+}
+
+export function renderPage(config: Config, p: PageInput): { html: string; headers: Record<string, string> } {
+  const nonce = randomBytes(18).toString('base64')
+  const urls = libraryUrls(config)
+  const settings = { version: PLATFORM_UI_VERSION, component: p.component, input: p.input, ticket: p.ticket, mode: p.mode }
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(p.title)}</title>
+<style nonce="${nonce}">${inertCss(p.css)}</style>
+</head>
+<body>
+<div id="root"></div>
+<script type="application/json" id="platform-component">${inertJson(settings)}</script>
+<script nonce="${nonce}" src="${escapeHtml(urls.react)}"></script>
+<script nonce="${nonce}" src="${escapeHtml(urls.reactDom)}"></script>
+<script nonce="${nonce}" src="${escapeHtml(urls.runtime)}"></script>
+<script nonce="${nonce}">${p.bundle}</script>
+</body>
+</html>`
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "object-src 'none'",
+    `frame-ancestors ${config.COMPONENT_FRAME_ANCESTORS}`,
+  ].join('; ')
+  return {
+    html,
+    headers: {
+      'content-security-policy': csp,
+      'x-content-type-options': 'nosniff',
+      // a share page's URL is its token: never sent on as a Referer
+      'referrer-policy': 'no-referrer',
+      // the page holds a view ticket
+      'cache-control': 'no-store',
+    },
+  }
+}
