@@ -8,6 +8,7 @@ import type { Feature, Role } from './api/feature.ts'
 import type { RouteDef } from './api/route.ts'
 import { systemFeature } from './api/system-module.ts'
 import { chatsFeature } from './chats/module.ts'
+import { dataFeature } from './data/module.ts'
 import { dependenciesFeature } from './dependencies/module.ts'
 import { sandboxAdminFeature } from './functions/admin-module.ts'
 import { functionsFeature } from './functions/module.ts'
@@ -33,7 +34,7 @@ import { startWorkerRole } from './roles/workers.ts'
  * and the roles this process runs (src/roles/), in order: infrastructure → resource service →
  * workers → actor host → gateway. `close()` undoes it in reverse, within one time budget.
  */
-export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature]
+export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature, dataFeature]
 
 export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
 export type { Role }

@@ -4,6 +4,8 @@ import { functionKind } from './function/kind.ts'
 import { llmProviderKind } from './llm-provider/kind.ts'
 import { skillKind } from './skill/kind.ts'
 import { secretKind } from './secret/kind.ts'
+import { databaseConnectionKind } from './database-connection/kind.ts'
+import { queryKind } from './query/kind.ts'
 
 /** Every registered resource kind. Adding a kind here gives it routes, docs, permissions and storage. */
-export const KINDS: readonly AnyKind[] = [agentKind, functionKind, skillKind, llmProviderKind, secretKind]
+export const KINDS: readonly AnyKind[] = [agentKind, functionKind, skillKind, llmProviderKind, secretKind, databaseConnectionKind, queryKind]
