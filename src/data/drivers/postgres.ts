@@ -113,7 +113,8 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
           result = { rows: rows.slice(0, st.maxRows), truncated: rows.length > st.maxRows, affectedRows: null }
           await client.query('rollback')
         } else {
-          const r = await client.query<Record<string, unknown>>({ text, values, types: TYPES })
+          // the extended protocol even without values: one statement, never a script
+          const r = await client.query<Record<string, unknown>>({ text, values, types: TYPES, queryMode: 'extended' })
           await client.query('commit')
           result = { rows: (r.rows ?? []).slice(0, st.maxRows), truncated: (r.rows ?? []).length > st.maxRows, affectedRows: r.rowCount ?? null }
         }
@@ -130,7 +131,7 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
     async serverVersion() {
       const client = await connect()
       try {
-        const r = await client.query<{ v: string }>('show server_version')
+        const r = await client.query<{ v: string }>("select current_setting('server_version') as v")
         return `PostgreSQL ${String(r.rows[0]?.v)}`
       } catch (err) {
         throw pgError(err)
