@@ -114,7 +114,9 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
           await client.query('rollback')
         } else {
           // the extended protocol even without values: one statement, never a script
-          const r = await client.query<Record<string, unknown>>({ text, values, types: TYPES, queryMode: 'extended' })
+          // (`queryMode` is pg's, missing from its type declarations)
+          const config: pg.QueryConfig & { queryMode: 'extended' } = { text, values, types: TYPES, queryMode: 'extended' }
+          const r = await client.query<Record<string, unknown>>(config)
           await client.query('commit')
           result = { rows: (r.rows ?? []).slice(0, st.maxRows), truncated: (r.rows ?? []).length > st.maxRows, affectedRows: r.rowCount ?? null }
         }
