@@ -15,7 +15,7 @@ import type { ConnectionSettings, DataPool, Statement, StatementResult } from '.
  *  - Parameters: each `:name` becomes `?` with a positional binding `{type, value}` (TEXT, FIXED,
  *    REAL, BOOLEAN); the statement text holds only the author's SQL. MULTI_STATEMENT_COUNT=1.
  *  - Reads: Snowflake has no read-only transaction, so a read is wrapped as
- *    `SELECT * FROM (<sql>) LIMIT max_rows + 1`: the warehouse stops at the cap, and anything that
+ *    `SELECT * FROM (<sql>) AS platform_read LIMIT max_rows + 1`: the warehouse stops at the cap, and anything that
  *    is not a query (INSERT, DELETE, DDL…) is a syntax error there — refused by the database, not
  *    by a pattern in the platform. `config.read_role` (a role granted SELECT only) runs reads when
  *    set. The wrapping does not keep an ORDER BY of the inner query guaranteed.
@@ -88,6 +88,7 @@ function parseBody(res: OutboundResponse): SnowflakeBody {
 
 function sfError(status: number, body: SnowflakeBody): AppError {
   const msg = `${body.message ?? `HTTP ${String(status)}`}${body.code === undefined ? '' : ` (code ${body.code})`}`
+  if (body.sqlState === '25006') return AppError.of('query.read_only', `refused by the warehouse: ${msg}`)
   if (status === 401 || status === 403) return AppError.of('database.unreachable', `the warehouse refused the login: ${msg}`)
   if (status === 408 || body.code === '000630' || /timeout|cancel/i.test(body.message ?? '')) return AppError.of('query.timeout', `the statement ran longer than its timeout: ${msg}`)
   if (status === 422 || status === 400) return AppError.of('query.failed', `the warehouse refused the statement: ${msg}`)
@@ -159,7 +160,7 @@ export function snowflakePool(s: ConnectionSettings, outbound: OutboundDeps = {}
     async run(st): Promise<StatementResult> {
       const { text, bindings } = renderSnowflake(st)
       const cap = st.maxRows + 1
-      const statement = st.readOnly ? `SELECT * FROM (${text}\n) LIMIT ${String(cap)}` : text
+      const statement = st.readOnly ? `SELECT * FROM (${text}\n) AS platform_read LIMIT ${String(cap)}` : text
       const role = st.readOnly ? (s.config.read_role ?? s.config.role) : s.config.role
       const { body, handle } = await execute(statement, bindings, role, st.timeoutMs)
       const rows = rowsOf(body)
