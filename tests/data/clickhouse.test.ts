@@ -9,8 +9,10 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
  * queries.
  */
 let env: TestPlatform
-let ch: ClickHouse
 let connId = ''
+// started before the tests are declared, so a machine without it skips them with the reason
+const ch: ClickHouse = await startClickHouse(t)
+const skip = ch.skip
 const post = (path: string, body: unknown) => env.request('POST', path, { body })
 const exec = (name: string, input: Record<string, unknown> = {}) => post(`/queries/ch/${name}/execute`, { input })
 async function mkQuery(name: string, spec: Record<string, unknown>): Promise<void> {
@@ -19,7 +21,6 @@ async function mkQuery(name: string, spec: Record<string, unknown>): Promise<voi
 }
 
 t.before(async () => {
-  ch = await startClickHouse(t)
   if (ch.skip !== false) return
   env = await startTestPlatform(t)
   await ch.sql('CREATE TABLE events (id UInt32, user String, amount Float64) ENGINE = Memory')
@@ -29,14 +30,12 @@ t.before(async () => {
   connId = (r.body as { id: string }).id
 })
 
-t.test('connection test', async (t) => {
-  if (ch.skip !== false) return t.skip(ch.skip)
+t.test('connection test', { skip }, async (t) => {
   t.match((await post(`/api/v1/database-connections/${connId}/test`, {})).body, { success: true, server_version: /^ClickHouse \d+\./ })
   t.match((await post('/api/v1/database-connections/test', { connection_type: 'clickhouse', host: ch.host, port: ch.port, username: ch.user, password: 'wrong', ssl_mode: 'disable' })).body, { success: false, message: /password|Authentication|refused/i })
 })
 
-t.test('parameters are bound (external data); injection stays data; :user_email is the caller', async (t) => {
-  if (ch.skip !== false) return t.skip(ch.skip)
+t.test('parameters are bound (external data); injection stays data; :user_email is the caller', { skip }, async (t) => {
   await mkQuery('by-user', {
     sql: "SELECT id, amount, ':lit' AS lit, :user_email AS who FROM events WHERE user = :user AND amount >= :min ORDER BY id",
     input_schema: { type: 'object', properties: { user: { type: 'string' }, min: { type: 'number' } }, required: ['user', 'min'] },
@@ -52,8 +51,7 @@ t.test('parameters are bound (external data); injection stays data; :user_email 
   t.equal((await ch.sql('SELECT count() FROM events')).trim(), '3', 'the table is intact')
 })
 
-t.test('readonly=1: a write through a read query is refused by the server', async (t) => {
-  if (ch.skip !== false) return t.skip(ch.skip)
+t.test('readonly=1: a write through a read query is refused by the server', { skip }, async (t) => {
   await mkQuery('sneaky-insert', { sql: "INSERT INTO events VALUES (9, 'eve', 1)" })
   await mkQuery('sneaky-drop', { sql: 'DROP TABLE events' })
   for (const q of ['sneaky-insert', 'sneaky-drop']) {
@@ -64,8 +62,7 @@ t.test('readonly=1: a write through a read query is refused by the server', asyn
   t.equal((await ch.sql('SELECT count() FROM events')).trim(), '3')
 })
 
-t.test('max_result_rows: an endless table answers with max_rows rows', async (t) => {
-  if (ch.skip !== false) return t.skip(ch.skip)
+t.test('max_result_rows: an endless table answers with max_rows rows', { skip }, async (t) => {
   await mkQuery('endless', { sql: 'SELECT number FROM system.numbers', max_rows: 7, timeout_ms: 5000 })
   const r = await exec('endless')
   t.equal(r.status, 200, r.text)
@@ -73,16 +70,14 @@ t.test('max_result_rows: an endless table answers with max_rows rows', async (t)
   t.same((r.body as { rows: { number: number }[] }).rows.map((x) => x.number), [0, 1, 2, 3, 4, 5, 6])
 })
 
-t.test('max_execution_time: a long statement ends with query.timeout', async (t) => {
-  if (ch.skip !== false) return t.skip(ch.skip)
+t.test('max_execution_time: a long statement ends with query.timeout', { skip }, async (t) => {
   await mkQuery('slow', { sql: 'SELECT count() AS n FROM system.numbers', timeout_ms: 500 })
   const r = await exec('slow')
   t.equal(r.status, 504, r.text)
   t.match(r.body, { code: 'query.timeout' })
 })
 
-t.test('write queries', async (t) => {
-  if (ch.skip !== false) return t.skip(ch.skip)
+t.test('write queries', { skip }, async (t) => {
   await mkQuery('add', { operation: 'write', sql: 'INSERT INTO events SELECT :id, :user, :amount', input_schema: { type: 'object', properties: { id: { type: 'integer' }, user: { type: 'string' }, amount: { type: 'number' } } } })
   const r = await exec('add', { id: 4, user: "o'brien", amount: 2.5 })
   t.equal(r.status, 200, r.text)
