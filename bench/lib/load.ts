@@ -23,6 +23,9 @@ export const loadSettings = () => ({ durationS: seconds('BENCH_DURATION', 6), wa
 export interface LoadTarget {
   url: string
   headers?: Record<string, string>
+  /** Default GET; with `body` (sent as is) e.g. POST. */
+  method?: string
+  body?: string
   /** The process whose CPU per request is reported. */
   pid: number
   /** Helper processes (with their descendants) whose CPU is reported separately. */
@@ -41,7 +44,7 @@ export interface Measurement {
 }
 
 const fire = (t: LoadTarget, duration: number) =>
-  autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, pipelining: PIPELINING, duration })
+  autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, pipelining: PIPELINING, duration, ...(t.method === undefined ? {} : { method: t.method }), ...(t.body === undefined ? {} : { body: t.body }) })
 
 export async function measure(target: LoadTarget): Promise<Measurement> {
   const { durationS, warmupS } = loadSettings()

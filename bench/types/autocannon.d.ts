@@ -10,6 +10,7 @@ declare module 'autocannon' {
     duration?: number
     headers?: Record<string, string>
     method?: string
+    body?: string
     timeout?: number
   }
   interface Histogram {

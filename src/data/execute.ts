@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { QueryExecuteResult, QuerySpec } from '../../schemas/query.ts'
 import { registerPermission } from '../access/permission-registry.ts'
-import { loadUserRow, type Principal } from '../auth/principal.ts'
+import { can, loadUserRow, type Principal } from '../auth/principal.ts'
 import { hasPermission } from '../auth/permissions.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import type { Config } from '../kernel/config.ts'
@@ -50,8 +50,10 @@ export async function executableQuery(d: Pick<QueryRunDeps, 'resources'>, p: Pri
 }
 
 /** Whether the query's owner may use the connection (checked on the owner's live roles). */
-async function assertOwnerMayUse(d: QueryRunDeps, q: QueryRecord, connectionName: string): Promise<void> {
+async function assertOwnerMayUse(d: QueryRunDeps, p: Principal, q: QueryRecord, connectionName: string): Promise<void> {
   const permission = `platform.database-connections/${connectionName}.use:all`
+  // the caller running their own query: its live permissions (never wider than the owner's) suffice
+  if (q.owner_id === p.userId && can(p, permission)) return
   const owner = q.owner_id === null || q.owner_id === undefined ? null : await loadUserRow(d.db, q.owner_id)
   if (owner === null || !owner.active || !hasPermission(owner.permissions, permission)) {
     throw AppError.of('query.connection_forbidden', `the owner of query ${q.namespace}/${q.name} may not use database connection ${connectionName} (${permission})`)
@@ -80,13 +82,15 @@ export async function runQuery(d: QueryRunDeps, p: Principal, q: QueryRecord, in
   if (inputIssues.length > 0) throw AppError.of('query.invalid_input', "input does not match the query's input_schema", { issues: inputIssues })
   const connection = await d.resources.byId(databaseConnectionKind, q.database_connection_id)
   if (connection === null) throw AppError.of('database.connection_not_found', `the database connection of query ${q.namespace}/${q.name} does not exist`)
-  await assertOwnerMayUse(d, q, connection.name)
+  await assertOwnerMayUse(d, p, q, connection.name)
   const pieces = splitPlaceholders(q.sql)
   const params = bindValues(q, placeholderNames(pieces), input, p)
   const readOnly = q.operation === 'read'
   const started = performance.now()
-  const out = await d.pools.withConnection(connection.id, (pool) =>
-    pool.run({ pieces, params, readOnly, timeoutMs: Math.min(q.timeout_ms, d.config.QUERY_TIMEOUT_MS_MAX), maxRows: Math.min(q.max_rows, d.config.QUERY_MAX_ROWS_MAX) }),
+  const out = await d.pools.withConnection(
+    connection.id,
+    (pool) => pool.run({ pieces, params, readOnly, timeoutMs: Math.min(q.timeout_ms, d.config.QUERY_TIMEOUT_MS_MAX), maxRows: Math.min(q.max_rows, d.config.QUERY_MAX_ROWS_MAX) }),
+    connection,
   )
   const duration = Math.round((performance.now() - started) * 100) / 100
   const schema = q.output_schema

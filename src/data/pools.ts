@@ -8,7 +8,7 @@ import type { Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { extraCa } from '../platform/outbound-http.ts'
-import type { ResourceService } from '../resources/service.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { clickhousePool } from './drivers/clickhouse.ts'
 import { postgresPool } from './drivers/postgres.ts'
 import { snowflakePool } from './drivers/snowflake.ts'
@@ -31,6 +31,8 @@ import { DEFAULT_PORTS, type ConnectionSettings, type DataPool } from './drivers
  * A replaced pool finishes the statements already running on it, then closes.
  */
 type Spec = Static<typeof DatabaseConnectionSpec>
+/** A connection as the resource engine returns it. */
+export type ConnectionRecord = ResourceRecord<Spec>
 
 export const INVALIDATE_SUBJECT = 'data.connection.invalidate'
 
@@ -45,8 +47,11 @@ export interface ConnectionPools {
   readonly log: Logger
   /** The pool of a saved connection (422 database.connection_not_found when it does not exist, 409 when inactive). */
   getPool(connectionId: string): Promise<DataPool>
-  /** Runs `fn` with the connection's pool; a pool replaced meanwhile closes only after `fn` ends. */
-  withConnection<T>(connectionId: string, fn: (pool: DataPool) => Promise<T>): Promise<T>
+  /**
+   * Runs `fn` with the connection's pool; a pool replaced meanwhile closes only after `fn` ends.
+   * `record`: the connection as the caller just read it (saves reading it again).
+   */
+  withConnection<T>(connectionId: string, fn: (pool: DataPool) => Promise<T>, record?: ConnectionRecord): Promise<T>
   /** Drops (and closes once idle) the pool of a connection in this process. */
   invalidate(connectionId: string): void
   /** How many pools this process holds (tests, health). */
@@ -108,8 +113,8 @@ function createRegistry(d: PoolsDeps): ConnectionPools {
     return { pool, version, inflight: 0, retired: false }
   }
 
-  const acquire = async (id: string): Promise<Entry> => {
-    const record = await d.resources.byId(databaseConnectionKind, id)
+  const acquire = async (id: string, known?: ConnectionRecord): Promise<Entry> => {
+    const record = known ?? (await d.resources.byId(databaseConnectionKind, id))
     if (record === null) {
       const had = entries.get(id)
       if (had !== undefined) {
@@ -142,8 +147,8 @@ function createRegistry(d: PoolsDeps): ConnectionPools {
     async getPool(id) {
       return (await acquire(id)).pool
     },
-    async withConnection(id, fn) {
-      const e = await acquire(id)
+    async withConnection(id, fn, record) {
+      const e = await acquire(id, record)
       e.inflight++
       try {
         return await fn(e.pool)

@@ -101,9 +101,9 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
       const client = await connect()
       let broken: Error | undefined
       try {
-        await client.query(st.readOnly ? 'begin transaction read only' : 'begin')
-        // an integer of the platform's (validated and clamped), not user text
-        await client.query(`set local statement_timeout = ${String(Math.max(1, Math.floor(st.timeoutMs)))}`)
+        // one round trip for both (simple protocol, no user text): the timeout is an integer of the
+        // platform's, validated and clamped
+        await client.query(`${st.readOnly ? 'begin transaction read only' : 'begin'}; set local statement_timeout = ${String(Math.max(1, Math.floor(st.timeoutMs)))}`)
         const { text, values } = renderPg(st)
         let result: StatementResult
         if (st.readOnly) {
