@@ -8,9 +8,10 @@ import type { Benchmark, Row } from './lib/types.ts'
  * Query execution cost: `POST /queries/{ns}/{name}/execute` on the platform (gateway + service in
  * one process, ROLES=all) vs a bare node:http server running the same statement with one
  * node-postgres `pool.query`. Both read the platform's own single-node Postgres. The platform does
- * per call: authentication (warm cache), the query and connection lookups, input validation, the
- * owner's permission, and on the external connection BEGIN READ ONLY, SET LOCAL statement_timeout,
- * a cursor fetch and ROLLBACK — the ratio is what all that costs in CPU per call.
+ * per call: the gateway → NATS → service hop, authentication (warm cache), the query and connection
+ * lookups, input validation, the owner's permission, and on the external connection BEGIN READ ONLY
+ * + SET LOCAL statement_timeout (one round trip), a cursor fetch (close) and ROLLBACK — the ratio is
+ * what all that costs in CPU per call. BENCH_QUERY_LOG sets the platform's LOG_LEVEL (default warn).
  */
 const NAME = 'query'
 
@@ -58,7 +59,7 @@ async function run(): Promise<Row[]> {
     const url = `${base}/queries/bench/plus-one/execute`
     await check(url, auth)
     const m = await measure({ url, method: 'POST', body, headers: auth, pid: platform.pid, helperPids: childPids(platform.pid) })
-    rows.push({ benchmark: NAME, case: 'POST /queries/bench/plus-one/execute', ...m, note: 'CPU of the platform process (gateway + service + pool); 4 statements on the connection per call' })
+    rows.push({ benchmark: NAME, case: 'POST /queries/bench/plus-one/execute', ...m, note: 'CPU of the platform process (gateway + service + pool); per call 3 reads of the platform database and BEGIN READ ONLY+SET LOCAL, a cursor fetch, ROLLBACK on the connection' })
   } finally {
     await direct?.stop()
     await platform?.stop()
