@@ -16,6 +16,7 @@ import { statesFeature } from './states/module.ts'
 import { templateApiFeature } from './template-api/module.ts'
 import { connectorsFeature } from './connectors/module.ts'
 import { componentsFeature } from './components/module.ts'
+import { dataFeature } from './data/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -39,4 +40,5 @@ export const FEATURES: readonly Feature[] = [
   manifestsFeature,
   connectorsFeature,
   componentsFeature,
+  dataFeature,
 ]

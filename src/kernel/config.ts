@@ -180,6 +180,13 @@ export const ConfigSchema = T.Object({
   COMPONENT_VIEW_TICKET_SECONDS: int(3600, 'lifetime of the proxy ticket a rendered component page gets', 1),
   COMPONENT_UI_CDN: str('', 'base URL component pages load React from, e.g. https://unpkg.com (empty: the platform serves its own copy under /components/assets/)'),
   COMPONENT_FRAME_ANCESTORS: str('*', "CSP frame-ancestors of component pages: who may embed them ('none', 'self', origins, or *)"),
+  // Database connections and queries (SPEC.md §2.4, §2.5, §8.6)
+  DATABASE_POOL_MIN_SIZE: int(0, 'connections a database connection\'s pool keeps open while idle, when its config sets no min_pool_size', 0, 100),
+  DATABASE_POOL_MAX_SIZE: int(5, 'connections a database connection\'s pool opens at most (per process), when its config sets no max_pool_size', 1, 100),
+  DATABASE_POOL_IDLE_SECONDS: int(60, 'an idle pooled connection to an external database is closed after this many seconds (above the pool\'s minimum)', 1),
+  DATABASE_CONNECT_TIMEOUT_MS: int(5000, 'milliseconds to open a connection to an external database (also the limit of POST /api/v1/database-connections/test)', 100),
+  QUERY_TIMEOUT_MS_MAX: int(300000, 'ceiling of a query\'s timeout_ms (a larger value is clamped to it)', 1),
+  QUERY_MAX_ROWS_MAX: int(100000, 'ceiling of a query\'s max_rows (a larger value is clamped to it)', 1),
 })
 
 export type Config = Static<typeof ConfigSchema>

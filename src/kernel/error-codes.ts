@@ -180,6 +180,18 @@ const CODES: Record<string, Row> = {
   'state.readonly': [403, 'the store is enabled read-only here'],
   'state.too_large': [413, 'the value is larger than STATE_MAX_VALUE_BYTES'],
   'store.not_found': [404, 'store not found'],
+  // database connections and queries
+  'database.connection_inactive': [409, 'the database connection is not active'],
+  'database.connection_not_found': [422, "the query's database connection does not exist"],
+  'database.unreachable': [502, 'the database could not be reached'],
+  'query.connection_forbidden': [403, "the query's owner may not use its database connection"],
+  'query.failed': [422, 'the database refused the statement'],
+  'query.inactive': [409, 'the query is inactive'],
+  'query.invalid_input': [422, "the input does not match the query's input_schema"],
+  'query.missing_parameter': [422, 'a parameter of the SQL has no value'],
+  'query.output_invalid': [500, "the rows do not match the query's output_schema"],
+  'query.read_only': [422, 'a read query tried to write: refused by the database'],
+  'query.timeout': [504, 'the statement ran longer than its timeout'],
   // templates
   // templates, email, discovery and manifests
   'discovery.bad_app': [422, 'X-Application / app must be `<namespace>/<name>`'],

@@ -9,6 +9,8 @@ import { storeKind } from './store/kind.ts'
 import { templateKind } from './template/kind.ts'
 import { connectorKind } from './connector/kind.ts'
 import { componentKind } from './component/kind.ts'
+import { databaseConnectionKind } from './database-connection/kind.ts'
+import { queryKind } from './query/kind.ts'
 
 /** Every registered resource kind, one per line. Adding a kind here gives it routes, docs, permissions and storage. */
 export const KINDS: readonly AnyKind[] = [
@@ -22,4 +24,6 @@ export const KINDS: readonly AnyKind[] = [
   manifestKind,
   connectorKind,
   componentKind,
+  databaseConnectionKind,
+  queryKind,
 ]

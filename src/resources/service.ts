@@ -52,6 +52,13 @@ export interface WriteOptions {
 
 export type ApplyAction = 'created' | 'updated' | 'unchanged'
 
+/** A write the engine made (API, config apply, package install): what `onChange` listeners hear. */
+export interface ResourceChange {
+  kind: string
+  id: string
+  action: 'created' | 'updated' | 'deleted'
+}
+
 export interface ResourceService {
   kinds: ReadonlyMap<string, AnyKind>
   list<S extends TObject>(p: Principal, kind: Kind<S>, options?: ListOptions): Promise<{ items: ResourceRecord<Static<S>>[]; total: number }>
@@ -72,24 +79,55 @@ export interface ResourceService {
   secretsOf(kind: AnyKind, id: string): Promise<Record<string, string>>
   /** Stops following other processes' changes (the row cache's subscription). */
   close(): void
+  /**
+   * Hears every successful write of this process's engine, after it committed (e.g. database
+   * connections announce a change so every process drops its pool). A listener must not throw;
+   * one that does is logged and ignored. Returns the unsubscribe function.
+   */
+  onChange(listener: (change: ResourceChange) => void): () => void
 }
 
 export function createResourceService(deps: EngineDeps): ResourceService {
   const e = resourceEngine(deps)
+  const listeners = new Set<(change: ResourceChange) => void>()
+  const emit = (change: ResourceChange) => {
+    for (const l of listeners) {
+      try {
+        l(change)
+      } catch (err) {
+        deps.log.error({ err, change }, 'a resource change listener failed')
+      }
+    }
+  }
+  const created = <R extends { id: string }>(kind: AnyKind, action: ResourceChange['action']) => (r: R) => {
+    emit({ kind: kind.kind, id: r.id, action })
+    return r
+  }
   // The engine works on any kind; the typed signatures of ResourceService only narrow what it returns.
   return {
     kinds: e.kinds,
     list: ((p: Principal, kind: AnyKind, options?: ListOptions) => listResources(e, p, kind, options)) as ResourceService['list'],
     get: ((p: Principal, kind: AnyKind, address: Address) => getResource(e, p, kind, address)) as ResourceService['get'],
-    create: ((p: Principal, kind: AnyKind, body: Record<string, unknown>, options?: WriteOptions) => createResource(e, p, kind, body, options)) as ResourceService['create'],
-    update: ((p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options?: WriteOptions) => updateResource(e, p, kind, address, patch, options)) as ResourceService['update'],
+    create: ((p: Principal, kind: AnyKind, body: Record<string, unknown>, options?: WriteOptions) => createResource(e, p, kind, body, options).then(created(kind, 'created'))) as ResourceService['create'],
+    update: ((p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options?: WriteOptions) => updateResource(e, p, kind, address, patch, options).then(created(kind, 'updated'))) as ResourceService['update'],
     byId: ((kind: AnyKind, id: string) => resourceById(e, kind, id)) as ResourceService['byId'],
     loadMany: ((kind: AnyKind, refs: readonly string[]) => loadManyResources(e, kind, refs)) as ResourceService['loadMany'],
-    remove: (p, kind, address) => removeResource(e, p, kind, address),
+    remove: async (p, kind, address) => {
+      const id = await removeResource(e, p, kind, address)
+      emit({ kind: kind.kind, id, action: 'deleted' })
+    },
     versions: (p, kind, address) => resourceVersions(e, p, kind, address),
-    apply: (p, kind, body, options) => applyResource(e, p, kind, body, options),
+    apply: async (p, kind, body, options) => {
+      const out = await applyResource(e, p, kind, body, options)
+      if (out.action !== 'unchanged' && options.dryRun !== true && out.record !== undefined) emit({ kind: kind.kind, id: out.record.id, action: out.action })
+      return out
+    },
     expand: (p, kind, patterns, options) => expandResources(e, p, kind, patterns, options),
     secretsOf: (kind, id) => secretsOfResource(e, kind, id),
     close: () => e.rows.close(),
+    onChange(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
   }
 }

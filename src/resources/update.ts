@@ -54,10 +54,12 @@ export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyK
   return toRecord(kind, updated)
 }
 
-export async function removeResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address): Promise<void> {
+/** Deletes the resource; answers its id (for change listeners). */
+export async function removeResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address): Promise<string> {
   const row = await visibleRow(e.db, p, kind, address)
   if (!canOnResource(p, kind, 'delete', rowMeta(row))) throw forbidden(`not allowed to delete ${describeAddress(kind, address)}`)
   await e.db.query(sql.unsafe`delete from resources where id = ${row.id}::uuid`)
   await announceChange(e, kind, row, null)
   e.log.info({ kind: kind.kind, id: row.id, by: p.userId }, 'resource deleted')
+  return row.id
 }

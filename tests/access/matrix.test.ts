@@ -346,6 +346,35 @@ const ROWS: Record<string, Row> = {
   'components.view.queries': { call: async () => ({ path: '/components/view/queries/matrix/q/execute', body: { ticket: NO_TICKET } }), b: [401], admin: [401] },
   'components.view.states': { call: async () => ({ path: '/components/view/states/matrix', body: { store: 's', action: 'list', ticket: NO_TICKET } }), b: [401], admin: [401] },
   // ---- end components
+  // database connections (admin) and queries: A's query is invisible to B
+  'database-connections.test': adminOnly('/api/v1/database-connections/test', [200], { connection_type: 'postgresql', host: '127.0.0.1', port: 1 }),
+  'database-connections.test-saved': { call: async (c) => ({ path: `/api/v1/database-connections/${await connectionOfAdmin(c)}/test` }), b: [403], admin: [200] },
+  'queries.execute': { call: async (c) => ({ path: `/queries/matrix/${await queryOfA(c)}/execute`, body: { input: {} } }), b: [404], admin: [200] },
+  'queries.execute-management': { call: async (c) => ({ path: `/api/v1/queries/matrix/${await queryOfA(c)}/execute`, body: { input: {} } }), b: [404], admin: [200] },
+}
+
+/** A connection to the test platform's own database (admin-created: connections are admin-only). */
+async function connectionOfAdmin(c: Ctx): Promise<string> {
+  const u = new URL(c.env.databaseUrl)
+  const res = await c.env.request('POST', '/api/v1/database-connections', {
+    body: { name: `conn-${c.n()}`, connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) },
+  })
+  if (res.status !== 201) throw new Error(`setup connection: ${res.text}`)
+  return (res.body as { id: string }).id
+}
+
+/** A query of A's on a connection A was granted the use of. */
+async function queryOfA(c: Ctx): Promise<string> {
+  const id = await connectionOfAdmin(c)
+  const conn = (await c.env.request('GET', `/api/v1/database-connections`)).body as { id: string; name: string }[]
+  const name = conn.find((x) => x.id === id)?.name as string
+  const role = `use-${c.n()}`
+  await c.env.sql(`insert into roles (name, permissions) values ($1, jsonb_build_object($2::text, true))`, [role, `platform.database-connections/${name}.use:all`])
+  await c.env.sql('insert into user_roles (user_id, role_id) select $1, id from roles where name = $2', [c.a.id, role])
+  const q = `q-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/queries', { token: c.a.token, body: { namespace: 'matrix', name: q, database_connection_id: id, sql: 'select 1 as one' } })
+  if (res.status !== 201) throw new Error(`setup query: ${res.text}`)
+  return q
 }
 
 const NO_TICKET = `cvt_${'x'.repeat(43)}`

@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { childPids } from './lib/cpu.ts'
+import { measure } from './lib/load.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+
+/*
+ * Query execution cost: `POST /queries/{ns}/{name}/execute` on the platform (gateway + service in
+ * one process, ROLES=all) vs a bare node:http server running the same statement with one
+ * node-postgres `pool.query`. Both read the platform's own single-node Postgres. The platform does
+ * per call: the gateway → NATS → service hop, authentication (warm cache), the query and connection
+ * lookups, input validation, the owner's permission, and on the external connection BEGIN READ ONLY
+ * + SET LOCAL statement_timeout (one round trip), a cursor fetch (close) and ROLLBACK — the ratio is
+ * what all that costs in CPU per call. BENCH_QUERY_LOG sets the platform's LOG_LEVEL (default warn).
+ */
+const NAME = 'query'
+
+async function run(): Promise<Row[]> {
+  const rows: Row[] = []
+  const dataDir = tempDir('bench-query-')
+  let platform: ServerChild | undefined
+  let direct: ServerChild | undefined
+  try {
+    process.stderr.write('  starting platform...\n')
+    platform = await startServerChild('platform', 'platform.ts', {
+      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: process.env['BENCH_QUERY_LOG'] ?? 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
+      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
+      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
+    })
+    const { token, databaseUrl } = platform.info
+    if (token === undefined || databaseUrl === undefined) throw new Error('platform child reported no token / databaseUrl')
+    const base = `http://127.0.0.1:${String(platform.info.port)}`
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    const u = new URL(databaseUrl)
+    const conn = await fetch(`${base}/api/v1/database-connections`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'self', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), config: { max_pool_size: 5 } }),
+    })
+    if (conn.status !== 201) throw new Error(`connection: ${String(conn.status)} ${await conn.text()}`)
+    const connId = ((await conn.json()) as { id: string }).id
+    const q = await fetch(`${base}/api/v1/queries`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ namespace: 'bench', name: 'plus-one', database_connection_id: connId, sql: 'select :n::int + 1 as v, :user_email::text as who', input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } }),
+    })
+    if (q.status !== 201) throw new Error(`query: ${String(q.status)} ${await q.text()}`)
+    direct = await startServerChild('pg-direct', 'pg-direct.ts', { DATABASE_URL: databaseUrl, POOL_MAX: '5' })
+    const body = JSON.stringify({ input: { n: 41 } })
+    const check = async (url: string, headers: Record<string, string>) => {
+      const r = await fetch(url, { method: 'POST', headers, body })
+      if (r.status !== 200) throw new Error(`POST ${url}: ${String(r.status)} ${await r.text()}`)
+    }
+    process.stderr.write('  measuring node-postgres directly\n')
+    await check(`http://127.0.0.1:${String(direct.info.port)}/`, { 'content-type': 'application/json' })
+    const d = await measure({ url: `http://127.0.0.1:${String(direct.info.port)}/`, method: 'POST', body, headers: { 'content-type': 'application/json' }, pid: direct.pid })
+    rows.push({ benchmark: NAME, case: 'node:http + pg pool.query', baseline: true, ...d, note: 'one statement per call' })
+    process.stderr.write('  measuring the platform\n')
+    const url = `${base}/queries/bench/plus-one/execute`
+    await check(url, auth)
+    const m = await measure({ url, method: 'POST', body, headers: auth, pid: platform.pid, helperPids: childPids(platform.pid) })
+    rows.push({ benchmark: NAME, case: 'POST /queries/bench/plus-one/execute', ...m, note: 'CPU of the platform process (gateway + service + pool); per call 3 reads of the platform database and BEGIN READ ONLY+SET LOCAL, a cursor fetch, ROLLBACK on the connection' })
+  } finally {
+    await direct?.stop()
+    await platform?.stop()
+    removeTempDir(dataDir)
+  }
+  return rows
+}
+
+const bench: Benchmark = { name: NAME, description: 'query execute vs node-postgres directly (CPU per call)', run }
+export default bench

@@ -1,0 +1,110 @@
+import type { Static } from '@sinclair/typebox'
+import type { QueryExecuteResult, QuerySpec } from '../../schemas/query.ts'
+import { registerPermission } from '../access/permission-registry.ts'
+import { can, loadUserRow, type Principal } from '../auth/principal.ts'
+import { hasPermission } from '../auth/permissions.ts'
+import { validateAgainst } from '../functions/json-schema.ts'
+import type { Config } from '../kernel/config.ts'
+import { AppError, notFound } from '../kernel/errors.ts'
+import type { Logger } from '../kernel/log.ts'
+import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
+import { queryKind } from '../kinds/query/kind.ts'
+import type { Db } from '../platform/db.ts'
+import { canOnResource } from '../resources/permissions.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+import { placeholderNames, splitPlaceholders } from './placeholders.ts'
+import type { ConnectionPools } from './pools.ts'
+
+/*
+ * Running a saved query, the one path for the execute endpoints and the agent tool:
+ *  1. the caller may execute it (`platform.queries/<ns>/<name>.execute`, own or all; 404 otherwise);
+ *  2. its owner may use its connection (`platform.database-connections/<name>.use:all`; admins hold
+ *     it): connections are admin-only, so a query written by someone else reaches a database only
+ *     when an administrator granted that user the connection;
+ *  3. the input matches input_schema; `:user_id` / `:user_email` are always the caller's, whatever
+ *     the input says;
+ *  4. the driver binds every value and enforces read-only, the timeout and the row cap;
+ *  5. the rows match output_schema (a schema of one row, or of the whole array when its type is
+ *     `array`).
+ */
+registerPermission('platform.queries/{namespace}/{name}.execute:own', 'Query: execute (own queries)')
+registerPermission('platform.queries/{namespace}/{name}.execute:all', 'Query: execute (any query)')
+registerPermission('platform.database-connections/{name}.use:all', "Database connection: may be the connection of queries this user owns (admins hold it through platform.*:all)")
+
+export type QueryRecord = ResourceRecord<Static<typeof QuerySpec>> & { namespace: string }
+export type QueryResult = Static<typeof QueryExecuteResult>
+
+export interface QueryRunDeps {
+  db: Db
+  config: Config
+  resources: ResourceService
+  pools: ConnectionPools
+  log: Logger
+}
+
+/** The query if the caller may execute it; 404 for anything the caller may not see or run. */
+export async function executableQuery(d: Pick<QueryRunDeps, 'resources'>, p: Principal, namespace: string, name: string): Promise<QueryRecord> {
+  const q = (await d.resources.get(p, queryKind, { namespace, name })) as QueryRecord
+  if (!canOnResource(p, queryKind, 'execute', { namespace, name, ownerId: q.owner_id ?? null })) throw notFound(`query ${namespace}/${name} not found`)
+  return q
+}
+
+/** Whether the query's owner may use the connection (checked on the owner's live roles). */
+async function assertOwnerMayUse(d: QueryRunDeps, p: Principal, q: QueryRecord, connectionName: string): Promise<void> {
+  const permission = `platform.database-connections/${connectionName}.use:all`
+  // the caller running their own query: its live permissions (never wider than the owner's) suffice
+  if (q.owner_id === p.userId && can(p, permission)) return
+  const owner = q.owner_id === null || q.owner_id === undefined ? null : await loadUserRow(d.db, q.owner_id)
+  if (owner === null || !owner.active || !hasPermission(owner.permissions, permission)) {
+    throw AppError.of('query.connection_forbidden', `the owner of query ${q.namespace}/${q.name} may not use database connection ${connectionName} (${permission})`)
+  }
+}
+
+/** The parameter values: input, nulls for optional parameters left out, the caller's identity last. */
+function bindValues(q: QueryRecord, names: readonly string[], input: Record<string, unknown>, p: Principal): Record<string, unknown> {
+  const values: Record<string, unknown> = { ...input, user_id: p.userId, user_email: p.email }
+  const declared = (q.input_schema['properties'] ?? {}) as Record<string, unknown>
+  const missing: string[] = []
+  for (const n of names) {
+    if (n in values) continue
+    if (n in declared) values[n] = null
+    else missing.push(n)
+  }
+  if (missing.length > 0) {
+    throw AppError.of('query.missing_parameter', `no value for :${missing.join(', :')}`, { issues: missing.map((m) => ({ path: `/input/${m}`, message: 'required by the SQL' })) })
+  }
+  return values
+}
+
+export async function runQuery(d: QueryRunDeps, p: Principal, q: QueryRecord, input: Record<string, unknown>): Promise<QueryResult> {
+  if (q.is_active === false) throw AppError.of('query.inactive', `query ${q.namespace}/${q.name} is not active`)
+  const inputIssues = validateAgainst(q.input_schema, input, '/input')
+  if (inputIssues.length > 0) throw AppError.of('query.invalid_input', "input does not match the query's input_schema", { issues: inputIssues })
+  const connection = await d.resources.byId(databaseConnectionKind, q.database_connection_id)
+  if (connection === null) throw AppError.of('database.connection_not_found', `the database connection of query ${q.namespace}/${q.name} does not exist`)
+  await assertOwnerMayUse(d, p, q, connection.name)
+  const pieces = splitPlaceholders(q.sql)
+  const params = bindValues(q, placeholderNames(pieces), input, p)
+  const readOnly = q.operation === 'read'
+  const started = performance.now()
+  const out = await d.pools.withConnection(
+    connection.id,
+    (pool) => pool.run({ pieces, params, readOnly, timeoutMs: Math.min(q.timeout_ms, d.config.QUERY_TIMEOUT_MS_MAX), maxRows: Math.min(q.max_rows, d.config.QUERY_MAX_ROWS_MAX) }),
+    connection,
+  )
+  const duration = Math.round((performance.now() - started) * 100) / 100
+  const schema = q.output_schema
+  if (Object.keys(schema).length > 0) {
+    const issues = schema['type'] === 'array' ? validateAgainst(schema, out.rows, '/rows') : out.rows.flatMap((row, i) => validateAgainst(schema, row, `/rows/${String(i)}`))
+    if (issues.length > 0) throw AppError.of('query.output_invalid', "the rows do not match the query's output_schema", { issues: issues.slice(0, 20) })
+  }
+  d.log.debug({ query: `${q.namespace}/${q.name}`, by: p.userId, rows: out.rows.length, ms: duration }, 'query executed')
+  return {
+    operation: q.operation,
+    rows: out.rows,
+    row_count: out.rows.length,
+    ...(readOnly ? {} : { affected_rows: out.affectedRows }),
+    truncated: out.truncated,
+    duration_ms: duration,
+  }
+}

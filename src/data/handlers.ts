@@ -1,0 +1,71 @@
+import { bind, type BoundRoute } from '../api/bind.ts'
+import { can, type Principal } from '../auth/principal.ts'
+import type { Config } from '../kernel/config.ts'
+import { AppError, forbidden, notFound } from '../kernel/errors.ts'
+import type { Logger } from '../kernel/log.ts'
+import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
+import type { Db } from '../platform/db.ts'
+import { resourcePermission } from '../resources/permissions.ts'
+import type { ResourceService } from '../resources/service.ts'
+import { executableQuery, runQuery } from './execute.ts'
+import { openPool, settingsOf, type ConnectionPools } from './pools.ts'
+import { DATA_ROUTES as R } from './routes.ts'
+import type { ConnectionSettings } from './drivers/types.ts'
+
+export interface DataHandlerDeps {
+  db: Db
+  config: Config
+  resources: ResourceService
+  pools: ConnectionPools
+  log: Logger
+}
+
+/** Connections are an admin-only area: 403 for anyone without the `:all` grant. */
+function assertAdmin(p: Principal, action: string): void {
+  if (!can(p, resourcePermission(databaseConnectionKind, action, { namespace: '', name: '*' }, 'all'))) throw forbidden('database-connections are admin-only', 'auth.admin_only')
+}
+
+/**
+ * Opens a throwaway pool, asks the server's version, closes it. A failure is an answer
+ * (`success: false` with the reason), not an error: the request itself was fine.
+ */
+async function testConnection(s: ConnectionSettings, d: DataHandlerDeps) {
+  const started = performance.now()
+  const pool = openPool({ ...s, minPool: 0, maxPool: 1 }, d.config, d.log)
+  try {
+    const version = await pool.serverVersion(d.config.DATABASE_CONNECT_TIMEOUT_MS)
+    return { success: true, message: version, server_version: version, duration_ms: Math.round(performance.now() - started) }
+  } catch (err) {
+    const message = err instanceof AppError ? err.message : String(err)
+    return { success: false, message, server_version: null, duration_ms: Math.round(performance.now() - started) }
+  } finally {
+    await pool.close().catch(() => undefined)
+  }
+}
+
+export function dataHandlers(d: DataHandlerDeps): BoundRoute[] {
+  const execute = async ({ principal, params, body }: { principal: Principal; params: { namespace: string; name: string }; body: { input?: Record<string, unknown> } }) => {
+    const q = await executableQuery(d, principal, params.namespace, params.name)
+    return { body: await runQuery(d, principal, q, body.input ?? {}) }
+  }
+  return [
+    bind(R.testRaw, async ({ principal, body }) => {
+      assertAdmin(principal, 'read')
+      const spec = settingsOf(
+        { connection_type: body.connection_type, host: body.host, port: body.port ?? null, database: body.database ?? '', username: body.username ?? '', password: null, ssl_mode: body.ssl_mode ?? null, config: body.config ?? {} },
+        body.password ?? null,
+        d.config,
+      )
+      return { body: await testConnection(spec, d) }
+    }),
+    bind(R.testSaved, async ({ principal, params }) => {
+      assertAdmin(principal, 'read')
+      const record = await d.resources.byId(databaseConnectionKind, params.id)
+      if (record === null) throw notFound(`database connection ${params.id} not found`)
+      const secrets = await d.resources.secretsOf(databaseConnectionKind, record.id)
+      return { body: await testConnection(settingsOf(record, secrets['password'] ?? null, d.config), d) }
+    }),
+    bind(R.execute, execute),
+    bind(R.executeManagement, execute),
+  ]
+}

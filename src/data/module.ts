@@ -1,0 +1,40 @@
+import { defineFeature } from '../api/feature.ts'
+import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
+import { dataHandlers } from './handlers.ts'
+import { announceInvalidation, connectionPools, subscribeInvalidations } from './pools.ts'
+import { dataRoutes } from './routes.ts'
+import { registerQueryTools } from './tools.ts'
+
+registerQueryTools() // agents' enabled_queries
+
+/*
+ * Database connections and queries (SPEC.md §2.4, §2.5): connection tests, query execution, the
+ * per-process connection pools and their invalidation over NATS, and queries as agent tools.
+ * CRUD of both kinds comes from the resource engine (src/kinds/database-connection, src/kinds/query).
+ */
+export const dataFeature = defineFeature({
+  name: 'data',
+  routes: dataRoutes,
+  service: (ctx) => {
+    const log = ctx.log.child({ mod: 'data' })
+    const pools = connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log })
+    const sub = subscribeInvalidations(ctx.nc, ctx.names, pools)
+    // every committed change of a connection, whatever wrote it (API, config apply, packages)
+    const unlisten = ctx.resources.onChange((c) => {
+      if (c.kind === databaseConnectionKind.kind && c.action !== 'created') announceInvalidation(ctx.nc, ctx.names, c.id)
+    })
+    return {
+      routes: dataHandlers({ db: ctx.db, config: ctx.config, resources: ctx.resources, pools, log }),
+      stop: async () => {
+        unlisten()
+        sub.stop()
+        await pools.closeAll()
+      },
+    }
+  },
+  workers: (ctx) => {
+    // the pools agent turns use: opened with this role's logger, told about changes like the service's
+    subscribeInvalidations(ctx.nc, ctx.names, connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log: ctx.log.child({ mod: 'data' }) }))
+    return {}
+  },
+})

@@ -1,0 +1,18 @@
+import { DatabaseConnectionSpec } from '../../../schemas/database-connection.ts'
+import { defineKind } from '../../resources/kind.ts'
+
+export const databaseConnectionKind = defineKind({
+  kind: 'database_connection',
+  plural: 'database-connections',
+  title: 'DatabaseConnection',
+  description: 'Connections to external databases that queries run on (admin only; password encrypted at rest and never returned). SPEC.md §2.4.',
+  spec: DatabaseConnectionSpec,
+  addressing: 'named',
+  updateMethod: 'PATCH',
+  adminOnly: true,
+  secrets: ['password'],
+  validate: (s) => {
+    const { min_pool_size: min, max_pool_size: max } = s.config
+    return min !== undefined && max !== undefined && min > max ? [{ path: 'config.min_pool_size', message: 'must not exceed max_pool_size' }] : []
+  },
+})

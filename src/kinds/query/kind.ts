@@ -1,0 +1,15 @@
+import { QuerySpec } from '../../../schemas/query.ts'
+import { defineKind } from '../../resources/kind.ts'
+import { schemaIssues } from '../../functions/json-schema.ts'
+import { placeholderIssues } from '../../data/placeholders.ts'
+
+export const queryKind = defineKind({
+  kind: 'query',
+  plural: 'queries',
+  title: 'Query',
+  description: 'Saved parameterized SQL on a database connection, executable over the API and as an agent tool (SPEC.md §2.5).',
+  spec: QuerySpec,
+  versioned: ['sql'],
+  // A broken schema or an unterminated literal is refused when the query is saved (422), not at execution.
+  validate: (s) => [...schemaIssues('input_schema', s.input_schema), ...schemaIssues('output_schema', s.output_schema), ...placeholderIssues(s.sql)],
+})
