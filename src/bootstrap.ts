@@ -28,6 +28,7 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       'platform.stores/*/*.write_state:own',
       'platform.templates/*/*.send:own',
       'platform.connectors/*/*.execute:own',
+      'platform.queries/*/*.execute:own',
       'platform.dependencies.create:own',
       // claim a free namespace explicitly (README "Access control"); creating a resource claims one too
       'platform.namespaces/*.create:own',

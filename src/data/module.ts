@@ -1,11 +1,14 @@
 import { defineFeature } from '../api/feature.ts'
 import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
+import { registerComponentProxy } from '../components/proxy-registry.ts'
+import { queryProxy } from './component-proxy.ts'
 import { dataHandlers } from './handlers.ts'
 import { announceInvalidation, connectionPools, subscribeInvalidations } from './pools.ts'
 import { dataRoutes } from './routes.ts'
 import { registerQueryTools } from './tools.ts'
 
 registerQueryTools() // agents' enabled_queries
+registerComponentProxy('queries', queryProxy) // components' enabled_queries
 
 /*
  * Database connections and queries (SPEC.md §2.4, §2.5): connection tests, query execution, the

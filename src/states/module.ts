@@ -1,5 +1,7 @@
 import { defineFeature } from '../api/feature.ts'
 import { registerToolProvider } from '../chats/tools.ts'
+import { registerComponentProxy } from '../components/proxy-registry.ts'
+import { stateProxy } from './component-proxy.ts'
 import { stateHandlers } from './handlers.ts'
 import { stateRoutes } from './routes.ts'
 import { createStateService } from './service.ts'
@@ -13,6 +15,7 @@ import { stateToolProvider } from './tools.ts'
  * The `store` kind itself is in src/kinds/store/.
  */
 registerToolProvider(stateToolProvider)
+registerComponentProxy('states', stateProxy) // components' enabled_stores
 
 export const statesFeature = defineFeature({
   name: 'states',
