@@ -9,6 +9,7 @@ import type { RouteDef } from './api/route.ts'
 import { systemFeature } from './api/system-module.ts'
 import { chatsFeature } from './chats/module.ts'
 import { dependenciesFeature } from './dependencies/module.ts'
+import { filesFeature } from './files/module.ts'
 import { sandboxAdminFeature } from './functions/admin-module.ts'
 import { functionsFeature } from './functions/module.ts'
 import { identityFeature } from './identity/module.ts'
@@ -33,7 +34,7 @@ import { startWorkerRole } from './roles/workers.ts'
  * and the roles this process runs (src/roles/), in order: infrastructure → resource service →
  * workers → actor host → gateway. `close()` undoes it in reverse, within one time budget.
  */
-export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature]
+export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature, filesFeature]
 
 export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
 export type { Role }

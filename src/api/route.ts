@@ -38,6 +38,14 @@ export interface RouteDef {
    * `data:` lines; `openai`: `data:` lines only, ending with `data: [DONE]`.
    */
   stream?: { format: 'platform' | 'openai' }
+  /**
+   * A route whose payload streams between the client and the NATS object store through the
+   * gateway (gateway/blob-transfer.ts), never held whole in memory. `upload`: a body that is not
+   * JSON is streamed into an object the handler names in a `prepare` phase, then handed to it in a
+   * `commit` phase (`RpcRequest.blob`); a JSON body is forwarded as usual. `download`: a 200 reply
+   * `{blob: {...}}` (schemas/collection.ts BlobDownload) makes the gateway stream that object.
+   */
+  blob?: 'upload' | 'download'
   /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
   permission?: string | readonly string[]
 }
@@ -86,7 +94,19 @@ export interface RpcRequest {
   streamChannelId?: string
   /** Stream routes only: the client's `Last-Event-ID` header (or `?last_id=`), a stream sequence. */
   streamLastId?: number
+  /** Upload routes only (`blob: 'upload'`), for a streamed body: which phase this call is; the body is absent then. */
+  blob?: BlobPhase
 }
+
+/**
+ * The two calls of a streamed upload (gateway/blob-transfer.ts). `prepare`: before any byte is
+ * read, the handler checks the caller and answers where to put the bytes and how many are allowed
+ * (schemas/collection.ts BlobUploadPlan). `commit`: the bytes are in that object; the handler
+ * records them (and deletes the object when it refuses them).
+ */
+export type BlobPhase =
+  | { phase: 'prepare'; declaredBytes: number | null; contentType: string }
+  | { phase: 'commit'; object: string; size: number; sha256: string; filename: string | null; contentType: string; fields: Record<string, string> }
 
 export interface RpcReply {
   status: number

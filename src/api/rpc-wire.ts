@@ -1,5 +1,5 @@
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node'
-import type { Caller, RpcReply, RpcRequest } from './route.ts'
+import type { BlobPhase, Caller, RpcReply, RpcRequest } from './route.ts'
 
 /*
  * The gateway ⇄ service wire. Request and reply bodies travel as the raw JSON bytes in the NATS
@@ -15,6 +15,7 @@ const H_STATUS = 'Status'
 const H_HEADERS = 'Reply-Headers'
 const H_STREAM_CHANNEL = 'Stream-Channel'
 const H_STREAM_LAST_ID = 'Stream-Last-Id'
+const H_BLOB = 'Blob'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -25,7 +26,7 @@ export interface EncodedRequest {
 }
 
 export function encodeRequest(
-  req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string; streamChannelId?: string; streamLastId?: number },
+  req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string; streamChannelId?: string; streamLastId?: number; blob?: BlobPhase },
   body: Uint8Array,
 ): EncodedRequest {
   const h = natsHeaders()
@@ -36,6 +37,7 @@ export function encodeRequest(
   if (Object.keys(req.query).length > 0) h.set(H_QUERY, JSON.stringify(req.query))
   if (req.streamChannelId !== undefined) h.set(H_STREAM_CHANNEL, req.streamChannelId)
   if (req.streamLastId !== undefined) h.set(H_STREAM_LAST_ID, String(req.streamLastId))
+  if (req.blob !== undefined) h.set(H_BLOB, JSON.stringify(req.blob))
   return { headers: h, data: body }
 }
 
@@ -57,6 +59,8 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
   if (channel !== '') req.streamChannelId = channel
   const lastId = get(H_STREAM_LAST_ID)
   if (lastId !== '') req.streamLastId = Number(lastId)
+  const blob = get(H_BLOB)
+  if (blob !== '') req.blob = JSON.parse(blob) as BlobPhase
   return req
 }
 
