@@ -156,7 +156,7 @@ export async function receiveUpload(q: BodyQueue, store: BlobStore, object: stri
   }
   let bb: busboy.Busboy
   try {
-    bb = busboy({ headers: { 'content-type': contentType }, limits: { files: 1, fields: 32, fieldSize: 64 * 1024, parts: 40, headerPairs: 50 } })
+    bb = busboy({ headers: { 'content-type': contentType }, preservePath: true, limits: { files: 1, fields: 32, fieldSize: 64 * 1024, parts: 40, headerPairs: 50 } })
   } catch (err) {
     q.discard()
     throw new AppError(422, 'file.invalid_form', `not a readable multipart/form-data body: ${err instanceof Error ? err.message : String(err)}`)
