@@ -300,6 +300,8 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     route: CompiledRoute,
     input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; queue: BodyQueue; declaredBytes: number | null },
   ): Promise<void> {
+    // set between a plan and its commit: what to tell the service when the transfer fails
+    let abandon: (() => void) | null = null
     try {
       const { caller, query } = await prelude(route, input)
       const meta = { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }
@@ -312,11 +314,16 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       }
       const plan = parseSmall(planned.data)
       if (!checkUploadPlan.Check(plan)) throw new AppError(500, 'internal', 'the service answered no upload plan')
+      abandon = () => void call(route, encodeRequest({ ...meta, blob: { phase: 'abort', object: plan.object } }, EMPTY)).catch((err: unknown) => log.warn({ err, object: plan.object }, 'could not abandon an upload; its reservation expires'))
       const multipart = input.contentType.toLowerCase().startsWith('multipart/form-data')
       // a declared length over the plan is refused before a byte is read
       if (input.declaredBytes !== null && input.declaredBytes > plan.max_bytes + (multipart ? MULTIPART_SLACK : 0)) throw tooLarge(plan.max_bytes)
       const got = await receiveUpload(input.queue, await blobs(), plan.object, plan.max_bytes, input.contentType)
-      if (state.aborted) return
+      if (state.aborted) {
+        abandon()
+        return
+      }
+      abandon = null
       const committed = await call(
         route,
         encodeRequest({ ...meta, blob: { phase: 'commit', object: plan.object, size: got.info.size, sha256: got.info.sha256, filename: got.filename, contentType: got.contentType, fields: got.fields } }, EMPTY),
@@ -325,6 +332,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       finish(state, committed.status)
     } catch (err) {
       input.queue.discard()
+      abandon?.()
       fail(res, state, err)
     }
   }

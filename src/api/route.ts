@@ -102,11 +102,15 @@ export interface RpcRequest {
  * The two calls of a streamed upload (gateway/blob-transfer.ts). `prepare`: before any byte is
  * read, the handler checks the caller and answers where to put the bytes and how many are allowed
  * (schemas/collection.ts BlobUploadPlan). `commit`: the bytes are in that object; the handler
- * records them (and deletes the object when it refuses them).
+ * records them (and deletes the object when it refuses them). `abort`: the gateway gave up after
+ * `prepare` (over the limit, client gone); the object is deleted now rather than when its
+ * reservation expires.
  */
 export type BlobPhase =
   | { phase: 'prepare'; declaredBytes: number | null; contentType: string }
   | { phase: 'commit'; object: string; size: number; sha256: string; filename: string | null; contentType: string; fields: Record<string, string> }
+  /** The body never reached the object store whole (refused, client gone): the reservation may go now. */
+  | { phase: 'abort'; object: string }
 
 export interface RpcReply {
   status: number

@@ -9,7 +9,7 @@ import { FILE_ROUTES as R } from './routes.ts'
 import { searchCollection } from './search.ts'
 import { signFileVersion, verifyFileToken } from './signed-url.ts'
 import { deleteFile, fileById, fileByName, filesOf, updateFile, versionById, versionOf, versionsOf, type FileRowT, type VersionRowT } from './store.ts'
-import { commitUpload, jsonUpload, prepareUpload } from './upload.ts'
+import { abandonUpload, commitUpload, jsonUpload, prepareUpload } from './upload.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import { invalid } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
@@ -49,6 +49,10 @@ export function fileHandlers(d: FilesDeps): BoundRoute[] {
       const blob = request.blob
       if (blob?.phase === 'prepare') return { body: await prepareUpload(d, p, at, blob) }
       if (blob?.phase === 'commit') return { status: 201, body: await commitUpload(d, p, at, query, blob) }
+      if (blob?.phase === 'abort') {
+        await abandonUpload(d, blob.object)
+        return { status: 204 }
+      }
       return { status: 201, body: await jsonUpload(d, p, at, body) }
     }),
 

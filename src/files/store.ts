@@ -71,6 +71,12 @@ export async function reserveObject(db: Db, object: string, seconds: number): Pr
   await db.query(sql.unsafe`insert into file_blob_garbage (object_name, not_before) values (${object}, now() + make_interval(secs => ${seconds}))`)
 }
 
+/** Brings an open reservation's deadline to now; false when there is none (the object was recorded, or is unknown). */
+export async function releaseReservation(db: Db, object: string): Promise<boolean> {
+  const r = await db.query(sql.unsafe`update file_blob_garbage set not_before = now() where object_name = ${object}`)
+  return r.rowCount > 0
+}
+
 /** The object is to be deleted now (a refused upload). */
 export async function discardObject(db: Db, object: string): Promise<void> {
   await db.query(sql.unsafe`insert into file_blob_garbage (object_name) values (${object}) on conflict (object_name) do update set not_before = now()`)

@@ -9,7 +9,7 @@ import type { BlobInfo } from '../platform/blob-store.ts'
 import { canSeeFile, writableCollection, type CollectionRecord } from './access.ts'
 import { runCollectionFunction, type FilesDeps } from './functions.ts'
 import { toFileRecord } from './records.ts'
-import { collectionBytes, discardObject, recordVersion, reserveObject, versionsOf } from './store.ts'
+import { collectionBytes, discardObject, recordVersion, releaseReservation, reserveObject, versionsOf } from './store.ts'
 
 /*
  * Every way a file version is written ends in `storeVersion`: a streamed upload (prepare, the
@@ -131,6 +131,13 @@ export async function writeBytes(
     await dropObject(d, object)
     throw err
   }
+}
+
+/** The gateway gave up on a streamed upload: its object (if any chunk survived) goes now, not at the reservation's end. */
+export async function abandonUpload(d: FilesDeps, object: string): Promise<void> {
+  if (!OBJECT_RE.test(object)) return
+  // only a reservation still open (never recorded) may be cut short
+  if (await releaseReservation(d.db, object)) await dropObject(d, object)
 }
 
 /** Deletes an object that will not be recorded; the garbage row is the fallback when NATS fails now. */
