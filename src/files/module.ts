@@ -1,6 +1,8 @@
 import { defineFeature } from '../api/feature.ts'
 import { openBlobStore } from '../platform/blob-store.ts'
-import { fileHandlers } from './handlers.ts'
+import { fileHandlers, publicBase } from './handlers.ts'
+import { iconResolver } from './icons.ts'
+import { registerRecordDecorator } from '../resources/decorate.ts'
 import { fileRoutes } from './routes.ts'
 import { startBlobSweeper } from './sweeper.ts'
 import './tools.ts'
@@ -18,6 +20,13 @@ export const filesFeature = defineFeature({
     const log = ctx.log.child({ mod: 'files' })
     const invoke = { nc: ctx.nc, names: ctx.names, config: ctx.config, enqueue: ctx.jobs.enqueue, store: ctx.jobs.store, results: ctx.jobs.results }
     const sweeper = startBlobSweeper({ db: ctx.db, blobs, log, everyMs: ctx.config.FILES_SWEEP_SECONDS * 1000 })
-    return { routes: fileHandlers({ db: ctx.db, config: ctx.config, resources: ctx.resources, blobs, invoke, log }), stop: () => sweeper.stop() }
+    const unregister = registerRecordDecorator(iconResolver({ db: ctx.db, config: ctx.config, resources: ctx.resources, base: publicBase(ctx.config) }))
+    return {
+      routes: fileHandlers({ db: ctx.db, config: ctx.config, resources: ctx.resources, blobs, invoke, log }),
+      stop: async () => {
+        unregister()
+        await sweeper.stop()
+      },
+    }
   },
 })
