@@ -5,13 +5,15 @@ import { iconResolver } from './icons.ts'
 import { registerRecordDecorator } from '../resources/decorate.ts'
 import { fileRoutes } from './routes.ts'
 import { startBlobSweeper } from './sweeper.ts'
-import './tools.ts'
+import { registerFileTools } from './tools.ts'
 
 /*
  * Collections' files (SPEC.md §2.9, §4.8): the runtime file endpoints and the blob sweeper
  * (service role); the agent file tools register themselves with the chat tool slot (tools.ts).
  * The collection kind itself is src/kinds/collection/.
  */
+registerFileTools()
+
 export const filesFeature = defineFeature({
   name: 'files',
   routes: fileRoutes,

@@ -145,7 +145,13 @@ function collectionTools(d: ToolDeps) {
   }
 }
 
-registerToolProvider((d) => {
+let registered = false
+
+/** Offers the file tools to every agent turn (once per process). */
+export function registerFileTools(): void {
+  if (registered) return
+  registered = true
+  registerToolProvider((d) => {
   const make = collectionTools(d)
   return {
     name: 'collections',
@@ -162,3 +168,4 @@ registerToolProvider((d) => {
     },
   }
 })
+}

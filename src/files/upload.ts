@@ -153,7 +153,7 @@ const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|javascript|x-ndj
 export const isTextType = (contentType: string): boolean => TEXT_TYPES.test(contentType)
 
 /** Text Postgres can store: NUL becomes U+FFFD (src/kernel/storable-text.ts's rule for stored text). */
-const storable = (s: string): string => s.replace(/\u0000/g, '\uFFFD')
+const storable = (s: string): string => s.replaceAll('\u0000', '\uFFFD')
 
 interface Pending {
   object: string

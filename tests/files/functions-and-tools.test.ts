@@ -38,6 +38,13 @@ t.before(async () => {
   await mk('/api/v1/collections', { namespace: 'kb', name: 'notes' })
 })
 
+/** The body of the n-th request the fake LLM received. */
+function sent(n: number): Record<string, unknown> {
+  const r = llm.requests[n]
+  if (r === undefined) throw new Error(`the LLM got no request #${String(n)}`)
+  return r.body
+}
+
 const put = (coll: string, name: string, text: string, token = a.token) =>
   env.request('POST', `/files/kb/${coll}`, { token, body: { name, content_base64: Buffer.from(text).toString('base64'), content_type: 'text/plain' } })
 
@@ -80,9 +87,9 @@ t.test('an agent answers with the file-search tool; read-only agents get no writ
   const res = await env.request('POST', `/chats/${chat}/messages`, { token: a.token, body: { content: 'How often does the pump need oil?' } })
   t.equal(res.status, 200, res.text)
   t.match(res.body, { content: /oil every month/ })
-  const first = llm.requests[0]?.body as { tools: { function: { name: string } }[] }
+  const first = sent(0) as { tools: { function: { name: string } }[] }
   t.same(first.tools.map((x) => x.function.name).sort(), ['get_file__kb__notes', 'search_collection__kb__notes'], 'read-only: search and read')
-  const second = llm.requests[1]?.body as { messages: { role: string; content: string }[] }
+  const second = sent(1) as { messages: { role: string; content: string }[] }
   const toolMsg = second.messages.find((m) => m.role === 'tool')
   t.same(JSON.parse(toolMsg?.content ?? 'null'), { results: [{ filename: 'pump.txt', version: 1, matches: [{ line: 1, text: 'The pump needs oil every month.' }] }] })
 
@@ -96,7 +103,7 @@ t.test('an agent answers with the file-search tool; read-only agents get no writ
   )
   const w = await env.request('POST', `/chats/${writer}/messages`, { token: a.token, body: { content: 'Note: buy oil' } })
   t.equal(w.status, 200, w.text)
-  t.same((llm.requests[0]?.body as { tools: { function: { name: string } }[] }).tools.map((x) => x.function.name).sort(), [
+  t.same((sent(0) as { tools: { function: { name: string } }[] }).tools.map((x) => x.function.name).sort(), [
     'delete_file__kb__notes',
     'edit_file__kb__notes',
     'get_file__kb__notes',
@@ -105,7 +112,7 @@ t.test('an agent answers with the file-search tool; read-only agents get no writ
   ])
   const info = await env.request('GET', '/files/kb/notes/todo.md/info', { token: a.token })
   t.match(info.body, { current_version: 2, content_type: 'text/markdown' })
-  const read = (llm.requests[3]?.body as { messages: { role: string; content: string }[] }).messages.filter((m) => m.role === 'tool').at(-1)
+  const read = (sent(3) as { messages: { role: string; content: string }[] }).messages.filter((m) => m.role === 'tool').at(-1)
   t.match(JSON.parse(read?.content ?? '{}'), { filename: 'todo.md', version: 2, content: '- buy more oil\n' })
 })
 
@@ -120,8 +127,8 @@ t.test("the tools check the chat user's permission when they run", async (t) => 
   llm.push({ tool_calls: [{ id: 'x1', name: 'get_file__kb__notes', arguments: { filename: 'pump.txt' } }] }, { text: 'I could not read it.' })
   const res = await env.request('POST', `/chats/${chat}/messages`, { token: b.token, body: { content: 'read pump.txt' } })
   t.equal(res.status, 200, res.text)
-  const tools = (llm.requests[0]?.body as { tools?: unknown[] }).tools ?? []
+  const tools = (sent(0) as { tools?: unknown[] }).tools ?? []
   t.same(tools, [], 'no file tools offered for a collection B cannot read')
-  const toolMsg = (llm.requests[1]?.body as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool')
+  const toolMsg = (sent(1) as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool')
   t.notMatch(toolMsg?.content ?? '', /pump needs oil/, 'nothing of A leaks')
 })

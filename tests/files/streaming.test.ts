@@ -52,9 +52,9 @@ function post(path: string, total: number, headers: Record<string, string | numb
   const piece = Buffer.alloc(MB, 'abcdefghij')
   return new Promise((resolve, reject) => {
     let sent = 0
-    let answered = false
+    const state = { answered: false }
     const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
-      answered = true
+      state.answered = true
       let body = ''
       res.on('data', (c: Buffer) => (body += c.toString()))
       res.on('end', () => {
@@ -62,9 +62,9 @@ function post(path: string, total: number, headers: Record<string, string | numb
         req.destroy()
       })
     })
-    req.on('error', (err) => (answered ? undefined : reject(err)))
+    req.on('error', (err) => (state.answered ? undefined : reject(err)))
     const pump = () => {
-      while (!answered && sent < total) {
+      while (!state.answered && sent < total) {
         const n = Math.min(MB, total - sent)
         sent += n
         if (!req.write(n === MB ? piece : piece.subarray(0, n))) {
@@ -72,7 +72,7 @@ function post(path: string, total: number, headers: Record<string, string | numb
           return
         }
       }
-      if (!answered) req.end()
+      if (!state.answered) req.end()
     }
     pump()
   })
