@@ -132,3 +132,23 @@ t.test("the tools check the chat user's permission when they run", async (t) => 
   const toolMsg = (sent(1) as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool')
   t.notMatch(toolMsg?.content ?? '', /pump needs oil/, 'nothing of A leaks')
 })
+
+t.test("a readwrite entry never grants more than the chat user holds: the write is refused when it runs", async (t) => {
+  const r = await env.request('POST', '/api/v1/agents', { token: a.token, body: { namespace: 'kb', name: 'shared-writer', enabled_collections: [{ collection: 'kb/notes', access: 'readwrite' }] } })
+  t.equal(r.status, 201, r.text)
+  const c = await env.createUser('tools-c@test.local')
+  const grants = { 'platform.agents/kb/shared-writer.read:all': true, 'platform.agents/kb/shared-writer.chat:all': true, 'platform.collections/kb/notes.read:all': true }
+  t.equal((await env.request('POST', '/api/v1/roles', { body: { name: 'NotesReaders', permissions: grants } })).status, 201)
+  t.equal((await env.request('POST', `/api/v1/roles/NotesReaders/users/${c.id}`)).status, 200)
+  const chat = await env.request('POST', '/agents/kb/shared-writer/chats', { token: c.token, body: {} })
+  t.equal(chat.status, 201, chat.text)
+  llm.reset()
+  llm.push({ tool_calls: [{ id: 'w9', name: 'write_file__kb__notes', arguments: { filename: 'planted.md', content: 'hi' } }] }, { text: 'I could not write.' })
+  const res = await env.request('POST', `/chats/${(chat.body as { id: string }).id}/messages`, { token: c.token, body: { content: 'write a file' } })
+  t.equal(res.status, 200, res.text)
+  const offered = ((sent(0) as { tools: { function: { name: string } }[] }).tools).map((x) => x.function.name)
+  t.ok(offered.includes('write_file__kb__notes'), 'discovery follows the agent (readwrite)')
+  const toolMsg = (sent(1) as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool')
+  t.match(JSON.parse(toolMsg?.content ?? '{}'), { error: /not allowed to write files/ }, 'the run-time check refuses the read-only user')
+  t.equal((await env.request('GET', '/files/kb/notes/planted.md/info', { token: a.token })).status, 404, 'nothing written')
+})
