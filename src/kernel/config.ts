@@ -168,7 +168,7 @@ export const ConfigSchema = T.Object({
   FILES_UPLOAD_STAGING_SECONDS: int(3600, 'an upload object whose commit never arrived (client or service gone mid-upload) is deleted after this many seconds', 1),
   FILES_SWEEP_SECONDS: num(30, 'how often deleted and abandoned file blobs are removed from the object store', 0.05),
   FILES_TEXT_INDEX_MAX_BYTES: int(1048576, 'text files up to this size are kept as text for content search and agent tools', 0),
-  FILES_CONTENT_FILTER_MAX_BYTES: int(10485760, 'largest file a content_filter_function is given (larger uploads to a filtered collection answer 413)', 1),
+  FILES_CONTENT_FILTER_MAX_BYTES: int(262144, 'largest file a content_filter_function is given (larger uploads to a filtered collection answer 413); at most 393216: the file travels base64 (plus its text) in the job, one NATS message of at most 1 MB', 1, 393216),
   FILES_TOOL_READ_MAX_CHARS: int(100000, 'characters of a file an agent tool reads into the conversation', 1),
 })
 

@@ -60,6 +60,9 @@ t.test('content filter: approve, reject (nothing stored), modify (content and me
   t.match(modified.body, { file_metadata: { filtered: true } })
   const got = await fetch(`${env.base}/files/kb/docs/shout.up`, { headers: { authorization: `Bearer ${a.token}` } })
   t.equal(await got.text(), 'QUIET WORDS\n')
+  const big = await env.request('POST', '/files/kb/docs', { token: a.token, body: { name: 'big.txt', content_base64: Buffer.alloc(300 * 1024, 'a').toString('base64') } })
+  t.equal(big.status, 413, 'over FILES_CONTENT_FILTER_MAX_BYTES (256 KiB): the filter cannot see it, so it is not stored')
+  t.match(big.body, { code: 'file.too_large' })
   // the rejected and the replaced objects do not stay in the object store
   await eventually(async () => ((await env.sql('select count(*)::int as n from file_blob_garbage'))[0]?.['n'] === 0 ? true : undefined), 'refused objects swept')
 })
