@@ -22,6 +22,9 @@ import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
 import { buildOpenApi } from './openapi.ts'
 import { SseRelay, type SseSettings, type SseStream } from './sse.ts'
 import { healthReport, type HealthComponents } from './health.ts'
+import { BlobDownload, BlobUploadPlan } from '../schemas/collection.ts'
+import { openBlobStore, type BlobStore } from '../src/platform/blob-store.ts'
+import { BodyQueue, MULTIPART_SLACK, receiveUpload, sendBlob, tooLarge } from './blob-transfer.ts'
 import { trackNatsLink } from './nats-status.ts'
 
 /*
@@ -45,6 +48,8 @@ export interface GatewayOptions {
   sse?: Partial<SseSettings>
   /** Dependencies /health reports besides NATS (Postgres, workers); see gateway/health.ts. */
   health?: HealthComponents
+  /** The object store of streamed uploads and downloads (routes with `blob`); default: the FILES bucket, opened on first use. */
+  blobs?: () => Promise<BlobStore>
 }
 
 export interface Gateway {
@@ -53,6 +58,8 @@ export interface Gateway {
   /** Open Server-Sent Events streams (listening, replaying or live). */
   sseStreams(): number
 }
+
+type RequestState = ResponseState & { method: string; url: string; started: number; onAbort?: () => void }
 
 interface CompiledRoute {
   def: RouteDef
@@ -65,6 +72,19 @@ interface CompiledRoute {
 }
 
 const EMPTY = new Uint8Array(0)
+const isJson = (contentType: string): boolean => contentType.toLowerCase().startsWith('application/json')
+const checkUploadPlan = TypeCompiler.Compile(BlobUploadPlan)
+const checkBlobDownload = TypeCompiler.Compile(BlobDownload)
+
+/** A small JSON reply body of a blob route (a plan or a download), null when it is something else. */
+function parseSmall(data: Uint8Array): unknown {
+  if (data.length === 0 || data.length > 8192) return null
+  try {
+    return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
+  } catch {
+    return null
+  }
+}
 const UWS_METHOD = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del' } as const
 
 /** A malformed escape keeps the raw text; the params schema then rejects it with a clear 422. */
@@ -156,12 +176,13 @@ export function startGateway(options: GatewayOptions, host: string, port: number
   }
   const app: TemplatedApp = uws.App()
   const sse = new SseRelay(nc, options.names, log, options.sse)
+  const blobs = options.blobs ?? (() => openBlobStore(nc, options.names))
   const link = trackNatsLink(nc, log)
 
   /** Per-request state and the synchronous reads uWS requires before any await. */
-  function begin(res: HttpResponse, req: HttpRequest): ResponseState & { method: string; url: string; started: number } {
+  function begin(res: HttpResponse, req: HttpRequest): RequestState {
     const given = req.getHeader('x-request-id')
-    const state = {
+    const state: RequestState = {
       aborted: false,
       done: false,
       requestId: given !== '' && given.length <= 128 && /^[\w.:-]+$/.test(given) ? given : nextRequestId(),
@@ -172,6 +193,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     }
     res.onAborted(() => {
       state.aborted = true
+      state.onAbort?.()
     })
     return state
   }
@@ -182,7 +204,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     else log.info({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
   }
 
-  function fail(res: HttpResponse, state: ReturnType<typeof begin>, err: unknown): void {
+  function fail(res: HttpResponse, state: RequestState, err: unknown): void {
     const e = toAppError(err)
     if (e.status >= 500 && e.code === 'internal') log.error({ err, reqId: state.requestId }, 'request failed')
     sendError(res, state, e.status, e.toBody(), e.status === 401 ? { 'www-authenticate': 'Bearer' } : undefined)
@@ -269,6 +291,14 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       // only the cookies the route names leave the edge (uWS headers are readable only now)
       const cookies = route.def.cookies === undefined ? undefined : pickCookies(req.getHeader('cookie'), route.def.cookies)
       const declared = Number(req.getHeader('content-length') || '0')
+      if (route.def.blob === 'upload' && !isJson(contentType)) {
+        // a file body streams to the object store (gateway/blob-transfer.ts); nothing is read before the service agrees
+        const queue = new BodyQueue(res)
+        state.onAbort = () => queue.abort()
+        const declaredBytes = req.getHeader('content-length') === '' ? null : declared
+        void forwardUpload(res, state, route, { authorization, clientIp, contentType, params, rawQuery, queue, declaredBytes })
+        return
+      }
       let bodyPromise: Promise<Buffer | null> | undefined
       if (route.body !== undefined) {
         if (declared > options.maxBodyBytes) {
@@ -282,6 +312,99 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     app[UWS_METHOD[route.def.method]](uwsPath, handler)
   }
 
+  /** One request/reply to the route's service; fails fast with 503 while NATS is disconnected (gateway/nats-status.ts). */
+  async function call(route: CompiledRoute, out: ReturnType<typeof encodeRequest>): Promise<ReturnType<typeof decodeReply>> {
+    const msg = await link.guard(() => nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
+      if (err instanceof AppError) throw err
+      const failure = classifyNatsError(err)
+      if (failure === 'no_responders' || failure === 'closed') throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+      if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the service did not answer in time')
+      throw err
+    })
+    return decodeReply(msg.headers, msg.data)
+  }
+
+  /**
+   * A streamed upload (gateway/blob-transfer.ts): `prepare` (may the caller upload here, into
+   * which object, how many bytes), the body into the object store, then `commit`. From the commit
+   * call on, the object is the service's: it deletes what it refuses, and the sweeper removes an
+   * object whose commit never arrived (its reservation expires).
+   */
+  async function forwardUpload(
+    res: HttpResponse,
+    state: RequestState,
+    route: CompiledRoute,
+    input: { authorization: string; clientIp: string; contentType: string; params: Record<string, string>; rawQuery: string; queue: BodyQueue; declaredBytes: number | null },
+  ): Promise<void> {
+    // set between a plan and its commit: what to tell the service when the transfer fails
+    let abandon: (() => void) | null = null
+    try {
+      const { caller, query } = await prelude(route, input)
+      const meta = { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }
+      const planned = await call(route, encodeRequest({ ...meta, blob: { phase: 'prepare', declaredBytes: input.declaredBytes, contentType: input.contentType } }, EMPTY))
+      if (planned.status !== 200) {
+        input.queue.discard()
+        send(res, state, planned.status, planned.data, 'application/json', planned.headers)
+        finish(state, planned.status)
+        return
+      }
+      const plan = parseSmall(planned.data)
+      if (!checkUploadPlan.Check(plan)) throw new AppError(500, 'internal', 'the service answered no upload plan')
+      abandon = () => void call(route, encodeRequest({ ...meta, blob: { phase: 'abort', object: plan.object } }, EMPTY)).catch((err: unknown) => log.warn({ err, object: plan.object }, 'could not abandon an upload; its reservation expires'))
+      const multipart = input.contentType.toLowerCase().startsWith('multipart/form-data')
+      // a declared length over the plan is refused before a byte is read
+      if (input.declaredBytes !== null && input.declaredBytes > plan.max_bytes + (multipart ? MULTIPART_SLACK : 0)) throw tooLarge(plan.max_bytes)
+      const got = await receiveUpload(input.queue, await blobs(), plan.object, plan.max_bytes, input.contentType)
+      if (state.aborted) {
+        abandon()
+        return
+      }
+      abandon = null
+      const committed = await call(
+        route,
+        encodeRequest({ ...meta, blob: { phase: 'commit', object: plan.object, size: got.info.size, sha256: got.info.sha256, filename: got.filename, contentType: got.contentType, fields: got.fields } }, EMPTY),
+      )
+      send(res, state, committed.status, committed.data, 'application/json', committed.headers)
+      finish(state, committed.status)
+    } catch (err) {
+      input.queue.discard()
+      abandon?.()
+      fail(res, state, err)
+    }
+  }
+
+  /** Authentication, then path and query checks, as for every forwarded route. */
+  async function prelude(route: CompiledRoute, input: { authorization: string; params: Record<string, string>; rawQuery: string; headers?: Record<string, string> | undefined }): Promise<{ caller: Caller | null; query: Record<string, unknown> }> {
+    let caller: Caller | null = null
+    if (route.def.auth) {
+      if (input.authorization === '') throw new AppError(401, 'auth.unauthorized', 'authentication required')
+      caller = await verifier.verify(input.authorization)
+    }
+    const paramIssues = textIssues(input.params, 'path')
+    if (paramIssues.length > 0) throw invalidText(paramIssues)
+    if (input.headers !== undefined) {
+      const headerIssues = textIssues(input.headers, 'header')
+      if (headerIssues.length > 0) throw invalidText(headerIssues)
+    }
+    if (route.params !== undefined && !route.params.Check(input.params)) {
+      throw new AppError(422, 'request.invalid', 'invalid path parameters', { issues: issuesOf(route.params, input.params, '') })
+    }
+    let query: Record<string, unknown> = {}
+    if (route.query !== undefined && input.rawQuery !== '') {
+      const picked: Record<string, unknown> = {}
+      const search = new URLSearchParams(input.rawQuery)
+      for (const key of route.query.keys) {
+        const v = search.get(key)
+        if (v !== null) picked[key] = v
+      }
+      const queryIssues = textIssues(picked, 'query')
+      if (queryIssues.length > 0) throw invalidText(queryIssues)
+      query = Value.Convert(route.query.schema, picked) as Record<string, unknown>
+      if (!route.query.check.Check(query)) throw new AppError(422, 'request.invalid', 'invalid query parameters', { issues: issuesOf(route.query.check, query, '') })
+    }
+    return { caller, query }
+  }
+
   async function forward(
     res: HttpResponse,
     state: ReturnType<typeof begin>,
@@ -290,33 +413,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
   ): Promise<void> {
     let stream: SseStream | undefined
     try {
-      let caller: Caller | null = null
-      if (route.def.auth) {
-        if (input.authorization === '') throw new AppError(401, 'auth.unauthorized', 'authentication required')
-        caller = await verifier.verify(input.authorization)
-      }
-      const paramIssues = textIssues(input.params, 'path')
-      if (paramIssues.length > 0) throw invalidText(paramIssues)
-      if (input.headers !== undefined) {
-        const headerIssues = textIssues(input.headers, 'header')
-        if (headerIssues.length > 0) throw invalidText(headerIssues)
-      }
-      if (route.params !== undefined && !route.params.Check(input.params)) {
-        throw new AppError(422, 'request.invalid', 'invalid path parameters', { issues: issuesOf(route.params, input.params, '') })
-      }
-      let query: Record<string, unknown> = {}
-      if (route.query !== undefined && input.rawQuery !== '') {
-        const picked: Record<string, unknown> = {}
-        const search = new URLSearchParams(input.rawQuery)
-        for (const key of route.query.keys) {
-          const v = search.get(key)
-          if (v !== null) picked[key] = v
-        }
-        const queryIssues = textIssues(picked, 'query')
-        if (queryIssues.length > 0) throw invalidText(queryIssues)
-        query = Value.Convert(route.query.schema, picked) as Record<string, unknown>
-        if (!route.query.check.Check(query)) throw new AppError(422, 'request.invalid', 'invalid query parameters', { issues: issuesOf(route.query.check, query, '') })
-      }
+      const { caller, query } = await prelude(route, input)
       let body: Uint8Array = EMPTY
       if (route.body !== undefined && input.bodyPromise !== undefined) {
         const raw = await input.bodyPromise
@@ -353,15 +450,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp, ...(input.headers === undefined ? {} : { headers: input.headers }), ...(stream === undefined ? {} : { streamChannelId: stream.channelId }), ...(streamLastId === undefined ? {} : { streamLastId }), ...(input.cookies === undefined ? {} : { cookies: input.cookies }) },
         body,
       )
-      // fails fast with 503 while NATS is disconnected (gateway/nats-status.ts)
-      const msg = await link.guard(() => nc.request(route.subject, out.data, { timeout: rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
-        if (err instanceof AppError) throw err
-        const failure = classifyNatsError(err)
-        if (failure === 'no_responders' || failure === 'closed') throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
-        if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the service did not answer in time')
-        throw err
-      })
-      const reply = decodeReply(msg.headers, msg.data)
+      const reply = await call(route, out)
       if (stream !== undefined && route.def.stream !== undefined) {
         const target = reply.status === 200 ? streamTarget(reply.data) : null
         if (target !== null) {
@@ -375,6 +464,14 @@ export function startGateway(options: GatewayOptions, host: string, port: number
         sendPage(res, state, reply.data, reply.headers)
         finish(state, 200)
         return
+      }
+      if (route.def.blob === 'download' && reply.status === 200) {
+        const target = parseSmall(reply.data)
+        if (checkBlobDownload.Check(target)) {
+          await sendBlob(res, state, await blobs(), target.blob, reply.headers)
+          finish(state, 200)
+          return
+        }
       }
       send(res, state, reply.status, reply.data, 'application/json', reply.headers)
       finish(state, reply.status)

@@ -17,6 +17,7 @@ import { templateApiFeature } from './template-api/module.ts'
 import { connectorsFeature } from './connectors/module.ts'
 import { componentsFeature } from './components/module.ts'
 import { dataFeature } from './data/module.ts'
+import { filesFeature } from './files/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -41,4 +42,5 @@ export const FEATURES: readonly Feature[] = [
   connectorsFeature,
   componentsFeature,
   dataFeature,
+  filesFeature,
 ]

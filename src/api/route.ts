@@ -48,6 +48,14 @@ export interface RouteDef {
    * `text/html` with the reply's headers (Content-Security-Policy and the like). Errors stay JSON.
    */
   html?: boolean
+  /**
+   * A route whose payload streams between the client and the NATS object store through the
+   * gateway (gateway/blob-transfer.ts), never held whole in memory. `upload`: a body that is not
+   * JSON is streamed into an object the handler names in a `prepare` phase, then handed to it in a
+   * `commit` phase (`RpcRequest.blob`); a JSON body is forwarded as usual. `download`: a 200 reply
+   * `{blob: {...}}` (schemas/collection.ts BlobDownload) makes the gateway stream that object.
+   */
+  blob?: 'upload' | 'download'
   /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
   permission?: string | readonly string[]
   /**
@@ -106,7 +114,23 @@ export interface RpcRequest {
   headers?: Record<string, string>
   /** The cookies the route asked for (`RouteDef.cookies`) that the request carried. */
   cookies?: Record<string, string>
+  /** Upload routes only (`blob: 'upload'`), for a streamed body: which phase this call is; the body is absent then. */
+  blob?: BlobPhase
 }
+
+/**
+ * The two calls of a streamed upload (gateway/blob-transfer.ts). `prepare`: before any byte is
+ * read, the handler checks the caller and answers where to put the bytes and how many are allowed
+ * (schemas/collection.ts BlobUploadPlan). `commit`: the bytes are in that object; the handler
+ * records them (and deletes the object when it refuses them). `abort`: the gateway gave up after
+ * `prepare` (over the limit, client gone); the object is deleted now rather than when its
+ * reservation expires.
+ */
+export type BlobPhase =
+  | { phase: 'prepare'; declaredBytes: number | null; contentType: string }
+  | { phase: 'commit'; object: string; size: number; sha256: string; filename: string | null; contentType: string; fields: Record<string, string> }
+  /** The body never reached the object store whole (refused, client gone): the reservation may go now. */
+  | { phase: 'abort'; object: string }
 
 export interface RpcReply {
   status: number

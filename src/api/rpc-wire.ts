@@ -1,5 +1,5 @@
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node'
-import type { Caller, RpcReply, RpcRequest } from './route.ts'
+import type { BlobPhase, Caller, RpcReply, RpcRequest } from './route.ts'
 
 /*
  * The gateway ⇄ service wire. Request and reply bodies travel as the raw JSON bytes in the NATS
@@ -17,6 +17,7 @@ const H_STREAM_CHANNEL = 'Stream-Channel'
 const H_STREAM_LAST_ID = 'Stream-Last-Id'
 const H_FORWARDED = 'Forwarded-Headers'
 const H_COOKIES = 'Cookies'
+const H_BLOB = 'Blob'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -27,7 +28,7 @@ export interface EncodedRequest {
 }
 
 export function encodeRequest(
-  req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string; streamChannelId?: string; streamLastId?: number; headers?: Record<string, string>; cookies?: Record<string, string> },
+  req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string; streamChannelId?: string; streamLastId?: number; headers?: Record<string, string>; cookies?: Record<string, string>; blob?: BlobPhase },
   body: Uint8Array,
 ): EncodedRequest {
   const h = natsHeaders()
@@ -40,6 +41,7 @@ export function encodeRequest(
   if (req.streamLastId !== undefined) h.set(H_STREAM_LAST_ID, String(req.streamLastId))
   if (req.headers !== undefined && Object.keys(req.headers).length > 0) h.set(H_FORWARDED, JSON.stringify(req.headers))
   if (req.cookies !== undefined && Object.keys(req.cookies).length > 0) h.set(H_COOKIES, JSON.stringify(req.cookies))
+  if (req.blob !== undefined) h.set(H_BLOB, JSON.stringify(req.blob))
   return { headers: h, data: body }
 }
 
@@ -65,6 +67,8 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
   if (forwarded !== '') req.headers = JSON.parse(forwarded) as Record<string, string>
   const cookies = json(H_COOKIES, null) as Record<string, string> | null
   if (cookies !== null) req.cookies = cookies
+  const blob = get(H_BLOB)
+  if (blob !== '') req.blob = JSON.parse(blob) as BlobPhase
   return req
 }
 

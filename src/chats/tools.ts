@@ -104,7 +104,7 @@ function ownerNamespaces(d: ToolDeps, agent: AgentRecord): Promise<Set<string>> 
  * pick up a function a plain user planted in a namespace the admin never granted (it would run
  * with the chatting admin's identity). An agent without an owner expands wildcards to nothing.
  */
-async function expandAndLoad<S extends TObject>(d: ToolDeps, p: Principal, agent: AgentRecord, kind: Kind<S>, patterns: readonly string[]): Promise<Loaded<S>[]> {
+export async function expandAndLoad<S extends TObject>(d: ToolDeps, p: Principal, agent: AgentRecord, kind: Kind<S>, patterns: readonly string[]): Promise<Loaded<S>[]> {
   if (patterns.length === 0) return []
   const hasWildcard = patterns.some((pat) => pat.includes('*'))
   const wildcardNamespaces = hasWildcard ? await ownerNamespaces(d, agent) : undefined

@@ -187,6 +187,15 @@ export const ConfigSchema = T.Object({
   DATABASE_CONNECT_TIMEOUT_MS: int(5000, 'milliseconds to open a connection to an external database (also the limit of POST /api/v1/database-connections/test)', 100),
   QUERY_TIMEOUT_MS_MAX: int(300000, 'ceiling of a query\'s timeout_ms (a larger value is clamped to it)', 1),
   QUERY_MAX_ROWS_MAX: int(100000, 'ceiling of a query\'s max_rows (a larger value is clamped to it)', 1),
+  // §2.9 collections and files (src/files/); the per-collection limits are the collection's own max_file_size_mb / max_total_size_gb
+  PUBLIC_BASE_URL: str('', 'absolute base URL of the API in links the platform hands out (temporary file URLs, icons); empty = https://DOMAIN when DOMAIN is set, else paths relative to the API'),
+  FILES_SIGNED_URL_SECONDS: int(3600, 'default lifetime of a temporary file download URL (and of a private collection icon URL)', 1),
+  FILES_SIGNED_URL_MAX_SECONDS: int(604800, 'longest lifetime a temporary file download URL may ask for', 1),
+  FILES_UPLOAD_STAGING_SECONDS: int(3600, 'an upload object whose commit never arrived (client or service gone mid-upload) is deleted after this many seconds', 1),
+  FILES_SWEEP_SECONDS: num(30, 'how often deleted and abandoned file blobs are removed from the object store', 0.05),
+  FILES_TEXT_INDEX_MAX_BYTES: int(1048576, 'text files up to this size are kept as text for content search and agent tools', 0),
+  FILES_CONTENT_FILTER_MAX_BYTES: int(262144, 'largest file a content_filter_function is given (larger uploads to a filtered collection answer 413); at most 393216: the file travels base64 (plus its text) in the job, one NATS message of at most 1 MB', 1, 393216),
+  FILES_TOOL_READ_MAX_CHARS: int(100000, 'characters of a file an agent tool reads into the conversation', 1),
 })
 
 export type Config = Static<typeof ConfigSchema>

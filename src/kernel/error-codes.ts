@@ -106,6 +106,17 @@ const CODES: Record<string, Row> = {
   'sandbox.disabled': [422, 'function execution is disabled (SANDBOX_EXECUTOR=disabled)'],
   'sandbox.no_workers': [409, 'no sandbox worker is running'],
   'sandbox.scale_failed': [409, 'scaling the sandboxes failed'],
+  // collections and files (src/files/)
+  'file.collection_full': [413, 'the collection has reached max_total_size_gb'],
+  'file.exists': [409, 'a file of that name already exists'],
+  'file.filter_failed': [502, 'the content filter did not give a usable answer'],
+  'file.invalid_form': [422, 'not a readable multipart/form-data body'],
+  'file.invalid_metadata': [422, "the file metadata does not match the collection's metadata_schema"],
+  'file.invalid_name': [422, 'not a plain file name'],
+  'file.missing': [422, 'the form has no file part'],
+  'file.not_found': [404, 'file not found'],
+  'file.rejected': [422, 'the content filter rejected the file'],
+  'file.too_large': [413, 'the file is larger than this upload may take'],
   // chats, agents, turns
   'actor.bad_key': [422, 'bad actor key'],
   'actor.invalid_message': [422, 'invalid actor message'],

@@ -11,6 +11,7 @@ import { connectorKind } from './connector/kind.ts'
 import { componentKind } from './component/kind.ts'
 import { databaseConnectionKind } from './database-connection/kind.ts'
 import { queryKind } from './query/kind.ts'
+import { collectionKind } from './collection/kind.ts'
 
 /** Every registered resource kind, one per line. Adding a kind here gives it routes, docs, permissions and storage. */
 export const KINDS: readonly AnyKind[] = [
@@ -26,4 +27,5 @@ export const KINDS: readonly AnyKind[] = [
   componentKind,
   databaseConnectionKind,
   queryKind,
+  collectionKind,
 ]

@@ -1,4 +1,5 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
+import { decorateRecords } from './decorate.ts'
 import { resourceRouteSet } from './routes.ts'
 import type { Address, ResourceService } from './service.ts'
 
@@ -13,14 +14,14 @@ export function resourceHandlers(service: ResourceService): BoundRoute[] {
   for (const kind of service.kinds.values()) {
     const r = resourceRouteSet(kind)
     bound.push(
-      bind(r.create, async ({ principal, body }) => ({ status: 201, body: await service.create(principal, kind, body) })),
+      bind(r.create, async ({ principal, body }) => ({ status: 201, body: (await decorateRecords(principal, kind, [await service.create(principal, kind, body)]))[0] })),
       bind(r.list, async ({ principal, query }) => {
         const namespaces = query.namespace?.split(',').filter(Boolean)
         const { items, total } = await service.list(principal, kind, { ...(namespaces === undefined ? {} : { namespaces }), limit: query.limit ?? 100, offset: query.offset ?? 0 })
-        return { body: items, headers: { 'x-total-count': String(total) } }
+        return { body: await decorateRecords(principal, kind, items), headers: { 'x-total-count': String(total) } }
       }),
-      bind(r.get, async ({ principal, params }) => ({ body: await service.get(principal, kind, addressOf(params)) })),
-      bind(r.update, async ({ principal, params, body }) => ({ body: await service.update(principal, kind, addressOf(params), body, { managedBy: null }) })),
+      bind(r.get, async ({ principal, params }) => ({ body: (await decorateRecords(principal, kind, [await service.get(principal, kind, addressOf(params))]))[0] })),
+      bind(r.update, async ({ principal, params, body }) => ({ body: (await decorateRecords(principal, kind, [await service.update(principal, kind, addressOf(params), body, { managedBy: null })]))[0] })),
       bind(r.delete, async ({ principal, params }) => {
         await service.remove(principal, kind, addressOf(params))
         return { status: 204 }

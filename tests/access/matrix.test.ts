@@ -351,6 +351,46 @@ const ROWS: Record<string, Row> = {
   'database-connections.test-saved': { call: async (c) => ({ path: `/api/v1/database-connections/${await connectionOfAdmin(c)}/test` }), b: [403], admin: [200] },
   'queries.execute': { call: async (c) => ({ path: `/queries/matrix/${await queryOfA(c)}/execute`, body: { input: {} } }), b: [404], admin: [200] },
   'queries.execute-management': { call: async (c) => ({ path: `/api/v1/queries/matrix/${await queryOfA(c)}/execute`, body: { input: {} } }), b: [404], admin: [200] },
+  // ---- files (src/files/): A's collection and files are invisible to B; the admin also sees private files
+  'files.upload': { call: async (c) => ({ path: `/files/matrix/${await collectionOfA(c)}`, body: { name: 'up.txt', content_base64: 'aGk=' } }), b: [404], admin: [201] },
+  'files.list': {
+    call: async (c) => {
+      const f = await fileOfA(c)
+      return { path: `/files/matrix/${f.collection}`, hidden: (i) => i['name'] === f.name }
+    },
+    b: [404],
+    admin: [200],
+  },
+  'files.download': { call: async (c) => ({ path: (await fileOfA(c)).path }), b: [404], admin: [200] },
+  'files.info': { call: async (c) => ({ path: `${(await fileOfA(c)).path}/info` }), b: [404], admin: [200] },
+  'files.update': { call: async (c) => ({ path: (await fileOfA(c)).path, body: { file_metadata: { k: 'v' } } }), b: [404], admin: [200] },
+  'files.delete': { call: async (c) => ({ path: (await fileOfA(c)).path }), b: [404], admin: [204] },
+  'files.url': { call: async (c) => ({ path: `${(await fileOfA(c)).path}/url`, body: {} }), b: [404], admin: [200] },
+  'files.search': { call: async (c) => ({ path: `/files/matrix/${(await fileOfA(c)).collection}/search`, body: { query: 'hi' } }), b: [404], admin: [200] },
+  // the URL is the permission (no Authorization): whoever holds A's link reads that one version
+  'files.signed': {
+    call: async (c) => {
+      const res = await c.env.request('POST', `${(await fileOfA(c)).path}/url`, { token: c.a.token, body: {} })
+      return { path: (res.body as { url: string }).url }
+    },
+    b: [200],
+    admin: [200],
+  },
+  // ---- end files
+}
+
+async function collectionOfA(c: Ctx): Promise<string> {
+  const name = `col-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/collections', { token: c.a.token, body: { namespace: 'matrix', name } })
+  if (res.status !== 201) throw new Error(`setup collection: ${res.text}`)
+  return name
+}
+
+async function fileOfA(c: Ctx): Promise<{ collection: string; name: string; path: string }> {
+  const collection = await collectionOfA(c)
+  const res = await c.env.request('POST', `/files/matrix/${collection}`, { token: c.a.token, body: { name: 'a.txt', content_base64: 'aGk=' } })
+  if (res.status !== 201) throw new Error(`setup file: ${res.text}`)
+  return { collection, name: 'a.txt', path: `/files/matrix/${collection}/a.txt` }
 }
 
 /** A connection to the test platform's own database (admin-created: connections are admin-only). */

@@ -81,7 +81,7 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
     await pool.end()
     const nc = await connect({ servers: services.natsUrl })
     const jsm = await jetstreamManager(nc)
-    for await (const name of jsm.streams.names()) if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`)) await jsm.streams.delete(name)
+    for await (const name of jsm.streams.names()) if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`) || name.startsWith(`OBJ_${prefix}_`)) await jsm.streams.delete(name)
     await nc.close()
     await adminQuery(services.pgBase, `drop database if exists ${prefix} with (force)`)
     rmSync(dataDir, { recursive: true, force: true })

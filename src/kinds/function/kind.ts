@@ -2,6 +2,7 @@ import { FunctionSpec } from '../../../schemas/function.ts'
 import { checkPythonCode } from '../../functions/check-code.ts'
 import { schemaIssues } from '../../functions/json-schema.ts'
 import { defineKind } from '../../resources/kind.ts'
+import { iconIssues } from '../../files/icon-check.ts'
 
 export const functionKind = defineKind({
   kind: 'function',
@@ -15,6 +16,7 @@ export const functionKind = defineKind({
   validate: async (spec) => [
     ...schemaIssues('/input_schema', spec.input_schema),
     ...schemaIssues('/output_schema', spec.output_schema),
+    ...(await iconIssues('/icon', spec.icon)),
     ...(await checkPythonCode(spec.code, spec.entrypoint, process.env['SANDBOX_PYTHON'] ?? '/usr/bin/python3')),
   ],
 })

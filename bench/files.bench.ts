@@ -1,0 +1,141 @@
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import { join } from 'node:path'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { childPids, processTicks, ticksToMicros } from './lib/cpu.ts'
+import type { Benchmark, Row } from './lib/types.ts'
+
+/*
+ * A 50 MB file through the platform (one process, ROLES=all: gateway, service, object store
+ * client) against `cp` of the same file on the same disk:
+ *   baseline   cp 50 MB (its CPU from bash's cutime/cstime after the copy)
+ *   upload     POST /files/… raw body, chunked, streamed into the NATS object store
+ *   download   GET /files/…, streamed out of the object store
+ * Each case runs RUNS times and reports the median. "req/s" is transfers per second; the note
+ * gives MB/s and the platform process's peak RSS growth during the transfer (sampled every 20 ms
+ * from /proc/<pid>/status), which stays far below the file size if nothing buffers the file.
+ * nats-server's CPU (it stores the chunks) is in "other µs/req".
+ */
+const NAME = 'files'
+const SIZE = 50 * 1024 * 1024
+const RUNS = 3
+const MB = 1024 * 1024
+
+const rssOf = (pid: number): number => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))
+  return m === null ? 0 : Number(m[1]) * 1024
+}
+
+interface One {
+  seconds: number
+  cpuUs: number
+  otherUs: number
+  rssGrowth: number
+}
+
+async function timed(pid: number, helpers: number[], fn: () => Promise<void>): Promise<One> {
+  const base = rssOf(pid)
+  let peak = base
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssOf(pid))
+  }, 20)
+  const ticks = processTicks(pid)
+  const other = helpers.reduce((s, h) => s + processTicks(h), 0)
+  const t0 = performance.now()
+  await fn()
+  const seconds = (performance.now() - t0) / 1000
+  clearInterval(timer)
+  peak = Math.max(peak, rssOf(pid))
+  return { seconds, cpuUs: ticksToMicros(processTicks(pid) - ticks), otherUs: ticksToMicros(helpers.reduce((s, h) => s + processTicks(h), 0) - other), rssGrowth: peak - base }
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
+
+function row(label: string, runs: One[], extra: Partial<Row> = {}): Row {
+  const seconds = median(runs.map((r) => r.seconds))
+  const growth = Math.max(...runs.map((r) => r.rssGrowth))
+  return {
+    benchmark: NAME,
+    case: label,
+    requests: runs.length,
+    durationS: seconds,
+    rps: 1 / seconds,
+    cpuUsPerReq: median(runs.map((r) => r.cpuUs)),
+    otherCpuUsPerReq: median(runs.map((r) => r.otherUs)),
+    latencyP50Ms: seconds * 1000,
+    latencyP99Ms: Math.max(...runs.map((r) => r.seconds)) * 1000,
+    errors: 0,
+    note: `${(SIZE / MB / seconds).toFixed(0)} MB/s${growth > 0 ? `, peak RSS growth ${(growth / MB).toFixed(1)} MB` : ''}`,
+    ...extra,
+  }
+}
+
+function upload(base: string, token: string, file: string, name: string): Promise<void> {
+  const url = new URL(`${base}/files/bench/media?name=${name}`)
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' } }, (res) => {
+      let body = ''
+      res.on('data', (c: Buffer) => (body += c.toString()))
+      res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`upload: ${String(res.statusCode)} ${body}`))))
+    })
+    req.on('error', reject)
+    createReadStream(file, { highWaterMark: 256 * 1024 }).pipe(req)
+  })
+}
+
+async function download(base: string, token: string, name: string): Promise<void> {
+  const res = await fetch(`${base}/files/bench/media/${name}`, { headers: { authorization: `Bearer ${token}` } })
+  if (res.status !== 200) throw new Error(`download: ${String(res.status)}`)
+  let n = 0
+  for await (const c of res.body as unknown as AsyncIterable<Uint8Array>) n += c.length
+  if (n !== SIZE) throw new Error(`download: ${String(n)} bytes`)
+}
+
+async function run(): Promise<Row[]> {
+  const dataDir = tempDir('bench-files-')
+  const work = tempDir('bench-files-data-')
+  let child: ServerChild | undefined
+  try {
+    const file = join(work, 'fifty.bin')
+    writeFileSync(file, randomBytes(SIZE))
+    const cp: One[] = []
+    for (let i = 0; i < RUNS; i++) {
+      const t0 = performance.now()
+      // bash's cutime/cstime after the copy are cp's CPU
+      const out = execFileSync('bash', ['-c', 'cp "$1" "$2" && sync "$2"; read -r -a s < /proc/$$/stat; echo "${s[15]} ${s[16]}"', '_', file, join(work, `copy-${String(i)}.bin`)], { encoding: 'utf8' })
+      const [ut, st] = out.trim().split(' ').map(Number)
+      cp.push({ seconds: (performance.now() - t0) / 1000, cpuUs: ticksToMicros((ut ?? 0) + (st ?? 0)), otherUs: 0, rssGrowth: 0 })
+    }
+    process.stderr.write('  starting platform...\n')
+    child = await startServerChild('platform', 'platform.ts', {
+      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
+      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
+      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1', SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0',
+    })
+    const { token } = child.info
+    if (token === undefined) throw new Error('platform child reported no token')
+    const base = `http://127.0.0.1:${String(child.info.port)}`
+    const made = await fetch(`${base}/api/v1/collections`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ namespace: 'bench', name: 'media', max_file_size_mb: 100, max_total_size_gb: 10 }) })
+    if (made.status !== 201) throw new Error(`collection: ${await made.text()}`)
+    const pid = child.pid
+    const helpers = childPids(pid)
+    const ups: One[] = []
+    const downs: One[] = []
+    for (let i = 0; i < RUNS; i++) {
+      process.stderr.write(`  upload ${String(i + 1)}/${String(RUNS)}\n`)
+      ups.push(await timed(pid, helpers, () => upload(base, token, file, `f${String(i)}.bin`)))
+      process.stderr.write(`  download ${String(i + 1)}/${String(RUNS)}\n`)
+      downs.push(await timed(pid, helpers, () => download(base, token, `f${String(i)}.bin`)))
+    }
+    return [row('cp 50 MB (same disk)', cp, { baseline: true }), row('upload 50 MB (raw, streamed to the object store)', ups), row('download 50 MB (streamed from the object store)', downs)]
+  } finally {
+    await child?.stop()
+    removeTempDir(dataDir)
+    removeTempDir(work)
+  }
+}
+
+const bench: Benchmark = { name: NAME, description: '50 MB upload and download through the platform vs cp: throughput, CPU, peak RSS growth', run }
+export default bench

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto'
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
+import { Objm, setSha256Backend, StorageType, type ObjectStore } from '@nats-io/obj'
+import type { NatsConnection } from '@nats-io/transport-node'
+import type { NatsNames } from './nats-names.ts'
+
+/*
+ * Blobs (file versions, DESIGN.md §4) in ONE NATS object store bucket, `FILES`. Object names come
+ * from ids (`v/<version id>`), never from user file names. Used by the gateway (streaming uploads
+ * and downloads, gateway/blob-transfer.ts) and the files service; no database here.
+ *
+ * Writes go through the object store client (`put` reads a ReadableStream chunk by chunk and
+ * awaits each chunk's ack, so a producer that waits for `pull` is flow-controlled). Reads do NOT
+ * use the client's `get`: it feeds a push consumer into an unbounded ReadableStream, so a slow
+ * reader would hold the whole object in memory. `chunks()` instead fetches one chunk at a time
+ * with a JetStream direct get (the bucket's stream has allow_direct), only when the consumer asks
+ * for the next one, and checks the SHA-256 digest at the end.
+ */
+export const FILES_BUCKET = 'FILES'
+/** 512 KiB (NATS's default max_payload is 1 MiB; `put` clamps to the server's): 4× fewer acked publishes than the client's 128 KiB default. */
+const CHUNK_BYTES = 512 * 1024
+
+// The object store client hashes with a pure-JS SHA-256 unless told otherwise: ~5× the CPU of Node's.
+setSha256Backend('native')
+
+export interface BlobInfo {
+  name: string
+  size: number
+  /** Hex SHA-256 of the content. */
+  sha256: string
+  chunks: number
+  nuid: string
+}
+
+export interface BlobStore {
+  bucket: string
+  /** Stores a stream under `name` (chunked); rejects (and leaves nothing) when the stream errors. */
+  put(name: string, data: ReadableStream<Uint8Array>): Promise<BlobInfo>
+  putBytes(name: string, data: Uint8Array): Promise<BlobInfo>
+  info(name: string): Promise<BlobInfo | null>
+  /** The content, one stored chunk at a time, fetched on demand; throws on a digest mismatch. */
+  chunks(info: BlobInfo): AsyncGenerator<Uint8Array>
+  /** The whole content, refused (null) above `maxBytes`. */
+  readAll(name: string, maxBytes: number): Promise<Buffer | null>
+  delete(name: string): Promise<void>
+}
+
+/** `SHA-256=<base64url>` (the object store's digest) → hex. */
+export function digestHex(digest: string): string {
+  const b64 = digest.replace(/^SHA-256=/, '')
+  return Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('hex')
+}
+
+function toInfo(i: { name: string; size: number; digest: string; chunks: number; nuid: string }): BlobInfo {
+  return { name: i.name, size: i.size, sha256: digestHex(i.digest), chunks: i.chunks, nuid: i.nuid }
+}
+
+const opened = new WeakMap<NatsConnection, Map<string, Promise<BlobStore>>>()
+
+/** Opens (creating when missing) the FILES bucket; one instance per connection and prefix. */
+export function openBlobStore(nc: NatsConnection, names: NatsNames): Promise<BlobStore> {
+  let byBucket = opened.get(nc)
+  if (byBucket === undefined) {
+    byBucket = new Map()
+    opened.set(nc, byBucket)
+  }
+  const bucket = names.bucket(FILES_BUCKET)
+  let store = byBucket.get(bucket)
+  if (store === undefined) {
+    store = create(nc, bucket)
+    // a failed open (NATS down at that moment) is retried by the next caller
+    store.catch(() => byBucket.delete(bucket))
+    byBucket.set(bucket, store)
+  }
+  return store
+}
+
+async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
+  const os: ObjectStore = await new Objm(jetstream(nc)).create(bucket, { storage: StorageType.File })
+  const jsm: JetStreamManager = await jetstreamManager(nc)
+  const stream = `OBJ_${bucket}`
+  const info = async (name: string): Promise<BlobInfo | null> => {
+    const i = await os.info(name)
+    return i === null || i.deleted ? null : toInfo(i)
+  }
+  async function* chunks(i: BlobInfo): AsyncGenerator<Uint8Array> {
+    const subject = `$O.${bucket}.C.${i.nuid}`
+    const sha = createHash('sha256')
+    const fetchAfter = (seq: number) => jsm.direct.getMessage(stream, { next_by_subj: subject, seq: seq + 1 })
+    // one chunk read ahead: the next request is in flight while the consumer writes this one (2 chunks in memory at most)
+    let next = i.chunks > 0 ? fetchAfter(0) : null
+    for (let n = 0; n < i.chunks; n++) {
+      const msg = await (next as ReturnType<typeof fetchAfter>)
+      if (msg === null) throw new Error(`blob ${i.name}: chunk ${String(n + 1)} of ${String(i.chunks)} is missing`)
+      next = n + 1 < i.chunks ? fetchAfter(msg.seq) : null
+      // a read-ahead that fails after the consumer stopped must not surface as an unhandled rejection
+      next?.catch(() => undefined)
+      sha.update(msg.data)
+      yield msg.data
+    }
+    if (sha.digest('hex') !== i.sha256) throw new Error(`blob ${i.name}: the content does not match its digest`)
+  }
+  return {
+    bucket,
+    put: async (name, data) => toInfo(await os.put({ name, options: { max_chunk_size: CHUNK_BYTES } }, data)),
+    putBytes: async (name, data) => toInfo(await os.putBlob({ name, options: { max_chunk_size: CHUNK_BYTES } }, data)),
+    info,
+    chunks,
+    async readAll(name, maxBytes) {
+      const i = await info(name)
+      if (i === null) throw new Error(`blob ${name} does not exist`)
+      if (i.size > maxBytes) return null
+      const parts: Uint8Array[] = []
+      for await (const c of chunks(i)) parts.push(c)
+      return Buffer.concat(parts)
+    },
+    async delete(name) {
+      // deleting a missing object is not an error: the sweeper may run twice
+      await os.delete(name).catch((err: unknown) => {
+        if (!/not found/i.test(String(err))) throw err
+      })
+    },
+  }
+}
