@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 
 /*
  * The NATS KV bucket AUTH_CACHE holds what a request needs to know about its caller, so a warm
- * request costs one KV read and no Postgres query:
+ * request costs no Postgres query (and, with the local tier below, no KV read either):
  *   u.<user id>   → {email, active, permissions}      (permissions = union of the user's roles)
  *   k.<key hash>  → {id, user_id, permissions, expires_at}
  * Every change to roles, grants, membership, a user or a key deletes the affected entries; a KV
@@ -46,13 +47,62 @@ export interface PrincipalCache {
 
 export async function openPrincipalCache(nc: NatsConnection, names: NatsNames): Promise<PrincipalCache> {
   const kvm = new Kvm(nc)
-  return createPrincipalCache(await kvm.open(names.bucket('AUTH_CACHE')), await kvm.open(names.bucket('JOB_STATE')))
+  return createPrincipalCache(await kvm.open(names.bucket('AUTH_CACHE')), await kvm.open(names.bucket('JOB_STATE')), { nc, names })
 }
 
-export function createPrincipalCache(kv: KV, jobs?: KV): PrincipalCache {
+/** Longest a process answers from its own copy of an entry without hearing of it (a bound for a missed change message). */
+const LOCAL_MAX_AGE_MS = 60_000
+
+/**
+ * With `link`, a warm entry is answered from this process's memory (no KV read): every
+ * invalidation deletes the KV entries, drops this process's copies, publishes the keys on
+ * `auth.changed` and flushes before it returns — the same ordering argument as the resource
+ * cache (src/resources/row-cache.ts): the next request, on any process, arrives after the change
+ * was parsed there, so a revoked role or key stops working on the very next request. Copies are
+ * also dropped when the NATS connection drops or comes back, and after LOCAL_MAX_AGE_MS.
+ */
+export function createPrincipalCache(kv: KV, jobs?: KV, link?: { nc: NatsConnection; names: NatsNames }): PrincipalCache {
+  const local = new Map<string, { value: unknown; at: number }>()
+  // Bumped by every invalidation of a key: a fill that started before it does not keep its value locally.
+  const generation = new Map<string, number>()
+  const origin = randomUUID()
+  const subject = link?.names.subject('auth.changed')
+  const forget = (keys: readonly string[]) => {
+    for (const k of keys) {
+      local.delete(k)
+      generation.set(k, (generation.get(k) ?? 0) + 1)
+    }
+  }
+  if (link !== undefined && subject !== undefined) {
+    link.nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err !== null) return
+        try {
+          const change = msg.json<{ o?: unknown; keys?: unknown }>()
+          if (change.o !== origin && Array.isArray(change.keys)) forget(change.keys.filter((k): k is string => typeof k === 'string'))
+        } catch {
+          // not a change message: ignored
+        }
+      },
+    })
+    void (async () => {
+      for await (const st of link.nc.status()) if (st.type === 'disconnect' || st.type === 'reconnect') forget([...local.keys()])
+    })().catch(() => undefined)
+  }
+  const keep = (key: string, gen: number, value: unknown) => {
+    if (link !== undefined && (generation.get(key) ?? 0) === gen) local.set(key, { value, at: Date.now() })
+  }
+
   async function through<V>(key: string, load: () => Promise<V | null>): Promise<V | null> {
+    const mine = local.get(key)
+    if (mine !== undefined && Date.now() - mine.at < LOCAL_MAX_AGE_MS) return mine.value as V
+    const gen = generation.get(key) ?? 0
     const entry = await kv.get(key)
-    if (entry !== null && entry.operation === 'PUT' && entry.value.length > 0) return entry.json<V>()
+    if (entry !== null && entry.operation === 'PUT' && entry.value.length > 0) {
+      const value = entry.json<V>()
+      keep(key, gen, value)
+      return value
+    }
     const seen = entry?.revision ?? 0
     const value = await load()
     // Unknown users/keys are not cached: they have no invalidation event that would clear them.
@@ -60,11 +110,17 @@ export function createPrincipalCache(kv: KV, jobs?: KV): PrincipalCache {
       const bytes = new TextEncoder().encode(JSON.stringify(value))
       // Losing the race (someone invalidated or filled meanwhile) is fine: this request still uses what it read.
       await (seen === 0 ? kv.create(key, bytes) : kv.update(key, bytes, seen)).catch(() => undefined)
+      keep(key, gen, value)
     }
     return value
   }
   const drop = async (keys: string[]): Promise<void> => {
+    forget(keys)
     await Promise.all(keys.map((k) => kv.delete(k)))
+    if (link !== undefined && subject !== undefined && keys.length > 0) {
+      link.nc.publish(subject, JSON.stringify({ o: origin, keys }))
+      await link.nc.flush()
+    }
   }
   return {
     user: (id, load) => through(`u.${id}`, load),

@@ -177,6 +177,19 @@ export function natsRowCache(deps: { db: Db; nc: NatsConnection; names: NatsName
     },
   })
 
+  // Changes published while this process was cut off from NATS never reach it: forget everything
+  // when the connection drops and again when it is back (reads meanwhile go to Postgres).
+  void (async () => {
+    for await (const st of nc.status()) {
+      if (st.type !== 'disconnect' && st.type !== 'reconnect') continue
+      for (const v of views.values()) {
+        v.generation++
+        v.rows = null
+        v.byAddress = new Map()
+      }
+    }
+  })().catch(() => undefined)
+
   return {
     async find(kind, address) {
       const v = viewOf(kind)
