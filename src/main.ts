@@ -20,6 +20,8 @@ import { namespacesFeature } from './namespaces/module.ts'
 import type { Db } from './platform/db.ts'
 import type { NatsConnection } from './platform/nats.ts'
 import { resourcesFeature } from './resources/module.ts'
+import { schedulesFeature } from './schedules/module.ts'
+import { webhooksFeature } from './webhooks/module.ts'
 import type { ResourceService } from './resources/service.ts'
 import { startActorRole } from './roles/actors.ts'
 import { startGatewayRole } from './roles/gateway.ts'
@@ -33,7 +35,7 @@ import { startWorkerRole } from './roles/workers.ts'
  * and the roles this process runs (src/roles/), in order: infrastructure → resource service →
  * workers → actor host → gateway. `close()` undoes it in reverse, within one time budget.
  */
-export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature]
+export const FEATURES: readonly Feature[] = [systemFeature, identityFeature, resourcesFeature, jobsFeature, functionsFeature, chatsFeature, sandboxAdminFeature, accessFeature, namespacesFeature, dependenciesFeature, adapterFeature, webhooksFeature, schedulesFeature]
 
 export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
 export type { Role }
