@@ -1,4 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
+import { Type as T } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { SCHEDULE_FIRE_SUBJECT } from '../../actors/schedule/protocol.ts'
@@ -15,6 +16,7 @@ import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { maybeRow, rowType } from '../platform/typed-rows.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
 import type { ScheduleStore } from './store.ts'
@@ -26,8 +28,7 @@ import { tickJobId } from './tick-id.ts'
  * whose answer it did not get (a takeover, a timeout):
  *   - the job id is `sched:<id>:<tick>` as a UUID v5 (tick-id.ts), so the job system keeps one job;
  *   - the `schedule_runs` row (primary key schedule id + tick) records the run; an agent tick is
- *     handled under a transaction-scoped advisory lock on that key and only when no row exists,
- *     so it creates exactly one chat.
+ *     handled under an advisory lock on that key (`runAgent`), so it creates exactly one chat.
  * The owner's permission to run the target is checked now (execution time); a refused tick is
  * recorded with its reason (`refused`) rather than retried.
  */
@@ -66,8 +67,8 @@ export async function fireTick(d: FireDeps, req: ScheduleFire): Promise<Schedule
   if (!s.is_active) return { ok: true, job_id: null, status: 'inactive' }
   const tick = new Date(req.tick).toISOString()
   const jobId = tickJobId(s.id, req.tick)
-  const record = async (outcome: 'fired' | 'refused', error: string | null, chatId: string | null, conn: Pick<Db, 'query'> = d.db) => {
-    await conn.query(sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome, error) values (${s.id}::uuid, ${tick}::timestamptz, ${outcome === 'fired' ? jobId : null}, ${chatId}, ${outcome}, ${error})
+  const record = async (outcome: 'fired' | 'refused', error: string | null, chatId: string | null) => {
+    await d.db.query(sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome, error) values (${s.id}::uuid, ${tick}::timestamptz, ${outcome === 'fired' ? jobId : null}, ${chatId}, ${outcome}, ${error})
       on conflict (schedule_id, tick) do nothing`)
   }
   let principal: Principal
@@ -84,15 +85,7 @@ export async function fireTick(d: FireDeps, req: ScheduleFire): Promise<Schedule
       await runFunction(d, s, principal, jobId)
       await record('fired', null, null)
     } else {
-      await d.db.transaction(async (tx) => {
-        await tx.query(sql.unsafe`select pg_advisory_xact_lock(hashtext(${s.id}), hashtext(${tick}))`)
-        const done = await tx.maybeOneFirst(sql.unsafe`select 1 from schedule_runs where schedule_id = ${s.id}::uuid and tick = ${tick}::timestamptz`)
-        if (done !== null) return
-        const agent = await d.chats.agentFor(principal, s.target_namespace, s.target_name)
-        const chat = await d.chats.createChat(principal, agent, { input: s.input_data, title: `${s.name} ${tick}` })
-        await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', { job_id: jobId, content: s.content ?? '', channel_id: null, user_id: principal.userId, pool: 'agent' }, { msgId: `sched-${jobId}` })
-        await record('fired', null, chat.id, tx)
-      })
+      await runAgent(d, s, principal, jobId, tick)
     }
     await trimRuns(d, s.id)
     return { ok: true, job_id: jobId, status: 'fired' }
@@ -102,6 +95,36 @@ export async function fireTick(d: FireDeps, req: ScheduleFire): Promise<Schedule
     await record('refused', why, null)
     return { ok: false, error: why }
   }
+}
+
+const ChatIdRow = rowType(T.Object({ chat_id: T.Union([T.String(), T.Null()]), outcome: T.String() }, { title: 'schedule run' }))
+
+/**
+ * An agent tick: a new chat titled "<name> <tick>" and `content` sent to it as the tick's job.
+ * Under a session advisory lock on (schedule, tick) on one pooled connection (released with the
+ * connection if this process dies), so two replicas never both create a chat for one tick. The
+ * run row is written with the chat id before the message is sent; a retry that finds the row
+ * sends again only while the tick's job has no state yet (the stream drops the repeated
+ * `Nats-Msg-Id`), so a turn runs once.
+ */
+async function runAgent(d: FireDeps, s: Schedule, p: Principal, jobId: string, tick: string): Promise<void> {
+  await d.db.connect(async (conn) => {
+    await conn.query(sql.unsafe`select pg_advisory_lock(hashtext(${s.id}), hashtext(${tick}))`)
+    try {
+      const prev = await maybeRow(conn, ChatIdRow, sql.unsafe`select chat_id, outcome from schedule_runs where schedule_id = ${s.id}::uuid and tick = ${tick}::timestamptz`)
+      let chatId = prev?.chat_id ?? null
+      if (prev !== null && (prev.outcome !== 'fired' || chatId === null)) return
+      if (chatId === null) {
+        const agent = await d.chats.agentFor(p, s.target_namespace, s.target_name)
+        const chat = await d.chats.createChat(p, agent, { input: s.input_data, title: `${s.name} ${tick}` })
+        chatId = chat.id
+        await conn.query(sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome) values (${s.id}::uuid, ${tick}::timestamptz, ${jobId}, ${chatId}, 'fired')`)
+      } else if ((await d.invoke.store.get(jobId)) !== null) return
+      await sendToActor(d.js, d.names, chatProtocol, chatId, 'send', { job_id: jobId, content: s.content ?? '', channel_id: null, user_id: p.userId, pool: 'agent' }, { msgId: `sched-${jobId}` })
+    } finally {
+      await conn.query(sql.unsafe`select pg_advisory_unlock(hashtext(${s.id}), hashtext(${tick}))`)
+    }
+  })
 }
 
 async function trimRuns(d: FireDeps, id: string): Promise<void> {
