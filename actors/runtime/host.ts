@@ -70,7 +70,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
 
   const startRun = async (def: Actor, p: number, leaseKey: string, rev: number, sentAt: number): Promise<void> => {
     await replaceMailboxConsumer(env, def.protocol.type, p)
-    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false }
+    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false, restorePending: false }
     await restoreTimedKeys(env, run, await stateKeys(def.protocol.type))
     run.loop = consumeMailbox(env, run).catch((err: unknown) => env.log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
     runs.set(leaseKey, run)
@@ -89,6 +89,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
 
   /** One owned partition's tick: timers, then stop (lease lost or moved) or renew. */
   const keepRun = async (run: PartitionRun, want: boolean): Promise<void> => {
+    if (run.restorePending && !run.stopping) await restoreTimedKeys(env, run, await stateKeys(run.def.protocol.type))
     fireTimers(env, run)
     if (performance.now() > run.validUntil) return stopRun(run, false)
     if (!want) return stopRun(run, true)

@@ -78,11 +78,26 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
     const rows = await env.sql<{ schedule_id: string; n: number }>('select schedule_id, count(*)::int as n from schedule_runs group by schedule_id')
     return new Map(rows.map((r) => [r.schedule_id, r.n]))
   }
+  const states = await new Kvm(nc).open(names.bucket('ACTOR_STATE'))
+  /** On a timeout: what each lagging schedule's actor looks like (partition, owner, state). */
+  const diagnose = async () => {
+    const runs = await runsOf()
+    const o = await owners()
+    const lagging = schedules.filter((s) => (runs.get(s.id) ?? 0) < Math.max(...runs.values()) - 2)
+    for (const s of lagging) {
+      const p = partitionOf(s.id, scheduleProtocol.partitions)
+      const e = await states.get(`schedule.${s.id}`)
+      t.comment(`${s.name}: ${String(runs.get(s.id) ?? 0)} runs, partition ${String(p)} owner ${o.get(p) ?? 'none'}, state ${e === null ? 'none' : e.string()}`)
+    }
+  }
   const allHave = (n: number, what: string) =>
     eventually(async () => {
       const runs = await runsOf()
       return schedules.every((s) => (runs.get(s.id) ?? 0) >= n) ? true : undefined
-    }, what, 60_000, 200)
+    }, what, 60_000, 200).catch(async (err: unknown) => {
+      await diagnose()
+      throw err
+    })
 
   await allHave(5, 'every schedule to run 5 times')
   // the operators' view while everything runs
