@@ -64,8 +64,8 @@ t.test('every actor type has its protocol listed for the operators', async (t) =
 })
 
 /** Drives the actor's handlers like a host does: one turn at a time, state and timers committed only when the turn returns. */
-function harness(fire: (r: ScheduleFire) => Promise<ScheduleFireReply>, clock: { now: number }) {
-  const actor = scheduleActor({ fire, misfireGraceMs: 60_000, maxCatchUp: 100, now: () => clock.now })
+function harness(fire: (r: ScheduleFire) => Promise<ScheduleFireReply>, clock: { now: number }, maxCatchUp = 100) {
+  const actor = scheduleActor({ fire, misfireGraceMs: 60_000, maxCatchUp, now: () => clock.now })
   let state: ScheduleActorState = actor.initialState('s1') as ScheduleActorState
   let timers: Record<string, number> = {}
   const turn = async (body: (ctx: ActorContext<unknown>) => Promise<void>) => {
@@ -148,4 +148,21 @@ t.test('schedule actor: ticks older than the misfire grace are skipped, a delete
   await h.fireTimer()
   t.equal(h.state().active, false)
   t.same(h.timers(), {})
+})
+
+t.test('schedule actor: at most SCHEDULE_MAX_CATCHUP overdue ticks per check, the rest at once after', async (t) => {
+  const clock = { now: Date.parse('2025-01-01T00:00:00.000Z') }
+  const fired: number[] = []
+  const h = harness(async (r) => {
+    fired.push(r.tick)
+    return { ok: true, job_id: null, status: 'fired' }
+  }, clock, 2)
+  await h.send('set', { version: 1, cron_expression: '* * * * * *', timezone: 'UTC', active: true })
+  clock.now = Date.parse('2025-01-01T00:00:05.500Z')
+  await h.fireTimer()
+  t.equal(fired.length, 2, 'two ticks in the first check')
+  t.equal(h.timers()['fire'], clock.now, 'the timer stays due for the rest')
+  await h.fireTimer()
+  await h.fireTimer()
+  t.same(fired.map(iso), ['01', '02', '03', '04', '05'].map((x) => `2025-01-01T00:00:${x}.000Z`), 'each overdue tick once, in order')
 })
