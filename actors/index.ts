@@ -1,11 +1,12 @@
 import { chatActorFactory } from './chat/actor.ts'
+import { scheduleActorFactory } from './schedule/actor.ts'
 import type { Actor, ActorFactory, ActorPlatform } from './runtime/define-actor.ts'
 
 /*
  * The actor types an actor host runs, one line each (as `src/kinds/index.ts` lists resource
- * kinds). Trigger and sandbox actors are added here when they are built.
+ * kinds). Their protocols are listed in `protocols.ts` (what the operators' view reads).
  */
-export const ACTOR_FACTORIES: readonly ActorFactory[] = [chatActorFactory]
+export const ACTOR_FACTORIES: readonly ActorFactory[] = [chatActorFactory, scheduleActorFactory]
 
 /** Builds every listed actor for a host process. */
 export async function buildActors(p: ActorPlatform): Promise<Actor[]> {

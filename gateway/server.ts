@@ -26,6 +26,7 @@ import { BlobDownload, BlobUploadPlan } from '../schemas/collection.ts'
 import { openBlobStore, type BlobStore } from '../src/platform/blob-store.ts'
 import { BodyQueue, MULTIPART_SLACK, receiveUpload, sendBlob, tooLarge } from './blob-transfer.ts'
 import { trackNatsLink } from './nats-status.ts'
+import { watchWebhooks, webhookHandler } from './webhooks.ts'
 
 /*
  * The HTTP edge on uWebSockets.js. It holds no database connection: it authenticates the bearer
@@ -136,7 +137,7 @@ function compile(def: RouteDef, names: NatsNames): CompiledRoute {
     query: def.query === undefined ? undefined : { schema: def.query, check: TypeCompiler.Compile(def.query), keys: Object.keys(def.query.properties) },
     body: def.body === undefined ? undefined : TypeCompiler.Compile(def.body),
     subject: rpcSubject(names, def.id),
-    pattern: new RegExp(`^${def.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    pattern: new RegExp(`^${def.greedyParam === true ? def.path.replace(/\{[^}]+\}$/, '.+').replace(/\{[^}]+\}/g, '[^/]+') : def.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
   }
 }
 
@@ -150,8 +151,10 @@ function streamTarget(data: Uint8Array): ReturnType<typeof parseStreamReply> {
   }
 }
 
-export function startGateway(options: GatewayOptions, host: string, port: number): Promise<Gateway> {
+export async function startGateway(options: GatewayOptions, host: string, port: number): Promise<Gateway> {
   const { nc, log } = options
+  // webhook paths come from the WEBHOOKS bucket (watched) only when webhook routes are served
+  const webhooks = options.routes.some((r) => r.webhook === true) ? await watchWebhooks(nc, options.names, log.child({ mod: 'webhooks' })) : undefined
   const verifier = createTokenVerifier(options.secretKey)
   const cors = createCors(options.corsOrigins)
   const rpcTimeoutMs = options.rpcTimeoutMs ?? 30_000
@@ -269,8 +272,11 @@ export function startGateway(options: GatewayOptions, host: string, port: number
 
   // Forwarded routes.
   for (const route of compiled) {
-    if (route.def.target !== 'rpc') continue
-    const uwsPath = route.def.path.replace(/\{([^}]+)\}/g, ':$1')
+    if (route.def.target !== 'rpc' || route.def.webhook === true) continue
+    const greedy = route.def.greedyParam === true
+    // a greedy last parameter takes the rest of the URL: `<prefix>*`, read from the URL below
+    const uwsPath = greedy ? route.def.path.replace(/\{[^}]+\}$/, '*').replace(/\{([^}]+)\}/g, ':$1') : route.def.path.replace(/\{([^}]+)\}/g, ':$1')
+    const greedyPrefix = greedy ? route.def.path.slice(0, route.def.path.lastIndexOf('{')) : ''
     const handler = (res: HttpResponse, req: HttpRequest) => {
       const state = begin(res, req)
       const apiKey = req.getHeader('x-api-key')
@@ -279,7 +285,10 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       const clientIp = clientAddress(res, req)
       const contentType = req.getHeader('content-type')
       const params: Record<string, string> = {}
-      for (let i = 0; i < route.paramNames.length; i++) params[route.paramNames[i] as string] = safeDecode(req.getParameter(i) ?? '')
+      for (let i = 0; i < route.paramNames.length; i++) {
+        const rest = greedy && i === route.paramNames.length - 1
+        params[route.paramNames[i] as string] = safeDecode(rest ? state.url.slice(greedyPrefix.length) : (req.getParameter(i) ?? ''))
+      }
       const rawQuery = req.getQuery() ?? ''
       const lastEventId = route.def.stream === undefined ? '' : req.getHeader('last-event-id')
       // only the headers the route declared (RouteDef.headers), read now: uWS's req dies with this callback
@@ -481,6 +490,10 @@ export function startGateway(options: GatewayOptions, host: string, port: number
     }
   }
 
+  if (webhooks !== undefined) {
+    app.any('/webhooks/*', webhookHandler({ nc, names: options.names, table: webhooks, verifier, link, maxBodyBytes: options.maxBodyBytes, rpcTimeoutMs, begin, fail, finish, clientAddress }))
+  }
+
   app.options('/*', (res, req) => {
     const state = begin(res, req)
     state.headers = cors.preflight(req.getHeader('origin'))
@@ -510,6 +523,7 @@ export function startGateway(options: GatewayOptions, host: string, port: number
       resolve({
         port: actual,
         close: () => {
+          webhooks?.stop()
           uws.us_listen_socket_close(socket)
           sse.close()
         },

@@ -18,6 +18,8 @@ import { connectorsFeature } from './connectors/module.ts'
 import { componentsFeature } from './components/module.ts'
 import { dataFeature } from './data/module.ts'
 import { filesFeature } from './files/module.ts'
+import { schedulesFeature } from './schedules/module.ts'
+import { webhooksFeature } from './webhooks/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -43,4 +45,6 @@ export const FEATURES: readonly Feature[] = [
   componentsFeature,
   dataFeature,
   filesFeature,
+  schedulesFeature,
+  webhooksFeature,
 ]

@@ -29,6 +29,11 @@ export interface ActorHostOptions {
   tickMs?: number
   /** Mailbox redelivery time of an unacked message (default 15 s). */
   ackWaitMs?: number
+  /**
+   * How often due timers are checked besides the tick (default min(tick, 250 ms)): a timer fires at
+   * most this late, so a schedule's tick does not wait for the next lease tick.
+   */
+  timerMs?: number
 }
 
 export interface ActorHost {
@@ -65,7 +70,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
 
   const startRun = async (def: Actor, p: number, leaseKey: string, rev: number, sentAt: number): Promise<void> => {
     await replaceMailboxConsumer(env, def.protocol.type, p)
-    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false }
+    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false, restorePending: false }
     await restoreTimedKeys(env, run, await stateKeys(def.protocol.type))
     run.loop = consumeMailbox(env, run).catch((err: unknown) => env.log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
     runs.set(leaseKey, run)
@@ -84,6 +89,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
 
   /** One owned partition's tick: timers, then stop (lease lost or moved) or renew. */
   const keepRun = async (run: PartitionRun, want: boolean): Promise<void> => {
+    if (run.restorePending && !run.stopping) await restoreTimedKeys(env, run, await stateKeys(run.def.protocol.type))
     fireTimers(env, run)
     if (performance.now() > run.validUntil) return stopRun(run, false)
     if (!want) return stopRun(run, true)
@@ -117,6 +123,13 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const timer = setInterval(() => {
     ticking = ticking.then(tick).catch((err: unknown) => env.log.warn({ err }, 'actor host tick failed'))
   }, tickMs)
+  // Timers between ticks: only partitions still worked and within the lease deadline (the tick
+  // itself fires them too; a key already busy is skipped, so a timer never runs twice at once).
+  const timerMs = o.timerMs ?? Math.min(tickMs, 250)
+  const timerCheck = setInterval(() => {
+    const at = performance.now()
+    for (const run of runs.values()) if (!run.stopping && at <= run.validUntil) fireTimers(env, run)
+  }, timerMs)
   ticking = tick().catch((err: unknown) => env.log.warn({ err }, 'actor host tick failed'))
 
   return {
@@ -125,6 +138,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     async stop() {
       stopped = true
       clearInterval(timer)
+      clearInterval(timerCheck)
       await ticking
       await Promise.all([...runs.values()].map((r) => stopRun(r, true)))
       await heartbeat.stop()

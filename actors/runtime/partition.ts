@@ -57,6 +57,8 @@ export interface PartitionRun {
   loop: Promise<void>
   keys: Map<string, KeyActor>
   stopping: boolean
+  /** The keys with armed timers could not be listed at acquisition: retried every tick. */
+  restorePending: boolean
 }
 
 export const stateKeyOf = (type: string, key: string): string => `${type}.${key}`

@@ -51,8 +51,8 @@ const isIdle = (a: KeyActor, now: number, idleMs: number): boolean => a.pending 
  * per partition), and bounded in time: on a fresh server the key listing (an ordered consumer) was
  * seen to hang ~30 s, which stalled the first tick half-way and left partitions unowned.
  */
-export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[]> {
-  let cache: { at: number; type: string; keys: Promise<string[]> } | null = null
+export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[] | null> {
+  let cache: { at: number; type: string; keys: Promise<string[] | null> } | null = null
   return (type) => {
     if (cache !== null && cache.type === type && performance.now() - cache.at < env.tickMs) return cache.keys
     const listing = (async () => {
@@ -62,10 +62,10 @@ export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[]
     })()
     const bounded = Promise.race([
       listing,
-      new Promise<string[]>((resolve) =>
+      new Promise<null>((resolve) =>
         setTimeout(() => {
-          env.log.warn({ type }, 'listing actor state keys timed out: timers of this type are restored on the next acquisition')
-          resolve([])
+          env.log.warn({ type }, 'listing actor state keys timed out: the timers of the partitions acquired now are restored on a later tick')
+          resolve(null)
         }, 3_000).unref(),
       ),
     ])
@@ -74,8 +74,14 @@ export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[]
   }
 }
 
-/** At acquisition: loads the keys of this partition that have timers armed, so they fire here. */
-export async function restoreTimedKeys(env: HostEnv, run: PartitionRun, stateKeys: string[]): Promise<void> {
+/**
+ * At acquisition: loads the keys of this partition that have timers armed, so they fire here.
+ * When the listing timed out (null) the partition stays `restorePending` and the host tries again
+ * on its next ticks — a schedule's timer must not wait for the next acquisition.
+ */
+export async function restoreTimedKeys(env: HostEnv, run: PartitionRun, stateKeys: string[] | null): Promise<void> {
+  run.restorePending = stateKeys === null
+  if (stateKeys === null) return
   const type = run.def.protocol.type
   for (const k of stateKeys) {
     const key = k.slice(type.length + 1)

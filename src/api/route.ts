@@ -56,6 +56,17 @@ export interface RouteDef {
    * `{blob: {...}}` (schemas/collection.ts BlobDownload) makes the gateway stream that object.
    */
   blob?: 'upload' | 'download'
+  /**
+   * The last `{param}` of `path` takes the rest of the URL, `/` included (multi-segment webhook
+   * paths): the gateway registers the route as `<prefix>*` and percent-decodes the rest.
+   */
+  greedyParam?: boolean
+  /**
+   * Served by the gateway's webhook dispatcher (gateway/webhooks.ts: path and method matched from
+   * memory, optional credentials, input from body or query) rather than registered as a route of
+   * its own; listed so the documents describe it and the service binds its handler.
+   */
+  webhook?: boolean
   /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
   permission?: string | readonly string[]
   /**

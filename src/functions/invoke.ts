@@ -41,6 +41,8 @@ export interface InvokeOptions {
   parent?: { id: string; depth: number } | null
   delay?: number | null
   callbackUrl?: string | null
+  /** A job id chosen by the caller (a schedule tick's, so a repeated enqueue is one job). */
+  id?: string
 }
 
 /**
@@ -57,6 +59,7 @@ export function enqueueFunction(d: Pick<InvokeDeps, 'config' | 'enqueue'>, p: Pr
   const timeoutS = functionTimeout(d.config, fn, o.timeoutS)
   const meta: FunctionJobMeta = { function_id: fn.id, version: Number(fn['version']), user_email: p.email, shared_pool: fn['shared_pool'] === true }
   return enqueueJob(d.enqueue, {
+    ...(o.id === undefined ? {} : { id: o.id }),
     pool: 'fn',
     kind: 'function',
     namespace: String(fn['namespace']),

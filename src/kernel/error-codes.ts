@@ -148,6 +148,15 @@ const CODES: Record<string, Row> = {
   'component.share_expired': [410, 'the share link has expired'],
   'component.share_not_found': [404, 'share link not found'],
   'component.ticket_invalid': [401, 'the view ticket is unknown or has expired; reload the page'],
+  // webhooks and schedules (src/webhooks/, src/schedules/)
+  'schedule.exists': [409, 'you already have a schedule of this name'],
+  'schedule.invalid_cron': [422, 'the cron expression is invalid'],
+  'schedule.invalid_timezone': [422, 'not an IANA time zone'],
+  'schedule.not_found': [404, 'schedule not found'],
+  'webhook.exists': [409, 'a webhook already uses this path'],
+  'webhook.function_error': [502, "the webhook's function failed"],
+  'webhook.function_timeout': [504, "the webhook's function did not finish in time"],
+  'webhook.not_found': [404, 'no webhook at this path'],
   // LLM providers
   'llm.aborted': [499, 'the LLM call was aborted', 'stream'],
   'llm.bad_response': [502, 'the LLM provider answered something unreadable', 'stream'],

@@ -15,6 +15,7 @@ export async function startActorRole(infra: Infrastructure, life: Lifecycle): Pr
     log: log.child({ mod: 'actors' }),
     leaseTtlMs: config.ACTOR_LEASE_TTL_SECONDS * 1000,
     ackWaitMs: config.ACTOR_ACK_WAIT_SECONDS * 1000,
+    timerMs: config.ACTOR_TIMER_MS,
   })
   life.onStop(() => host.stop())
 }

@@ -377,6 +377,55 @@ const ROWS: Record<string, Row> = {
     admin: [200],
   },
   // ---- end files
+  // ---- webhooks and schedules (src/webhooks/, src/schedules/): A's are invisible to B; a webhook needing auth refuses anonymous calls
+  'webhooks.list': {
+    call: async (c) => {
+      const path = await webhookOfA(c)
+      return { path: '/api/v1/webhooks?all=true', hidden: (i) => i['path'] === path }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'webhooks.create': { call: async (c) => ({ path: '/api/v1/webhooks', body: { path: `mc/${c.n()}`, function_namespace: 'matrix', function_name: await functionOfA(c) } }), b: [404], admin: [201] },
+  'webhooks.get': { call: async (c) => ({ path: `/api/v1/webhooks/${await webhookOfA(c)}` }), b: [404], admin: [200] },
+  'webhooks.update': { call: async (c) => ({ path: `/api/v1/webhooks/${await webhookOfA(c)}`, body: { description: 'changed' } }), b: [404], admin: [200] },
+  'webhooks.delete': { call: async (c) => ({ path: `/api/v1/webhooks/${await webhookOfA(c)}` }), b: [404], admin: [204] },
+  ...Object.fromEntries(
+    (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).map((m) => [
+      `webhooks.trigger.${m.toLowerCase()}`,
+      { call: async (c: Ctx) => ({ path: `/webhooks/${await webhookOfA(c, m)}`, ...(m === 'GET' || m === 'DELETE' ? {} : { body: {} }) }), b: [401], admin: [401] } satisfies Row,
+    ]),
+  ),
+  'schedules.list': {
+    call: async (c) => {
+      const name = await scheduleOfA(c)
+      return { path: '/api/v1/schedules?all=true', hidden: (i) => i['name'] === name && i['owner_id'] === c.a.id }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'schedules.create': { call: async (c) => ({ path: '/api/v1/schedules', body: { name: `sc-${c.n()}`, schedule_type: 'function', target_namespace: 'matrix', target_name: await functionOfA(c), cron_expression: '0 0 1 1 *' } }), b: [404], admin: [201] },
+  'schedules.get': { call: async (c) => ({ path: `/api/v1/schedules/${await scheduleOfA(c)}?owner_id=${c.a.id}` }), b: [404], admin: [200] },
+  'schedules.update': { call: async (c) => ({ path: `/api/v1/schedules/${await scheduleOfA(c)}?owner_id=${c.a.id}`, body: { description: 'changed' } }), b: [404], admin: [200] },
+  'schedules.delete': { call: async (c) => ({ path: `/api/v1/schedules/${await scheduleOfA(c)}?owner_id=${c.a.id}` }), b: [404], admin: [204] },
+  'system.actors': adminOnly('/api/v1/system/actors', [200]),
+  // ---- end webhooks and schedules
+}
+
+async function webhookOfA(c: Ctx, method = 'POST'): Promise<string> {
+  const path = `matrix/${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/webhooks', { token: c.a.token, body: { path, http_method: method, function_namespace: 'matrix', function_name: await functionOfA(c) } })
+  if (res.status !== 201) throw new Error(`setup webhook: ${res.text}`)
+  // the gateways learn the path through the WEBHOOKS bucket watch
+  await eventually(async () => ((await c.env.request(method, `/webhooks/${path}`, { token: null })).status === 401 ? true : undefined), 'the webhook at the gateway')
+  return path
+}
+
+async function scheduleOfA(c: Ctx): Promise<string> {
+  const name = `s-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/schedules', { token: c.a.token, body: { name, schedule_type: 'function', target_namespace: 'matrix', target_name: await functionOfA(c), cron_expression: '0 0 1 1 *' } })
+  if (res.status !== 201) throw new Error(`setup schedule: ${res.text}`)
+  return name
 }
 
 async function collectionOfA(c: Ctx): Promise<string> {

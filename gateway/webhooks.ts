@@ -1,0 +1,172 @@
+import { Kvm } from '@nats-io/kv'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { Value } from '@sinclair/typebox/value'
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
+import { WebhookEntry } from '../schemas/triggers.ts'
+import { rpcSubject, type Caller } from '../src/api/route.ts'
+import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
+import { webhookKey, webhookRouteId, webhooksBucket } from '../src/api/webhook-wire.ts'
+import { AppError } from '../src/kernel/errors.ts'
+import type { Logger } from '../src/kernel/log.ts'
+import { classifyNatsError } from '../src/kernel/nats-errors.ts'
+import { listUnstorable } from '../src/kernel/storable-text.ts'
+import type { NatsNames } from '../src/platform/nats-names.ts'
+import { readBody, send, sendError, type ResponseState } from './http.ts'
+import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
+import type { NatsLink } from './nats-status.ts'
+import type { TokenVerifier } from './auth.ts'
+
+/*
+ * `{base}/webhooks/<path>`: the gateway matches the path and method from memory — a copy of the
+ * WEBHOOKS bucket kept by a KV watch (the resource service writes an entry per webhook after every
+ * change), so a call costs no database read here — checks the credentials when the webhook
+ * requires them, turns the request into the function's input (the JSON body for POST/PUT/PATCH,
+ * the query string for GET/DELETE) and forwards it to the service on `rpc.webhooks.trigger.<method>`.
+ * The service re-reads the entry, decides who runs it (the caller, or the owner for an anonymous
+ * webhook) and checks that principal's permission at that moment.
+ */
+export interface WebhookTable {
+  lookup(path: string): WebhookEntry | undefined
+  /** Resolves once the watch has delivered every entry that existed when it started. */
+  ready: Promise<void>
+  size(): number
+  stop(): void
+}
+
+export async function watchWebhooks(nc: NatsConnection, names: NatsNames, log: Logger): Promise<WebhookTable> {
+  const kv = await new Kvm(nc).create(webhooksBucket(names), { history: 1 })
+  const table = new Map<string, WebhookEntry>()
+  let markReady: () => void = () => undefined
+  const ready = new Promise<void>((resolve) => (markReady = resolve))
+  if ((await kv.status()).values === 0) markReady()
+  const watch = await kv.watch()
+  void (async () => {
+    for await (const e of watch) {
+      if (e.operation === 'PUT' && e.length > 0) {
+        let value: unknown
+        try {
+          value = e.json()
+        } catch {
+          value = null
+        }
+        if (Value.Check(WebhookEntry, value)) table.set(e.key, value)
+        else log.warn({ key: e.key }, 'webhook entry does not match its shape: ignored')
+      } else table.delete(e.key)
+      if (e.delta === 0) markReady()
+    }
+  })().catch((err: unknown) => log.warn({ err }, 'webhook watch ended'))
+  return {
+    lookup: (path) => table.get(webhookKey(path)),
+    ready,
+    size: () => table.size,
+    stop: () => watch.stop(),
+  }
+}
+
+/** The per-request handles of the gateway a webhook call uses (gateway/server.ts passes its own). */
+export interface WebhookContext {
+  nc: NatsConnection
+  names: NatsNames
+  table: WebhookTable
+  verifier: TokenVerifier
+  link: NatsLink
+  maxBodyBytes: number
+  rpcTimeoutMs: number
+  begin(res: HttpResponse, req: HttpRequest): ResponseState & { method: string; url: string }
+  fail(res: HttpResponse, state: ResponseState & { method: string; url: string }, err: unknown): void
+  finish(state: ResponseState & { method: string; url: string }, status: number): void
+  clientAddress(res: HttpResponse, req: HttpRequest): string
+}
+
+const PREFIX = '/webhooks/'
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
+const notFound = () => new AppError(404, 'webhook.not_found', 'no webhook at this path')
+
+/** GET/DELETE input: the query parameters (a repeated one becomes a list), without `async`. */
+function queryInput(raw: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of new URLSearchParams(raw)) {
+    if (k === 'async') continue
+    const had = out[k]
+    out[k] = had === undefined ? v : Array.isArray(had) ? [...(had as unknown[]), v] : [had, v]
+  }
+  return out
+}
+
+function bodyInput(raw: Buffer): Record<string, unknown> {
+  if (raw.length === 0) return {}
+  if (scanJson(raw) === 'too_deep') throw new AppError(400, 'request.too_deep', `the body is nested deeper than ${String(MAX_JSON_DEPTH)} levels`)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw.toString('utf8'))
+  } catch {
+    throw new AppError(400, 'request.malformed_json', 'the body is not valid JSON (this webhook takes a JSON object)')
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AppError(422, 'request.invalid', 'the body must be a JSON object (it becomes the function input)')
+  return parsed as Record<string, unknown>
+}
+
+export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: HttpRequest) => void {
+  return (res, req) => {
+    const state = ctx.begin(res, req)
+    const method = state.method.toUpperCase()
+    const path = state.url.slice(PREFIX.length)
+    const apiKey = req.getHeader('x-api-key')
+    const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
+    const clientIp = ctx.clientAddress(res, req)
+    const rawQuery = req.getQuery() ?? ''
+    const declared = Number(req.getHeader('content-length') || '0')
+    let body: Promise<Buffer | null> | undefined
+    if (BODY_METHODS.has(method)) {
+      if (declared > ctx.maxBodyBytes) {
+        ctx.fail(res, state, new AppError(413, 'request.too_large', `body larger than ${String(ctx.maxBodyBytes)} bytes`))
+        return
+      }
+      body = readBody(res, ctx.maxBodyBytes)
+    }
+    void (async () => {
+      try {
+        await ctx.table.ready
+        const entry = ctx.table.lookup(path)
+        if (entry === undefined || !entry.is_active) throw notFound()
+        if (entry.http_method !== method) {
+          sendError(res, state, 405, { detail: `this webhook answers ${entry.http_method} only`, code: 'route.method_not_allowed' }, { allow: entry.http_method })
+          ctx.finish(state, 405)
+          return
+        }
+        let caller: Caller | null = null
+        if (entry.requires_auth) {
+          if (authorization === '') throw new AppError(401, 'auth.unauthorized', 'this webhook requires a Bearer token or an API key')
+          caller = await ctx.verifier.verify(authorization)
+        }
+        let input: Record<string, unknown>
+        if (body !== undefined) {
+          const raw = await body
+          if (raw === null) throw new AppError(413, 'request.too_large', `body larger than ${String(ctx.maxBodyBytes)} bytes`)
+          input = bodyInput(raw)
+        } else input = queryInput(rawQuery)
+        const bad = listUnstorable(input, 'input')
+        if (bad.length > 0) throw new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', { issues: bad.map((b) => ({ path: b.path, message: `contains ${b.reason}` })) })
+        const async = new URLSearchParams(rawQuery).get('async')
+        if (state.aborted) return
+        const out = encodeRequest(
+          { requestId: state.requestId, caller, params: { path }, query: async === '1' || async === 'true' ? { async } : {}, clientIp },
+          Buffer.from(JSON.stringify(input)),
+        )
+        const subject = rpcSubject(ctx.names, webhookRouteId(method))
+        const msg = await ctx.link.guard(() => ctx.nc.request(subject, out.data, { timeout: ctx.rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
+          if (err instanceof AppError) throw err
+          const failure = classifyNatsError(err)
+          if (failure === 'no_responders' || failure === 'closed') throw new AppError(503, 'service.unavailable', 'no service is answering webhooks right now')
+          if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the function did not answer within the gateway timeout; it goes on running (call with ?async=1 for long functions)')
+          throw err
+        })
+        const reply = decodeReply(msg.headers, msg.data)
+        send(res, state, reply.status, reply.data, 'application/json', reply.headers)
+        ctx.finish(state, reply.status)
+      } catch (err) {
+        ctx.fail(res, state, err)
+      }
+    })()
+  }
+}

@@ -1,0 +1,51 @@
+import { Cron } from 'croner'
+import { invalid } from '../kernel/errors.ts'
+
+/*
+ * Next fire times of a cron expression in an IANA time zone, computed with croner (paused: it
+ * never arms a timer of its own — the schedule actor's timer fires, see actors/schedule/). Pure:
+ * the actor and the service (`next_run`) compute the same times.
+ *
+ * DST follows croner (Vixie cron): a fixed-time job (one value in each of seconds, minutes, hours)
+ * whose time falls into a spring-forward gap runs at the first valid time after the gap, and runs
+ * once when its time occurs twice (fall back); an interval job (`*`, steps, ranges, lists) skips
+ * times in the gap and runs at both occurrences of a repeated time (they are different instants).
+ */
+const cache = new Map<string, Cron>()
+
+/** 5 fields (minute precision) or 6 with seconds first; no year field. */
+function cronOf(expression: string, timezone: string): Cron {
+  const k = `${timezone}\u0000${expression}`
+  let c = cache.get(k)
+  if (c === undefined) {
+    c = new Cron(expression, { timezone, paused: true, mode: '5-or-6-parts' })
+    if (cache.size > 5000) cache.clear()
+    cache.set(k, c)
+  }
+  return c
+}
+
+export function isTimeZone(tz: string): boolean {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone !== ''
+  } catch {
+    return false
+  }
+}
+
+/** Refuses an expression or zone croner cannot use (422 with the reason), before anything is stored. */
+export function checkCron(expression: string, timezone: string): void {
+  if (!isTimeZone(timezone)) throw invalid(`unknown time zone ${JSON.stringify(timezone)} (use an IANA name such as Europe/Berlin)`, [{ path: '/timezone', message: 'not an IANA time zone' }], 'schedule.invalid_timezone')
+  try {
+    if (cronOf(expression, timezone).nextRun(new Date()) === null) throw new Error('the expression never fires')
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err)
+    throw invalid(`invalid cron expression: ${message}`, [{ path: '/cron_expression', message }], 'schedule.invalid_cron')
+  }
+}
+
+/** The first fire time strictly after `afterMs` (epoch ms), or null when there is none. */
+export function nextTick(expression: string, timezone: string, afterMs: number): number | null {
+  const next = cronOf(expression, timezone).nextRun(new Date(afterMs))
+  return next === null ? null : next.getTime()
+}

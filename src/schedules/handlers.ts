@@ -1,0 +1,156 @@
+import type { JetStreamClient } from '@nats-io/jetstream'
+import { scheduleProtocol } from '../../actors/schedule/protocol.ts'
+import { sendToActor } from '../../actors/runtime/send.ts'
+import type { Schedule } from '../../schemas/triggers.ts'
+import { bind, type BoundRoute } from '../api/bind.ts'
+import { registerPermission } from '../access/permission-registry.ts'
+import { can, type Principal } from '../auth/principal.ts'
+import type { ChatService } from '../chats/handlers.ts'
+import { functionKind } from '../kinds/function/kind.ts'
+import { AppError, conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
+import type { Logger } from '../kernel/log.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { canOnResource } from '../resources/permissions.ts'
+import type { ResourceService } from '../resources/service.ts'
+import { actorShards } from './actors-admin.ts'
+import { checkCron, nextTick } from './cron.ts'
+import { SCHEDULE_ROUTES as R } from './routes.ts'
+import type { ScheduleFields, ScheduleStore } from './store.ts'
+
+/*
+ * Schedule management. The row is the truth; after every change the schedule's actor (key = id)
+ * is told (`set` with the row's version, `remove` after a delete) — the actor owns the timing.
+ * A message lost between the commit and the send (a crash) is repaired at the next start
+ * (`announceAll`). The owner must be allowed to run the target when saving and at every tick.
+ */
+export const SCHEDULE_PERMISSIONS = {
+  create: registerPermission('platform.schedules.create:own', 'Schedules: create (targets you may run)'),
+  readOwn: registerPermission('platform.schedules.read:own', 'Schedules: list and read your own'),
+  readAll: registerPermission('platform.schedules.read:all', "Schedules: list and read everyone's (admin)"),
+  updateOwn: registerPermission('platform.schedules.update:own', 'Schedules: change your own'),
+  updateAll: registerPermission('platform.schedules.update:all', "Schedules: change everyone's (admin)"),
+  deleteOwn: registerPermission('platform.schedules.delete:own', 'Schedules: delete your own'),
+  deleteAll: registerPermission('platform.schedules.delete:all', "Schedules: delete everyone's (admin)"),
+}
+const SYSTEM_READ = registerPermission('platform.system.read:all', 'System: read containers, workers and health (admin)')
+
+export interface ScheduleHandlerDeps {
+  nc: NatsConnection
+  js: JetStreamClient
+  names: NatsNames
+  store: ScheduleStore
+  resources: ResourceService
+  chats: ChatService
+  log: Logger
+}
+
+/** Tells the schedule's actor what it must do now (idempotent per version). */
+export async function announce(d: Pick<ScheduleHandlerDeps, 'js' | 'names'>, s: Schedule): Promise<void> {
+  await sendToActor(d.js, d.names, scheduleProtocol, s.id, 'set', { version: s.version, cron_expression: s.cron_expression, timezone: s.timezone, active: s.is_active }, { msgId: `sched-set-${s.id}-${String(s.version)}` })
+}
+
+/** At start: every schedule's actor gets its current settings (a no-op for actors already up to date). */
+export async function announceAll(d: Pick<ScheduleHandlerDeps, 'js' | 'names' | 'store' | 'log'>): Promise<void> {
+  const all = await d.store.all()
+  for (const s of all) await announce(d, s)
+  d.log.info({ schedules: all.length }, 'schedule actors told their settings')
+}
+
+export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
+  const { store } = d
+  const P = SCHEDULE_PERMISSIONS
+
+  /** The schedule named for the principal: its own, or (with `all`) another owner's by owner_id; 404 otherwise. */
+  const visible = async (p: Principal, name: string, ownerId: string | undefined, own: string, all: string): Promise<Schedule> => {
+    const owner = ownerId ?? p.userId
+    const allowed = owner === p.userId ? can(p, own) || can(p, all) : can(p, all)
+    const row = allowed ? await store.byName(owner, name) : null
+    if (row === null) throw notFound(`schedule ${name} not found`, 'schedule.not_found')
+    return row
+  }
+
+  /** The target must exist and be runnable by `p` (function: execute; agent: chat); 404 otherwise. */
+  const checkTarget = async (p: Principal, f: ScheduleFields): Promise<void> => {
+    if (f.schedule_type === 'function') {
+      const fn = await d.resources.get(p, functionKind, { namespace: f.target_namespace, name: f.target_name }).catch((err: unknown) => {
+        if (err instanceof AppError && err.status === 404) return null
+        throw err
+      })
+      if (fn === null || !canOnResource(p, functionKind, 'execute', { namespace: f.target_namespace, name: f.target_name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
+        throw notFound(`function ${f.target_namespace}/${f.target_name} not found`, 'resource.not_found')
+      }
+    } else {
+      await d.chats.agentFor(p, f.target_namespace, f.target_name)
+      if (f.content === null || f.content === '') throw invalid('an agent schedule needs `content` (the message it sends)', [{ path: '/content', message: 'required for agent schedules' }])
+    }
+    checkCron(f.cron_expression, f.timezone)
+  }
+
+  const fieldsOf = (s: Schedule): ScheduleFields => ({
+    schedule_type: s.schedule_type,
+    target_namespace: s.target_namespace,
+    target_name: s.target_name,
+    cron_expression: s.cron_expression,
+    timezone: s.timezone,
+    input_data: s.input_data,
+    content: s.content,
+    description: s.description,
+    is_active: s.is_active,
+  })
+
+  return [
+    bind(R.list, async ({ principal: p, query }) => {
+      const everyone = query.all === true && can(p, P.readAll)
+      if (!everyone && !can(p, P.readOwn)) throw forbidden(`requires ${P.readOwn}`)
+      return { body: await store.list(everyone ? null : p.userId, query.limit ?? 100, query.offset ?? 0) }
+    }),
+    bind(R.create, async ({ principal: p, body: b }) => {
+      if (!can(p, P.create)) throw forbidden(`requires ${P.create}`)
+      const f: ScheduleFields = {
+        schedule_type: b.schedule_type,
+        target_namespace: b.target_namespace ?? 'default',
+        target_name: b.target_name,
+        cron_expression: b.cron_expression.trim(),
+        timezone: b.timezone ?? 'UTC',
+        input_data: b.input_data ?? {},
+        content: b.schedule_type === 'agent' ? (b.content ?? null) : null,
+        description: b.description ?? '',
+        is_active: b.is_active ?? true,
+      }
+      await checkTarget(p, f)
+      const row = await store.create(p.userId, b.name, f)
+      if (row === null) throw conflict(`you already have a schedule named ${b.name}`, 'schedule.exists')
+      await announce(d, row)
+      return { status: 201, body: row }
+    }),
+    bind(R.get, async ({ principal: p, params, query }) => {
+      const s = await visible(p, params.name, query.owner_id, P.readOwn, P.readAll)
+      const runs = await store.runs(s.id, query.runs ?? 20)
+      const next = s.is_active ? nextTick(s.cron_expression, s.timezone, Date.now()) : null
+      return { body: { ...s, next_run: next === null ? null : new Date(next).toISOString(), last_run: runs[0] ?? null, runs } }
+    }),
+    bind(R.update, async ({ principal: p, params, query, body: b }) => {
+      const s = await visible(p, params.name, query.owner_id, P.updateOwn, P.updateAll)
+      const given = Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined))
+      const f: ScheduleFields = { ...fieldsOf(s), ...given }
+      if (f.schedule_type === 'function') f.content = null
+      f.cron_expression = f.cron_expression.trim()
+      await checkTarget(p, f)
+      const row = await store.update(s.id, f)
+      if (row === null) throw notFound(`schedule ${params.name} not found`, 'schedule.not_found')
+      await announce(d, row)
+      return { body: row }
+    }),
+    bind(R.delete, async ({ principal: p, params, query }) => {
+      const s = await visible(p, params.name, query.owner_id, P.deleteOwn, P.deleteAll)
+      await store.delete(s.id)
+      await sendToActor(d.js, d.names, scheduleProtocol, s.id, 'remove', { version: s.version + 1 }, { msgId: `sched-remove-${s.id}` })
+      return { status: 204 }
+    }),
+    bind(R.actors, async ({ principal: p }) => {
+      if (!can(p, SYSTEM_READ)) throw forbidden(`requires ${SYSTEM_READ}`, 'auth.admin_only')
+      return { body: await actorShards(d.nc, d.names) }
+    }),
+  ]
+}

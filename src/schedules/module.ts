@@ -1,0 +1,26 @@
+import { defineFeature } from '../api/feature.ts'
+import { chatService } from '../chats/handlers.ts'
+import { serveScheduleFire } from './fire.ts'
+import { announceAll, scheduleHandlers } from './handlers.ts'
+import { scheduleRoutes } from './routes.ts'
+import { scheduleStore } from './store.ts'
+
+/*
+ * Schedules (service role): CRUD, the tick service the schedule actors call (`svc.schedules.fire`)
+ * and, at start, every schedule's actor told its settings. The actor itself is listed in
+ * actors/index.ts; the operators' view of the actor shards lives here too (`system.actors`).
+ */
+export const schedulesFeature = defineFeature({
+  name: 'schedules',
+  routes: scheduleRoutes,
+  service(ctx) {
+    const log = ctx.log.child({ mod: 'schedules' })
+    const store = scheduleStore(ctx.db)
+    const chats = chatService({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store })
+    const invoke = { nc: ctx.nc, names: ctx.names, config: ctx.config, enqueue: ctx.jobs.enqueue, store: ctx.jobs.store, results: ctx.jobs.results }
+    const fire = serveScheduleFire({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, store, invoke, chats, log })
+    // in the background: a start does not wait for every schedule's message
+    void announceAll({ js: ctx.js, names: ctx.names, store, log }).catch((err: unknown) => log.warn({ err }, 'telling the schedule actors their settings failed; retried at the next start'))
+    return { routes: scheduleHandlers({ nc: ctx.nc, js: ctx.js, names: ctx.names, store, resources: ctx.resources, chats, log }), stop: () => fire.stop() }
+  },
+})

@@ -1,0 +1,171 @@
+import type { KV } from '@nats-io/kv'
+import { bind, type BoundRoute, type ResolvedInput } from '../api/bind.ts'
+import type { RouteDef, RpcReply } from '../api/route.ts'
+import { registerPermission } from '../access/permission-registry.ts'
+import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
+import { enqueueFunction, invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
+import { validateAgainst } from '../functions/json-schema.ts'
+import { functionKind } from '../kinds/function/kind.ts'
+import type { Config } from '../kernel/config.ts'
+import { AppError, conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import type { Logger } from '../kernel/log.ts'
+import { canOnResource } from '../resources/permissions.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+import { disabledError } from '../../sandbox/executor.ts'
+import { WEBHOOK_CALL_ROUTES, WEBHOOK_ROUTES as R } from './routes.ts'
+import { publishWebhook, readWebhookEntry, toApi, unpublishWebhook, type WebhookFields, type WebhookRowType, type WebhookStore } from './store.ts'
+
+/*
+ * Webhook management (owner, or `:all` holders) and the calls. A call runs the function as a job
+ * of the `fn` pool, as the caller (requires_auth) or as the owner (anonymous), whose permission to
+ * run the function is checked at that moment — a webhook never lets anyone do more than the
+ * principal it runs as may do right now. Synchronous calls wait up to the function's time limit
+ * (FUNCTION_TIMEOUT at most) and the gateway's RPC timeout (30 s), whichever is shorter; longer
+ * functions are called with `?async=1`.
+ */
+export const WEBHOOK_PERMISSIONS = {
+  create: registerPermission('platform.webhooks.create:own', 'Webhooks: create (running functions you may run)'),
+  readOwn: registerPermission('platform.webhooks.read:own', 'Webhooks: list and read your own'),
+  readAll: registerPermission('platform.webhooks.read:all', "Webhooks: list and read everyone's (admin)"),
+  updateOwn: registerPermission('platform.webhooks.update:own', 'Webhooks: change your own'),
+  updateAll: registerPermission('platform.webhooks.update:all', "Webhooks: change everyone's (admin)"),
+  deleteOwn: registerPermission('platform.webhooks.delete:own', 'Webhooks: delete your own'),
+  deleteAll: registerPermission('platform.webhooks.delete:all', "Webhooks: delete everyone's (admin)"),
+}
+
+export interface WebhookHandlerDeps {
+  db: Parameters<typeof loadPrincipal>[0]
+  kv: KV
+  store: WebhookStore
+  resources: ResourceService
+  invoke: InvokeDeps
+  config: Config
+  log: Logger
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
+  const { store, kv } = d
+  const P = WEBHOOK_PERMISSIONS
+
+  /** A webhook the principal may act on (`own` for its own, `all` for anyone's); 404 otherwise. */
+  const visible = async (p: Principal, path: string, own: string, all: string): Promise<WebhookRowType> => {
+    const row = await store.byPath(path)
+    if (row === null || !(can(p, all) || (row.owner_id === p.userId && can(p, own)))) throw notFound(`no webhook at ${path}`, 'webhook.not_found')
+    return row
+  }
+
+  /** The function if `p` may run it now; 404 for anything it may not see or run. */
+  const runnable = async (p: Principal, namespace: string, name: string): Promise<ResourceRecord> => {
+    const fn = await d.resources.get(p, functionKind, { namespace, name }).catch((err: unknown) => {
+      if (err instanceof AppError && err.status === 404) return null
+      throw err
+    })
+    if (fn === null || !canOnResource(p, functionKind, 'execute', { namespace, name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
+      throw notFound(`function ${namespace}/${name} not found`, 'resource.not_found')
+    }
+    return fn
+  }
+
+  const call = (route: RouteDef): BoundRoute => ({
+    route,
+    async handle(req: ResolvedInput): Promise<RpcReply> {
+      const path = req.params['path'] ?? ''
+      // the entry the gateways matched on (not a database read); gone or changed meanwhile → 404/405
+      const entry = await readWebhookEntry(kv, path)
+      if (entry === null || !entry.is_active) throw notFound(`no webhook at ${path}`, 'webhook.not_found')
+      if (entry.http_method !== route.method) return { status: 405, headers: { allow: entry.http_method }, error: { status: 405, detail: `this webhook answers ${entry.http_method} only`, code: 'route.method_not_allowed' } }
+      let principal: Principal
+      if (entry.requires_auth) {
+        if (req.request.caller === null) throw unauthorized('this webhook requires a Bearer token or an API key')
+        principal = await loadPrincipal(d.db, req.request.caller)
+      } else {
+        // anonymous: the owner's live permissions (a deactivated owner's webhooks stop working)
+        principal = await loadPrincipal(d.db, { sub: entry.owner_id, via: 'jwt' }).catch(() => {
+          throw notFound(`no webhook at ${path}`, 'webhook.not_found')
+        })
+      }
+      const fn = await runnable(principal, entry.function_namespace, entry.function_name)
+      if (fn['is_active'] === false) throw new AppError(409, 'function.inactive', `function ${entry.function_namespace}/${entry.function_name} is not active`)
+      if (fn['shared_pool'] !== true && d.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
+      const given = req.body === undefined ? {} : req.body
+      if (!isObject(given)) throw invalid('the webhook input must be a JSON object')
+      const input = { ...entry.default_values, ...given }
+      const issues = validateAgainst(isObject(fn['input_schema']) ? fn['input_schema'] : {}, input, '/input')
+      if (issues.length > 0) throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
+      const opts = { input, triggerType: 'webhook', triggerId: entry.id }
+      if (req.query['async'] === '1' || req.query['async'] === 'true') {
+        const job = await enqueueFunction(d.invoke, principal, fn, { ...opts, sync: false })
+        return { status: 202, headers: { 'x-execution-id': job.id }, body: { execution_id: job.id, status: 'queued' } }
+      }
+      const out = await invokeFunction(d.invoke, principal, fn, opts)
+      const headers = { 'x-execution-id': out.execution_id }
+      if (out.status === 'success') return { status: 200, headers, body: out.result }
+      if (out.status === 'timeout') return { status: 504, headers, error: { status: 504, detail: out.error, code: 'webhook.function_timeout' } }
+      return { status: 502, headers, error: { status: 502, detail: out.error, code: 'webhook.function_error' } }
+    },
+  })
+
+  const fieldsOf = (row: WebhookRowType): WebhookFields => ({
+    path: row.path,
+    http_method: row.http_method,
+    function_namespace: row.function_namespace,
+    function_name: row.function_name,
+    requires_auth: row.requires_auth,
+    default_values: row.default_values,
+    description: row.description,
+    is_active: row.is_active,
+  })
+
+  return [
+    bind(R.list, async ({ principal: p, query }) => {
+      const everyone = query.all === true && can(p, P.readAll)
+      if (!everyone && !can(p, P.readOwn)) throw forbidden(`requires ${P.readOwn}`)
+      const rows = await store.list(everyone ? null : p.userId, query.limit ?? 100, query.offset ?? 0)
+      return { body: rows.map(toApi) }
+    }),
+    bind(R.create, async ({ principal: p, body: b }) => {
+      if (!can(p, P.create)) throw forbidden(`requires ${P.create}`)
+      const f: WebhookFields = {
+        path: b.path,
+        http_method: b.http_method ?? 'POST',
+        function_namespace: b.function_namespace ?? 'default',
+        function_name: b.function_name,
+        requires_auth: b.requires_auth ?? true,
+        default_values: b.default_values ?? {},
+        description: b.description ?? '',
+        is_active: b.is_active ?? true,
+      }
+      // checked again at every call; refused here too so a typo is seen at once
+      await runnable(p, f.function_namespace, f.function_name)
+      const row = await store.create(p.userId, f)
+      if (row === null) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
+      await publishWebhook(kv, row)
+      return { status: 201, body: toApi(row) }
+    }),
+    bind(R.get, async ({ principal: p, params }) => ({ body: toApi(await visible(p, params.path, P.readOwn, P.readAll)) })),
+    bind(R.update, async ({ principal: p, params, body: b }) => {
+      const row = await visible(p, params.path, P.updateOwn, P.updateAll)
+      const f: WebhookFields = { ...fieldsOf(row), ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)) }
+      if (f.function_namespace !== row.function_namespace || f.function_name !== row.function_name) await runnable(p, f.function_namespace, f.function_name)
+      if (f.path !== row.path && (await store.byPath(f.path)) !== null) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
+      const next = await store.update(row.id, f).catch((err: unknown) => {
+        // the unique path raced with another change
+        if (err instanceof Error && /unique|duplicate/i.test(err.message)) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
+        throw err
+      })
+      if (next === null) throw notFound(`no webhook at ${params.path}`, 'webhook.not_found')
+      if (next.path !== row.path) await unpublishWebhook(kv, row.path)
+      await publishWebhook(kv, next)
+      return { body: toApi(next) }
+    }),
+    bind(R.delete, async ({ principal: p, params }) => {
+      const row = await visible(p, params.path, P.deleteOwn, P.deleteAll)
+      await store.delete(row.id)
+      await unpublishWebhook(kv, row.path)
+      return { status: 204 }
+    }),
+    ...Object.values(WEBHOOK_CALL_ROUTES).map(call),
+  ]
+}

@@ -1,0 +1,118 @@
+import { Kvm, type KV } from '@nats-io/kv'
+import { Type as T } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { WebhookEntry, type Webhook } from '../../schemas/triggers.ts'
+import { webhookKey, webhooksBucket } from '../api/webhook-wire.ts'
+import type { Logger } from '../kernel/log.ts'
+import { sql, type Db } from '../platform/db.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
+
+/*
+ * Webhook rows (Postgres, the source of truth) and their copy in the WEBHOOKS bucket, one entry
+ * per path, which gateways watch and the call handler reads (no database read to match a call).
+ * Every change writes the row first and the entry after; at start the bucket is rebuilt from the
+ * table (entries without a row are deleted), so a change whose entry write was lost heals there.
+ */
+const Row = T.Object(
+  {
+    id: T.String(),
+    path: T.String(),
+    http_method: T.String(),
+    function_namespace: T.String(),
+    function_name: T.String(),
+    requires_auth: T.Boolean(),
+    default_values: T.Record(T.String(), T.Unknown()),
+    description: T.String(),
+    is_active: T.Boolean(),
+    owner_id: T.String(),
+    created_at: T.String(),
+    updated_at: T.String(),
+  },
+  { title: 'webhook' },
+)
+const WebhookRow = rowType(Row)
+const columns = sql.unsafe`id, path, http_method, function_namespace, function_name, requires_auth, default_values, description, is_active, owner_id, created_at, updated_at`
+
+export type WebhookRowType = typeof Row.static
+
+export const toApi = (r: WebhookRowType): Webhook => ({ ...r, url_path: `/webhooks/${r.path}` })
+
+export const toEntry = (r: WebhookRowType): WebhookEntry => ({
+  id: r.id,
+  path: r.path,
+  http_method: r.http_method,
+  requires_auth: r.requires_auth,
+  function_namespace: r.function_namespace,
+  function_name: r.function_name,
+  default_values: r.default_values,
+  owner_id: r.owner_id,
+  is_active: r.is_active,
+})
+
+export interface WebhookFields {
+  path: string
+  http_method: string
+  function_namespace: string
+  function_name: string
+  requires_auth: boolean
+  default_values: Record<string, unknown>
+  description: string
+  is_active: boolean
+}
+
+export function webhookStore(db: Db) {
+  return {
+    byPath: (path: string) => maybeRow(db, WebhookRow, sql.unsafe`select ${columns} from webhooks where path = ${path}`),
+    list: (ownerId: string | null, limit: number, offset: number) =>
+      anyRows(db, WebhookRow, sql.unsafe`select ${columns} from webhooks ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by path limit ${limit} offset ${offset}`),
+    all: () => anyRows(db, WebhookRow, sql.unsafe`select ${columns} from webhooks`),
+    /** null when the path is taken. */
+    create: (ownerId: string, f: WebhookFields) =>
+      maybeRow(db, WebhookRow, sql.unsafe`insert into webhooks (path, http_method, function_namespace, function_name, requires_auth, default_values, description, is_active, owner_id)
+        values (${f.path}, ${f.http_method}, ${f.function_namespace}, ${f.function_name}, ${f.requires_auth}, ${sql.jsonb(JSON.parse(JSON.stringify(f.default_values)))}, ${f.description}, ${f.is_active}, ${ownerId}::uuid)
+        on conflict (path) do nothing returning ${columns}`),
+    update: (id: string, f: WebhookFields) =>
+      maybeRow(db, WebhookRow, sql.unsafe`update webhooks set path = ${f.path}, http_method = ${f.http_method}, function_namespace = ${f.function_namespace}, function_name = ${f.function_name},
+        requires_auth = ${f.requires_auth}, default_values = ${sql.jsonb(JSON.parse(JSON.stringify(f.default_values)))}, description = ${f.description}, is_active = ${f.is_active}, updated_at = now()
+        where id = ${id}::uuid returning ${columns}`),
+    delete: (id: string) => db.query(sql.unsafe`delete from webhooks where id = ${id}::uuid`),
+  }
+}
+
+export type WebhookStore = ReturnType<typeof webhookStore>
+
+export async function openWebhookBucket(nc: NatsConnection, names: NatsNames): Promise<KV> {
+  return new Kvm(nc).create(webhooksBucket(names), { history: 1 })
+}
+
+export async function publishWebhook(kv: KV, row: WebhookRowType): Promise<void> {
+  await kv.put(webhookKey(row.path), JSON.stringify(toEntry(row)))
+}
+
+export async function unpublishWebhook(kv: KV, path: string): Promise<void> {
+  await kv.delete(webhookKey(path))
+}
+
+/** The entry of a path as the gateways see it (null: none, or deleted). */
+export async function readWebhookEntry(kv: KV, path: string): Promise<WebhookEntry | null> {
+  const e = await kv.get(webhookKey(path))
+  if (e === null || e.operation !== 'PUT' || e.length === 0) return null
+  const v: unknown = e.json()
+  return WebhookEntryCheck(v) ? v : null
+}
+
+const entryCheck = TypeCompiler.Compile(WebhookEntry)
+const WebhookEntryCheck = (v: unknown): v is WebhookEntry => entryCheck.Check(v)
+
+/** Rebuilds the bucket from the table: every row's entry written, entries without a row deleted. */
+export async function syncWebhookBucket(kv: KV, store: WebhookStore, log: Logger): Promise<void> {
+  const rows = await store.all()
+  const want = new Set(rows.map((r) => webhookKey(r.path)))
+  for (const r of rows) await publishWebhook(kv, r)
+  const stale: string[] = []
+  for await (const k of await kv.keys()) if (!want.has(k)) stale.push(k)
+  for (const k of stale) await kv.delete(k)
+  log.info({ webhooks: rows.length, removed: stale.length }, 'webhook bucket in step with the table')
+}
