@@ -1585,3 +1585,19 @@ export function compileTemplate(source: string, o?: RenderOptions): (variables: 
 export function renderTemplate(source: string, variables: Record<string, unknown>, o?: RenderOptions): string {
   return compileTemplate(source, o)(variables)
 }
+
+/**
+ * What saving a resource that carries a template reports for it: nothing when the hardened renderer
+ * compiles `source`, else one field issue at `path` — so a bad template is refused when it is saved
+ * (422), not when it is rendered. `null` (an absent optional template) has nothing to report.
+ */
+export function templateIssues(path: string, source: string | null): { path: string; message: string }[] {
+  if (source === null) return []
+  try {
+    compileTemplate(source)
+    return []
+  } catch (err) {
+    if (err instanceof TemplateError) return [{ path, message: `${err.code}: ${err.message}` }]
+    throw err
+  }
+}

@@ -1,19 +1,7 @@
 import { AgentSpec } from '../../../schemas/agent.ts'
 import { defineKind } from '../../resources/kind.ts'
-import type { FieldIssue } from '../../kernel/errors.ts'
-import { compileTemplate, TemplateError } from '../../templates/render.ts'
+import { templateIssues } from '../../templates/render.ts'
 import { iconIssues } from '../../files/icon-check.ts'
-
-/** A template the hardened renderer refuses is refused when the agent is saved (422), not at chat time. */
-function templateIssue(path: string, source: string): FieldIssue[] {
-  try {
-    compileTemplate(source)
-    return []
-  } catch (err) {
-    if (err instanceof TemplateError) return [{ path, message: `${err.code}: ${err.message}` }]
-    throw err
-  }
-}
 
 const refOf = (entry: string | Record<string, unknown>, key: string): string => (typeof entry === 'string' ? entry : String(entry[key]))
 
@@ -34,10 +22,10 @@ export const agentKind = defineKind({
     ...[...s.hooks.on_user_message, ...s.hooks.on_assistant_message].map((h) => ({ kind: 'function', ref: h.function })),
   ],
   validate: async (s) => [
-    ...templateIssue('system_prompt', s.system_prompt),
+    ...templateIssues('system_prompt', s.system_prompt),
     ...(await iconIssues('icon', s.icon)),
     ...Object.entries(s.function_parameters).flatMap(([fn, params]) =>
-      Object.entries(params).flatMap(([param, v]) => (typeof v === 'string' ? templateIssue(`function_parameters.${fn}.${param}`, v) : [])),
+      Object.entries(params).flatMap(([param, v]) => (typeof v === 'string' ? templateIssues(`function_parameters.${fn}.${param}`, v) : [])),
     ),
   ],
 })

@@ -1,20 +1,7 @@
 import { TemplateSpec } from '../../../schemas/template.ts'
-import type { FieldIssue } from '../../kernel/errors.ts'
 import { schemaIssues } from '../../functions/json-schema.ts'
 import { defineKind } from '../../resources/kind.ts'
-import { compileTemplate, TemplateError } from '../../templates/render.ts'
-
-/** A template the hardened renderer refuses is refused when it is saved (422), not when it is sent. */
-function templateIssue(path: string, source: string | null): FieldIssue[] {
-  if (source === null) return []
-  try {
-    compileTemplate(source)
-    return []
-  } catch (err) {
-    if (err instanceof TemplateError) return [{ path, message: `${err.code}: ${err.message}` }]
-    throw err
-  }
-}
+import { templateIssues } from '../../templates/render.ts'
 
 /*
  * Templates (SPEC.md §2.7). The generic routes address them by `{namespace}/{name}` like every
@@ -28,9 +15,9 @@ export const templateKind = defineKind({
   description: 'Jinja2 templates rendered through the hardened renderer and sent as email (SPEC.md §2.7).',
   spec: TemplateSpec,
   validate: (s) => [
-    ...templateIssue('/title', s.title),
-    ...templateIssue('/html_content', s.html_content),
-    ...templateIssue('/text_content', s.text_content),
+    ...templateIssues('/title', s.title),
+    ...templateIssues('/html_content', s.html_content),
+    ...templateIssues('/text_content', s.text_content),
     ...schemaIssues('/variable_schema', s.variable_schema),
   ],
 })
