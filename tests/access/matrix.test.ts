@@ -332,12 +332,12 @@ const ROWS: Record<string, Row> = {
     b: [404],
     admin: [200, 502],
   },
-  // queries and stores plug in later: allowed, then 501 until their executor is registered
-  'components.proxy.queries': { call: async (c) => ({ path: `/components/matrix/${await componentOfA(c, { enabled_queries: ['matrix/q'] })}/proxy/queries/matrix/q/execute`, body: {} }), b: [404], admin: [501] },
+  // the admin passes the component and list checks; the executor then finds no such query / store
+  'components.proxy.queries': { call: async (c) => ({ path: `/components/matrix/${await componentOfA(c, { enabled_queries: ['matrix/q'] })}/proxy/queries/matrix/q/execute`, body: {} }), b: [404], admin: [404] },
   'components.proxy.states': {
     call: async (c) => ({ path: `/components/matrix/${await componentOfA(c, { enabled_stores: [{ store: 'matrix/s', access: 'readonly' }] })}/proxy/states/matrix`, body: { store: 's', action: 'list' } }),
     b: [404],
-    admin: [501],
+    admin: [404],
   },
   // page proxies take the page's view ticket, not a token: an unknown ticket is 401 for everyone
   // (tests/components/components.test.ts covers real tickets)
