@@ -1,4 +1,3 @@
-import { Type as T } from '@sinclair/typebox'
 import type { ComponentSpec } from '../../schemas/component.ts'
 import { bind, type BoundRoute, type RouteReply } from '../api/bind.ts'
 import type { ServiceContext } from '../api/feature.ts'
@@ -6,8 +5,6 @@ import { intersectGrants, loadPrincipal, type Principal } from '../auth/principa
 import { validateAgainst } from '../functions/json-schema.ts'
 import { AppError, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import { componentKind } from '../kinds/component/kind.ts'
-import { sql } from '../platform/db.ts'
-import { anyRows, rowType } from '../platform/typed-rows.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord } from '../resources/service.ts'
 import { compileComponent, sourceSha256 } from './compile.ts'
@@ -27,10 +24,6 @@ import { componentStore, type ShareRecord } from './store.ts'
  *   active, and its proxy calls run as the component's owner, within the enabled lists.
  */
 type Component = ResourceRecord<ComponentSpec> & { namespace: string }
-
-const RenderableRow = rowType(
-  T.Object({ id: T.String(), namespace: T.String(), name: T.String(), spec: T.Record(T.String(), T.Unknown()), owner_id: T.Union([T.String(), T.Null()]) }, { title: 'renderable component' }),
-)
 
 export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   const { db, config, resources } = ctx
@@ -151,19 +144,22 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       return { status: 204 }
     }),
     bind(R.list, async ({ principal: p, query }) => {
-      const namespaces = query.namespace?.split(',').filter(Boolean)
-      const nsFilter = namespaces === undefined || namespaces.length === 0 ? sql.unsafe`` : sql.unsafe`and namespace = any(${sql.array(namespaces, 'text')})`
-      const rows = await anyRows(db, RenderableRow, sql.unsafe`select id, namespace, name, spec, owner_id from resources where kind = 'component' and is_active ${nsFilter} order by namespace, name`)
-      const visible = rows.filter((r) => r.spec['visibility'] === 'public' || canOnResource(p, componentKind, 'read', { namespace: r.namespace, name: r.name, ownerId: r.owner_id }))
+      const namespaces = new Set(query.namespace?.split(',').filter(Boolean) ?? [])
+      const visible = (await resources.all(componentKind)).filter(
+        (r) =>
+          r.is_active === true &&
+          (namespaces.size === 0 || namespaces.has(r.namespace ?? '')) &&
+          (r.visibility === 'public' || canOnResource(p, componentKind, 'read', { namespace: r.namespace ?? '', name: r.name, ownerId: r.owner_id ?? null })),
+      )
       const offset = query.offset ?? 0
       return {
         body: visible.slice(offset, offset + (query.limit ?? 100)).map((r) => ({
-          namespace: r.namespace,
+          namespace: r.namespace ?? '',
           name: r.name,
-          title: String(r.spec['title'] ?? ''),
-          description: String(r.spec['description'] ?? ''),
-          visibility: String(r.spec['visibility'] ?? 'private'),
-          owner_id: r.owner_id,
+          title: r.title,
+          description: r.description,
+          visibility: r.visibility,
+          owner_id: r.owner_id ?? null,
           render_url: `/components/${r.namespace}/${r.name}/render`,
         })),
         headers: { 'x-total-count': String(visible.length) },

@@ -68,6 +68,11 @@ export async function resourceById(e: ResourceEngine, kind: AnyKind, id: string)
   return row === null ? null : toRecord(kind, row)
 }
 
+/** Every resource of the kind, inactive ones included, ordered by namespace and name (the platform's own; no permission check). */
+export async function allResources(e: ResourceEngine, kind: AnyKind): Promise<ResourceRecord[]> {
+  return (await e.rows.all(kind)).map((r) => toRecord(kind, r))
+}
+
 export async function loadManyResources(e: ResourceEngine, kind: AnyKind, refs: readonly string[]): Promise<ResourceRecord[]> {
   const rows = await Promise.all(
     refs.map((ref) => {

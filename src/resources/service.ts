@@ -4,7 +4,7 @@ import { applyResource } from './apply.ts'
 import { createResource } from './create.ts'
 import { resourceEngine, type EngineDeps } from './engine.ts'
 import type { AnyKind, Kind } from './kind.ts'
-import { expandResources, getResource, listResources, loadManyResources, resourceById, resourceVersions, secretsOfResource } from './reads.ts'
+import { allResources, expandResources, getResource, listResources, loadManyResources, resourceById, resourceVersions, secretsOfResource } from './reads.ts'
 import { removeResource, updateResource } from './update.ts'
 
 /*
@@ -67,6 +67,8 @@ export interface ResourceService {
   update<S extends TObject>(p: Principal, kind: Kind<S>, address: Address, patch: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord<Static<S>>>
   /** For the platform's own use (no permission check): one resource by id, inactive ones included; null when absent. */
   byId<S extends TObject>(kind: Kind<S>, id: string): Promise<ResourceRecord<Static<S>> | null>
+  /** For the platform's own use (no permission check): every resource of the kind, inactive ones included, by namespace and name (from memory when warm). */
+  all<S extends TObject>(kind: Kind<S>): Promise<ResourceRecord<Static<S>>[]>
   /** For the platform's own use (no permission check): the resources named `namespace/name`, inactive ones included, in `refs` order. */
   loadMany<S extends TObject>(kind: Kind<S>, refs: readonly string[]): Promise<ResourceRecord<Static<S>>[]>
   remove(p: Principal, kind: AnyKind, address: Address): Promise<void>
@@ -112,6 +114,7 @@ export function createResourceService(deps: EngineDeps): ResourceService {
     update: ((p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options?: WriteOptions) => updateResource(e, p, kind, address, patch, options).then(created(kind, 'updated'))) as ResourceService['update'],
     byId: ((kind: AnyKind, id: string) => resourceById(e, kind, id)) as ResourceService['byId'],
     loadMany: ((kind: AnyKind, refs: readonly string[]) => loadManyResources(e, kind, refs)) as ResourceService['loadMany'],
+    all: ((kind: AnyKind) => allResources(e, kind)) as ResourceService['all'],
     remove: async (p, kind, address) => {
       const id = await removeResource(e, p, kind, address)
       emit({ kind: kind.kind, id, action: 'deleted' })

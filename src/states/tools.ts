@@ -1,11 +1,9 @@
-import { Type as T } from '@sinclair/typebox'
 import { KEY_PATTERN, type StatePutBody } from '../../schemas/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { AgentRecord, Tool, ToolContext, ToolDeps, ToolProvider } from '../chats/tools.ts'
 import { AppError } from '../kernel/errors.ts'
 import { namespacesUsedBy } from '../namespaces/store.ts'
-import { sql } from '../platform/db.ts'
-import { anyRows, rowType } from '../platform/typed-rows.ts'
+import { storeKind } from '../kinds/store/kind.ts'
 import { canState } from './access.ts'
 import { createStateService, type StateService } from './service.ts'
 
@@ -20,7 +18,6 @@ import { createStateService, type StateService } from './service.ts'
  */
 type Access = 'readonly' | 'readwrite'
 
-const StoreRow = rowType(T.Object({ namespace: T.String(), name: T.String(), owner_id: T.Union([T.String(), T.Null()]) }, { title: 'store' }))
 
 /** The agent's enabled stores the principal may read, each with the widest access an entry gives it. */
 async function enabledStores(d: ToolDeps, p: Principal, agent: AgentRecord): Promise<Map<string, Access>> {
@@ -28,12 +25,13 @@ async function enabledStores(d: ToolDeps, p: Principal, agent: AgentRecord): Pro
   if (entries.length === 0) return new Map()
   const wild = entries.some((e) => e.store.includes('*'))
   const ownerNs = wild && agent.owner_id !== null ? await namespacesUsedBy(d.db, agent.owner_id) : new Set<string>()
-  // exact references only: read just those rows; a wildcard needs every active store
-  const only = wild ? sql.unsafe`` : sql.unsafe`and (namespace || '/' || name) = any(${sql.array(entries.map((e) => e.store), 'text')})`
-  const rows = await anyRows(d.db, StoreRow, sql.unsafe`select namespace, name, owner_id from resources where kind = 'store' and is_active ${only} order by namespace, name`)
+  // exact references only: just those stores; a wildcard needs every active store (both from memory when warm)
+  const records = wild ? await d.resources.all(storeKind) : await d.resources.loadMany(storeKind, entries.map((e) => e.store))
   const out = new Map<string, Access>()
-  for (const row of rows) {
-    const meta = { namespace: row.namespace, name: row.name, ownerId: row.owner_id }
+  for (const record of records) {
+    if (record.is_active !== true) continue
+    const row = { namespace: record.namespace ?? '', name: record.name }
+    const meta = { namespace: row.namespace, name: row.name, ownerId: record.owner_id ?? null }
     for (const e of entries) {
       const [ns, name] = e.store.split('/')
       const wildcard = ns === '*' || name === '*'
