@@ -1,5 +1,6 @@
-import { enqueueJob, type EnqueueDeps } from '../../src/jobs/enqueue.ts'
+import { enqueueJob, prepareJob, type EnqueueDeps, type EnqueueRequest } from '../../src/jobs/enqueue.ts'
 import { isTerminal, openJobStateStore, type JobStateStore } from '../../src/jobs/job-state.ts'
+import type { LocalJobs } from '../../src/jobs/local-run.ts'
 import { maxDepthOf } from '../../src/jobs/start.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
 import { chatProtocol, type ChatTurn } from './protocol.ts'
@@ -10,6 +11,10 @@ import { chatProtocol, type ChatTurn } from './protocol.ts'
  * turn ends. Each turn is an agent job whose id the sender chose (it waits on it). The worker
  * reports the end (`ended`); a watchdog timer covers a worker that died without reporting (the
  * job system marks such a job failed), so a chat never stays stuck.
+ *
+ * When this host process runs agent workers too (ROLES=all, or actors with workers), the turn's
+ * job starts in one of them directly (src/jobs/local-run.ts): claimed by the same CAS, without the
+ * JOBS publish and pull; only when none has a free slot does it go through the queue.
  */
 export interface ChatActorState {
   running: { job_id: string; started_ms: number } | null
@@ -20,32 +25,44 @@ export interface ChatActorDeps {
   enqueue: EnqueueDeps
   store: JobStateStore
   agentTimeoutMs: number
+  /** The agent workers of this process, when it has any. */
+  local?: LocalJobs
 }
 
 export function chatActor(d: ChatActorDeps): Actor {
   const watchdogMs = d.agentTimeoutMs + 60_000
 
-  /** Starts the next queued turn when none runs: its job is enqueued and the watchdog armed. */
+  /** Starts the next queued turn when none runs: its job is started (here, or through the queue) and the watchdog armed. */
   const startNext = async (ctx: ActorContext<ChatActorState, 'watchdog'>, s: ChatActorState): Promise<ChatActorState> => {
     const chatId = ctx.key
-    const next = s.queue[0]
-    if (s.running !== null || next === undefined) return s
-    await enqueueJob(d.enqueue, {
-      id: next.job_id,
-      pool: next.pool,
-      kind: 'agent',
-      namespace: 'chat',
-      name: chatId,
-      input: { chat_id: chatId, channel_id: next.channel_id, ...(next.content === undefined ? {} : { content: next.content }), ...(next.approval === undefined ? {} : { approval: next.approval }), ...(next.resume === true ? { resume: true } : {}) },
-      userId: next.user_id,
-      triggerType: 'chat',
-      triggerId: chatId,
-      chatId,
-      parent: next.parent ?? null,
-      meta: { delegation_depth: next.delegation_depth ?? 0, ...(next.resume_to === undefined ? {} : { resume_to: next.resume_to }) },
-    })
-    ctx.setTimer('watchdog', watchdogMs)
-    return { running: { job_id: next.job_id, started_ms: Date.now() }, queue: s.queue.slice(1) }
+    let cur = s
+    for (;;) {
+      const next = cur.queue[0]
+      if (cur.running !== null || next === undefined) return cur
+      const req: EnqueueRequest = {
+        id: next.job_id,
+        pool: next.pool,
+        kind: 'agent',
+        namespace: 'chat',
+        name: chatId,
+        input: { chat_id: chatId, channel_id: next.channel_id, ...(next.content === undefined ? {} : { content: next.content }), ...(next.approval === undefined ? {} : { approval: next.approval }), ...(next.resume === true ? { resume: true } : {}) },
+        userId: next.user_id,
+        triggerType: 'chat',
+        triggerId: chatId,
+        chatId,
+        parent: next.parent ?? null,
+        meta: { delegation_depth: next.delegation_depth ?? 0, ...(next.resume_to === undefined ? {} : { resume_to: next.resume_to }) },
+      }
+      const started = d.local === undefined ? 'full' : await d.local.start(prepareJob(d.enqueue, req))
+      // over already (a redelivered message whose turn ran): nothing to wait for, on to the next
+      if (started === 'over') {
+        cur = { ...cur, queue: cur.queue.slice(1) }
+        continue
+      }
+      if (started === 'full') await enqueueJob(d.enqueue, req)
+      ctx.setTimer('watchdog', watchdogMs)
+      return { running: { job_id: next.job_id, started_ms: Date.now() }, queue: cur.queue.slice(1) }
+    }
   }
 
   return defineActor({
@@ -78,7 +95,7 @@ export function chatActor(d: ChatActorDeps): Actor {
 }
 
 /** The chat actor of an actor host process. */
-export const chatActorFactory: ActorFactory = async ({ nc, js, names, config }) => {
+export const chatActorFactory: ActorFactory = async ({ nc, js, names, config, localJobs }) => {
   const store = await openJobStateStore(nc, names)
-  return chatActor({ enqueue: { js, names, store, maxDepth: maxDepthOf(config) }, store, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
+  return chatActor({ enqueue: { js, names, store, maxDepth: maxDepthOf(config) }, store, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000, ...(localJobs === undefined ? {} : { local: localJobs }) })
 }

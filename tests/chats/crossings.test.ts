@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { Db } from '../../src/platform/db.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 import { crossingCounter, type Crossing } from '../helpers/crossings.ts'
 import { eventually } from '../helpers/eventually.ts'
@@ -11,9 +12,9 @@ import { startFakeLlm } from '../helpers/fake-llm.ts'
  * fails here. Background work that is not the turn's (heartbeats, lease renewals, health) is
  * left out by its site.
  */
-const BACKGROUND = /heartbeat|leases\.ts|runtime\/host\.ts|health|puller\.ts|timers\.ts|maintenance|expiry/
+const BACKGROUND = /heartbeat|leases\.ts|runtime\/host\.ts|consumeMailbox|health|puller\.ts|timers\.ts|maintenance|expiry/
 
-const show = (t: Tap.Test, title: string, xs: Crossing[]) => {
+const show = (t: { comment(msg: string): void }, title: string, xs: Crossing[]) => {
   t.comment(`${title}: ${String(xs.filter((x) => x.what === 'pg').length)} Postgres, ${String(xs.filter((x) => x.what === 'nats').length)} NATS`)
   for (const x of xs) t.comment(`  ${x.what.padEnd(4)} ${x.detail.padEnd(62)} ${x.site}`)
 }
@@ -30,7 +31,7 @@ t.test('one chat turn: Postgres round trips and acknowledged NATS operations', a
   const executions = async () => Number((await env.sql<{ n: string }>("select count(*) as n from executions where chat_id = $1 and status = 'completed'", [chat.id]))[0]?.n ?? 0)
   await eventually(async () => ((await executions()) === 2 ? true : undefined), 'the warm-up turns mirrored')
 
-  const counter = crossingCounter(env.platform.nc, env.config.NATS_PREFIX)
+  const counter = crossingCounter(env.platform.nc, env.platform.db as Db, env.config.NATS_PREFIX)
   counter.start()
   const res = await env.request('POST', `/chats/${chat.id}/messages`, { body: { content: 'count me' } })
   const path = counter.stop().filter((x) => x.site !== '' && !BACKGROUND.test(x.site))

@@ -1,9 +1,9 @@
-import pg from 'pg'
+import type { Db } from '../../src/platform/db.ts'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 
 /*
- * Counts the crossings a piece of work makes: Postgres round trips (every `pg.Client#query` of the
- * process, slonik included) and acknowledged NATS operations (`request`: JetStream publishes with
+ * Counts the crossings a piece of work makes: Postgres round trips (every query method of the
+ * platform's pool, where the caller's stack is still known) and acknowledged NATS operations (`request`: JetStream publishes with
  * their PubAck, KV reads and writes, RPCs; `flush`: a PING/PONG), each with the code that made it
  * (the innermost frames of src/ and actors/ on the async stack). A measuring instrument for tests
  * and the crossings report: it patches prototypes while `start()`ed and restores them on `stop()`.
@@ -31,14 +31,16 @@ function siteOf(stack: string): string {
   return frames.slice(0, 3).join(' < ')
 }
 
-export function crossingCounter(nc: NatsConnection, prefix: string) {
+const POOL_METHODS = ['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst', 'query', 'transaction'] as const
+
+export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
   const seen: Crossing[] = []
   let on = false
   const proto = Object.getPrototypeOf(nc) as { request: (...a: unknown[]) => Promise<unknown>; flush: () => Promise<void> }
-  const pgProto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown }
+  const pool = db as unknown as Record<string, (...a: unknown[]) => unknown>
+  const origPool = Object.fromEntries(POOL_METHODS.map((m) => [m, pool[m]]))
   const origRequest = proto.request
   const origFlush = proto.flush
-  const origQuery = pgProto.query
   const strip = (s: string) => (s.startsWith(`${prefix}.`) ? s.slice(prefix.length + 1) : s.replace(`_${prefix}`, '').replace(`${prefix}_`, ''))
   const record = (what: Crossing['what'], detail: string) => {
     if (on) seen.push({ what, detail, site: siteOf(new Error().stack ?? '') })
@@ -55,18 +57,21 @@ export function crossingCounter(nc: NatsConnection, prefix: string) {
         record('nats', 'flush')
         return origFlush.apply(this)
       }
-      pgProto.query = function (this: unknown, ...a: unknown[]) {
-        const q = a[0]
-        const text = typeof q === 'string' ? q : String((q as { text?: unknown } | null)?.text ?? '')
-        record('pg', text.replace(/\s+/g, ' ').trim().slice(0, 60))
-        return origQuery.apply(this, a)
+      for (const name of POOL_METHODS) {
+        const orig = origPool[name] as (...a: unknown[]) => unknown
+        pool[name] = function (this: unknown, ...a: unknown[]) {
+          const q = a[0]
+          const text = typeof q === 'function' ? 'transaction' : String((q as { sql?: unknown } | null)?.sql ?? '')
+          record('pg', text.replace(/\s+/g, ' ').trim().slice(0, 60))
+          return orig.apply(this, a)
+        }
       }
     },
     stop(): Crossing[] {
       on = false
       proto.request = origRequest
       proto.flush = origFlush
-      pgProto.query = origQuery
+      for (const name of POOL_METHODS) pool[name] = origPool[name] as (...a: unknown[]) => unknown
       return [...seen]
     },
   }
