@@ -41,5 +41,13 @@ t.test('one chat turn: Postgres round trips and acknowledged NATS operations', a
   const after = counter.stop().filter((x) => x.site !== '' && !BACKGROUND.test(x.site))
   show(t, 'request to reply', path)
   show(t, 'after the reply (until the execution row is written)', after)
+  // Measured before this was bounded: 7 queries (+7 DISCARD ALL) and 14 NATS operations.
+  const all = [...path, ...after]
+  const pg = all.filter((x) => x.what === 'pg')
+  t.ok(pg.filter((x) => !x.site.includes('mirror.ts')).length <= 3, 'the turn: the chat (service), chat + history (turn), one insert')
+  t.ok(pg.length <= 5, 'plus the two execution rows of the mirror')
+  t.ok(all.filter((x) => x.what === 'nats').length <= 11, 'acknowledged NATS operations: at most 11')
+  t.notOk(all.some((x) => x.detail.startsWith('jobs.agent.')), 'the turn started in this process, not through the JOBS queue')
+  t.notOk(all.some((x) => x.detail === 'flush'), 'the waiter subscribed before the send (no flush)')
   t.end()
 })
