@@ -1,7 +1,11 @@
-import { enqueueJob, type EnqueueDeps } from '../../src/jobs/enqueue.ts'
-import { isTerminal, openJobStateStore, type JobStateStore } from '../../src/jobs/job-state.ts'
+import { enqueueJob, prepareJob, type EnqueueDeps, type EnqueueRequest } from '../../src/jobs/enqueue.ts'
+import { isTerminal, jobError, openJobStateStore, type JobState, type JobStateStore } from '../../src/jobs/job-state.ts'
+import { runsOnWorker } from '../../src/jobs/job-liveness.ts'
+import { workersBucket } from '../../src/platform/heartbeat.ts'
+import type { LocalJobs } from '../../src/jobs/local-run.ts'
 import { maxDepthOf } from '../../src/jobs/start.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
+import { announceLostTurn } from './abandoned-turn.ts'
 import { chatProtocol, type ChatTurn } from './protocol.ts'
 
 /*
@@ -10,9 +14,14 @@ import { chatProtocol, type ChatTurn } from './protocol.ts'
  * turn ends. Each turn is an agent job whose id the sender chose (it waits on it). The worker
  * reports the end (`ended`); a watchdog timer covers a worker that died without reporting (the
  * job system marks such a job failed), so a chat never stays stuck.
+ *
+ * When this host process runs agent workers too (ROLES=all, or actors with workers), the turn's
+ * job starts in one of them directly (src/jobs/local-run.ts): claimed by the same CAS, without the
+ * JOBS publish and pull; only when none has a free slot does it go through the queue.
  */
 export interface ChatActorState {
-  running: { job_id: string; started_ms: number } | null
+  /** `local`: started in a worker of the actor's host, so no queue message brings it back if that worker dies. */
+  running: { job_id: string; started_ms: number; local?: boolean } | null
   queue: ChatTurn[]
 }
 
@@ -20,32 +29,51 @@ export interface ChatActorDeps {
   enqueue: EnqueueDeps
   store: JobStateStore
   agentTimeoutMs: number
+  /** The agent workers of this process, when it has any. */
+  local?: LocalJobs
+  /**
+   * For turns started locally: how often the watchdog looks at the job (QUEUE_ACK_WAIT_SECONDS,
+   * when a pulled job of a dead worker would come back), whether its worker still runs it, and how
+   * a lost one's stream is ended.
+   */
+  localCheck?: { everyMs: number; runs(job: JobState): Promise<boolean>; announceLost(job: JobState): Promise<void> }
 }
 
 export function chatActor(d: ChatActorDeps): Actor {
   const watchdogMs = d.agentTimeoutMs + 60_000
 
-  /** Starts the next queued turn when none runs: its job is enqueued and the watchdog armed. */
+  /** Starts the next queued turn when none runs: its job is started (here, or through the queue) and the watchdog armed. */
   const startNext = async (ctx: ActorContext<ChatActorState, 'watchdog'>, s: ChatActorState): Promise<ChatActorState> => {
     const chatId = ctx.key
-    const next = s.queue[0]
-    if (s.running !== null || next === undefined) return s
-    await enqueueJob(d.enqueue, {
-      id: next.job_id,
-      pool: next.pool,
-      kind: 'agent',
-      namespace: 'chat',
-      name: chatId,
-      input: { chat_id: chatId, channel_id: next.channel_id, ...(next.content === undefined ? {} : { content: next.content }), ...(next.approval === undefined ? {} : { approval: next.approval }), ...(next.resume === true ? { resume: true } : {}) },
-      userId: next.user_id,
-      triggerType: 'chat',
-      triggerId: chatId,
-      chatId,
-      parent: next.parent ?? null,
-      meta: { delegation_depth: next.delegation_depth ?? 0, ...(next.resume_to === undefined ? {} : { resume_to: next.resume_to }) },
-    })
-    ctx.setTimer('watchdog', watchdogMs)
-    return { running: { job_id: next.job_id, started_ms: Date.now() }, queue: s.queue.slice(1) }
+    let cur = s
+    for (;;) {
+      const next = cur.queue[0]
+      if (cur.running !== null || next === undefined) return cur
+      const req: EnqueueRequest = {
+        id: next.job_id,
+        pool: next.pool,
+        kind: 'agent',
+        namespace: 'chat',
+        name: chatId,
+        input: { chat_id: chatId, channel_id: next.channel_id, ...(next.content === undefined ? {} : { content: next.content }), ...(next.approval === undefined ? {} : { approval: next.approval }), ...(next.resume === true ? { resume: true } : {}) },
+        userId: next.user_id,
+        triggerType: 'chat',
+        triggerId: chatId,
+        chatId,
+        parent: next.parent ?? null,
+        meta: { delegation_depth: next.delegation_depth ?? 0, ...(next.resume_to === undefined ? {} : { resume_to: next.resume_to }) },
+      }
+      const started = d.local === undefined ? 'full' : await d.local.start(prepareJob(d.enqueue, req))
+      // over already (a redelivered message whose turn ran): nothing to wait for, on to the next
+      if (started === 'over') {
+        cur = { ...cur, queue: cur.queue.slice(1) }
+        continue
+      }
+      if (started === 'full') await enqueueJob(d.enqueue, req)
+      const local = started !== 'full' && d.localCheck !== undefined
+      ctx.setTimer('watchdog', local ? (d.localCheck?.everyMs ?? watchdogMs) : watchdogMs)
+      return { running: { job_id: next.job_id, started_ms: Date.now(), ...(local ? { local: true } : {}) }, queue: cur.queue.slice(1) }
+    }
   }
 
   return defineActor({
@@ -64,11 +92,23 @@ export function chatActor(d: ChatActorDeps): Actor {
     },
     timers: {
       async watchdog(ctx) {
-        if (ctx.state.running === null) return
-        const cur = await d.store.get(ctx.state.running.job_id)
+        const running = ctx.state.running
+        if (running === null) return
+        const cur = await d.store.get(running.job_id)
         if (cur !== null && !isTerminal(cur.state.status)) {
-          ctx.setTimer('watchdog', 30_000)
-          return
+          const check = running.local === true ? d.localCheck : undefined
+          // A local turn has no queue message that would bring it back to a live worker when
+          // its own died: the watchdog finds it, fails it and ends its stream, as a pull would.
+          const lost = check !== undefined && cur.state.status === 'running' && !(await check.runs(cur.state))
+          const failed = lost
+            ? await d.store.transition(running.job_id, (s) => (s.status === 'running' && s.worker === cur.state.worker && s.attempts === cur.state.attempts ? { ...s, status: 'failed', error: jobError('job.worker_lost', 'worker lost during the run; agent jobs are not retried'), finished_at: new Date().toISOString() } : null), cur)
+            : null
+          if (failed === null) {
+            ctx.setTimer('watchdog', check?.everyMs ?? 30_000)
+            return
+          }
+          ctx.log.warn({ job: running.job_id }, 'agent job of a lost worker: marked failed')
+          await check?.announceLost(failed.state).catch((err: unknown) => ctx.log.warn({ err }, 'ending the stream of a lost turn failed'))
         }
         // ended without telling us (worker lost, or the job expired): go on with the next message
         ctx.setState(await startNext(ctx, { ...ctx.state, running: null }))
@@ -78,7 +118,16 @@ export function chatActor(d: ChatActorDeps): Actor {
 }
 
 /** The chat actor of an actor host process. */
-export const chatActorFactory: ActorFactory = async ({ nc, js, names, config }) => {
+export const chatActorFactory: ActorFactory = async ({ nc, js, names, config, localJobs }) => {
   const store = await openJobStateStore(nc, names)
-  return chatActor({ enqueue: { js, names, store, maxDepth: maxDepthOf(config) }, store, agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000 })
+  const workers = localJobs === undefined ? undefined : await workersBucket(nc, names)
+  const heartbeatMs = config.QUEUE_HEARTBEAT_SECONDS * 1000
+  return chatActor({
+    enqueue: { js, names, store, maxDepth: maxDepthOf(config) },
+    store,
+    agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000,
+    ...(localJobs === undefined || workers === undefined
+      ? {}
+      : { local: localJobs, localCheck: { everyMs: config.QUEUE_ACK_WAIT_SECONDS * 1000, runs: (job) => runsOnWorker(workers, heartbeatMs, job), announceLost: (job) => announceLostTurn({ js, names }, job) } }),
+  })
 }

@@ -1,5 +1,6 @@
 import type { Subscription } from '@nats-io/transport-node'
 import type { TurnResult } from '../chats/turn.ts'
+import type { JobWatch } from '../jobs/wait.ts'
 import type { Usage } from '../llm/types.ts'
 import { EVENT_HEADER } from '../streaming/channel.ts'
 import type { AdapterContext } from './context.ts'
@@ -20,10 +21,10 @@ export const approvalNeeded = () =>
  * event. Should the turn's terminal event not arrive (a worker wired without stream events, a
  * lost connection), the job's outcome ends the stream: the reply's remaining text, or the error.
  */
-export async function relayTurn(c: AdapterContext, channel: string, chunks: ChunkWriter, sub: Subscription, jobId: string): Promise<void> {
+export async function relayTurn(c: AdapterContext, channel: string, chunks: ChunkWriter, sub: Subscription, jobId: string, watch?: JobWatch): Promise<void> {
   let sent = ''
   let terminal: { event: string; data: Json } | null = null
-  const outcome = c.svc.result(jobId).then(
+  const outcome = c.svc.result(jobId, watch).then(
     (r) => ({ ok: true as const, r: r as TurnResult & { usage?: Usage } }),
     (err: unknown) => ({ ok: false as const, err }),
   )

@@ -26,12 +26,11 @@ export async function viaAgent(c: AdapterContext, p: Principal, body: ChatComple
   const channel = body.stream === true ? streamChannel(req) : null
 
   const chat = await svc.store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, internal: true, expiresIn: c.chatTtl })
-  for (const m of messages.slice(0, -1)) {
-    await svc.store.append(chat.id, { role: m.role, content: m.content, tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls], tool_call_id: m.tool_call_id ?? null })
-  }
+  // the request's earlier messages: one insert
+  await svc.store.appendMany(chat.id, messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content, tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls], tool_call_id: m.tool_call_id ?? null })))
   if (channel === null) {
-    const jobId = await svc.send(p, chat, { content: last.content, channelId: null })
-    const out = (await svc.result(jobId)) as TurnResult & { usage?: Usage }
+    const { jobId, watch } = await svc.submit(p, chat, { content: last.content, channelId: null })
+    const out = (await svc.result(jobId, watch)) as TurnResult & { usage?: Usage }
     if (out.status === 'awaiting_approval') throw approvalNeeded()
     return {
       status: 200,
@@ -40,17 +39,18 @@ export async function viaAgent(c: AdapterContext, p: Principal, body: ChatComple
   }
   // Listen on the turn's channel before the turn can start, then relay it.
   const turnChannel = newChannelId()
+  // (subscribed on this connection before the send: the server has the subscription before the
+  // turn can start, so no flush is needed)
   const sub = d.nc.subscribe(sseLiveSubject(d.names, turnChannel))
-  let jobId: string
+  let sent: Awaited<ReturnType<typeof svc.submit>>
   try {
-    await d.nc.flush()
-    jobId = await svc.send(p, chat, { content: last.content, channelId: turnChannel })
+    sent = await svc.submit(p, chat, { content: last.content, channelId: turnChannel })
   } catch (err) {
     sub.unsubscribe()
     throw err
   }
   const chunks = new ChunkWriter(body.model, body.stream_options?.include_usage === true)
   publishChunk(c, channel, chunks.delta({ role: 'assistant', content: '' }))
-  void relayTurn(c, channel, chunks, sub, jobId).catch((err: unknown) => c.log.warn({ err, channel }, 'adapter agent stream failed'))
+  void relayTurn(c, channel, chunks, sub, sent.jobId, sent.watch).catch((err: unknown) => c.log.warn({ err, channel }, 'adapter agent stream failed'))
   return streamReply(channel)
 }

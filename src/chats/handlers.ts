@@ -12,7 +12,7 @@ import { agentKind } from '../kinds/agent/kind.ts'
 import { CHAT_ROUTES } from './routes.ts'
 import type { JobStateStore } from '../jobs/job-state.ts'
 import { jobErrorText } from '../jobs/job-state.ts'
-import { waitForJob } from '../jobs/wait.ts'
+import { waitForJob, watchJob, type JobWatch } from '../jobs/wait.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
@@ -78,9 +78,8 @@ export function chatService(d: ChatHandlerDeps) {
     return store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, title: o.title ?? null, expiresIn: o.expiresIn ?? null, sessionKey: o.sessionKey ?? null })
   }
 
-  /** Queues a turn with the chat's actor; returns the job id to wait on. */
-  const send = async (p: Principal, chat: ChatRow, o: SendOptions): Promise<string> => {
-    const jobId = randomUUID()
+  /** Queues a turn with the chat's actor under `jobId`. */
+  const queue = async (p: Principal, chat: ChatRow, o: SendOptions, jobId: string): Promise<void> => {
     if (o.channelId !== null) await store.setChannel(chat.id, o.channelId)
     await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', {
       job_id: jobId,
@@ -90,12 +89,32 @@ export function chatService(d: ChatHandlerDeps) {
       user_id: p.userId,
       pool: 'agent',
     }, { msgId: `chat-send-${jobId}` })
+  }
+
+  /** Queues a turn with the chat's actor; returns the job id to wait on. */
+  const send = async (p: Principal, chat: ChatRow, o: SendOptions): Promise<string> => {
+    const jobId = randomUUID()
+    await queue(p, chat, o, jobId)
     return jobId
   }
 
+  /** Queues a turn with a waiter subscribed before the send (see `watchJob`: no extra round trips). */
+  const submit = async (p: Principal, chat: ChatRow, o: SendOptions): Promise<{ jobId: string; watch: JobWatch }> => {
+    const jobId = randomUUID()
+    const watch = watchJob(d.nc, d.names, d.jobStore, jobId)
+    try {
+      await queue(p, chat, o, jobId)
+    } catch (err) {
+      watch.stop()
+      throw err
+    }
+    return { jobId, watch }
+  }
+
   /** Waits for a turn; the final assistant message, or the turn's error as 502/504. */
-  const result = async (jobId: string): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
-    const done = await waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_JOB_TIMEOUT * 1000 + 60_000)
+  const result = async (jobId: string, watch?: JobWatch): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
+    const timeoutMs = d.config.AGENT_JOB_TIMEOUT * 1000 + 60_000
+    const done = watch === undefined ? await waitForJob(d.nc, d.names, d.jobStore, jobId, timeoutMs) : await watch.result(timeoutMs)
     if (done === null || done.status === 'queued' || done.status === 'running' || done.status === 'scheduled') throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
     if (done.status !== 'completed') throw new AppError(502, 'chat.turn_failed', jobErrorText(done.error) ?? `the turn ended ${done.status}`)
     return done.result as TurnResult
@@ -107,11 +126,15 @@ export function chatService(d: ChatHandlerDeps) {
    */
   const sendAndWait = async (p: Principal, chat: ChatRow, o: Omit<SendOptions, 'channelId'>): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
     // only a turn that may suspend needs its events: in block mode the job's result is the answer
-    if (d.config.AGENT_DELEGATE_MODE !== 'suspend') return result(await send(p, chat, { ...o, channelId: null }))
+    if (d.config.AGENT_DELEGATE_MODE !== 'suspend') {
+      const { jobId, watch } = await submit(p, chat, { ...o, channelId: null })
+      return result(jobId, watch)
+    }
     const channelId = newChannelId()
     const sub = d.nc.subscribe(sseLiveSubject(d.names, channelId))
     try {
-      const out = await result(await send(p, chat, { ...o, channelId }))
+      const sent = await submit(p, chat, { ...o, channelId })
+      const out = await result(sent.jobId, sent.watch)
       if (out.status !== 'suspended') return out
       const timer = setTimeout(() => sub.unsubscribe(), d.config.AGENT_JOB_TIMEOUT * 1000 + 60_000)
       try {
@@ -132,7 +155,7 @@ export function chatService(d: ChatHandlerDeps) {
     }
   }
 
-  return { store, agentFor, chatOf, ownChat, createChat, send, result, sendAndWait }
+  return { store, agentFor, chatOf, ownChat, createChat, send, submit, result, sendAndWait }
 }
 
 export type ChatService = ReturnType<typeof chatService>

@@ -1,10 +1,11 @@
 import { discoverTools, type ToolContext } from './tools.ts'
 import { runTool, storedResult } from './run-tool.ts'
 import { TurnError } from './turn-error.ts'
+import type { Transcript } from './transcript.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
 
 /** After POST /chats/{id}/approve-tool: runs (or rejects) the waiting call and stores its result. */
-export async function resumeApproval(rt: TurnRuntime, ctx: ToolContext, a: { tool_call_id: string; approved: boolean }): Promise<void> {
+export async function resumeApproval(rt: TurnRuntime, ctx: ToolContext, a: { tool_call_id: string; approved: boolean }, tx: Transcript): Promise<void> {
   const { store } = rt
   const history = await store.messages(ctx.chat.id, 50)
   const call = history.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === a.tool_call_id)
@@ -16,5 +17,5 @@ export async function resumeApproval(rt: TurnRuntime, ctx: ToolContext, a: { too
     const tool = tools.get(call.function.name)
     result = tool === undefined ? { error: `tool ${call.function.name} is no longer available` } : await runTool(tool, call, ctx)
   }
-  await store.append(ctx.chat.id, { role: 'tool', content: storedResult(rt.d.config, result), tool_call_id: call.id, name: call.function.name })
+  tx.add({ role: 'tool', content: storedResult(rt.d.config, result), tool_call_id: call.id, name: call.function.name })
 }

@@ -3,7 +3,7 @@ import type { Logger } from '../kernel/log.ts'
 import type { ChatMessage, LlmClient, ToolCall, ToolDefinition } from '../llm/types.ts'
 import { renderTemplate } from '../templates/render.ts'
 import { runHooks } from './hooks.ts'
-import type { MessageRow } from './store.ts'
+import type { ContextMessage, Transcript } from './transcript.ts'
 import { requestApprovals, runToolCalls } from './tool-calls.ts'
 import { discoverTools, preloadedSkills, type ToolContext } from './tools.ts'
 import { truncateForContext } from './truncate.ts'
@@ -14,7 +14,7 @@ import type { TurnRuntime } from './turn-runtime.ts'
 type Usage = NonNullable<TurnResult['usage']>
 
 /** A stored message as the LLM sees it (tool results truncated to TOOL_RESULT_CONTEXT_MAX_SIZE). */
-export function toLlm(config: Config, m: MessageRow): ChatMessage {
+export function toLlm(config: Config, m: ContextMessage): ChatMessage {
   if (m.role === 'tool') return { role: 'tool', content: truncateForContext(m.content ?? '', config.TOOL_RESULT_CONTEXT_MAX_SIZE), tool_call_id: m.tool_call_id ?? '' }
   if (m.role === 'assistant' && m.tool_calls !== null && m.tool_calls.length > 0) return { role: 'assistant', content: m.content, tool_calls: m.tool_calls }
   return { role: m.role, content: m.content ?? '' }
@@ -25,8 +25,8 @@ export function toLlm(config: Config, m: MessageRow): ChatMessage {
  * turn, sub-agents in suspend mode suspend it), until the model answers with text or
  * MAX_TOOL_ITERATIONS is exceeded.
  */
-export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log: Logger): Promise<TurnResult> {
-  const { d, store } = rt
+export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log: Logger, tx: Transcript): Promise<TurnResult> {
+  const { d } = rt
   const { chat, agent } = ctx
   const [{ client, model }, tools, skills] = await Promise.all([d.llm(agent), discoverTools(rt.providers, ctx), preloadedSkills(rt.toolDeps, ctx.principal, agent)])
   const rendered = renderTemplate(agent.system_prompt, chat.input)
@@ -37,22 +37,29 @@ export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log:
   const maxRounds = d.config.MAX_TOOL_ITERATIONS
   const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
   for (let round = 0; ; round++) {
-    const history = (await store.messages(chat.id, d.config.MAX_HISTORY_MESSAGES)).map((m) => toLlm(d.config, m))
+    // the history read with the chat plus what this turn added (nobody else writes the chat meanwhile)
+    const history = tx.window(d.config.MAX_HISTORY_MESSAGES).map((m) => toLlm(d.config, m))
     // a history window must not start with tool results whose call fell out of it
     while (history.length > 0 && history[0]?.role === 'tool') history.shift()
     const messages: ChatMessage[] = [...(system === '' ? [] : [{ role: 'system' as const, content: system }]), ...initial, ...history]
     const offerTools = round < maxRounds && toolDefs.length > 0
     const { text, calls } = await llmRound(ctx, { client, model }, { messages, tools: offerTools ? toolDefs : undefined, streamText: !bufferReply }, usage, emit)
-    if (calls.length === 0) return finishReply(rt, ctx, text, bufferReply, usage, emit, log)
+    if (calls.length === 0) return finishReply(rt, ctx, text, bufferReply, usage, emit, log, tx)
     if (round >= maxRounds) throw new TurnError('turn.too_many_tool_rounds', `stopped after MAX_TOOL_ITERATIONS (${String(maxRounds)}) tool rounds`)
-    await store.append(chat.id, { role: 'assistant', content: text === '' ? null : text, tool_calls: calls })
+    tx.add({ role: 'assistant', content: text === '' ? null : text, tool_calls: calls })
+    // stored before the tools run: a sub-agent in suspend mode writes its answer into this chat
+    await tx.flush()
     await emit('message', { content: null, tool_calls: calls, finish_reason: 'tool_calls' })
     // approvals first: the turn pauses after the others ran
     const waiting = calls.filter((c) => tools.get(c.function.name)?.requiresApproval === true)
     const now = calls.filter((c) => !waiting.includes(c))
-    const suspended = await runToolCalls(rt, ctx, tools, now, emit)
-    if (suspended > 0) return { status: 'suspended', message: null }
+    const suspended = await runToolCalls(rt, ctx, tools, now, emit, tx)
+    if (suspended > 0) {
+      await tx.flush()
+      return { status: 'suspended', message: null }
+    }
     if (waiting.length > 0) {
+      await tx.flush()
       await requestApprovals(rt, ctx, tools, waiting, emit)
       await emit('done', { status: 'awaiting_approval' })
       return { status: 'awaiting_approval', message: null }
@@ -87,7 +94,7 @@ export async function llmRound(
 }
 
 /** The model's text answer: through the on_assistant_message hooks (sync ones were buffered for), stored, `done` sent. */
-export async function finishReply(rt: TurnRuntime, ctx: ToolContext, text: string, bufferReply: boolean, usage: Usage, emit: Emit, log: Logger): Promise<TurnResult> {
+export async function finishReply(rt: TurnRuntime, ctx: ToolContext, text: string, bufferReply: boolean, usage: Usage, emit: Emit, log: Logger, tx: Transcript): Promise<TurnResult> {
   const { chat, agent } = ctx
   let content = text
   if (bufferReply) {
@@ -97,7 +104,9 @@ export async function finishReply(rt: TurnRuntime, ctx: ToolContext, text: strin
   } else {
     void runHooks(rt, 'on_assistant_message', ctx.principal, chat, agent, ctx.job, { role: 'assistant', content }, log).catch(() => undefined)
   }
-  const message = await rt.store.append(chat.id, { role: 'assistant', content })
+  tx.add({ role: 'assistant', content })
+  // the turn's one insert: the user message (and any tool results) with the reply
+  const message = (await tx.flush()).at(-1) ?? null
   await emit('message', { content: '', tool_calls: null, finish_reason: 'stop' })
   await emit('done', { status: 'completed', usage })
   return { status: 'completed', message, usage }

@@ -11,6 +11,7 @@ import { loadAgent } from './load-agent.ts'
 import type { Emit, ResumeTo, TurnInput, TurnResult } from './turn.ts'
 import { TurnError } from './turn-error.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
+import { Transcript } from './transcript.ts'
 
 export type TurnJobContext = JobContext & { blocking?: <T>(p: Promise<T>) => Promise<T> }
 
@@ -31,18 +32,25 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
   const log = jc.log.child({ chat: input.chat_id })
   const resumeTo = (job.meta ?? {})['resume_to'] as ResumeTo | undefined
   let parentResult: unknown = { error: 'the sub-agent failed' }
+  let tx: Transcript | undefined
   try {
-    const chat = await store.get(input.chat_id)
-    if (chat === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
-    // permissions now, not when the message was accepted
-    const [agent, principal] = await Promise.all([loadAgent(d.resources, chat.agent_id), loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
+    // The chat with its history (one query) and, meanwhile, the sender's principal (a cache
+    // read): the sender is the chat's user (the endpoints let only the owner speak in a chat).
+    const early = job.user_id === null ? null : loadPrincipal(d.db, { sub: job.user_id, via: 'jwt' })
+    early?.catch(() => undefined)
+    const row = await store.turnContext(input.chat_id, d.config.MAX_HISTORY_MESSAGES)
+    if (row === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
+    const { history, ...chat } = row
+    tx = new Transcript(store, chat.id, history)
+    // permissions now, not when the message was accepted (the agent comes from the row cache)
+    const [agent, principal] = await Promise.all([loadAgent(d.resources, chat.agent_id), early !== null && job.user_id === chat.user_id ? early : loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
     if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
     if (!canOnResource(principal, agentKind, 'chat', { namespace: agent.namespace, name: agent.name, ownerId: agent.owner_id })) throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
     const delegationDepth = Number((job.meta ?? {})['delegation_depth'] ?? 0)
     const ctx: ToolContext = { principal, chat, agent, job, delegationDepth, signal, blocking: jc.blocking ?? (<T>(p: Promise<T>) => p) }
-    const early = await beginTurn(rt, ctx, input, emit, log)
-    if (early !== null) return early
-    const out = await rounds(rt, ctx, emit, log)
+    const ended = await beginTurn(rt, ctx, input, emit, log, tx)
+    if (ended !== null) return ended
+    const out = await rounds(rt, ctx, emit, log, tx)
     parentResult = { reply: out.message?.content ?? '' }
     return out
   } catch (caught) {
@@ -50,12 +58,15 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     const err: unknown = watch?.signal.aborted === true && !jc.signal.aborted ? new TurnError('chat.stream_abandoned', (watch.signal.reason as Error).message) : caught
     if (err !== caught) log.info({ channel: input.channel_id }, 'streamed turn cancelled: no client listens')
     parentResult = { error: err instanceof Error ? err.message : String(err) }
+    // what the turn added so far (the user message at least) stays in the chat, as before a failure
+    await tx?.flush().catch((e: unknown) => log.warn({ err: e }, 'storing the messages of a failed turn failed'))
     const code = err instanceof TurnError ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'turn.failed'
     await emit('error', { detail: err instanceof Error ? err.message : String(err), code }).catch(() => undefined)
     throw err
   } finally {
     watch?.stop()
-    await d.turnEnded(input.chat_id, job.id).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
+    // not awaited: the turn's result is recorded (and its waiter answered) without waiting for it
+    void d.turnEnded(input.chat_id, job.id).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
     if (resumeTo !== undefined) await d.resumeParent(resumeTo, parentResult).catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
   }
 }
@@ -65,7 +76,7 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
  * through the on_user_message hooks. Answers the turn's result when it ends here (still waiting
  * for sub-agents, or blocked by a hook), null when the LLM rounds follow.
  */
-export async function beginTurn(rt: TurnRuntime, ctx: ToolContext, input: TurnInput, emit: Emit, log: Logger): Promise<TurnResult | null> {
+export async function beginTurn(rt: TurnRuntime, ctx: ToolContext, input: TurnInput, emit: Emit, log: Logger, tx: Transcript): Promise<TurnResult | null> {
   const { store } = rt
   const { chat } = ctx
   if (input.resume === true) {
@@ -75,17 +86,19 @@ export async function beginTurn(rt: TurnRuntime, ctx: ToolContext, input: TurnIn
     const answered = new Set(history.filter((m) => m.role === 'tool').map((m) => m.tool_call_id))
     if (lastCalls.some((c) => !answered.has(c.id))) return { status: 'suspended', message: null } satisfies TurnResult
   } else if (input.approval !== undefined) {
-    await resumeApproval(rt, ctx, input.approval)
+    await resumeApproval(rt, ctx, input.approval, tx)
   } else {
     const gate = await runHooks(rt, 'on_user_message', ctx.principal, chat, ctx.agent, ctx.job, { role: 'user', content: input.content ?? '' }, log)
     if ('block' in gate) {
-      await store.append(chat.id, { role: 'user', content: input.content ?? '' })
-      const reply = await store.append(chat.id, { role: 'assistant', content: gate.reply })
+      tx.add({ role: 'user', content: input.content ?? '' })
+      tx.add({ role: 'assistant', content: gate.reply })
+      const reply = (await tx.flush()).at(-1) ?? null
       await emit('message', { content: gate.reply, tool_calls: null, finish_reason: 'stop' })
       await emit('done', { status: 'blocked' })
       return { status: 'blocked', message: reply } satisfies TurnResult
     }
-    await store.append(chat.id, { role: 'user', content: gate.content })
+    // written with the reply (or before the first tool call): one insert for the whole turn
+    tx.add({ role: 'user', content: gate.content })
   }
   return null
 }

@@ -21,10 +21,21 @@ const MESSAGE = sql.unsafe`id, chat_id, role, content, tool_calls, tool_call_id,
 /* Rows as they come back: timestamps already ISO strings, jsonb parsed (src/platform/db.ts). */
 const ChatRows = rowType(T.Object(ChatRow.properties, { title: 'chat' }))
 const MessageRows = rowType(MessageRecord)
+const TurnContextRows = rowType(T.Object({ ...ChatRow.properties, history: T.Array(MessageRecord) }, { title: 'chat with history' }))
 const ApprovalRows = rowType(T.Object(Approval.properties, { title: 'chat approval' }))
 const DecidedApprovalRows = rowType(
   T.Object({ ...Approval.properties, status: T.Union([T.Literal('pending'), T.Literal('approved'), T.Literal('rejected')]) }, { title: 'chat approval' }),
 )
+
+/** A message to store; `id` given makes the insert idempotent (the user message of a turn has its job's id). */
+export interface NewMessage {
+  id?: string
+  role: MessageRow['role']
+  content: string | null
+  tool_calls?: ToolCallRecord[] | null
+  tool_call_id?: string | null
+  name?: string | null
+}
 
 /** A message whose text Postgres can store: NUL and lone surrogates (from an LLM or a tool) become U+FFFD. */
 function storableMessage<M extends { content: string | null; tool_calls?: ToolCallRecord[] | null; tool_call_id?: string | null; name?: string | null }>(m: M): M {
@@ -50,6 +61,19 @@ export function chatStore(db: Db) {
     async get(id: string): Promise<ChatRow | null> {
       if (!/^[0-9a-f-]{36}$/i.test(id)) return null
       return maybeRow(db, ChatRows, sql.unsafe`select ${CHAT} from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
+    },
+    /**
+     * What a turn needs from Postgres in one round trip: the chat and its last `limit` messages
+     * (oldest first). Timestamps are formatted as the row parser formats them (ISO, UTC, `Z`).
+     */
+    async turnContext(id: string, limit: number): Promise<(ChatRow & { history: MessageRow[] }) | null> {
+      if (!/^[0-9a-f-]{36}$/i.test(id)) return null
+      return maybeRow(db, TurnContextRows, sql.unsafe`
+        select ${CHAT}, coalesce((
+          select json_agg(json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
+                   'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq)
+          from (select * from chat_messages where chat_id = chats.id order by seq desc limit ${limit}) m), '[]'::json) as history
+        from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
     },
     async bySession(userId: string, ns: string, name: string, key: string): Promise<ChatRow | null> {
       return maybeRow(db, ChatRows, sql.unsafe`
@@ -94,6 +118,29 @@ export function chatStore(db: Db) {
           returning ${MESSAGE}
         ), c as (update chats set last_message_at = now(), updated_at = now() where id = ${chatId}::uuid)
         select * from m`)
+    },
+    /**
+     * Several messages in one round trip, in the order given (a turn's user message, tool calls,
+     * tool results and reply). A message whose `id` is stored already is skipped (idempotent);
+     * returns the rows written.
+     */
+    async appendMany(chatId: string, given: readonly NewMessage[]): Promise<MessageRow[]> {
+      if (given.length === 0) return []
+      const rows = given.map((g) => {
+        const m = storableMessage(g)
+        return { id: m.id ?? null, role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null, name: m.name ?? null }
+      })
+      return anyRows(db, MessageRows, sql.unsafe`
+        with m as (
+          insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
+          select coalesce(x.id, gen_random_uuid()), ${chatId}::uuid, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
+          from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(v, i),
+               jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)
+          order by e.i
+          on conflict (id) do nothing
+          returning ${MESSAGE}, seq
+        ), c as (update chats set last_message_at = now(), updated_at = now() where id = ${chatId}::uuid)
+        select ${MESSAGE} from m order by seq`)
     },
     async pendingApprovals(chatId: string): Promise<ApprovalRow[]> {
       return anyRows(db, ApprovalRows, sql.unsafe`select tool_call_id, function_namespace, function_name, arguments from chat_approvals where chat_id = ${chatId}::uuid and status = 'pending' order by created_at`)

@@ -2,10 +2,11 @@ import type { ToolCall } from '../llm/types.ts'
 import { runTool, storedResult } from './run-tool.ts'
 import { SUSPENDED, type Tool, type ToolContext } from './tools.ts'
 import type { Emit } from './turn.ts'
+import type { Transcript } from './transcript.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
 
-/** Runs a round's calls in parallel, storing each result; answers how many suspended (their sub-agent answers later). */
-export async function runToolCalls(rt: TurnRuntime, ctx: ToolContext, tools: ReadonlyMap<string, Tool>, calls: readonly ToolCall[], emit: Emit): Promise<number> {
+/** Runs a round's calls in parallel, adding each result to the transcript; answers how many suspended (their sub-agent answers later). */
+export async function runToolCalls(rt: TurnRuntime, ctx: ToolContext, tools: ReadonlyMap<string, Tool>, calls: readonly ToolCall[], emit: Emit, tx: Transcript): Promise<number> {
   let suspended = 0
   await Promise.all(
     calls.map(async (call) => {
@@ -17,7 +18,8 @@ export async function runToolCalls(rt: TurnRuntime, ctx: ToolContext, tools: Rea
         suspended++
         return
       }
-      await rt.store.append(ctx.chat.id, { role: 'tool', content: storedResult(rt.d.config, result), tool_call_id: call.id, name: call.function.name })
+      // written with the turn's next batch (the reply, or the next round's tool calls)
+      tx.add({ role: 'tool', content: storedResult(rt.d.config, result), tool_call_id: call.id, name: call.function.name })
       await emit('tool_end', { tool_call_id: call.id, name: call.function.name, result })
     }),
   )

@@ -47,7 +47,8 @@ export interface EnqueueDeps {
 
 export const jobSubject = (names: NatsNames, pool: Pool, id: string): string => names.subject(`jobs.${pool}.${id}`)
 
-export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promise<JobState> {
+/** The `queued` (or `scheduled`) state of a job to accept; refuses a chain deeper than MAX_EXECUTION_DEPTH. */
+export function prepareJob(deps: Pick<EnqueueDeps, 'maxDepth' | 'db'>, req: EnqueueRequest): JobState {
   const depth = req.parent === null || req.parent === undefined ? 0 : req.parent.depth + 1
   if (deps.maxDepth > 0 && depth > deps.maxDepth) {
     throw invalid(`execution chain deeper than MAX_EXECUTION_DEPTH (${String(deps.maxDepth)})`, undefined, 'job.depth_exceeded')
@@ -83,6 +84,12 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
     ...(req.timeoutMs === undefined ? {} : { timeout_ms: req.timeoutMs }),
     ...(req.meta === undefined ? {} : { meta: req.meta }),
   }
+  return state
+}
+
+export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promise<JobState> {
+  const state = prepareJob(deps, req)
+  const dueAt = state.due_at
   // deps.db is there whenever dueAt is (checked above); the test narrows both without a cast.
   if (dueAt !== undefined && deps.db !== undefined) {
     await deps.db.query(sql.unsafe`insert into job_timers (job_id, due_at) values (${state.id}::uuid, ${dueAt}::timestamptz) on conflict do nothing`)

@@ -6,6 +6,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { JobState, JobStateStore, Pool } from './job-state.ts'
 import { JobSlots } from './job-slots.ts'
+import { startLocal, type LocalStart } from './local-run.ts'
 import { poolConsumerName } from './provision.ts'
 import { startPuller } from './puller.ts'
 import type { ResultStore } from './result-store.ts'
@@ -73,7 +74,13 @@ export interface WorkerOptions {
 
 export interface JobWorker {
   nodeId: string
+  pool: Pool
   inflight(): number
+  /**
+   * Runs a job this process accepted itself (local-run.ts) in one of this worker's slots; null
+   * when every slot is busy (pulled and local jobs count alike) or the worker is stopping.
+   */
+  startLocal(job: JobState): Promise<LocalStart> | null
   /** Stops pulling, lets running jobs finish (up to `graceMs`), removes the heartbeat. */
   stop(graceMs?: number): Promise<void>
 }
@@ -110,7 +117,12 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
 
   return {
     nodeId: o.nodeId,
+    pool: o.pool,
     inflight: () => w.running.size,
+    startLocal(job) {
+      if (w.stopping || w.running.size >= o.concurrency) return null
+      return startLocal(w, job, (p) => slots.blocking(p))
+    },
     async stop(graceMs = 10_000) {
       w.stopping = true
       w.puller.close()

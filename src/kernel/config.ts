@@ -168,6 +168,7 @@ export const ConfigSchema = T.Object({
   AGENT_DELEGATE_MODE: oneOf(['block', 'suspend'], 'block', 'how a parent waits for a sub-agent'),
   AGENT_MAX_DELEGATION_DEPTH: int(5, 'delegation depth; 0 disables', 0),
   AGENT_SUBAGENT_QUEUE: bool(true, 'route delegated jobs to the sub-agent workers'),
+  AGENT_LOCAL_TURNS: bool(true, "a chat actor host that runs agent workers too starts a turn's job in them directly (no JOBS round trip) when one has a free slot; false: every turn goes through the queue"),
   CODE_EXECUTION_TIMEOUT: int(120, 'seconds per code execution', 1),
   TOOL_RESULT_CONTEXT_MAX_SIZE: int(102400, 'characters of a tool result entering the LLM context', 1),
   TOOL_RESULT_MAX_SIZE: int(102400, 'bytes stored per tool result', 1),

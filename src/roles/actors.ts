@@ -11,7 +11,7 @@ export async function startActorRole(infra: Infrastructure, life: Lifecycle): Pr
     nc: infra.nc,
     names: infra.names,
     nodeId: randomUUID().slice(0, 8),
-    actors: await buildActors({ nc: infra.nc, js: infra.js, names: infra.names, config, log }),
+    actors: await buildActors({ nc: infra.nc, js: infra.js, names: infra.names, config, log, ...(infra.localJobs === undefined ? {} : { localJobs: infra.localJobs }) }),
     log: log.child({ mod: 'actors' }),
     leaseTtlMs: config.ACTOR_LEASE_TTL_SECONDS * 1000,
     ackWaitMs: config.ACTOR_ACK_WAIT_SECONDS * 1000,

@@ -8,12 +8,15 @@ import { ensureServerPackages, startNats, startPostgres } from '../platform/loca
 import { natsNames } from '../platform/nats-names.ts'
 import { closeNats, connectNats, probeNats, provisionNats } from '../platform/nats.ts'
 import { superviseService } from '../platform/supervisor.ts'
+import type { LocalJobs } from '../jobs/local-run.ts'
 import { provisionJobLayout } from '../jobs/start.ts'
 import type { Lifecycle } from './lifecycle.ts'
 
 export interface Infrastructure extends Shared {
   natsUrl: string
   databaseUrl: string | undefined
+  /** The job workers of this process, set by the workers role (started before the actor host, which may start jobs in them). */
+  localJobs?: LocalJobs
 }
 
 export function databaseUrlOf(config: Config): string | undefined {

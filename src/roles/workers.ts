@@ -5,6 +5,7 @@ import { currentPackagesDir } from '../dependencies/installer.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { KINDS } from '../kinds/index.ts'
 import { openJobStateStore } from '../jobs/job-state.ts'
+import { localJobs } from '../jobs/local-run.ts'
 import { openResultStore } from '../jobs/result-store.ts'
 import { maxDepthOf, startJobWorkers } from '../jobs/start.ts'
 import { createDb } from '../platform/db.ts'
@@ -45,5 +46,6 @@ export async function startWorkerRole(infra: Infrastructure, features: readonly 
   }
   const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors: merged.executors, onAbandoned: merged.onAbandoned })
   life.onStop(() => workers.stop())
+  if (config.AGENT_LOCAL_TURNS) infra.localJobs = localJobs(workers.workers)
   return sandboxes
 }

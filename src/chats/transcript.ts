@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto'
+import type { ChatStore, MessageRow, NewMessage } from './store.ts'
+
+/** A message as the LLM context needs it (a stored row, or one still to be written). */
+export type ContextMessage = Pick<MessageRow, 'role' | 'content' | 'tool_calls' | 'tool_call_id'>
+
+/*
+ * A turn's view of its chat's messages: the history read once at the start (with the chat, one
+ * query) plus what the turn adds, kept in memory so no round re-reads it; what the turn adds is
+ * written in as few inserts as its checkpoints allow (`flush`): the user message together with the
+ * reply at the end, or with the assistant's tool calls before those run (a sub-agent in suspend
+ * mode writes its answer into this chat), and before the turn pauses or fails. The chat actor runs
+ * one turn of a chat at a time, so nobody else writes this chat meanwhile.
+ */
+export class Transcript {
+  private readonly store: ChatStore
+  private readonly chatId: string
+  private readonly all: ContextMessage[]
+  private pending: NewMessage[] = []
+
+  constructor(store: ChatStore, chatId: string, history: readonly ContextMessage[]) {
+    this.store = store
+    this.chatId = chatId
+    this.all = [...history]
+  }
+
+  /** Adds a message: part of the context at once, written at the next `flush`. */
+  add(m: NewMessage): void {
+    // an id of its own: a flush retried after an unclear failure writes nothing twice
+    this.pending.push({ ...m, id: m.id ?? randomUUID() })
+    this.all.push({ role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null })
+  }
+
+  /** The last `limit` messages, oldest first. */
+  window(limit: number): ContextMessage[] {
+    return this.all.slice(-limit)
+  }
+
+  /** Writes what was added since the last flush (one insert); returns the rows written. */
+  async flush(): Promise<MessageRow[]> {
+    if (this.pending.length === 0) return []
+    const batch = this.pending
+    this.pending = []
+    try {
+      return await this.store.appendMany(this.chatId, batch)
+    } catch (err) {
+      // kept for a later flush (the error path tries once more)
+      this.pending = [...batch, ...this.pending]
+      throw err
+    }
+  }
+}

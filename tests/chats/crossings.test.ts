@@ -1,0 +1,53 @@
+import t from 'tap'
+import type { Db } from '../../src/platform/db.ts'
+import { startTestPlatform } from '../helpers/env.ts'
+import { crossingCounter, type Crossing } from '../helpers/crossings.ts'
+import { eventually } from '../helpers/eventually.ts'
+import { startFakeLlm } from '../helpers/fake-llm.ts'
+
+/*
+ * The crossings of one chat turn (POST /chats/{id}/messages, no tools, warm caches): the Postgres
+ * round trips and acknowledged NATS operations the platform makes, listed with where in the code
+ * they come from (printed as test comments), and bounded so a change that adds one to the hot path
+ * fails here. Background work that is not the turn's (heartbeats, lease renewals, health) is
+ * left out by its site.
+ */
+const BACKGROUND = /heartbeat|leases\.ts|runtime\/host\.ts|consumeMailbox|health|puller\.ts|timers\.ts|maintenance|expiry/
+
+const show = (t: { comment(msg: string): void }, title: string, xs: Crossing[]) => {
+  t.comment(`${title}: ${String(xs.filter((x) => x.what === 'pg').length)} Postgres, ${String(xs.filter((x) => x.what === 'nats').length)} NATS`)
+  for (const x of xs) t.comment(`  ${x.what.padEnd(4)} ${x.detail.padEnd(62)} ${x.site}`)
+}
+
+t.test('one chat turn: Postgres round trips and acknowledged NATS operations', async (t) => {
+  const llm = await startFakeLlm()
+  t.teardown(() => llm.close())
+  const env = await startTestPlatform(t)
+  await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
+  await env.request('POST', '/api/v1/agents', { body: { namespace: 'count', name: 'echo', system_prompt: 'You count.' } })
+  const chat = (await env.request('POST', '/agents/count/echo/chats', { body: {} })).body as { id: string }
+  // warm: the first turn fills the caches (agent, provider client, principal, actor key)
+  for (let i = 0; i < 2; i++) t.equal((await env.request('POST', `/chats/${chat.id}/messages`, { body: { content: 'warm' } })).status, 200)
+  const executions = async () => Number((await env.sql<{ n: string }>("select count(*) as n from executions where chat_id = $1 and status = 'completed'", [chat.id]))[0]?.n ?? 0)
+  await eventually(async () => ((await executions()) === 2 ? true : undefined), 'the warm-up turns mirrored')
+
+  const counter = crossingCounter(env.platform.nc, env.platform.db as Db, env.config.NATS_PREFIX)
+  counter.start()
+  const res = await env.request('POST', `/chats/${chat.id}/messages`, { body: { content: 'count me' } })
+  const path = counter.stop().filter((x) => x.site !== '' && !BACKGROUND.test(x.site))
+  t.equal(res.status, 200, res.text)
+  counter.start()
+  await eventually(async () => ((await executions()) === 3 ? true : undefined), 'the counted turn mirrored')
+  const after = counter.stop().filter((x) => x.site !== '' && !BACKGROUND.test(x.site))
+  show(t, 'request to reply', path)
+  show(t, 'after the reply (until the execution row is written)', after)
+  // Measured before this was bounded: 7 queries (+7 DISCARD ALL) and 14 NATS operations.
+  const all = [...path, ...after]
+  const pg = all.filter((x) => x.what === 'pg')
+  t.ok(pg.filter((x) => !x.site.includes('mirror.ts')).length <= 3, 'the turn: the chat (service), chat + history (turn), one insert')
+  t.ok(pg.length <= 5, 'plus the two execution rows of the mirror')
+  t.ok(all.filter((x) => x.what === 'nats').length <= 11, 'acknowledged NATS operations: at most 11')
+  t.notOk(all.some((x) => x.detail.startsWith('jobs.agent.')), 'the turn started in this process, not through the JOBS queue')
+  t.notOk(all.some((x) => x.detail === 'flush'), 'the waiter subscribed before the send (no flush)')
+  t.end()
+})
