@@ -78,8 +78,10 @@ export function createPrincipalCache(kv: KV, jobs?: KV, link?: { nc: NatsConnect
       callback: (err, msg) => {
         if (err !== null) return
         try {
-          const change = msg.json<{ o?: unknown; keys?: unknown }>()
-          if (change.o !== origin && Array.isArray(change.keys)) forget(change.keys.filter((k): k is string => typeof k === 'string'))
+          const change = msg.json<{ o?: unknown; keys?: unknown; all?: unknown }>()
+          if (change.o === origin) return
+          if (change.all === true) forget([...local.keys()])
+          else if (Array.isArray(change.keys)) forget(change.keys.filter((k): k is string => typeof k === 'string'))
         } catch {
           // not a change message: ignored
         }
@@ -134,4 +136,18 @@ export function createPrincipalCache(kv: KV, jobs?: KV, link?: { nc: NatsConnect
       return { status: String(s.status), attempts: Number(s.attempts), user_id: typeof s.user_id === 'string' ? s.user_id : null }
     },
   }
+}
+
+/**
+ * For changes to users, roles or keys made outside the platform (an operator's SQL, tests): every
+ * AUTH_CACHE entry is deleted and every process drops its local copies, so the next request of
+ * every caller reads Postgres again.
+ */
+export async function forgetAllPrincipals(nc: NatsConnection, names: NatsNames): Promise<void> {
+  const kv = await new Kvm(nc).open(names.bucket('AUTH_CACHE'))
+  const keys: string[] = []
+  for await (const k of await kv.keys()) keys.push(k)
+  await Promise.all(keys.map((k) => kv.delete(k)))
+  nc.publish(names.subject('auth.changed'), JSON.stringify({ o: 'outside', all: true }))
+  await nc.flush()
 }

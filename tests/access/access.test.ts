@@ -134,7 +134,7 @@ t.test('the warm path reads no table, and a revocation through another NATS conn
   const key = (await env.request('POST', '/api/v1/api-keys', { token: a.token, body: { name: 'kv', permissions: { 'platform.skills/*/*.read:own': true } } })).body as Key
   t.equal((await env.request('GET', '/api/v1/skills', { token: key.key })).status, 200, 'warms the cache')
   // Remove the row behind the cache's back: the key still works, so requests are not reading Postgres.
-  await env.sql('delete from api_keys where id = $1', [key.id])
+  await env.sql('delete from api_keys where id = $1', [key.id], { behindTheBack: true })
   t.equal((await env.request('GET', '/api/v1/skills', { token: key.key })).status, 200, 'served from the cache (memory, then AUTH_CACHE)')
   // Another process (here: another connection) invalidates; the platform sees it on the next request.
   const nc = await connect({ servers: env.platform.natsUrl })

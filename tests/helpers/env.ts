@@ -11,6 +11,7 @@ import { startPlatform, type Platform } from '../../src/main.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
 import { KINDS } from '../../src/kinds/index.ts'
 import { announceOutsideWrite } from '../../src/resources/row-cache.ts'
+import { forgetAllPrincipals } from '../../src/access/principal-cache.ts'
 import { readServices } from '../setup/services.ts'
 
 /*
@@ -36,7 +37,8 @@ export interface TestPlatform {
   databaseUrl: string
   /** A new user holding the named roles (default Users) and a token for it. */
   createUser(email: string, roles?: string[]): Promise<{ id: string; token: string }>
-  sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>
+  /** A query on the platform's database; writes to resources, users, roles or keys are announced to the platform's caches unless `behindTheBack`. */
+  sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], options?: { behindTheBack?: boolean }): Promise<R[]>
   request(method: string, path: string, options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: unknown; text: string }>
 }
 
@@ -89,10 +91,13 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
   const base = `http://127.0.0.1:${String(platform.gateway?.port)}`
   const adminId = platform.superadminId as string
   const adminToken = await issueAccessToken(SECRET_KEY, { sub: adminId, email: 'admin@test.local' }, 15)
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => {
+  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = [], options: { behindTheBack?: boolean } = {}) => {
     const { rows } = await pool.query<R>(text, values)
+    if (options.behindTheBack === true) return rows
     // A test that writes resources rows by hand tells the platform's row caches, as an operator must.
     if (/^\s*(update|insert|delete)\b[\s\S]*\bresources\b/i.test(text)) await announceOutsideWrite(platform.nc, natsNames(prefix), KINDS.map((k) => k.kind))
+    // and one that changes users, roles or keys by hand makes every process read them again
+    if (/^\s*(update|insert|delete)\b[\s\S]*\b(users|roles|user_roles|api_keys)\b/i.test(text)) await forgetAllPrincipals(platform.nc, natsNames(prefix))
     return rows
   }
   return {
