@@ -31,7 +31,9 @@ export interface Batch {
   splitTie: boolean
 }
 
-export class RowTooLargeError extends Error {}
+export class RowTooLargeError extends Error {
+  override name = 'RowTooLargeError'
+}
 
 /** A driver row split into the user's columns and the poll's own. */
 export function readRow(r: Record<string, unknown>): ReadRow {
