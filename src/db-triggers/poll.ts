@@ -95,7 +95,8 @@ export async function pollTrigger(d: PollDeps, req: DbTriggerPoll): Promise<DbTr
       const row = await q.load()
       if (row === null) return reply('gone')
       if (!row.is_active) return reply('inactive')
-      if (row.fence > req.fence || !(await q.claim())) return reply('stale')
+      // the lock keeps other polls out, so an equal fence needs no write
+      if (row.fence > req.fence || (row.fence < req.fence && !(await q.claim()))) return reply('stale')
       try {
         return await pollOnce(d, q, row)
       } catch (err) {

@@ -101,7 +101,7 @@ t.test('10,000 rows from 4 writers, the polling host killed -9: every row exactl
   }, 'the db-trigger partitions shared by three hosts', 30_000)
 
   const connection = await connectionTo(env, ext, 'events-db')
-  t.equal((await env.request('POST', '/api/v1/functions', { body: { namespace: 'dbt', name: 'sink', code: 'def handler(input, context):\n    return input["count"]\n' } })).status, 201)
+  t.equal((await env.request('POST', '/api/v1/functions', { body: { namespace: 'dbt', name: 'sink', code: 'def handler(input, context):\n    return input["count"]\n' } })).status, 201, 'the function')
   const created = await env.request('POST', '/api/v1/database-triggers', {
     body: { name: 'events', database_connection_id: connection, table_name: 'events', poll_column: 'id', operations: ['INSERT'], function_namespace: 'dbt', function_name: 'sink', batch_size: 100, poll_interval_seconds: 1 },
   })
@@ -257,7 +257,7 @@ t.test('on a full platform: no backfill, is_active, backoff, timestamptz bookmar
   }, 'the witness to see rows 6–8')).ids, [6, 7, 8], 'a timestamptz poll column works the same')
 
   // is_active false stops polling: the actor clears its timer; rows written meanwhile wait
-  t.equal((await asA('PATCH', '/api/v1/database-triggers/items', { is_active: false })).status, 200)
+  t.equal((await asA('PATCH', '/api/v1/database-triggers/items', { is_active: false })).status, 200, 'deactivated')
   const states = await new Kvm(nc).open(names.bucket('ACTOR_STATE'))
   await eventually(async () => {
     const e = await states.get(`db-trigger.${itemsId}`)
@@ -271,7 +271,7 @@ t.test('on a full platform: no backfill, is_active, backoff, timestamptz bookmar
   t.equal(polls.get(itemsId)?.length ?? 0, pollsWhenStopped, 'no poll of an inactive trigger')
   t.equal(await bookmarkOf(env, 'items', a.token), '8', 'its bookmark stays')
   t.same((await delivered(itemsId)).ids, [6, 7, 8], 'nothing delivered while inactive')
-  t.equal((await asA('PATCH', '/api/v1/database-triggers/items', { is_active: true })).status, 200)
+  t.equal((await asA('PATCH', '/api/v1/database-triggers/items', { is_active: true })).status, 200, 'reactivated')
   const resumed = await eventually(async () => {
     const d = await delivered(itemsId)
     return d.ids.length >= 5 ? d : undefined
