@@ -29,8 +29,8 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       'platform.templates/*/*.send:own',
       'platform.connectors/*/*.execute:own',
       'platform.queries/*/*.execute:own',
-      // webhooks and schedules are not namespaced (src/webhooks/, src/schedules/)
-      ...['webhooks', 'schedules'].flatMap((r) => ['create', 'read', 'update', 'delete'].map((a) => `platform.${r}.${a}:own`)),
+      // webhooks, schedules and database triggers are not namespaced (src/webhooks/, src/schedules/, src/db-triggers/)
+      ...['webhooks', 'schedules', 'database-triggers'].flatMap((r) => ['create', 'read', 'update', 'delete'].map((a) => `platform.${r}.${a}:own`)),
       'platform.dependencies.create:own',
       // claim a free namespace explicitly (README "Access control"); creating a resource claims one too
       'platform.namespaces/*.create:own',

@@ -20,6 +20,7 @@ import { dataFeature } from './data/module.ts'
 import { filesFeature } from './files/module.ts'
 import { schedulesFeature } from './schedules/module.ts'
 import { webhooksFeature } from './webhooks/module.ts'
+import { dbTriggersFeature } from './db-triggers/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -47,4 +48,5 @@ export const FEATURES: readonly Feature[] = [
   filesFeature,
   schedulesFeature,
   webhooksFeature,
+  dbTriggersFeature,
 ]

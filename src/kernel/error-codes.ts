@@ -157,6 +157,14 @@ const CODES: Record<string, Row> = {
   'webhook.function_error': [502, "the webhook's function failed"],
   'webhook.function_timeout': [504, "the webhook's function did not finish in time"],
   'webhook.not_found': [404, 'no webhook at this path'],
+  // database triggers (src/db-triggers/)
+  'db_trigger.column_not_found': [422, 'the poll column does not exist in the table (or cannot be seen)'],
+  'db_trigger.connection_forbidden': [403, "the trigger's owner may not use the database connection"],
+  'db_trigger.exists': [409, 'you already have a database trigger of this name'],
+  'db_trigger.not_found': [404, 'database trigger not found'],
+  'db_trigger.row_too_large': [422, 'one row is larger than DB_TRIGGER_MAX_BATCH_BYTES'],
+  'db_trigger.unsupported_column': [422, 'the poll column is not of a type a bookmark can be kept for'],
+  'db_trigger.unsupported_connection': [422, 'database triggers poll PostgreSQL connections only'],
   // LLM providers
   'llm.aborted': [499, 'the LLM call was aborted', 'stream'],
   'llm.bad_response': [502, 'the LLM provider answered something unreadable', 'stream'],

@@ -410,6 +410,42 @@ const ROWS: Record<string, Row> = {
   'schedules.delete': { call: async (c) => ({ path: `/api/v1/schedules/${await scheduleOfA(c)}?owner_id=${c.a.id}` }), b: [404], admin: [204] },
   'system.actors': adminOnly('/api/v1/system/actors', [200]),
   // ---- end webhooks and schedules
+  // ---- database triggers (src/db-triggers/): A's are invisible to B; B may not call A's function
+  'db-triggers.list': {
+    call: async (c) => {
+      const name = await dbTriggerOfA(c)
+      return { path: '/api/v1/database-triggers?all=true', hidden: (i) => i['name'] === name && i['owner_id'] === c.a.id }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'db-triggers.create': { call: async (c) => ({ path: '/api/v1/database-triggers', body: { name: `dt-${c.n()}`, database_connection_id: await grantedConnection(c), table_name: 'roles', poll_column: 'created_at', function_namespace: 'matrix', function_name: await functionOfA(c), is_active: false } }), b: [404], admin: [201] },
+  'db-triggers.get': { call: async (c) => ({ path: `/api/v1/database-triggers/${await dbTriggerOfA(c)}?owner_id=${c.a.id}` }), b: [404], admin: [200] },
+  'db-triggers.update': { call: async (c) => ({ path: `/api/v1/database-triggers/${await dbTriggerOfA(c)}?owner_id=${c.a.id}`, body: { description: 'changed' } }), b: [404], admin: [200] },
+  'db-triggers.delete': { call: async (c) => ({ path: `/api/v1/database-triggers/${await dbTriggerOfA(c)}?owner_id=${c.a.id}` }), b: [404], admin: [204] },
+}
+
+/** A connection A was granted the use of (to the platform's own database; the triggers stay inactive). */
+async function grantedConnection(c: Ctx): Promise<string> {
+  const id = await connectionOfAdmin(c)
+  const conn = (await c.env.request('GET', `/api/v1/database-connections`)).body as { id: string; name: string }[]
+  const name = conn.find((x) => x.id === id)?.name as string
+  // through the API: A's principal is cached by now, and the role change must invalidate it
+  const role = `use-${c.n()}`
+  const made = await c.env.request('POST', '/api/v1/roles', { body: { name: role, permissions: { [`platform.database-connections/${name}.use:all`]: true } } })
+  const given = await c.env.request('POST', `/api/v1/roles/${role}/users/${c.a.id}`)
+  if (made.status !== 201 || given.status !== 200) throw new Error(`setup grant: ${made.text} ${given.text}`)
+  return id
+}
+
+async function dbTriggerOfA(c: Ctx): Promise<string> {
+  const name = `dt-${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/database-triggers', {
+    token: c.a.token,
+    body: { name, database_connection_id: await grantedConnection(c), table_name: 'roles', poll_column: 'created_at', function_namespace: 'matrix', function_name: await functionOfA(c), is_active: false },
+  })
+  if (res.status !== 201) throw new Error(`setup database trigger: ${res.text}`)
+  return name
 }
 
 async function webhookOfA(c: Ctx, method = 'POST'): Promise<string> {

@@ -1,0 +1,141 @@
+import type { JetStreamClient } from '@nats-io/jetstream'
+import { dbTriggerProtocol } from '../../actors/db-trigger/protocol.ts'
+import { sendToActor } from '../../actors/runtime/send.ts'
+import type { DbTrigger } from '../../schemas/db-triggers.ts'
+import { registerPermission } from '../access/permission-registry.ts'
+import { bind, type BoundRoute } from '../api/bind.ts'
+import { can, type Principal } from '../auth/principal.ts'
+import { functionKind } from '../kinds/function/kind.ts'
+import { AppError, conflict, forbidden, notFound } from '../kernel/errors.ts'
+import type { Logger } from '../kernel/log.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { canOnResource } from '../resources/permissions.ts'
+import type { ResourceService } from '../resources/service.ts'
+import { usableConnection } from './poll.ts'
+import { DB_TRIGGER_ROUTES as R } from './routes.ts'
+import { movesBookmark, type DbTriggerFields, type DbTriggerStore } from './store.ts'
+
+/*
+ * Database trigger management. The row is the truth; after every change the trigger's actor
+ * (key = id) is told (`set` with the row's version, `remove` after a delete). A message lost
+ * between the commit and the send (a crash) is repaired at the next start (`announceAll`). The
+ * owner must be allowed to run the function and to use the connection when saving (404 / 403) and
+ * at every poll.
+ */
+export const DB_TRIGGER_PERMISSIONS = {
+  create: registerPermission('platform.database-triggers.create:own', 'Database triggers: create (functions you may run, connections you may use)'),
+  readOwn: registerPermission('platform.database-triggers.read:own', 'Database triggers: list and read your own'),
+  readAll: registerPermission('platform.database-triggers.read:all', "Database triggers: list and read everyone's (admin)"),
+  updateOwn: registerPermission('platform.database-triggers.update:own', 'Database triggers: change your own'),
+  updateAll: registerPermission('platform.database-triggers.update:all', "Database triggers: change everyone's (admin)"),
+  deleteOwn: registerPermission('platform.database-triggers.delete:own', 'Database triggers: delete your own'),
+  deleteAll: registerPermission('platform.database-triggers.delete:all', "Database triggers: delete everyone's (admin)"),
+}
+
+export interface DbTriggerHandlerDeps {
+  js: JetStreamClient
+  names: NatsNames
+  store: DbTriggerStore
+  resources: ResourceService
+  log: Logger
+}
+
+/** Tells the trigger's actor its settings (idempotent per version). */
+export async function announce(d: Pick<DbTriggerHandlerDeps, 'js' | 'names'>, t: DbTrigger): Promise<void> {
+  await sendToActor(d.js, d.names, dbTriggerProtocol, t.id, 'set', { version: t.version, active: t.is_active, poll_interval_seconds: t.poll_interval_seconds }, { msgId: `dbtrig-set-${t.id}-${String(t.version)}` })
+}
+
+/** At start: every trigger's actor gets its current settings (a no-op for actors already up to date). */
+export async function announceAll(d: Pick<DbTriggerHandlerDeps, 'js' | 'names' | 'store' | 'log'>): Promise<void> {
+  const all = await d.store.all()
+  for (const t of all) await announce(d, t)
+  d.log.info({ triggers: all.length }, 'database trigger actors told their settings')
+}
+
+const fieldsOf = (t: DbTrigger): DbTriggerFields => ({
+  database_connection_id: t.database_connection_id,
+  schema_name: t.schema_name,
+  table_name: t.table_name,
+  operations: t.operations,
+  function_namespace: t.function_namespace,
+  function_name: t.function_name,
+  poll_column: t.poll_column,
+  poll_interval_seconds: t.poll_interval_seconds,
+  batch_size: t.batch_size,
+  description: t.description,
+  is_active: t.is_active,
+})
+
+export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
+  const { store } = d
+  const P = DB_TRIGGER_PERMISSIONS
+
+  /** The trigger named for the principal: its own, or (with `all`) another owner's by owner_id; 404 otherwise. */
+  const visible = async (p: Principal, name: string, ownerId: string | undefined, own: string, all: string): Promise<DbTrigger> => {
+    const owner = ownerId ?? p.userId
+    const allowed = owner === p.userId ? can(p, own) || can(p, all) : can(p, all)
+    const row = allowed ? await store.byName(owner, name) : null
+    if (row === null) throw notFound(`database trigger ${name} not found`, 'db_trigger.not_found')
+    return row
+  }
+
+  /** The function must be runnable by `p` (404 otherwise) and the connection usable (403 / 422). */
+  const checkTargets = async (p: Principal, f: DbTriggerFields): Promise<void> => {
+    const fn = await d.resources.get(p, functionKind, { namespace: f.function_namespace, name: f.function_name }).catch((err: unknown) => {
+      if (err instanceof AppError && err.status === 404) return null
+      throw err
+    })
+    if (fn === null || !canOnResource(p, functionKind, 'execute', { namespace: f.function_namespace, name: f.function_name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
+      throw notFound(`function ${f.function_namespace}/${f.function_name} not found`, 'resource.not_found')
+    }
+    await usableConnection(d, p, f.database_connection_id)
+  }
+
+  return [
+    bind(R.list, async ({ principal: p, query }) => {
+      const everyone = query.all === true && can(p, P.readAll)
+      if (!everyone && !can(p, P.readOwn)) throw forbidden(`requires ${P.readOwn}`)
+      return { body: await store.list(everyone ? null : p.userId, query.limit ?? 100, query.offset ?? 0) }
+    }),
+    bind(R.create, async ({ principal: p, body: b }) => {
+      if (!can(p, P.create)) throw forbidden(`requires ${P.create}`)
+      const f: DbTriggerFields = {
+        database_connection_id: b.database_connection_id,
+        schema_name: b.schema_name ?? 'public',
+        table_name: b.table_name,
+        operations: b.operations ?? ['INSERT'],
+        function_namespace: b.function_namespace ?? 'default',
+        function_name: b.function_name,
+        poll_column: b.poll_column,
+        poll_interval_seconds: b.poll_interval_seconds ?? 10,
+        batch_size: b.batch_size ?? 100,
+        description: b.description ?? '',
+        is_active: b.is_active ?? true,
+      }
+      await checkTargets(p, f)
+      const row = await store.create(p.userId, b.name, f)
+      if (row === null) throw conflict(`you already have a database trigger named ${b.name}`, 'db_trigger.exists')
+      await announce(d, row)
+      return { status: 201, body: row }
+    }),
+    bind(R.get, async ({ principal: p, params, query }) => ({ body: await visible(p, params.name, query.owner_id, P.readOwn, P.readAll) })),
+    bind(R.update, async ({ principal: p, params, query, body: b }) => {
+      const t = await visible(p, params.name, query.owner_id, P.updateOwn, P.updateAll)
+      const before = fieldsOf(t)
+      const given = Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined))
+      const f: DbTriggerFields = { ...before, ...given }
+      // the caller saves it: the caller must be allowed to run the function and use the connection
+      await checkTargets(p, f)
+      const row = await store.update(t.id, f, movesBookmark(before, f))
+      if (row === null) throw notFound(`database trigger ${params.name} not found`, 'db_trigger.not_found')
+      await announce(d, row)
+      return { body: row }
+    }),
+    bind(R.delete, async ({ principal: p, params, query }) => {
+      const t = await visible(p, params.name, query.owner_id, P.deleteOwn, P.deleteAll)
+      await store.delete(t.id)
+      await sendToActor(d.js, d.names, dbTriggerProtocol, t.id, 'remove', { version: t.version + 1 }, { msgId: `dbtrig-remove-${t.id}` })
+      return { status: 204 }
+    }),
+  ]
+}

@@ -1,0 +1,213 @@
+import { Value } from '@sinclair/typebox/value'
+import { DB_TRIGGER_POLL_SUBJECT } from '../../actors/db-trigger/protocol.ts'
+import { DbTriggerPoll, type DbTriggerInput, type DbTriggerPollReply } from '../../schemas/db-triggers.ts'
+import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
+import type { ConnectionPools, ConnectionRecord } from '../data/pools.ts'
+import type { DataPool } from '../data/drivers/types.ts'
+import { enqueueFunction, type InvokeDeps } from '../functions/invoke.ts'
+import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
+import { functionKind } from '../kinds/function/kind.ts'
+import type { Config } from '../kernel/config.ts'
+import { AppError } from '../kernel/errors.ts'
+import type { Logger } from '../kernel/log.ts'
+import { sql, type Db } from '../platform/db.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { canOnResource } from '../resources/permissions.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+import { uuidV5 } from '../schedules/tick-id.ts'
+import { cutBatch, readRow, rereadBatch, RowTooLargeError, type Batch } from './batch.ts'
+import { pollRows } from './store.ts'
+import { BOOKMARK_TYPES, columnStatement, maxStatement, rowsStatement, type Target } from './target-sql.ts'
+
+/*
+ * One poll of one database trigger, asked by its actor over NATS (`svc.dbtriggers.poll`, queue
+ * group `svc`: any resource-service replica). Exactly once per row, by three layers:
+ *
+ *  1. One poll of a trigger at a time: a session advisory lock on the trigger (try-lock; a second
+ *     poll answers `busy` and its actor asks again shortly). It goes with the connection if this
+ *     process dies.
+ *  2. The fence: the actor sends its lease revision; the poll first claims the trigger with it
+ *     (`update … set fence = $f where fence <= $f`) and every later write is conditional on it, so a
+ *     host that lost its lease (a lower revision) is refused (`stale`) before it reads a row.
+ *  3. The batch is recorded before its job is enqueued (`pending_until`), the job id is the UUID v5
+ *     of `dbtrig:<trigger>:<epoch>:<bookmark before>:<bookmark after>`, and the bookmark moves only
+ *     after the enqueue was accepted. A poll that died in between (this process killed) leaves the
+ *     batch pending: the next poll reads exactly (bookmark, pending_until] again and enqueues the
+ *     same job id, which the job system keeps once (JOBS drops the repeated Nats-Msg-Id; later, the
+ *     claim finds the job's state).
+ *
+ * The owner's right to run the function and to use the connection is checked at every poll
+ * (execution time), as the owner. Failures are written to error_message and answered `ok: false`
+ * (the actor backs off).
+ */
+export interface PollDeps {
+  db: Db
+  nc: NatsConnection
+  names: NatsNames
+  config: Config
+  resources: ResourceService
+  pools: ConnectionPools
+  invoke: Pick<InvokeDeps, 'config' | 'enqueue'>
+  log: Logger
+}
+
+const reply = (status: string, rows = 0, more = false, jobId: string | null = null): DbTriggerPollReply => ({ ok: true, status, rows, more, job_id: jobId })
+
+class Stale extends Error {}
+
+/** The function the trigger calls, if the owner may run it now. */
+async function targetFunction(d: PollDeps, p: Principal, ns: string, name: string): Promise<ResourceRecord> {
+  const fn = await d.resources.get(p, functionKind, { namespace: ns, name })
+  if (!canOnResource(p, functionKind, 'execute', { namespace: ns, name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
+    throw AppError.of('resource.not_found', `function ${ns}/${name} not found`)
+  }
+  if (fn['is_active'] === false) throw AppError.of('function.inactive', `function ${ns}/${name} is not active`)
+  return fn
+}
+
+/** The connection, if it is a Postgres one the owner may use now. */
+export async function usableConnection(d: Pick<PollDeps, 'resources'>, p: Principal, id: string): Promise<ConnectionRecord> {
+  const c = await d.resources.byId(databaseConnectionKind, id)
+  if (c === null) throw AppError.of('database.connection_not_found', `database connection ${id} does not exist`)
+  const permission = `platform.database-connections/${c.name}.use:all`
+  if (!can(p, permission)) throw AppError.of('db_trigger.connection_forbidden', `the trigger's owner may not use database connection ${c.name} (${permission})`)
+  if (c['connection_type'] !== 'postgresql') throw AppError.of('db_trigger.unsupported_connection', `database triggers poll PostgreSQL connections; ${c.name} is ${String(c['connection_type'])}`)
+  return c
+}
+
+/** The bookmark's cast type and whether the xmin horizon applies (a table, not a view). */
+async function detectColumn(d: PollDeps, pool: DataPool, t: Target): Promise<{ cast: string; horizon: boolean }> {
+  const found = (await pool.run(columnStatement(t, d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS))).rows[0]
+  if (found === undefined) throw AppError.of('db_trigger.column_not_found', `no column ${t.column} in ${t.schema}.${t.table} (or no privilege to see it)`)
+  const udt = String(found['udt_name'])
+  const cast = Object.hasOwn(BOOKMARK_TYPES, udt) ? BOOKMARK_TYPES[udt] : undefined
+  if (cast === undefined) throw AppError.of('db_trigger.unsupported_column', `poll column ${t.column} is of type ${udt}; a bookmark needs an integer, numeric, float, date or timestamp column`)
+  return { cast, horizon: d.config.DB_TRIGGER_COMMIT_HORIZON && found['table_type'] === 'BASE TABLE' }
+}
+
+export async function pollTrigger(d: PollDeps, req: DbTriggerPoll): Promise<DbTriggerPollReply> {
+  return d.db.connect(async (conn) => {
+    const lock = sql.unsafe`hashtext('db_triggers'), hashtext(${req.trigger_id})`
+    if ((await conn.oneFirst(sql.unsafe`select pg_try_advisory_lock(${lock})`)) !== true) return reply('busy')
+    try {
+      const q = pollRows(conn, req.trigger_id, req.fence)
+      const row = await q.load()
+      if (row === null) return reply('gone')
+      if (!row.is_active) return reply('inactive')
+      // the lock keeps other polls out, so an equal fence needs no write
+      if (row.fence > req.fence || (row.fence < req.fence && !(await q.claim()))) return reply('stale')
+      try {
+        return await pollOnce(d, q, row)
+      } catch (err) {
+        if (err instanceof Stale) return reply('stale')
+        const known = err instanceof AppError && err.code !== 'internal'
+        const message = known ? `${err.code}: ${err.message}` : 'internal error while polling (see the service log)'
+        if (!known) d.log.error({ err, trigger: row.id }, 'database trigger poll failed')
+        // recorded for the owner (GET shows it); a poll that cannot even record it still answers
+        await q.failed(message).catch((e: unknown) => d.log.warn({ err: e, trigger: row.id }, 'recording a database trigger error failed'))
+        return { ok: false, error: message }
+      }
+    } finally {
+      await conn.query(sql.unsafe`select pg_advisory_unlock(${lock})`)
+    }
+  })
+}
+
+type Row = NonNullable<Awaited<ReturnType<ReturnType<typeof pollRows>['load']>>>
+
+async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): Promise<DbTriggerPollReply> {
+  const must = (ok: boolean) => {
+    if (!ok) throw new Stale()
+  }
+  const p = await loadPrincipal(d.db, { sub: row.owner_id, via: 'jwt' })
+  const fn = await targetFunction(d, p, row.function_namespace, row.function_name)
+  const connection = await usableConnection(d, p, row.database_connection_id)
+  const t: Target = { schema: row.schema_name, table: row.table_name, column: row.poll_column }
+  const timeoutMs = d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS
+
+  const batch = await d.pools.withConnection(
+    connection.id,
+    async (pool): Promise<Batch | 'initialized'> => {
+      const { cast, horizon } = await detectColumn(d, pool, t)
+      if (!row.bookmark_set) {
+        // first activation: no backfill
+        const max = (await pool.run(maxStatement(t, timeoutMs))).rows[0]?.['v']
+        must(await q.initialize(typeof max === 'string' ? max : null))
+        return 'initialized'
+      }
+      if (row.pending_until !== null) {
+        const read = await pool.run(rowsStatement(t, cast, { after: row.last_poll_value, upTo: row.pending_until, limit: row.batch_size, horizon: false, timeoutMs }))
+        return rereadBatch(read.rows.map(readRow), row.pending_until, row.batch_size)
+      }
+      const read = await pool.run(rowsStatement(t, cast, { after: row.last_poll_value, upTo: null, limit: row.batch_size + 1, horizon, timeoutMs }))
+      try {
+        return cutBatch(read.rows.map(readRow), row.batch_size, d.config.DB_TRIGGER_MAX_BATCH_BYTES)
+      } catch (err) {
+        if (err instanceof RowTooLargeError) throw AppError.of('db_trigger.row_too_large', err.message)
+        throw err
+      }
+    },
+    connection,
+  )
+  if (batch === 'initialized') return reply('initialized')
+  if (batch.until === null) {
+    must(await q.idle())
+    return reply(batch.held ? 'held' : 'idle', 0, batch.more)
+  }
+  if (batch.splitTie) d.log.warn({ trigger: row.id, bookmark: batch.until, batch_size: row.batch_size }, 'more rows share one poll value than batch_size: the rest of that value is skipped (use a unique poll column)')
+  if (batch.rows.length === 0) {
+    // a pending batch whose rows are gone: nothing to call, the bookmark moves on
+    must(await q.advance(batch.until))
+    return reply('idle', 0, true)
+  }
+  must(await q.pending(batch.until))
+  const jobId = uuidV5(`dbtrig:${row.id}:${String(row.bookmark_epoch)}:${row.last_poll_value ?? ''}:${batch.until}`)
+  const input: DbTriggerInput = {
+    table: `${row.schema_name}.${row.table_name}`,
+    operation: 'CHANGE',
+    rows: batch.rows,
+    poll_column: row.poll_column,
+    count: batch.rows.length,
+    timestamp: new Date().toISOString(),
+  }
+  await enqueueFunction(d.invoke, p, fn, { input, sync: false, triggerType: 'database_trigger', triggerId: row.id, id: jobId })
+  must(await q.advance(batch.until))
+  return reply('fired', batch.rows.length, batch.more, jobId)
+}
+
+/** Serves `svc.dbtriggers.poll` (queue group: one replica answers each poll). */
+export function serveTriggerPolls(d: PollDeps): { stop(): Promise<void> } {
+  const sub = d.nc.subscribe(d.names.subject(DB_TRIGGER_POLL_SUBJECT), {
+    queue: 'svc',
+    callback: (err, msg) => {
+      if (err !== null) {
+        d.log.error({ err }, 'database trigger poll subscription failed')
+        return
+      }
+      void (async () => {
+        let req: unknown
+        try {
+          req = msg.json()
+        } catch {
+          req = null
+        }
+        if (!Value.Check(DbTriggerPoll, req)) {
+          msg.respond(JSON.stringify({ ok: false, error: 'not a database trigger poll request' } satisfies DbTriggerPollReply))
+          return
+        }
+        try {
+          msg.respond(JSON.stringify(await pollTrigger(d, req)))
+        } catch (e) {
+          // the platform database is unreachable (the lock, the row): the actor gets no answer and backs off
+          d.log.warn({ err: e, trigger: req.trigger_id }, 'database trigger poll failed before it started')
+        }
+      })()
+    },
+  })
+  return {
+    async stop() {
+      sub.unsubscribe()
+    },
+  }
+}

@@ -1,0 +1,95 @@
+import type { Piece } from '../data/placeholders.ts'
+import type { Statement } from '../data/drivers/types.ts'
+
+/*
+ * The statements a database trigger runs on the polled Postgres database. Nothing the user typed
+ * is written into the SQL as is:
+ *  - schema, table and column names are first looked up in information_schema as bound values
+ *    (`columnStatement`), then written as quoted identifiers (`"…"`, `"` doubled): a name that
+ *    exists is the only thing that can be quoted, and quoting keeps it one identifier;
+ *  - the bookmark is a bound value cast to the column's type, and that type is a word from the fixed
+ *    map below (chosen by the detected udt_name), never the catalog's text.
+ */
+
+/** Poll-column types a bookmark can be kept for (udt_name → the type the bookmark is cast to). */
+export const BOOKMARK_TYPES: Readonly<Record<string, string>> = {
+  int2: 'smallint',
+  int4: 'integer',
+  int8: 'bigint',
+  numeric: 'numeric',
+  float4: 'real',
+  float8: 'double precision',
+  date: 'date',
+  timestamp: 'timestamp',
+  timestamptz: 'timestamptz',
+}
+
+/** Postgres identifier quoting (the `quote_ident` rule, always quoted). */
+export const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`
+
+/** Extra columns a read adds to every row (taken off before the rows reach the function). */
+export const BOOKMARK_COL = '__platform_bookmark'
+export const SETTLED_COL = '__platform_settled'
+export const TIE_COL = '__platform_tie'
+
+export interface Target {
+  schema: string
+  table: string
+  column: string
+}
+
+const statement = (pieces: Piece[], params: Record<string, unknown>, timeoutMs: number, maxRows: number): Statement => ({ pieces, params, readOnly: true, timeoutMs, maxRows })
+
+/** The column's type and whether the relation is a table (information_schema; every name bound). */
+export function columnStatement(t: Target, timeoutMs: number): Statement {
+  return statement(
+    [
+      { text: 'select c.udt_name, tb.table_type from information_schema.columns c join information_schema.tables tb on tb.table_schema = c.table_schema and tb.table_name = c.table_name where c.table_schema = ' },
+      { param: 'schema' },
+      { text: ' and c.table_name = ' },
+      { param: 'table' },
+      { text: ' and c.column_name = ' },
+      { param: 'column' },
+    ],
+    { schema: t.schema, table: t.table, column: t.column },
+    timeoutMs,
+    1,
+  )
+}
+
+const relation = (t: Target): string => `${quoteIdent(t.schema)}.${quoteIdent(t.table)}`
+
+/** The first bookmark: MAX(poll_column) as text (null for an empty table). */
+export function maxStatement(t: Target, timeoutMs: number): Statement {
+  return statement([{ text: `select max(t.${quoteIdent(t.column)})::text as v from ${relation(t)} as t` }], {}, timeoutMs, 1)
+}
+
+/**
+ * Rows after the bookmark (`after`; none: from the start), up to `upTo` when given (a pending batch
+ * read again), in poll-column order, `limit` at most. Each row gets its bookmark as text, whether
+ * its value equals the previous row's (ties must not be split between batches), and, with
+ * `horizon`, whether the transaction that wrote it precedes the oldest transaction still open:
+ * a row written after an open transaction began could be overtaken by a lower value that
+ * transaction commits later, so the batch stops before it. The xid comparison is modulo 2^32
+ * (wraparound-safe; xids 0–2 are the special, always-committed ones).
+ */
+export function rowsStatement(t: Target, cast: string, o: { after: string | null; upTo: string | null; limit: number; horizon: boolean; timeoutMs: number }): Statement {
+  const col = `t.${quoteIdent(t.column)}`
+  const settled = o.horizon
+    ? `(t.xmin::text::bigint < 3 or ((select txid_snapshot_xmin(txid_current_snapshot())) % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296 between 1 and 2147483647)`
+    : 'true'
+  const pieces: Piece[] = [
+    { text: `select t.*, ${col}::text as ${quoteIdent(BOOKMARK_COL)}, ${settled} as ${quoteIdent(SETTLED_COL)}, coalesce(${col} = lag(${col}) over (order by ${col}), false) as ${quoteIdent(TIE_COL)} from ${relation(t)} as t where ${col} is not null` },
+  ]
+  const params: Record<string, unknown> = {}
+  if (o.after !== null) {
+    pieces.push({ text: ` and ${col} > cast(` }, { param: 'after' }, { text: ` as ${cast})` })
+    params['after'] = o.after
+  }
+  if (o.upTo !== null) {
+    pieces.push({ text: ` and ${col} <= cast(` }, { param: 'upto' }, { text: ` as ${cast})` })
+    params['upto'] = o.upTo
+  }
+  pieces.push({ text: ` order by ${col} limit ${String(Math.max(1, Math.floor(o.limit)))}` })
+  return statement(pieces, params, o.timeoutMs, o.limit)
+}

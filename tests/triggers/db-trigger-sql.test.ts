@@ -1,0 +1,82 @@
+import pg from 'pg'
+import t from 'tap'
+import { cutBatch, readRow, rereadBatch, type ReadRow } from '../../src/db-triggers/batch.ts'
+import { columnStatement, maxStatement, quoteIdent, rowsStatement, type Target } from '../../src/db-triggers/target-sql.ts'
+import { postgresPool } from '../../src/data/drivers/postgres.ts'
+import { createLogger } from '../../src/kernel/log.ts'
+import { externalPostgres } from '../helpers/external-pg.ts'
+
+/*
+ * The statements a database trigger runs and how a batch is cut, against a real database (a second
+ * one on the test cluster) through the platform's Postgres driver: odd identifiers stay one quoted
+ * identifier, a name that is SQL finds nothing, the commit horizon holds back a row that a still
+ * open transaction could overtake, and the cutting rules (ties, bytes, batch_size).
+ */
+const row = (bookmark: string, o: Partial<ReadRow> = {}): ReadRow => ({ bookmark, settled: true, tie: false, row: { v: bookmark }, ...o })
+
+t.test('cutting a batch', async (t) => {
+  const plain = ['1', '2', '3', '4'].map((b) => row(b))
+  t.match(cutBatch(plain, 3, 10_000), { until: '3', more: true, held: false, splitTie: false }, 'batch_size, more behind it')
+  t.match(cutBatch(plain, 10, 10_000), { until: '4', more: false }, 'everything')
+  t.match(cutBatch([], 10, 10_000), { until: null, more: false, held: false, rows: [] }, 'nothing new')
+  // ties: 1, 2, 2, 2, 3 — a cut inside the run of 2s moves back before it
+  const ties = [row('1'), row('2'), row('2', { tie: true }), row('2', { tie: true }), row('3')]
+  t.match(cutBatch(ties, 2, 10_000), { until: '1', rows: [{ v: '1' }], more: true, splitTie: false }, 'never ends inside a run of equal values')
+  t.match(cutBatch(ties, 4, 10_000), { until: '2', more: true }, 'ends after the whole run')
+  const run = [row('2'), row('2', { tie: true }), row('2', { tie: true })]
+  t.match(cutBatch(run, 2, 10_000), { until: '2', splitTie: true }, 'a run longer than batch_size is cut, and says so')
+  // the horizon: unsettled rows end the batch; one value split by it waits
+  t.match(cutBatch([row('1'), row('2', { settled: false }), row('3')], 10, 10_000), { until: '1', more: true, held: false })
+  t.match(cutBatch([row('1', { settled: false }), row('2')], 10, 10_000), { until: null, held: true }, 'held: the first new row is not settled')
+  t.match(cutBatch([row('5'), row('5', { tie: true, settled: false })], 10, 10_000), { until: null, held: true }, 'a value whose other row is not settled waits whole')
+  // bytes: each row {"v":"n"} is 9 bytes + 1 separator, plus 2 for the brackets
+  t.match(cutBatch(plain, 10, 2 + 10 * 2), { until: '2' }, 'cut to what fits in DB_TRIGGER_MAX_BATCH_BYTES')
+  t.throws(() => cutBatch(plain, 10, 5), { name: 'RowTooLargeError' }, 'a row that alone is too large')
+  t.match(rereadBatch(plain, '9', 2), { until: '9', rows: [{ v: '1' }, { v: '2' }] }, 'a pending batch keeps its recorded end')
+})
+
+t.test('statements on a real database', async (t) => {
+  const ext = await externalPostgres(t, 'dbtsql')
+  const url = new URL(ext.url)
+  const pool = postgresPool(
+    { type: 'postgresql', host: url.hostname, port: Number(url.port), database: ext.database, username: decodeURIComponent(url.username), password: url.password === '' ? null : decodeURIComponent(url.password), sslMode: null, config: {}, minPool: 0, maxPool: 3 },
+    { connectTimeoutMs: 5000, idleMs: 10_000 },
+    createLogger({ level: 'silent' }),
+  )
+  t.teardown(() => pool.close())
+  const odd: Target = { schema: 'Sales "EU"', table: 'Orders; drop table victims; --', column: 'Created "At"' }
+  await ext.sql(`create schema ${quoteIdent(odd.schema)}`)
+  await ext.sql(`create table ${quoteIdent(odd.schema)}.${quoteIdent(odd.table)} (id serial primary key, ${quoteIdent(odd.column)} timestamptz not null)`)
+  await ext.sql('create table victims (id int)')
+  await ext.sql(`insert into ${quoteIdent(odd.schema)}.${quoteIdent(odd.table)} (${quoteIdent(odd.column)}) values ('2026-01-01T00:00:00.123456Z'), ('2026-01-02T00:00:00Z'), ('2026-01-03T00:00:00Z')`)
+
+  const col = (await pool.run(columnStatement(odd, 5000))).rows[0]
+  t.match(col, { udt_name: 'timestamptz', table_type: 'BASE TABLE' }, 'the odd names are found as they are spelled')
+  t.equal((await pool.run(columnStatement({ ...odd, column: 'id" from x; --' }, 5000))).rows.length, 0, 'a name that is SQL is only a name that does not exist')
+  const max = (await pool.run(maxStatement(odd, 5000))).rows[0]?.['v']
+  t.equal((await ext.sql<{ same: boolean }>("select $1::timestamptz = '2026-01-03T00:00:00Z' as same", [max]))[0]?.same, true, 'MAX as text, cast back to the same instant')
+  const after = (await pool.run(rowsStatement(odd, 'timestamptz', { after: '2026-01-01T00:00:00.123456Z', upTo: null, limit: 10, horizon: true, timeoutMs: 5000 }))).rows.map(readRow)
+  t.same(after.map((r) => r.row['id']), [2, 3], 'the bookmark keeps microseconds: the first row is not read again')
+  t.ok(after.every((r) => r.settled), 'committed rows are settled')
+  t.equal((await ext.sql<{ n: number }>('select count(*)::int as n from victims'))[0]?.n, 0, 'the victims table is still there')
+
+  // the commit horizon: a transaction takes id 4 and stays open; another commits id 5
+  await ext.sql('create table seq (id bigserial primary key, who text)')
+  const seq: Target = { schema: 'public', table: 'seq', column: 'id' }
+  const early = new pg.Client({ connectionString: ext.url })
+  await early.connect()
+  t.teardown(() => early.end())
+  await ext.sql("insert into seq (who) values ('a'), ('b'), ('c')")
+  await early.query('begin')
+  await early.query("insert into seq (who) values ('late')")
+  await ext.sql("insert into seq (who) values ('quick')")
+  const read = async (horizon: boolean) => (await pool.run(rowsStatement(seq, 'bigint', { after: '3', upTo: null, limit: 10, horizon, timeoutMs: 5000 }))).rows.map(readRow)
+  t.same((await read(false)).map((r) => r.row['id']), [5], 'without the horizon, id 5 is visible while id 4 is not committed yet')
+  const held = cutBatch(await read(true), 10, 100_000)
+  t.match(held, { until: null, held: true }, 'with it, id 5 is held back: the bookmark cannot pass id 4 before its transaction ends')
+  await early.query('commit')
+  const both = cutBatch(await read(true), 10, 100_000)
+  t.match(both, { until: '5', rows: [{ id: 4, who: 'late' }, { id: 5, who: 'quick' }] }, 'committed: both, in order')
+  // a pending range read again: exactly up to its recorded end
+  t.same((await pool.run(rowsStatement(seq, 'bigint', { after: '1', upTo: '3', limit: 10, horizon: false, timeoutMs: 5000 }))).rows.map((r) => readRow(r).row['id']), [2, 3])
+})
