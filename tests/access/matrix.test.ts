@@ -604,6 +604,10 @@ t.test('every route has a matrix row', async (t) => {
   t.same(missing, [], 'routes without a row in tests/access/matrix.test.ts')
 })
 
+// Every route, as B and as the admin, each with its own setup: the file grows with the platform
+// (about 500 calls); the suite's 180 s per file is too short for it on a loaded machine.
+t.setTimeout(600_000)
+
 t.test('user B cannot reach what A owns; the admin can', async (t) => {
   const env = await startTestPlatform(t)
   const a = await env.createUser('matrix-a@test.local')
