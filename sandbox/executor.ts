@@ -93,15 +93,18 @@ export function disabledError(): AppError {
   return new AppError(422, 'sandbox.disabled', 'sandbox executions are disabled on this platform (SANDBOX_EXECUTOR=disabled); only trusted shared_pool functions run')
 }
 
-/** Runs one execution in a fresh sandbox and destroys it (single_use and k8s_pod). */
-async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: ExecRequest, signal?: AbortSignal): Promise<ExecOutcome> {
+/**
+ * Runs one execution in a fresh sandbox and destroys it (single_use and k8s_pod). The request is
+ * written at once, not after the runner's `ready`: it waits in the pipe while the sandbox starts,
+ * which saves a round trip on the critical path (a runner that never gets ready fails the exec).
+ */
+export async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: ExecRequest, signal?: AbortSignal): Promise<ExecOutcome> {
   const proc = await driver.start(spec)
   const onAbort = () => void proc.destroy().catch(() => undefined)
   signal?.addEventListener('abort', onAbort, { once: true })
   try {
     if (signal?.aborted === true) throw abortReason(signal)
     const ch = openChannel(proc)
-    await ch.ready
     return await ch.exec(req)
   } catch (err) {
     throw signal?.aborted === true ? abortReason(signal) : err
