@@ -182,10 +182,13 @@ class Child:
                 pass
 
 
-def set_limits(opts, timeout_s):
+def set_limits(opts, timeout_s, dry=False):
+    """The per-execution rlimits. `dry` (the warm-up's rehearsal) makes the same calls with the
+    current values, which changes nothing."""
+
     def cap(which, value):
         try:
-            resource.setrlimit(which, (value, value))
+            resource.setrlimit(which, resource.getrlimit(which) if dry else (value, value))
         except (ValueError, OSError):
             pass
 
@@ -203,11 +206,10 @@ def set_limits(opts, timeout_s):
         cap(resource.RLIMIT_CPU, int(timeout_s) + 2)
 
 
-def execute(opts, req, limits=True):
+def execute(opts, req, rehearsal=False):
     """Runs one request in this (disposable) process: returns the encoded {"ok": ...} body and seconds.
-    `limits=False` is the warm-up's rehearsal: the same code path, no rlimits set."""
-    if limits:
-        set_limits(opts, max(1, int(req.get("timeout_ms", 300000) / 1000)))
+    `rehearsal` is the warm-up's: the same code path, no rlimit changed."""
+    set_limits(opts, max(1, int(req.get("timeout_ms", 300000) / 1000)), dry=rehearsal)
     started = time.monotonic()
     try:
         builtins.input = no_input
@@ -415,14 +417,65 @@ REHEARSAL = (
 )
 
 
-def warm_up(opts):
-    """Rehearses an execution while idle (decoding a request, compiling, running, encoding, the
-    answer's assembly): a forked child takes a copy-on-write page fault on the first write to every
-    page it shares with the zygote (refcounts, allocator pools, the stack), and those are taken now,
-    not on the caller's time. On this kind of VM a fault costs 10-20 us."""
-    req = loads(REHEARSAL)
-    data, secs = execute(opts, req, limits=False)
-    answer_parts(req.get("id"), "", data, secs)
+def warm_up(opts, capture=None):
+    """Rehearses an execution while idle, through the same functions a request takes (reading the
+    frame from a pipe, decoding, the start line, limits set to what they are, compiling, running,
+    encoding, the output capture, the answer's assembly) but without writing anything: a forked
+    child takes a copy-on-write page fault on the first write to every page it shares with the
+    zygote (refcounts, allocator pools, the interpreter's static data, the stack), and those are
+    taken now, not on the caller's time. On this kind of VM a fault costs 10-40 us of CPU."""
+    r, w = os.pipe()
+    try:
+        os.write(w, frame_head(len(REHEARSAL)) + REHEARSAL)
+        req = take_request(r)
+    finally:
+        os.close(r)
+        os.close(w)
+    serve(opts, req, capture, None, None)
+
+
+def take_request(fd):
+    """The next request frame, decoded; None at the end of the stream."""
+    head = read_exact(fd, 4)
+    if head is None:
+        return None
+    n = int.from_bytes(head, "big")
+    raw = read_exact(fd, n) if n <= RESULT_LIMIT else None
+    if raw is None:
+        return None
+    return loads(raw)
+
+
+def serve(opts, req, capture, status_w, proto_out):
+    """Runs an exec request and writes its answer to `proto_out`; with no `proto_out` (the warm-up)
+    it writes nothing anywhere and returns."""
+    rid = req.get("id")
+    try:
+        timeout_ms = int(req.get("timeout_ms", 300000))
+    except (TypeError, ValueError):
+        timeout_ms = 300000
+    # The runner's cue to start the clock: "S<timeout ms> <id as JSON>\n" (the id names the
+    # request in an answer the runner gives for it).
+    start = b"S%d %s\n" % (timeout_ms, dumps(rid, default=str).encode())
+    if proto_out is not None:
+        os.write(status_w, start)
+    data, secs = execute(opts, req, rehearsal=proto_out is None)
+    out = ""
+    if capture is not None:
+        size = os.fstat(capture).st_size
+        if size:
+            os.lseek(capture, 0, os.SEEK_SET)
+            out = os.read(capture, OUTPUT_LIMIT).decode("utf-8", "replace")
+            if size > OUTPUT_LIMIT:
+                out += "\n[output truncated: %d bytes dropped]" % (size - OUTPUT_LIMIT)
+    parts = answer_parts(rid, out, data, secs)
+    if proto_out is None:
+        return
+    # 'done' first: when this process is gone the runner knows it answered (and gives no answer of
+    # its own); the runner reads it only then, so writing it wakes nobody.
+    os.write(status_w, b"D")
+    write_all(proto_out, parts)
+    os._exit(0)
 
 
 def answer_parts(rid, output, data, secs):
@@ -447,32 +500,22 @@ def direct_child(opts, status_w, proto_out):
     """An exclusive sandbox's executor process: answers pings, takes ONE exec request straight from
     the protocol pipe, gives up that pipe before any user code runs, writes its answer straight to
     the protocol output and exits. The platform talks to it with no relay in between."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    # Everything that does not depend on the request is done while idle: the output capture, the
-    # stream objects, and the copy-on-write faults of an execution (warm_up). A request that is
-    # already waiting (a single-use sandbox, a busy pool) is served at once instead: rehearsing it
-    # first would cost more than the faults it saves.
+    # Everything that does not depend on the request is done while idle: the output capture (the
+    # stream objects on fds 0-2 are the zygote's own, made once: see main_exclusive) and the
+    # copy-on-write faults of an execution (warm_up). A request that is already waiting (a
+    # single-use sandbox, a busy pool) is served at once: rehearsing first would cost more than
+    # the faults it saves.
     capture = os.memfd_create("output", 0)
     os.dup2(capture, 1)
     os.dup2(capture, 2)
     devnull = os.open(os.devnull, os.O_RDONLY)
-    sys.stdin = open(0, "r", closefd=False)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
     if not select.select([0], [], [], 0)[0]:
-        warm_up(opts)
+        warm_up(opts, capture)
     while True:
-        head = read_exact(0, 4)
-        if head is None:
+        req = take_request(0)
+        if req is None:
             os.write(status_w, b"X")
             os._exit(0)
-        n = int.from_bytes(head, "big")
-        raw = read_exact(0, n) if n <= RESULT_LIMIT else None
-        if raw is None:
-            os.write(status_w, b"X")
-            os._exit(0)
-        req = loads(raw)
         op = req.get("op")
         if op == "exec":
             break
@@ -483,28 +526,7 @@ def direct_child(opts, status_w, proto_out):
     # From here on nothing of this process (user code, anything it starts) can read requests.
     os.dup2(devnull, 0)
     os.close(devnull)
-    rid = req.get("id")
-    try:
-        timeout_ms = int(req.get("timeout_ms", 300000))
-    except (TypeError, ValueError):
-        timeout_ms = 300000
-    # The runner's cue to start the clock: "S<timeout ms> <id as JSON>\n" (the id names the
-    # request in an answer the runner gives for it).
-    os.write(status_w, b"S%d %s\n" % (timeout_ms, dumps(rid, default=str).encode()))
-    data, secs = execute(opts, req)
-    size = os.fstat(capture).st_size
-    out = ""
-    if size:
-        os.lseek(capture, 0, os.SEEK_SET)
-        out = os.read(capture, OUTPUT_LIMIT).decode("utf-8", "replace")
-        if size > OUTPUT_LIMIT:
-            out += "\n[output truncated: %d bytes dropped]" % (size - OUTPUT_LIMIT)
-    parts = answer_parts(rid, out, data, secs)
-    # 'done' first: when this process is gone the runner knows it answered (and gives no answer of
-    # its own); the runner reads it only then, so writing it wakes nobody.
-    os.write(status_w, b"D")
-    write_all(proto_out, parts)
-    os._exit(0)
+    serve(opts, req, capture, status_w, proto_out)
 
 
 def drain(fd, limit=1 << 20):
@@ -561,6 +583,14 @@ def main_exclusive(opts):
     proto_out = os.dup(1)
     os.dup2(2, 1)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # What every child needs the same of is made here once, not in each child: default SIGTERM and
+    # SIGINT, and the stream objects on fds 0-2 (a child points fds 1 and 2 at its output capture
+    # and fd 0 at /dev/null; here fd 1 is the runner's stderr).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
     set_nondumpable()
     write_frame(proto_out, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0], "mode": "exclusive"})
     while True:
