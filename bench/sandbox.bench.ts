@@ -134,7 +134,7 @@ const benchmark: Benchmark = {
     let k = 0
     const cold = async () => {
       // the single_use executor's own path (the teardown is off the caller's path there)
-      const r = await runOnce(driver, { id: `cold${String(++k)}`, mode: 'exclusive', network: false, limits: LIMITS }, { code: CODE, entrypoint: 'handler', input: k, context: {}, timeoutMs: 5_000 })
+      const r = await runOnce(driver, { id: `cold${String(++k)}`, mode: 'exclusive', network: false, limits: LIMITS, singleUse: true }, { code: CODE, entrypoint: 'handler', input: k, context: {}, timeoutMs: 5_000 })
       if (!r.ok) throw new Error(r.error.message)
     }
     rows.push(await measure('single-use bubblewrap execution (start, ready, call, destroy)', 'sandbox-cold', COLD_SAMPLES, cold))
