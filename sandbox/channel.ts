@@ -150,17 +150,21 @@ export function openChannel(sb: SandboxProcess, readyTimeoutMs = 30_000): Runner
     sb.stdout.once('end', resolve)
     sb.stdout.once('close', resolve)
   })
+  let exited: SandboxExited | null = null
   const onExit = async (): Promise<void> => {
     const e = await sb.exited
+    // broken at once (nothing new is sent); the waiters fail once the output is read
+    exited = new SandboxExited(`sandbox ${sb.name} exited (code ${String(e.code)}, signal ${String(e.signal)})`, e, started)
     let timer: NodeJS.Timeout | undefined
     await Promise.race([drained, new Promise((resolve) => (timer = setTimeout(resolve, EXIT_DRAIN_MS)))])
     clearTimeout(timer)
-    fail(new SandboxExited(`sandbox ${sb.name} exited (code ${String(e.code)}, signal ${String(e.signal)})`, e, started))
+    fail(exited)
   }
   void onExit()
 
   function request(body: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
     if (broken !== null) return Promise.reject(broken)
+    if (exited !== null) return Promise.reject(exited)
     const id = randomUUID()
     body['id'] = id
     // one buffer: the 4-byte length, then the JSON
@@ -210,7 +214,7 @@ export function openChannel(sb: SandboxProcess, readyTimeoutMs = 30_000): Runner
   return {
     ready,
     get broken() {
-      return broken !== null
+      return broken !== null || exited !== null
     },
     get inflight() {
       return waiters.size
