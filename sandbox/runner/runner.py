@@ -187,34 +187,36 @@ class Child:
                 pass
 
 
-def set_limits(opts, timeout_s, dry=False):
-    """The per-execution rlimits. `dry` (the warm-up's rehearsal) makes the same calls with the
-    current values, which changes nothing."""
+def _cap(which, value, dry):
+    try:
+        resource.setrlimit(which, resource.getrlimit(which) if dry else (value, value))
+    except (ValueError, OSError):
+        pass
 
-    def cap(which, value):
-        try:
-            resource.setrlimit(which, resource.getrlimit(which) if dry else (value, value))
-        except (ValueError, OSError):
-            pass
 
+def set_fixed_limits(opts, dry=False):
+    """The rlimits that are the same for every execution of this sandbox. An exclusive child sets
+    them while it waits for its request (fewer system calls on the call itself); `dry` (the
+    warm-up's rehearsal) makes the same calls with the current values, which changes nothing."""
     if opts["memory_mb"] > 0:
-        cap(resource.RLIMIT_AS, opts["memory_mb"] * 1024 * 1024)
+        _cap(resource.RLIMIT_AS, opts["memory_mb"] * 1024 * 1024, dry)
     if opts["file_mb"] > 0:
-        cap(resource.RLIMIT_FSIZE, opts["file_mb"] * 1024 * 1024)
+        _cap(resource.RLIMIT_FSIZE, opts["file_mb"] * 1024 * 1024, dry)
     if opts["max_procs"] > 0:
-        cap(resource.RLIMIT_NPROC, opts["max_procs"])
+        _cap(resource.RLIMIT_NPROC, opts["max_procs"], dry)
     if opts["max_files"] > 0:
-        cap(resource.RLIMIT_NOFILE, opts["max_files"])
-    cap(resource.RLIMIT_CORE, 0)
-    if timeout_s is not None:
-        # CPU seconds as a backstop of the wall-clock timeout the runner enforces.
-        cap(resource.RLIMIT_CPU, int(timeout_s) + 2)
+        _cap(resource.RLIMIT_NOFILE, opts["max_files"], dry)
+    _cap(resource.RLIMIT_CORE, 0, dry)
 
 
-def execute(opts, req, rehearsal=False):
+def execute(opts, req, rehearsal=False, fixed_set=False):
     """Runs one request in this (disposable) process: returns the encoded {"ok": ...} body and seconds.
-    `rehearsal` is the warm-up's: the same code path, no rlimit changed."""
-    set_limits(opts, max(1, int(req.get("timeout_ms", 300000) / 1000)), dry=rehearsal)
+    `rehearsal` is the warm-up's: the same code path, no rlimit changed. `fixed_set`: the fixed
+    limits are in place already (set_fixed_limits)."""
+    if not fixed_set:
+        set_fixed_limits(opts, dry=rehearsal)
+    # CPU seconds as a backstop of the wall-clock timeout the runner enforces.
+    _cap(resource.RLIMIT_CPU, max(1, int(req.get("timeout_ms", 300000) / 1000)) + 2, rehearsal)
     started = time.monotonic()
     try:
         builtins.input = no_input
@@ -436,7 +438,7 @@ def warm_up(opts, capture=None):
     finally:
         os.close(r)
         os.close(w)
-    serve(opts, req, capture, None, None)
+    serve(opts, req, capture, None, None, fixed_set=capture is not None)
 
 
 def take_request(fd):
@@ -451,7 +453,7 @@ def take_request(fd):
     return loads(raw)
 
 
-def serve(opts, req, capture, status_w, proto_out):
+def serve(opts, req, capture, status_w, proto_out, fixed_set=False):
     """Runs an exec request and writes its answer to `proto_out`; with no `proto_out` (the warm-up)
     it writes nothing anywhere and returns."""
     rid = req.get("id")
@@ -459,20 +461,23 @@ def serve(opts, req, capture, status_w, proto_out):
         timeout_ms = int(req.get("timeout_ms", 300000))
     except (TypeError, ValueError):
         timeout_ms = 300000
-    # The runner's cue to start the clock: "S<timeout ms> <id as JSON>\n" (the id names the
-    # request in an answer the runner gives for it).
-    start = b"S%d %s\n" % (timeout_ms, dumps(rid, default=str).encode())
+    # The runner's cue to start the clock: b"S", the deadline (CLOCK_MONOTONIC ns, 8 bytes: all
+    # the runner reads when it wakes), then "<timeout ms> <id as JSON>\n", read once this process
+    # is gone (for an answer the runner gives in its place).
+    start = b"S%s%d %s\n" % ((time.monotonic_ns() + max(1, timeout_ms) * 1000000).to_bytes(8, "big"), timeout_ms, dumps(rid, default=str).encode())
     if status_w is not None:
         os.write(status_w, start)
-    data, secs = execute(opts, req, rehearsal=proto_out is None)
+    data, secs = execute(opts, req, rehearsal=proto_out is None, fixed_set=fixed_set)
     out = ""
     if capture is not None:
-        size = os.fstat(capture).st_size
-        if size:
-            os.lseek(capture, 0, os.SEEK_SET)
-            out = os.read(capture, OUTPUT_LIMIT).decode("utf-8", "replace")
-            if size > OUTPUT_LIMIT:
-                out += "\n[output truncated: %d bytes dropped]" % (size - OUTPUT_LIMIT)
+        # one read at offset 0: the output, if any (its size is asked only when it is over the limit)
+        got = os.pread(capture, OUTPUT_LIMIT, 0)
+        if got:
+            out = got.decode("utf-8", "replace")
+            if len(got) == OUTPUT_LIMIT:
+                size = os.fstat(capture).st_size
+                if size > OUTPUT_LIMIT:
+                    out += "\n[output truncated: %d bytes dropped]" % (size - OUTPUT_LIMIT)
     parts = answer_parts(rid, out, data, secs)
     if proto_out is None:
         return
@@ -517,6 +522,7 @@ def direct_child(opts, status_w, proto_out):
     devnull = os.open(os.devnull, os.O_RDONLY)
     if not select.select([0], [], [], 0)[0]:
         warm_up(opts, capture)
+    set_fixed_limits(opts)
     while True:
         req = take_request(0)
         if req is None:
@@ -532,7 +538,7 @@ def direct_child(opts, status_w, proto_out):
     # From here on nothing of this process (user code, anything it starts) can read requests.
     os.dup2(devnull, 0)
     os.close(devnull)
-    serve(opts, req, capture, status_w, proto_out)
+    serve(opts, req, capture, status_w, proto_out, fixed_set=True)
 
 
 def drain(fd, limit=1 << 20):
@@ -553,34 +559,45 @@ def drain(fd, limit=1 << 20):
 
 
 def supervise(pid, pidfd, status_r):
-    """Waits for the child forked for the next request: until it reports a request (S), then until it
-    exits or the request's time is up; the one wake-up in between is the S. Returns (started,
-    answered, timed_out, exiting); `started` is (timeout_ms, id) once a request was taken."""
-    buf = b""
-    started = None
+    """Waits for the child forked for the next request: until it takes a request (S), then until it
+    exits or the request's time is up. The S is the one wake-up in between, and a small one: 9
+    bytes read, no decoding (the runner's pages are copy-on-write shared with the child, so every
+    page it writes meanwhile costs a fault). Returns (started, answered, timed_out, exiting);
+    `started` is (timeout_ms, id) once a request was taken."""
     deadline = None
     # Until a request arrives: the status pipe and the child's exit. The child's exit is watched
     # through a pidfd, not the pipe's EOF: processes the function started inherit the pipe.
-    while started is None:
+    while deadline is None:
         ready = select.select([status_r, pidfd], [], [])[0]
-        buf += drain(status_r)
-        if buf.startswith(b"S") and b"\n" in buf:
-            line, buf = buf[1:].split(b"\n", 1)
-            timeout_ms, rid = line.split(b" ", 1)
-            started = (int(timeout_ms), loads(rid))
-            deadline = time.monotonic() + max(0.001, started[0] / 1000.0)
-        elif b"X" in buf:
+        try:
+            head = os.read(status_r, 9)
+        except BlockingIOError:
+            head = None
+        if head is not None and len(head) == 9 and head[:1] == b"S":
+            deadline = int.from_bytes(head[1:], "big")
+        elif head and b"X" in head:
             return None, False, False, True
-        elif pidfd in ready:
+        elif pidfd in ready or head == b"":
             return None, False, False, False
     # A request runs: only its end or its deadline wakes the runner (user code can write to the
     # status pipe too; it is read once the child is gone).
+    timed_out = False
     while True:
-        timeout = max(0.0, deadline - time.monotonic())
+        timeout = max(0.0, (deadline - time.monotonic_ns()) / 1e9)
         if select.select([pidfd], [], [], timeout)[0]:
-            return started, b"D" in (buf + drain(status_r)), False, False
-        if time.monotonic() >= deadline:
-            return started, False, True, False
+            break
+        if time.monotonic_ns() >= deadline:
+            timed_out = True
+            break
+    # What the child wrote after the deadline: "<timeout ms> <id>\n" (its own, before any user
+    # code ran), then a 'done' if it answered.
+    line, _, rest = drain(status_r).partition(b"\n")
+    timeout_ms, _, rid = line.partition(b" ")
+    try:
+        started = (int(timeout_ms), loads(rid))
+    except ValueError:
+        started = (0, None)
+    return started, not timed_out and b"D" in rest, timed_out, False
 
 
 def main_exclusive(opts):
