@@ -364,6 +364,16 @@ def libc(name, *args):
     return fn(*args)
 
 
+def ABSOLUTE_TIMER(ns):
+    """A struct itimerspec (x86_64 and aarch64: four 64-bit fields) firing once at `ns`."""
+    return bytes(16) + (ns // 1000000000).to_bytes(8, "little") + (ns % 1000000000).to_bytes(8, "little")
+
+
+# The runner's deadline timer (exclusive mode): created by the zygote, armed by the child that takes
+# a request (timerfd_settime on the shared open file), polled by the zygote.
+TIMER_FD = -1
+
+
 def read_file(path):
     """The bytes of a small file; None when it cannot be read."""
     try:
@@ -431,6 +441,9 @@ def warm_up(opts, capture=None):
     child takes a copy-on-write page fault on the first write to every page it shares with the
     zygote (refcounts, allocator pools, the interpreter's static data, the stack), and those are
     taken now, not on the caller's time. On this kind of VM a fault costs 10-40 us of CPU."""
+    if TIMER_FD >= 0:
+        # the call that arms the deadline (disarming it: nothing is armed while idle)
+        libc("timerfd_settime", TIMER_FD, 0, bytes(32), None)
     r, w = os.pipe()
     try:
         os.write(w, frame_head(len(REHEARSAL)) + REHEARSAL)
@@ -461,12 +474,17 @@ def serve(opts, req, capture, status_w, proto_out, fixed_set=False):
         timeout_ms = int(req.get("timeout_ms", 300000))
     except (TypeError, ValueError):
         timeout_ms = 300000
-    # The runner's cue to start the clock: b"S", the deadline (CLOCK_MONOTONIC ns, 8 bytes: all
-    # the runner reads when it wakes), then "<timeout ms> <id as JSON>\n", read once this process
-    # is gone (for an answer the runner gives in its place).
-    start = b"S%s%d %s\n" % ((time.monotonic_ns() + max(1, timeout_ms) * 1000000).to_bytes(8, "big"), timeout_ms, dumps(rid, default=str).encode())
+    # The deadline goes to the runner's timer (a timerfd it polls, shared through the fork: arming
+    # it wakes nobody) and "<timeout ms> <id as JSON>\n" to the status pipe, which the runner
+    # reads once this process is gone (for an answer it gives in its place). Then this process
+    # lets go of the timer: no user code can disarm it.
+    deadline = time.monotonic_ns() + max(1, timeout_ms) * 1000000
+    started = b"%d %s\n" % (timeout_ms, dumps(rid, default=str).encode())
+    armed = ABSOLUTE_TIMER(deadline)
     if status_w is not None:
-        os.write(status_w, start)
+        os.write(status_w, started)
+        libc("timerfd_settime", TIMER_FD, 1, armed, None)  # TFD_TIMER_ABSTIME
+        os.close(TIMER_FD)
     data, secs = execute(opts, req, rehearsal=proto_out is None, fixed_set=fixed_set)
     out = ""
     if capture is not None:
@@ -559,39 +577,21 @@ def drain(fd, limit=1 << 20):
 
 
 def supervise(pid, pidfd, status_r):
-    """Waits for the child forked for the next request: until it takes a request (S), then until it
-    exits or the request's time is up. The S is the one wake-up in between, and a small one: 9
-    bytes read, no decoding (the runner's pages are copy-on-write shared with the child, so every
-    page it writes meanwhile costs a fault). Returns (started, answered, timed_out, exiting);
-    `started` is (timeout_ms, id) once a request was taken."""
-    deadline = None
-    # Until a request arrives: the status pipe and the child's exit. The child's exit is watched
-    # through a pidfd, not the pipe's EOF: processes the function started inherit the pipe.
-    while deadline is None:
-        ready = select.select([status_r, pidfd], [], [])[0]
-        try:
-            head = os.read(status_r, 9)
-        except BlockingIOError:
-            head = None
-        if head is not None and len(head) == 9 and head[:1] == b"S":
-            deadline = int.from_bytes(head[1:], "big")
-        elif head and b"X" in head:
-            return None, False, False, True
-        elif pidfd in ready or head == b"":
-            return None, False, False, False
-    # A request runs: only its end or its deadline wakes the runner (user code can write to the
-    # status pipe too; it is read once the child is gone).
-    timed_out = False
-    while True:
-        timeout = max(0.0, (deadline - time.monotonic_ns()) / 1e9)
-        if select.select([pidfd], [], [], timeout)[0]:
-            break
-        if time.monotonic_ns() >= deadline:
-            timed_out = True
-            break
-    # What the child wrote after the deadline: "<timeout ms> <id>\n" (its own, before any user
-    # code ran), then a 'done' if it answered.
-    line, _, rest = drain(status_r).partition(b"\n")
+    """Waits for the child forked for the next request: until it exits or the deadline it armed on
+    TIMER_FD passes. Nothing wakes the runner while a request runs (its pages are copy-on-write
+    shared with the child: every page it wrote meanwhile would cost a fault, and its wake-up takes
+    a core from the call). Returns (started, answered, timed_out, exiting); `started` is
+    (timeout_ms, id) once the child took a request."""
+    timed_out = bool(select.select([pidfd, TIMER_FD], [], [])[0] == [TIMER_FD])
+    # What the child wrote: "X" when it ends without a request; else "<timeout ms> <id>\n" (its
+    # own, before any user code ran), then a 'done' when it answered (user code can write here
+    # too, which can only cost it its own answer).
+    status = drain(status_r)
+    if not status.strip(b"X") and status:
+        return None, False, False, True
+    line, newline, rest = status.partition(b"\n")
+    if not newline:
+        return None, False, False, False
     timeout_ms, _, rid = line.partition(b" ")
     try:
         started = (int(timeout_ms), loads(rid))
@@ -615,8 +615,20 @@ def main_exclusive(opts):
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     set_nondumpable()
+    global TIMER_FD
+    TIMER_FD = libc("timerfd_create", 1, os.O_NONBLOCK | os.O_CLOEXEC)  # CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC
+    if TIMER_FD < 0:
+        sys.stderr.write("runner: timerfd_create failed\n")
+        sys.exit(3)
     write_frame(proto_out, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0], "mode": "exclusive"})
+    disarmed = bytes(32)
     while True:
+        # the previous child's deadline, if one was armed, is over
+        libc("timerfd_settime", TIMER_FD, 0, disarmed, None)
+        try:
+            os.read(TIMER_FD, 8)
+        except BlockingIOError:
+            pass
         status_r, status_w = os.pipe()
         # Nothing the runner holds now is ever collected in a child: a collection there would walk
         # (and so write, and copy) every page of the runner's objects.
