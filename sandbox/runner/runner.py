@@ -514,6 +514,14 @@ def answer_parts(rid, output, data, secs):
     return [frame_head(len(head) + len(data) - 1), head, memoryview(data)[1:]]
 
 
+def set_policy(batch):
+    """SCHED_BATCH or back to SCHED_OTHER (an unprivileged process may switch between the two)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH if batch else os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+
+
 def set_nondumpable():
     """PR_SET_DUMPABLE 0: no process of the sandbox may open /proc/<runner>/fd/0 (the protocol pipe)
     or ptrace the runner, so a process left behind by one execution cannot read the next request."""
@@ -541,6 +549,9 @@ def direct_child(opts, status_w, proto_out):
     if not select.select([0], [], [], 0)[0]:
         warm_up(opts, capture)
     set_fixed_limits(opts)
+    # Ready: back to the normal policy (the runner's is SCHED_BATCH, see main_exclusive), so the
+    # request's arrival wakes this process like any other.
+    set_policy(False)
     while True:
         req = take_request(0)
         if req is None:
@@ -615,6 +626,10 @@ def main_exclusive(opts):
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     set_nondumpable()
+    # The runner's own work (cleaning up after an execution, forking, and a child's warm-up until it
+    # is ready) runs under SCHED_BATCH: it starts right after an answer, when the platform's
+    # process wakes to take that answer, and a batch task does not preempt on wake-up.
+    set_policy(True)
     global TIMER_FD
     TIMER_FD = libc("timerfd_create", 1, os.O_NONBLOCK | os.O_CLOEXEC)  # CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC
     if TIMER_FD < 0:

@@ -267,9 +267,11 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
   })
 
   await t.test(`${driver.name}: no capabilities, no new privileges`, async (t) => {
-    const r = await run(ch, 'st = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)\nreturn {"eff": st["CapEff"].strip(), "bnd": st["CapBnd"].strip(), "nnp": st.get("NoNewPrivs", "?").strip()}')
+    const r = await run(ch, 'import os\nst = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)\nreturn {"eff": st["CapEff"].strip(), "bnd": st["CapBnd"].strip(), "nnp": st.get("NoNewPrivs", "?").strip(), "policy": os.sched_getscheduler(0)}')
     t.ok(r.ok, JSON.stringify(value(r)))
-    const v = (r.ok ? r.result : {}) as { eff: string; nnp: string }
+    const v = (r.ok ? r.result : {}) as { eff: string; nnp: string; policy: number }
+    // the runner's own work runs under SCHED_BATCH; a function runs under the normal policy
+    t.equal(v.policy, 0, 'the function runs under SCHED_OTHER')
     const eff = BigInt(`0x${v.eff}`)
     const allowed = (o.allowedCaps ?? []).reduce((a, c) => a | (1n << BigInt(c)), 0n)
     t.equal(eff & ~allowed, 0n, `no capability beyond the allowed ones (CapEff ${v.eff})`)
