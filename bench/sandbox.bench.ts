@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { realpathSync } from 'node:fs'
-import { openChannel } from '../sandbox/channel.ts'
 import type { SandboxLimits } from '../sandbox/driver.ts'
 import { bubblewrapDriver } from '../sandbox/drivers/bubblewrap.ts'
+import { runOnce } from '../sandbox/executor.ts'
 import { createWarmPool } from '../sandbox/pool.ts'
 import { createLogger } from '../src/kernel/log.ts'
 import { clockTicks, processTicks } from './lib/cpu.ts'
@@ -133,16 +133,9 @@ const benchmark: Benchmark = {
     rows.push(await measure('raw bwrap python3 -I -S -c pass (floor)', 'sandbox-cold', COLD_SAMPLES, rawBwrap, { baseline: true }))
     let k = 0
     const cold = async () => {
-      const sb = await driver.start({ id: `cold${String(++k)}`, mode: 'exclusive', network: false, limits: LIMITS })
-      try {
-        const ch = openChannel(sb)
-        await ch.ready
-        const r = await ch.exec({ code: CODE, entrypoint: 'handler', input: k, context: {}, timeoutMs: 5_000 })
-        if (!r.ok) throw new Error(r.error.message)
-      } finally {
-        // as the single_use executor does: the teardown is off the caller's path
-        void sb.destroy()
-      }
+      // the single_use executor's own path (the teardown is off the caller's path there)
+      const r = await runOnce(driver, { id: `cold${String(++k)}`, mode: 'exclusive', network: false, limits: LIMITS, singleUse: true }, { code: CODE, entrypoint: 'handler', input: k, context: {}, timeoutMs: 5_000 })
+      if (!r.ok) throw new Error(r.error.message)
     }
     rows.push(await measure('single-use bubblewrap execution (start, ready, call, destroy)', 'sandbox-cold', COLD_SAMPLES, cold))
 

@@ -49,6 +49,12 @@ export interface SandboxSpec {
   /** Network access: false for sandboxes (only a loopback), true for trusted shared workers. */
   network: boolean
   /**
+   * The sandbox runs one execution and is destroyed after it (SANDBOX_EXECUTOR=single_use): the
+   * runner (`--single-use`) runs it in its own process, without forking, and leaves the time limit
+   * to the platform (`RunnerChannel.execOnce`). Exclusive mode only.
+   */
+  singleUse?: boolean
+  /**
    * Host directory of approved Python packages (pip --target), mounted read-only and put on
    * sys.path by the runner. Absent when no package is installed.
    */

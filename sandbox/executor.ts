@@ -93,16 +93,21 @@ export function disabledError(): AppError {
   return new AppError(422, 'sandbox.disabled', 'sandbox executions are disabled on this platform (SANDBOX_EXECUTOR=disabled); only trusted shared_pool functions run')
 }
 
-/** Runs one execution in a fresh sandbox and destroys it (single_use and k8s_pod). */
-async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: ExecRequest, signal?: AbortSignal): Promise<ExecOutcome> {
+/**
+ * Runs one execution in a fresh sandbox and destroys it (single_use and k8s_pod). The request is
+ * written at once, not after the runner's `ready`: it waits in the pipe while the sandbox starts,
+ * which saves a round trip on the critical path (a runner that never gets ready fails the exec).
+ * A `singleUse` spec's runner runs the execution in its own process and the time limit is kept
+ * here (`execOnce`); a timed-out sandbox is destroyed below like any other.
+ */
+export async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: ExecRequest, signal?: AbortSignal): Promise<ExecOutcome> {
   const proc = await driver.start(spec)
   const onAbort = () => void proc.destroy().catch(() => undefined)
   signal?.addEventListener('abort', onAbort, { once: true })
   try {
     if (signal?.aborted === true) throw abortReason(signal)
     const ch = openChannel(proc)
-    await ch.ready
-    return await ch.exec(req)
+    return await (spec.singleUse === true ? ch.execOnce(req) : ch.exec(req))
   } catch (err) {
     throw signal?.aborted === true ? abortReason(signal) : err
   } finally {
@@ -259,7 +264,10 @@ export async function createSandboxExecutor(config: Config, log: Logger, o: { pa
       closers.unshift(() => p.close())
     } else {
       const single = spec('exclusive', false)
-      untrusted = (req, signal) => runOnce(driver, single(randomUUID().slice(0, 12)), req, signal)
+      // single_use: the runner runs the one execution in its own process (no fork, no cleanup);
+      // k8s_pod runs the exclusive runner as the pod image has it
+      const singleUse = config.SANDBOX_EXECUTOR === 'single_use'
+      untrusted = (req, signal) => runOnce(driver, { ...single(randomUUID().slice(0, 12)), singleUse }, req, signal)
     }
   }
 

@@ -8,6 +8,7 @@ export function runnerArgs(spec: SandboxSpec, o: { isolated: boolean; packagesPa
   return [
     '--mode', spec.mode,
     ...(o.isolated ? ['--isolated'] : []),
+    ...(spec.singleUse === true ? ['--single-use'] : []),
     '--memory-mb', String(spec.limits.memoryMb),
     '--file-mb', String(spec.limits.fileMb),
     '--max-procs', String(spec.limits.maxProcs),

@@ -12,35 +12,90 @@ IPC object and POSIX message queue before it forks the next child, so nothing of
 left for the next. In `shared` mode (trusted workers) executions run
 concurrently and nothing is cleaned.
 
-Usage: runner.py [--mode exclusive|shared] [--isolated] [--memory-mb N] [--file-mb N]
+With --single-use (a sandbox destroyed after one execution) the runner runs that one execution in
+its own process and exits after answering (main_single_use).
+
+Usage: runner.py [--mode exclusive|shared] [--isolated] [--single-use] [--memory-mb N] [--file-mb N]
                  [--max-procs N] [--max-files N] [--packages DIR]
 """
 
+import _signal as signal
 import builtins
-import json
+import gc
 import os
 import resource
 import select
-import signal
-import struct
 import sys
 import time
 
-# traceback, shutil and selectors are imported where used: a single-use sandbox pays every import
-# at its start (json alone costs ~7 ms), and most of them are never needed there.
+# Every import here is paid by every sandbox start (a single-use execution pays it on its critical
+# path) and makes the zygote bigger, so each fork copies more page tables and each execution takes
+# more copy-on-write faults. Hence `_signal` (the `signal` module builds enums: ~1 ms), no `struct`,
+# and JSON through `_json` below. traceback and shutil are imported where used (errors only).
 
 OUTPUT_LIMIT = 64 * 1024
 RESULT_LIMIT = 16 * 1024 * 1024
-HEADER = struct.Struct(">I")
+
+
+def _not_json(o):
+    raise TypeError("Object of type %s is not JSON serializable" % type(o).__name__)
+
+
+# JSON through the C accelerator that json.loads / json.dumps use themselves (`_json`: the same
+# scanner and encoder, so the same results), without the json package, which imports re, enum and
+# functools: ~5 ms and ~1.5 MB of heap at every start. Falls back to json when there is no `_json`.
+try:
+    import _json
+
+    class _DecodeSettings:
+        # what json.JSONDecoder() hands its C scanner
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}.__getitem__
+
+    _scan = _json.make_scanner(_DecodeSettings())
+
+    def loads(data):
+        text = data.decode("utf-8") if not isinstance(data, str) else data
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration as e:
+            raise ValueError("malformed JSON at character %d" % e.value)
+        if end != len(text) and text[end:].strip(" \t\r\n"):
+            raise ValueError("extra data after JSON at character %d" % end)
+        return value
+
+    def dumps(obj, default=_not_json, allow_nan=True):
+        """json.dumps(obj, separators=(",", ":"), default=default, allow_nan=allow_nan)."""
+        return "".join(_json.make_encoder({}, default, _json.encode_basestring_ascii, None, ":", ",", False, False, allow_nan)(obj, 0))
+
+except ImportError:  # a Python built without the accelerator
+    import json
+
+    def loads(data):
+        return json.loads(data)
+
+    def dumps(obj, default=None, allow_nan=True):
+        return json.dumps(obj, separators=(",", ":"), default=default, allow_nan=allow_nan)
+
+
+def frame_head(n):
+    """The 4-byte big-endian length in front of every frame."""
+    return n.to_bytes(4, "big")
 
 
 def parse_args(argv):
-    opts = {"mode": "exclusive", "isolated": False, "memory_mb": 0, "file_mb": 0, "max_procs": 0, "max_files": 256, "packages": None}
+    opts = {"mode": "exclusive", "isolated": False, "single_use": False, "memory_mb": 0, "file_mb": 0, "max_procs": 0, "max_files": 256, "packages": None}
     i = 0
     while i < len(argv):
         a = argv[i]
         if a == "--isolated":
             opts["isolated"] = True
+        elif a == "--single-use":
+            opts["single_use"] = True
         elif a in ("--mode", "--memory-mb", "--file-mb", "--max-procs", "--max-files", "--packages"):
             i += 1
             key = a[2:].replace("-", "_")
@@ -64,22 +119,30 @@ def read_frame(fd, limit=RESULT_LIMIT):
     head = read_exact(fd, 4)
     if head is None:
         return None
-    (n,) = HEADER.unpack(head)
+    n = int.from_bytes(head, "big")
     if n > limit:
         raise ValueError("frame of %d bytes is over the limit" % n)
     body = read_exact(fd, n)
     if body is None:
         return None
-    return json.loads(body)
+    return loads(body)
+
+
+def write_all(fd, parts):
+    """Writes the byte strings one after another, with one writev when the pipe takes them all
+    (no joined copy of a large result)."""
+    n = os.writev(fd, parts)
+    total = sum(len(p) for p in parts)
+    if n == total:
+        return
+    view = memoryview(b"".join(parts))[n:]
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def write_frame(fd, obj):
-    body = json.dumps(obj, separators=(",", ":"), default=str).encode()
-    data = HEADER.pack(len(body)) + body
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+    body = dumps(obj, default=str).encode()
+    write_all(fd, [frame_head(len(body)), body])
 
 
 def no_input(*_args, **_kwargs):
@@ -124,31 +187,36 @@ class Child:
                 pass
 
 
-def set_limits(opts, timeout_s):
-    def cap(which, value):
-        try:
-            resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
-            pass
+def _cap(which, value, dry):
+    try:
+        resource.setrlimit(which, resource.getrlimit(which) if dry else (value, value))
+    except (ValueError, OSError):
+        pass
 
+
+def set_fixed_limits(opts, dry=False):
+    """The rlimits that are the same for every execution of this sandbox. An exclusive child sets
+    them while it waits for its request (fewer system calls on the call itself); `dry` (the
+    warm-up's rehearsal) makes the same calls with the current values, which changes nothing."""
     if opts["memory_mb"] > 0:
-        cap(resource.RLIMIT_AS, opts["memory_mb"] * 1024 * 1024)
+        _cap(resource.RLIMIT_AS, opts["memory_mb"] * 1024 * 1024, dry)
     if opts["file_mb"] > 0:
-        cap(resource.RLIMIT_FSIZE, opts["file_mb"] * 1024 * 1024)
+        _cap(resource.RLIMIT_FSIZE, opts["file_mb"] * 1024 * 1024, dry)
     if opts["max_procs"] > 0:
-        cap(resource.RLIMIT_NPROC, opts["max_procs"])
+        _cap(resource.RLIMIT_NPROC, opts["max_procs"], dry)
     if opts["max_files"] > 0:
-        cap(resource.RLIMIT_NOFILE, opts["max_files"])
-    cap(resource.RLIMIT_CORE, 0)
-    if timeout_s is not None:
-        # CPU seconds as a backstop of the wall-clock timeout the runner enforces.
-        cap(resource.RLIMIT_CPU, int(timeout_s) + 2)
+        _cap(resource.RLIMIT_NOFILE, opts["max_files"], dry)
+    _cap(resource.RLIMIT_CORE, 0, dry)
 
 
-def execute(opts, req):
-    """Runs one request in this (disposable) process: returns the encoded {"ok": ...} body and seconds."""
-    timeout_s = max(1, int(req.get("timeout_ms", 300000) / 1000))
-    set_limits(opts, timeout_s)
+def execute(opts, req, rehearsal=False, fixed_set=False):
+    """Runs one request in this (disposable) process: returns the encoded {"ok": ...} body and seconds.
+    `rehearsal` is the warm-up's: the same code path, no rlimit changed. `fixed_set`: the fixed
+    limits are in place already (set_fixed_limits)."""
+    if not fixed_set:
+        set_fixed_limits(opts, dry=rehearsal)
+    # CPU seconds as a backstop of the wall-clock timeout the runner enforces.
+    _cap(resource.RLIMIT_CPU, max(1, int(req.get("timeout_ms", 300000) / 1000)) + 2, rehearsal)
     started = time.monotonic()
     try:
         builtins.input = no_input
@@ -161,7 +229,7 @@ def execute(opts, req):
         result = fn(req.get("input"), req.get("context") or {})
         body = {"ok": True, "result": result}
         try:
-            encoded = json.dumps(body, separators=(",", ":"), allow_nan=False)
+            encoded = dumps(body, allow_nan=False)
         except (TypeError, ValueError) as e:
             raise TypeError("the function returned a value that is not JSON: %s" % e)
     except BaseException as e:  # SystemExit and KeyboardInterrupt included: they end this execution only
@@ -169,10 +237,7 @@ def execute(opts, req):
         import traceback
 
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next if e.__traceback__ else None))
-        encoded = json.dumps(
-            {"ok": False, "error": {"type": type(e).__name__, "message": str(e)[:4000], "traceback": tb[-8000:]}},
-            separators=(",", ":"),
-        )
+        encoded = dumps({"ok": False, "error": {"type": type(e).__name__, "message": str(e)[:4000], "traceback": tb[-8000:]}})
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -180,7 +245,7 @@ def execute(opts, req):
         pass
     data = encoded.encode()
     if len(data) > RESULT_LIMIT:
-        data = json.dumps({"ok": False, "error": {"type": "ResultTooLarge", "message": "the result is over %d bytes" % RESULT_LIMIT, "traceback": ""}}).encode()
+        data = dumps({"ok": False, "error": {"type": "ResultTooLarge", "message": "the result is over %d bytes" % RESULT_LIMIT, "traceback": ""}}).encode()
     return data, time.monotonic() - started
 
 
@@ -200,17 +265,13 @@ def child_main(opts, proto_fds, req_r, res_w, out_w):
     sys.stdin = open(0, "r", closefd=False)
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
-    warm_up()
+    warm_up(opts)
     req = read_frame(req_r)
     os.close(req_r)
     if req is None:
         os._exit(0)
     data, secs = execute(opts, req)
-    payload = HEADER.pack(len(data)) + data + struct.pack(">d", secs)
-    view = memoryview(payload)
-    while view:
-        n = os.write(res_w, view)
-        view = view[n:]
+    write_all(res_w, [frame_head(len(data)), data, int(secs * 1e9).to_bytes(8, "big")])
     os._exit(0)
 
 
@@ -219,11 +280,14 @@ def kill_others(isolated):
     if not isolated:
         return
     me, parent = os.getpid(), os.getppid()
-    for _ in range(100):
+    for attempt in range(100):
         try:
             os.kill(-1, signal.SIGKILL)  # everything this process may signal, except itself and init
         except ProcessLookupError:
-            pass
+            # No other process exists, not even an unreaped one (kill(-1) counts zombies too): the
+            # usual case after an execution that started nothing, and /proc need not be read.
+            if attempt == 0:
+                return
         except PermissionError:
             pass
         # reap our own dead children; the namespace's init reaps the re-parented ones
@@ -248,7 +312,7 @@ def kill_others(isolated):
                 pass
         # dead processes the namespace's init has not reaped yet hold nothing, but give it a moment
         # so the next execution starts with a clean process table
-        if not alive and (zombies == 0 or _ > 60):
+        if not alive and (zombies == 0 or attempt > 60):
             return
         time.sleep(0.001 if alive else 0.003)
 
@@ -271,17 +335,70 @@ def wipe(path):
             pass
 
 
-_libc = None
+_libc_handle = None
+_libc_functions = {}
+
+
+def libc(name, *args):
+    """Calls a C library function (int, bytes or None arguments). Through `_ctypes` itself where it
+    has call_function: the ctypes package costs ~3 ms and ~1 MB of heap at every start, for one
+    prctl. Falls back to ctypes."""
+    global _libc_handle
+    fn = _libc_functions.get(name)
+    if fn is None:
+        try:
+            from _ctypes import call_function, dlopen, dlsym
+
+            if _libc_handle is None:
+                _libc_handle = dlopen(None, os.RTLD_NOW)
+            address = dlsym(_libc_handle, name)
+
+            def fn(*a):
+                return call_function(address, a)
+
+        except ImportError:
+            import ctypes
+
+            fn = getattr(ctypes.CDLL(None), name)
+        _libc_functions[name] = fn
+    return fn(*args)
+
+
+def ABSOLUTE_TIMER(ns):
+    """A struct itimerspec (x86_64 and aarch64: four 64-bit fields) firing once at `ns`."""
+    return bytes(16) + (ns // 1000000000).to_bytes(8, "little") + (ns % 1000000000).to_bytes(8, "little")
+
+
+# The runner's deadline timer (exclusive mode): created by the zygote, armed by the child that takes
+# a request (timerfd_settime on the shared open file), polled by the zygote.
+TIMER_FD = -1
+
+
+def read_file(path):
+    """The bytes of a small file; None when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while True:
+            b = os.read(fd, 65536)
+            if not b:
+                return b"".join(chunks)
+            chunks.append(b)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def ipc_ids(kind):
     """Ids of the SysV objects (shm, msg, sem) in this IPC namespace; None when unlistable."""
-    try:
-        with open("/proc/sysvipc/" + kind) as f:
-            rows = f.read().splitlines()[1:]
-    except OSError:
+    data = read_file("/proc/sysvipc/" + kind)
+    if data is None:
         return None
-    return [int(r.split()[1]) for r in rows if len(r.split()) > 1]
+    return [int(r.split()[1]) for r in data.splitlines()[1:] if len(r.split()) > 1]
 
 
 def remove_ipc():
@@ -290,14 +407,9 @@ def remove_ipc():
     every process that could still use them is dead) and POSIX message queues (listed on the
     namespace's /dev/mqueue). Answers whether nothing is left; the caller ends the sandbox if not.
     A fresh IPC namespace per execution would need CAP_SYS_ADMIN, which the sandbox does not have."""
-    global _libc
-    if _libc is None:
-        import ctypes
-
-        _libc = ctypes.CDLL(None, use_errno=True)
-    rm = {"shm": lambda i: _libc.shmctl(i, 0, None), "msg": lambda i: _libc.msgctl(i, 0, None), "sem": lambda i: _libc.semctl(i, 0, 0)}
+    rm = (("shm", lambda i: libc("shmctl", i, 0, None)), ("msg", lambda i: libc("msgctl", i, 0, None)), ("sem", lambda i: libc("semctl", i, 0, 0)))
     clean = True
-    for kind, remove in rm.items():
+    for kind, remove in rm:
         ids = ipc_ids(kind)
         for i in ids or ():
             remove(i)
@@ -308,29 +420,114 @@ def remove_ipc():
     except OSError:
         queues = []
     for q in queues:
-        _libc.mq_unlink(("/" + q).encode())
+        libc("mq_unlink", ("/" + q).encode())
     if queues and os.listdir("/dev/mqueue"):
         clean = False
     return clean
 
 
-def warm_up():
-    """Takes the copy-on-write page faults of a first execution now, while idle, not during a call."""
-    warm = {"__builtins__": builtins}
-    exec(compile("def handler(i, c):\n    return {'i': i, 'c': c}\n", "<warm-up>", "exec"), warm)
-    json.loads(json.dumps(warm["handler"]([1, "x", 2.5, None], {"k": True}), separators=(",", ":")))
-    time.monotonic()
+# A request shaped like a common one, for the warm-up's rehearsal.
+REHEARSAL = (
+    b'{"op":"exec","id":"00000000-0000-4000-8000-000000000000","code":"def handler(input, context):\\n'
+    b'    return {\\"echo\\": input, \\"n\\": 2.5}\\n","entrypoint":"handler","input":{"k":[1,"x",null,true]},'
+    b'"context":{"user_id":"u"},"timeout_ms":30000,"name":"warm-up"}'
+)
+
+
+def warm_up(opts, capture=None):
+    """Rehearses an execution while idle, through the same functions a request takes (reading the
+    frame from a pipe, decoding, the start line, limits set to what they are, compiling, running,
+    encoding, the output capture, the answer's assembly) but without writing anything: a forked
+    child takes a copy-on-write page fault on the first write to every page it shares with the
+    zygote (refcounts, allocator pools, the interpreter's static data, the stack), and those are
+    taken now, not on the caller's time. On this kind of VM a fault costs 10-40 us of CPU."""
+    if TIMER_FD >= 0:
+        # the call that arms the deadline (disarming it: nothing is armed while idle)
+        libc("timerfd_settime", TIMER_FD, 0, bytes(32), None)
+    r, w = os.pipe()
+    try:
+        os.write(w, frame_head(len(REHEARSAL)) + REHEARSAL)
+        req = take_request(r)
+    finally:
+        os.close(r)
+        os.close(w)
+    serve(opts, req, capture, None, None, fixed_set=capture is not None)
+
+
+def take_request(fd):
+    """The next request frame, decoded; None at the end of the stream."""
+    head = read_exact(fd, 4)
+    if head is None:
+        return None
+    n = int.from_bytes(head, "big")
+    raw = read_exact(fd, n) if n <= RESULT_LIMIT else None
+    if raw is None:
+        return None
+    return loads(raw)
+
+
+def serve(opts, req, capture, status_w, proto_out, fixed_set=False):
+    """Runs an exec request and writes its answer to `proto_out`; with no `proto_out` (the warm-up)
+    it writes nothing anywhere and returns."""
+    rid = req.get("id")
+    try:
+        timeout_ms = int(req.get("timeout_ms", 300000))
+    except (TypeError, ValueError):
+        timeout_ms = 300000
+    # The deadline goes to the runner's timer (a timerfd it polls, shared through the fork: arming
+    # it wakes nobody) and "<timeout ms> <id as JSON>\n" to the status pipe, which the runner
+    # reads once this process is gone (for an answer it gives in its place). Then this process
+    # lets go of the timer: no user code can disarm it.
+    deadline = time.monotonic_ns() + max(1, timeout_ms) * 1000000
+    started = b"%d %s\n" % (timeout_ms, dumps(rid, default=str).encode())
+    armed = ABSOLUTE_TIMER(deadline)
+    if status_w is not None:
+        os.write(status_w, started)
+        libc("timerfd_settime", TIMER_FD, 1, armed, None)  # TFD_TIMER_ABSTIME
+        os.close(TIMER_FD)
+    data, secs = execute(opts, req, rehearsal=proto_out is None, fixed_set=fixed_set)
+    out = ""
+    if capture is not None:
+        # one read at offset 0: the output, if any (its size is asked only when it is over the limit)
+        got = os.pread(capture, OUTPUT_LIMIT, 0)
+        if got:
+            out = got.decode("utf-8", "replace")
+            if len(got) == OUTPUT_LIMIT:
+                size = os.fstat(capture).st_size
+                if size > OUTPUT_LIMIT:
+                    out += "\n[output truncated: %d bytes dropped]" % (size - OUTPUT_LIMIT)
+    parts = answer_parts(rid, out, data, secs)
+    if proto_out is None:
+        return
+    # 'done' first: when this process is gone the runner knows it answered (and gives no answer of
+    # its own); the runner reads it only then, so writing it wakes nobody.
+    if status_w is not None:
+        os.write(status_w, b"D")
+    write_all(proto_out, parts)
+    os._exit(0)
+
+
+def answer_parts(rid, output, data, secs):
+    """The answer frame around the encoded {"ok": ...} body, as parts for one writev (the body is
+    not copied again)."""
+    head = ('{"op":"result","id":%s,"output":%s,"duration_ms":%r,' % (dumps(rid, default=str), dumps(output), round(secs * 1000, 3))).encode()
+    return [frame_head(len(head) + len(data) - 1), head, memoryview(data)[1:]]
+
+
+def set_policy(batch):
+    """SCHED_BATCH or back to SCHED_OTHER (an unprivileged process may switch between the two)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH if batch else os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
 
 
 def set_nondumpable():
     """PR_SET_DUMPABLE 0: no process of the sandbox may open /proc/<runner>/fd/0 (the protocol pipe)
     or ptrace the runner, so a process left behind by one execution cannot read the next request."""
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(4, 0, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
+        if libc("prctl", 4, 0, 0, 0, 0) != 0 or libc("prctl", 3, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, PR_GET_DUMPABLE
+            raise OSError("prctl(PR_SET_DUMPABLE, 0) failed")
     except Exception as e:  # without it the runner would be open to that read: refuse to run
         sys.stderr.write("runner: cannot make itself non-dumpable: %s\n" % e)
         sys.exit(3)
@@ -340,29 +537,26 @@ def direct_child(opts, status_w, proto_out):
     """An exclusive sandbox's executor process: answers pings, takes ONE exec request straight from
     the protocol pipe, gives up that pipe before any user code runs, writes its answer straight to
     the protocol output and exits. The platform talks to it with no relay in between."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    # Everything that does not depend on the request is done while idle: the output capture, the
-    # stream objects, and the copy-on-write faults of a first execution.
+    # Everything that does not depend on the request is done while idle: the output capture (the
+    # stream objects on fds 0-2 are the zygote's own, made once: see main_exclusive) and the
+    # copy-on-write faults of an execution (warm_up). A request that is already waiting (a
+    # single-use sandbox, a busy pool) is served at once: rehearsing first would cost more than
+    # the faults it saves.
     capture = os.memfd_create("output", 0)
     os.dup2(capture, 1)
     os.dup2(capture, 2)
     devnull = os.open(os.devnull, os.O_RDONLY)
-    sys.stdin = open(0, "r", closefd=False)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
-    warm_up()
+    if not select.select([0], [], [], 0)[0]:
+        warm_up(opts, capture)
+    set_fixed_limits(opts)
+    # Ready: back to the normal policy (the runner's is SCHED_BATCH, see main_exclusive), so the
+    # request's arrival wakes this process like any other.
+    set_policy(False)
     while True:
-        head = read_exact(0, 4)
-        if head is None:
+        req = take_request(0)
+        if req is None:
             os.write(status_w, b"X")
             os._exit(0)
-        (n,) = HEADER.unpack(head)
-        raw = read_exact(0, n) if n <= RESULT_LIMIT else None
-        if raw is None:
-            os.write(status_w, b"X")
-            os._exit(0)
-        req = json.loads(raw)
         op = req.get("op")
         if op == "exec":
             break
@@ -373,23 +567,48 @@ def direct_child(opts, status_w, proto_out):
     # From here on nothing of this process (user code, anything it starts) can read requests.
     os.dup2(devnull, 0)
     os.close(devnull)
-    rid = req.get("id")
-    os.write(status_w, b"S" + json.dumps({"id": rid, "timeout_ms": req.get("timeout_ms", 300000)}).encode() + b"\n")
-    data, secs = execute(opts, req)
-    size = os.fstat(capture).st_size
-    os.lseek(capture, 0, os.SEEK_SET)
-    out = os.read(capture, OUTPUT_LIMIT).decode("utf-8", "replace") if size else ""
-    if size > OUTPUT_LIMIT:
-        out += "\n[output truncated: %d bytes dropped]" % (size - OUTPUT_LIMIT)
-    head = json.dumps({"op": "result", "id": rid, "output": out, "duration_ms": round(secs * 1000, 3)}, separators=(",", ":")).encode()
-    frame = head[:-1] + b"," + data[1:]
-    # 'done' first: the runner then waits for this process to exit before it cleans up, so the
-    # answer is never cut off; without 'done' it answers for this request itself.
-    os.write(status_w, b"D")
-    view = memoryview(HEADER.pack(len(frame)) + frame)
-    while view:
-        view = view[os.write(proto_out, view):]
-    os._exit(0)
+    serve(opts, req, capture, status_w, proto_out, fixed_set=True)
+
+
+def drain(fd, limit=1 << 20):
+    """What a non-blocking pipe holds now (at most `limit` bytes: processes a function left behind
+    may hold the pipe and keep writing)."""
+    chunks = []
+    got = 0
+    while got < limit:
+        try:
+            b = os.read(fd, 65536)
+        except (BlockingIOError, OSError):
+            break
+        if not b:
+            break
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+def supervise(pid, pidfd, status_r):
+    """Waits for the child forked for the next request: until it exits or the deadline it armed on
+    TIMER_FD passes. Nothing wakes the runner while a request runs (its pages are copy-on-write
+    shared with the child: every page it wrote meanwhile would cost a fault, and its wake-up takes
+    a core from the call). Returns (started, answered, timed_out, exiting); `started` is
+    (timeout_ms, id) once the child took a request."""
+    timed_out = bool(select.select([pidfd, TIMER_FD], [], [])[0] == [TIMER_FD])
+    # What the child wrote: "X" when it ends without a request; else "<timeout ms> <id>\n" (its
+    # own, before any user code ran), then a 'done' when it answered (user code can write here
+    # too, which can only cost it its own answer).
+    status = drain(status_r)
+    if not status.strip(b"X") and status:
+        return None, False, False, True
+    line, newline, rest = status.partition(b"\n")
+    if not newline:
+        return None, False, False, False
+    timeout_ms, _, rid = line.partition(b" ")
+    try:
+        started = (int(timeout_ms), loads(rid))
+    except ValueError:
+        started = (0, None)
+    return started, not timed_out and b"D" in rest, timed_out, False
 
 
 def main_exclusive(opts):
@@ -398,10 +617,37 @@ def main_exclusive(opts):
     proto_out = os.dup(1)
     os.dup2(2, 1)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # What every child needs the same of is made here once, not in each child: default SIGTERM and
+    # SIGINT, and the stream objects on fds 0-2 (a child points fds 1 and 2 at its output capture
+    # and fd 0 at /dev/null; here fd 1 is the runner's stderr).
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
     set_nondumpable()
+    # The runner's own work (cleaning up after an execution, forking, and a child's warm-up until it
+    # is ready) runs under SCHED_BATCH: it starts right after an answer, when the platform's
+    # process wakes to take that answer, and a batch task does not preempt on wake-up.
+    set_policy(True)
+    global TIMER_FD
+    TIMER_FD = libc("timerfd_create", 1, os.O_NONBLOCK | os.O_CLOEXEC)  # CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC
+    if TIMER_FD < 0:
+        sys.stderr.write("runner: timerfd_create failed\n")
+        sys.exit(3)
     write_frame(proto_out, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0], "mode": "exclusive"})
+    disarmed = bytes(32)
     while True:
+        # the previous child's deadline, if one was armed, is over
+        libc("timerfd_settime", TIMER_FD, 0, disarmed, None)
+        try:
+            os.read(TIMER_FD, 8)
+        except BlockingIOError:
+            pass
         status_r, status_w = os.pipe()
+        # Nothing the runner holds now is ever collected in a child: a collection there would walk
+        # (and so write, and copy) every page of the runner's objects.
+        gc.freeze()
         pid = os.fork()
         if pid == 0:
             try:
@@ -410,45 +656,11 @@ def main_exclusive(opts):
             finally:
                 os._exit(70)
         os.close(status_w)
-        # The child's exit is watched through a pidfd, not the status pipe's EOF: processes the
-        # function started inherit the pipe and would hold it open.
         pidfd = os.pidfd_open(pid)
         os.set_blocking(status_r, False)
-        started = None
-        done = False
-        exiting = False
-        deadline = None
-        buf = b""
-        gone = False
-        while True:
-            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([status_r, pidfd], [], [], timeout)
-            if not ready:
-                break  # the deadline passed
-            try:
-                chunk = os.read(status_r, 4096)
-            except BlockingIOError:
-                chunk = None
-            gone = pidfd in ready
-            if chunk:
-                buf += chunk
-            if buf.startswith(b"S") and started is None and b"\n" in buf:
-                line, buf = buf[1:].split(b"\n", 1)
-                started = json.loads(line)
-                deadline = time.monotonic() + max(0.001, started.get("timeout_ms", 300000) / 1000.0)
-            if b"D" in buf and not done:
-                # It is writing its answer and exits right after. The deadline is kept (shortened
-                # to 2 s at most): user code can write to this pipe too, and a forged 'done' must
-                # not buy unlimited time.
-                done = True
-                deadline = time.monotonic() + 2.0 if deadline is None else min(deadline, time.monotonic() + 2.0)
-            if b"X" in buf:
-                exiting = True
-            if gone or chunk == b"":
-                break  # the child is gone
+        started, answered, timed_out, exiting = supervise(pid, pidfd, status_r)
         os.close(status_r)
         os.close(pidfd)
-        timed_out = started is not None and deadline is not None and time.monotonic() >= deadline and not gone
         try:
             os.kill(pid, signal.SIGKILL)  # a no-op for a child that exited (not yet reaped)
         except ProcessLookupError:
@@ -459,13 +671,13 @@ def main_exclusive(opts):
             status = 0
         if exiting:
             return
-        if started is not None and (not done or timed_out):
+        if started is not None and (not answered or timed_out):
             if timed_out:
-                err = {"type": "TimeoutError", "message": "the function ran longer than its timeout of %g s" % (started.get("timeout_ms", 0) / 1000.0), "traceback": ""}
+                err = {"type": "TimeoutError", "message": "the function ran longer than its timeout of %g s" % (started[0] / 1000.0), "traceback": ""}
             else:
                 how = "was killed by signal %d%s" % (os.WTERMSIG(status), " (CPU time limit)" if os.WTERMSIG(status) == signal.SIGXCPU else " (memory or process limit)" if os.WTERMSIG(status) == signal.SIGKILL else "") if os.WIFSIGNALED(status) else "exited with code %d" % os.WEXITSTATUS(status)
                 err = {"type": "ProcessDied", "message": "the function's process %s before it returned a result" % how, "traceback": ""}
-            write_frame(proto_out, {"op": "result", "id": started.get("id"), "output": "", "ok": False, "timed_out": timed_out, "error": err})
+            write_frame(proto_out, {"op": "result", "id": started[1], "output": "", "ok": False, "timed_out": timed_out, "error": err})
         kill_others(opts["isolated"])
         if opts["isolated"]:
             wipe("/tmp")
@@ -476,10 +688,50 @@ def main_exclusive(opts):
                 return
 
 
+def main_single_use(opts):
+    """--single-use: this sandbox runs one execution and is destroyed after it (SANDBOX_EXECUTOR=
+    single_use), so the runner runs it in its own process. No child is forked: after a fork every
+    page the execution writes is a copy-on-write fault (about 500 for a small function, several ms
+    on this kind of VM), and there is no next execution to clean up for or to protect from (no
+    non-dumpable, no kill/wipe/IPC sweep). The runner exits after its answer and the whole
+    sandbox with it. The platform enforces the time limit (it destroys the sandbox: channel.ts
+    execOnce) and reports a runner that dies before answering as ProcessDied; the CPU rlimit
+    stays as a backstop."""
+    proto_out = os.dup(1)
+    os.dup2(2, 1)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    write_frame(proto_out, {"op": "ready", "pid": os.getpid(), "python": sys.version.split()[0], "mode": "single_use"})
+    while True:
+        req = take_request(0)
+        if req is None:
+            return
+        op = req.get("op")
+        if op == "exec":
+            break
+        if op == "exit":
+            return
+        write_frame(proto_out, {"op": "pong", "id": req.get("id"), "running": 0} if op == "ping" else {"op": "error", "id": req.get("id"), "message": "unknown op %r" % op})
+    # The function gets no way back to the protocol input; what it prints is captured.
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    capture = os.memfd_create("output", 0)
+    os.dup2(capture, 1)
+    os.dup2(capture, 2)
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    serve(opts, req, capture, None, proto_out)
+
+
 def main():
     opts = parse_args(sys.argv[1:])
     if opts["packages"]:
         sys.path.insert(0, opts["packages"])
+    if opts["single_use"]:
+        return main_single_use(opts)
     if opts["mode"] == "exclusive":
         return main_exclusive(opts)
     import selectors
@@ -516,11 +768,11 @@ def main():
     def parse_result(child):
         buf = bytes(child.result_buf)
         if len(buf) >= 12:
-            (n,) = HEADER.unpack(buf[:4])
+            n = int.from_bytes(buf[:4], "big")
             if len(buf) == 4 + n + 8:
                 try:
-                    outcome = json.loads(buf[4 : 4 + n])
-                    (secs,) = struct.unpack(">d", buf[4 + n :])
+                    outcome = loads(buf[4 : 4 + n])
+                    secs = int.from_bytes(buf[4 + n :], "big") / 1e9
                     if isinstance(outcome, dict) and isinstance(outcome.get("ok"), bool):
                         outcome["duration_ms"] = round(secs * 1000, 3)
                         if not outcome["ok"] and not isinstance(outcome.get("error"), dict):
@@ -628,12 +880,12 @@ def main():
 
     def pump():
         while len(inbuf) >= 4 and not paused:
-            (n,) = HEADER.unpack(inbuf[:4])
+            n = int.from_bytes(inbuf[:4], "big")
             if len(inbuf) < 4 + n:
                 break
             raw = bytes(inbuf[: 4 + n])
             del inbuf[: 4 + n]
-            handle_request(json.loads(raw[4:]), raw)
+            handle_request(loads(raw[4:]), raw)
 
     while True:
         timeout = None
@@ -660,7 +912,7 @@ def main():
                     buf = child.result_buf
                     if len(buf) > RESULT_LIMIT + 12:
                         finish(child, {"ok": False, "error": {"type": "ResultTooLarge", "message": "the result is too large", "traceback": ""}})
-                    elif len(buf) >= 4 and len(buf) >= 4 + HEADER.unpack(buf[:4])[0] + 8:
+                    elif len(buf) >= 4 and len(buf) >= 4 + int.from_bytes(buf[:4], "big") + 8:
                         finish(child, parse_result(child))
                     continue
                 # EOF before a whole frame: the process died (or closed the pipe) without answering

@@ -162,11 +162,13 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
     const first = await run(
       ch,
       [
-        'import os, sys, subprocess, builtins',
+        'import os, sys, subprocess, builtins, json',
         'open("/tmp/secret-of-a", "w").write("card 4242")',
         'os.makedirs("/tmp/dir/sub", exist_ok=True)',
         'builtins.LEAK = "from a"',
+        // json: a module the function imported; os: one the runner itself holds (inherited from its zygote)
         'sys.modules["json"].LEAK = "from a"',
+        'sys.modules["os"].LEAK = "from a"',
         'p = subprocess.Popen([sys.executable, "-c", "import time\\nwhile True:\\n    open(\'/tmp/late\', \'w\').write(\'x\')\\n    time.sleep(0.01)"])',
         'return p.pid',
       ].join('\n'),
@@ -183,7 +185,7 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
         '            procs.append(open("/proc/%s/cmdline" % p, "rb").read().decode(errors="replace"))',
         '        except OSError:',
         '            pass',
-        'return {"tmp": sorted(os.listdir("/tmp")), "builtin": hasattr(builtins, "LEAK"), "module": hasattr(json, "LEAK"), "sleepers": [c for c in procs if "while True" in c]}',
+        'return {"tmp": sorted(os.listdir("/tmp")), "builtin": hasattr(builtins, "LEAK"), "module": hasattr(json, "LEAK") or hasattr(os, "LEAK"), "sleepers": [c for c in procs if "while True" in c]}',
       ].join('\n'),
     )
     t.same(value(second), { tmp: [], builtin: false, module: false, sleepers: [] }, "no file, global, module change or process of the previous execution")
@@ -265,9 +267,11 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
   })
 
   await t.test(`${driver.name}: no capabilities, no new privileges`, async (t) => {
-    const r = await run(ch, 'st = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)\nreturn {"eff": st["CapEff"].strip(), "bnd": st["CapBnd"].strip(), "nnp": st.get("NoNewPrivs", "?").strip()}')
+    const r = await run(ch, 'import os\nst = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)\nreturn {"eff": st["CapEff"].strip(), "bnd": st["CapBnd"].strip(), "nnp": st.get("NoNewPrivs", "?").strip(), "policy": os.sched_getscheduler(0)}')
     t.ok(r.ok, JSON.stringify(value(r)))
-    const v = (r.ok ? r.result : {}) as { eff: string; nnp: string }
+    const v = (r.ok ? r.result : {}) as { eff: string; nnp: string; policy: number }
+    // the runner's own work runs under SCHED_BATCH; a function runs under the normal policy
+    t.equal(v.policy, 0, 'the function runs under SCHED_OTHER')
     const eff = BigInt(`0x${v.eff}`)
     const allowed = (o.allowedCaps ?? []).reduce((a, c) => a | (1n << BigInt(c)), 0n)
     t.equal(eff & ~allowed, 0n, `no capability beyond the allowed ones (CapEff ${v.eff})`)
