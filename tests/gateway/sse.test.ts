@@ -206,11 +206,18 @@ t.test('a new stream: every event in order with increasing ids, early ones too, 
   await eventually(async () => (main.gw.sseStreams() === 0 ? true : undefined), 'no stream left open')
 })
 
-t.test('fire-and-forget publishing keeps the order', async (t) => {
+t.test('fire-and-forget publishing keeps the order; events arriving together leave in one write', async (t) => {
+  const before = main.gw.sseStats()
   const r = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 200, delayMs: 0, noAck: true } })
   t.same(indexes(r.events), range(0, 200))
   t.ok(increasing(ids(r.events)))
   t.equal(r.events.at(-1)?.event, 'done')
+  const after = main.gw.sseStats()
+  const events = after.events - before.events
+  const writes = after.writes - before.writes
+  t.equal(events, 201, 'every event counted once')
+  // 200 events published in one go reach the gateway in a few socket reads: one write per read, not per event.
+  t.ok(writes < events / 2, `${String(writes)} corked writes for ${String(events)} events`)
 })
 
 t.test('disconnect after N events, resume with Last-Event-ID while events keep flowing: no gap, no duplicate', async (t) => {
