@@ -140,7 +140,7 @@ export class SseWriter {
  * parsed at once into subscription callbacks) is in before anything is written.
  */
 export class SseBatch {
-  /** Corked writes made by `flush` (for `gateway.sseStats()`: writes per event). */
+  /** Corked writes of frames, by `flush` and by a stream's final `end` (for `gateway.sseStats()`: writes per event). */
   writes = 0
   private dirty: SseWriter[] = []
   private scheduled = false

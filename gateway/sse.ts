@@ -444,6 +444,7 @@ export class SseStream {
     const rest = this.out.takeQueued()
     this.close()
     if (res === undefined || aborted) return
+    if (rest !== undefined) this.relay.batch.writes++
     res.cork(() => {
       if (rest === undefined) res.end()
       else res.end(rest)
