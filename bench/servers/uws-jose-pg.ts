@@ -9,7 +9,8 @@ import { onShutdown, reportFailure, reportReady } from './protocol.ts'
  * GET /api/v1/agents/{ns}/{name} must do: verify the same HS256 JWT (jose, SECRET_KEY) and read
  * the same agent row from the platform's Postgres (pg Pool of 10, DATABASE_URL), answered as JSON.
  */
-const key = new TextEncoder().encode(process.env['SECRET_KEY'] ?? '')
+// Imported once: given raw bytes, jose would import a WebCrypto key on every verify (~a quarter of this server's CPU).
+const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(process.env['SECRET_KEY'] ?? ''), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])
 const pool = new pg.Pool({ connectionString: process.env['DATABASE_URL'], max: 10 })
 // The columns the resource service reads (src/resources/row.ts ROW_COLUMNS); secrets are not sent.
 const SQL = 'select id, kind, namespace, name, spec, secrets, owner_id, managed_by, checksum, version, is_active, created_at, updated_at from resources where kind = $1 and namespace = $2 and name = $3'
