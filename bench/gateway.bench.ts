@@ -64,7 +64,7 @@ async function run(): Promise<Row[]> {
     const before = countXacts === undefined ? 0 : await xacts(countXacts)
     const m = await measure(target)
     // Warm-up and the platform's background work included: a warm read that never reaches Postgres shows ~0.
-    const pgNote = countXacts === undefined ? undefined : `Postgres transactions per request ${(((await xacts(countXacts)) - before) / Math.max(1, m.requests)).toFixed(3)}`
+    const pgNote = countXacts === undefined ? undefined : `Postgres transactions per measured request, warm-up included ${(((await xacts(countXacts)) - before) / Math.max(1, m.requests)).toFixed(3)}`
     const note = [extra.note, pgNote].filter((x) => x !== undefined).join('; ')
     rows.push(toRow(label, m, { ...extra, ...(note === '' ? {} : { note }) }))
     return body

@@ -428,10 +428,20 @@ async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 's
   const rate = envNum('BENCH_SSE_RATE', 10)
   const burst = envNum('BENCH_SSE_BURST', 1)
   const started: { stop(): Promise<void> | void }[] = []
+  /** One gateway's counters; retried: under load a gateway's NATS connection may be cut (slow consumer) and come back. */
+  const gwStat = async (i: number): Promise<{ events: number; writes: number }> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const reply = await nc.request(natsNames(PREFIX).subject(`bench.sse.gwstats.${String(i)}`), '', { timeout: 30_000 })
+        return JSON.parse(new TextDecoder().decode(reply.data)) as { events: number; writes: number }
+      } catch (err) {
+        if (attempt === 10) throw err
+        await sleep(1_000)
+      }
+    }
+  }
   const gwStats = async () => {
-    const all = await Promise.all(
-      Array.from({ length: gateways }, async (_, i) => JSON.parse(new TextDecoder().decode((await nc.request(natsNames(PREFIX).subject(`bench.sse.gwstats.${String(i)}`), '', { timeout: 30_000 })).data)) as { events: number; writes: number }),
-    )
+    const all = await Promise.all(Array.from({ length: gateways }, (_, i) => gwStat(i)))
     return all.reduce((a, b) => ({ events: a.events + b.events, writes: a.writes + b.writes }), { events: 0, writes: 0 })
   }
   try {
