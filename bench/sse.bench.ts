@@ -676,7 +676,19 @@ async function run(): Promise<Row[]> {
         rows.push(...(await publishCases(nats.url, nats.pid, names)))
         rows.push(...(await replayCases(nats.url, names)))
       }
-      for (const n of counts) for (const g of gatewayCounts) for (const mode of modes) rows.push(await streamsCase(nats.url, nats.pid, n, mode, g, nc))
+      for (const n of counts) {
+        for (const g of gatewayCounts) {
+          for (const mode of modes) {
+            try {
+              rows.push(await streamsCase(nats.url, nats.pid, n, mode, g, nc))
+            } catch (err) {
+              // One case failing (e.g. 10k clients cannot connect on a saturated host) keeps the other rows; the failure is a row.
+              out(`${mode} N=${String(n)} gateways=${String(g)} failed: ${String(err)}`)
+              rows.push({ benchmark: NAME, case: `${String(n)} SSE streams, ${String(g)} gateway(s), ${mode}: FAILED`, requests: 0, durationS: 0, rps: 0, cpuUsPerReq: 0, latencyP50Ms: 0, latencyP99Ms: 0, errors: 1, note: `failed: ${String(err).slice(0, 200)}` })
+            }
+          }
+        }
+      }
     } finally {
       await nc.close()
     }
