@@ -32,10 +32,12 @@ async function registry(): Promise<Benchmark[]> {
 
 export type ResultRow = Row & { cpuRatio: number | undefined; rpsRatio: number | undefined }
 
+/** Ratios against the row's `reference` (a case of the same benchmark) or else the benchmark's baseline; `totalCpu` compares CPU + other. */
 function withRatios(rows: Row[]): ResultRow[] {
   return rows.map((r) => {
-    const base = rows.find((b) => b.baseline === true && b.benchmark === r.benchmark)
-    return { ...r, cpuRatio: base === undefined ? undefined : r.cpuUsPerReq / base.cpuUsPerReq, rpsRatio: base === undefined ? undefined : r.rps / base.rps }
+    const base = rows.find((b) => b.benchmark === r.benchmark && (r.reference === undefined ? b.baseline === true : b.case === r.reference))
+    const cpu = (x: Row) => x.cpuUsPerReq + (r.totalCpu === true ? (x.otherCpuUsPerReq ?? 0) : 0)
+    return { ...r, cpuRatio: base === undefined ? undefined : cpu(r) / cpu(base), rpsRatio: base === undefined ? undefined : r.rps / base.rps }
   })
 }
 
@@ -43,19 +45,23 @@ const fixed = (n: number | undefined, digits: number) => (n === undefined ? '-' 
 
 function table(rows: ResultRow[]): string[] {
   const notes: string[] = []
-  const header = ['benchmark', 'case', 'req/s', 'CPU µs/req', 'other µs/req', 'p50 ms', 'p99 ms', 'errors', 'CPU ×base', 'target']
+  const header = ['benchmark', 'case', 'req/s', 'CPU µs/req', 'other µs/req', 'p50 ms', 'p99 ms', 'errors', 'req/s ×base', 'CPU ×base', 'target']
   const body = rows.map((r) => {
     let label = r.case
     if (r.note !== undefined) {
       notes.push(`[${String(notes.length + 1)}] ${r.note}`)
       label += ` [${String(notes.length)}]`
     }
-    const ratio = r.baseline === true ? 'baseline' : r.cpuRatio === undefined ? '-' : `${r.cpuRatio.toFixed(2)}×`
-    const target = r.limit === undefined || r.cpuRatio === undefined ? '' : `≤${String(r.limit)}× ${r.cpuRatio <= r.limit ? 'ok' : 'OVER'}`
-    return [r.benchmark, label, Math.round(r.rps).toString(), fixed(r.cpuUsPerReq, 1), fixed(r.otherCpuUsPerReq, 1), fixed(r.latencyP50Ms, 2), fixed(r.latencyP99Ms, 2), String(r.errors), ratio, target]
+    // Σ: the ratio of CPU summed over every process of the two rows (`totalCpu`).
+    const ratio = r.baseline === true ? 'baseline' : r.cpuRatio === undefined ? '-' : `${r.cpuRatio.toFixed(2)}×${r.totalCpu === true ? ' Σ' : ''}`
+    const rpsRatio = r.baseline === true || r.rpsRatio === undefined ? '-' : `${r.rpsRatio.toFixed(2)}×`
+    const targets: string[] = []
+    if (r.rpsLimit !== undefined && r.rpsRatio !== undefined) targets.push(`req/s ≥${String(r.rpsLimit)}× ${r.rpsRatio >= r.rpsLimit ? 'ok' : 'UNDER'}`)
+    if (r.limit !== undefined && r.cpuRatio !== undefined) targets.push(`${r.rpsLimit === undefined ? '' : 'CPU '}≤${String(r.limit)}× ${r.cpuRatio <= r.limit ? 'ok' : 'OVER'}`)
+    return [r.benchmark, label, Math.round(r.rps).toString(), fixed(r.cpuUsPerReq, 1), fixed(r.otherCpuUsPerReq, 1), fixed(r.latencyP50Ms, 2), fixed(r.latencyP99Ms, 2), String(r.errors), rpsRatio, ratio, targets.join(', ')]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)))
-  const numeric = new Set([2, 3, 4, 5, 6, 7, 8])
+  const numeric = new Set([2, 3, 4, 5, 6, 7, 8, 9])
   const line = (cells: string[]) => `| ${cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`
   return [line(header), `|${widths.map((w, i) => (numeric.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...body.map(line), ...(notes.length > 0 ? ['', ...notes] : [])]
 }

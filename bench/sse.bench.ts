@@ -39,11 +39,15 @@ import { onShutdown, reportFailure, reportReady } from './servers/protocol.ts'
  *
  * Table columns for the stream rows: req/s = events delivered per second, CPU µs/req = gateway CPU
  * per event, other = nats-server + publisher CPU per event, p50/p99 = delivery latency, errors =
- * lost + duplicated + out-of-order events + failed connects. The note gives every process's CPU
- * and the gateway's RSS.
+ * lost + duplicated + out-of-order events + failed connects. The note gives every process's CPU,
+ * the gateway's RSS and its corked writes per event (gateway.sseStats(): below 1 when events of a
+ * stream arrived in one event-loop turn and left in one write).
  *
  * Settings: BENCH_SSE_CLIENTS (1000; e.g. 1000,10000), BENCH_SSE_MODES (stream,live),
  * BENCH_SSE_RATE (10 events/s per stream), BENCH_SSE_PAD (1: payload padding in bytes),
+ * BENCH_SSE_GATEWAYS (1; e.g. 1,2: that many gateway processes, the clients spread over them
+ * round-robin, CPU summed), BENCH_SSE_BURST (1: a stream's events published back to back in bursts
+ * of this many, at the same average rate, as token deltas arriving together),
  * BENCH_DURATION (10 s) / BENCH_WARMUP (3 s), BENCH_SSE_SKIP_MICRO=1 (only the stream cases),
  * BENCH_SSE_PUBLISH_EVENTS (20000), BENCH_SSE_LAG=1 (the gateway prints its event-loop lag every
  * second), BENCH_SSE_NATS_LOG=debug (nats-server's log). Above ~19k clients the gateway's and the
@@ -81,7 +85,13 @@ async function gatewayRole(): Promise<void> {
       h.reset()
     }, 1000).unref()
   }
+  const stats = nc.subscribe(natsNames(PREFIX).subject(`bench.sse.gwstats.${process.env['BENCH_SSE_GW_INDEX'] ?? '0'}`), {
+    callback: (_err, msg) => {
+      msg.respond(JSON.stringify(gw.sseStats()))
+    },
+  })
   onShutdown(async () => {
+    stats.unsubscribe()
     gw.close()
     await nc.close()
   })
@@ -101,8 +111,10 @@ async function publisherRole(): Promise<void> {
   const names = natsNames(PREFIX)
   const mode = process.env['BENCH_SSE_MODE'] ?? 'stream'
   const rate = envNum('BENCH_SSE_RATE', 10)
+  const burst = envNum('BENCH_SSE_BURST', 1)
   const pad = 'x'.repeat(envNum('BENCH_SSE_PAD', 1) - 1)
-  const periodMs = 1000 / rate
+  // A channel's slot comes once per period and publishes `burst` events back to back.
+  const periodMs = (1000 * burst) / rate
   const slotMs = 5
   const slots = Math.max(1, Math.round(periodMs / slotMs))
   const bySlot: Channel[][] = Array.from({ length: slots }, () => [])
@@ -142,7 +154,7 @@ async function publisherRole(): Promise<void> {
   const tick = () => {
     if (!running) return
     const due = Math.floor((performance.now() - started) / slotMs)
-    for (; nextSlot <= due; nextSlot++) for (const ch of bySlot[nextSlot % slots] as Channel[]) publish(ch)
+    for (; nextSlot <= due; nextSlot++) for (const ch of bySlot[nextSlot % slots] as Channel[]) for (let b = 0; b < burst; b++) publish(ch)
     setTimeout(tick, 1)
   }
   tick()
@@ -166,7 +178,7 @@ async function publisherRole(): Promise<void> {
 // ───────────────────────────── role: clients ─────────────────────────────
 
 type ClientCommand =
-  | { type: 'connect'; port: number; n: number }
+  | { type: 'connect'; ports: number[]; n: number }
   | { type: 'measure'; on: boolean }
   | { type: 'verify'; published: Record<string, number> }
   | { type: 'close' }
@@ -302,7 +314,7 @@ function clientsRole(): void {
         let failures = 0
         for (let done = 0; done < cmd.n; ) {
           const batch = Math.min(250, cmd.n - done)
-          const got = await Promise.allSettled(Array.from({ length: batch }, () => open(cmd.port)))
+          const got = await Promise.allSettled(Array.from({ length: batch }, (_, k) => open(cmd.ports[(done + k) % cmd.ports.length] as number)))
           for (const g of got) {
             if (g.status === 'fulfilled') streams.push(g.value)
             else failures++
@@ -410,64 +422,97 @@ const rssMb = (pid: number): { rss: number; hwm: number } => {
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 }
 }
 
-async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 'stream' | 'live', nc: NatsConnection): Promise<Row> {
+async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 'stream' | 'live', gateways: number, nc: NatsConnection): Promise<Row> {
   const durationS = envNum('BENCH_DURATION', 10)
   const warmupS = envNum('BENCH_WARMUP', 3)
   const rate = envNum('BENCH_SSE_RATE', 10)
+  const burst = envNum('BENCH_SSE_BURST', 1)
   const started: { stop(): Promise<void> | void }[] = []
+  /** One gateway's counters; retried: under load a gateway's NATS connection may be cut (slow consumer) and come back. */
+  const gwStat = async (i: number): Promise<{ events: number; writes: number }> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const reply = await nc.request(natsNames(PREFIX).subject(`bench.sse.gwstats.${String(i)}`), '', { timeout: 30_000 })
+        return JSON.parse(new TextDecoder().decode(reply.data)) as { events: number; writes: number }
+      } catch (err) {
+        if (attempt === 10) throw err
+        await sleep(1_000)
+      }
+    }
+  }
+  const gwStats = async () => {
+    const all = await Promise.all(Array.from({ length: gateways }, (_, i) => gwStat(i)))
+    return all.reduce((a, b) => ({ events: a.events + b.events, writes: a.writes + b.writes }), { events: 0, writes: 0 })
+  }
   try {
     const env = { NATS_URL: natsUrl, LOG_LEVEL: 'warn', BENCH_SSE_MODE: mode }
     // startServerChild runs bench/servers/<script>: '../sse.bench.ts' is this file, in the role BENCH_SSE_ROLE.
-    const gateway: ServerChild = await startServerChild('sse-gateway', '../sse.bench.ts', { ...env, BENCH_SSE_ROLE: 'gateway' })
-    started.push(gateway)
+    const gws: ServerChild[] = []
+    for (let i = 0; i < gateways; i++) {
+      const gw = await startServerChild(`sse-gateway${gateways > 1 ? String(i + 1) : ''}`, '../sse.bench.ts', { ...env, BENCH_SSE_ROLE: 'gateway', BENCH_SSE_GW_INDEX: String(i) })
+      started.push(gw)
+      gws.push(gw)
+    }
+    const gwPids = gws.map((g) => g.pid)
+    const gwTicksNow = () => gwPids.reduce((sum, pid) => sum + processTicks(pid), 0)
     const publisher: ServerChild = await startServerChild('sse-publisher', '../sse.bench.ts', { ...env, BENCH_SSE_ROLE: 'publisher' })
     started.push(publisher)
     const clients = await startClients()
     started.push(clients)
-    const fds = n + 2048
-    if (fds > 19_000) for (const pid of [gateway.pid, clients.pid]) raiseFdLimit(pid, fds)
-    const rssBefore = rssMb(gateway.pid)
-    out(`${mode}: connecting ${String(n)} SSE clients…`)
+    const fds = Math.ceil(n / gateways) + 2048
+    if (fds > 19_000) for (const pid of gwPids) raiseFdLimit(pid, fds)
+    if (n + 2048 > 19_000) raiseFdLimit(clients.pid, n + 2048)
+    const rssBefore = gwPids.map((pid) => rssMb(pid))
+    out(`${mode}: connecting ${String(n)} SSE clients to ${String(gateways)} gateway process(es)…`)
     const t0 = performance.now()
-    const conn = await clients.ask<{ streams: number; failures: number }>({ type: 'connect', port: gateway.info.port, n }, 'connected')
+    const conn = await clients.ask<{ streams: number; failures: number }>({ type: 'connect', ports: gws.map((g) => g.info.port), n }, 'connected')
     out(`${mode}: ${String(conn.streams)} connected in ${String(Math.round(performance.now() - t0))} ms (${String(conn.failures)} failed); warm-up ${String(warmupS)} s`)
     await sleep(warmupS * 1000)
-    const gw0 = processTicks(gateway.pid)
+    const gw0 = gwTicksNow()
+    const perGw0 = gwPids.map((pid) => processTicks(pid))
     const nats0 = processTicks(natsPid)
     const pub0 = processTicks(publisher.pid)
     const cl0 = processTicks(clients.pid)
+    const st0 = await gwStats()
     await clients.ask({ type: 'measure', on: true }, 'measuring')
     const w0 = performance.now()
     await sleep(durationS * 1000)
     const m = await clients.ask<{ events: number; p50: number; p99: number; max: number }>({ type: 'measure', on: false }, 'measured')
     const elapsed = (performance.now() - w0) / 1000
-    const gwTicks = processTicks(gateway.pid) - gw0
+    const st1 = await gwStats()
+    const gwTicks = gwTicksNow() - gw0
+    const perGw = gwPids.map((pid, i) => processTicks(pid) - (perGw0[i] as number))
     const natsTicks = processTicks(natsPid) - nats0
     const pubTicks = processTicks(publisher.pid) - pub0
     const otherTicks = natsTicks + pubTicks
     const pct = (ticks: number) => ((ticksToMicros(ticks) / 1e6 / elapsed) * 100).toFixed(0)
-    const cpus = `CPU % of a core: gateway ${pct(gwTicks)}, nats-server ${pct(natsTicks)}, publisher ${pct(pubTicks)}, clients ${pct(processTicks(clients.pid) - cl0)}; host load average ${(loadavg()[0] as number).toFixed(1)}`
-    const rss = rssMb(gateway.pid)
+    const gwPct = gateways === 1 ? pct(gwTicks) : `${perGw.map(pct).join(' + ')}`
+    const cpus = `CPU % of a core: gateway ${gwPct}, nats-server ${pct(natsTicks)}, publisher ${pct(pubTicks)}, clients ${pct(processTicks(clients.pid) - cl0)}; host load average ${(loadavg()[0] as number).toFixed(1)}`
+    const writesPerEvent = (st1.writes - st0.writes) / Math.max(1, st1.events - st0.events)
+    const rss = gwPids.map((pid) => rssMb(pid))
+    const rssText = rss.map((r, i) => `${r.rss.toFixed(0)} MB (idle ${(rssBefore[i]?.rss ?? 0).toFixed(0)}, peak ${r.hwm.toFixed(0)})`).join(' + ')
     const published = JSON.parse(new TextDecoder().decode((await nc.request(natsNames(PREFIX).subject('bench.sse.stop'), '', { timeout: 120_000 })).data)) as Record<string, number>
     await sleep(2_000) // let events in flight arrive
     const v = await clients.ask<{ lost: number; dups: number; disorder: number; unknown: number; closed: number; received: number }>({ type: 'verify', published }, 'verified')
     const total = Object.values(published).reduce((a, b) => a + b, 0)
     await clients.ask({ type: 'close' }, 'closed')
+    const gwCpuPerEvent = ticksToMicros(gwTicks) / Math.max(1, m.events)
     out(
-      `${mode} N=${String(n)}: ${String(m.events)} events in ${elapsed.toFixed(1)} s (target ${String(n * rate)}/s), p50 ${m.p50.toFixed(2)} ms p99 ${m.p99.toFixed(2)} ms max ${m.max.toFixed(1)} ms; ${cpus}; gateway RSS ${rss.rss.toFixed(0)} MB (idle ${rssBefore.rss.toFixed(0)} MB, peak ${rss.hwm.toFixed(0)} MB); published ${String(total)}, received ${String(v.received)}, lost ${String(v.lost)}, dup ${String(v.dups)}, id disorder ${String(v.disorder)}, closed ${String(v.closed)}`,
+      `${mode} N=${String(n)} gateways=${String(gateways)} burst=${String(burst)}: ${String(m.events)} events in ${elapsed.toFixed(1)} s (target ${String(n * rate)}/s), p50 ${m.p50.toFixed(2)} ms p99 ${m.p99.toFixed(2)} ms max ${m.max.toFixed(1)} ms; gateway ${gwCpuPerEvent.toFixed(1)} µs/event, ${writesPerEvent.toFixed(3)} writes/event; ${cpus}; gateway RSS ${rssText}; published ${String(total)}, received ${String(v.received)}, lost ${String(v.lost)}, dup ${String(v.dups)}, id disorder ${String(v.disorder)}, closed ${String(v.closed)}`,
     )
+    const shape = `${gateways > 1 ? `, ${String(gateways)} gateways` : ''}${burst > 1 ? `, bursts of ${String(burst)}` : ''}`
     return {
       benchmark: NAME,
-      case: `${String(n)} SSE streams × ${String(rate)} ev/s, ${mode === 'stream' ? 'JetStream stream + republish' : 'core sse.live (gateway only)'}`,
+      case: `${String(n)} SSE streams × ${String(rate)} ev/s${shape}, ${mode === 'stream' ? 'JetStream stream + republish' : 'core sse.live (gateway only)'}`,
       requests: m.events,
       durationS: elapsed,
       rps: m.events / elapsed,
-      cpuUsPerReq: ticksToMicros(gwTicks) / Math.max(1, m.events),
+      cpuUsPerReq: gwCpuPerEvent,
       otherCpuUsPerReq: ticksToMicros(otherTicks) / Math.max(1, m.events),
       latencyP50Ms: m.p50,
       latencyP99Ms: m.p99,
       errors: v.lost + v.dups + v.disorder + conn.failures,
-      note: `${mode} N=${String(n)}, target ${String(n * rate)} ev/s: ${cpus}; gateway RSS ${rss.rss.toFixed(0)} MB (${rssBefore.rss.toFixed(0)} MB before the clients); latency max ${m.max.toFixed(0)} ms; published ${String(total)}, lost ${String(v.lost)}, duplicated ${String(v.dups)}, connect failures ${String(conn.failures)}; "other" = nats-server + publisher`,
+      note: `${mode} N=${String(n)}${shape}, target ${String(n * rate)} ev/s: ${cpus}; corked writes per event ${writesPerEvent.toFixed(3)}; gateway RSS ${rssText}; latency max ${m.max.toFixed(0)} ms; published ${String(total)}, lost ${String(v.lost)}, duplicated ${String(v.dups)}, connect failures ${String(conn.failures)}; CPU = all gateway processes, "other" = nats-server + publisher`,
     }
   } finally {
     for (const c of started.reverse()) await c.stop()
@@ -615,6 +660,7 @@ async function replayCases(natsUrl: string, names: NatsNames): Promise<Row[]> {
 
 async function run(): Promise<Row[]> {
   const counts = (process.env['BENCH_SSE_CLIENTS'] ?? '1000').split(',').map((s) => Number(s.trim())).filter((x) => Number.isInteger(x) && x > 0)
+  const gatewayCounts = (process.env['BENCH_SSE_GATEWAYS'] ?? '1').split(',').map((s) => Number(s.trim())).filter((x) => Number.isInteger(x) && x > 0)
   const modes = (process.env['BENCH_SSE_MODES'] ?? 'stream,live').split(',').map((s) => s.trim()) as ('stream' | 'live')[]
   const dir = tempDir('bench-sse-')
   const log = createLogger({ level: process.env['BENCH_SSE_NATS_LOG'] ?? 'warn', svc: 'bench-sse' })
@@ -630,7 +676,19 @@ async function run(): Promise<Row[]> {
         rows.push(...(await publishCases(nats.url, nats.pid, names)))
         rows.push(...(await replayCases(nats.url, names)))
       }
-      for (const n of counts) for (const mode of modes) rows.push(await streamsCase(nats.url, nats.pid, n, mode, nc))
+      for (const n of counts) {
+        for (const g of gatewayCounts) {
+          for (const mode of modes) {
+            try {
+              rows.push(await streamsCase(nats.url, nats.pid, n, mode, g, nc))
+            } catch (err) {
+              // One case failing (e.g. 10k clients cannot connect on a saturated host) keeps the other rows; the failure is a row.
+              out(`${mode} N=${String(n)} gateways=${String(g)} failed: ${String(err)}`)
+              rows.push({ benchmark: NAME, case: `${String(n)} SSE streams, ${String(g)} gateway(s), ${mode}: FAILED`, requests: 0, durationS: 0, rps: 0, cpuUsPerReq: 0, latencyP50Ms: 0, latencyP99Ms: 0, errors: 1, note: `failed: ${String(err).slice(0, 200)}` })
+            }
+          }
+        }
+      }
     } finally {
       await nc.close()
     }

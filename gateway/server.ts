@@ -58,6 +58,8 @@ export interface Gateway {
   close(): void
   /** Open Server-Sent Events streams (listening, replaying or live). */
   sseStreams(): number
+  /** Events relayed and corked writes made for them since start (writes < events when events of a stream arrive together). */
+  sseStats(): { events: number; writes: number }
 }
 
 type RequestState = ResponseState & { method: string; url: string; started: number; onAbort?: () => void }
@@ -528,6 +530,7 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
           sse.close()
         },
         sseStreams: () => sse.streams.size,
+        sseStats: () => ({ events: sse.events, writes: sse.batch.writes }),
       })
     })
   })

@@ -10,7 +10,7 @@ import { frame, toEvent, type SseEvent, type SseFormat } from './sse-frame.ts'
 import { writeSseHead } from './sse-head.ts'
 import { HeldEvents } from './sse-held-events.ts'
 import { replayStored, type ReplayTarget } from './sse-replay.ts'
-import { SseWriter } from './sse-writer.ts'
+import { SseBatch, SseWriter } from './sse-writer.ts'
 
 export type { SseFormat } from './sse-frame.ts'
 
@@ -30,8 +30,9 @@ export type { SseFormat } from './sse-frame.ts'
  *   but 58 ms vs 5 ms on 500.
  * - After a NATS reconnect every live stream catches up the same way (events published while the
  *   connection was down were stored, not delivered).
- * - Writes go through uWS `write`; when it reports backpressure the relay queues frames itself and
- *   flushes them from `onWritable`. More than `maxBufferBytes` written since the socket last drained
+ * - Writes go through uWS `write`, batched per stream and event-loop turn (`sse-writer.ts`: the
+ *   events of one NATS delivery batch for one stream leave in one corked write, one syscall); when
+ *   uWS reports backpressure the relay queues frames itself and flushes them from `onWritable`. More than `maxBufferBytes` written since the socket last drained
  *   completely drops the connection (logged); the client resumes with Last-Event-ID. A replay waits
  *   for the socket instead of queueing.
  * - One timer for all streams sends `: ping` to streams idle for `pingMs` and ends streams without
@@ -66,6 +67,10 @@ const OPEN = Buffer.from(':\n\n')
 
 export class SseRelay {
   readonly streams = new Set<SseStream>()
+  /** The writers with frames to hand to uWS at the end of this event-loop turn. */
+  readonly batch = new SseBatch()
+  /** Events relayed (counted for `gateway.sseStats()`; the writes are counted by `batch`). */
+  events = 0
   readonly settings: Required<SseSettings>
   private readonly timer: NodeJS.Timeout
   private readonly directSubject: string
@@ -248,7 +253,7 @@ export class SseStream {
     this.relay = relay
     this.channel = channelId
     this.held = new HeldEvents(relay.settings.maxBufferBytes)
-    this.out = new SseWriter(relay.settings.maxBufferBytes)
+    this.out = new SseWriter(relay.settings.maxBufferBytes, relay.batch)
     this.sub = this.subscribe()
   }
 
@@ -346,7 +351,11 @@ export class SseStream {
       out: this.out,
       lastSeq: () => this.lastSeq,
       isClosed: () => this.isClosed(),
-      deliver: (ev) => this.deliver(ev),
+      deliver: (ev) => {
+        this.deliver(ev)
+        // At once, not at the end of the turn: the replay waits on `isBlocked` before its next event.
+        this.out.flush()
+      },
     }
   }
 
@@ -379,6 +388,7 @@ export class SseStream {
     this.lastSeq = ev.seq
     this.lastEventAt = performance.now()
     this.events++
+    this.relay.events++
     this.write(frame(this.format, ev))
     if (isTerminalEvent(ev.event)) {
       this.terminal = true
@@ -387,10 +397,9 @@ export class SseStream {
   }
 
   private write(buf: Buffer): void {
-    const res = this.out.res
-    if (res === undefined || this.phase === 'closed') return
+    if (this.out.res === undefined || this.phase === 'closed') return
     this.lastWriteAt = performance.now()
-    if (!this.out.write(res, buf)) this.overflow()
+    if (!this.out.write(buf)) this.overflow()
   }
 
   private overflow(): void {
@@ -435,6 +444,7 @@ export class SseStream {
     const rest = this.out.takeQueued()
     this.close()
     if (res === undefined || aborted) return
+    if (rest !== undefined) this.relay.batch.writes++
     res.cork(() => {
       if (rest === undefined) res.end()
       else res.end(rest)

@@ -6,6 +6,12 @@ export interface Row {
   baseline?: boolean
   /** Largest acceptable CPU-per-request ratio against the baseline (the table says ok / OVER). */
   limit?: number
+  /** The `case` of the row (same benchmark) this row's ratios are against, instead of the baseline row. */
+  reference?: string
+  /** Ratios on CPU µs/req of every process (CPU + other, for this row and its reference), not the one under test. */
+  totalCpu?: boolean
+  /** Smallest acceptable req/s ratio against the baseline / reference (the table says ok / UNDER). */
+  rpsLimit?: number
   requests: number
   durationS: number
   rps: number

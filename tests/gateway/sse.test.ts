@@ -14,6 +14,7 @@ import { AppError } from '../../src/kernel/errors.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
 import { provisionNats } from '../../src/platform/nats.ts'
+import { hasListeners } from '../../src/streaming/listeners.ts'
 import { newChannelId, publishStreamEvent, publishStreamEventNoAck, streamReply } from '../../src/streaming/channel.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { SECRET_KEY } from '../helpers/env.ts'
@@ -47,7 +48,7 @@ t.teardown(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const token = await issueAccessToken(SECRET_KEY, { sub: '00000000-0000-4000-8000-000000000001', email: 'sse@test.local' }, 15)
 
-const Produce = T.Object({ count: T.Integer({ minimum: 0 }), delayMs: T.Integer({ minimum: 0 }), early: T.Optional(T.Integer({ minimum: 0 })), size: T.Optional(T.Integer({ minimum: 0 })), noAck: T.Optional(T.Boolean()) })
+const Produce = T.Object({ count: T.Integer({ minimum: 0 }), delayMs: T.Integer({ minimum: 0 }), early: T.Optional(T.Integer({ minimum: 0 })), size: T.Optional(T.Integer({ minimum: 0 })), noAck: T.Optional(T.Boolean()), live: T.Optional(T.Boolean()) })
 const base = { surface: 'runtime', tags: ['test'], auth: true, target: 'rpc' } as const
 const R = {
   produce: defineRoute({ ...base, tags: ['test'], id: 'test.sse.produce', method: 'POST', path: '/sse/produce', summary: 'new stream', body: Produce, stream: { format: 'platform' } }),
@@ -62,8 +63,10 @@ const routes = Object.values(R)
 /** Every channel the produce handler wrote, with its events' payloads (i = index). */
 const produced = new Map<string, number>()
 
-async function produce(channel: string, p: { count: number; delayMs: number; size?: number; noAck?: boolean }, from: number): Promise<void> {
+async function produce(channel: string, p: { count: number; delayMs: number; size?: number; noAck?: boolean; live?: boolean }, from: number): Promise<void> {
   const pad = 'x'.repeat(p.size ?? 0)
+  // `live`: first wait until the gateway relays the channel (it counts the stream as a listener once it started).
+  if (p.live === true) await eventually(async () => ((await hasListeners(nc, names, channel)) ? true : undefined), 'the stream is live')
   for (let i = from; i < p.count; i++) {
     if (p.delayMs > 0) await sleep(p.delayMs)
     const ev = { event: 'message', data: { i, content: `part ${String(i)}`, pad } }
@@ -206,11 +209,19 @@ t.test('a new stream: every event in order with increasing ids, early ones too, 
   await eventually(async () => (main.gw.sseStreams() === 0 ? true : undefined), 'no stream left open')
 })
 
-t.test('fire-and-forget publishing keeps the order', async (t) => {
-  const r = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 200, delayMs: 0, noAck: true } })
+t.test('fire-and-forget publishing keeps the order; events arriving together leave in one write', async (t) => {
+  const before = main.gw.sseStats()
+  // `live`: the burst starts once the stream is live, so it is relayed as it arrives (not held, then ended in one write).
+  const r = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 200, delayMs: 0, noAck: true, live: true } })
   t.same(indexes(r.events), range(0, 200))
   t.ok(increasing(ids(r.events)))
   t.equal(r.events.at(-1)?.event, 'done')
+  const after = main.gw.sseStats()
+  const events = after.events - before.events
+  const writes = after.writes - before.writes
+  t.equal(events, 201, 'every event counted once')
+  // 200 events published in one go reach the gateway in a few socket reads: one write per read, not per event.
+  t.ok(writes > 0 && writes < events / 2, `${String(writes)} corked writes for ${String(events)} events`)
 })
 
 t.test('disconnect after N events, resume with Last-Event-ID while events keep flowing: no gap, no duplicate', async (t) => {
