@@ -238,6 +238,9 @@ function variantsOf(route: RouteDef): Variant[] {
   return [...head, ...picked, ...must]
 }
 
+// Every route with every hostile variant (thousands of requests, growing with the platform).
+t.setTimeout(900_000)
+
 t.test('no hostile request answers a server error', async (t) => {
   const failures: string[] = []
   let requests = 0
@@ -252,13 +255,15 @@ t.test('no hostile request answers a server error', async (t) => {
     const runs: [string, string, Variant[]][] = [['admin', env.adminToken, variants]]
     if (route.auth) runs.push(['user', user.token, variants.filter((v) => /NUL|surrogate|%00|deep/.test(v.label))])
     for (const [who, token, list] of runs) {
-      for (const v of list) {
+      // a route's variants four at a time (routes stay in order: destructive ones run last)
+      const one = async (v: Variant) => {
         requests++
         let rawBody = v.rawBody
         if (rawBody === undefined && v.body !== undefined) rawBody = JSON.stringify(v.body).replace(JSON.stringify(DEEP_MARK), DEEP_JSON)
         const res = await env.request(route.method, v.path, { token, ...(rawBody === undefined ? {} : { rawBody, headers: { 'content-type': 'application/json' } }) })
         if (res.status >= 500) failures.push(`${route.id} as ${who} ${v.label}: ${String(res.status)} ${res.text.slice(0, 160)}`)
       }
+      for (let i = 0; i < list.length; i += 4) await Promise.all(list.slice(i, i + 4).map(one))
     }
   }
   t.comment(`${String(requests)} requests over ${String(routes.length)} routes, ${String(failures.length)} server errors`)
