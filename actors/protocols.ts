@@ -1,4 +1,5 @@
 import { chatProtocol } from './chat/protocol.ts'
+import { poolProtocol } from './pool/protocol.ts'
 import { scheduleProtocol } from './schedule/protocol.ts'
 import type { ActorProtocol } from './runtime/protocol.ts'
 
@@ -7,4 +8,4 @@ import type { ActorProtocol } from './runtime/protocol.ts'
  * operators' view (`GET /api/v1/system/actors`, src/schedules/actors-admin.ts) lists. Keep in step
  * with ACTOR_FACTORIES (tests/triggers/schedules.test.ts checks it).
  */
-export const ACTOR_PROTOCOLS: readonly ActorProtocol[] = [chatProtocol, scheduleProtocol]
+export const ACTOR_PROTOCOLS: readonly ActorProtocol[] = [chatProtocol, scheduleProtocol, poolProtocol]
