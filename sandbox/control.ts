@@ -9,7 +9,7 @@ import type { Logger } from '../src/kernel/log.ts'
 import { startHeartbeat, workersBucket, type Heartbeat } from '../src/platform/heartbeat.ts'
 import type { NatsConnection } from '../src/platform/nats.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
-import { liveNodes, plan, shareOf, type Applied } from './converge.ts'
+import { openNodeDirectory, plan, shareOf, type Applied, type LiveNode } from './converge.ts'
 import type { SandboxExecutor } from './executor.ts'
 
 /*
@@ -59,6 +59,7 @@ export async function startSandboxControl(o: {
   const intervalMs = Math.max(100, Math.round(o.config.QUEUE_HEARTBEAT_SECONDS * 1000))
   const workers: KV = await workersBucket(o.nc, o.names)
   const states: KV = await openActorStates(o.nc, o.names)
+  const directory = await openNodeDirectory(o.nc, o.names)
   const applied: Record<PoolKey, Applied> = {
     sandbox: { seq: -1, generation: 0, share: null, packages: undefined, reloads: 0 },
     shared: { seq: -1, generation: 0, share: null, packages: undefined, reloads: 0 },
@@ -121,10 +122,20 @@ export async function startSandboxControl(o: {
     return sbx.sharedStarted() && sbx.shared !== null ? sbx.shared.restart(name) : false
   }
 
+  /** The live processes as last listed (by the periodic re-read, or by an application that needed them). */
+  let members: { at: number; nodes: LiveNode[] } = { at: 0, nodes: [] }
+  const listMembers = async (): Promise<LiveNode[]> => {
+    members = { at: Date.now(), nodes: await directory.live() }
+    return members.nodes
+  }
+  const sharing = (pool: PoolKey, nodes: readonly LiveNode[]): string[] => nodes.filter((n) => pool === 'shared' || n.info.executor === 'pool').map((n) => n.node)
+
   const applyOnce = async (pool: PoolKey, d: PoolDesired): Promise<void> => {
     const a = applied[pool]
     const hasPool = pool === 'shared' || sbx.pool !== null
-    const share = d.target === null || !hasPool ? null : shareOf(d.target, (await liveNodes(workers, pool)).map((n) => n.node), nodeId)
+    // a listing younger than a heartbeat interval is good enough; a new request lists again
+    const fresh = d.seq === a.seq && Date.now() - members.at < intervalMs ? members.nodes : d.target === null ? [] : await listMembers()
+    const share = d.target === null || !hasPool ? null : shareOf(d.target, sharing(pool, fresh), nodeId)
     const p = plan(d, a, share, packagesNow)
     if (d.seq === a.seq && p.scale === null && !p.reload && p.packages === undefined) return
     const report: PoolApplied = { node: nodeId, pool, seq: d.seq, request_ids: p.requestIds }
@@ -189,6 +200,7 @@ export async function startSandboxControl(o: {
   const stopWatch = await watchDesired(states, offer, log)
   // the re-read: repairs a missed update and re-splits the target when processes came or went
   const resync = async (): Promise<void> => {
+    await listMembers()
     for (const pool of POOL_KEYS) offer(pool, await readDesired(states, pool))
   }
   await resync()

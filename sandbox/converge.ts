@@ -1,7 +1,10 @@
-import type { KV } from '@nats-io/kv'
+import { jetstreamManager } from '@nats-io/jetstream'
+import { Kvm } from '@nats-io/kv'
 import { Value } from '@sinclair/typebox/value'
 import { SandboxNodeInfo, type PoolDesired, type PoolKey } from '../schemas/sandbox-pool.ts'
-import { listMembers } from '../src/platform/heartbeat.ts'
+import type { Member } from '../src/platform/heartbeat.ts'
+import type { NatsConnection } from '../src/platform/nats.ts'
+import type { NatsNames } from '../src/platform/nats-names.ts'
 
 /*
  * What a worker process does to converge to a pool actor's desired state (pure, so it can be read
@@ -24,20 +27,44 @@ export interface LiveNode {
   last_seen: string
 }
 
+/** The worker processes of the platform as their heartbeats show them. */
+export interface NodeDirectory {
+  /**
+   * The processes whose last beat is younger than three of their own intervals (a process killed
+   * with -9 leaves its key in WORKERS for the bucket TTL, 30 s; it stops counting sooner). For
+   * `sandbox`, only processes that have a warm pool (SANDBOX_EXECUTOR=pool).
+   */
+  live(pool?: PoolKey, now?: number): Promise<LiveNode[]>
+}
+
 /**
- * The worker processes whose last beat is younger than three of their own intervals (a process
- * killed with -9 leaves its key in WORKERS for the bucket TTL, 30 s; it stops counting sooner).
- * For `sandbox`, only processes that have a warm pool (SANDBOX_EXECUTOR=pool).
+ * Lists the `sandbox.<node>` heartbeats by asking the WORKERS stream which subjects it holds
+ * (stream info with a subject filter) and reading each key. Not `kv.keys()`: on nats-server 2.9
+ * its listing consumer was seen here to hang for good while the keys it lists are rewritten
+ * several times a second, which these keys are.
  */
-export async function liveNodes(workers: KV, pool?: PoolKey, now = Date.now()): Promise<LiveNode[]> {
-  const out: LiveNode[] = []
-  for (const m of await listMembers(workers, 'sandbox')) {
-    if (!Value.Check(SandboxNodeInfo, m.info)) continue
-    if (now - Date.parse(m.last_seen) > 3 * m.info.interval_ms) continue
-    if (pool === 'sandbox' && m.info.executor !== 'pool') continue
-    out.push({ node: m.nodeId, info: m.info, last_seen: m.last_seen })
+export async function openNodeDirectory(nc: NatsConnection, names: NatsNames): Promise<NodeDirectory> {
+  const jsm = await jetstreamManager(nc)
+  const bucket = names.bucket('WORKERS')
+  const kv = await new Kvm(nc).open(bucket)
+  const prefix = `$KV.${bucket}.`
+  return {
+    async live(pool, now = Date.now()) {
+      const info = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}sandbox.>` })
+      const keys = Object.keys(info.state.subjects ?? {}).map((s) => s.slice(prefix.length))
+      const entries = await Promise.all(keys.map((k) => kv.get(k)))
+      const out: LiveNode[] = []
+      for (const e of entries) {
+        if (e === null || e.operation !== 'PUT' || e.length === 0) continue
+        const m = e.json<Member>()
+        if (!Value.Check(SandboxNodeInfo, m.info)) continue
+        if (now - Date.parse(m.last_seen) > 3 * m.info.interval_ms) continue
+        if (pool === 'sandbox' && m.info.executor !== 'pool') continue
+        out.push({ node: m.nodeId, info: m.info, last_seen: m.last_seen })
+      }
+      return out.sort((a, b) => a.node.localeCompare(b.node))
+    },
   }
-  return out
 }
 
 /** What this process has applied of one pool's desired state. */

@@ -6,7 +6,7 @@ import { readDesired } from '../../actors/pool/desired.ts'
 import { POOL_APPLIED_SUBJECT, poolProtocol } from '../../actors/pool/protocol.ts'
 import { openActorStates } from '../../actors/runtime/provision.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
-import { liveNodes, type LiveNode } from '../../sandbox/converge.ts'
+import { openNodeDirectory, type LiveNode, type NodeDirectory } from '../../sandbox/converge.ts'
 import { PoolApplied, type PoolKey } from '../../schemas/sandbox-pool.ts'
 import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
@@ -15,7 +15,6 @@ import { registerPermission } from '../access/permission-registry.ts'
 import { AppError, forbidden, notFound } from '../kernel/errors.ts'
 import type { Db } from '../platform/db.ts'
 import type { Config } from '../kernel/config.ts'
-import { workersBucket } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { ContainerParams, ContainerRestarted, ContainersReloaded, ContainersScaleBody, ContainersScaled, ContainersStats, WorkerCount, WorkerList, WorkersReloaded, WorkersScaleBody, WorkersScaled } from '../../schemas/functions-api.ts'
@@ -95,9 +94,9 @@ export function sandboxAdminHandlers(d: {
   installPackages?: () => Promise<{ dir: string | undefined; failed: number }>
 }): BoundRoute[] {
   const R = SANDBOX_ADMIN_ROUTES
-  let buckets: Promise<{ workers: KV; states: KV }> | undefined
-  const kv = () => (buckets ??= (async () => ({ workers: await workersBucket(d.nc, d.names), states: await openActorStates(d.nc, d.names) }))())
-  const live = async (pool?: PoolKey): Promise<LiveNode[]> => liveNodes((await kv()).workers, pool)
+  let opened: Promise<{ directory: NodeDirectory; states: KV }> | undefined
+  const kv = () => (opened ??= (async () => ({ directory: await openNodeDirectory(d.nc, d.names), states: await openActorStates(d.nc, d.names) }))())
+  const live = async (pool?: PoolKey): Promise<LiveNode[]> => (await kv()).directory.live(pool)
   const controlMs = d.config.SANDBOX_CONTROL_TIMEOUT_SECONDS * 1000
   const restartMs = d.config.CONTAINER_RESTART_TIMEOUT_SECONDS * 1000
 
