@@ -1,4 +1,5 @@
 import { chatProtocol } from './chat/protocol.ts'
+import { poolProtocol } from './pool/protocol.ts'
 import { scheduleProtocol } from './schedule/protocol.ts'
 import { dbTriggerProtocol } from './db-trigger/protocol.ts'
 import type { ActorProtocol } from './runtime/protocol.ts'
@@ -8,4 +9,4 @@ import type { ActorProtocol } from './runtime/protocol.ts'
  * operators' view (`GET /api/v1/system/actors`, src/schedules/actors-admin.ts) lists. Keep in step
  * with ACTOR_FACTORIES (tests/triggers/schedules.test.ts checks it).
  */
-export const ACTOR_PROTOCOLS: readonly ActorProtocol[] = [chatProtocol, scheduleProtocol, dbTriggerProtocol]
+export const ACTOR_PROTOCOLS: readonly ActorProtocol[] = [chatProtocol, scheduleProtocol, dbTriggerProtocol, poolProtocol]

@@ -1,5 +1,5 @@
 import { jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream'
-import { Kvm } from '@nats-io/kv'
+import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
 
@@ -15,10 +15,18 @@ export async function provisionActors(nc: NatsConnection, names: NatsNames, opts
     await jsm.streams.add({ name: stream, subjects: [names.subject('actor.>')], retention: RetentionPolicy.Workqueue, storage: StorageType.File, duplicate_window: 10 * 60 * 1e9 })
   }
   const kvm = new Kvm(nc)
-  await kvm.create(names.bucket('ACTOR_STATE'), { history: 1 })
+  await openActorStates(nc, names)
   const leases = await kvm.create(names.bucket('ACTOR_LEASES'), { history: 1, ttl: opts.leaseTtlMs })
   const status = await leases.status()
   if (status.ttl !== opts.leaseTtlMs) {
     await jsm.streams.update(status.streamInfo.config.name, { ...status.streamInfo.config, max_age: opts.leaseTtlMs * 1e6 })
   }
+}
+
+/**
+ * ACTOR_STATE, created when missing (same settings as above): for processes that read actor state
+ * without hosting actors (a worker process watching its pool actor may start before any host).
+ */
+export async function openActorStates(nc: NatsConnection, names: NatsNames): Promise<KV> {
+  return new Kvm(nc).create(names.bucket('ACTOR_STATE'), { history: 1 })
 }

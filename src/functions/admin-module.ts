@@ -2,7 +2,7 @@ import { defineFeature } from '../api/feature.ts'
 import { installApprovedPackages } from '../dependencies/installer.ts'
 import { sandboxAdminHandlers, sandboxAdminRoutes } from './admin.ts'
 
-/* Containers and shared workers administration, answered for the whole platform over sandbox.ctl. */
+/* Containers and shared workers administration: messages to the pool actors, answers from the worker processes' heartbeats and reports. */
 export const sandboxAdminFeature = defineFeature({
   name: 'sandbox-admin',
   routes: sandboxAdminRoutes,
@@ -12,6 +12,6 @@ export const sandboxAdminFeature = defineFeature({
       const r = await installApprovedPackages({ db: ctx.db, config: ctx.config, log })
       return { dir: r.dir, failed: r.failed.length }
     }
-    return { routes: sandboxAdminHandlers({ db: ctx.db, nc: ctx.nc, names: ctx.names, installPackages }) }
+    return { routes: sandboxAdminHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, installPackages }) }
   },
 })

@@ -119,6 +119,8 @@ export const ConfigSchema = T.Object({
   SANDBOX_MIN_IDLE: int(2, 'replenish below this many idle sandboxes', 0),
   SANDBOX_MAX_EXECUTIONS: int(100, 'executions before a sandbox is recycled', 1),
   SANDBOX_HEALTH_INTERVAL_SECONDS: int(60, 'sandbox health-check interval', 1),
+  SANDBOX_CONTROL_TIMEOUT_SECONDS: int(60, 'how long the scale and reload endpoints of /api/v1/containers and /api/v1/workers wait for every live worker process to apply the pool actor\'s new state (the state is kept either way; late processes converge to it)', 1),
+  CONTAINER_RESTART_TIMEOUT_SECONDS: int(15, 'how long POST /api/v1/system/containers/{name}/restart waits for the worker processes to look for the container', 1),
   SANDBOX_PYTHON: str('/usr/bin/python3', 'system Python the runner uses (absolute path under /usr; a pyenv shim costs ~100 ms a start)'),
   SANDBOX_MAX_PROCESSES: int(64, 'processes and threads per sandbox (RLIMIT_NPROC / pids limit)', 4),
   SANDBOX_TMP_MB: int(100, 'in-memory /tmp per sandbox, MB', 1),

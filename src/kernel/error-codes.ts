@@ -105,6 +105,7 @@ const CODES: Record<string, Row> = {
   'result.unstorable': [500, 'the result holds text that cannot be stored', 'job'],
   'sandbox.disabled': [422, 'function execution is disabled (SANDBOX_EXECUTOR=disabled)'],
   'sandbox.no_workers': [409, 'no sandbox worker is running'],
+  'sandbox.not_applied': [504, 'no worker process confirmed the change in time (the pool actor keeps it; they converge to it)'],
   'sandbox.scale_failed': [409, 'scaling the sandboxes failed'],
   // collections and files (src/files/)
   'file.collection_full': [413, 'the collection has reached max_total_size_gb'],

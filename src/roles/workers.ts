@@ -29,10 +29,13 @@ export async function startWorkerRole(infra: Infrastructure, features: readonly 
     db = own
   }
   // sandboxes mount the packages of the last successful install (POST /api/v1/containers/reload)
-  const sandboxes = await createSandboxExecutor(config, log.child({ mod: 'sandbox' }), { packagesDir: currentPackagesDir(config) })
-  life.onStop(() => sandboxes.close())
-  const control = await startSandboxControl({ nc, names, sandboxes, log: log.child({ mod: 'sandbox' }) })
+  const packagesDir = currentPackagesDir(config)
+  const local = await createSandboxExecutor(config, log.child({ mod: 'sandbox' }), { packagesDir })
+  life.onStop(() => local.close())
+  // the pools converge to their pool actors' state (actors/pool/); executions stay local
+  const control = await startSandboxControl({ nc, names, sandboxes: local, config, packagesDir, log: log.child({ mod: 'sandbox' }) })
   life.onStop(() => control.stop())
+  const sandboxes = control.executor
   const resources = service?.resources ?? createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)), nats: { nc, names } })
   if (service === undefined) life.onStop(async () => resources.close())
   const jobStore = await openJobStateStore(nc, names)

@@ -63,12 +63,12 @@ t.test('defineActor refuses a declaration that does not fit its protocol', async
   t.throws(() => defineActor({ protocol: { ...proto, type: 'Bad.Type' }, state: { initial: () => ({}) }, handlers: { a: async () => undefined, b: async () => undefined } }), /lower-case/)
 })
 
-t.test('the host process runs the chat, schedule and db-trigger actors (actors/index.ts lists them)', async (t) => {
+t.test('the host process runs the chat, schedule, db-trigger and pool actors (actors/index.ts lists them)', async (t) => {
   t.equal(ACTOR_FACTORIES.length >= 1, true)
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
   const nc = env.platform.nc
   const actors = await buildActors({ nc, js: jetstream(nc), names: natsNames(env.config.NATS_PREFIX), config: env.config, log: createLogger({ level: 'warn' }) })
-  t.same(actors.map((a) => a.protocol.type), ['chat', 'schedule', 'db-trigger'])
+  t.same(actors.map((a) => a.protocol.type), ['chat', 'schedule', 'db-trigger', 'pool'])
   t.equal(actors[0]?.protocol, chatProtocol, 'built on the protocol senders import')
 })
 

@@ -60,7 +60,7 @@ t.test('tick job ids are UUID v5 of sched:<id>:<tick>', async (t) => {
 
 t.test('every actor type has its protocol listed for the operators', async (t) => {
   t.equal(ACTOR_PROTOCOLS.length, ACTOR_FACTORIES.length, 'actors/protocols.ts lists as many types as actors/index.ts runs')
-  t.same(ACTOR_PROTOCOLS.map((p) => p.type), ['chat', 'schedule', 'db-trigger'])
+  t.same(ACTOR_PROTOCOLS.map((p) => p.type), ['chat', 'schedule', 'db-trigger', 'pool'])
 })
 
 /** Drives the actor's handlers like a host does: one turn at a time, state and timers committed only when the turn returns. */
