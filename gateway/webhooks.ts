@@ -11,10 +11,11 @@ import type { Logger } from '../src/kernel/log.ts'
 import { classifyNatsError } from '../src/kernel/nats-errors.ts'
 import { listUnstorable } from '../src/kernel/storable-text.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
-import { readBody, send, sendError, type ResponseState } from './http.ts'
+import { readBody, send, sendError } from './http.ts'
 import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
 import type { NatsLink } from './nats-status.ts'
 import type { TokenVerifier } from './auth.ts'
+import type { RequestCycle } from './request-cycle.ts'
 
 /*
  * `{base}/webhooks/<path>`: the gateway matches the path and method from memory — a copy of the
@@ -72,9 +73,9 @@ export interface WebhookContext {
   link: NatsLink
   maxBodyBytes: number
   rpcTimeoutMs: number
-  begin(res: HttpResponse, req: HttpRequest): ResponseState & { method: string; url: string }
-  fail(res: HttpResponse, state: ResponseState & { method: string; url: string }, err: unknown): void
-  finish(state: ResponseState & { method: string; url: string }, status: number): void
+  begin: RequestCycle['begin']
+  fail: RequestCycle['fail']
+  finish: RequestCycle['finish']
   clientAddress(res: HttpResponse, req: HttpRequest): string
 }
 

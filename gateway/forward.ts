@@ -1,0 +1,249 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
+import { AppError } from '../src/kernel/errors.ts'
+import type { Logger } from '../src/kernel/log.ts'
+import { classifyNatsError } from '../src/kernel/nats-errors.ts'
+import type { BlobStore } from '../src/platform/blob-store.ts'
+import { newChannelId, parseLastId, parseStreamReply } from '../src/streaming/channel.ts'
+import { BlobDownload, BlobUploadPlan } from '../schemas/collection.ts'
+import type { TokenVerifier } from './auth.ts'
+import { BodyQueue, MULTIPART_SLACK, receiveUpload, sendBlob, tooLarge } from './blob-transfer.ts'
+import { pickCookies, safeDecode, type CompiledRoute } from './compiled-route.ts'
+import { readBody, send, sendPage } from './http.ts'
+import type { NatsLink } from './nats-status.ts'
+import { checkJsonBody, checkPrelude } from './request-checks.ts'
+import type { RequestCycle, RequestState } from './request-cycle.ts'
+import type { SseRelay, SseStream } from './sse.ts'
+
+/*
+ * A forwarded route: the uWS handler reads what it needs from the request synchronously, then the
+ * request goes to the route's service over NATS request/reply and the reply's bytes go to the
+ * socket — as JSON, as an HTML page, as a relayed SSE stream, or as a blob streamed from the object
+ * store. Uploads of file bodies stream into the object store between a `prepare` and a `commit`.
+ */
+export interface ForwarderDeps {
+  nc: NatsConnection
+  link: NatsLink
+  log: Logger
+  cycle: RequestCycle
+  verifier: TokenVerifier
+  sse: SseRelay
+  blobs: () => Promise<BlobStore>
+  clientAddress: (res: HttpResponse, req: HttpRequest) => string
+  maxBodyBytes: number
+  rpcTimeoutMs: number
+}
+
+interface RequestInput {
+  authorization: string
+  clientIp: string
+  contentType: string
+  params: Record<string, string>
+  rawQuery: string
+}
+
+interface ForwardInput extends RequestInput {
+  lastEventId: string
+  bodyPromise: Promise<Buffer | null> | undefined
+  headers: Record<string, string> | undefined
+  cookies: Record<string, string> | undefined
+}
+
+interface UploadInput extends RequestInput {
+  queue: BodyQueue
+  declaredBytes: number | null
+}
+
+const EMPTY = new Uint8Array(0)
+const isJson = (contentType: string): boolean => contentType.toLowerCase().startsWith('application/json')
+const checkUploadPlan = TypeCompiler.Compile(BlobUploadPlan)
+const checkBlobDownload = TypeCompiler.Compile(BlobDownload)
+
+/** A small JSON reply body (at most `max` bytes) parsed; null when it is something else. */
+function parseSmall(data: Uint8Array, max: number): unknown {
+  if (data.length === 0 || data.length > max) return null
+  try {
+    return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
+  } catch {
+    return null
+  }
+}
+
+export class Forwarder {
+  private readonly d: ForwarderDeps
+
+  constructor(deps: ForwarderDeps) {
+    this.d = deps
+  }
+
+  /** The uWS handler of one route: everything read from `req` here, before the first await. */
+  handler(route: CompiledRoute): (res: HttpResponse, req: HttpRequest) => void {
+    const greedy = route.def.greedyParam === true
+    return (res, req) => {
+      const state = this.d.cycle.begin(res, req)
+      const apiKey = req.getHeader('x-api-key')
+      // `X-API-Key: <key>` is the same credential as `Authorization: Bearer <key>` (gateway/auth.ts).
+      const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
+      const clientIp = this.d.clientAddress(res, req)
+      const contentType = req.getHeader('content-type')
+      const params: Record<string, string> = {}
+      for (let i = 0; i < route.paramNames.length; i++) {
+        const rest = greedy && i === route.paramNames.length - 1
+        params[route.paramNames[i] as string] = safeDecode(rest ? state.url.slice(route.greedyPrefix.length) : (req.getParameter(i) ?? ''))
+      }
+      const rawQuery = req.getQuery() ?? ''
+      const lastEventId = route.def.stream === undefined ? '' : req.getHeader('last-event-id')
+      // only the headers the route declared (RouteDef.headers), read now: uWS's req dies with this callback
+      let headers: Record<string, string> | undefined
+      for (const name of route.def.headers ?? []) {
+        const v = req.getHeader(name)
+        if (v !== '') (headers ??= {})[name] = v
+      }
+      // only the cookies the route names leave the edge (uWS headers are readable only now)
+      const cookies = route.def.cookies === undefined ? undefined : pickCookies(req.getHeader('cookie'), route.def.cookies)
+      const declared = Number(req.getHeader('content-length') || '0')
+      if (route.def.blob === 'upload' && !isJson(contentType)) {
+        // a file body streams to the object store (gateway/blob-transfer.ts); nothing is read before the service agrees
+        const queue = new BodyQueue(res)
+        state.onAbort = () => queue.abort()
+        const declaredBytes = req.getHeader('content-length') === '' ? null : declared
+        void this.forwardUpload(res, state, route, { authorization, clientIp, contentType, params, rawQuery, queue, declaredBytes })
+        return
+      }
+      let bodyPromise: Promise<Buffer | null> | undefined
+      if (route.body !== undefined) {
+        if (declared > this.d.maxBodyBytes) {
+          this.d.cycle.fail(res, state, new AppError(413, 'request.too_large', `body larger than ${String(this.d.maxBodyBytes)} bytes`))
+          return
+        }
+        bodyPromise = readBody(res, this.d.maxBodyBytes)
+      }
+      void this.forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise, headers, cookies })
+    }
+  }
+
+  /** One request/reply to the route's service; fails fast with 503 while NATS is disconnected (gateway/nats-status.ts). */
+  async call(route: CompiledRoute, out: ReturnType<typeof encodeRequest>): Promise<ReturnType<typeof decodeReply>> {
+    const msg = await this.d.link.guard(() => this.d.nc.request(route.subject, out.data, { timeout: this.d.rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
+      if (err instanceof AppError) throw err
+      const failure = classifyNatsError(err)
+      if (failure === 'no_responders' || failure === 'closed') throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+      if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the service did not answer in time')
+      throw err
+    })
+    return decodeReply(msg.headers, msg.data)
+  }
+
+  async forward(res: HttpResponse, state: RequestState, route: CompiledRoute, input: ForwardInput): Promise<void> {
+    const { cycle } = this.d
+    let stream: SseStream | undefined
+    try {
+      const { caller, query } = await checkPrelude(route, input, this.d.verifier)
+      let body: Uint8Array = EMPTY
+      if (route.body !== undefined && input.bodyPromise !== undefined) body = checkJsonBody(route.body, await input.bodyPromise, input.contentType, this.d.maxBodyBytes)
+      if (state.aborted) return
+      // Stream routes: listen on a fresh channel before forwarding, so no early event is missed.
+      let streamLastId: number | undefined
+      if (route.def.stream !== undefined) {
+        const fromHeader = parseLastId(input.lastEventId.trim())
+        const fromQuery = parseLastId(input.rawQuery === '' ? '' : (new URLSearchParams(input.rawQuery).get('last_id') ?? ''))
+        const lastId = fromHeader !== undefined ? fromHeader : fromQuery
+        if (lastId === null) throw new AppError(422, 'request.invalid', 'Last-Event-ID / last_id must be an event id (a non-negative integer)')
+        streamLastId = lastId
+        stream = this.d.sse.open(newChannelId())
+      }
+      const out = encodeRequest(
+        {
+          requestId: state.requestId,
+          caller,
+          params: input.params,
+          query,
+          clientIp: input.clientIp,
+          ...(input.headers === undefined ? {} : { headers: input.headers }),
+          ...(stream === undefined ? {} : { streamChannelId: stream.channelId }),
+          ...(streamLastId === undefined ? {} : { streamLastId }),
+          ...(input.cookies === undefined ? {} : { cookies: input.cookies }),
+        },
+        body,
+      )
+      const reply = await this.call(route, out)
+      if (stream !== undefined && route.def.stream !== undefined) {
+        const target = reply.status === 200 ? parseStreamReply(parseSmall(reply.data, 4096)) : null
+        if (target !== null) {
+          stream.start(res, state, target, route.def.stream.format, reply.headers)
+          cycle.finish(state, 200)
+          return
+        }
+        stream.cancel()
+      }
+      if (route.def.html === true && reply.status === 200) {
+        sendPage(res, state, reply.data, reply.headers)
+        cycle.finish(state, 200)
+        return
+      }
+      if (route.def.blob === 'download' && reply.status === 200) {
+        const target = parseSmall(reply.data, 8192)
+        if (checkBlobDownload.Check(target)) {
+          await sendBlob(res, state, await this.d.blobs(), target.blob, reply.headers)
+          cycle.finish(state, 200)
+          return
+        }
+      }
+      send(res, state, reply.status, reply.data, 'application/json', reply.headers)
+      cycle.finish(state, reply.status)
+    } catch (err) {
+      stream?.cancel()
+      cycle.fail(res, state, err)
+    }
+  }
+
+  /**
+   * A streamed upload (gateway/blob-transfer.ts): `prepare` (may the caller upload here, into
+   * which object, how many bytes), the body into the object store, then `commit`. From the commit
+   * call on, the object is the service's: it deletes what it refuses, and the sweeper removes an
+   * object whose commit never arrived (its reservation expires).
+   */
+  async forwardUpload(res: HttpResponse, state: RequestState, route: CompiledRoute, input: UploadInput): Promise<void> {
+    const { cycle, log } = this.d
+    // set between a plan and its commit: what to tell the service when the transfer fails
+    let abandon: (() => void) | null = null
+    try {
+      const { caller, query } = await checkPrelude(route, input, this.d.verifier)
+      const meta = { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }
+      const planned = await this.call(route, encodeRequest({ ...meta, blob: { phase: 'prepare', declaredBytes: input.declaredBytes, contentType: input.contentType } }, EMPTY))
+      if (planned.status !== 200) {
+        input.queue.discard()
+        send(res, state, planned.status, planned.data, 'application/json', planned.headers)
+        cycle.finish(state, planned.status)
+        return
+      }
+      const plan = parseSmall(planned.data, 8192)
+      if (!checkUploadPlan.Check(plan)) throw new AppError(500, 'internal', 'the service answered no upload plan')
+      abandon = () =>
+        void this.call(route, encodeRequest({ ...meta, blob: { phase: 'abort', object: plan.object } }, EMPTY)).catch((err: unknown) =>
+          log.warn({ err, object: plan.object }, 'could not abandon an upload; its reservation expires'),
+        )
+      const multipart = input.contentType.toLowerCase().startsWith('multipart/form-data')
+      // a declared length over the plan is refused before a byte is read
+      if (input.declaredBytes !== null && input.declaredBytes > plan.max_bytes + (multipart ? MULTIPART_SLACK : 0)) throw tooLarge(plan.max_bytes)
+      const got = await receiveUpload(input.queue, await this.d.blobs(), plan.object, plan.max_bytes, input.contentType)
+      if (state.aborted) {
+        abandon()
+        return
+      }
+      abandon = null
+      const committed = await this.call(
+        route,
+        encodeRequest({ ...meta, blob: { phase: 'commit', object: plan.object, size: got.info.size, sha256: got.info.sha256, filename: got.filename, contentType: got.contentType, fields: got.fields } }, EMPTY),
+      )
+      send(res, state, committed.status, committed.data, 'application/json', committed.headers)
+      cycle.finish(state, committed.status)
+    } catch (err) {
+      input.queue.discard()
+      abandon?.()
+      cycle.fail(res, state, err)
+    }
+  }
+}
