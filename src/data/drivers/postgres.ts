@@ -87,9 +87,18 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', (err) => log.warn({ err: err.message }, 'idle database connection failed'))
 
+  // pg-pool listens for errors only on idle clients: a checked-out client whose server goes away
+  // between two queries (a restart, a dropped database) emits 'error' with nobody listening, which
+  // would end the process. Each client gets one listener of its own; the failing query still rejects.
+  const guarded = new WeakSet<pg.PoolClient>()
   const connect = async () => {
     try {
-      return await pool.connect()
+      const client = await pool.connect()
+      if (!guarded.has(client)) {
+        guarded.add(client)
+        client.on('error', (err) => log.warn({ err: err.message }, 'database connection failed while in use'))
+      }
+      return client
     } catch (err) {
       throw pgError(err)
     }
