@@ -1,13 +1,15 @@
 import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream'
 import { headers } from '@nats-io/transport-node'
 import { isApiNotFound, publishDurably } from '../../src/platform/jetstream.ts'
-import type { HostEnv, PartitionRun } from './partition.ts'
+import type { HostEnv, KeyActor, PartitionRun, Queued } from './partition.ts'
 import { decodeEnvelope } from './protocol.ts'
-import { loadKey, runTurn } from './state.ts'
+import type { ActorContext } from './define-actor.ts'
+import { loadKey, runTurn, runTurns } from './state.ts'
 
 /*
  * A partition's mailbox: one durable pull consumer on the work-queue stream ACTORS, consumed only
- * by the partition's owner. Each message goes onto its key's serial chain (one handler at a time
+ * by the partition's owner. Each message goes into its key's inbox, drained on the key's serial chain
+ * (one handler at a time per key, consecutive messages of a key in one batch with one state write),
  * per key, many keys at once) and is acked only after the state it produced is written. A message
  * that fails 10 deliveries, or does not match the protocol, goes to `dlq.actor.<type>.<key>` and
  * is terminated.
@@ -80,27 +82,83 @@ export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg
   }
   const a = await loadKey(env, run, key)
   a.pending++
-  const step = async (): Promise<void> => {
-    try {
-      if (run.stopping) {
-        m.nak()
-        return
-      }
-      await handleWithRetries(env, run, key, m, decoded.name, decoded.payload)
-    } finally {
-      a.pending--
+  a.inbox.push({ m, name: decoded.name, payload: decoded.payload })
+  scheduleDrain(env, run, key, a)
+}
+
+/** At most this many of a key's waiting messages share one state write. */
+export const MAX_BATCH = 64
+
+/** Queues a drain of the key's inbox on its serial chain, unless one is queued already. */
+function scheduleDrain(env: HostEnv, run: PartitionRun, key: string, a: KeyActor): void {
+  if (a.drainQueued) return
+  a.drainQueued = true
+  a.chain = a.chain.then(() => drainInbox(env, run, key, a))
+}
+
+/**
+ * Handles what waits in a key's inbox as one batch: the handlers run in order on one in-memory
+ * state, the state is written once, then every message of the batch is acked (state before ack,
+ * as for a single message). Messages that arrive meanwhile wait for the next drain. A handler that
+ * fails ends the batch: what ran before it is committed and acked, it is retried in place (the
+ * key's later messages wait behind it), and the rest go back to the front of the inbox.
+ */
+export async function drainInbox(env: HostEnv, run: PartitionRun, key: string, a: KeyActor): Promise<void> {
+  a.drainQueued = false
+  const batch = a.inbox.splice(0, MAX_BATCH)
+  if (a.inbox.length > 0) scheduleDrain(env, run, key, a)
+  let finished = 0
+  try {
+    // stopping, or the key was dropped after a CAS conflict (ownership moved): the owner gets them again
+    if (run.stopping || run.keys.get(key) !== a) {
+      for (const q of batch) q.m.nak()
+      finished = batch.length
+      return
     }
+    const out = await runTurns(
+      env,
+      run,
+      key,
+      batch.map((q) => (ctx: ActorContext<unknown>) => run.def.handle(ctx, q.name, q.payload)),
+      () => {
+        for (const q of batch) q.m.working()
+      },
+    )
+    for (const q of batch.slice(0, out.ran)) {
+      if (out.committed) q.m.ack()
+      else q.m.nak()
+    }
+    finished = out.ran
+    if (!out.committed || !out.failed) {
+      // ownership moved (the rest is redelivered to the new owner) or the partition is stopping
+      for (const q of batch.slice(out.ran)) q.m.nak()
+      finished = batch.length
+      return
+    }
+    const failed = batch[out.ran] as Queued
+    await handleWithRetries(env, run, key, failed.m, failed.name, failed.payload, 1, out.error)
+    finished++
+    const rest = batch.slice(out.ran + 1)
+    if (rest.length > 0) {
+      a.inbox.unshift(...rest)
+      scheduleDrain(env, run, key, a)
+    }
+  } finally {
+    a.pending -= finished
   }
-  a.chain = a.chain.then(step)
 }
 
 /**
  * A failing handler is retried in place first, so the key's later messages wait behind it (per-key
  * order); only then is the message handed back, counting toward the DLQ.
  */
-export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: string, m: JsMsg, name: string, payload: unknown): Promise<void> {
-  let lastErr: unknown
-  for (let attempt = 0; attempt < IN_PLACE_RETRIES; attempt++) {
+export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: string, m: JsMsg, name: string, payload: unknown, firstAttempt = 0, firstErr?: unknown): Promise<void> {
+  let lastErr: unknown = firstErr
+  for (let attempt = firstAttempt; attempt < IN_PLACE_RETRIES; attempt++) {
+    if (attempt > 0) {
+      if (run.stopping) break
+      await new Promise((r) => setTimeout(r, 50 * 2 ** (attempt - 1)))
+    }
     try {
       const ok = await runTurn(env, run, key, (ctx) => run.def.handle(ctx, name, payload), () => m.working())
       if (ok) m.ack()
@@ -109,7 +167,6 @@ export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: st
     } catch (err) {
       lastErr = err
       if (run.stopping) break
-      await new Promise((r) => setTimeout(r, 50 * 2 ** attempt))
     }
   }
   env.log.warn({ err: lastErr, type: run.def.protocol.type, key, delivery: m.info.deliveryCount }, 'actor handler failed; message handed back for redelivery')

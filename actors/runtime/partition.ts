@@ -1,4 +1,4 @@
-import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
 import type { Logger } from '../../src/kernel/log.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
@@ -31,11 +31,22 @@ export interface Stored {
   timers: Record<string, number>
 }
 
+/** A delivered mailbox message waiting in its key's inbox (checked against the protocol). */
+export interface Queued {
+  m: JsMsg
+  name: string
+  payload: unknown
+}
+
 export interface KeyActor {
   /** The key's serial chain: one turn at a time. */
   chain: Promise<void>
-  /** Turns queued on the chain and not finished. */
+  /** Turns queued on the chain and not finished (messages in the inbox included). */
   pending: number
+  /** Delivered messages not handled yet, in delivery order (actors/runtime/mailbox.ts drains them). */
+  inbox: Queued[]
+  /** A drain of the inbox is queued on the chain. */
+  drainQueued: boolean
   stored: Stored
   /** ACTOR_STATE revision of `stored` (0: never written). */
   rev: number

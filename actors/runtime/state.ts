@@ -16,6 +16,8 @@ export async function loadKey(env: HostEnv, run: PartitionRun, key: string): Pro
     a = {
       chain: Promise.resolve(),
       pending: 0,
+      inbox: [],
+      drainQueued: false,
       stored: exists ? e.json<Stored>() : { state: run.def.initialState(key), timers: {} },
       rev: exists ? e.revision : 0,
       lastUsed: Date.now(),
@@ -29,41 +31,83 @@ export async function loadKey(env: HostEnv, run: PartitionRun, key: string): Pro
  * Runs one turn for a key and commits what it changed; returns whether the state was committed
  * (false: another host wrote the key — ownership moved — so the message must not be acked).
  * `keepAlive` is called while the turn runs (the message's `working()`), so a long handler is not
- * redelivered under it.
+ * redelivered under it. A handler that throws commits nothing, and its error propagates.
  */
-export async function runTurn(env: HostEnv, run: PartitionRun, key: string, body: (ctx: ActorContext<unknown>) => Promise<void>, keepAlive?: () => void): Promise<boolean> {
+export async function runTurn(env: HostEnv, run: PartitionRun, key: string, body: TurnBody, keepAlive?: () => void): Promise<boolean> {
+  const out = await runTurns(env, run, key, [body], keepAlive)
+  if (out.failed) throw out.error
+  return out.committed
+}
+
+export type TurnBody = (ctx: ActorContext<unknown>) => Promise<void>
+
+export interface TurnsOutcome {
+  /** The state the turns that ran produced was written (or nothing changed); false: ownership moved. */
+  committed: boolean
+  /** How many bodies ran to the end, from the first; their changes are what was committed. */
+  ran: number
+  /** `bodies[ran]` threw (its changes are discarded); false with `ran` short: the partition is stopping. */
+  failed: boolean
+  error: unknown
+}
+
+/**
+ * Runs a key's turns one after another on one in-memory state — each handler sees the state the
+ * previous one left — and writes the result with one CAS, before any of their messages is acked.
+ * A key's consecutive messages thus cost one state write instead of one each. It stops at the
+ * first handler that throws (that handler's changes are dropped; the earlier ones' are committed)
+ * and before the next handler once the partition is stopping.
+ */
+export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bodies: readonly TurnBody[], keepAlive?: () => void): Promise<TurnsOutcome> {
   const a = await loadKey(env, run, key)
   a.lastUsed = Date.now()
   let next: Stored = { state: a.stored.state, timers: { ...a.stored.timers } }
   let dirty = false
-  const ctx: ActorContext<unknown> = {
-    key,
-    state: a.stored.state,
-    setState: (s) => {
-      next = { ...next, state: s }
-      dirty = true
-    },
-    setTimer: (name, ms) => {
-      next.timers[name] = Date.now() + ms
-      dirty = true
-    },
-    clearTimer: (name) => {
-      if (name in next.timers) {
-        delete next.timers[name]
-        dirty = true
-      }
-    },
-    fence: run.fence,
-    log: env.log.child({ actor: run.def.protocol.type, key }),
-  }
+  let ran = 0
+  let failed = false
+  let error: unknown
+  const log = env.log.child({ actor: run.def.protocol.type, key })
   const alive = keepAlive === undefined ? undefined : setInterval(keepAlive, Math.max(250, Math.floor(env.ackWaitMs / 3)))
   try {
-    await body(ctx)
+    for (const body of bodies) {
+      if (ran > 0 && run.stopping) break
+      const before = { next: { state: next.state, timers: { ...next.timers } }, dirty }
+      const ctx: ActorContext<unknown> = {
+        key,
+        state: next.state,
+        setState: (s) => {
+          next = { ...next, state: s }
+          dirty = true
+        },
+        setTimer: (name, ms) => {
+          next.timers[name] = Date.now() + ms
+          dirty = true
+        },
+        clearTimer: (name) => {
+          if (name in next.timers) {
+            delete next.timers[name]
+            dirty = true
+          }
+        },
+        fence: run.fence,
+        log,
+      }
+      try {
+        await body(ctx)
+      } catch (err) {
+        next = before.next
+        dirty = before.dirty
+        failed = true
+        error = err
+        break
+      }
+      ran++
+    }
   } finally {
     if (alive !== undefined) clearInterval(alive)
   }
-  if (!dirty) return true
-  return commitState(env, run, key, a, next)
+  const committed = !dirty || (await commitState(env, run, key, a, next))
+  return { committed, ran, failed, error }
 }
 
 /** Writes a key's next state by CAS on the revision it was read at. */
