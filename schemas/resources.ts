@@ -10,3 +10,6 @@ export const NamespacedParams = T.Object({ namespace: Namespace, name: Name })
 export const NameParams = T.Object({ name: Name })
 /** …and changed by id. */
 export const IdParams = T.Object({ id: Uuid })
+
+/** The message on `resources.changed` (NATS): the publishing process `o`, a kind `k`, and one row of it (`i`, its addresses `a`) or all of it. */
+export const ResourceChange = T.Object({ o: T.String(), k: T.String(), i: T.Optional(T.String()), a: T.Optional(T.Array(T.String())) }, { title: 'ResourceChange' })

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { NatsConnection, Subscription } from '@nats-io/transport-node'
-import { Type as T } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { ResourceChange } from '../../schemas/resources.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
@@ -40,8 +40,7 @@ export interface RowCache {
   close(): void
 }
 
-/** The change message on `resources.changed`: the publishing process `o`, a kind, and one row of it (`i`, its addresses `a`) or all of it. */
-const Change = TypeCompiler.Compile(T.Object({ o: T.String(), k: T.String(), i: T.Optional(T.String()), a: T.Optional(T.Array(T.String())) }))
+const Change = TypeCompiler.Compile(ResourceChange)
 
 /** `ns/name` for namespaced kinds, `name` otherwise: the key addresses are cached under. */
 export const addressKey = (kind: AnyKind, namespace: string, name: string) => (kind.addressing === 'namespaced' ? `${namespace}/${name}` : name)
