@@ -78,7 +78,7 @@ t.test('one agent answers with a query tool, a state tool and a file-search tool
   t.match(res.body, { role: 'assistant', content: REPLY })
 
   // the three kinds of tool were offered together in the first request
-  const offered = ((llm.requests[0]?.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((x) => x.function.name).sort()
+  const offered = ((llm.requests[0]?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? []).map((x) => x.function.name).sort()
   t.same(offered, ['get_file__docs__manuals', 'list_state_keys', 'query__sales__orders', 'retrieve_state', 'search_collection__docs__manuals'], 'readonly store: no save/delete; read-only collection: no write tools')
 
   // each tool ran for real, and its result went back to the model in the second request
