@@ -304,9 +304,9 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
       const declared = Number(req.getHeader('content-length') || '0')
       if (route.def.blob === 'upload' && !isJson(contentType)) {
         // a file body streams to the object store (gateway/blob-transfer.ts); nothing is read before the service agrees
-        const queue = new BodyQueue(res)
-        state.onAbort = () => queue.abort()
         const declaredBytes = req.getHeader('content-length') === '' ? null : declared
+        const queue = new BodyQueue(res, declaredBytes)
+        state.onAbort = () => queue.abort()
         void forwardUpload(res, state, route, { authorization, clientIp, contentType, params, rawQuery, queue, declaredBytes })
         return
       }
