@@ -305,13 +305,13 @@ export async function sendBlob(res: HttpResponse, state: WriteState, store: Blob
   try {
     for await (const chunk of store.chunks(info)) {
       if (state.aborted) return
-      const ab = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer
+      // uWS takes the view as it is (a RecognizedString may be any typed array): no copy of the chunk
       const offset = res.getWriteOffset()
       let ok = false
       let finished = false
       res.cork(() => {
         if (!headSent) head()
-        ;[ok, finished] = res.tryEnd(ab, total)
+        ;[ok, finished] = res.tryEnd(chunk, total)
       })
       if (ok || finished) continue
       // the socket is full: wait until it drained what it holds of this chunk, then send the rest
@@ -321,7 +321,7 @@ export async function sendBlob(res: HttpResponse, state: WriteState, store: Blob
             resolve()
             return true
           }
-          const [again, done] = res.tryEnd(ab.slice(at - offset), total)
+          const [again, done] = res.tryEnd(chunk.subarray(at - offset), total)
           if (again || done) resolve()
           return again
         })
