@@ -1,17 +1,21 @@
 import busboy from 'busboy'
 import type { HttpResponse } from 'uWebSockets.js'
 import { AppError } from '../src/kernel/errors.ts'
-import type { BlobInfo, BlobStore } from '../src/platform/blob-store.ts'
+import { CHUNK_BYTES, type BlobInfo, type BlobStore } from '../src/platform/blob-store.ts'
 
 /*
  * Streaming file bodies between a client and the NATS object store (routes with `blob`,
  * src/api/route.ts). Nothing here holds a whole file: memory per transfer is bounded by
- * QUEUE_HIGH_WATER plus one object-store chunk, whatever the file size.
+ * QUEUE_HIGH_WATER plus the object store's publish window (src/platform/blob-store.ts), whatever
+ * the file size.
  *
  * Upload (`BodyQueue` → `receiveUpload`): the request body is read with uWS `onData`; the socket
  * is paused as soon as the route is matched (the service has not said yet whether the caller may
  * upload) and whenever more than QUEUE_HIGH_WATER bytes wait, and resumed when the consumer —
- * the object store's `put`, which awaits each chunk's ack — has taken them. So a client sending
+ * the object store's `put`, which takes a piece only when its window of unacked chunks has room —
+ * has taken them. The bytes uWS lends are copied once, straight into object-store-sized chunks
+ * (CHUNK_BYTES), which `put` publishes as they are: one copy of the file in this process before
+ * the NATS client's own write buffer, where assembling chunks later would be a second. So a client sending
  * faster than NATS stores is slowed down by TCP, not buffered. Bytes are counted as they pass:
  * one past the plan's `max_bytes` errors the stream, `put` purges the chunks it wrote, and the
  * client gets 413 without the rest of its body being read.
@@ -29,10 +33,15 @@ export const MULTIPART_SLACK = 256 * 1024
 
 export const tooLarge = (max: number): AppError => new AppError(413, 'file.too_large', `the file is larger than the ${String(max)} bytes this upload may take (max_file_size_mb, or what is left of max_total_size_gb)`)
 
-/** Request body chunks, pulled on demand, with uWS paused while enough wait. */
+/** Request body chunks of CHUNK_BYTES (the last one shorter), pulled on demand, with uWS paused while enough wait. */
 export class BodyQueue {
   private chunks: Buffer[] = []
   private queued = 0
+  /** The chunk being filled and how much of it is. */
+  private filling: Buffer | null = null
+  private used = 0
+  /** Bytes still announced by Content-Length (null: unknown), so a small body gets a small buffer. */
+  private expected: number | null
   private ended = false
   private paused = false
   private discarding = false
@@ -41,14 +50,14 @@ export class BodyQueue {
 
   private readonly res: HttpResponse
 
-  constructor(res: HttpResponse) {
+  constructor(res: HttpResponse, expectedBytes: number | null = null) {
     this.res = res
+    this.expected = expectedBytes
     res.onData((ab, isLast) => {
       if (!this.discarding) {
-        // uWS reuses the ArrayBuffer after this callback: copy
-        const b = Buffer.from(new Uint8Array(ab))
-        if (b.length > 0) this.chunks.push(b)
-        this.queued += b.length
+        // uWS reuses the ArrayBuffer after this callback: copied now, into the chunk being filled
+        this.take(new Uint8Array(ab))
+        if (isLast) this.seal()
         if (this.queued >= QUEUE_HIGH_WATER) this.pause()
       }
       if (isLast) this.ended = true
@@ -56,6 +65,32 @@ export class BodyQueue {
     })
     // nothing is read before the service has accepted the upload
     this.pause()
+  }
+
+  private take(src: Uint8Array): void {
+    let at = 0
+    while (at < src.length) {
+      if (this.filling === null) {
+        const left = this.expected === null ? CHUNK_BYTES : this.expected
+        // a body longer than announced (it cannot be under uWS) would just get full-size chunks
+        this.filling = Buffer.allocUnsafe(left > 0 && left < CHUNK_BYTES ? left : CHUNK_BYTES)
+        this.used = 0
+      }
+      const n = Math.min(src.length - at, this.filling.length - this.used)
+      this.filling.set(src.subarray(at, at + n), this.used)
+      this.used += n
+      at += n
+      this.queued += n
+      if (this.expected !== null) this.expected -= n
+      if (this.used === this.filling.length) this.seal()
+    }
+  }
+
+  /** The chunk being filled joins the queue (the end of the body, or it is full). */
+  private seal(): void {
+    if (this.filling !== null && this.used > 0) this.chunks.push(this.used === this.filling.length ? this.filling : this.filling.subarray(0, this.used))
+    this.filling = null
+    this.used = 0
   }
 
   private pause(): void {
@@ -103,6 +138,8 @@ export class BodyQueue {
   discard(): void {
     this.discarding = true
     this.chunks = []
+    this.filling = null
+    this.used = 0
     this.queued = 0
     this.resume()
   }
@@ -268,13 +305,13 @@ export async function sendBlob(res: HttpResponse, state: WriteState, store: Blob
   try {
     for await (const chunk of store.chunks(info)) {
       if (state.aborted) return
-      const ab = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer
+      // uWS takes the view as it is (a RecognizedString may be any typed array): no copy of the chunk
       const offset = res.getWriteOffset()
       let ok = false
       let finished = false
       res.cork(() => {
         if (!headSent) head()
-        ;[ok, finished] = res.tryEnd(ab, total)
+        ;[ok, finished] = res.tryEnd(chunk, total)
       })
       if (ok || finished) continue
       // the socket is full: wait until it drained what it holds of this chunk, then send the rest
@@ -284,7 +321,7 @@ export async function sendBlob(res: HttpResponse, state: WriteState, store: Blob
             resolve()
             return true
           }
-          const [again, done] = res.tryEnd(ab.slice(at - offset), total)
+          const [again, done] = res.tryEnd(chunk.subarray(at - offset), total)
           if (again || done) resolve()
           return again
         })

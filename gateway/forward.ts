@@ -106,9 +106,9 @@ export class Forwarder {
       const declared = Number(req.getHeader('content-length') || '0')
       if (route.def.blob === 'upload' && !isJson(contentType)) {
         // a file body streams to the object store (gateway/blob-transfer.ts); nothing is read before the service agrees
-        const queue = new BodyQueue(res)
-        state.onAbort = () => queue.abort()
         const declaredBytes = req.getHeader('content-length') === '' ? null : declared
+        const queue = new BodyQueue(res, declaredBytes)
+        state.onAbort = () => queue.abort()
         void this.forwardUpload(res, state, route, { authorization, clientIp, contentType, params, rawQuery, queue, declaredBytes })
         return
       }

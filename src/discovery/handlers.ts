@@ -12,8 +12,8 @@ import { DISCOVERY_ROUTES as R } from './routes.ts'
 /*
  * What the caller can see of one type, as the management list answers it (read permission, 404
  * rules and all), active resources only. The type is resolved by name through the resource
- * service's registry, so `collections` answers [] until that kind is registered and lists them
- * once it is.
+ * service's registry (`kinds/lookup.ts`), so this module needs no import of the kinds it lists
+ * beyond the lookup.
  *
  * Application filter: the manifest named by `X-Application` (or `?app=`, which wins) is read
  * without the caller's read permission — an application's end users rarely own its manifest,

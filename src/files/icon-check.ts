@@ -16,10 +16,13 @@ import { blockedReason, normalizeHost } from '../platform/outbound-http.ts'
  * `collection:<namespace>/<collection>/<filename>` must name a file the way the API does.
  *
  * On read (`iconResolver`, a record decorator of the resource routes): every record with an icon
- * gains `icon_url`: the URL itself for `url:`; for `collection:`, a direct `/files/…` URL when the
- * file is `shared`, a temporary signed URL (FILES_SIGNED_URL_SECONDS) when it is private AND
- * belongs to the resource's owner (nobody can expose someone else's private file as an icon), else
- * null (missing file, someone else's private file).
+ * gains `icon_url`: the URL itself for `url:`; for `collection:`, a signed `/files/_signed/…` URL
+ * (FILES_ICON_URL_SECONDS) that needs no Authorization header, when the resource's owner can see
+ * the file themselves — their own private file, or a shared file of a collection they may read —
+ * else null (missing file, someone else's private file, a collection the owner cannot read).
+ * SPEC §2.16 gives "public collection files" a direct URL; §2.9 has no public files (`shared`
+ * means readers of the collection), and the direct `/files/…` URL needs a bearer token an <img>
+ * cannot send, so shared files are signed as well.
  */
 const NAME = new RegExp(NAME_PATTERN)
 const FILE = new RegExp(FILE_NAME_PATTERN)

@@ -201,7 +201,8 @@ export const ConfigSchema = T.Object({
   QUERY_MAX_ROWS_MAX: int(100000, 'ceiling of a query\'s max_rows (a larger value is clamped to it)', 1),
   // §2.9 collections and files (src/files/); the per-collection limits are the collection's own max_file_size_mb / max_total_size_gb
   PUBLIC_BASE_URL: str('', 'absolute base URL of the API in links the platform hands out (temporary file URLs, icons); empty = https://DOMAIN when DOMAIN is set, else paths relative to the API'),
-  FILES_SIGNED_URL_SECONDS: int(3600, 'default lifetime of a temporary file download URL (and of a private collection icon URL)', 1),
+  FILES_SIGNED_URL_SECONDS: int(3600, 'default lifetime of a temporary file download URL', 1),
+  FILES_ICON_URL_SECONDS: int(86400, 'lifetime of the signed URL in a collection icon\'s icon_url (minted on every read of the agent or function; needs no Authorization, so an <img> loads it)', 1),
   FILES_SIGNED_URL_MAX_SECONDS: int(604800, 'longest lifetime a temporary file download URL may ask for', 1),
   FILES_UPLOAD_STAGING_SECONDS: int(3600, 'an upload object whose commit never arrived (client or service gone mid-upload) is deleted after this many seconds', 1),
   FILES_SWEEP_SECONDS: num(30, 'how often deleted and abandoned file blobs are removed from the object store', 0.05),

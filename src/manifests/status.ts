@@ -12,8 +12,8 @@ import { storeKeyProbe } from './store-keys.ts'
  * satisfied when it exists, is active and the caller can read it (one the caller cannot see is
  * missing: the status is no way to learn what others own); a permission is granted when the
  * caller holds it now; a store dependency exists when the store resource does (kind `store`,
- * looked up by name in the registry, so every store is missing until that kind is registered)
- * and, with a `key`, when the store module's probe finds the key. `ready` needs everything
+ * looked up by name in the registry) and the caller can see it, and, with a `key`, when the
+ * states feature's probe (store-keys.ts) finds a live entry the caller could read. `ready` needs everything
  * required; optional permissions are reported but do not count.
  */
 export type ManifestStatusBody = Static<typeof ManifestStatus>

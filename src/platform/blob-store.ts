@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
-import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type PubAck } from '@nats-io/jetstream'
 import { Objm, setSha256Backend, StorageType, type ObjectStore } from '@nats-io/obj'
-import type { NatsConnection } from '@nats-io/transport-node'
+import { headers, nuid, type NatsConnection } from '@nats-io/transport-node'
 import type { NatsNames } from './nats-names.ts'
 
 /*
@@ -9,16 +9,29 @@ import type { NatsNames } from './nats-names.ts'
  * from ids (`v/<version id>`), never from user file names. Used by the gateway (streaming uploads
  * and downloads, gateway/blob-transfer.ts) and the files service; no database here.
  *
- * Writes go through the object store client (`put` reads a ReadableStream chunk by chunk and
- * awaits each chunk's ack, so a producer that waits for `pull` is flow-controlled). Reads do NOT
- * use the client's `get`: it feeds a push consumer into an unbounded ReadableStream, so a slow
- * reader would hold the whole object in memory. `chunks()` instead fetches one chunk at a time
- * with a JetStream direct get (the bucket's stream has allow_direct), only when the consumer asks
- * for the next one, and checks the SHA-256 digest at the end.
+ * Streamed writes (`put`) do NOT use the client's `put`, which re-packs every piece it reads into
+ * its own chunk buffer (one more copy of the file) and waits for each chunk's ack before sending
+ * the next. Ours publishes the pieces it is given as chunks, unchanged (the gateway hands it
+ * 512 KiB pieces, gateway/blob-transfer.ts), with up to PUT_WINDOW publishes awaiting their ack;
+ * it reads the next piece only when the window has room, so a producer that waits for `pull` is
+ * still flow-controlled. Chunks need not be of equal size (readers take them as they come).
+ * The object's layout is the object store's: chunks on `$O.<bucket>.C.<nuid>`, the info JSON on
+ * `$O.<bucket>.M.<base64url name>` with a subject rollup, so `info`, `delete` and the client's
+ * `get` work on it. On a failure the chunks written are purged and nothing is left.
+ * Reads do NOT use the client's `get`: it feeds a push consumer into an unbounded ReadableStream,
+ * so a slow reader would hold the whole object in memory. `chunks()` instead fetches one chunk at
+ * a time with a JetStream direct get (the bucket's stream has allow_direct), only when the consumer
+ * asks for the next one, and checks the SHA-256 digest at the end.
  */
 export const FILES_BUCKET = 'FILES'
 /** 512 KiB (NATS's default max_payload is 1 MiB; `put` clamps to the server's): 4× fewer acked publishes than the client's 128 KiB default. */
-const CHUNK_BYTES = 512 * 1024
+export const CHUNK_BYTES = 512 * 1024
+/**
+ * Chunk publishes of one `put` in flight at once: the acks of a single publisher come back in
+ * order, and waiting for each before sending the next made an upload one round trip per chunk.
+ * 4 × 512 KiB is the most a put holds beyond the piece it reads.
+ */
+const PUT_WINDOW = 4
 
 // The object store client hashes with a pure-JS SHA-256 unless told otherwise: ~5× the CPU of Node's.
 setSha256Backend('native')
@@ -51,6 +64,9 @@ export function digestHex(digest: string): string {
   return Buffer.from(b64.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('hex')
 }
 
+/** base64url WITH padding, as the object store client writes meta subjects and digests (its Base64UrlPaddedCodec). */
+const b64urlPadded = (b: Buffer): string => b.toString('base64').replace(/\+/g, '-').replace(/\//g, '_')
+
 function toInfo(i: { name: string; size: number; digest: string; chunks: number; nuid: string }): BlobInfo {
   return { name: i.name, size: i.size, sha256: digestHex(i.digest), chunks: i.chunks, nuid: i.nuid }
 }
@@ -76,13 +92,67 @@ export function openBlobStore(nc: NatsConnection, names: NatsNames): Promise<Blo
 }
 
 async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
-  const os: ObjectStore = await new Objm(jetstream(nc)).create(bucket, { storage: StorageType.File })
+  const js: JetStreamClient = jetstream(nc)
+  const os: ObjectStore = await new Objm(js).create(bucket, { storage: StorageType.File })
   const jsm: JetStreamManager = await jetstreamManager(nc)
   const stream = `OBJ_${bucket}`
   const info = async (name: string): Promise<BlobInfo | null> => {
     const i = await os.info(name)
     return i === null || i.deleted ? null : toInfo(i)
   }
+
+  async function put(name: string, data: ReadableStream<Uint8Array>): Promise<BlobInfo> {
+    const maxChunk = Math.min(CHUNK_BYTES, nc.info?.max_payload ?? CHUNK_BYTES)
+    const old = await os.info(name)
+    const id = nuid.next()
+    const chunkSubject = `$O.${bucket}.C.${id}`
+    const sha = createHash('sha256')
+    const inFlight: Promise<PubAck>[] = []
+    let size = 0
+    let chunks = 0
+    const reader = data.getReader()
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        // a piece above the server's max_payload is split without copying
+        for (let at = 0; at < value.length; at += maxChunk) {
+          const piece = at === 0 && value.length <= maxChunk ? value : value.subarray(at, at + maxChunk)
+          sha.update(piece)
+          size += piece.length
+          chunks++
+          const ack = js.publish(chunkSubject, piece)
+          ack.catch(() => undefined) // awaited below, in order; a later failure must not go unhandled meanwhile
+          inFlight.push(ack)
+          if (inFlight.length >= PUT_WINDOW) await inFlight.shift()
+        }
+      }
+      await Promise.all(inFlight.splice(0))
+      const meta = {
+        name,
+        description: '',
+        options: { max_chunk_size: maxChunk },
+        bucket,
+        nuid: id,
+        size,
+        chunks,
+        mtime: new Date().toISOString(),
+        digest: `SHA-256=${b64urlPadded(sha.digest())}`,
+        deleted: false,
+      }
+      const h = headers()
+      h.set('Nats-Rollup', 'sub') // the new info replaces any earlier one of this name
+      await js.publish(`$O.${bucket}.M.${b64urlPadded(Buffer.from(name))}`, JSON.stringify(meta), { headers: h })
+      if (old !== null) await jsm.streams.purge(stream, { filter: `$O.${bucket}.C.${old.nuid}` }).catch(() => undefined)
+      return toInfo(meta)
+    } catch (err) {
+      await Promise.allSettled(inFlight)
+      await reader.cancel(err).catch(() => undefined)
+      await jsm.streams.purge(stream, { filter: chunkSubject }).catch(() => undefined)
+      throw err
+    }
+  }
+
   async function* chunks(i: BlobInfo): AsyncGenerator<Uint8Array> {
     const subject = `$O.${bucket}.C.${i.nuid}`
     const sha = createHash('sha256')
@@ -102,7 +172,7 @@ async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
   }
   return {
     bucket,
-    put: async (name, data) => toInfo(await os.put({ name, options: { max_chunk_size: CHUNK_BYTES } }, data)),
+    put,
     putBytes: async (name, data) => toInfo(await os.putBlob({ name, options: { max_chunk_size: CHUNK_BYTES } }, data)),
     info,
     chunks,

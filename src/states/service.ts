@@ -38,6 +38,12 @@ export interface StateService {
   /** Changes the given fields of `key`, creating it when absent (then `value` is required). */
   put(p: Principal, store: StoreRef, key: string, body: PutBody, through?: Through): Promise<{ entry: StateEntry; created: boolean }>
   remove(p: Principal, store: StoreRef, key: string, through?: Through): Promise<void>
+  /**
+   * Whether `key` is a live entry the principal could read (the manifest status's store-key probe):
+   * false when the store is invisible, its states unreadable for the principal, or the entry absent,
+   * expired or another user's private one. The value is not decrypted.
+   */
+  has(p: Principal, store: StoreRef, key: string): Promise<boolean>
   /** What the principal may do with the store's states (null when it cannot see the store). */
   access(p: Principal, store: StoreRef): Promise<{ read: boolean; write: boolean } | null>
   /** Deletes expired entries; answers how many. */
@@ -246,6 +252,20 @@ export function createStateService(d: { db: Db; config: Config; resources: Resou
       writableRow(p, s, row)
       const gone = await db.maybeOneFirst(sql.unsafe`delete from states where id = ${row.id}::uuid returning id`)
       if (gone === null) throw stateNotFound(s.ref, key)
+    },
+
+    async has(p, store, key) {
+      if (!KEY_RE.test(key)) return false
+      let s: OpenStore
+      try {
+        s = await open(p, store)
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'store.not_found') return false
+        throw err
+      }
+      if (!s.read) return false
+      const row = await liveRow(s, key)
+      return row !== null && entryVisible(p, row, s.manager)
     },
 
     async access(p, store) {

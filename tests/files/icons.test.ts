@@ -3,8 +3,9 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 
 /*
  * Icons (SPEC.md §2.16): `url:` icons checked with the guarded outbound rules on save;
- * `collection:` icons resolved on read into `icon_url` — a signed URL for the owner's private
- * file, a direct URL for a shared one, nothing for someone else's private file.
+ * `collection:` icons resolved on read into `icon_url` — a signed URL that loads without any
+ * credentials (as an <img> would) for the owner's private file and for a shared file the owner may
+ * read; nothing for someone else's private file or a collection the owner cannot read.
  */
 let env: TestPlatform
 let a: { id: string; token: string }
@@ -30,7 +31,7 @@ t.test('url: icons pass the guarded outbound rules on save', async (t) => {
   t.equal((ok.body as { icon_url: string }).icon_url, 'https://example.com/icon.png')
 })
 
-t.test('collection: icons resolve on read: signed URL (private, own), direct URL (shared), null (not yours)', async (t) => {
+t.test('collection: icons resolve on read: signed URL (own private, readable shared), null (not yours)', async (t) => {
   t.equal((await env.request('POST', '/api/v1/collections', { token: a.token, body: { namespace: 'brand', name: 'icons' } })).status, 201)
   const png = Buffer.from('89504e470d0a1a0a', 'hex')
   await env.request('POST', '/files/brand/icons', { token: a.token, body: { name: 'logo.png', content_base64: png.toString('base64'), content_type: 'image/png' } })
@@ -39,17 +40,37 @@ t.test('collection: icons resolve on read: signed URL (private, own), direct URL
   const got = (await env.request('GET', '/api/v1/agents/brand/private-icon', { token: a.token })).body as { icon: string; icon_url: string }
   t.equal(got.icon, 'collection:brand/icons/logo.png', 'the stored value is unchanged')
   t.match(got.icon_url, /^\/files\/_signed\//)
-  const img = await fetch(`${env.base}${got.icon_url}`)
+  const img = await fetch(`${env.base}${got.icon_url}`) // no Authorization header, no cookie
   t.equal(img.status, 200)
   t.same(Buffer.from(await img.arrayBuffer()), png)
   t.equal(img.headers.get('content-type'), 'image/png')
 
   t.equal((await agent('shared-icon', 'collection:brand/icons/public.png')).status, 201)
-  const shared = (await env.request('GET', '/api/v1/agents?namespace=brand', { token: a.token })).body as { name: string; icon_url: string }[]
-  t.equal(shared.find((x) => x.name === 'shared-icon')?.icon_url, '/files/brand/icons/public.png')
+  const listed = (await env.request('GET', '/api/v1/agents?namespace=brand', { token: a.token })).body as { name: string; icon_url: string }[]
+  const sharedUrl = listed.find((x) => x.name === 'shared-icon')?.icon_url ?? ''
+  t.match(sharedUrl, /^\/files\/_signed\//, 'a shared file is signed too: /files/… would need a bearer token')
+  const sharedImg = await fetch(`${env.base}${sharedUrl}`) // as an <img> loads it: no credentials
+  t.equal(sharedImg.status, 200)
+  t.same(Buffer.from(await sharedImg.arrayBuffer()), png)
+  t.equal(sharedImg.headers.get('content-type'), 'image/png')
+  t.equal((await fetch(`${env.base}/files/brand/icons/public.png`)).status, 401, 'the plain file route still needs a token')
 
   // B points an agent of B's at A's private file: nothing is signed for B
   const res = await agent('thief', 'collection:brand/icons/logo.png', b.token, 'bspace')
   t.equal(res.status, 201, res.text)
   t.equal((res.body as { icon_url: unknown }).icon_url, null)
+  // ... nor for A's shared file, since B cannot read A's collection: the unauthenticated URL must
+  // not become a way around the collection's read permission
+  const peek = await agent('peek', 'collection:brand/icons/public.png', b.token, 'bspace')
+  t.equal(peek.status, 201, peek.text)
+  t.equal((peek.body as { icon_url: unknown }).icon_url, null)
+  // once A lets B read the collection, B's agent may show the shared file (not the private one)
+  const role = await env.request('POST', '/api/v1/roles', { body: { name: 'IconReaders', permissions: { 'platform.collections/brand/icons.read:all': true } } })
+  t.equal(role.status, 201, role.text)
+  const added = await env.request('POST', `/api/v1/roles/IconReaders/users/${b.id}`)
+  t.ok(added.status < 300, added.text)
+  const got2 = (await env.request('GET', '/api/v1/agents/bspace/peek', { token: b.token })).body as { icon_url: string | null }
+  t.match(got2.icon_url, /^\/files\/_signed\//, "B may read A's collection now: B's agent shows the shared file")
+  t.equal((await fetch(`${env.base}${got2.icon_url ?? ''}`)).status, 200)
+  t.equal(((await env.request('GET', '/api/v1/agents/bspace/thief', { token: b.token })).body as { icon_url: unknown }).icon_url, null, "A's private file stays out")
 })

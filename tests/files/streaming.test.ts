@@ -126,3 +126,50 @@ t.test('a 50 MB upload and download stream through with small memory growth', as
   t.equal(h.digest('hex'), digest)
   t.ok(downGrowth < 60 * MB, `download: RSS grew ${(downGrowth / MB).toFixed(1)} MB for 50 MB`)
 })
+
+t.test("the blob store's streamed put writes the object store's layout", async (t) => {
+  // put publishes the pieces it gets as chunks (src/platform/blob-store.ts), not through the
+  // object store client: the client must still read what it wrote, and a failure leaves nothing
+  const { openBlobStore } = await import('../../src/platform/blob-store.ts')
+  const { natsNames } = await import('../../src/platform/nats-names.ts')
+  const { jetstream, jetstreamManager } = await import('@nats-io/jetstream')
+  const { Objm } = await import('@nats-io/obj')
+  const names = natsNames(env.config.NATS_PREFIX)
+  const store = await openBlobStore(env.platform.nc, names)
+  const client = await new Objm(jetstream(env.platform.nc)).open(names.bucket('FILES'))
+  // uneven pieces, one above a chunk (split without copying), one empty
+  const pieces = [Buffer.alloc(1000, 'a'), Buffer.alloc(1300 * 1024, 'b'), Buffer.alloc(0), Buffer.alloc(70 * 1024, 'c')]
+  const whole = Buffer.concat(pieces)
+  const stream = (parts: Buffer[], fail?: Error) =>
+    new ReadableStream<Uint8Array>({
+      pull(c) {
+        const next = parts.shift()
+        if (next !== undefined) c.enqueue(next)
+        else if (fail !== undefined) c.error(fail)
+        else c.close()
+      },
+    })
+  const info = await store.put('test/layout', stream([...pieces]))
+  t.equal(info.size, whole.length)
+  t.equal(info.chunks, 5, 'as given: 1000 B; 1300 KiB split into 512 + 512 + 276 KiB; 70 KiB (the empty piece is none)')
+  t.equal(info.sha256, createHash('sha256').update(whole).digest('hex'))
+  const viaClient = await client.getBlob('test/layout')
+  t.ok(viaClient !== null && Buffer.from(viaClient).equals(whole), 'the object store client reads it (and checks the digest)')
+  t.ok((await store.readAll('test/layout', 10 * MB))?.equals(whole), 'so does ours')
+
+  // a second put of the name replaces it, and the first one's chunks are purged
+  const again = await store.put('test/layout', stream([Buffer.from('short')]))
+  t.ok((await store.readAll('test/layout', MB))?.equals(Buffer.from('short')))
+  t.not(again.nuid, info.nuid)
+  const jsm = await jetstreamManager(env.platform.nc)
+  const subjects = async (nuid: string) => (await jsm.streams.info(`OBJ_${names.bucket('FILES')}`, { subjects_filter: `$O.${names.bucket('FILES')}.C.${nuid}` })).state.subjects ?? {}
+  t.same(await subjects(info.nuid), {}, 'old chunks purged')
+
+  // a stream that fails half-way (after two chunks went out) leaves neither chunks nor an object
+  const messages = async () => (await jsm.streams.info(`OBJ_${names.bucket('FILES')}`)).state.messages
+  const before = await messages()
+  const failing = stream([Buffer.alloc(600 * 1024, 'x')], new Error('client went away'))
+  await t.rejects(store.put('test/broken', failing), /client went away/)
+  t.equal(await store.info('test/broken'), null)
+  t.equal(await messages(), before, 'the chunks written before the failure are purged')
+})

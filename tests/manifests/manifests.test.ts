@@ -1,23 +1,11 @@
-import { Type as T } from '@sinclair/typebox'
 import t from 'tap'
-import type { Principal } from '../../src/auth/principal.ts'
-import { discoveryHandlers } from '../../src/discovery/handlers.ts'
-import { createSecretBox } from '../../src/kernel/crypto.ts'
-import { createLogger } from '../../src/kernel/log.ts'
-import { KINDS } from '../../src/kinds/index.ts'
-import { manifestKind } from '../../src/kinds/manifest/kind.ts'
-import { manifestStatus } from '../../src/manifests/status.ts'
-import { registerStoreKeyProbe } from '../../src/manifests/store-keys.ts'
-import type { Db } from '../../src/platform/db.ts'
-import { defineKind } from '../../src/resources/kind.ts'
-import { createResourceService } from '../../src/resources/service.ts'
-import { ENCRYPTION_KEY, startTestPlatform } from '../helpers/env.ts'
+import { startTestPlatform } from '../helpers/env.ts'
 
 /*
  * Manifests (SPEC.md §2.13, §4.6) and discovery (§4.9) through HTTP: status ready / not ready for
- * the caller, B's 404 on A's manifest, discovery filtered by X-Application / ?app=. Kinds other
- * helpers build (store, collection) are stood in for by kinds defined here, registered in a second
- * resource service over the same database, to show both features find them by name once they exist.
+ * the caller, B's 404 on A's manifest, discovery filtered by X-Application / ?app=. Store
+ * dependencies with a `key` go through the states feature's real probe (registered by its service
+ * part), against stores and entries written over HTTP.
  */
 const env = await startTestPlatform(t)
 const a = await env.createUser('mf-a@test.local')
@@ -92,13 +80,13 @@ t.test('status: not ready, with what is missing', async (t) => {
   const s = res.body as { ready: boolean; resources: { satisfied: { name: string }[]; missing: { name: string; exists: boolean }[] }; permissions: { required: { granted: string[]; missing: string[] } }; stores: { satisfied: unknown[]; missing: { store: string; key: string | null; exists: boolean; key_checked: boolean }[] } }
   t.equal(s.ready, false)
   t.same(s.resources.satisfied.map((r) => r.name), ['helper'])
-  t.same(s.resources.missing.map((r) => r.name), ['nobody', 'secret-agent', 'x', 'manuals'], "absent, another user's private agent, an unknown type, a kind not registered yet")
+  t.same(s.resources.missing.map((r) => r.name), ['nobody', 'secret-agent', 'x', 'manuals'], "absent, another user's private agent, an unknown type, a collection that does not exist (yet)")
   t.ok(s.resources.missing.every((r) => !r.exists))
   t.same(s.permissions.required, { granted: ['platform.agents/desk/helper.read:own'], missing: ['platform.system.update:all'] })
   t.same(s.stores.missing, [
     { store: 'desk/prefs', key: null, exists: false, key_checked: false },
     { store: 'desk/memory', key: 'profile', exists: false, key_checked: false },
-  ], 'no store kind is registered here: every store dependency is missing')
+  ], 'neither store exists yet: both dependencies are missing, keys unchecked')
   // the admin sees the private agent and holds every permission: the same manifest reads differently
   const admin = (await asAdmin('GET', '/api/runtime/manifests/desk/wanting/status')).body as typeof s
   t.same(admin.resources.missing.map((r) => r.name), ['nobody', 'x', 'manuals'])
@@ -140,7 +128,7 @@ t.test('discovery: what the caller can see, narrowed by X-Application / ?app=', 
     t.same(names(await asA('GET', `${base}/skills?app=desk/app`)), [], `${base}: a type without an entry exposes nothing`)
     t.same(names(await asA('GET', `${base}/skills`)), ['desk/tone'])
     t.same(names(await asA('GET', `${base}/templates?app=desk/nope`)), [], `${base}: an unknown app exposes nothing`)
-    t.same(names(await asA('GET', `${base}/collections`)), [], `${base}: collections: none until that kind is registered`)
+    t.same(names(await asA('GET', `${base}/collections`)), [], `${base}: collections: A has none yet`)
     const bad = await asA('GET', `${base}/templates`, undefined, { 'X-Application': '../../etc' })
     t.equal(bad.status, 422, bad.text)
     t.equal((bad.body as { code: string }).code, 'discovery.bad_app')
@@ -153,41 +141,54 @@ t.test('discovery: what the caller can see, narrowed by X-Application / ?app=', 
   t.same(names(await asA('GET', '/discovery/templates?app=desk/nope', undefined, { 'X-Application': 'desk/app' })), [])
 })
 
-t.test('kinds built elsewhere light up by name: store (manifest status) and collection (discovery)', async (t) => {
-  const storeKind = defineKind({ kind: 'store', plural: 'stores', title: 'TestStore', spec: T.Object({ description: T.String({ default: '' }) }, { additionalProperties: false }) })
-  const collectionKind = defineKind({ kind: 'collection', plural: 'collections', title: 'TestCollection', spec: T.Object({ description: T.String({ default: '' }) }, { additionalProperties: false }) })
-  const svc = createResourceService({ db: env.platform.db as Db, log: createLogger({ level: 'silent' }), kinds: [...KINDS, storeKind, collectionKind], box: createSecretBox(ENCRYPTION_KEY) })
-  const admin: Principal = { userId: env.adminId, email: 'admin@test.local', permissions: ['platform.*:all'] }
-  await svc.create(admin, storeKind, { namespace: 'desk', name: 'prefs' })
-  await svc.create(admin, storeKind, { namespace: 'desk', name: 'memory' })
-  await svc.create(admin, collectionKind, { namespace: 'desk', name: 'manuals' })
-  await svc.create(admin, collectionKind, { namespace: 'kb', name: 'manuals' })
+t.test('store dependencies are checked against real stores and state entries', async (t) => {
+  type Dep = { store: string; key: string | null; exists: boolean; key_checked: boolean }
+  type Status = { ready: boolean; resources: { missing: { name: string }[] }; stores: { satisfied: Dep[]; missing: Dep[] } }
+  const status = async (as: typeof asA, path: string): Promise<Status> => (await ok(as('GET', path), 200)) as unknown as Status
+  await ok(asA('POST', '/api/v1/stores', { namespace: 'desk', name: 'prefs' }))
+  await ok(asA('POST', '/api/v1/stores', { namespace: 'desk', name: 'memory' }))
+  await ok(asA('POST', '/api/v1/manifests', { namespace: 'desk', name: 'memo-app', store_dependencies: [{ store: 'desk/prefs' }, { store: 'desk/memory', key: 'profile' }] }))
+  const path = '/api/runtime/manifests/desk/memo-app/status'
 
-  const manifest = await svc.get(admin, manifestKind, { namespace: 'desk', name: 'wanting' })
-  const before = await manifestStatus(svc, admin, manifest)
-  t.same(before.stores.satisfied, [
+  const before = await status(asA, path)
+  t.equal(before.ready, false)
+  t.same(before.stores.satisfied, [{ store: 'desk/prefs', key: null, exists: true, key_checked: false }], 'a store without a key: the store resource is enough')
+  t.same(before.stores.missing, [{ store: 'desk/memory', key: 'profile', exists: false, key_checked: true }], 'the store exists, the key does not: checked and missing')
+
+  await ok(asA('POST', '/stores/desk/memory/states', { key: 'profile', value: { tone: 'brief' } }))
+  const after = await status(asA, path)
+  t.equal(after.ready, true, 'ready once the entry exists')
+  t.same(after.stores.satisfied, [
     { store: 'desk/prefs', key: null, exists: true, key_checked: false },
-    { store: 'desk/memory', key: 'profile', exists: true, key_checked: false },
-  ], 'stores exist once the kind is registered (keys unchecked without a probe)')
-  t.same(before.resources.missing.map((r) => r.name), ['nobody', 'x'], 'the collection requirement is satisfied too')
+    { store: 'desk/memory', key: 'profile', exists: true, key_checked: true },
+  ])
 
-  const asked: string[] = []
-  registerStoreKeyProbe(async (_p, store, key) => {
-    asked.push(`${store.namespace}/${store.name}:${key}`)
-    return false
-  })
-  const after = await manifestStatus(svc, admin, manifest)
-  t.same(after.stores.missing, [{ store: 'desk/memory', key: 'profile', exists: false, key_checked: true }], 'a missing key is a missing dependency')
-  t.same(asked, ['desk/memory:profile'])
+  // B's own manifest naming A's store: the store is invisible to B, so neither it nor its key is
+  // reported (the status is no way to learn whether A's keys exist)
+  await ok(asB('POST', '/api/v1/manifests', { namespace: 'bdesk', name: 'peek', store_dependencies: [{ store: 'desk/memory', key: 'profile' }] }))
+  t.same((await status(asB, '/api/runtime/manifests/bdesk/peek/status')).stores.missing, [{ store: 'desk/memory', key: 'profile', exists: false, key_checked: false }])
 
-  const [bound] = discoveryHandlers({ resources: svc })
-  if (bound === undefined) throw new Error('no discovery route')
-  const request = { requestId: 'test', caller: null, clientIp: '' }
-  const all = await bound.handle({ principal: admin, params: { type: 'collections' }, query: {}, body: undefined, request })
-  t.same((all.body as { namespace: string }[]).map((c) => c.namespace).sort(), ['desk', 'kb'])
-  const narrowed = await bound.handle({ principal: admin, params: { type: 'collections' }, query: {}, body: undefined, request: { ...request, headers: { 'x-application': 'desk/app' } } })
-  t.same(narrowed.body, [], 'the app exposes no collections')
-  await svc.update(admin, manifestKind, { namespace: 'desk', name: 'app' }, { exposed_namespaces: { collections: ['kb'] } })
-  const exposed = await bound.handle({ principal: admin, params: { type: 'collections' }, query: {}, body: undefined, request: { ...request, headers: { 'x-application': 'desk/app' } } })
-  t.same((exposed.body as { namespace: string; name: string }[]).map((c) => `${c.namespace}/${c.name}`), ['kb/manuals'])
+  // an entry that expired (the sweep has not run) or was deleted no longer satisfies the dependency
+  await ok(asA('PUT', '/stores/desk/memory/states/profile', { expires_at: new Date(Date.now() + 1500).toISOString() }), 200)
+  await new Promise((r) => setTimeout(r, 1600))
+  t.same((await status(asA, path)).stores.missing, [{ store: 'desk/memory', key: 'profile', exists: false, key_checked: true }], 'expired')
+  await ok(asA('PUT', '/stores/desk/memory/states/profile', { value: { tone: 'long' } }), 201)
+  t.equal((await status(asA, path)).ready, true, 'written again')
+  t.equal((await asA('DELETE', '/stores/desk/memory/states/profile')).status, 204)
+  t.equal((await status(asA, path)).ready, false, 'deleted')
+
+  // the 'wanting' manifest's collection requirement is satisfied once the collection exists
+  t.same((await status(asA, '/api/runtime/manifests/desk/wanting/status')).resources.missing.map((r) => r.name), ['nobody', 'secret-agent', 'x', 'manuals'])
+  await ok(asA('POST', '/api/v1/collections', { namespace: 'kb', name: 'manuals' }))
+  t.same((await status(asA, '/api/runtime/manifests/desk/wanting/status')).resources.missing.map((r) => r.name), ['nobody', 'secret-agent', 'x'])
+})
+
+t.test('discovery lists collections, narrowed by the app', async (t) => {
+  await ok(asA('POST', '/api/v1/collections', { namespace: 'desk', name: 'manuals' }))
+  const names = (res: { body: unknown }) => (res.body as { namespace: string; name: string }[]).map((r) => `${r.namespace}/${r.name}`).sort()
+  t.same(names(await asA('GET', '/discovery/collections')), ['desk/manuals', 'kb/manuals'])
+  t.same(names(await asA('GET', '/discovery/collections', undefined, { 'X-Application': 'desk/app' })), [], 'the app exposes no collections')
+  await ok(asA('PUT', '/api/v1/manifests/desk/app', { exposed_namespaces: { templates: ['desk'], agents: ['*'], collections: ['kb'] } }), 200)
+  t.same(names(await asA('GET', '/discovery/collections', undefined, { 'X-Application': 'desk/app' })), ['kb/manuals'])
+  t.same(names(await asB('GET', '/discovery/collections?app=desk/app')), [], "B sees none of A's")
 })
