@@ -187,13 +187,14 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
   /** Per-request state and the synchronous reads uWS requires before any await. */
   function begin(res: HttpResponse, req: HttpRequest): RequestState {
     const given = req.getHeader('x-request-id')
+    const url = req.getUrl()
     const state: RequestState = {
       aborted: false,
       done: false,
       requestId: given !== '' && given.length <= 128 && /^[\w.:-]+$/.test(given) ? given : nextRequestId(),
-      headers: cors.headersFor(req.getHeader('origin')),
+      headers: cors.headersFor(req.getHeader('origin'), url),
       method: req.getCaseSensitiveMethod(),
-      url: req.getUrl(),
+      url,
       started: performance.now(),
     }
     res.onAborted(() => {
@@ -498,7 +499,7 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
 
   app.options('/*', (res, req) => {
     const state = begin(res, req)
-    state.headers = cors.preflight(req.getHeader('origin'))
+    state.headers = cors.preflight(req.getHeader('origin'), state.url)
     send(res, state, 204, '')
     finish(state, 204)
   })

