@@ -11,8 +11,8 @@ import type { Benchmark, Row } from './lib/types.ts'
  *   baseline  GET /api/v1/agents/default/default                             the resource read of gateway.bench.ts
  *   render    GET /components/bench/board/render                             the compiled component as a page (target ≤ 2× the read's CPU and latency)
  * Render and read are measured under load (autocannon, 50 connections: CPU per request) and one at
- * a time (latency). Render serves the stored bundle (compiled once, before) and mints the page's
- * view ticket, as every render does.
+ * a time (latency). Render serves the bundle compiled once before (kept in memory) and seals the
+ * page's view ticket, as every render does.
  */
 const NAME = 'components'
 
@@ -191,7 +191,7 @@ async function run(): Promise<Row[]> {
     await expectOk(render.url, headers)
     process.stderr.write('  under load: resource read, render\n')
     row(READ, await measure(read), { baseline: true, note: 'CPU is the whole platform process (gateway + service)' })
-    row(RENDER, await measure(render), { limit: 2, note: 'per render: the component from memory, its stored bundle (one select), a view ticket (one insert), the page and its CSP' })
+    row(RENDER, await measure(render), { limit: 2, note: 'per render: the component and its bundle from memory, a sealed view ticket (AES-GCM, no write), the page and its CSP' })
     process.stderr.write('  one at a time: resource read, render\n')
     const readOne = await measureSequential(read)
     row(`${READ}, one at a time`, readOne)

@@ -193,7 +193,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       const ticket =
         p.executionId !== undefined
           ? null
-          : await store.mintTicket({ componentId: c.id, actingUserId: p.userId, shareId: null, permissions: p.apiKeyId === undefined ? null : p.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
+          : store.mintTicket({ componentId: c.id, actingUserId: p.userId, shareId: null, permissions: p.apiKeyId === undefined ? null : p.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
       return page(c, { ticket, mode: 'user', input, bundle })
     }),
     bind(R.shared, async ({ params }) => {
@@ -207,7 +207,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       if (c === null) throw notFound('share link not found', 'component.share_not_found')
       const component: Component = { ...c, namespace: String(c.namespace) }
       const bundle = await bundleOf(component)
-      const ticket = await store.mintTicket({ componentId: c.id, actingUserId: view.ownerId, shareId: view.shareId, permissions: null, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
+      const ticket = store.mintTicket({ componentId: c.id, actingUserId: view.ownerId, shareId: view.shareId, permissions: null, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
       return page(component, { ticket, mode: 'share', input: {}, bundle })
     }),
   ]
