@@ -169,7 +169,9 @@ async function run(): Promise<Row[]> {
     })
     if (created.status !== 201) throw new Error(`creating the component: ${String(created.status)} ${await created.text()}`)
     const compileUrl = `${base}/api/v1/components/bench/board/compile`
+    const t0 = performance.now()
     const first = await fetch(compileUrl, { method: 'POST', headers })
+    const firstMs = performance.now() - t0
     if (first.status !== 200) throw new Error(`compile answered ${String(first.status)}: ${await first.text()}`)
     const bundleBytes = (await first.json() as { bundle_bytes: number }).bundle_bytes
 
@@ -180,7 +182,7 @@ async function run(): Promise<Row[]> {
     process.stderr.write(`  compile of a ${String(lines)}-line JSX source, one at a time\n`)
     const compile = await measureSequential({ url: compileUrl, method: 'POST', headers, pid, helperPids })
     row(`POST …/compile (${String(lines)}-line JSX), one at a time`, compile, {
-      note: `p50 ${compile.latencyP50Ms.toFixed(1)} ms (target ≤ 200 ms: ${compile.latencyP50Ms <= 200 ? 'ok' : 'OVER'}); esbuild (native, its own process: in "other") + storing the ${String(bundleBytes)}-byte bundle; the route's whole round trip`,
+      note: `p50 ${compile.latencyP50Ms.toFixed(1)} ms (target ≤ 200 ms: ${compile.latencyP50Ms <= 200 ? 'ok' : 'OVER'}); the first compile of the process (esbuild's service starting) ${firstMs.toFixed(0)} ms; esbuild (native, its own process: in "other") + storing the ${String(bundleBytes)}-byte bundle; the route's whole round trip`,
     })
 
     const READ = 'GET /api/v1/agents/default/default (resource read)'
