@@ -50,7 +50,16 @@ const TicketPayload = T.Object({
 export type TicketPayload = Static<typeof TicketPayload>
 const ticketPayload = TypeCompiler.Compile(TicketPayload)
 const TICKET_PREFIX = 'cvt_'
-const ticketKey = (secretKey: string): Buffer => createHmac('sha256', secretKey).update('component-view-ticket/v1').digest()
+const ticketKeys = new Map<string, Buffer>()
+/** The AES key of view tickets, derived from SECRET_KEY once per key (not per render). */
+function ticketKey(secretKey: string): Buffer {
+  let key = ticketKeys.get(secretKey)
+  if (key === undefined) {
+    key = createHmac('sha256', secretKey).update('component-view-ticket/v1').digest()
+    ticketKeys.set(secretKey, key)
+  }
+  return key
+}
 
 /** Seals a view ticket: `cvt_` + base64url(iv ‖ ciphertext ‖ tag). */
 export function sealViewTicket(secretKey: string, payload: TicketPayload): string {
