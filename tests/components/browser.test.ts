@@ -6,6 +6,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 /*
  * Components in a real browser (Debian's chromium via playwright-core): a component compiled from
  * JSX renders, calls a function through its proxy and shows the data (screenshot kept in .tap/);
+ * the README's example calls a query through its page proxy, from the sandboxed page;
  * a hostile component on a share page looks for any token and finds none — not even the one this
  * origin's localStorage and cookie hold (the page's CSP sandbox gives it an opaque origin) —,
  * cannot use its view ticket as a credential, and the CSP stops eval and outside connections.
@@ -38,6 +39,23 @@ export default function Stock({ input }: { input: { warehouse?: string } }) {
       <p id="status">{status}</p>
     </main>
   )
+}
+`
+
+  // The README's example: a customer's orders through the page's query proxy.
+  const ORDERS = `import { useEffect, useState } from 'react'
+import { query } from 'platform-ui'
+
+export default function Orders({ input }: { input: { customer?: string } }) {
+  const customer = input.customer ?? 'acme'
+  const [rows, setRows] = useState<{ id: number; total: string }[]>([])
+  const [status, setStatus] = useState('loading')
+  useEffect(() => {
+    query('web/orders', { customer })
+      .then((r) => { setRows(r.rows); setStatus('done') })
+      .catch((e) => setStatus('error: ' + e.message))
+  }, [customer])
+  return <main><h1>Orders of {customer}</h1><ul id="orders">{rows.map((o) => <li key={o.id}>#{o.id}: {o.total}</li>)}</ul><p id="status">{status}</p></main>
 }
 `
 
@@ -103,6 +121,20 @@ export default function Spy() {
     })
     await ok('POST', '/api/v1/components', { namespace: 'web', name: 'stock', title: 'Stock', source_code: LIST, enabled_functions: ['web/stock'], css_overrides: 'h1 { color: rebeccapurple }' })
     await ok('POST', '/api/v1/components', { namespace: 'web', name: 'spy', title: 'Spy', source_code: SPY, visibility: 'shared' })
+    // a query of A's on the platform's own database, on a connection A may use
+    const u = new URL(env.databaseUrl)
+    const conn = await env.request('POST', '/api/v1/database-connections', { body: { name: 'browser-db', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) } })
+    if (conn.status !== 201) throw new Error(`database connection: ${conn.text}`)
+    await env.sql(`insert into roles (name, permissions) values ('browser-db-use', jsonb_build_object('platform.database-connections/browser-db.use:all', true))`)
+    await env.sql(`insert into user_roles (user_id, role_id) select $1, id from roles where name = 'browser-db-use'`, [a.id])
+    await ok('POST', '/api/v1/queries', {
+      namespace: 'web',
+      name: 'orders',
+      database_connection_id: (conn.body as { id: string }).id,
+      sql: "select n as id, (n * 10.5)::text as total from generate_series(1, 2) n where :customer::text = 'acme'",
+      input_schema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
+    })
+    await ok('POST', '/api/v1/components', { namespace: 'web', name: 'orders', title: 'Orders', source_code: ORDERS, enabled_queries: ['web/orders'], input_schema: { type: 'object', properties: { customer: { type: 'string' } } } })
     browser = await launchChromium()
     t.teardown(() => browser.close())
   })
@@ -128,6 +160,23 @@ export default function Spy() {
     t.same(problems, [], 'no script errors, no CSP violations')
     mkdirSync('.tap', { recursive: true })
     await page.screenshot({ path: '.tap/component-render.png', fullPage: true })
+    await page.close()
+  })
+
+  t.test("the README's component: a query through the page's proxy, from the sandboxed page", async (t) => {
+    const page = await browser.context.newPage()
+    const problems: string[] = []
+    page.on('pageerror', (e) => problems.push(e.message))
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text())
+    })
+    await page.route('**/render*', (route) => route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${a.token}` } }))
+    const res = await page.goto(`${env.base}/components/web/orders/render?input=${encodeURIComponent(JSON.stringify({ customer: 'acme' }))}`)
+    t.equal(res?.status(), 200)
+    await page.locator('#status').filter({ hasText: /done|error/ }).waitFor({ timeout: 60_000 })
+    t.equal(await page.locator('#status').textContent(), 'done', 'the query proxy call succeeded')
+    t.same(await page.locator('#orders li').allTextContents(), ['#1: 10.5', '#2: 21.0'], 'the query rows are on the page')
+    t.same(problems, [], 'no script errors, no CSP or CORS violations')
     await page.close()
   })
 
