@@ -37,5 +37,9 @@ export function docsPage(title: string, specUrl: string): string {
 </html>`
 }
 
-/** Kept out of the page so a strict Content-Security-Policy (no inline scripts) holds. */
-export const DOCS_INIT_JS = `(function(){var s=document.currentScript.getAttribute('data-spec');window.ui=SwaggerUIBundle({url:s,dom_id:'#ui',deepLinking:true,persistAuthorization:true});})();`
+/**
+ * Kept out of the page so a strict Content-Security-Policy (no inline scripts) holds.
+ * `persistAuthorization` stays off: it would keep the bearer token in this origin's localStorage,
+ * where any script on the origin could read it; a reload asks for the token again instead.
+ */
+export const DOCS_INIT_JS = `(function(){var s=document.currentScript.getAttribute('data-spec');window.ui=SwaggerUIBundle({url:s,dom_id:'#ui',deepLinking:true,persistAuthorization:false});})();`

@@ -67,17 +67,7 @@ export function readBody(res: HttpResponse, limit: number): Promise<Buffer | nul
   })
 }
 
-/** A page route's answer (`RouteDef.html`): the reply body is the page as a JSON string. */
+/** A page route's 200 (`RouteDef.html`): the reply's data is the page's UTF-8 bytes, sent as they are. */
 export function sendPage(res: HttpResponse, state: ResponseState, data: Uint8Array, headers: Record<string, string>): void {
-  let html: unknown
-  try {
-    html = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'))
-  } catch {
-    html = null
-  }
-  if (typeof html !== 'string') {
-    sendError(res, state, 500, { detail: 'internal error', code: 'internal' })
-    return
-  }
-  send(res, state, 200, html, 'text/html; charset=utf-8', headers)
+  send(res, state, 200, Buffer.from(data.buffer, data.byteOffset, data.byteLength), 'text/html; charset=utf-8', headers)
 }

@@ -83,7 +83,7 @@ export function serveLocalRoutes(app: TemplatedApp, cycle: RequestCycle, d: Loca
 export function serveFallback(app: TemplatedApp, cycle: RequestCycle, cors: Cors, compiled: readonly CompiledRoute[]): void {
   app.options('/*', (res, req) => {
     const state = cycle.begin(res, req)
-    state.headers = cors.preflight(req.getHeader('origin'))
+    state.headers = cors.preflight(req.getHeader('origin'), state.url)
     send(res, state, 204, '')
     cycle.finish(state, 204)
   })

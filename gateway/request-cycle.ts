@@ -33,13 +33,14 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
   return {
     begin(res, req) {
       const given = req.getHeader('x-request-id')
+      const url = req.getUrl()
       const state: RequestState = {
         aborted: false,
         done: false,
         requestId: given !== '' && given.length <= 128 && CLIENT_REQUEST_ID.test(given) ? given : `${bootId}-${(++seq).toString(36)}`,
-        headers: cors.headersFor(req.getHeader('origin')),
+        headers: cors.headersFor(req.getHeader('origin'), url),
         method: req.getCaseSensitiveMethod(),
-        url: req.getUrl(),
+        url,
         started: performance.now(),
       }
       res.onAborted(() => {

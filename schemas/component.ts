@@ -114,7 +114,7 @@ export const ProxyStateParams = T.Object({ namespace: Namespace, name: Name, tar
 export const PageProxyTargetParams = T.Object({ target_namespace: Namespace, target_name: Name })
 export const PageProxyStateParams = T.Object({ target_namespace: Namespace })
 
-export const Ticket = T.String({ pattern: '^cvt_[A-Za-z0-9_-]{43}$', description: 'the view ticket of the rendered page (window.PlatformUI holds it); valid COMPONENT_VIEW_TICKET_SECONDS' })
+export const Ticket = T.String({ pattern: '^cvt_[A-Za-z0-9_-]{40,16384}$', description: 'the view ticket of the rendered page (window.PlatformUI holds it; sealed by the platform, opaque to the page); valid COMPONENT_VIEW_TICKET_SECONDS' })
 
 /** An area's body plus the page's view ticket. */
 export const withTicket = (body: TObject): TObject => T.Object({ ...body.properties, ticket: Ticket }, { additionalProperties: false })

@@ -87,7 +87,7 @@ export function serveRpc(options: { nc: NatsConnection; names: NatsNames; routes
               checkInput(checks, req)
               const { params, query, body, ...request } = req
               const reply = await bound.handle({ principal, params, query, body, request })
-              const out = encodeReply(reply)
+              const out = encodeReply(reply, route.html === true)
               msg.respond(out.data, { headers: out.headers })
             } catch (e) {
               if (bound.errorReply !== undefined) {

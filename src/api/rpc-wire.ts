@@ -72,8 +72,15 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
   return req
 }
 
-export function encodeReply(reply: RpcReply): EncodedRequest {
+/** `page`: a page route's reply (RouteDef.html), whose 200 body goes as the page's UTF-8 bytes. */
+export function encodeReply(reply: RpcReply, page = false): EncodedRequest {
   const h = natsHeaders()
+  if (page && reply.status === 200 && reply.error === undefined) {
+    if (typeof reply.body !== 'string') return encodeReply({ status: 500, error: { status: 500, detail: 'internal error', code: 'internal' } })
+    h.set(H_STATUS, '200')
+    if (reply.headers !== undefined) h.set(H_HEADERS, JSON.stringify(reply.headers))
+    return { headers: h, data: encoder.encode(reply.body) }
+  }
   h.set(H_STATUS, String(reply.status))
   if (reply.headers !== undefined) h.set(H_HEADERS, JSON.stringify(reply.headers))
   const payload = reply.error !== undefined ? { detail: reply.error.detail, code: reply.error.code, ...(reply.error.errors === undefined ? {} : { errors: reply.error.errors }) } : reply.body

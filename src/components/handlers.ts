@@ -25,6 +25,9 @@ import { componentStore, type ShareRecord } from './store.ts'
  */
 type Component = ResourceRecord<ComponentSpec> & { namespace: string }
 
+/** Compiled bundles kept in memory per process (typically tens of KB each). */
+const BUNDLE_CACHE_ENTRIES = 256
+
 export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   const { db, config, resources } = ctx
   const store = componentStore(db, config.SECRET_KEY)
@@ -48,11 +51,27 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
     return c
   }
 
+  /**
+   * Bundles this process served, by component id with the source they were built from: a render
+   * of an unchanged component needs no query (the bundle is a pure function of the source, so an
+   * entry is right for as long as the source is the same; another process's compile of a new
+   * source shows up as a different source here). Bounded: the oldest entry goes first.
+   */
+  const served = new Map<string, { source: string; bundle: string }>()
+  const remember = (id: string, source: string, bundle: string): string => {
+    served.delete(id)
+    served.set(id, { source, bundle })
+    if (served.size > BUNDLE_CACHE_ENTRIES) served.delete(served.keys().next().value as string)
+    return bundle
+  }
+
   /** The current bundle: the stored one while the source is unchanged, else compiled now and stored. */
   const bundleOf = async (c: Component): Promise<string> => {
+    const hit = served.get(c.id)
+    if (hit !== undefined && hit.source === c.source_code) return hit.bundle
     const stored = await store.bundle(c.id)
-    if (stored !== null && stored.source_sha256 === sourceSha256(c.source_code)) return stored.bundle
-    return (await store.saveBundle(c.id, await compileComponent(c.source_code, config.COMPONENT_MAX_BUNDLE_BYTES))).bundle
+    if (stored !== null && stored.source_sha256 === sourceSha256(c.source_code)) return remember(c.id, c.source_code, stored.bundle)
+    return remember(c.id, c.source_code, (await store.saveBundle(c.id, await compileComponent(c.source_code, config.COMPONENT_MAX_BUNDLE_BYTES))).bundle)
   }
 
   const shareUrl = (token: string) => `${config.DOMAIN === '' ? '' : `https://${config.DOMAIN}`}/components/shared/${token}`
@@ -122,6 +141,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       const c = await changeable(p, params.namespace, params.name)
       const compiled = await compileComponent(c.source_code, config.COMPONENT_MAX_BUNDLE_BYTES)
       const row = await store.saveBundle(c.id, compiled)
+      remember(c.id, c.source_code, row.bundle)
       log.info({ component: `${c.namespace}/${c.name}`, bytes: Buffer.byteLength(row.bundle), by: p.userId }, 'component compiled')
       return {
         body: { namespace: c.namespace, name: c.name, compiled_bundle: row.bundle, bundle_bytes: Buffer.byteLength(row.bundle), source_sha256: row.source_sha256, compiled_at: row.compiled_at, warnings: row.warnings },
@@ -173,7 +193,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       const ticket =
         p.executionId !== undefined
           ? null
-          : await store.mintTicket({ componentId: c.id, actingUserId: p.userId, shareId: null, permissions: p.apiKeyId === undefined ? null : p.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
+          : store.mintTicket({ componentId: c.id, actingUserId: p.userId, shareId: null, permissions: p.apiKeyId === undefined ? null : p.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
       return page(c, { ticket, mode: 'user', input, bundle })
     }),
     bind(R.shared, async ({ params }) => {
@@ -187,7 +207,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       if (c === null) throw notFound('share link not found', 'component.share_not_found')
       const component: Component = { ...c, namespace: String(c.namespace) }
       const bundle = await bundleOf(component)
-      const ticket = await store.mintTicket({ componentId: c.id, actingUserId: view.ownerId, shareId: view.shareId, permissions: null, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
+      const ticket = store.mintTicket({ componentId: c.id, actingUserId: view.ownerId, shareId: view.shareId, permissions: null, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
       return page(component, { ticket, mode: 'share', input: {}, bundle })
     }),
   ]

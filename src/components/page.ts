@@ -8,6 +8,12 @@ import { COMPONENT_ASSET_PREFIX, PLATFORM_UI_ASSET, PLATFORM_UI_VERSION, REACT_A
  * connect to, no plugins, no <base>. The bundle is inline (it was escaped for that when
  * compiled), the configuration is inert JSON (`<` escaped), the CSS cannot close its element.
  * The page holds the view ticket for its proxy calls and never a platform token.
+ *
+ * `sandbox allow-scripts` puts the page in an opaque origin: the bundle is user code on the
+ * platform's own host, and without the sandbox it could read whatever else this origin keeps in
+ * localStorage/sessionStorage/cookies (a token a docs page or console stored there). From the
+ * opaque origin the proxy calls are cross-origin (`Origin: null`); the gateway's CORS allows that
+ * for the ticket-authenticated /components/view/ routes only (gateway/cors.ts).
  */
 export interface PageInput {
   title: string
@@ -54,6 +60,8 @@ export function renderPage(config: Config, p: PageInput): { html: string; header
 </body>
 </html>`
   const csp = [
+    // no allow-same-origin, ever: that would hand the bundle this origin's storage back
+    'sandbox allow-scripts',
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,
     `style-src 'nonce-${nonce}'`,

@@ -1,13 +1,21 @@
-import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto'
-import { Type as T } from '@sinclair/typebox'
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID } from 'node:crypto'
+import { Type as T, type Static } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { sql, type Db } from '../platform/db.ts'
 import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
 import type { Compiled } from './compile.ts'
 
 /*
- * The components feature's tables (migration 0014): compiled bundles, share links, view tickets.
- * A share token is derived from its row id with SECRET_KEY (HMAC), so it can be listed again
- * without being stored; only SHA-256 digests of tokens and tickets are kept for lookups.
+ * The components feature's tables (migration 0014): compiled bundles and share links. A share
+ * token is derived from its row id with SECRET_KEY (HMAC), so it can be listed again without being
+ * stored; only SHA-256 digests of share tokens are kept for lookups.
+ *
+ * View tickets are sealed, not stored: AES-256-GCM (key derived from SECRET_KEY) over who the page
+ * runs as, for which component and share, with which permissions, until when. A render writes
+ * nothing (an insert per render made a render 5x the resource read's CPU, bench/components.bench.ts),
+ * the page cannot read or change what its ticket says, and what could end a stored ticket early
+ * still does at use: a deleted component or user, a share link deleted or expired (checked on each
+ * call). migration 0014's component_view_tickets table is no longer written.
  */
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 
@@ -22,21 +30,63 @@ const ShareRow = rowType(
 )
 const ViewRow = rowType(T.Object({ id: T.String(), component_id: T.String(), owner_id: T.Union([T.String(), T.Null()]) }, { title: 'counted share view' }))
 const ShareState = rowType(T.Object({ expired: T.Boolean(), exhausted: T.Boolean(), visible: T.Boolean() }, { title: 'share state' }))
-const TicketRow = rowType(
-  T.Object(
-    {
-      component_id: T.String(),
-      acting_user_id: T.Union([T.String(), T.Null()]),
-      share_id: T.Union([T.String(), T.Null()]),
-      permissions: T.Union([T.Array(T.String()), T.Null()]),
-      share_live: T.Boolean(),
-    },
-    { title: 'view ticket' },
-  ),
-)
+const TicketRecord = T.Object({
+  component_id: T.String(),
+  acting_user_id: T.Union([T.String(), T.Null()]),
+  share_id: T.Union([T.String(), T.Null()]),
+  permissions: T.Union([T.Array(T.String()), T.Null()]),
+  share_live: T.Boolean(),
+})
+const ShareLive = rowType(T.Object({ live: T.Boolean() }, { title: 'share link liveness' }))
+
+/** What a sealed view ticket says (short keys: it travels with every proxy call). */
+const TicketPayload = T.Object({
+  c: T.String(), // component id
+  u: T.Union([T.String(), T.Null()]), // acting user
+  s: T.Union([T.String(), T.Null()]), // share link id (share pages)
+  p: T.Union([T.Array(T.String()), T.Null()]), // permissions at render (API keys); null = the user's live ones
+  e: T.Number(), // expiry, ms since the epoch
+})
+export type TicketPayload = Static<typeof TicketPayload>
+const ticketPayload = TypeCompiler.Compile(TicketPayload)
+const TICKET_PREFIX = 'cvt_'
+const ticketKeys = new Map<string, Buffer>()
+/** The AES key of view tickets, derived from SECRET_KEY once per key (not per render). */
+function ticketKey(secretKey: string): Buffer {
+  let key = ticketKeys.get(secretKey)
+  if (key === undefined) {
+    key = createHmac('sha256', secretKey).update('component-view-ticket/v1').digest()
+    ticketKeys.set(secretKey, key)
+  }
+  return key
+}
+
+/** Seals a view ticket: `cvt_` + base64url(iv ‖ ciphertext ‖ tag). */
+export function sealViewTicket(secretKey: string, payload: TicketPayload): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', ticketKey(secretKey), iv)
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(payload), 'utf8'), cipher.final()])
+  return `${TICKET_PREFIX}${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url')}`
+}
+
+/** What a ticket says, or null when it was not sealed with this key (forged, altered, truncated). Expiry is the caller's check. */
+export function openViewTicket(secretKey: string, ticket: string): TicketPayload | null {
+  if (!ticket.startsWith(TICKET_PREFIX)) return null
+  const raw = Buffer.from(ticket.slice(TICKET_PREFIX.length), 'base64url')
+  if (raw.length < 12 + 16 + 2) return null
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', ticketKey(secretKey), raw.subarray(0, 12))
+    decipher.setAuthTag(raw.subarray(raw.length - 16))
+    const text = Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8')
+    const payload: unknown = JSON.parse(text)
+    return ticketPayload.Check(payload) ? payload : null
+  } catch {
+    return null
+  }
+}
 
 export type ShareRecord = (typeof ShareRow.schema)['static'] & { token: string }
-export type TicketRecord = (typeof TicketRow.schema)['static']
+export type TicketRecord = Static<typeof TicketRecord>
 export type CountedView = { ok: true; shareId: string; componentId: string; ownerId: string | null } | { ok: false; reason: 'not_found' | 'expired' | 'exhausted' }
 
 export function componentStore(db: Db, secretKey: string) {
@@ -110,28 +160,21 @@ export function componentStore(db: Db, secretKey: string) {
       return { ok: false, reason: state.expired ? 'expired' : 'exhausted' }
     },
 
-    /** A new view ticket for a rendered page; expired ones are swept on the way. */
-    async mintTicket(o: { componentId: string; actingUserId: string | null; shareId: string | null; permissions: readonly string[] | null; ttlSeconds: number }): Promise<string> {
-      const ticket = `cvt_${randomBytes(32).toString('base64url')}`
-      await db.query(sql.unsafe`delete from component_view_tickets where expires_at < now()`)
-      await db.query(sql.unsafe`insert into component_view_tickets (ticket_hash, component_id, acting_user_id, share_id, permissions, expires_at)
-        values (${sha256(ticket)}, ${o.componentId}::uuid, ${o.actingUserId}, ${o.shareId}, ${o.permissions === null ? null : sql.jsonb([...o.permissions])},
-                now() + make_interval(secs => ${o.ttlSeconds}))`)
-      return ticket
+    /** A sealed view ticket for a rendered page (nothing is written). */
+    mintTicket(o: { componentId: string; actingUserId: string | null; shareId: string | null; permissions: readonly string[] | null; ttlSeconds: number }): string {
+      return sealViewTicket(secretKey, { c: o.componentId, u: o.actingUserId, s: o.shareId, p: o.permissions === null ? null : [...o.permissions], e: Date.now() + o.ttlSeconds * 1000 })
     },
 
-    /** A live ticket (unexpired; for a share page, its link unexpired too); null otherwise. */
+    /** A live ticket (sealed here, unexpired; for a share page, its link still there and unexpired); null otherwise. */
     async ticket(ticket: string): Promise<(TicketRecord & { hash: string }) | null> {
-      const hash = sha256(ticket)
-      const row = await maybeRow(
-        db,
-        TicketRow,
-        sql.unsafe`select t.component_id, t.acting_user_id, t.share_id, t.permissions,
-            (t.share_id is null or (s.id is not null and (s.expires_at is null or s.expires_at > now()))) as share_live
-          from component_view_tickets t left join component_shares s on s.id = t.share_id
-          where t.ticket_hash = ${hash} and t.expires_at > now()`,
-      )
-      return row === null ? null : { ...row, hash }
+      const t = openViewTicket(secretKey, ticket)
+      if (t === null || t.e <= Date.now()) return null
+      let shareLive = true
+      if (t.s !== null) {
+        const row = await maybeRow(db, ShareLive, sql.unsafe`select (expires_at is null or expires_at > now()) as live from component_shares where id = ${t.s}::uuid`)
+        shareLive = row?.live === true
+      }
+      return { component_id: t.c, acting_user_id: t.u, share_id: t.s, permissions: t.p, share_live: shareLive, hash: sha256(ticket) }
     },
   }
 }

@@ -1,7 +1,9 @@
 import { defineFeature } from '../api/feature.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
-import { connectorLimits } from '../kinds/connector/kind.ts'
+import { connectorKind, connectorLimits } from '../kinds/connector/kind.ts'
+import type { ConnectorRecord } from './deps.ts'
 import { connectorHandlers } from './handlers.ts'
+import { revokeConnectorTokens } from './oauth.ts'
 import { connectorRoutes } from './routes.ts'
 import { registerConnectorTools } from './tools.ts'
 
@@ -14,6 +16,11 @@ export const connectorsFeature = defineFeature({
   service: (ctx) => {
     connectorLimits.maxOperations = ctx.config.CONNECTOR_MAX_OPERATIONS
     const box = createSecretBox(ctx.config.ENCRYPTION_KEY, previousKeys(ctx.config.ENCRYPTION_KEY_PREVIOUS))
-    return { routes: connectorHandlers({ db: ctx.db, config: ctx.config, resources: ctx.resources, box, log: ctx.log.child({ mod: 'connectors' }) }) }
+    const deps = { db: ctx.db, config: ctx.config, resources: ctx.resources, box, log: ctx.log.child({ mod: 'connectors' }) }
+    // a deleted connector's OAuth tokens are revoked at the provider, not just cascaded away
+    ctx.resources.beforeRemove(connectorKind, async (record) => {
+      await revokeConnectorTokens(deps, { ...record, namespace: record.namespace ?? '', owner_id: record.owner_id ?? null } as ConnectorRecord)
+    })
+    return { routes: connectorHandlers(deps) }
   },
 })

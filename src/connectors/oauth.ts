@@ -1,11 +1,11 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
-import { Type as T } from '@sinclair/typebox'
+import { Type as T, type Static } from '@sinclair/typebox'
 import { secretAad } from '../kernel/crypto.ts'
 import { connectorKind } from '../kinds/connector/kind.ts'
 import { AppError } from '../kernel/errors.ts'
 import { sql } from '../platform/db.ts'
 import { guardedFetch } from '../platform/outbound-http.ts'
-import { maybeRow, rowType } from '../platform/typed-rows.ts'
+import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 import { attemptTimeoutMs, outboundDeps, outboundPolicy, type ConnectorDeps, type ConnectorRecord } from './deps.ts'
 import { CALLBACK_PATH, NONCE_COOKIE } from './routes.ts'
 import { secretValue } from './secrets.ts'
@@ -19,7 +19,7 @@ import { secretValue } from './secrets.ts'
  * holding the cookie: an attacker who sends a victim his own callback link (account-linking CSRF)
  * fails, because the victim's browser has no matching cookie. The code is exchanged with the PKCE
  * verifier; the tokens are stored encrypted per user and connector, refreshed when they expire, and
- * revoked at the provider (RFC 7009) when the user disconnects. Every request to the provider goes
+ * revoked at the provider (RFC 7009) when the user disconnects or the connector is deleted. Every request to the provider goes
  * through the guarded outbound client like the connector's own calls.
  */
 /** A token this close to its expiry is refreshed before use. */
@@ -252,22 +252,22 @@ export async function tokenStatus(d: ConnectorDeps, userId: string, connector: C
   }
 }
 
+const TokenPair = rowType(T.Object({ id: T.String(), access_token: T.String(), refresh_token: T.Union([T.String(), T.Null()]) }, { title: 'oauth token pair' }))
+type Tokens = Static<typeof TokenPair.schema>
+
 /**
- * Disconnect: the tokens are revoked at the provider (RFC 7009: the refresh token, which also ends
- * its access tokens at most providers, then the access token) and deleted here. Revocation is best
- * effort: a provider that is down or refuses must not keep a user from removing the connection.
+ * RFC 7009 revocation of one stored token pair: the refresh token first (which also ends its
+ * access tokens at most providers), then the access token. Best effort: a provider that is down or
+ * refuses must not keep anyone from removing the connection; answers whether both were accepted
+ * (false as well when the connector names no revocation URL).
  */
-export async function disconnect(d: ConnectorDeps, userId: string, connector: ConnectorRecord): Promise<{ revoked: boolean }> {
-  const row = await maybeRow(d.db, TokenRow, sql.unsafe`delete from connector_oauth_tokens where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid
-    returning id, access_token, refresh_token, scope, expires_at, updated_at`)
-  if (row === null) throw oauthError(404, 'connector.oauth_not_found', 'no OAuth connection to remove')
+async function revokeAtProvider(d: ConnectorDeps, connector: ConnectorRecord, row: Tokens, clientSecret: string | null): Promise<boolean> {
   const o = connector.auth.oauth2
-  if (o?.revocation_url === undefined) return { revoked: false }
+  if (o?.revocation_url === undefined) return false
   const tokens: [string, string][] = []
   if (row.refresh_token !== null) tokens.push([d.box.decrypt(row.refresh_token, TOKEN_AAD(row.id, 'refresh_token')), 'refresh_token'])
   tokens.push([d.box.decrypt(row.access_token, TOKEN_AAD(row.id, 'access_token')), 'access_token'])
   let revoked = true
-  const clientSecret = await clientSecretOf(d, connector).catch(() => null)
   for (const [token, hint] of tokens) {
     try {
       const body = new URLSearchParams({ token, token_type_hint: hint, client_id: o.client_id })
@@ -283,5 +283,39 @@ export async function disconnect(d: ConnectorDeps, userId: string, connector: Co
       d.log.warn({ err, connector: `${connector.namespace}/${connector.name}` }, 'OAuth token revocation failed')
     }
   }
-  return { revoked }
+  return revoked
+}
+
+/** The user's disconnect: the tokens are deleted here, then revoked at the provider. */
+export async function disconnect(d: ConnectorDeps, userId: string, connector: ConnectorRecord): Promise<{ revoked: boolean }> {
+  const row = await maybeRow(d.db, TokenRow, sql.unsafe`delete from connector_oauth_tokens where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid
+    returning id, access_token, refresh_token, scope, expires_at, updated_at`)
+  if (row === null) throw oauthError(404, 'connector.oauth_not_found', 'no OAuth connection to remove')
+  const clientSecret = await clientSecretOf(d, connector).catch(() => null)
+  return { revoked: await revokeAtProvider(d, connector, row, clientSecret) }
+}
+
+/** Revocations in flight at once when a connector with many connected users is deleted. */
+const REVOKE_CONCURRENCY = 4
+
+/**
+ * The connector is being deleted: every user's tokens for it are revoked at the provider and
+ * removed. Runs before the resource row goes (the resource engine's beforeRemove hook) because
+ * the row's delete would cascade the tokens away unrevoked, and because the client secret is read
+ * through the connector. The rows are taken out first, in one statement, so a token cannot be used
+ * or refreshed while it is being revoked; revocation stays best effort (the delete goes on).
+ */
+export async function revokeConnectorTokens(d: ConnectorDeps, connector: ConnectorRecord): Promise<{ users: number; revoked: number }> {
+  const all = await anyRows(d.db, TokenPair, sql.unsafe`delete from connector_oauth_tokens where connector_id = ${connector.id}::uuid returning id, access_token, refresh_token`)
+  // flows still open for it could otherwise complete after the revocation (until the row is gone)
+  await d.db.query(sql.unsafe`delete from connector_oauth_flows where connector_id = ${connector.id}::uuid`)
+  if (all.length === 0) return { users: 0, revoked: 0 }
+  const clientSecret = connector.auth.oauth2?.revocation_url === undefined ? null : await clientSecretOf(d, connector).catch(() => null)
+  let revoked = 0
+  for (let i = 0; i < all.length; i += REVOKE_CONCURRENCY) {
+    const done = await Promise.all(all.slice(i, i + REVOKE_CONCURRENCY).map((row) => revokeAtProvider(d, connector, row, clientSecret)))
+    revoked += done.filter(Boolean).length
+  }
+  d.log.info({ connector: `${connector.namespace}/${connector.name}`, users: all.length, revoked }, 'connector deleted: OAuth tokens revoked and removed')
+  return { users: all.length, revoked }
 }

@@ -87,11 +87,18 @@ export interface ResourceService {
    * one that does is logged and ignored. Returns the unsubscribe function.
    */
   onChange(listener: (change: ResourceChange) => void): () => void
+  /**
+   * A hook run before this engine deletes a resource of `kind` (after the permission check), with
+   * the record: for state of the kind kept outside the resources table that must be ended first
+   * (connectors revoke their OAuth tokens). One hook per kind; one that throws stops the delete.
+   */
+  beforeRemove(kind: AnyKind, hook: (record: ResourceRecord) => Promise<void>): void
 }
 
 export function createResourceService(deps: EngineDeps): ResourceService {
   const e = resourceEngine(deps)
   const listeners = new Set<(change: ResourceChange) => void>()
+  const removeHooks = new Map<string, (record: ResourceRecord) => Promise<void>>()
   const emit = (change: ResourceChange) => {
     for (const l of listeners) {
       try {
@@ -116,7 +123,7 @@ export function createResourceService(deps: EngineDeps): ResourceService {
     loadMany: ((kind: AnyKind, refs: readonly string[]) => loadManyResources(e, kind, refs)) as ResourceService['loadMany'],
     all: ((kind: AnyKind) => allResources(e, kind)) as ResourceService['all'],
     remove: async (p, kind, address) => {
-      const id = await removeResource(e, p, kind, address)
+      const id = await removeResource(e, p, kind, address, removeHooks.get(kind.kind))
       emit({ kind: kind.kind, id, action: 'deleted' })
     },
     versions: (p, kind, address) => resourceVersions(e, p, kind, address),
@@ -131,6 +138,9 @@ export function createResourceService(deps: EngineDeps): ResourceService {
     onChange(listener) {
       listeners.add(listener)
       return () => listeners.delete(listener)
+    },
+    beforeRemove(kind, hook) {
+      removeHooks.set(kind.kind, hook)
     },
   }
 }

@@ -54,10 +54,16 @@ export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyK
   return toRecord(kind, updated)
 }
 
-/** Deletes the resource; answers its id (for change listeners). */
-export async function removeResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address): Promise<string> {
+/**
+ * Deletes the resource; answers its id (for change listeners). `before` runs once the delete is
+ * allowed and before the row goes, with the record as it is: for what a kind keeps outside the
+ * resources table and must end elsewhere first (a connector's OAuth tokens at their provider; the
+ * row's delete would cascade them away unrevoked). A `before` that throws stops the delete.
+ */
+export async function removeResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address, before?: (record: ResourceRecord) => Promise<void>): Promise<string> {
   const row = await visibleRow(e.db, p, kind, address)
   if (!canOnResource(p, kind, 'delete', rowMeta(row))) throw forbidden(`not allowed to delete ${describeAddress(kind, address)}`)
+  if (before !== undefined) await before(toRecord(kind, row))
   await e.db.query(sql.unsafe`delete from resources where id = ${row.id}::uuid`)
   await announceChange(e, kind, row, null)
   e.log.info({ kind: kind.kind, id: row.id, by: p.userId }, 'resource deleted')

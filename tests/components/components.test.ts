@@ -1,5 +1,6 @@
 import t from 'tap'
-import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
+import { openViewTicket, sealViewTicket } from '../../src/components/store.ts'
+import { SECRET_KEY, startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
 
@@ -91,6 +92,8 @@ t.test('render: a full page with a strict CSP, the bundle, the CSS kept in its e
   t.notMatch(csp, /unsafe-eval|unsafe-inline/, 'no eval, no inline without nonce')
   t.match(csp, /default-src 'none'/)
   t.match(csp, /connect-src 'self'/)
+  t.match(csp, /(^|; )sandbox allow-scripts(;|$)/, 'the page runs in an opaque origin')
+  t.notMatch(csp, /allow-same-origin/, "never with this origin's storage")
   t.equal(res.headers.get('referrer-policy'), 'no-referrer')
   t.equal(res.headers.get('cache-control'), 'no-store')
   const html = res.text
@@ -208,8 +211,16 @@ t.test('page proxies: the view ticket runs the calls, opens nothing else, and ex
   t.equal((await call('adder', `cvt_${'A'.repeat(43)}`)).status, 401, 'an unknown ticket')
   t.equal((await env.request('GET', '/auth/me', { token: ticket })).status, 401, 'the ticket is no platform token')
   t.equal((await env.request('GET', '/api/v1/components', { token: ticket })).status, 401)
-  await env.sql("update component_view_tickets set expires_at = now() - interval '1 second'")
-  t.equal((await call('adder')).status, 401, 'an expired ticket')
+  // tickets are sealed (AES-GCM under a key from SECRET_KEY), not stored: forge the variants
+  const says = openViewTicket(SECRET_KEY, ticket)
+  if (says === null) throw new Error('the page ticket does not open')
+  t.ok(says.e > Date.now(), 'it carries its expiry')
+  t.equal((await call('adder', sealViewTicket(SECRET_KEY, { ...says, e: Date.now() - 1000 }))).status, 401, 'an expired ticket')
+  t.equal((await call('adder', sealViewTicket('another-secret-key-another-secret-key-0123', says))).status, 401, 'a ticket sealed with another key')
+  const i = 30
+  const altered = `${ticket.slice(0, i)}${ticket[i] === 'A' ? 'B' : 'A'}${ticket.slice(i + 1)}`
+  t.equal((await call('adder', altered)).status, 401, 'an altered ticket')
+  t.equal((await call('adder')).status, 200, 'the page ticket itself still works')
 })
 
 t.test('share links: private refused, expiry, revocation, and proxies from the share page run as the owner', async (t) => {
@@ -269,8 +280,11 @@ t.test('view limit raced by 20 concurrent viewers: exactly max_views pages are s
 t.test('deleting a component removes its links and tickets', async (t) => {
   await ok('POST', '/api/v1/components', { namespace: 'comp', name: 'gone', source_code: APP, visibility: 'shared' }, a.token)
   const share = await ok('POST', '/api/v1/components/comp/gone/shares', {}, a.token)
-  t.equal((await env.request('GET', `/components/shared/${String(share['token'])}`, { token: null })).status, 200)
+  const page = await env.request('GET', `/components/shared/${String(share['token'])}`, { token: null })
+  t.equal(page.status, 200)
+  const ticket = ticketOf(page.text)
   t.equal((await env.request('DELETE', '/api/v1/components/comp/gone', { token: a.token })).status, 204)
   await eventually(async () => ((await env.sql('select 1 from component_shares s join resources r on r.id = s.component_id where r.name = $1', ['gone'])).length === 0 ? true : undefined), 'cascade')
   t.equal((await env.request('GET', `/components/shared/${String(share['token'])}`, { token: null })).status, 404)
+  t.equal((await env.request('POST', '/components/view/functions/comp/adder/execute', { token: null, body: { input: { a: 1, b: 1 }, ticket } })).status, 401, "the deleted component's page tickets open nothing")
 })

@@ -13,7 +13,7 @@ import { startOAuthServer } from './oauth-server.ts'
  * Connector OAuth 2 (SPEC.md §5) against a real authorization server (./oauth-server.ts, HTTPS on
  * 198.51.100.22): start → provider → callback with the state bound to the starting browser by the
  * HttpOnly nonce cookie, PKCE S256, tokens encrypted per user, refreshed when they expire, revoked
- * when the user disconnects; and the callbacks that must fail (foreign state, another browser's
+ * when the user disconnects and (every user's) when the connector is deleted; and the callbacks that must fail (foreign state, another browser's
  * cookie, no cookie, reuse, expiry), and user B on A's connector.
  */
 const ADDRESS = '198.51.100.22'
@@ -157,4 +157,52 @@ t.test('OAUTH_BIND_BROWSER_SESSION=false: no cookie is set or needed (the state 
   const done = await finishFlow(d, { state: redirect.searchParams.get('state') ?? '', code: redirect.searchParams.get('code') ?? '' }, undefined)
   t.equal(done.connector.name, 'crm', 'the callback completes without a cookie')
   await t.rejects(finishFlow(d, { state: flow.state, code: 'x' }, undefined), { code: 'oauth.invalid_state' }, 'still single-use')
+})
+
+t.test("deleting a connector revokes every user's tokens at the provider and removes them", async (t) => {
+  provider.codeTokenSeconds = 3600
+  const { db, resources } = env.platform
+  if (db === undefined || resources === undefined) throw new Error('no service role')
+  const made = await env.request('POST', '/api/v1/connectors', {
+    token: alice.token,
+    body: {
+      namespace: 'acme',
+      name: 'crm-gone',
+      base_url: provider.url,
+      auth: {
+        type: 'oauth2',
+        secret: 'acme/crm-client',
+        oauth2: { authorization_url: `${provider.url}/authorize`, token_url: `${provider.url}/token`, revocation_url: `${provider.url}/revoke`, client_id: 'platform-client', redirect_uri: callback },
+      },
+      operations: [{ name: 'me', method: 'GET', path: '/api/me' }],
+    },
+  })
+  t.equal(made.status, 201, made.text)
+  const id = (made.body as { id: string }).id
+
+  // alice through the browser flow; bob's tokens stored the same way below the routes (he may not see alice's connector)
+  const flow = await start(alice.token, 'acme/crm-gone')
+  t.equal((await back(await authorize(flow.url), flow.cookie)).status, 200)
+  const d: ConnectorDeps = { db, resources, config: { ...env.config, OAUTH_BIND_BROWSER_SESSION: false }, box: createSecretBox(ENCRYPTION_KEY), log: createLogger({ level: 'silent' }) }
+  const [conn] = (await resources.loadMany(connectorKind, ['acme/crm-gone'])) as ConnectorRecord[]
+  if (conn === undefined) throw new Error('no connector')
+  const bobs = await authorize((await startFlow(d, bob.id, conn)).authorization_url)
+  await finishFlow(d, { state: bobs.searchParams.get('state') ?? '', code: bobs.searchParams.get('code') ?? '' }, undefined)
+  t.equal((await env.sql('select 1 from connector_oauth_tokens where connector_id = $1', [id])).length, 2, 'two users connected')
+
+  const call = await env.request('POST', '/api/v1/connectors/acme/crm-gone/operations/me/execute', { token: alice.token, body: { input: {} } })
+  const suffix = (call.body as { body: { token_suffix: string } }).body.token_suffix
+  t.equal(suffix.length, 4, call.text)
+  const pending = await start(alice.token, 'acme/crm-gone')
+
+  const revokedBefore = new Set(provider.revoked)
+  const del = await env.request('DELETE', '/api/v1/connectors/acme/crm-gone', { token: alice.token })
+  t.equal(del.status, 204, del.text)
+  const fresh = [...provider.revoked].filter((x) => !revokedBefore.has(x))
+  t.equal(fresh.length, 4, "both users' refresh and access tokens were revoked at the provider")
+  t.ok(fresh.some((x) => x.startsWith('at-') && x.endsWith(suffix)), "including the access token alice's call used")
+  t.equal(fresh.filter((x) => x.startsWith('rt-')).length, 2, 'and both refresh tokens')
+  t.equal((await env.sql('select 1 from connector_oauth_tokens where connector_id = $1', [id])).length, 0, 'and removed here')
+  t.equal((await env.sql('select 1 from connector_oauth_flows where state = $1', [pending.state])).length, 0, 'a flow still open for it is gone too')
+  t.equal((await env.request('GET', '/api/v1/connectors/acme/crm-gone', { token: alice.token })).status, 404, 'the connector is deleted')
 })

@@ -109,6 +109,24 @@ t.test('CORS', async (t) => {
   t.match(get.headers.get('access-control-expose-headers'), /x-total-count/)
 })
 
+t.test('CORS for Origin: null (sandboxed component pages) only on the ticket proxies, never credentialed', async (t) => {
+  const view = '/components/view/functions/web/stock/execute'
+  const pre = await env.request('OPTIONS', view, { token: null, headers: { origin: 'null', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } })
+  t.equal(pre.status, 204)
+  t.equal(pre.headers.get('access-control-allow-origin'), 'null')
+  t.equal(pre.headers.get('access-control-allow-headers'), 'content-type', 'no authorization or x-api-key from an opaque origin')
+  t.equal(pre.headers.get('access-control-allow-methods'), 'POST')
+  t.equal(pre.headers.get('access-control-allow-credentials'), null, 'never with credentials')
+  const post = await env.request('POST', view, { token: null, body: { ticket: `cvt_${'x'.repeat(43)}`, input: {} }, headers: { origin: 'null' } })
+  t.equal(post.status, 401, 'the ticket is what authenticates (an unknown one: 401)')
+  t.equal(post.headers.get('access-control-allow-origin'), 'null')
+  t.equal(post.headers.get('access-control-allow-credentials'), null)
+  for (const path of ['/api/v1/agents', '/auth/me', '/components/web/stock/proxy/functions/web/stock/execute']) {
+    const other = await env.request('OPTIONS', path, { token: null, headers: { origin: 'null', 'access-control-request-method': 'POST' } })
+    t.equal(other.headers.get('access-control-allow-origin'), null, `no Origin: null on ${path}`)
+  }
+})
+
 t.test('a gateway with no service behind it answers 503 at once, not a hang', async (t) => {
   const gw = await startGateway(
     { nc: env.platform.nc, names: natsNames(`${env.config.NATS_PREFIX}_none`), routes: allRoutes(), log: createLogger({ level: 'silent' }), secretKey: SECRET_KEY, corsOrigins: '', maxBodyBytes: 4096, version: 'test' },
