@@ -15,7 +15,7 @@ import type { Compiled } from './compile.ts'
  * nothing (an insert per render made a render 5x the resource read's CPU, bench/components.bench.ts),
  * the page cannot read or change what its ticket says, and what could end a stored ticket early
  * still does at use: a deleted component or user, a share link deleted or expired (checked on each
- * call). migration 0014's component_view_tickets table is no longer written.
+ * call). Migration 0018 drops the 0014 table component_view_tickets.
  */
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 
