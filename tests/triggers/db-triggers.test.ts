@@ -143,10 +143,11 @@ t.test('10,000 rows from 4 writers, the polling host killed -9: every row exactl
     }
   }
   let writersDone = false
-  const writing = Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w + 1))).then(() => {
+  const writing = (async () => {
+    await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w + 1)))
     writersDone = true
     t.comment(`writers done at ${since()}`)
-  })
+  })()
 
   // kill -9 the host owning the trigger's partition once about a quarter has been delivered, with
   // the writers still inserting

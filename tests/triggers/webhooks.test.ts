@@ -65,8 +65,10 @@ function streamed(port: number, path: string, size: number, chunked: boolean): P
     const middle = Buffer.alloc(MIB, 'x')
     const last = Buffer.alloc(MIB, 'x')
     last.write('"}', MIB - 2)
+    // runs again on 'drain'; stops once the server has answered (or closed: no drain then)
     const write = () => {
-      while (sent < size && !answered && !s.destroyed) {
+      if (answered || s.destroyed) return
+      while (sent < size) {
         const chunk = sent === 0 ? first : sent + MIB >= size ? last : middle
         sent += chunk.length
         const ok = s.write(chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk)
