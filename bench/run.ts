@@ -30,14 +30,19 @@ async function registry(): Promise<Benchmark[]> {
   return found
 }
 
-export type ResultRow = Row & { cpuRatio: number | undefined; rpsRatio: number | undefined }
+export type ResultRow = Row & { cpuRatio: number | undefined; rpsRatio: number | undefined; p50Ratio: number | undefined }
 
 /** Ratios against the row's `reference` (a case of the same benchmark) or else the benchmark's baseline; `totalCpu` compares CPU + other. */
 function withRatios(rows: Row[]): ResultRow[] {
   return rows.map((r) => {
     const base = rows.find((b) => b.benchmark === r.benchmark && (r.reference === undefined ? b.baseline === true : b.case === r.reference))
     const cpu = (x: Row) => x.cpuUsPerReq + (r.totalCpu === true ? (x.otherCpuUsPerReq ?? 0) : 0)
-    return { ...r, cpuRatio: base === undefined ? undefined : cpu(r) / cpu(base), rpsRatio: base === undefined ? undefined : r.rps / base.rps }
+    return {
+      ...r,
+      cpuRatio: base === undefined ? undefined : cpu(r) / cpu(base),
+      rpsRatio: base === undefined ? undefined : r.rps / base.rps,
+      p50Ratio: base === undefined ? undefined : r.latencyP50Ms / base.latencyP50Ms,
+    }
   })
 }
 
@@ -58,6 +63,9 @@ function table(rows: ResultRow[]): string[] {
     const targets: string[] = []
     if (r.rpsLimit !== undefined && r.rpsRatio !== undefined) targets.push(`req/s ≥${String(r.rpsLimit)}× ${r.rpsRatio >= r.rpsLimit ? 'ok' : 'UNDER'}`)
     if (r.limit !== undefined && r.cpuRatio !== undefined) targets.push(`${r.rpsLimit === undefined ? '' : 'CPU '}≤${String(r.limit)}× ${r.cpuRatio <= r.limit ? 'ok' : 'OVER'}`)
+    // latency has no ratio column: the ratio is written out with its verdict
+    if (r.p50Limit !== undefined && r.p50Ratio !== undefined) targets.push(`p50 ${r.p50Ratio.toFixed(2)}× ≤${String(r.p50Limit)}× ${r.p50Ratio <= r.p50Limit ? 'ok' : 'OVER'}`)
+    targets.push(...(r.checks ?? []))
     return [r.benchmark, label, Math.round(r.rps).toString(), fixed(r.cpuUsPerReq, 1), fixed(r.otherCpuUsPerReq, 1), fixed(r.latencyP50Ms, 2), fixed(r.latencyP99Ms, 2), String(r.errors), rpsRatio, ratio, targets.join(', ')]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)))

@@ -12,6 +12,10 @@ export interface Row {
   totalCpu?: boolean
   /** Smallest acceptable req/s ratio against the baseline / reference (the table says ok / UNDER). */
   rpsLimit?: number
+  /** Largest acceptable p50 latency ratio against the baseline / reference (the table says ok / OVER). */
+  p50Limit?: number
+  /** Absolute targets the benchmark checked itself (e.g. `p99 late ≤1000 ms ok`), shown in the target column as given. */
+  checks?: string[]
   requests: number
   durationS: number
   rps: number

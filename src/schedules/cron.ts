@@ -11,19 +11,31 @@ import { invalid } from '../kernel/errors.ts'
  * once when its time occurs twice (fall back); an interval job (`*`, steps, ranges, lists) skips
  * times in the gap and runs at both occurrences of a repeated time (they are different instants).
  */
-const cache = new Map<string, Cron>()
+/**
+ * A parsed expression, and the last next-tick asked of it. croner's `nextRun` is most of a
+ * schedule fire's CPU (~70 µs), and the schedules sharing an expression ask it for the same tick
+ * when they fire together (every `0 * * * *` at the hour): the first computes it, the others reuse.
+ */
+interface Parsed {
+  cron: Cron
+  lastAfter: number
+  lastNext: number | null
+}
+const cache = new Map<string, Parsed>()
 
 /** 5 fields (minute precision) or 6 with seconds first; no year field. */
-function cronOf(expression: string, timezone: string): Cron {
+function parsedOf(expression: string, timezone: string): Parsed {
   const k = `${timezone}\u0000${expression}`
   let c = cache.get(k)
   if (c === undefined) {
-    c = new Cron(expression, { timezone, paused: true, mode: '5-or-6-parts' })
+    c = { cron: new Cron(expression, { timezone, paused: true, mode: '5-or-6-parts' }), lastAfter: Number.NaN, lastNext: null }
     if (cache.size > 5000) cache.clear()
     cache.set(k, c)
   }
   return c
 }
+
+const cronOf = (expression: string, timezone: string): Cron => parsedOf(expression, timezone).cron
 
 export function isTimeZone(tz: string): boolean {
   try {
@@ -46,6 +58,10 @@ export function checkCron(expression: string, timezone: string): void {
 
 /** The first fire time strictly after `afterMs` (epoch ms), or null when there is none. */
 export function nextTick(expression: string, timezone: string, afterMs: number): number | null {
-  const next = cronOf(expression, timezone).nextRun(new Date(afterMs))
-  return next === null ? null : next.getTime()
+  const p = parsedOf(expression, timezone)
+  if (p.lastAfter === afterMs) return p.lastNext
+  const next = p.cron.nextRun(new Date(afterMs))
+  p.lastAfter = afterMs
+  p.lastNext = next === null ? null : next.getTime()
+  return p.lastNext
 }

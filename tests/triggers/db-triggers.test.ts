@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import pg from 'pg'
@@ -20,7 +21,7 @@ import { externalPostgres, type ExternalPg } from '../helpers/external-pg.ts'
 /*
  * Database triggers (SPEC §2.12, §6.2) against a real second database on the test cluster:
  *  1. 10,000 rows from 4 concurrent writers (single inserts and multi-statement transactions) while
- *     the actor host polling the trigger is killed with SIGKILL: every row reaches the function
+ *     the actor host polling the trigger is killed with SIGKILL while they are still inserting: every row reaches the function
  *     exactly once, in bookmark order within and across batches, no batch above batch_size, one job
  *     per batch with the id derived from (trigger, bookmark before, bookmark after). The jobs are
  *     read from JOBS (no workers run, so they stay there).
@@ -109,15 +110,23 @@ t.test('10,000 rows from 4 writers, the polling host killed -9: every row exactl
   const trigger = created.body as { id: string }
   await eventually(async () => ((await bookmarkOf(env, 'events')) === '1' ? true : undefined), 'the first activation to set the bookmark to MAX(id)')
 
-  // 4 writers × 2,500 rows: single-row and multi-row autocommit inserts, and two-statement transactions
+  // 4 writers × 2,500 rows: single-row and multi-row autocommit inserts, and two-statement transactions.
+  // Paced to spread over WRITE_MS: unpaced they finish in a few seconds, before the poll has got far
+  // enough to kill its host, and the kill must land while rows are still being inserted (a takeover
+  // racing open transactions and new commits is the case the commit horizon and the fence are for).
   const WRITERS = 4
   const PER_WRITER = 2500
+  const WRITE_MS = 20_000
+  const started = Date.now()
+  const since = () => `${String(Date.now() - started)} ms`
   const writer = async (w: number) => {
     const c = new pg.Client({ connectionString: ext.url })
     await c.connect()
     try {
       let n = 0
       for (let step = 0; n < PER_WRITER; step++) {
+        const due = started + (n / PER_WRITER) * WRITE_MS
+        if (due > Date.now()) await sleep(due - Date.now())
         const k = Math.min(1 + ((step * 7 + w) % 6), PER_WRITER - n)
         if (step % 3 === 2 && k > 1) {
           await c.query('begin')
@@ -133,17 +142,23 @@ t.test('10,000 rows from 4 writers, the polling host killed -9: every row exactl
       await c.end()
     }
   }
-  const started = Date.now()
-  const since = () => `${String(Date.now() - started)} ms`
-  const writing = Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w + 1))).then(() => t.comment(`writers done at ${since()}`))
+  let writersDone = false
+  const writing = (async () => {
+    await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w + 1)))
+    writersDone = true
+    t.comment(`writers done at ${since()}`)
+  })()
 
-  // kill -9 the host owning the trigger's partition once about a third has been delivered
+  // kill -9 the host owning the trigger's partition once about a quarter has been delivered, with
+  // the writers still inserting
   const partition = partitionOf(trigger.id, dbTriggerProtocol.partitions)
-  await eventually(async () => (Number((await bookmarkOf(env, 'events')) ?? 0) >= 3000 ? true : undefined), '3,000 rows delivered', 120_000, 100)
+  await eventually(async () => (Number((await bookmarkOf(env, 'events')) ?? 0) >= 2500 ? true : undefined), '2,500 rows delivered', 120_000, 100)
   const victim = (await owners()).get(partition) as string
   await kill9(hosts.get(victim) as ChildProcess)
   const killedAtBookmark = Number(await bookmarkOf(env, 'events'))
-  t.comment(`killed ${victim} (owner of db-trigger.${String(partition)}) at bookmark ${String(killedAtBookmark)}, ${since()}`)
+  const [{ written }] = (await ext.sql<{ written: string }>('select (count(*) - 1)::text as written from events')) as [{ written: string }]
+  t.comment(`killed ${victim} (owner of db-trigger.${String(partition)}) at bookmark ${String(killedAtBookmark)}, ${written} rows written, ${since()}`)
+  t.notOk(writersDone, 'the host was killed while the writers were still inserting')
   await writing
   const [{ max }] = (await ext.sql<{ max: string }>('select max(id)::text as max from events')) as [{ max: string }]
   t.equal(max, String(1 + WRITERS * PER_WRITER), '10,000 rows written after the seed row')

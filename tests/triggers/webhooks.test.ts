@@ -6,14 +6,14 @@ import { eventually } from '../helpers/eventually.ts'
 /*
  * Webhooks end to end (gateway, service, workers, sandboxes): CRUD with multi-segment paths, the
  * call with its configured method only, input from body or query over default_values, sync result
- * and ?async=1, and the fuzz cases: wrong method 405, non-JSON body 400, over-size body 413, path
- * traversal, anonymous call of a requires_auth webhook 401, and a webhook of user A running only
- * as A's permissions allow (B's token; A losing the right to run the function).
+ * and ?async=1, and the fuzz cases: wrong method 405, non-JSON body 400, over-size body 413 (just over
+ * the limit, and a real 10 MB body both with a content-length and chunked), path traversal,
+ * anonymous call of a requires_auth webhook 401, and a webhook of user A running only as A's
+ * permissions allow (B's token; A losing the right to run the function).
  */
 let env: TestPlatform
 let a: { id: string; token: string }
 let b: { id: string; token: string }
-const MAX_BODY = 4096
 
 const ECHO = 'def handler(input, context):\n    return {"input": input, "user": context["user_email"], "trigger": context["trigger_type"]}\n'
 const FAIL = 'def handler(input, context):\n    raise ValueError("nope")\n'
@@ -31,8 +31,61 @@ function raw(port: number, method: string, path: string, headers: Record<string,
   })
 }
 
+/**
+ * A POST of `size` bytes of JSON written as fast as the socket takes it, with a declared
+ * content-length or chunked (1 MiB chunks, no length). The server may answer before it has read
+ * everything; writes after the answer fail (EPIPE / reset) and are not an error here: the answer is.
+ */
+function streamed(port: number, path: string, size: number, chunked: boolean): Promise<{ status: number; text: string; sent: number }> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1')
+    let data = Buffer.alloc(0)
+    let sent = 0
+    let answered = false
+    const done = () => {
+      const text = data.toString('utf8')
+      const head = text.slice(0, text.indexOf('\r\n\r\n'))
+      let body = text.slice(head.length + 4)
+      // a chunked answer: the first chunk is the whole JSON error
+      if (/transfer-encoding: chunked/i.test(head)) body = body.slice(body.indexOf('\r\n') + 2, body.lastIndexOf('\r\n0\r\n'))
+      resolve({ status: Number(text.slice(9, 12)), text: body, sent })
+    }
+    s.on('data', (c: Buffer) => {
+      data = Buffer.concat([data, c])
+      answered = true
+    })
+    s.on('error', (err) => (answered ? undefined : reject(err)))
+    s.on('close', () => (answered ? done() : reject(new Error(`closed without an answer after ${String(sent)} bytes`))))
+    const headers = chunked ? 'transfer-encoding: chunked\r\n' : `content-length: ${String(size)}\r\n`
+    s.write(`POST ${path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\n${headers}\r\n`)
+    // {"s":"xxx…xxx"} in 1 MiB pieces (size is a multiple of 1 MiB, at least 2 MiB)
+    const MIB = 1024 * 1024
+    const first = Buffer.alloc(MIB, 'x')
+    first.write('{"s":"')
+    const middle = Buffer.alloc(MIB, 'x')
+    const last = Buffer.alloc(MIB, 'x')
+    last.write('"}', MIB - 2)
+    // runs again on 'drain'; stops once the server has answered (or closed: no drain then)
+    const write = () => {
+      if (answered || s.destroyed) return
+      while (sent < size) {
+        const chunk = sent === 0 ? first : sent + MIB >= size ? last : middle
+        sent += chunk.length
+        const ok = s.write(chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk)
+        if (sent >= size && chunked) s.write('0\r\n\r\n')
+        if (!ok) {
+          s.once('drain', write)
+          return
+        }
+      }
+    }
+    write()
+  })
+}
+
 t.before(async () => {
-  env = await startTestPlatform(t, { HTTP_MAX_BODY_BYTES: String(MAX_BODY) })
+  // the default HTTP_MAX_BODY_BYTES (512 KiB): the over-size cases are what a deployment gets
+  env = await startTestPlatform(t)
   a = await env.createUser('hook-a@test.local')
   b = await env.createUser('hook-b@test.local')
   for (const [name, code] of [['echo', ECHO], ['fail', FAIL]] as const) {
@@ -84,7 +137,7 @@ t.test('hostile input: non-JSON 400, over-size 413, deep 400, traversal and odd 
   t.equal(notJson.status, 400)
   t.match(notJson.body, { code: 'request.malformed_json' })
   t.equal((await call('POST', 'fuzz/a', { rawBody: '[1,2]', headers: { 'content-type': 'application/json' } })).status, 422, 'JSON but not an object')
-  const big = await call('POST', 'fuzz/a', { body: { s: 'x'.repeat(MAX_BODY) } })
+  const big = await call('POST', 'fuzz/a', { body: { s: 'x'.repeat(env.config.HTTP_MAX_BODY_BYTES) } })
   t.equal(big.status, 413)
   t.match(big.body, { code: 'request.too_large' })
   t.equal((await call('POST', 'fuzz/a', { rawBody: '['.repeat(100) + ']'.repeat(100), headers: { 'content-type': 'application/json' } })).status, 400, 'too deep')
@@ -101,6 +154,22 @@ t.test('hostile input: non-JSON 400, over-size 413, deep 400, traversal and odd 
   }
   t.equal((await create({ path: 'fuzz/a' })).status, 409, 'a path is one webhook')
   t.equal((await call('POST', 'no/such/hook', { body: {} })).status, 404)
+})
+
+t.test('10 MB bodies: declared and chunked, both 413, the platform still answers', async (t) => {
+  t.equal((await create({ path: 'fuzz/big', requires_auth: false })).status, 201)
+  const port = Number(new URL(env.base).port)
+  const tenMb = 10 * 1024 * 1024
+  t.ok(tenMb > env.config.HTTP_MAX_BODY_BYTES, `10 MB is over the limit of ${String(env.config.HTTP_MAX_BODY_BYTES)} bytes`)
+  const declared = await streamed(port, '/webhooks/fuzz/big', tenMb, false)
+  t.equal(declared.status, 413, `content-length ${String(tenMb)}: ${declared.text.slice(0, 200)}`)
+  t.match(JSON.parse(declared.text), { code: 'request.too_large' })
+  const chunked = await streamed(port, '/webhooks/fuzz/big', tenMb, true)
+  t.equal(chunked.status, 413, `chunked, no content-length, ${String(chunked.sent)} bytes sent: ${chunked.text.slice(0, 200)}`)
+  t.match(JSON.parse(chunked.text), { code: 'request.too_large' })
+  t.equal((await env.request('GET', '/health', { token: null })).status, 200, 'healthy afterwards')
+  const ok = await call('POST', 'fuzz/big', { body: { n: 1 } })
+  t.equal(ok.status, 200, `a normal call still runs: ${ok.text}`)
 })
 
 t.test('requires_auth: 401 anonymous; B cannot run A\'s function; A (token or API key) can', async (t) => {
