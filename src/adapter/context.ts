@@ -26,7 +26,7 @@ export function adapterContext(d: AdapterDeps): AdapterContext {
   return {
     d,
     svc: chatService(d),
-    providers: d.providers ?? providerDirectory({ db: d.db, resources: d.resources }),
+    providers: d.providers ?? providerDirectory({ resources: d.resources }),
     chatTtl: d.chatTtlSeconds ?? 3600,
     firstEventWaitMs: d.firstEventWaitMs ?? 10_000,
     log: d.log,

@@ -1,18 +1,16 @@
-import { Type as T, type Static } from '@sinclair/typebox'
 import { registerPermission } from '../access/permission-registry.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
-import { createLlmClient, providerEntryOf, providerRowFields, type LlmClientOptions, type ProviderEntry } from '../llm/registry.ts'
+import { createLlmClient, providerEntryOf, providerRowOf, type LlmClientOptions, type ProviderEntry } from '../llm/registry.ts'
 import type { LlmClient } from '../llm/types.ts'
-import { sql, type Db } from '../platform/db.ts'
-import { anyRows, rowType } from '../platform/typed-rows.ts'
-import type { ResourceService } from '../resources/service.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 
 /*
- * Provider models for the adapter: the active llm_provider resources, kept in memory for a short
- * time (`ttlMs`, default 10 s) so a warm request reads no table, with one LLM client per provider
- * (api_key decrypted once per provider version). A changed, disabled or deleted provider is seen
- * within the TTL by every replica; the price is up to `ttlMs` of the old settings.
+ * Provider models for the adapter: the active llm_provider resources, from the resource service's
+ * row cache (memory, coherent across processes), mapped to providers once per `ttlMs` (default
+ * 10 s) so a warm request does no per-row work, with one LLM client per provider (api_key
+ * decrypted once per provider version). A changed, disabled or deleted provider is seen within the
+ * TTL by every replica; the price is up to `ttlMs` of the old settings.
  *
  * Direct use of a provider's models (no agent in between) needs
  *   platform.llm.chat:all              every provider (admins hold it through platform.*:all), or
@@ -32,12 +30,9 @@ export interface AdapterProvider extends ProviderEntry {
   version: string
 }
 
-/* The registry's provider row plus its timestamps (ISO strings, src/platform/db.ts). */
-const DirectoryRow = rowType(T.Object({ ...providerRowFields, created_at: T.String(), updated_at: T.String() }, { title: 'llm_provider' }))
-type Row = Static<typeof DirectoryRow.schema>
-
-function providerOf(row: Row): AdapterProvider | null {
-  const entry = providerEntryOf(row)
+/* A provider record of the resource service (from its row cache), timestamps as ISO strings. */
+function providerOf(row: ResourceRecord): AdapterProvider | null {
+  const entry = providerEntryOf(providerRowOf(row))
   if (entry === null) return null
   const { config } = entry
   const defaultModel = entry.default_model === '' ? null : entry.default_model
@@ -45,9 +40,9 @@ function providerOf(row: Row): AdapterProvider | null {
   return {
     ...entry,
     default_model: defaultModel,
-    created_at: row.created_at,
+    created_at: String(row['created_at']),
     models: [...new Set([...(defaultModel === null ? [] : [defaultModel]), ...listed])],
-    version: `${row.id}@${row.updated_at}`,
+    version: `${row.id}@${String(row['updated_at'])}`,
   }
 }
 
@@ -60,16 +55,15 @@ export interface ProviderDirectory {
   invalidate(): void
 }
 
-export function providerDirectory(d: { db: Db; resources: Pick<ResourceService, 'secretsOf'>; ttlMs?: number; clientOptions?: LlmClientOptions }): ProviderDirectory {
+export function providerDirectory(d: { resources: Pick<ResourceService, 'secretsOf' | 'all'>; ttlMs?: number; clientOptions?: LlmClientOptions }): ProviderDirectory {
   const ttl = d.ttlMs ?? 10_000
   let current: { at: number; byName: Map<string, AdapterProvider> } | null = null
   let loading: Promise<Map<string, AdapterProvider>> | null = null
   const clients = new Map<string, Promise<LlmClient>>()
 
   const load = async (): Promise<Map<string, AdapterProvider>> => {
-    const rows = await anyRows(d.db, DirectoryRow, sql.unsafe`
-      select id, name, spec, is_active, created_at, updated_at from resources
-      where kind = ${llmProviderKind.kind} and is_active order by name`)
+    // by name (named kind), inactive ones left out
+    const rows = (await d.resources.all(llmProviderKind)).filter((r) => r.is_active !== false)
     const byName = new Map<string, AdapterProvider>()
     for (const r of rows) {
       const p = providerOf(r)

@@ -74,7 +74,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       const hit = llmCache.get(key)
       if (hit !== undefined && Date.now() - hit.at < LLM_CACHE_MS) return hit.value
       // a provider lookup and an api_key decryption per turn are avoidable I/O on the hot path
-      const value = resolveAgentLlm({ db: d.db, resources: d.resources }, settings).then((r) => ({ client: r.client, model: r.model }))
+      const value = resolveAgentLlm({ resources: d.resources }, settings).then((r) => ({ client: r.client, model: r.model }))
       llmCache.set(key, { at: Date.now(), value })
       value.catch(() => llmCache.delete(key))
       if (llmCache.size > 1000) llmCache.delete(llmCache.keys().next().value as string)

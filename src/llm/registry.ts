@@ -1,8 +1,6 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
-import { sql, type Db } from '../platform/db.ts'
-import { anyRows, rowType } from '../platform/typed-rows.ts'
-import type { ResourceService } from '../resources/service.ts'
+import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { createAnthropicClient } from './anthropic.ts'
 import { createMistralClient } from './mistral.ts'
 import { createOllamaClient } from './ollama.ts'
@@ -72,12 +70,14 @@ export function resolveProvider<P extends ProviderEntry>(agent: AgentLlmSettings
 }
 
 // ---------------------------------------------------------------------------------------------
-// Loading from the resources table
+// Loading from the provider resources
 
 /** The columns of an llm_provider row of the `resources` table the registry and the adapter's directory read. */
-export const providerRowFields = { id: T.String(), name: T.String(), spec: T.Record(T.String(), T.Unknown()), is_active: T.Boolean() }
-const ProviderRows = rowType(T.Object(providerRowFields, { title: 'llm_provider' }))
-export type ProviderRow = Static<typeof ProviderRows.schema>
+export const ProviderRowSchema = T.Object({ id: T.String(), name: T.String(), spec: T.Record(T.String(), T.Unknown()), is_active: T.Boolean() }, { title: 'llm_provider' })
+export type ProviderRow = Static<typeof ProviderRowSchema>
+
+/** A provider record of the resource service (its spec fields at the top, the api_key left out) as the registry's row. */
+export const providerRowOf = (r: ResourceRecord): ProviderRow => ({ id: r.id, name: r.name, spec: r, is_active: r.is_active !== false })
 
 const isProviderType = (v: unknown): v is ProviderType => (PROVIDER_TYPES as readonly unknown[]).includes(v)
 
@@ -106,21 +106,18 @@ function entryOf(row: ProviderRow): ProviderEntry {
 
 /**
  * The providers resolution may pick for an agent: the one it names (if any) and the default ones.
- * Read straight from the `resources` table: this is the platform's own lookup on behalf of an
- * agent that was already authorised, not a user listing providers (llm_provider is admin-only).
+ * From the resource service's rows (in memory, kept coherent across processes: no table read when
+ * warm): this is the platform's own lookup on behalf of an agent that was already authorised, not
+ * a user listing providers (llm_provider is admin-only).
  */
-export async function loadProviderCandidates(db: Db, agent: AgentLlmSettings): Promise<ProviderEntry[]> {
-  const id = agent.llm_provider_id !== null && /^[0-9a-f-]{36}$/i.test(agent.llm_provider_id) ? agent.llm_provider_id : null
-  const rows = await anyRows(db, ProviderRows, sql.unsafe`
-    select id, name, spec, is_active from resources
-    where kind = ${llmProviderKind.kind}
-      and (id = ${id}::uuid or (spec ->> 'is_default') = 'true')`)
-  return rows.map(entryOf)
+export async function loadProviderCandidates(resources: Pick<ResourceService, 'all'>, agent: AgentLlmSettings): Promise<ProviderEntry[]> {
+  const id = agent.llm_provider_id
+  const records = await resources.all(llmProviderKind)
+  return records.filter((r) => r.id === id || r.is_default === true).map((r) => entryOf(providerRowOf(r)))
 }
 
 export interface LlmResolverDeps {
-  db: Db
-  resources: Pick<ResourceService, 'secretsOf'>
+  resources: Pick<ResourceService, 'secretsOf' | 'all'>
   /** Timeouts and outbound deps for the clients it builds. */
   clientOptions?: TransportOptions
 }
@@ -129,9 +126,9 @@ export interface ResolvedLlm extends Resolution {
   client: LlmClient
 }
 
-/** Resolution against the database, the api_key decrypted, and a client for the chosen provider. */
+/** Resolution against the provider resources, the api_key decrypted, and a client for the chosen provider. */
 export async function resolveAgentLlm(deps: LlmResolverDeps, agent: AgentLlmSettings): Promise<ResolvedLlm> {
-  const { provider, model } = resolveProvider(agent, await loadProviderCandidates(deps.db, agent))
+  const { provider, model } = resolveProvider(agent, await loadProviderCandidates(deps.resources, agent))
   const secrets = await deps.resources.secretsOf(llmProviderKind, provider.id)
   const client = createLlmClient({ ...provider, api_key: secrets['api_key'] ?? null }, deps.clientOptions ?? {})
   return { provider, model, client }
