@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto'
-import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { removeTempDir, startPlatformChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids } from './lib/cpu.ts'
-import { expectOk, measure, measureSequential, type LoadTarget, type Measurement } from './lib/load.ts'
+import { expectOk, measure, type LoadTarget, type Measurement } from './lib/load.ts'
+import { measureSequential } from './lib/sequential.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
 /*
@@ -151,11 +151,7 @@ async function run(): Promise<Row[]> {
   let child: ServerChild | undefined
   try {
     process.stderr.write('  starting platform...\n')
-    child = await startServerChild('platform', 'platform.ts', {
-      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
-      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
-      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
-    })
+    child = await startPlatformChild(dataDir)
     const { token } = child.info
     if (token === undefined) throw new Error('platform child reported no token')
     const base = `http://127.0.0.1:${String(child.info.port)}`

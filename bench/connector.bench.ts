@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto'
 import { spawnSync } from 'node:child_process'
-import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { removeTempDir, startPlatformChild, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids } from './lib/cpu.ts'
-import { measure, measureSequential } from './lib/load.ts'
+import { measure } from './lib/load.ts'
+import { measureSequential } from './lib/sequential.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
 /*
@@ -30,12 +30,7 @@ async function run(): Promise<Row[]> {
   try {
     upstream = await startServerChild('upstream', 'json-upstream.ts', { BENCH_UPSTREAM_HOST: ADDRESS })
     process.stderr.write('  starting platform...\n')
-    platform = await startServerChild('platform', 'platform.ts', {
-      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
-      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
-      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
-      CONNECTOR_HTTP_HOSTS: ADDRESS,
-    })
+    platform = await startPlatformChild(dataDir, { CONNECTOR_HTTP_HOSTS: ADDRESS })
     const token = platform.info.token
     if (token === undefined) throw new Error('platform child reported no token')
     const base = `http://127.0.0.1:${String(platform.info.port)}`

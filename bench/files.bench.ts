@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { createReadStream, readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { join } from 'node:path'
-import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { removeTempDir, startPlatformChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids, processTicks, ticksToMicros } from './lib/cpu.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
@@ -114,11 +114,7 @@ async function run(): Promise<Row[]> {
       cp.push({ seconds: (performance.now() - t0) / 1000, cpuUs: ticksToMicros((ut ?? 0) + (st ?? 0)), otherUs: 0, rssGrowth: 0 })
     }
     process.stderr.write('  starting platform...\n')
-    child = await startServerChild('platform', 'platform.ts', {
-      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
-      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
-      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1', SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0',
-    })
+    child = await startPlatformChild(dataDir, { SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0' })
     const { token } = child.info
     if (token === undefined) throw new Error('platform child reported no token')
     const base = `http://127.0.0.1:${String(child.info.port)}`

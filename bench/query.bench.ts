@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto'
-import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { removeTempDir, startPlatformChild, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids } from './lib/cpu.ts'
 import { measure } from './lib/load.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -22,11 +21,7 @@ async function run(): Promise<Row[]> {
   let direct: ServerChild | undefined
   try {
     process.stderr.write('  starting platform...\n')
-    platform = await startServerChild('platform', 'platform.ts', {
-      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: process.env['BENCH_QUERY_LOG'] ?? 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
-      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
-      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
-    })
+    platform = await startPlatformChild(dataDir, { LOG_LEVEL: process.env['BENCH_QUERY_LOG'] ?? 'warn' })
     const { token, databaseUrl } = platform.info
     if (token === undefined || databaseUrl === undefined) throw new Error('platform child reported no token / databaseUrl')
     const base = `http://127.0.0.1:${String(platform.info.port)}`

@@ -9,7 +9,7 @@ import { connectNats, provisionNats, type NatsConnection } from '../src/platform
 import { natsNames, type NatsNames } from '../src/platform/nats-names.ts'
 import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { clockTicks, processTicks, ticksToMicros } from './lib/cpu.ts'
-import { percentile } from './lib/sequential.ts'
+import { quantile } from './lib/sequential.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
 /*
@@ -113,8 +113,8 @@ async function firingCase(label: string, host: ServerChild, natsPid: number, fir
     rps: fired / WINDOW_S,
     cpuUsPerReq: ticksToMicros(ticks) / Math.max(1, fired),
     otherCpuUsPerReq: ticksToMicros(natsTicks) / Math.max(1, fired),
-    latencyP50Ms: percentile(late, 50),
-    latencyP99Ms: percentile(late, 99),
+    latencyP50Ms: quantile(late, 0.5),
+    latencyP99Ms: quantile(late, 0.99),
     errors: missing,
     checks: [`max late ${String(Math.round(max))} ms ≤${String(LATE_LIMIT_MS)} ${max <= LATE_LIMIT_MS ? 'ok' : 'OVER'}`],
     note: `${label}: p50/p99 = how late a fire reached the service after its tick (ms); errors = ticks of the window never fired; max ${String(Math.round(max))} ms; host ${(pctCore * 100).toFixed(1)} % of a core while firing`,

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto'
-import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { removeTempDir, startPlatformChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids } from './lib/cpu.ts'
 import { measure } from './lib/load.ts'
-import { pooled, sequential } from './lib/sequential.ts'
+import { pooled, sequentialRun, type SequentialRun } from './lib/sequential.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
 /*
@@ -27,11 +26,7 @@ async function run(): Promise<Row[]> {
   let platform: ServerChild | undefined
   try {
     process.stderr.write('  starting platform...\n')
-    platform = await startServerChild('platform', 'platform.ts', {
-      NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: process.env['BENCH_WEBHOOK_LOG'] ?? 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
-      SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
-      QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
-    })
+    platform = await startPlatformChild(dataDir, { LOG_LEVEL: process.env['BENCH_WEBHOOK_LOG'] ?? 'warn' })
     const { token } = platform.info
     if (token === undefined) throw new Error('platform child reported no token')
     const base = `http://127.0.0.1:${String(platform.info.port)}`
@@ -57,16 +52,16 @@ async function run(): Promise<Row[]> {
     const helperPids = childPids(pid)
     // one at a time, in rounds alternating the cases, so a change of the shared host's load hits all alike
     const ROUNDS = 3
-    const one = new Map<string, Awaited<ReturnType<typeof sequential>>[]>()
+    const one = new Map<string, SequentialRun[]>()
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of cases) {
         process.stderr.write(`  one at a time (round ${String(round + 1)}/${String(ROUNDS)}): ${c.label}\n`)
-        const m = await sequential({ url: c.url, method: 'POST', headers: c.headers, body: c.body, pid, samples: Math.ceil(SAMPLES / ROUNDS), warmup: round === 0 ? 30 : 5 })
+        const m = await sequentialRun({ url: c.url, method: 'POST', headers: c.headers, body: c.body, pid }, { samples: Math.ceil(SAMPLES / ROUNDS) }, { samples: round === 0 ? 30 : 5 })
         one.set(c.label, [...(one.get(c.label) ?? []), m])
       }
     }
     for (const [i, c] of cases.entries()) {
-      const row: Row = { benchmark: NAME, case: `${c.label}, one at a time`, ...pooled(one.get(c.label) ?? []) }
+      const row: Row = { benchmark: NAME, case: `${c.label}, one at a time`, ...pooled(one.get(c.label) ?? [], c.url) }
       rows.push(i === 0 ? { ...row, baseline: true } : { ...row, reference: EXECUTE_ONE, p50Limit: LIMIT })
     }
     for (const [i, c] of cases.entries()) {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -109,5 +110,19 @@ export function startServerChild(name: string, script: string, env: Record<strin
       child.removeAllListeners('exit')
       resolve({ name, pid: child.pid, info: msg.info, stop: () => stopProcess(child) })
     })
+  })
+}
+
+/**
+ * The platform as one child process (`servers/platform.ts`, ROLES=all) with its own nats-server,
+ * Postgres and data directory `dataDir` (removed when it stops), fresh keys, development settings;
+ * `env` adds or overrides settings (LOG_LEVEL, CONNECTOR_HTTP_HOSTS, …).
+ */
+export function startPlatformChild(dataDir: string, env: Record<string, string> = {}): Promise<ServerChild> {
+  return startServerChild('platform', 'platform.ts', {
+    NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
+    SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
+    QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
+    ...env,
   })
 }

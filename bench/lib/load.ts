@@ -1,4 +1,3 @@
-import http from 'node:http'
 import autocannon from 'autocannon'
 import { processTicks, ticksBetween, ticksToMicros, treeTicks } from './cpu.ts'
 
@@ -69,70 +68,6 @@ export async function measure(target: LoadTarget): Promise<Measurement> {
     latencyP50Ms: result.latency.p50,
     latencyP99Ms: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
-  }
-}
-
-/** The value at quantile q (0..1) of ascending `sorted` (nearest rank). */
-const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0
-
-/**
- * One request at a time over one kept-alive connection (node:http, not autocannon): the latency a
- * single caller sees, unhidden by queueing behind 49 other connections, with sub-millisecond
- * percentiles (autocannon reports whole milliseconds). The same warm-up and duration as `measure`.
- */
-export async function measureSequential(target: LoadTarget): Promise<Measurement> {
-  const { durationS, warmupS } = loadSettings()
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  const url = new URL(target.url)
-  const body = target.body === undefined ? undefined : Buffer.from(target.body)
-  const headers = { ...target.headers, ...(body === undefined ? {} : { 'content-length': String(body.length) }) }
-  const once = () =>
-    new Promise<number>((resolve, reject) => {
-      const req = http.request(url, { method: target.method ?? 'GET', headers, agent }, (res) => {
-        res.resume()
-        res.on('end', () => resolve(res.statusCode ?? 0))
-        res.on('error', reject)
-      })
-      req.on('error', reject)
-      req.end(body)
-    })
-  const loop = async (seconds: number, samples: number[]): Promise<number> => {
-    let errors = 0
-    const end = performance.now() + seconds * 1000
-    while (performance.now() < end) {
-      const t0 = performance.now()
-      const status = await once().catch(() => 0)
-      if (status < 200 || status >= 300) errors++
-      else samples.push(performance.now() - t0)
-    }
-    return errors
-  }
-  try {
-    await loop(warmupS, [])
-    const helpers = target.helperPids ?? []
-    const helpersBefore = helpers.length > 0 ? treeTicks(helpers) : undefined
-    const before = processTicks(target.pid)
-    const samples: number[] = []
-    const started = performance.now()
-    const errors = await loop(durationS, samples)
-    const elapsed = (performance.now() - started) / 1000
-    const after = processTicks(target.pid)
-    const helperTicks = helpersBefore === undefined ? undefined : ticksBetween(helpersBefore, treeTicks(helpers))
-    const requests = samples.length
-    if (requests === 0) throw new Error(`no request to ${target.url} succeeded (errors ${String(errors)})`)
-    samples.sort((a, b) => a - b)
-    return {
-      requests,
-      durationS: elapsed,
-      rps: requests / elapsed,
-      cpuUsPerReq: ticksToMicros(after - before) / requests,
-      otherCpuUsPerReq: helperTicks === undefined ? undefined : ticksToMicros(helperTicks) / requests,
-      latencyP50Ms: quantile(samples, 0.5),
-      latencyP99Ms: quantile(samples, 0.99),
-      errors,
-    }
-  } finally {
-    agent.destroy()
   }
 }
 

@@ -1,71 +1,97 @@
-import { clockTicks, processTicks } from './cpu.ts'
-import type { Measurement } from './load.ts'
+import http from 'node:http'
+import { processTicks, ticksBetween, ticksToMicros, treeTicks } from './cpu.ts'
+import { loadSettings, type LoadTarget, type Measurement } from './load.ts'
 
 /*
- * Latency one request at a time: the next request leaves when the previous answer is read, so
- * every sample is the server's own path with no queue in front of it (autocannon's 50 connections
- * measure the queue too). CPU of the process under test is sampled around the measured samples.
+ * Latency one request at a time over one kept-alive connection (node:http, not autocannon): the
+ * next request leaves when the previous answer is read, so every sample is the server's own path
+ * with no queue in front of it (autocannon's 50 connections measure the queue too), with
+ * sub-millisecond percentiles (autocannon reports whole milliseconds). CPU of the process under
+ * test (and of its helpers) is sampled around the measured samples.
  */
-export interface SequentialTarget {
-  url: string
-  method: string
-  headers: Record<string, string>
-  body?: string
-  pid: number
-  /** Requests measured (after `warmup` unmeasured ones). */
-  samples: number
-  warmup?: number
+
+/** The value at quantile q (0..1) of ascending `sorted` (nearest rank). */
+export const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0
+
+/** One measured stretch: every successful sample's latency (ms, ascending), so stretches can be pooled. */
+export interface SequentialRun {
+  latenciesMs: number[]
+  errors: number
+  durationS: number
+  cpuTicks: number
+  helperTicks: number | undefined
 }
 
-export const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+/** How long a stretch lasts: a number of requests, or seconds. */
+type Span = { samples: number } | { seconds: number }
 
-/** The measurement, plus every sample's latency (ms, sorted) so rounds can be pooled. */
-export async function sequential(t: SequentialTarget): Promise<Measurement & { latenciesMs: number[]; cpuUs: number }> {
-  const once = async (): Promise<boolean> => {
-    const res = await fetch(t.url, { method: t.method, headers: t.headers, ...(t.body === undefined ? {} : { body: t.body }) })
-    await res.arrayBuffer()
-    return res.status >= 200 && res.status < 300
-  }
-  for (let i = 0; i < (t.warmup ?? Math.ceil(t.samples / 10)); i++) await once()
-  const lat: number[] = []
+async function runSpan(once: () => Promise<number>, span: Span, samples: number[]): Promise<number> {
   let errors = 0
-  const ticks0 = processTicks(t.pid)
-  const t0 = performance.now()
-  for (let i = 0; i < t.samples; i++) {
-    const s = performance.now()
-    if (!(await once())) errors++
-    lat.push(performance.now() - s)
+  const end = 'seconds' in span ? performance.now() + span.seconds * 1000 : Infinity
+  for (let i = 0; 'samples' in span ? i < span.samples : performance.now() < end; i++) {
+    const t0 = performance.now()
+    const status = await once().catch(() => 0)
+    if (status < 200 || status >= 300) errors++
+    else samples.push(performance.now() - t0)
   }
-  const durationS = (performance.now() - t0) / 1000
-  const cpuUs = ((processTicks(t.pid) - ticks0) / clockTicks()) * 1e6
-  lat.sort((a, b) => a - b)
-  return {
-    requests: t.samples,
-    durationS,
-    rps: t.samples / durationS,
-    cpuUsPerReq: cpuUs / t.samples,
-    otherCpuUsPerReq: undefined,
-    latencyP50Ms: percentile(lat, 50),
-    latencyP99Ms: percentile(lat, 99),
-    errors,
-    latenciesMs: lat,
-    cpuUs,
+  return errors
+}
+
+/** A warm-up that is thrown away, then the measured stretch. */
+export async function sequentialRun(target: LoadTarget, measured: Span, warmup: Span): Promise<SequentialRun> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  const url = new URL(target.url)
+  const body = target.body === undefined ? undefined : Buffer.from(target.body)
+  const headers = { ...target.headers, ...(body === undefined ? {} : { 'content-length': String(body.length) }) }
+  const once = () =>
+    new Promise<number>((resolve, reject) => {
+      const req = http.request(url, { method: target.method ?? 'GET', headers, agent }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+        res.on('error', reject)
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+  try {
+    await runSpan(once, warmup, [])
+    const helpers = target.helperPids ?? []
+    const helpersBefore = helpers.length > 0 ? treeTicks(helpers) : undefined
+    const before = processTicks(target.pid)
+    const latenciesMs: number[] = []
+    const started = performance.now()
+    const errors = await runSpan(once, measured, latenciesMs)
+    const durationS = (performance.now() - started) / 1000
+    const cpuTicks = processTicks(target.pid) - before
+    const helperTicks = helpersBefore === undefined ? undefined : ticksBetween(helpersBefore, treeTicks(helpers))
+    latenciesMs.sort((a, b) => a - b)
+    return { latenciesMs, errors, durationS, cpuTicks, helperTicks }
+  } finally {
+    agent.destroy()
   }
 }
 
-/** Rounds of the same case pooled: percentiles over all their samples, CPU and time summed. */
-export function pooled(rounds: readonly (Measurement & { latenciesMs: number[]; cpuUs: number })[]): Measurement {
-  const lat = rounds.flatMap((r) => r.latenciesMs).sort((a, b) => a - b)
-  const durationS = rounds.reduce((s, r) => s + r.durationS, 0)
-  const cpuUs = rounds.reduce((s, r) => s + r.cpuUs, 0)
+/** Stretches of the same case pooled: percentiles over all their samples, CPU and time summed. */
+export function pooled(runs: readonly SequentialRun[], url = 'the target'): Measurement {
+  const lat = runs.flatMap((r) => r.latenciesMs).sort((a, b) => a - b)
+  const errors = runs.reduce((s, r) => s + r.errors, 0)
+  if (lat.length === 0) throw new Error(`no request to ${url} succeeded (errors ${String(errors)})`)
+  const durationS = runs.reduce((s, r) => s + r.durationS, 0)
+  const helpers = runs.every((r) => r.helperTicks !== undefined) ? runs.reduce((s, r) => s + (r.helperTicks ?? 0), 0) : undefined
   return {
     requests: lat.length,
     durationS,
     rps: lat.length / durationS,
-    cpuUsPerReq: cpuUs / lat.length,
-    otherCpuUsPerReq: undefined,
-    latencyP50Ms: percentile(lat, 50),
-    latencyP99Ms: percentile(lat, 99),
-    errors: rounds.reduce((s, r) => s + r.errors, 0),
+    cpuUsPerReq: ticksToMicros(runs.reduce((s, r) => s + r.cpuTicks, 0)) / lat.length,
+    otherCpuUsPerReq: helpers === undefined ? undefined : ticksToMicros(helpers) / lat.length,
+    latencyP50Ms: quantile(lat, 0.5),
+    latencyP99Ms: quantile(lat, 0.99),
+    errors,
   }
+}
+
+/** One case for the same warm-up and duration as `measure` (BENCH_WARMUP, BENCH_DURATION). */
+export async function measureSequential(target: LoadTarget): Promise<Measurement> {
+  const { durationS, warmupS } = loadSettings()
+  return pooled([await sequentialRun(target, { seconds: durationS }, { seconds: warmupS })], target.url)
 }

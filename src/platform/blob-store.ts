@@ -96,6 +96,8 @@ async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
   const os: ObjectStore = await new Objm(js).create(bucket, { storage: StorageType.File })
   const jsm: JetStreamManager = await jetstreamManager(nc)
   const stream = `OBJ_${bucket}`
+  /** The object store's subject of an object's chunks (`nuid` names one version of the object). */
+  const chunkSubjectOf = (id: string): string => `$O.${bucket}.C.${id}`
   const info = async (name: string): Promise<BlobInfo | null> => {
     const i = await os.info(name)
     return i === null || i.deleted ? null : toInfo(i)
@@ -105,7 +107,7 @@ async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
     const maxChunk = Math.min(CHUNK_BYTES, nc.info?.max_payload ?? CHUNK_BYTES)
     const old = await os.info(name)
     const id = nuid.next()
-    const chunkSubject = `$O.${bucket}.C.${id}`
+    const chunkSubject = chunkSubjectOf(id)
     const sha = createHash('sha256')
     const inFlight: Promise<PubAck>[] = []
     let size = 0
@@ -143,7 +145,7 @@ async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
       const h = headers()
       h.set('Nats-Rollup', 'sub') // the new info replaces any earlier one of this name
       await js.publish(`$O.${bucket}.M.${b64urlPadded(Buffer.from(name))}`, JSON.stringify(meta), { headers: h })
-      if (old !== null) await jsm.streams.purge(stream, { filter: `$O.${bucket}.C.${old.nuid}` }).catch(() => undefined)
+      if (old !== null) await jsm.streams.purge(stream, { filter: chunkSubjectOf(old.nuid) }).catch(() => undefined)
       return toInfo(meta)
     } catch (err) {
       await Promise.allSettled(inFlight)
@@ -154,7 +156,7 @@ async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
   }
 
   async function* chunks(i: BlobInfo): AsyncGenerator<Uint8Array> {
-    const subject = `$O.${bucket}.C.${i.nuid}`
+    const subject = chunkSubjectOf(i.nuid)
     const sha = createHash('sha256')
     const fetchAfter = (seq: number) => jsm.direct.getMessage(stream, { next_by_subj: subject, seq: seq + 1 })
     // one chunk read ahead: the next request is in flight while the consumer writes this one (2 chunks in memory at most)

@@ -139,9 +139,8 @@ export default function Spy() {
     t.teardown(() => browser.close())
   })
 
-  t.test('a JSX component renders in chromium and shows the data its function proxy returned', async (t) => {
-    const compiled = await env.request('POST', '/api/v1/components/web/stock/compile', { token: a.token })
-    t.equal(compiled.status, 200, 'compiled')
+  /** A rendered page opened as user A, collecting script errors and console errors (CSP and CORS violations land there). */
+  const openRendered = async (path: string, input: unknown) => {
     const page = await browser.context.newPage()
     const problems: string[] = []
     page.on('pageerror', (e) => problems.push(e.message))
@@ -150,8 +149,14 @@ export default function Spy() {
     })
     // the bearer token goes on the page request only; the page itself never sees it
     await page.route('**/render*', (route) => route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${a.token}` } }))
-    const input = encodeURIComponent(JSON.stringify({ warehouse: 'north' }))
-    const res = await page.goto(`${env.base}/components/web/stock/render?input=${input}`)
+    const res = await page.goto(`${env.base}${path}?input=${encodeURIComponent(JSON.stringify(input))}`)
+    return { page, problems, res }
+  }
+
+  t.test('a JSX component renders in chromium and shows the data its function proxy returned', async (t) => {
+    const compiled = await env.request('POST', '/api/v1/components/web/stock/compile', { token: a.token })
+    t.equal(compiled.status, 200, 'compiled')
+    const { page, problems, res } = await openRendered('/components/web/stock/render', { warehouse: 'north' })
     t.equal(res?.status(), 200)
     await page.locator('#status').filter({ hasText: /done|error/ }).waitFor({ timeout: 60_000 })
     t.equal(await page.locator('#status').textContent(), 'done', 'the proxy call succeeded')
@@ -164,14 +169,7 @@ export default function Spy() {
   })
 
   t.test("the README's component: a query through the page's proxy, from the sandboxed page", async (t) => {
-    const page = await browser.context.newPage()
-    const problems: string[] = []
-    page.on('pageerror', (e) => problems.push(e.message))
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(m.text())
-    })
-    await page.route('**/render*', (route) => route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${a.token}` } }))
-    const res = await page.goto(`${env.base}/components/web/orders/render?input=${encodeURIComponent(JSON.stringify({ customer: 'acme' }))}`)
+    const { page, problems, res } = await openRendered('/components/web/orders/render', { customer: 'acme' })
     t.equal(res?.status(), 200)
     await page.locator('#status').filter({ hasText: /done|error/ }).waitFor({ timeout: 60_000 })
     t.equal(await page.locator('#status').textContent(), 'done', 'the query proxy call succeeded')
