@@ -3,7 +3,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { secretAad } from '../kernel/crypto.ts'
 import { connectorKind } from '../kinds/connector/kind.ts'
 import { AppError } from '../kernel/errors.ts'
-import { sql } from '../platform/db.ts'
+import { sql, transaction } from '../platform/db.ts'
 import { guardedFetch } from '../platform/outbound-http.ts'
 import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 import { attemptTimeoutMs, outboundDeps, outboundPolicy, type ConnectorDeps, type ConnectorRecord } from './deps.ts'
@@ -223,7 +223,7 @@ export async function accessToken(d: ConnectorDeps, userId: string, connector: C
   if (fresh(seen)) return d.box.decrypt(seen.access_token, TOKEN_AAD(seen.id, 'access_token'))
   // resolved before the transaction: the resource engine reads on its own connections
   const clientSecret = await clientSecretOf(d, connector)
-  return d.db.transaction(async (tx) => {
+  return transaction(d.db, async (tx) => {
     const row = await maybeRow(tx, TokenRow, select(true))
     if (row === null) throw notConnected()
     // another call may have refreshed while this one waited for the lock

@@ -30,26 +30,28 @@ export function iconResolver(d: { db: Db; config: Config; resources: ResourceSer
    */
   const mayExpose = (owner: Principal, c: CollectionRecord, f: FileRowT) => (f.visibility === 'shared' ? canSeeFile(owner, c, f) : f.owner_id === owner.userId)
 
-  return async (_p: Principal, _kind: AnyKind, records: ResourceRecord[]): Promise<void> => {
+  /** `icon_url` for one record's `icon`: the URL itself, a signed URL of the owner's file, or null. */
+  const iconUrl = async (r: ResourceRecord, icon: string): Promise<string | null> => {
+    if (icon.startsWith('url:')) return icon.slice(4)
+    const at = icon.startsWith('collection:') ? parseCollectionIcon(icon.slice('collection:'.length)) : null
+    const ownerId = r.owner_id ?? null
+    if (at === null || ownerId === null) return null
+    const seen = await ownersCollection(ownerId, at.namespace, at.collection)
+    if (seen === null) return null
+    const f = await fileByName(d.db, seen.c.id, at.filename)
+    if (f === null || !mayExpose(seen.owner, seen.c, f)) return null
+    const v = await versionOf(d.db, f.id, f.current_version)
+    // Shared and private files alike get a signed URL: `/files/…` needs a bearer token, which an
+    // <img> cannot send, and no file visibility of SPEC §2.9 is readable without one.
+    return v === null ? null : `${d.base}/files/_signed/${await signFileVersion(d.config.SECRET_KEY, v.id, d.config.FILES_ICON_URL_SECONDS)}`
+  }
+
+  return async (_p: Principal, _kind: AnyKind, records: readonly ResourceRecord[]) => {
+    const added: ({ icon_url: string | null } | undefined)[] = []
     for (const r of records) {
       const icon = r['icon']
-      if (typeof icon !== 'string') continue
-      if (icon.startsWith('url:')) {
-        r['icon_url'] = icon.slice(4)
-        continue
-      }
-      r['icon_url'] = null
-      const at = icon.startsWith('collection:') ? parseCollectionIcon(icon.slice('collection:'.length)) : null
-      const ownerId = r.owner_id ?? null
-      if (at === null || ownerId === null) continue
-      const seen = await ownersCollection(ownerId, at.namespace, at.collection)
-      if (seen === null) continue
-      const f = await fileByName(d.db, seen.c.id, at.filename)
-      if (f === null || !mayExpose(seen.owner, seen.c, f)) continue
-      const v = await versionOf(d.db, f.id, f.current_version)
-      // Shared and private files alike get a signed URL: `/files/…` needs a bearer token, which an
-      // <img> cannot send, and no file visibility of SPEC §2.9 is readable without one.
-      if (v !== null) r['icon_url'] = `${d.base}/files/_signed/${await signFileVersion(d.config.SECRET_KEY, v.id, d.config.FILES_ICON_URL_SECONDS)}`
+      added.push(typeof icon === 'string' ? { icon_url: await iconUrl(r, icon) } : undefined)
     }
+    return added
   }
 }

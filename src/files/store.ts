@@ -1,5 +1,5 @@
 import { Type as T, type Static } from '@sinclair/typebox'
-import { sql, type Db } from '../platform/db.ts'
+import { sql, transaction, type Db } from '../platform/db.ts'
 import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
 
 /*
@@ -100,7 +100,7 @@ export async function recordVersion(
   db: Db,
   a: { collectionId: string; name: string; userId: string; visibility: 'private' | 'shared' | undefined; metadata: Record<string, unknown> | undefined; updateExisting: boolean; maxTotal: number; mayReplace: (f: FileRowT) => boolean; v: NewVersion },
 ): Promise<{ file: FileRowT } | { refused: 'exists' | 'over_total' | 'not_visible' }> {
-  return db.transaction(async (tx) => {
+  return transaction(db, async (tx) => {
     await tx.query(sql.unsafe`select pg_advisory_xact_lock(hashtext(${`files:${a.collectionId}`}))`)
     const total = await collectionBytes(tx, a.collectionId)
     if (total + a.v.size > a.maxTotal) return { refused: 'over_total' as const }

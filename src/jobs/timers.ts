@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
 import type { Logger } from '../kernel/log.ts'
-import { sql, type Db } from '../platform/db.ts'
+import { sql, transaction, type Db } from '../platform/db.ts'
 import { anyRows, rowType } from '../platform/typed-rows.ts'
 import { publishJob, type EnqueueDeps } from './enqueue.ts'
 
@@ -18,7 +18,7 @@ export function startTimerDispatcher(o: { db: Db; deps: EnqueueDeps; log: Logger
   let running: Promise<void> = Promise.resolve()
   let stopped = false
   const tick = async (): Promise<void> => {
-    await o.db.transaction(async (tx) => {
+    await transaction(o.db, async (tx) => {
       const due = await anyRows(tx, DueTimerRow, sql.unsafe`select job_id from job_timers where dispatched_at is null and due_at <= now()
         order by due_at limit 500 for update skip locked`)
       for (const { job_id: id } of due) {

@@ -63,7 +63,7 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
     HOST: '127.0.0.1',
     PORT: '0',
     DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
     NATS_URL: services.natsUrl,
     NATS_PREFIX: prefix,
     DATABASE_URL: databaseUrl,
