@@ -113,7 +113,7 @@ async function run(): Promise<Row[]> {
         totalCpu: true,
         rpsLimit: FLOOR_RPS,
         limit: FLOOR_CPU,
-        note: 'CPU is the whole platform process: gateway, resource service (rows from memory, src/resources/row-cache.ts; the caller from the AUTH_CACHE KV) and its Postgres client (ROLES=all); "other" is nats-server + Postgres; req/s and CPU (Σ: summed over every process) against the floor',
+        note: 'CPU is the whole platform process: gateway, resource service (rows from memory, src/resources/row-cache.ts; the caller from the AUTH_CACHE KV; the route answered in memory, src/api/local-rpc.ts) and its Postgres client (ROLES=all); "other" is nats-server + Postgres; req/s and CPU (Σ: summed over every process) against the floor',
       },
       databaseUrl,
     )

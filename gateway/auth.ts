@@ -34,7 +34,9 @@ export function createTokenVerifier(secret: string, options: { cacheSize?: numbe
       try {
         const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], typ: 'JWT', requiredClaims: ['sub', 'exp'] })
         if (payload['type'] !== 'access') throw unauthorized('not an access token', 'auth.wrong_token_type')
-        const caller = callerOf(payload)
+        // frozen: the cached caller is shared by every request with this token, and a service in
+        // this process receives it as is (src/api/local-rpc.ts), not a copy decoded from NATS
+        const caller = freezeCaller(callerOf(payload))
         if (cache.size >= max) cache.clear()
         cache.set(token, { caller, exp: payload.exp as number })
         return caller
@@ -47,6 +49,11 @@ export function createTokenVerifier(secret: string, options: { cacheSize?: numbe
       }
     },
   }
+}
+
+function freezeCaller(c: Caller): Caller {
+  if (c.execution !== undefined) Object.freeze(c.execution)
+  return Object.freeze(c)
 }
 
 function callerOf(payload: Record<string, unknown>): Caller {

@@ -1,10 +1,9 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
+import type { DecodedReply, RequestMeta } from '../src/api/rpc-wire.ts'
 import { AppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
-import { classifyNatsError } from '../src/kernel/nats-errors.ts'
 import type { BlobStore } from '../src/platform/blob-store.ts'
 import { newChannelId, parseLastId, parseStreamReply } from '../src/streaming/channel.ts'
 import { BlobDownload, BlobUploadPlan } from '../schemas/collection.ts'
@@ -15,6 +14,7 @@ import { readBody, send, sendPage } from './http.ts'
 import type { NatsLink } from './nats-status.ts'
 import { checkJsonBody, checkPrelude } from './request-checks.ts'
 import type { RequestCycle, RequestState } from './request-cycle.ts'
+import { RouteCaller } from './route-call.ts'
 import type { SseRelay, SseStream } from './sse.ts'
 
 /*
@@ -73,9 +73,11 @@ function parseSmall(data: Uint8Array, max: number): unknown {
 
 export class Forwarder {
   private readonly d: ForwarderDeps
+  private readonly caller: RouteCaller
 
   constructor(deps: ForwarderDeps) {
     this.d = deps
+    this.caller = new RouteCaller(deps)
   }
 
   /** The uWS handler of one route: everything read from `req` here, before the first await. */
@@ -124,16 +126,9 @@ export class Forwarder {
     }
   }
 
-  /** One request/reply to the route's service; fails fast with 503 while NATS is disconnected (gateway/nats-status.ts). */
-  async call(route: CompiledRoute, out: ReturnType<typeof encodeRequest>): Promise<ReturnType<typeof decodeReply>> {
-    const msg = await this.d.link.guard(() => this.d.nc.request(route.subject, out.data, { timeout: this.d.rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
-      if (err instanceof AppError) throw err
-      const failure = classifyNatsError(err)
-      if (failure === 'no_responders' || failure === 'closed') throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
-      if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the service did not answer in time')
-      throw err
-    })
-    return decodeReply(msg.headers, msg.data)
+  /** One request/reply to the route's service (gateway/route-call.ts). */
+  call(route: CompiledRoute, meta: RequestMeta, body: Uint8Array): Promise<DecodedReply> {
+    return this.caller.call(route.subject, meta, body)
   }
 
   async forward(res: HttpResponse, state: RequestState, route: CompiledRoute, input: ForwardInput): Promise<void> {
@@ -154,7 +149,8 @@ export class Forwarder {
         streamLastId = lastId
         stream = this.d.sse.open(newChannelId())
       }
-      const out = encodeRequest(
+      const reply = await this.call(
+        route,
         {
           requestId: state.requestId,
           caller,
@@ -168,7 +164,6 @@ export class Forwarder {
         },
         body,
       )
-      const reply = await this.call(route, out)
       if (stream !== undefined && route.def.stream !== undefined) {
         const target = reply.status === 200 ? parseStreamReply(parseSmall(reply.data, 4096)) : null
         if (target !== null) {
@@ -212,7 +207,7 @@ export class Forwarder {
     try {
       const { caller, query } = await checkPrelude(route, input, this.d.verifier)
       const meta = { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }
-      const planned = await this.call(route, encodeRequest({ ...meta, blob: { phase: 'prepare', declaredBytes: input.declaredBytes, contentType: input.contentType } }, EMPTY))
+      const planned = await this.call(route, { ...meta, blob: { phase: 'prepare', declaredBytes: input.declaredBytes, contentType: input.contentType } }, EMPTY)
       if (planned.status !== 200) {
         input.queue.discard()
         send(res, state, planned.status, planned.data, 'application/json', planned.headers)
@@ -222,7 +217,7 @@ export class Forwarder {
       const plan = parseSmall(planned.data, 8192)
       if (!checkUploadPlan.Check(plan)) throw new AppError(500, 'internal', 'the service answered no upload plan')
       abandon = () =>
-        void this.call(route, encodeRequest({ ...meta, blob: { phase: 'abort', object: plan.object } }, EMPTY)).catch((err: unknown) =>
+        void this.call(route, { ...meta, blob: { phase: 'abort', object: plan.object } }, EMPTY).catch((err: unknown) =>
           log.warn({ err, object: plan.object }, 'could not abandon an upload; its reservation expires'),
         )
       const multipart = input.contentType.toLowerCase().startsWith('multipart/form-data')
@@ -236,7 +231,8 @@ export class Forwarder {
       abandon = null
       const committed = await this.call(
         route,
-        encodeRequest({ ...meta, blob: { phase: 'commit', object: plan.object, size: got.info.size, sha256: got.info.sha256, filename: got.filename, contentType: got.contentType, fields: got.fields } }, EMPTY),
+        { ...meta, blob: { phase: 'commit', object: plan.object, size: got.info.size, sha256: got.info.sha256, filename: got.filename, contentType: got.contentType, fields: got.fields } },
+        EMPTY,
       )
       send(res, state, committed.status, committed.data, 'application/json', committed.headers)
       cycle.finish(state, committed.status)

@@ -27,10 +27,21 @@ export interface EncodedRequest {
   data: Uint8Array
 }
 
-export function encodeRequest(
-  req: { requestId: string; caller: Caller | null; params: Record<string, string>; query: Record<string, unknown>; clientIp?: string; streamChannelId?: string; streamLastId?: number; headers?: Record<string, string>; cookies?: Record<string, string>; blob?: BlobPhase },
-  body: Uint8Array,
-): EncodedRequest {
+/** What the gateway sends with a request besides its body. */
+export interface RequestMeta {
+  requestId: string
+  caller: Caller | null
+  params: Record<string, string>
+  query: Record<string, unknown>
+  clientIp?: string
+  streamChannelId?: string
+  streamLastId?: number
+  headers?: Record<string, string>
+  cookies?: Record<string, string>
+  blob?: BlobPhase
+}
+
+export function encodeRequest(req: RequestMeta, body: Uint8Array): EncodedRequest {
   const h = natsHeaders()
   h.set(H_REQUEST_ID, req.requestId)
   if (req.clientIp !== undefined && req.clientIp !== '') h.set(H_CLIENT_IP, req.clientIp)
@@ -72,26 +83,36 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
   return req
 }
 
-/** `page`: a page route's reply (RouteDef.html), whose 200 body goes as the page's UTF-8 bytes. */
-export function encodeReply(reply: RpcReply, page = false): EncodedRequest {
-  const h = natsHeaders()
-  if (page && reply.status === 200 && reply.error === undefined) {
-    if (typeof reply.body !== 'string') return encodeReply({ status: 500, error: { status: 500, detail: 'internal error', code: 'internal' } })
-    h.set(H_STATUS, '200')
-    if (reply.headers !== undefined) h.set(H_HEADERS, JSON.stringify(reply.headers))
-    return { headers: h, data: encoder.encode(reply.body) }
-  }
-  h.set(H_STATUS, String(reply.status))
-  if (reply.headers !== undefined) h.set(H_HEADERS, JSON.stringify(reply.headers))
-  const payload = reply.error !== undefined ? { detail: reply.error.detail, code: reply.error.code, ...(reply.error.errors === undefined ? {} : { errors: reply.error.errors }) } : reply.body
-  return { headers: h, data: payload === undefined ? new Uint8Array(0) : encoder.encode(JSON.stringify(payload)) }
-}
-
 export interface DecodedReply {
   status: number
   headers: Record<string, string>
   /** The JSON bytes to send as they are. */
   data: Uint8Array
+}
+
+const EMPTY = new Uint8Array(0)
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>
+
+/**
+ * A handler's reply as the gateway sends it: the status, the extra headers, the body's bytes.
+ * `page`: a page route's reply (RouteDef.html), whose 200 body goes as the page's UTF-8 bytes.
+ */
+export function renderReply(reply: RpcReply, page = false): DecodedReply {
+  if (page && reply.status === 200 && reply.error === undefined) {
+    if (typeof reply.body !== 'string') return renderReply({ status: 500, error: { status: 500, detail: 'internal error', code: 'internal' } })
+    return { status: 200, headers: reply.headers ?? NO_HEADERS, data: encoder.encode(reply.body) }
+  }
+  const payload = reply.error !== undefined ? { detail: reply.error.detail, code: reply.error.code, ...(reply.error.errors === undefined ? {} : { errors: reply.error.errors }) } : reply.body
+  return { status: reply.status, headers: reply.headers ?? NO_HEADERS, data: payload === undefined ? EMPTY : encoder.encode(JSON.stringify(payload)) }
+}
+
+/** The reply as a NATS message: the body as data, status and headers in NATS headers. */
+export function encodeReply(reply: RpcReply, page = false): EncodedRequest {
+  const r = renderReply(reply, page)
+  const h = natsHeaders()
+  h.set(H_STATUS, String(r.status))
+  if (r.headers !== NO_HEADERS) h.set(H_HEADERS, JSON.stringify(r.headers))
+  return { headers: h, data: r.data }
 }
 
 export function decodeReply(h: MsgHdrs | undefined, data: Uint8Array): DecodedReply {

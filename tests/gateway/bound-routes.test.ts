@@ -101,3 +101,43 @@ t.test('without a resolver (no database in the process) auth routes are not serv
   const msg = await nc.request(rpcSubject(other, openRoute.id), out.data, { headers: out.headers, timeout: 5000 })
   t.equal(decodeReply(msg.headers, msg.data).status, 200, 'the open route is')
 })
+
+t.test('in one process the gateway answers a route in memory, the same as over NATS', async (t) => {
+  const { RouteCaller } = await import('../../gateway/route-call.ts')
+  const { trackNatsLink } = await import('../../gateway/nats-status.ts')
+  const quiet = createLogger({ level: 'silent' })
+  const nc2 = await connect({ servers: services.natsUrl })
+  t.teardown(() => nc2.close())
+  // a plain subscriber on the route's subject sees every request that travels over NATS
+  let overNats = 0
+  const spy = nc2.subscribe(rpcSubject(names, route.id), { callback: () => void overNats++ })
+  t.teardown(() => spy.unsubscribe())
+  await nc2.flush()
+  const here = new RouteCaller({ nc, link: trackNatsLink(nc, quiet), rpcTimeoutMs: 5000 })
+  const remote = new RouteCaller({ nc: nc2, link: trackNatsLink(nc2, quiet), rpcTimeoutMs: 5000 })
+  const body = (data: Uint8Array) => (data.length === 0 ? undefined : (JSON.parse(new TextDecoder().decode(data)) as unknown))
+  const cases = [
+    { caller: alice, params: { id: 'abc' }, query: { limit: 2 }, body: { n: 1 } },
+    { caller: null, params: { id: 'abc' }, query: {}, body: { n: 1 } },
+    { caller: alice, params: { id: 'ABC!' }, query: {}, body: { n: 1 } },
+    { caller: alice, params: { id: 'abc' }, query: {}, body: { n: 'x' } },
+  ]
+  for (const c of cases) {
+    const meta = { requestId: 'r3', caller: c.caller, params: c.params, query: c.query, clientIp: '192.0.2.1' }
+    const bytes = new TextEncoder().encode(JSON.stringify(c.body))
+    const a = await here.call(rpcSubject(names, route.id), meta, bytes)
+    const b = await remote.call(rpcSubject(names, route.id), meta, bytes)
+    t.same({ status: a.status, headers: a.headers, body: body(a.data) }, { status: b.status, headers: b.headers, body: body(b.data) }, `same answer: ${JSON.stringify(c)}`)
+  }
+  await nc2.flush()
+  t.equal(overNats, cases.length, 'only the other connection’s requests crossed NATS')
+
+  // a handler that never answers: 504 after the timeout, as over NATS
+  const stuck = defineRoute({ id: 'test.bound.stuck', method: 'GET', path: '/stuck', surface: 'runtime', summary: 'stuck', tags: ['test'], auth: false, target: 'rpc' })
+  const s = serveRpc({ nc, names, routes: [bind(stuck, () => new Promise(() => undefined))], log: quiet })
+  const fast = new RouteCaller({ nc, link: trackNatsLink(nc, quiet), rpcTimeoutMs: 200 })
+  await t.rejects(fast.call(rpcSubject(names, stuck.id), { requestId: 'r4', caller: null, params: {}, query: {} }, new Uint8Array(0)), { status: 504, code: 'service.timeout' })
+  // once the route stops being served here, the call goes over NATS: nobody answers, 503
+  await s.close()
+  await t.rejects(fast.call(rpcSubject(names, stuck.id), { requestId: 'r5', caller: null, params: {}, query: {} }, new Uint8Array(0)), { status: 503, code: 'service.unavailable' })
+})
