@@ -1,4 +1,4 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node'
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { Principal } from '../auth/principal.ts'
@@ -45,6 +45,20 @@ function checkInput(c: Checks, req: RpcRequest): void {
   if (c.query !== undefined && Object.keys(req.query).length > 0 && !c.query.Check(req.query)) throw invalidInput('query parameters', c.query, req.query)
   // a streamed upload's phases carry no body (the bytes went to the object store): the handler checks `request.blob`
   if (c.body !== undefined && (req.blob === undefined || req.body !== undefined) && !c.body.Check(req.body)) throw invalidInput('body', c.body, req.body)
+}
+
+/** Decodes a NATS request, answers it, responds on the message. */
+async function respondTo(msg: Msg, answer: RouteAnswer, page: boolean, errorReply: BoundRoute['errorReply']): Promise<void> {
+  let reply: RpcReply
+  try {
+    reply = await answer(decodeRequest(msg.headers, msg.data))
+  } catch (e) {
+    // only decoding throws (answer never does): a request that did not come from a gateway
+    const appErr = toAppError(e)
+    reply = errorReply?.(e, '') ?? { status: appErr.status, error: appErr.toWire() }
+  }
+  const out = encodeReply(reply, page)
+  msg.respond(out.data, { headers: out.headers })
 }
 
 /** What one served route answers for a decoded request: never throws (an error is a reply). */
@@ -105,19 +119,7 @@ export function serveRpc(options: { nc: NatsConnection; names: NatsNames; routes
             log.error({ err, route: id }, 'rpc subscription failed')
             return
           }
-          let req: RpcRequest
-          try {
-            req = decodeRequest(msg.headers, msg.data)
-          } catch (e) {
-            const appErr = toAppError(e)
-            const out = encodeReply(bound.errorReply?.(e, '') ?? { status: appErr.status, error: appErr.toWire() })
-            msg.respond(out.data, { headers: out.headers })
-            return
-          }
-          void answer(req).then((reply) => {
-            const out = encodeReply(reply, page)
-            msg.respond(out.data, { headers: out.headers })
-          })
+          void respondTo(msg, answer, page, bound.errorReply)
         },
       }),
     )
