@@ -39,6 +39,15 @@ const SUSPECT_ESCAPE = /\\u0000|\\ud[89a-f]/i
 const textOf = new TextDecoder()
 const mayBeUnstorable = (json: string | Uint8Array): boolean => SUSPECT_ESCAPE.test(typeof json === 'string' ? json : textOf.decode(json))
 
+/** Entries written with one statement at most. */
+const MAX_BATCH = 64
+
+interface Prepared {
+  s: JobState
+  rev: number
+  output: unknown
+}
+
 export interface Mirror {
   stop(): Promise<void>
 }
@@ -52,12 +61,10 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
   const callbacks = new Set<Promise<unknown>>()
   let stopped = false
 
-  const apply = async (m: JsMsg): Promise<void> => {
+  /** The row one entry becomes (null: a deletion, nothing to write). */
+  const prepare = async (m: JsMsg): Promise<Prepared | null> => {
     const op = m.headers?.get('KV-Operation') ?? ''
-    if (op === 'DEL' || op === 'PURGE' || m.data.length === 0) {
-      m.ack()
-      return
-    }
+    if (op === 'DEL' || op === 'PURGE' || m.data.length === 0) return null
     const raw = decodeState(m.data)
     const rev = m.seq
     let output: unknown = raw.status === 'completed' ? (raw.result ?? null) : null
@@ -76,7 +83,11 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       output = null
       log.warn({ job: s.id, error: s.error }, 'a job result Postgres cannot store: the execution is recorded as failed')
     }
-    await upsertExecution(o.db, s, rev, output)
+    return { s, rev, output }
+  }
+
+  /** After the row is written: the callback, the DLQ index, the public event, then the ack. */
+  const finish = async (m: JsMsg, { s, rev }: Prepared): Promise<void> => {
     if (s.callback_url !== null && isTerminal(s.status)) {
       const c = deliverCallback({ db: o.db, config: o.config, log }, s).catch((err: unknown) => log.error({ err, job: s.id }, 'execution callback failed'))
       callbacks.add(c)
@@ -89,6 +100,43 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
     const event = executionEvent(s, rev)
     await publishDurably(js, executionEventSubject(o.names, s), JSON.stringify(event), { msgID: `${s.id}:${String(rev)}` })
     m.ack()
+  }
+
+  /** One entry on its own: the path of a batch that failed, so a bad entry is found and retried alone. */
+  const apply = async (m: JsMsg): Promise<void> => {
+    const p = await prepare(m)
+    if (p === null) {
+      m.ack()
+      return
+    }
+    await upsertExecution(o.db, p.s, p.rev, p.output)
+    await finish(m, p)
+  }
+
+  /**
+   * The entries that arrived together, with one statement for all their rows (a busy platform
+   * writes dozens of job states per millisecond: one round trip each was most of the mirror's
+   * cost). The side effects follow per entry, in order. When anything of the batch fails, each
+   * entry not yet acknowledged goes through `apply` on its own, with the usual retry and poison
+   * handling: a batch never hides which entry was bad.
+   */
+  const applyBatch = async (batch: JsMsg[]): Promise<void> => {
+    if (batch.length === 1) return guarded(batch[0] as JsMsg)
+    const done = new Set<JsMsg>()
+    try {
+      const prepared = await Promise.all(batch.map(async (m) => ({ m, p: await prepare(m) })))
+      await upsertExecutions(o.db, prepared.flatMap(({ p }) => (p === null ? [] : [p])))
+      await Promise.all(
+        prepared.map(async ({ m, p }) => {
+          if (p === null) m.ack()
+          else await finish(m, p)
+          done.add(m)
+        }),
+      )
+    } catch (err) {
+      log.debug({ err, entries: batch.length }, 'a mirror batch failed: its entries go one by one')
+      await Promise.all(batch.filter((m) => !done.has(m)).map((m) => guarded(m)))
+    }
   }
 
   /**
@@ -134,11 +182,10 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
     m.term()
   }
 
-  const messages = await consumer.consume({ max_messages: limit * 2 })
-  const loop = (async () => {
-    for await (const m of messages) {
-      if (stopped) break
-      const p = apply(m).catch(async (err: unknown) => {
+  /** `apply` with the failure handling: an outage waits, a failure is retried, a poison entry is given up. */
+  const guarded = (m: JsMsg): Promise<void> =>
+    apply(m)
+      .catch(async (err: unknown) => {
         // an outage is not poison: wait for the database instead of recording the job as failed
         if (isDatabaseUnavailable(err)) {
           log.warn({ seq: m.seq }, 'mirroring waits for the database')
@@ -148,10 +195,43 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
         if (m.info.deliveryCount >= MIRROR_MAX_ATTEMPTS) return giveUp(m, err)
         log.warn({ err, seq: m.seq, attempt: m.info.deliveryCount }, 'mirroring a job state failed; retrying shortly')
         m.nak(1_000)
-      }).catch((err: unknown) => log.error({ err, seq: m.seq }, 'mirror failure handling failed'))
+      })
+      .catch((err: unknown) => log.error({ err, seq: m.seq }, 'mirror failure handling failed'))
+
+  // Entries are gathered while the previous batches are written: at most `limit` batches in
+  // flight, each of what arrived meanwhile (at most MAX_BATCH). Redelivered entries (a retry)
+  // always go alone, through `guarded`.
+  const messages = await consumer.consume({ max_messages: Math.max(limit * 2, MAX_BATCH * 2) })
+  let waiting: JsMsg[] = []
+  let scheduled = false
+  const flush = (): void => {
+    scheduled = false
+    while (waiting.length > 0 && inflight.size < limit) {
+      const batch = waiting.splice(0, MAX_BATCH)
+      const p = applyBatch(batch)
       inflight.add(p)
-      void p.finally(() => inflight.delete(p))
-      if (inflight.size >= limit) await Promise.race(inflight)
+      void p.finally(() => {
+        inflight.delete(p)
+        if (waiting.length > 0 && !scheduled) {
+          scheduled = true
+          setImmediate(flush)
+        }
+      })
+    }
+  }
+  const loop = (async () => {
+    for await (const m of messages) {
+      if (stopped) break
+      if (m.info.deliveryCount > 1) {
+        const p = guarded(m)
+        inflight.add(p)
+        void p.finally(() => inflight.delete(p))
+      } else waiting.push(m)
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(flush)
+      }
+      while (inflight.size >= limit) await Promise.race(inflight)
     }
   })()
   return {
@@ -159,6 +239,8 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       stopped = true
       await messages.close()
       await loop.catch(() => undefined)
+      // what was gathered but not written yet is redelivered to the next mirror (not acked)
+      waiting = []
       await Promise.allSettled([...inflight])
       await Promise.allSettled([...callbacks])
     },
@@ -174,6 +256,39 @@ export async function upsertExecution(db: Db, s: JobState, rev: number, output: 
       ${s.trigger_id}, ${s.chat_id}, ${s.parent_id}::uuid, ${s.depth}, ${json(s.input)}::jsonb, ${json(output)}::jsonb, ${jobErrorText(s.error)}, ${s.worker},
       ${s.retry_of}::uuid, ${s.callback_url}, ${s.dlq_seq !== undefined}, ${rev}, ${s.created_at}::timestamptz, ${s.started_at}::timestamptz,
       ${s.finished_at}::timestamptz, now())
+    on conflict (id) do update set status = excluded.status, attempts = excluded.attempts, output_data = excluded.output_data,
+      error = excluded.error, worker = excluded.worker, in_dlq = excluded.in_dlq or executions.in_dlq, state_rev = excluded.state_rev,
+      started_at = excluded.started_at, finished_at = excluded.finished_at, updated_at = now()
+    where executions.state_rev < excluded.state_rev`)
+}
+
+/**
+ * Several entries' rows in one statement. Postgres refuses to update one row twice in a statement,
+ * so only each job's newest entry is written (the older ones would lose to it anyway: a row only
+ * ever moves to a newer `state_rev`).
+ */
+export async function upsertExecutions(db: Db, entries: readonly Prepared[]): Promise<void> {
+  const newest = new Map<string, Prepared>()
+  for (const e of entries) {
+    const seen = newest.get(e.s.id)
+    if (seen === undefined || seen.rev < e.rev) newest.set(e.s.id, e)
+  }
+  if (newest.size === 0) return
+  const rows = [...newest.values()].map(({ s, rev, output }) => ({
+    id: s.id, pool: s.pool, kind: s.kind, namespace: s.namespace, name: s.name, user_id: s.user_id, status: s.status, attempts: s.attempts,
+    trigger_type: s.trigger_type, trigger_id: s.trigger_id, chat_id: s.chat_id, parent_id: s.parent_id, depth: s.depth,
+    input_data: s.input ?? null, output_data: output ?? null, error: jobErrorText(s.error), worker: s.worker, retry_of: s.retry_of,
+    callback_url: s.callback_url, in_dlq: s.dlq_seq !== undefined, state_rev: rev, created_at: s.created_at, started_at: s.started_at, finished_at: s.finished_at,
+  }))
+  await db.query(sql.unsafe`
+    insert into executions (id, pool, kind, namespace, name, user_id, status, attempts, trigger_type, trigger_id, chat_id, parent_id, depth,
+      input_data, output_data, error, worker, retry_of, callback_url, in_dlq, state_rev, created_at, started_at, finished_at, updated_at)
+    select id, pool, kind, namespace, name, user_id, status, attempts, trigger_type, trigger_id, chat_id, parent_id, depth,
+      input_data, output_data, error, worker, retry_of, callback_url, in_dlq, state_rev, created_at, started_at, finished_at, now()
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, pool text, kind text, namespace text, name text, user_id uuid, status text,
+      attempts integer, trigger_type text, trigger_id text, chat_id text, parent_id uuid, depth integer, input_data jsonb, output_data jsonb,
+      error text, worker text, retry_of uuid, callback_url text, in_dlq boolean, state_rev bigint, created_at timestamptz, started_at timestamptz,
+      finished_at timestamptz)
     on conflict (id) do update set status = excluded.status, attempts = excluded.attempts, output_data = excluded.output_data,
       error = excluded.error, worker = excluded.worker, in_dlq = excluded.in_dlq or executions.in_dlq, state_rev = excluded.state_rev,
       started_at = excluded.started_at, finished_at = excluded.finished_at, updated_at = now()

@@ -262,3 +262,33 @@ t.test('many concurrent producers: every accepted job completes exactly once', a
   const rows = await env.sql<{ n: number; max: number }>('select count(*)::int as n, max(runs)::int as max from test_effects where job_id = any($1::uuid[])', [accepted])
   t.same(rows[0], { n: accepted.length, max: 1 }, 'each effect applied once')
 })
+
+t.test('the mirror writes a burst of states in batches: every row ends current, every event once, and one unstorable result fails alone', async (t) => {
+  const completedEvents = new Map<string, number>()
+  const sub = platform.nc.subscribe(names.subject('events.execution.tests.probe.completed'), {
+    callback: (_e, m) => {
+      const id = (m.json() as { execution_id: string }).execution_id
+      completedEvents.set(id, (completedEvents.get(id) ?? 0) + 1)
+    },
+  })
+  t.teardown(() => sub.unsubscribe())
+  // 300 jobs at once: their states reach the mirror together, so it writes them in multi-row batches
+  const good = await Promise.all(Array.from({ length: 300 }, (_, i) => enqueue({ op: 'echo', value: { i } })))
+  // a NUL inside a result: Postgres cannot store it, so whatever batch holds it fails and its entries go one by one
+  const bad = await enqueue({ op: 'echo', value: 'a\u0000b' })
+  await Promise.all([...good.map((j) => settle(j.id, 60_000)), settle(bad.id, 60_000)])
+  const rows = await eventually(async () => {
+    const r = await env.sql<{ id: string; status: string; output_data: { value: { i: number } } | null; error: string | null }>(
+      'select id::text, status, output_data, error from executions where id = any($1::uuid[])',
+      [[...good.map((j) => j.id), bad.id]],
+    )
+    return r.length === 301 && r.every((x) => x.status !== 'queued' && x.status !== 'running') ? r : undefined
+  }, 'every execution row final')
+  const byId = new Map(rows.map((r) => [r.id, r]))
+  t.ok(
+    good.every((j, i) => byId.get(j.id)?.status === 'completed' && byId.get(j.id)?.output_data?.value.i === i),
+    'each good job: completed with its own result',
+  )
+  t.match(byId.get(bad.id), { status: 'failed', output_data: null, error: /result\.unstorable/ })
+  await eventually(async () => (good.every((j) => completedEvents.get(j.id) === 1) ? true : undefined), 'one completed event per job')
+})
