@@ -1,10 +1,10 @@
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
-import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
 import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
 import { guardedLlmFetch } from './guarded-fetch.ts'
 import { Accumulator, badResponse, effectiveOptions, joinUrl, positiveNumber, toLlmError, type TransportOptions } from './transport.ts'
 import { AppError } from '../kernel/errors.ts'
-import { LlmError, collect, type ChatEvent, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
+import { LlmError, type ChatEvent, type ChatResult, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
 
 /*
  * OpenAI Chat Completions (`POST {base}/chat/completions`, `stream: true`, usage via
@@ -176,6 +176,30 @@ export async function* sdkChatStream(sdk: OpenAI, body: Record<string, unknown>,
   yield chunks.acc.done()
 }
 
+/**
+ * One call without streaming (a caller that wants the whole reply: the adapter's non-stream
+ * requests): one JSON answer instead of a stream of frames to parse and reassemble. The message is
+ * read as one chunk holding everything, so the result is built by the same accumulator as a stream's.
+ */
+export async function sdkChatComplete(sdk: OpenAI, body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<ChatResult> {
+  let reply: Record<string, unknown>
+  try {
+    reply = (await sdk.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, signal === undefined ? {} : { signal })) as unknown as Record<string, unknown>
+  } catch (err) {
+    throw fromSdkError(err, signal)
+  }
+  const choices = reply['choices']
+  const choice: unknown = Array.isArray(choices) ? choices[0] : undefined
+  if (!isRecord(choice) || !isRecord(choice['message'])) throw badResponse('a chat completion has no message')
+  const message = choice['message']
+  const calls = Array.isArray(message['tool_calls']) ? message['tool_calls'].map((c: unknown, index) => (isRecord(c) ? { index, ...c } : c)) : undefined
+  const chunks = new OpenAiChunks()
+  const events: ChatEvent[] = []
+  chunks.chunk({ usage: reply['usage'], choices: [{ delta: { content: message['content'], ...(calls === undefined ? {} : { tool_calls: calls }) }, finish_reason: choice['finish_reason'] ?? 'stop' }] }, events)
+  const done = chunks.acc.done()
+  return { finish_reason: done.finish_reason, usage: done.usage, tool_calls: done.tool_calls, content: done.content }
+}
+
 export interface OpenAiClient extends LlmClient {
   readonly providerType: 'openai'
   /** The chat completions URL the client posts to. */
@@ -191,14 +215,18 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
   const org = provider.config['organization_id']
   const sdk = openAiSdk(baseURL, provider, options, typeof org === 'string' && org !== '' ? org : null)
 
-  async function* stream(req: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
-    const body: Record<string, unknown> = { model: req.model, messages: toOpenAiMessages(req.messages), stream: true, stream_options: { include_usage: true } }
+  const bodyOf = (req: ChatRequest, streamed: boolean): Record<string, unknown> => {
+    const body: Record<string, unknown> = { model: req.model, messages: toOpenAiMessages(req.messages), ...(streamed ? { stream: true, stream_options: { include_usage: true } } : {}) }
     if (req.tools !== undefined && req.tools.length > 0) body['tools'] = toOpenAiTools(req.tools)
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
     if (maxTokens !== undefined) body[maxTokensParam] = maxTokens
-    yield* sdkChatStream(sdk, body, req.signal, new OpenAiChunks())
+    return body
   }
 
-  return { providerType: 'openai', url, stream, complete: (req) => collect(stream(req)) }
+  async function* stream(req: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
+    yield* sdkChatStream(sdk, bodyOf(req, true), req.signal, new OpenAiChunks())
+  }
+
+  return { providerType: 'openai', url, stream, complete: (req) => sdkChatComplete(sdk, bodyOf(req, false), req.signal) }
 }

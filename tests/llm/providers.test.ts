@@ -146,12 +146,16 @@ for (const type of TYPES) {
       t.equal(new Set(done.tool_calls.map((c) => c.id)).size, 2, 'distinct ids')
     })
 
-    t.test('complete() collects the stream', async (t) => {
+    t.test('complete() answers the whole reply', async (t) => {
       fake.push({ text: ['a', 'b'], tool_calls: [{ name: 'demo__lookup', arguments: '{}' }] })
       const result = await client.complete(hello({ tools: TOOLS }))
       t.equal(result.content, 'ab')
       t.equal(result.tool_calls[0]?.function.arguments, '{}')
+      t.equal(result.tool_calls[0]?.function.name, 'demo__lookup')
+      t.equal(result.finish_reason, 'tool_calls')
       t.notOk('type' in result)
+      // OpenAI asks for one JSON answer (no frames to parse); the others collect their stream
+      if (type === 'openai') t.equal(lastRequest().body['stream'], undefined, 'openai: not streamed')
     })
 
     t.test('the messages and tools as sent on the wire', async (t) => {
