@@ -16,7 +16,7 @@ const BACKGROUND = /heartbeat|leases\.ts|runtime\/host\.ts|consumeMailbox|health
 
 const show = (t: { comment(msg: string): void }, title: string, xs: Crossing[]) => {
   t.comment(`${title}: ${String(xs.filter((x) => x.what === 'pg').length)} Postgres, ${String(xs.filter((x) => x.what === 'nats').length)} NATS`)
-  for (const x of xs) t.comment(`  ${x.what.padEnd(4)} ${x.detail.padEnd(62)} ${x.site}`)
+  for (const x of xs) t.comment(`  ${x.at.toFixed(2).padStart(7)} ms ${x.what.padEnd(4)} ${x.detail.padEnd(62)} ${x.site}`)
 }
 
 t.test('one chat turn: Postgres round trips and acknowledged NATS operations', async (t) => {

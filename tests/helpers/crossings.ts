@@ -14,6 +14,8 @@ export interface Crossing {
   detail: string
   /** Where in the code: `file:function` of the project frames, innermost first. */
   site: string
+  /** When it started, in ms since `start()`. */
+  at: number
 }
 
 /** Frames that only pass a call through (the site is their caller). */
@@ -31,11 +33,12 @@ function siteOf(stack: string): string {
   return frames.slice(0, 3).join(' < ')
 }
 
-const POOL_METHODS = ['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst', 'query', 'transaction'] as const
+const POOL_METHODS = ['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst', 'query', 'transaction', 'connect'] as const
 
 export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
   const seen: Crossing[] = []
   let on = false
+  let t0 = 0
   const proto = Object.getPrototypeOf(nc) as { request: (...a: unknown[]) => Promise<unknown>; flush: () => Promise<void> }
   const pool = db as unknown as Record<string, (...a: unknown[]) => unknown>
   const origPool = Object.fromEntries(POOL_METHODS.map((m) => [m, pool[m]]))
@@ -43,12 +46,13 @@ export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
   const origFlush = proto.flush
   const strip = (s: string) => (s.startsWith(`${prefix}.`) ? s.slice(prefix.length + 1) : s.replace(`_${prefix}`, '').replace(`${prefix}_`, ''))
   const record = (what: Crossing['what'], detail: string) => {
-    if (on) seen.push({ what, detail, site: siteOf(new Error().stack ?? '') })
+    if (on) seen.push({ what, detail, site: siteOf(new Error().stack ?? ''), at: performance.now() - t0 })
   }
   return {
     start() {
       seen.length = 0
       on = true
+      t0 = performance.now()
       proto.request = function (this: unknown, ...a: unknown[]) {
         record('nats', strip(String(a[0])))
         return origRequest.apply(this, a)
