@@ -256,3 +256,32 @@ t.test('real exchanges with a receiver on a documentation address', { skip: tls.
     t.equal(res.body.toString('utf8'), 'plain')
   })
 })
+
+t.test('keep-alive: concurrent calls reuse their connections instead of reopening them', async (t) => {
+  const { guardedStream } = await import('../../src/platform/outbound-http.ts')
+  let connections = 0
+  const server = http.createServer((req, res) => {
+    req.resume()
+    // answered a little later, so the calls of a round are all in flight together
+    req.on('end', () => setTimeout(() => res.end('{"ok":true}'), 5))
+  })
+  server.on('connection', () => void connections++)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  server.keepAliveTimeout = 30_000
+  const url = `http://local.test:${String((server.address() as AddressInfo).port)}/chat`
+  const dns = table({ 'local.test': ['127.0.0.1'] })
+  let answered = 0
+  const one = async () => {
+    const s = await guardedStream(url, { method: 'POST', body: '{}', headTimeoutMs: 5000, idleTimeoutMs: 5000, httpsOnly: false, allowPrivate: true }, { lookup: dns.lookup })
+    let text = ''
+    for await (const chunk of s.body) text += chunk.toString('utf8')
+    if (text === '{"ok":true}') answered++
+    s.close()
+  }
+  // 50 concurrent calls, as 50 chats at once: before, only 32 idle sockets were kept, so each round reopened 18
+  for (let round = 0; round < 4; round++) await Promise.all(Array.from({ length: 50 }, one))
+  t.equal(answered, 200)
+  t.equal(connections, 50, '50 connections for 4 rounds of 50 concurrent calls')
+  server.closeAllConnections()
+})
