@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { realpathSync } from 'node:fs'
+import { readdirSync, readFileSync, realpathSync } from 'node:fs'
 import type { SandboxLimits } from '../sandbox/driver.ts'
 import { bubblewrapDriver } from '../sandbox/drivers/bubblewrap.ts'
 import { runOnce } from '../sandbox/executor.ts'
@@ -18,6 +18,10 @@ import type { Benchmark, Row } from './lib/types.ts'
  * previous sandbox's cleanup and next fork are off the measured path); req/s is flat out with
  * `CONCURRENCY` callers, where that cleanup (kill leftovers, empty /tmp, fork the next child)
  * competes for the same 2 cores.
+ * "other µs/req" is the CPU of the bench process's children over the latency samples: the bare
+ * Python, or the sandboxes (bwrap, the runner, and each execution's child with the fork, warm-up,
+ * cleanup and exit around it; a single-use sandbox's once the bench has reaped it), so what a call
+ * costs the machine shows next to its latency.
  */
 const SAMPLES = Number(process.env['BENCH_SANDBOX_SAMPLES'] ?? 1000)
 const COLD_SAMPLES = Number(process.env['BENCH_SANDBOX_COLD_SAMPLES'] ?? 60)
@@ -36,10 +40,48 @@ const pct = (xs: number[], p: number) => {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/**
+ * CPU ticks of every descendant of `root`, reaped ones included: utime + stime + cutime + cstime
+ * (fields 14-17 of /proc/<pid>/stat) of each live descendant, and cutime + cstime of `root` (the
+ * ones it reaped). An execution's child is reaped by its sandbox's runner, so its CPU lands in the
+ * runner's cutime.
+ */
+function descendantTicks(root: number): number {
+  const stats = new Map<number, { ppid: number; ticks: number }>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let text: string
+    try {
+      text = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    } catch {
+      continue
+    }
+    // the command name (field 2) may hold spaces and parentheses: split after the last ')'
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ')
+    stats.set(Number(entry), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) })
+  }
+  const own = readFileSync(`/proc/${String(root)}/stat`, 'utf8')
+  const f = own.slice(own.lastIndexOf(')') + 2).split(' ')
+  let total = Number(f[13]) + Number(f[14])
+  const tree = new Set([root])
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const [pid, st] of stats) {
+      if (!tree.has(pid) && tree.has(st.ppid)) {
+        tree.add(pid)
+        total += st.ticks
+        grew = true
+      }
+    }
+  }
+  return total
+}
+
 async function measure(label: string, benchmark: string, samples: number, call: () => Promise<void>, o: { baseline?: boolean; concurrency?: number; gapMs?: number } = {}): Promise<Row> {
   for (let i = 0; i < Math.min(50, samples / 10); i++) await call()
   const lat: number[] = []
   const ticks0 = processTicks(process.pid)
+  const others0 = descendantTicks(process.pid)
   const t0 = performance.now()
   for (let i = 0; i < samples; i++) {
     // latency at low load: one call in flight, the next after a short pause
@@ -50,6 +92,7 @@ async function measure(label: string, benchmark: string, samples: number, call: 
   }
   const seqS = (performance.now() - t0) / 1000
   const cpuUs = ((processTicks(process.pid) - ticks0) / clockTicks()) * 1e6 / samples
+  const otherUs = ((descendantTicks(process.pid) - others0) / clockTicks()) * 1e6 / samples
   let rps = samples / seqS
   if ((o.concurrency ?? 1) > 1) {
     const t1 = performance.now()
@@ -61,7 +104,7 @@ async function measure(label: string, benchmark: string, samples: number, call: 
     )
     rps = samples / ((performance.now() - t1) / 1000)
   }
-  return { benchmark, case: label, ...(o.baseline === true ? { baseline: true } : {}), requests: samples, durationS: seqS, rps, cpuUsPerReq: cpuUs, latencyP50Ms: pct(lat, 50), latencyP99Ms: pct(lat, 99), errors: 0 }
+  return { benchmark, case: label, ...(o.baseline === true ? { baseline: true } : {}), requests: samples, durationS: seqS, rps, cpuUsPerReq: cpuUs, otherCpuUsPerReq: otherUs, latencyP50Ms: pct(lat, 50), latencyP99Ms: pct(lat, 99), errors: 0 }
 }
 
 /** A warm Python process answering framed JSON on a pipe: the floor of any warm call. */

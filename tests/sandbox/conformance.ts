@@ -65,6 +65,15 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
     }
   })
 
+  await t.test(`${driver.name}: output is capped at 64 KB, with what was dropped said at the end`, async (t) => {
+    const r = await run(ch, 'import sys\nsys.stdout.write("é" * 40000)\nreturn 1')
+    t.equal(r.ok, true)
+    // 80,000 bytes of UTF-8 printed: the first 65,536 kept (decoded), the rest counted
+    t.equal(r.output, `${'é'.repeat(32768)}\n[output truncated: 14464 bytes dropped]`)
+    const none = await run(ch, 'return 2')
+    t.equal(none.output, '')
+  })
+
   await t.test(`${driver.name}: nothing of the host or the platform is visible`, async (t) => {
     const r = await run(
       ch,
