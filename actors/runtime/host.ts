@@ -9,6 +9,7 @@ import { rendezvousOwner } from './hash.ts'
 import { acquireLease, leaseDeadline, leaseMargin, liveHosts, releaseLease, renewLease } from './leases.ts'
 import { consumeMailbox, replaceMailboxConsumer } from './mailbox.ts'
 import type { HostEnv, PartitionRun } from './partition.ts'
+import { outbox } from './outbox.ts'
 import { provisionActors } from './provision.ts'
 import { keepTurnsAlive } from './state.ts'
 import { stateWriter } from './state-writer.ts'
@@ -49,13 +50,15 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const tickMs = o.tickMs ?? Math.max(200, Math.floor(o.leaseTtlMs / 5))
   await provisionActors(o.nc, o.names, { leaseTtlMs: o.leaseTtlMs })
   const kvm = new Kvm(o.nc)
+  const out = outbox()
   const env: HostEnv = {
     nodeId: o.nodeId,
     js: jetstream(o.nc),
     jsm: await jetstreamManager(o.nc),
     names: o.names,
     states: await kvm.open(o.names.bucket('ACTOR_STATE')),
-    writer: stateWriter(o.nc, o.names.bucket('ACTOR_STATE')),
+    out,
+    writer: stateWriter(o.nc, o.names.bucket('ACTOR_STATE'), out),
     leases: await kvm.open(o.names.bucket('ACTOR_LEASES')),
     log: o.log.child({ actorHost: o.nodeId }),
     leaseTtlMs: o.leaseTtlMs,
@@ -90,6 +93,8 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     await run.messages?.close().catch(() => undefined)
     await Promise.allSettled([...run.keys.values()].map((a) => a.chain))
     draining.delete(run)
+    // the last acks go out before the release: the next owner's fresh consumer must not get them
+    await env.out.flushed()
     if (release) await releaseLease(env, run.leaseKey, run.rev)
     env.log.info({ partition: run.leaseKey, release }, release ? 'partition handed off' : 'partition lease lost: stopped')
   }

@@ -169,7 +169,7 @@ export async function drainInbox(env: HostEnv, run: PartitionRun, key: string, a
       return
     }
     for (const q of batch.slice(0, out.ran)) {
-      if (out.committed) q.m.ack()
+      if (out.committed) env.out.ack(q.m)
       else q.m.nak()
     }
     finished = out.ran
@@ -205,7 +205,7 @@ export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: st
     }
     try {
       const ok = await runTurn(env, run, key, (ctx) => run.def.handle(ctx, name, payload), () => m.working())
-      if (ok) m.ack()
+      if (ok) env.out.ack(m)
       else m.nak()
       return
     } catch (err) {

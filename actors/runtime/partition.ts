@@ -3,6 +3,7 @@ import type { KV } from '@nats-io/kv'
 import type { Logger } from '../../src/kernel/log.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
 import type { Actor } from './define-actor.ts'
+import type { Outbox } from './outbox.ts'
 import type { StateWriter } from './state-writer.ts'
 
 /*
@@ -16,6 +17,8 @@ export interface HostEnv {
   names: NatsNames
   /** ACTOR_STATE: `<type>.<key>` → `Stored`. */
   states: KV
+  /** Acks and state writes, sent together once per event-loop turn (outbox.ts). */
+  out: Outbox
   /** CAS writes into ACTOR_STATE (state-writer.ts). */
   writer: StateWriter
   /** ACTOR_LEASES: `<type>.<partition>` → owner node id; the bucket TTL is the lease TTL. */

@@ -1,6 +1,7 @@
 import { JetStreamApiError } from '@nats-io/jetstream'
 import { createInbox, errors, headers, type Subscription } from '@nats-io/transport-node'
 import type { NatsConnection } from '../../src/platform/nats.ts'
+import type { Outbox } from './outbox.ts'
 
 /*
  * CAS writes of actor state without the KV client. `kv.update` goes through js.publish → request:
@@ -37,7 +38,7 @@ interface PubAckOrError {
 
 const decoder = new TextDecoder()
 
-export function stateWriter(nc: NatsConnection, bucket: string, timeoutMs = 5_000): StateWriter {
+export function stateWriter(nc: NatsConnection, bucket: string, out: Outbox, timeoutMs = 5_000): StateWriter {
   const inbox = createInbox()
   const pending = new Map<number, Pending>()
   let next = 0
@@ -88,12 +89,15 @@ export function stateWriter(nc: NatsConnection, bucket: string, timeoutMs = 5_00
       h.set('Nats-Expected-Last-Subject-Sequence', String(expected))
       return new Promise<number>((resolve, reject) => {
         pending.set(id, { resolve, reject, at: performance.now() })
-        try {
-          nc.publish(prefix + key, data, { reply: `${inbox}.${String(id)}`, headers: h })
-        } catch (err) {
-          pending.delete(id)
-          reject(err)
-        }
+        // sent with the other writes and acks of this event-loop turn (outbox.ts)
+        out.later(() => {
+          try {
+            nc.publish(prefix + key, data, { reply: `${inbox}.${String(id)}`, headers: h })
+          } catch (err) {
+            pending.delete(id)
+            reject(err)
+          }
+        })
       })
     },
     close() {
