@@ -88,6 +88,13 @@ async function run(): Promise<Row[]> {
     }
     const live = [await startHost(), await startHost(), await startHost()]
     while ((await owners()).size < 64 || new Set((await owners()).values()).size < 3) await sleep(100)
+    // what the hosts and nats-server burn with no messages (lease renewals, heartbeats, timer scans)
+    const idleMs = 2000
+    const idle0 = live.map((h) => processTicks(h.child.pid))
+    const idleNats0 = processTicks(nats.pid)
+    await sleep(idleMs)
+    const idleHosts = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (idle0[i] ?? 0)), 0) / (idleMs * 1000)
+    const idleNats = ticksUs(processTicks(nats.pid) - idleNats0) / (idleMs * 1000)
     {
       const writes0 = await stateWrites()
       const cpu0 = process.cpuUsage()
@@ -110,7 +117,7 @@ async function run(): Promise<Row[]> {
       const writes = await stateWrites()
       rows.push({
         benchmark: NAME, case: 'actor runtime, 3 hosts (CAS state per message)', requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: hostUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0,
-        note: `other = the 3 hosts; nats-server ${(natsUs / MESSAGES).toFixed(1)} µs/msg; ${(MESSAGES / Math.max(1, writes - writes0)).toFixed(1)} messages per state write`,
+        note: `other = the 3 hosts; nats-server ${(natsUs / MESSAGES).toFixed(1)} µs/msg; ${(MESSAGES / Math.max(1, writes - writes0)).toFixed(1)} messages per state write; idle: hosts ${(idleHosts * 100).toFixed(1)} %, nats-server ${(idleNats * 100).toFixed(1)} % of a core`,
       })
     }
     // One key: every message goes through the same key's serial turn (the per-key ceiling).

@@ -37,7 +37,7 @@ const decoder = new TextDecoder()
  * compiler refuses.
  */
 const checks = new WeakMap<TSchema, (v: unknown) => boolean>()
-function checkerOf(schema: TSchema): (v: unknown) => boolean {
+export function checkerOf(schema: TSchema): (v: unknown) => boolean {
   let check = checks.get(schema)
   if (check === undefined) {
     try {

@@ -84,7 +84,9 @@ export interface TurnsOutcome {
 export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bodies: readonly TurnBody[], keepAlive?: () => void): Promise<TurnsOutcome> {
   const a = run.keys.get(key) ?? (await loadKey(env, run, key))
   a.lastUsed = Date.now()
-  let next: Stored = { state: a.stored.state, timers: { ...a.stored.timers } }
+  // `next` is never changed in place (each change makes a new object), so keeping the state from
+  // before a handler, for when it throws, costs a reference instead of a copy per message
+  let next: Stored = a.stored
   let dirty = false
   let ran = 0
   let failed = false
@@ -94,7 +96,7 @@ export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bod
   try {
     for (const body of bodies) {
       if (ran > 0 && run.stopping) break
-      const before = { next: { state: next.state, timers: { ...next.timers } }, dirty }
+      const before = { next, dirty }
       const ctx: ActorContext<unknown> = {
         key,
         state: next.state,
@@ -103,12 +105,14 @@ export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bod
           dirty = true
         },
         setTimer: (name, ms) => {
-          next.timers[name] = Date.now() + ms
+          next = { ...next, timers: { ...next.timers, [name]: Date.now() + ms } }
           dirty = true
         },
         clearTimer: (name) => {
           if (name in next.timers) {
-            delete next.timers[name]
+            const timers = { ...next.timers }
+            delete timers[name]
+            next = { ...next, timers }
             dirty = true
           }
         },
