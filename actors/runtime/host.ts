@@ -60,6 +60,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     out,
     writer: stateWriter(o.nc, o.names.bucket('ACTOR_STATE'), out),
     leases: await kvm.open(o.names.bucket('ACTOR_LEASES')),
+    leaseWriter: stateWriter(o.nc, o.names.bucket('ACTOR_LEASES'), out),
     log: o.log.child({ actorHost: o.nodeId }),
     leaseTtlMs: o.leaseTtlMs,
     tickMs,
@@ -159,6 +160,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
       await Promise.all([...runs.values()].map((r) => stopRun(r, true)))
       await heartbeat.stop()
       env.writer.close()
+      env.leaseWriter.close()
     },
   }
 }

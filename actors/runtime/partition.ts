@@ -23,6 +23,8 @@ export interface HostEnv {
   writer: StateWriter
   /** ACTOR_LEASES: `<type>.<partition>` → owner node id; the bucket TTL is the lease TTL. */
   leases: KV
+  /** CAS renewals in ACTOR_LEASES. */
+  leaseWriter: StateWriter
   log: Logger
   leaseTtlMs: number
   tickMs: number
