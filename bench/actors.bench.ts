@@ -21,11 +21,14 @@ import { tallyProtocol } from './servers/tally-actor.ts'
  */
 const NAME = 'actors'
 const MESSAGES = Number(process.env['BENCH_ACTOR_MESSAGES'] ?? 20_000)
+// BENCH_ACTOR_TAKEOVER=0 skips the kill -9 rounds (quicker runs while working on throughput)
+const TAKEOVER = process.env['BENCH_ACTOR_TAKEOVER'] !== '0'
 const KEYS = 200
 const LEASE_TTL_MS = 3000
 const TICK_MS = 500
 const log = createLogger({ level: 'warn' })
 
+const ticksUs = (ticks: number): number => (ticks / clockTicks()) * 1e6
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function run(): Promise<Row[]> {
@@ -50,12 +53,14 @@ async function run(): Promise<Row[]> {
         }
       })()
       const cpu0 = process.cpuUsage()
+      const nats0 = processTicks(nats.pid)
       const t0 = performance.now()
       for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => js.publish(`rawa.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
       await done
       const s = (performance.now() - t0) / 1000
       const cpu = process.cpuUsage(cpu0)
-      rows.push({ benchmark: NAME, case: 'raw JetStream publish + consume + ack', baseline: true, requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0 })
+      const natsUs = ticksUs(processTicks(nats.pid) - nats0)
+      rows.push({ benchmark: NAME, case: 'raw JetStream publish + consume + ack', baseline: true, requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: natsUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: 'other = nats-server' })
       await msgs.close()
     }
     // The runtime: 3 host processes.
@@ -64,6 +69,8 @@ async function run(): Promise<Row[]> {
     await provisionActors(nc, names, { leaseTtlMs: LEASE_TTL_MS })
     const leases = await new Kvm(nc).open(names.bucket('ACTOR_LEASES'))
     const states = await new Kvm(nc).open(names.bucket('ACTOR_STATE'))
+    // every state write is one message of the bucket's stream: its last sequence counts them
+    const stateWrites = async () => (await jsm.streams.info(`KV_${names.bucket('ACTOR_STATE')}`)).state.last_seq
     const owners = async () => {
       const out = new Map<string, string>()
       for await (const k of await leases.keys()) {
@@ -81,9 +88,18 @@ async function run(): Promise<Row[]> {
     }
     const live = [await startHost(), await startHost(), await startHost()]
     while ((await owners()).size < 64 || new Set((await owners()).values()).size < 3) await sleep(100)
+    // what the hosts and nats-server burn with no messages (lease renewals, heartbeats, timer scans)
+    const idleMs = 2000
+    const idle0 = live.map((h) => processTicks(h.child.pid))
+    const idleNats0 = processTicks(nats.pid)
+    await sleep(idleMs)
+    const idleHosts = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (idle0[i] ?? 0)), 0) / (idleMs * 1000)
+    const idleNats = ticksUs(processTicks(nats.pid) - idleNats0) / (idleMs * 1000)
     {
+      const writes0 = await stateWrites()
       const cpu0 = process.cpuUsage()
       const ticks0 = live.map((h) => processTicks(h.child.pid))
+      const nats0 = processTicks(nats.pid)
       const t0 = performance.now()
       for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => sendToActor(js, names, tallyProtocol, `k${String((i + j) % KEYS)}`, 'add', { n: i + j })))
       const perKey = MESSAGES / KEYS
@@ -96,12 +112,18 @@ async function run(): Promise<Row[]> {
       }
       const s = (performance.now() - t0) / 1000
       const cpu = process.cpuUsage(cpu0)
-      const hostUs = live.reduce((sum, h, i) => sum + ((processTicks(h.child.pid) - (ticks0[i] ?? 0)) / clockTicks()) * 1e6, 0)
-      rows.push({ benchmark: NAME, case: 'actor runtime, 3 hosts (CAS state per message)', requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: hostUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0 })
+      const hostUs = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (ticks0[i] ?? 0)), 0)
+      const natsUs = ticksUs(processTicks(nats.pid) - nats0)
+      const writes = await stateWrites()
+      rows.push({
+        benchmark: NAME, case: 'actor runtime, 3 hosts (CAS state per message)', requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: hostUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0,
+        note: `other = the 3 hosts; nats-server ${(natsUs / MESSAGES).toFixed(1)} µs/msg; ${(MESSAGES / Math.max(1, writes - writes0)).toFixed(1)} messages per state write; idle: hosts ${(idleHosts * 100).toFixed(1)} %, nats-server ${(idleNats * 100).toFixed(1)} % of a core`,
+      })
     }
     // One key: every message goes through the same key's serial turn (the per-key ceiling).
     {
       const one = Math.min(2000, MESSAGES)
+      const ticks0 = live.map((h) => processTicks(h.child.pid))
       const cpu0 = process.cpuUsage()
       const t0 = performance.now()
       for (let i = 0; i < one; i += 200) await Promise.all(Array.from({ length: Math.min(200, one - i) }, (_, j) => sendToActor(js, names, tallyProtocol, 'solo', 'add', { n: i + j })))
@@ -112,13 +134,14 @@ async function run(): Promise<Row[]> {
       }
       const s = (performance.now() - t0) / 1000
       const cpu = process.cpuUsage(cpu0)
+      const hostUs = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (ticks0[i] ?? 0)), 0)
       const share = new Map<string, number>()
       for (const h of (await owners()).values()) share.set(h, (share.get(h) ?? 0) + 1)
-      rows.push({ benchmark: NAME, case: 'actor runtime, 1 key', requests: one, durationS: s, rps: one / s, cpuUsPerReq: (cpu.user + cpu.system) / one, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: `HRW partitions per host (64): ${[...share.values()].sort((a, b) => b - a).join(', ')}` })
+      rows.push({ benchmark: NAME, case: 'actor runtime, 1 key', requests: one, durationS: s, rps: one / s, cpuUsPerReq: (cpu.user + cpu.system) / one, otherCpuUsPerReq: hostUs / one, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: `HRW partitions per host (64): ${[...share.values()].sort((a, b) => b - a).join(', ')}` })
     }
     // Takeover after kill -9, three times (a fresh host joins after each kill).
     const takeovers: number[] = []
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < (TAKEOVER ? 3 : 0); round++) {
       const o = await owners()
       const counts = new Map<string, number>()
       for (const h of o.values()) counts.set(h, (counts.get(h) ?? 0) + 1)
@@ -140,7 +163,7 @@ async function run(): Promise<Row[]> {
       await sleep(LEASE_TTL_MS)
     }
     const last = rows.find((r) => r.case.startsWith('actor runtime, 3 hosts'))
-    if (last !== undefined) last.note = `takeover after kill -9 with lease TTL ${String(LEASE_TTL_MS)} ms, tick ${String(TICK_MS)} ms: ${takeovers.map((ms) => `${String(Math.round(ms))} ms`).join(', ')}`
+    if (last !== undefined && TAKEOVER) last.note = `${last.note ?? ''}; takeover after kill -9 with lease TTL ${String(LEASE_TTL_MS)} ms, tick ${String(TICK_MS)} ms: ${takeovers.map((ms) => `${String(Math.round(ms))} ms`).join(', ')}`
     await nc.drain()
   } finally {
     for (const h of hosts) await h.stop().catch(() => undefined)

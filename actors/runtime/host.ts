@@ -9,7 +9,10 @@ import { rendezvousOwner } from './hash.ts'
 import { acquireLease, leaseDeadline, leaseMargin, liveHosts, releaseLease, renewLease } from './leases.ts'
 import { consumeMailbox, replaceMailboxConsumer } from './mailbox.ts'
 import type { HostEnv, PartitionRun } from './partition.ts'
+import { outbox } from './outbox.ts'
 import { provisionActors } from './provision.ts'
+import { keepTurnsAlive } from './state.ts'
+import { stateWriter } from './state-writer.ts'
 import { fireTimers, restoreTimedKeys, stateKeyLister } from './timers.ts'
 
 /*
@@ -47,13 +50,17 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const tickMs = o.tickMs ?? Math.max(200, Math.floor(o.leaseTtlMs / 5))
   await provisionActors(o.nc, o.names, { leaseTtlMs: o.leaseTtlMs })
   const kvm = new Kvm(o.nc)
+  const out = outbox()
   const env: HostEnv = {
     nodeId: o.nodeId,
     js: jetstream(o.nc),
     jsm: await jetstreamManager(o.nc),
     names: o.names,
     states: await kvm.open(o.names.bucket('ACTOR_STATE')),
+    out,
+    writer: stateWriter(o.nc, o.names.bucket('ACTOR_STATE'), out),
     leases: await kvm.open(o.names.bucket('ACTOR_LEASES')),
+    leaseWriter: stateWriter(o.nc, o.names.bucket('ACTOR_LEASES'), out),
     log: o.log.child({ actorHost: o.nodeId }),
     leaseTtlMs: o.leaseTtlMs,
     tickMs,
@@ -62,6 +69,8 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   }
   const workers = await workersBucket(o.nc, o.names)
   const runs = new Map<string, PartitionRun>()
+  /** Stopped runs still finishing their turns (kept alive meanwhile). */
+  const draining = new Set<PartitionRun>()
   const stateKeys = stateKeyLister(env)
   let stopped = false
 
@@ -70,7 +79,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
 
   const startRun = async (def: Actor, p: number, leaseKey: string, rev: number, sentAt: number): Promise<void> => {
     await replaceMailboxConsumer(env, def.protocol.type, p)
-    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), stopping: false, restorePending: false }
+    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), loading: new Map(), stopping: false, restorePending: false, turns: new Set() }
     await restoreTimedKeys(env, run, await stateKeys(def.protocol.type))
     run.loop = consumeMailbox(env, run).catch((err: unknown) => env.log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
     runs.set(leaseKey, run)
@@ -81,8 +90,12 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const stopRun = async (run: PartitionRun, release: boolean): Promise<void> => {
     run.stopping = true
     runs.delete(run.leaseKey)
+    draining.add(run)
     await run.messages?.close().catch(() => undefined)
     await Promise.allSettled([...run.keys.values()].map((a) => a.chain))
+    draining.delete(run)
+    // the last acks go out before the release: the next owner's fresh consumer must not get them
+    await env.out.flushed()
     if (release) await releaseLease(env, run.leaseKey, run.rev)
     env.log.info({ partition: run.leaseKey, release }, release ? 'partition handed off' : 'partition lease lost: stopped')
   }
@@ -128,7 +141,11 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const timerMs = o.timerMs ?? Math.min(tickMs, 250)
   const timerCheck = setInterval(() => {
     const at = performance.now()
-    for (const run of runs.values()) if (!run.stopping && at <= run.validUntil) fireTimers(env, run)
+    for (const run of draining) keepTurnsAlive(env, run, at)
+    for (const run of runs.values()) {
+      keepTurnsAlive(env, run, at)
+      if (!run.stopping && at <= run.validUntil) fireTimers(env, run)
+    }
   }, timerMs)
   ticking = tick().catch((err: unknown) => env.log.warn({ err }, 'actor host tick failed'))
 
@@ -142,6 +159,8 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
       await ticking
       await Promise.all([...runs.values()].map((r) => stopRun(r, true)))
       await heartbeat.stop()
+      env.writer.close()
+      env.leaseWriter.close()
     },
   }
 }

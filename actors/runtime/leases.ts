@@ -34,10 +34,13 @@ export async function acquireLease(env: HostEnv, leaseKey: string): Promise<numb
 
 export type Renewal = { ok: true; rev: number } | { ok: false; lost: boolean }
 
-/** CAS update of the lease; `lost` when another host holds it now (stop working the partition). */
+/**
+ * CAS update of the lease; `lost` when another host holds it now (stop working the partition).
+ * Through the lean writer (state-writer.ts): a host renews every lease it holds every tick.
+ */
 export async function renewLease(env: HostEnv, leaseKey: string, rev: number): Promise<Renewal> {
   try {
-    return { ok: true, rev: await env.leases.update(leaseKey, env.nodeId, rev) }
+    return { ok: true, rev: await env.leaseWriter.write(leaseKey, env.nodeId, rev) }
   } catch (err) {
     env.log.warn({ err, partition: leaseKey }, 'lease renewal failed')
     return { ok: false, lost: isWrongLastSequence(err) }

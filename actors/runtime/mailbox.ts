@@ -4,7 +4,7 @@ import { isApiNotFound, publishDurably } from '../../src/platform/jetstream.ts'
 import type { HostEnv, KeyActor, PartitionRun, Queued } from './partition.ts'
 import { decodeEnvelope } from './protocol.ts'
 import type { ActorContext } from './define-actor.ts'
-import { loadKey, runTurn, runTurns } from './state.ts'
+import { loadKey, runTurn, runTurns, type TurnsOutcome } from './state.ts'
 
 /*
  * A partition's mailbox: one durable pull consumer on the work-queue stream ACTORS, consumed only
@@ -63,7 +63,11 @@ export async function moveToDlq(env: HostEnv, type: string, key: string, m: JsMs
   env.log.warn({ type, key, reason }, 'actor message moved to the dead letter queue')
 }
 
-/** Checks a delivered message and queues its turn on the key's chain (returns once queued). */
+/**
+ * Checks a delivered message and queues its turn on the key's chain. A loaded key costs no await
+ * (the consume loop goes on to the next message at once); a key seen for the first time is loaded
+ * off the loop, and its messages arriving meanwhile are queued behind the load, in order.
+ */
 export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg): Promise<void> {
   const type = run.def.protocol.type
   const key = m.subject.slice(m.subject.lastIndexOf('.') + 1)
@@ -80,9 +84,39 @@ export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg
     await moveToDlq(env, type, key, m, `failed ${String(MAX_DELIVERIES)} deliveries`)
     return
   }
-  const a = await loadKey(env, run, key)
+  const q: Queued = { m, name: decoded.name, payload: decoded.payload }
+  // a load in progress first: the key may be in `keys` already while messages queued behind the
+  // load wait to be enqueued — this one must not overtake them
+  let loading = run.loading.get(key)
+  if (loading === undefined) {
+    const a = run.keys.get(key)
+    if (a !== undefined) {
+      enqueue(env, run, key, a, q)
+      return
+    }
+    const started = loadKey(env, run, key)
+    loading = started
+    run.loading.set(key, started)
+    // registered first, so it runs just before the queued messages are enqueued, in one go
+    started.then(
+      () => forgetLoad(run, key, started),
+      () => forgetLoad(run, key, started),
+    )
+  }
+  // then-callbacks run in the order they were registered: the key's messages stay in order
+  loading.then(
+    (loaded) => enqueue(env, run, key, loaded, q),
+    (err: unknown) => env.log.warn({ err, type, key }, 'actor state could not be loaded; the message is redelivered after ack_wait'),
+  )
+}
+
+function forgetLoad(run: PartitionRun, key: string, load: Promise<KeyActor>): void {
+  if (run.loading.get(key) === load) run.loading.delete(key)
+}
+
+function enqueue(env: HostEnv, run: PartitionRun, key: string, a: KeyActor, q: Queued): void {
   a.pending++
-  a.inbox.push({ m, name: decoded.name, payload: decoded.payload })
+  a.inbox.push(q)
   scheduleDrain(env, run, key, a)
 }
 
@@ -115,17 +149,27 @@ export async function drainInbox(env: HostEnv, run: PartitionRun, key: string, a
       finished = batch.length
       return
     }
-    const out = await runTurns(
-      env,
-      run,
-      key,
-      batch.map((q) => (ctx: ActorContext<unknown>) => run.def.handle(ctx, q.name, q.payload)),
-      () => {
-        for (const q of batch) q.m.working()
-      },
-    )
+    let out: TurnsOutcome
+    try {
+      out = await runTurns(
+        env,
+        run,
+        key,
+        batch.map((q) => (ctx: ActorContext<unknown>) => run.def.handle(ctx, q.name, q.payload)),
+        () => {
+          for (const q of batch) q.m.working()
+        },
+      )
+    } catch (err) {
+      // the state write failed without an answer (timeout, connection lost): its outcome is
+      // unknown, the key was dropped (reloaded with its next message) and the batch is redelivered
+      env.log.warn({ err, type: run.def.protocol.type, key }, 'actor state write failed; batch handed back')
+      for (const q of batch) q.m.nak()
+      finished = batch.length
+      return
+    }
     for (const q of batch.slice(0, out.ran)) {
-      if (out.committed) q.m.ack()
+      if (out.committed) env.out.ack(q.m)
       else q.m.nak()
     }
     finished = out.ran
@@ -161,7 +205,7 @@ export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: st
     }
     try {
       const ok = await runTurn(env, run, key, (ctx) => run.def.handle(ctx, name, payload), () => m.working())
-      if (ok) m.ack()
+      if (ok) env.out.ack(m)
       else m.nak()
       return
     } catch (err) {

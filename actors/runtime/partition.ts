@@ -3,6 +3,8 @@ import type { KV } from '@nats-io/kv'
 import type { Logger } from '../../src/kernel/log.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
 import type { Actor } from './define-actor.ts'
+import type { Outbox } from './outbox.ts'
+import type { StateWriter } from './state-writer.ts'
 
 /*
  * The shapes the host's parts share: the handles and settings of one host (`HostEnv`), a partition
@@ -15,8 +17,14 @@ export interface HostEnv {
   names: NatsNames
   /** ACTOR_STATE: `<type>.<key>` → `Stored`. */
   states: KV
+  /** Acks and state writes, sent together once per event-loop turn (outbox.ts). */
+  out: Outbox
+  /** CAS writes into ACTOR_STATE (state-writer.ts). */
+  writer: StateWriter
   /** ACTOR_LEASES: `<type>.<partition>` → owner node id; the bucket TTL is the lease TTL. */
   leases: KV
+  /** CAS renewals in ACTOR_LEASES. */
+  leaseWriter: StateWriter
   log: Logger
   leaseTtlMs: number
   tickMs: number
@@ -51,6 +59,14 @@ export interface KeyActor {
   /** ACTOR_STATE revision of `stored` (0: never written). */
   rev: number
   lastUsed: number
+  /** The key's logger for handlers, made on first use. */
+  log: Logger | undefined
+}
+
+/** A turn running now, whose messages get `working()` while it lasts (state.ts keepTurnsAlive). */
+export interface RunningTurn {
+  since: number
+  keepAlive: () => void
 }
 
 export interface PartitionRun {
@@ -67,9 +83,12 @@ export interface PartitionRun {
   messages: ConsumerMessages | undefined
   loop: Promise<void>
   keys: Map<string, KeyActor>
+  /** Keys whose state is being loaded for their first message (mailbox.ts). */
+  loading: Map<string, Promise<KeyActor>>
   stopping: boolean
   /** The keys with armed timers could not be listed at acquisition: retried every tick. */
   restorePending: boolean
+  turns: Set<RunningTurn>
 }
 
 export const stateKeyOf = (type: string, key: string): string => `${type}.${key}`

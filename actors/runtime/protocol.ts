@@ -1,4 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 
 /*
@@ -28,11 +29,33 @@ export const encodeEnvelope = (name: string, payload: unknown): string => JSON.s
 
 export type Decoded = { ok: true; name: string; payload: unknown } | { ok: false; reason: string }
 
+const decoder = new TextDecoder()
+
+/**
+ * Every message a host receives is checked against its schema: compiled once per schema (the
+ * interpreted Value.Check walked the schema per message), Value.Check kept for a schema the
+ * compiler refuses.
+ */
+const checks = new WeakMap<TSchema, (v: unknown) => boolean>()
+export function checkerOf(schema: TSchema): (v: unknown) => boolean {
+  let check = checks.get(schema)
+  if (check === undefined) {
+    try {
+      const compiled = TypeCompiler.Compile(schema)
+      check = (v) => compiled.Check(v)
+    } catch {
+      check = (v) => Value.Check(schema, v)
+    }
+    checks.set(schema, check)
+  }
+  return check
+}
+
 /** Reads an envelope and checks it against the protocol: a known name and a payload matching its schema. */
 export function decodeEnvelope(protocol: ActorProtocol, data: Uint8Array): Decoded {
   let env: unknown
   try {
-    env = JSON.parse(new TextDecoder().decode(data))
+    env = JSON.parse(decoder.decode(data))
   } catch {
     return { ok: false, reason: 'message is not JSON' }
   }
@@ -40,6 +63,6 @@ export function decodeEnvelope(protocol: ActorProtocol, data: Uint8Array): Decod
   const { m, p } = env as Envelope
   const schema = Object.hasOwn(protocol.messages, m) ? protocol.messages[m] : undefined
   if (schema === undefined) return { ok: false, reason: `unknown ${protocol.type} message ${JSON.stringify(m)}` }
-  if (!Value.Check(schema, p)) return { ok: false, reason: `message ${m} does not match the actor schema` }
+  if (!checkerOf(schema)(p)) return { ok: false, reason: `message ${m} does not match the actor schema` }
   return { ok: true, name: m, payload: p }
 }

@@ -5,7 +5,7 @@ import type { NatsNames } from '../../src/platform/nats-names.ts'
 import { publishDurably } from '../../src/platform/jetstream.ts'
 import { KEY_PATTERN } from './define-actor.ts'
 import { partitionOf } from './hash.ts'
-import { encodeEnvelope, type ActorProtocol, type MessageName, type MessagePayload } from './protocol.ts'
+import { checkerOf, encodeEnvelope, type ActorProtocol, type MessageName, type MessagePayload } from './protocol.ts'
 
 /** `actor.<type>.<partition>.<key>` on the work-queue stream ACTORS. */
 export const mailboxSubject = (names: NatsNames, type: string, partition: number, key: string): string =>
@@ -28,7 +28,7 @@ export async function sendToActor<P extends ActorProtocol, N extends MessageName
   if (!KEY_PATTERN.test(key)) throw invalid(`actor key ${JSON.stringify(key)} is not subject-safe`, undefined, 'actor.bad_key')
   const schema = Object.hasOwn(protocol.messages, name) ? protocol.messages[name] : undefined
   if (schema === undefined) throw invalid(`${protocol.type} has no message ${JSON.stringify(name)}`, undefined, 'actor.unknown_message')
-  if (!Value.Check(schema, payload)) {
+  if (!checkerOf(schema)(payload)) {
     const issues = [...Value.Errors(schema, payload)].slice(0, 10).map((e) => ({ path: e.path, message: e.message }))
     throw invalid(`invalid ${protocol.type} message ${name}`, issues, 'actor.invalid_message')
   }

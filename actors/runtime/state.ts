@@ -1,5 +1,6 @@
 import type { ActorContext } from './define-actor.ts'
 import { isWrongLastSequence } from '../../src/platform/jetstream.ts'
+import type { Logger } from '../../src/kernel/log.ts'
 import { stateKeyOf, type HostEnv, type KeyActor, type PartitionRun, type Stored } from './partition.ts'
 
 /*
@@ -12,6 +13,9 @@ export async function loadKey(env: HostEnv, run: PartitionRun, key: string): Pro
   let a = run.keys.get(key)
   if (a === undefined) {
     const e = await env.states.get(stateKeyOf(run.def.protocol.type, key))
+    // a concurrent load of the same key (a timer and a message) may have finished first
+    const loaded = run.keys.get(key)
+    if (loaded !== undefined) return loaded
     const exists = e !== null && e.operation === 'PUT' && e.length > 0
     a = {
       chain: Promise.resolve(),
@@ -19,12 +23,31 @@ export async function loadKey(env: HostEnv, run: PartitionRun, key: string): Pro
       inbox: [],
       drainQueued: false,
       stored: exists ? e.json<Stored>() : { state: run.def.initialState(key), timers: {} },
-      rev: exists ? e.revision : 0,
+      // a deleted key's marker has a revision too: the next write expects it (0: nothing there)
+      rev: e === null ? 0 : e.revision,
       lastUsed: Date.now(),
+      log: undefined,
     }
     run.keys.set(key, a)
   }
   return a
+}
+
+/** The key's logger, made on first use: a pino child per turn cost more than the tally handler. */
+const keyLog = (env: HostEnv, run: PartitionRun, key: string, a: KeyActor): Logger => (a.log ??= env.log.child({ actor: run.def.protocol.type, key }))
+
+/**
+ * Keeps long turns' messages from being redelivered under them: called from the host's timer
+ * check, it calls `working()` (through `keepAlive`) for turns running longer than a third of
+ * ack_wait. One scan of the running turns instead of an interval armed and cleared per turn.
+ */
+export function keepTurnsAlive(env: HostEnv, run: PartitionRun, now = performance.now()): void {
+  const every = Math.max(250, Math.floor(env.ackWaitMs / 3))
+  for (const turn of run.turns) {
+    if (now - turn.since < every) continue
+    turn.since = now
+    turn.keepAlive()
+  }
 }
 
 /**
@@ -59,19 +82,21 @@ export interface TurnsOutcome {
  * and before the next handler once the partition is stopping.
  */
 export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bodies: readonly TurnBody[], keepAlive?: () => void): Promise<TurnsOutcome> {
-  const a = await loadKey(env, run, key)
+  const a = run.keys.get(key) ?? (await loadKey(env, run, key))
   a.lastUsed = Date.now()
-  let next: Stored = { state: a.stored.state, timers: { ...a.stored.timers } }
+  // `next` is never changed in place (each change makes a new object), so keeping the state from
+  // before a handler, for when it throws, costs a reference instead of a copy per message
+  let next: Stored = a.stored
   let dirty = false
   let ran = 0
   let failed = false
   let error: unknown
-  const log = env.log.child({ actor: run.def.protocol.type, key })
-  const alive = keepAlive === undefined ? undefined : setInterval(keepAlive, Math.max(250, Math.floor(env.ackWaitMs / 3)))
+  const turn = keepAlive === undefined ? undefined : { since: performance.now(), keepAlive }
+  if (turn !== undefined) run.turns.add(turn)
   try {
     for (const body of bodies) {
       if (ran > 0 && run.stopping) break
-      const before = { next: { state: next.state, timers: { ...next.timers } }, dirty }
+      const before = { next, dirty }
       const ctx: ActorContext<unknown> = {
         key,
         state: next.state,
@@ -80,17 +105,21 @@ export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bod
           dirty = true
         },
         setTimer: (name, ms) => {
-          next.timers[name] = Date.now() + ms
+          next = { ...next, timers: { ...next.timers, [name]: Date.now() + ms } }
           dirty = true
         },
         clearTimer: (name) => {
           if (name in next.timers) {
-            delete next.timers[name]
+            const timers = { ...next.timers }
+            delete timers[name]
+            next = { ...next, timers }
             dirty = true
           }
         },
         fence: run.fence,
-        log,
+        get log() {
+          return keyLog(env, run, key, a)
+        },
       }
       try {
         await body(ctx)
@@ -104,23 +133,23 @@ export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bod
       ran++
     }
   } finally {
-    if (alive !== undefined) clearInterval(alive)
+    if (turn !== undefined) run.turns.delete(turn)
   }
   const committed = !dirty || (await commitState(env, run, key, a, next))
   return { committed, ran, failed, error }
 }
 
-/** Writes a key's next state by CAS on the revision it was read at. */
+/** Writes a key's next state by CAS on the revision it was read at (0: the key holds nothing yet). */
 export async function commitState(env: HostEnv, run: PartitionRun, key: string, a: KeyActor, next: Stored): Promise<boolean> {
-  const stateKey = stateKeyOf(run.def.protocol.type, key)
   try {
-    a.rev = a.rev === 0 ? await env.states.create(stateKey, JSON.stringify(next)) : await env.states.update(stateKey, JSON.stringify(next), a.rev)
+    a.rev = await env.writer.write(stateKeyOf(run.def.protocol.type, key), JSON.stringify(next), a.rev)
     a.stored = next
     return true
   } catch (err) {
-    // Someone else wrote this key: ownership moved. Forget the cached copy; the message is
+    // Someone else wrote this key (ownership moved), or the write's outcome is unknown (timeout):
+    // forget the cached copy — the next message reloads it — and leave the messages unacked, to be
     // redelivered to whoever owns the key now.
-    run.keys.delete(key)
+    if (run.keys.get(key) === a) run.keys.delete(key)
     if (!isWrongLastSequence(err)) throw err
     env.log.warn({ type: run.def.protocol.type, key }, 'actor state changed under this host: turn dropped')
     return false

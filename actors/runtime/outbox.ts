@@ -1,0 +1,56 @@
+import type { JsMsg } from '@nats-io/jetstream'
+
+/*
+ * A host's outgoing acks and state writes, sent together once per event-loop turn. nats.js flushes
+ * its outbound buffer in a microtask after the first command; a host's acks and writes come out of
+ * different promise chains (one per key), each resolving in a later microtask than the flush, so
+ * every one of them was a socket write of its own — the largest single item of a host's CPU profile
+ * under load (bench/actors). Deferring them to setImmediate (after every message and reply of the
+ * socket chunk being read has been handled) puts them in one write. Nothing waits longer than the
+ * current turn of the event loop.
+ */
+export interface Outbox {
+  ack(m: JsMsg): void
+  /** Runs `send` (a publish) with the others of this turn. */
+  later(send: () => void): void
+  /** Resolves once what is queued now has been handed to the connection (in order before anything published after). */
+  flushed(): Promise<void>
+}
+
+export function outbox(): Outbox {
+  let acks: JsMsg[] = []
+  let sends: Array<() => void> = []
+  let scheduled = false
+  let waiters: Array<() => void> = []
+  const flush = (): void => {
+    scheduled = false
+    const a = acks
+    const s = sends
+    const w = waiters
+    acks = []
+    sends = []
+    waiters = []
+    for (const send of s) send()
+    for (const m of a) m.ack()
+    for (const resolve of w) resolve()
+  }
+  const schedule = (): void => {
+    if (scheduled) return
+    scheduled = true
+    setImmediate(flush)
+  }
+  return {
+    ack(m) {
+      acks.push(m)
+      schedule()
+    },
+    later(send) {
+      sends.push(send)
+      schedule()
+    },
+    flushed() {
+      if (!scheduled) return Promise.resolve()
+      return new Promise((resolve) => waiters.push(resolve))
+    },
+  }
+}
