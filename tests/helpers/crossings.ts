@@ -39,11 +39,14 @@ export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
   const seen: Crossing[] = []
   let on = false
   let t0 = 0
-  const proto = Object.getPrototypeOf(nc) as { request: (...a: unknown[]) => Promise<unknown>; flush: () => Promise<void> }
+  const proto = Object.getPrototypeOf(nc) as { request: (...a: unknown[]) => Promise<unknown>; publish: (...a: unknown[]) => void; flush: () => Promise<void> }
   const pool = db as unknown as Record<string, (...a: unknown[]) => unknown>
   const origPool = Object.fromEntries(POOL_METHODS.map((m) => [m, pool[m]]))
   const origRequest = proto.request
+  const origPublish = proto.publish
   const origFlush = proto.flush
+  // `request` publishes through `publish`: counted once, as the request
+  let inRequest = false
   const strip = (s: string) => (s.startsWith(`${prefix}.`) ? s.slice(prefix.length + 1) : s.replace(`_${prefix}`, '').replace(`${prefix}_`, ''))
   const record = (what: Crossing['what'], detail: string) => {
     if (on) seen.push({ what, detail, site: siteOf(new Error().stack ?? ''), at: performance.now() - t0 })
@@ -55,7 +58,20 @@ export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
       t0 = performance.now()
       proto.request = function (this: unknown, ...a: unknown[]) {
         record('nats', strip(String(a[0])))
-        return origRequest.apply(this, a)
+        inRequest = true
+        try {
+          return origRequest.apply(this, a)
+        } finally {
+          inRequest = false
+        }
+      }
+      // a publish with a reply subject to JetStream is acknowledged too (the actor runtime's
+      // state writer: actors/runtime/state-writer.ts answers on its own subscription)
+      proto.publish = function (this: unknown, ...a: unknown[]) {
+        const subject = String(a[0])
+        const reply = (a[2] as { reply?: unknown } | undefined)?.reply
+        if (!inRequest && typeof reply === 'string' && reply !== '' && subject.startsWith('$')) record('nats', strip(subject))
+        origPublish.apply(this, a)
       }
       proto.flush = function (this: NatsConnection) {
         record('nats', 'flush')
@@ -74,6 +90,7 @@ export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
     stop(): Crossing[] {
       on = false
       proto.request = origRequest
+      proto.publish = origPublish
       proto.flush = origFlush
       for (const name of POOL_METHODS) pool[name] = origPool[name] as (...a: unknown[]) => unknown
       return [...seen]
