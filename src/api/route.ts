@@ -44,8 +44,8 @@ export interface RouteDef {
    */
   cookies?: readonly string[]
   /**
-   * A page route: the handler answers the HTML as a string body; a 200 travels over NATS as the
-   * page's UTF-8 bytes (not a JSON string: escaping and parsing a page of tens of KB was a third
+   * A page route: the handler answers the HTML as a string body (or its UTF-8 bytes already); a 200
+   * travels over NATS as the page's UTF-8 bytes (not a JSON string: escaping and parsing a page of tens of KB was a third
    * of a render's CPU) and the gateway sends it as `text/html` with the reply's headers
    * (Content-Security-Policy and the like). Errors stay JSON.
    */

@@ -99,8 +99,9 @@ const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, s
  */
 export function renderReply(reply: RpcReply, page = false): DecodedReply {
   if (page && reply.status === 200 && reply.error === undefined) {
-    if (typeof reply.body !== 'string') return renderReply({ status: 500, error: { status: 500, detail: 'internal error', code: 'internal' } })
-    return { status: 200, headers: reply.headers ?? NO_HEADERS, data: encoder.encode(reply.body) }
+    const body = reply.body
+    if (typeof body !== 'string' && !(body instanceof Uint8Array)) return renderReply({ status: 500, error: { status: 500, detail: 'internal error', code: 'internal' } })
+    return { status: 200, headers: reply.headers ?? NO_HEADERS, data: typeof body === 'string' ? encoder.encode(body) : body }
   }
   const payload = reply.error !== undefined ? { detail: reply.error.detail, code: reply.error.code, ...(reply.error.errors === undefined ? {} : { errors: reply.error.errors }) } : reply.body
   return { status: reply.status, headers: reply.headers ?? NO_HEADERS, data: payload === undefined ? EMPTY : encoder.encode(JSON.stringify(payload)) }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { pooledRandomBytes } from '../kernel/pooled-random.ts'
 import type { Config } from '../kernel/config.ts'
 import { COMPONENT_ASSET_PREFIX, PLATFORM_UI_ASSET, PLATFORM_UI_VERSION, REACT_ASSET, REACT_DOM_ASSET } from './assets.ts'
 
@@ -37,8 +37,24 @@ export function libraryUrls(config: Config): { react: string; reactDom: string; 
   return { react: npm(REACT_ASSET.path), reactDom: npm(REACT_DOM_ASSET.path), runtime: `${COMPONENT_ASSET_PREFIX}${PLATFORM_UI_ASSET.path}` }
 }
 
-export function renderPage(config: Config, p: PageInput): { html: string; headers: Record<string, string> } {
-  const nonce = randomBytes(18).toString('base64')
+/*
+ * The page's tail (the bundle, tens of KB, and the closing tags) as UTF-8 bytes, kept per bundle:
+ * only the head changes per render (nonce, settings, ticket), so the bundle is not concatenated
+ * into a new string and encoded again for every view. Bounded: cleared past 256 bundles.
+ */
+const tails = new Map<string, Buffer>()
+function tailBytes(bundle: string): Buffer {
+  let tail = tails.get(bundle)
+  if (tail === undefined) {
+    if (tails.size >= 256) tails.clear()
+    tail = Buffer.from(`${bundle}</script>\n</body>\n</html>`, 'utf8')
+    tails.set(bundle, tail)
+  }
+  return tail
+}
+
+export function renderPage(config: Config, p: PageInput): { html: Buffer; headers: Record<string, string> } {
+  const nonce = pooledRandomBytes(18).toString('base64')
   const urls = libraryUrls(config)
   const settings = { version: PLATFORM_UI_VERSION, component: p.component, input: p.input, ticket: p.ticket, mode: p.mode }
   const html = `<!doctype html>
@@ -56,9 +72,7 @@ export function renderPage(config: Config, p: PageInput): { html: string; header
 <script nonce="${nonce}" src="${escapeHtml(urls.react)}"></script>
 <script nonce="${nonce}" src="${escapeHtml(urls.reactDom)}"></script>
 <script nonce="${nonce}" src="${escapeHtml(urls.runtime)}"></script>
-<script nonce="${nonce}">${p.bundle}</script>
-</body>
-</html>`
+<script nonce="${nonce}">`
   const csp = [
     // no allow-same-origin, ever: that would hand the bundle this origin's storage back
     'sandbox allow-scripts',
@@ -74,7 +88,7 @@ export function renderPage(config: Config, p: PageInput): { html: string; header
     `frame-ancestors ${config.COMPONENT_FRAME_ANCESTORS}`,
   ].join('; ')
   return {
-    html,
+    html: Buffer.concat([Buffer.from(html, 'utf8'), tailBytes(p.bundle)]),
     headers: {
       'content-security-policy': csp,
       'x-content-type-options': 'nosniff',

@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, randomUUID, type KeyObject } from 'node:crypto'
 import { Type as T, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { pooledRandomBytes } from '../kernel/pooled-random.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
 import type { Compiled } from './compile.ts'
@@ -50,12 +51,12 @@ const TicketPayload = T.Object({
 export type TicketPayload = Static<typeof TicketPayload>
 const ticketPayload = TypeCompiler.Compile(TicketPayload)
 const TICKET_PREFIX = 'cvt_'
-const ticketKeys = new Map<string, Buffer>()
-/** The AES key of view tickets, derived from SECRET_KEY once per key (not per render). */
-function ticketKey(secretKey: string): Buffer {
+const ticketKeys = new Map<string, KeyObject>()
+/** The AES key of view tickets, derived from SECRET_KEY once per key (not per render), as a KeyObject (no key import per seal). */
+function ticketKey(secretKey: string): KeyObject {
   let key = ticketKeys.get(secretKey)
   if (key === undefined) {
-    key = createHmac('sha256', secretKey).update('component-view-ticket/v1').digest()
+    key = createSecretKey(createHmac('sha256', secretKey).update('component-view-ticket/v1').digest())
     ticketKeys.set(secretKey, key)
   }
   return key
@@ -63,10 +64,12 @@ function ticketKey(secretKey: string): Buffer {
 
 /** Seals a view ticket: `cvt_` + base64url(iv ‖ ciphertext ‖ tag). */
 export function sealViewTicket(secretKey: string, payload: TicketPayload): string {
-  const iv = randomBytes(12)
+  // 96 random bits per ticket: AES-GCM's nonce, never reused under one key
+  const iv = pooledRandomBytes(12)
   const cipher = createCipheriv('aes-256-gcm', ticketKey(secretKey), iv)
-  const sealed = Buffer.concat([cipher.update(JSON.stringify(payload), 'utf8'), cipher.final()])
-  return `${TICKET_PREFIX}${Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url')}`
+  const body = cipher.update(JSON.stringify(payload), 'utf8')
+  const last = cipher.final()
+  return `${TICKET_PREFIX}${Buffer.concat([iv, body, last, cipher.getAuthTag()]).toString('base64url')}`
 }
 
 /** What a ticket says, or null when it was not sealed with this key (forged, altered, truncated). Expiry is the caller's check. */

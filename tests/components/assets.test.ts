@@ -18,11 +18,12 @@ t.test('REACT_VERSION is the installed react and react-dom; every asset loads', 
 })
 
 t.test('React comes from the platform by default, from COMPONENT_UI_CDN when set', async (t) => {
-  const local = renderPage(loadConfig(base), page).html
+  const local = renderPage(loadConfig(base), page).html.toString('utf8')
   t.match(local, `src="/components/assets/react@${REACT_VERSION}/umd/react.production.min.js"`)
   const cdn = renderPage(loadConfig({ ...base, COMPONENT_UI_CDN: 'https://unpkg.com/' }), page)
-  t.match(cdn.html, `src="https://unpkg.com/react@${REACT_VERSION}/umd/react.production.min.js"`)
-  t.match(cdn.html, 'src="/components/assets/platform-ui@1.0.0/platform-ui.js"', 'platform-ui is always the platform\'s own')
+  const cdnHtml = cdn.html.toString('utf8')
+  t.match(cdnHtml, `src="https://unpkg.com/react@${REACT_VERSION}/umd/react.production.min.js"`)
+  t.match(cdnHtml, 'src="/components/assets/platform-ui@1.0.0/platform-ui.js"', 'platform-ui is always the platform\'s own')
   t.match(cdn.headers['content-security-policy'], /frame-ancestors \*/)
   const framed = renderPage(loadConfig({ ...base, COMPONENT_FRAME_ANCESTORS: "'self'" }), page)
   t.match(framed.headers['content-security-policy'], /frame-ancestors 'self'/, 'COMPONENT_FRAME_ANCESTORS applies')
