@@ -2,7 +2,7 @@ import { Kvm } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { Value } from '@sinclair/typebox/value'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
-import { WebhookEntry } from '../schemas/triggers.ts'
+import { WEBHOOK_PATH_PATTERN, WebhookEntry } from '../schemas/triggers.ts'
 import { rpcSubject, type Caller } from '../src/api/route.ts'
 import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
 import { webhookKey, webhookRouteId, webhooksBucket } from '../src/api/webhook-wire.ts'
@@ -28,11 +28,20 @@ import type { RequestCycle } from './request-cycle.ts'
  */
 export interface WebhookTable {
   lookup(path: string): WebhookEntry | undefined
+  /**
+   * The bucket's current entry for `path`, read from the server: for a call the copy cannot
+   * answer (no entry, inactive, another method). The copy trails a write by the watch's delivery,
+   * and the write's reply can reach a client first (a service in this process answers in memory,
+   * src/api/local-rpc.ts); a webhook created or changed just now is found here.
+   */
+  fresh(path: string): Promise<WebhookEntry | undefined>
   /** Resolves once the watch has delivered every entry that existed when it started. */
   ready: Promise<void>
   size(): number
   stop(): void
 }
+
+const VALID_PATH = new RegExp(WEBHOOK_PATH_PATTERN)
 
 export async function watchWebhooks(nc: NatsConnection, names: NatsNames, log: Logger): Promise<WebhookTable> {
   const kv = await new Kvm(nc).create(webhooksBucket(names), { history: 1 })
@@ -56,8 +65,22 @@ export async function watchWebhooks(nc: NatsConnection, names: NatsNames, log: L
       if (e.delta === 0) markReady()
     }
   })().catch((err: unknown) => log.warn({ err }, 'webhook watch ended'))
+  const parse = (value: unknown): WebhookEntry | undefined => (Value.Check(WebhookEntry, value) ? value : undefined)
   return {
     lookup: (path) => table.get(webhookKey(path)),
+    async fresh(path) {
+      // a path no webhook can have is not looked up (nor sent to the server as a key)
+      if (path.length > 255 || !VALID_PATH.test(path)) return undefined
+      const e = await kv.get(webhookKey(path)).catch((err: unknown) => {
+        throw new AppError(503, 'service.unavailable', 'the webhook table cannot be read right now; try again shortly', { cause: err })
+      })
+      if (e === null || e.operation !== 'PUT' || e.length === 0) return undefined
+      try {
+        return parse(e.json())
+      } catch {
+        return undefined
+      }
+    },
     ready,
     size: () => table.size,
     stop: () => watch.stop(),
@@ -128,7 +151,8 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
     void (async () => {
       try {
         await ctx.table.ready
-        const entry = ctx.table.lookup(path)
+        let entry = ctx.table.lookup(path)
+        if (entry === undefined || !entry.is_active || entry.http_method !== method) entry = await ctx.table.fresh(path)
         if (entry === undefined || !entry.is_active) throw notFound()
         if (entry.http_method !== method) {
           sendError(res, state, 405, { detail: `this webhook answers ${entry.http_method} only`, code: 'route.method_not_allowed' }, { allow: entry.http_method })

@@ -131,6 +131,16 @@ t.test('GET webhook: input from the query string; only the configured method', a
   t.equal((await call('PUT', 'q/get', { body: { n: 3 } })).status, 200)
 })
 
+t.test('a webhook created or changed a moment ago answers its very first call (the gateway reads the bucket when its copy has no answer)', async (t) => {
+  for (let i = 0; i < 20; i++) {
+    t.equal((await create({ path: `fresh/n${String(i)}`, requires_auth: false })).status, 201)
+    const out = await call('POST', `fresh/n${String(i)}`, { body: { i } })
+    if (out.status !== 200) t.fail(`call right after create ${String(i)}: ${String(out.status)} ${out.text}`)
+  }
+  t.equal((await env.request('PATCH', '/api/v1/webhooks/fresh/n0', { token: a.token, body: { http_method: 'PUT' } })).status, 200)
+  t.equal((await call('PUT', 'fresh/n0', { body: {} })).status, 200, 'the new method, at once')
+})
+
 t.test('hostile input: non-JSON 400, over-size 413, deep 400, traversal and odd paths 404', async (t) => {
   t.equal((await create({ path: 'fuzz/a', requires_auth: false })).status, 201)
   const notJson = await call('POST', 'fuzz/a', { rawBody: 'hello=world', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
