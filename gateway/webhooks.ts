@@ -4,11 +4,9 @@ import { Value } from '@sinclair/typebox/value'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { WEBHOOK_PATH_PATTERN, WebhookEntry } from '../schemas/triggers.ts'
 import { rpcSubject, type Caller } from '../src/api/route.ts'
-import { decodeReply, encodeRequest } from '../src/api/rpc-wire.ts'
 import { webhookKey, webhookRouteId, webhooksBucket } from '../src/api/webhook-wire.ts'
 import { AppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
-import { classifyNatsError } from '../src/kernel/nats-errors.ts'
 import { listUnstorable } from '../src/kernel/storable-text.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
 import { readBody, send, sendError } from './http.ts'
@@ -16,6 +14,7 @@ import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
 import type { NatsLink } from './nats-status.ts'
 import type { TokenVerifier } from './auth.ts'
 import type { RequestCycle } from './request-cycle.ts'
+import { RouteCaller } from './route-call.ts'
 
 /*
  * `{base}/webhooks/<path>`: the gateway matches the path and method from memory — a copy of the
@@ -131,6 +130,7 @@ function bodyInput(raw: Buffer): Record<string, unknown> {
 }
 
 export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: HttpRequest) => void {
+  const service = new RouteCaller(ctx)
   return (res, req) => {
     const state = ctx.begin(res, req)
     const method = state.method.toUpperCase()
@@ -174,19 +174,15 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
         if (bad.length > 0) throw new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', { issues: bad.map((b) => ({ path: b.path, message: `contains ${b.reason}` })) })
         const async = new URLSearchParams(rawQuery).get('async')
         if (state.aborted) return
-        const out = encodeRequest(
-          { requestId: state.requestId, caller, params: { path }, query: async === '1' || async === 'true' ? { async } : {}, clientIp },
-          Buffer.from(JSON.stringify(input)),
-        )
-        const subject = rpcSubject(ctx.names, webhookRouteId(method))
-        const msg = await ctx.link.guard(() => ctx.nc.request(subject, out.data, { timeout: ctx.rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
-          if (err instanceof AppError) throw err
-          const failure = classifyNatsError(err)
-          if (failure === 'no_responders' || failure === 'closed') throw new AppError(503, 'service.unavailable', 'no service is answering webhooks right now')
-          if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the function did not answer within the gateway timeout; it goes on running (call with ?async=1 for long functions)')
-          throw err
-        })
-        const reply = decodeReply(msg.headers, msg.data)
+        // in memory when this process serves the trigger route, else over NATS (gateway/route-call.ts)
+        const reply = await service
+          .call(rpcSubject(ctx.names, webhookRouteId(method)), { requestId: state.requestId, caller, params: { path }, query: async === '1' || async === 'true' ? { async } : {}, clientIp }, Buffer.from(JSON.stringify(input)))
+          .catch((err: unknown) => {
+            if (err instanceof AppError && err.code === 'service.timeout') {
+              throw new AppError(504, 'service.timeout', 'the function did not answer within the gateway timeout; it goes on running (call with ?async=1 for long functions)')
+            }
+            throw err
+          })
         send(res, state, reply.status, reply.data, 'application/json', reply.headers)
         ctx.finish(state, reply.status)
       } catch (err) {
