@@ -247,19 +247,9 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
   }
 }
 
+/** One entry's row: only when its revision is newer than the row's. */
 export async function upsertExecution(db: Db, s: JobState, rev: number, output: unknown): Promise<void> {
-  const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v))
-  await db.query(sql.unsafe`
-    insert into executions (id, pool, kind, namespace, name, user_id, status, attempts, trigger_type, trigger_id, chat_id, parent_id, depth,
-      input_data, output_data, error, worker, retry_of, callback_url, in_dlq, state_rev, created_at, started_at, finished_at, updated_at)
-    values (${s.id}::uuid, ${s.pool}, ${s.kind}, ${s.namespace}, ${s.name}, ${s.user_id}::uuid, ${s.status}, ${s.attempts}, ${s.trigger_type},
-      ${s.trigger_id}, ${s.chat_id}, ${s.parent_id}::uuid, ${s.depth}, ${json(s.input)}::jsonb, ${json(output)}::jsonb, ${jobErrorText(s.error)}, ${s.worker},
-      ${s.retry_of}::uuid, ${s.callback_url}, ${s.dlq_seq !== undefined}, ${rev}, ${s.created_at}::timestamptz, ${s.started_at}::timestamptz,
-      ${s.finished_at}::timestamptz, now())
-    on conflict (id) do update set status = excluded.status, attempts = excluded.attempts, output_data = excluded.output_data,
-      error = excluded.error, worker = excluded.worker, in_dlq = excluded.in_dlq or executions.in_dlq, state_rev = excluded.state_rev,
-      started_at = excluded.started_at, finished_at = excluded.finished_at, updated_at = now()
-    where executions.state_rev < excluded.state_rev`)
+  await upsertExecutions(db, [{ s, rev, output }])
 }
 
 /**
