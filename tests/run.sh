@@ -43,6 +43,19 @@ failed=$(grep -cE '^    not ok [0-9]+' "$report" || true)
 failed=$((failed + failed_steps))
 if [ "$tap_status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
 summary="${passed} passed, ${failed} failed"
-echo "$summary" > .tap/summary.txt
-printf '\n%s\n' "$summary"
+# Name what failed right above the count: CI keeps only the tail of a run's output.
+{
+  if [ "$failed" -ne 0 ]; then
+    echo "failed:"
+    # each failed test point with the first lines of its YAML diagnostic (---/... block)
+    awk '/^ *not ok [0-9]+/ { print; yaml = 1; n = 0; next }
+         yaml == 1 && /^ *---$/ { yaml = 2; next }
+         yaml == 2 && /^ *\.\.\.$/ { yaml = 0; next }
+         yaml == 2 { if (n++ < 12) print; next }
+         { yaml = 0 }' "$report" | head -150 || true
+    [ "$failed_steps" -ne 0 ] && echo "  ${failed_steps} step(s) before the tests (lint, type-check, tap build)"
+  fi
+  echo "$summary"
+} > .tap/summary.txt
+printf '\n'; cat .tap/summary.txt
 [ "$failed" -eq 0 ] && [ "$tap_status" -eq 0 ]

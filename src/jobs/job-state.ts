@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import { JOB_STATUSES, JobError, type JobState, type POOLS } from '../../schemas/job.ts'
 import { errorCodeInfo } from '../kernel/error-codes.ts'
 import { isCasConflict } from '../kernel/nats-errors.ts'
+import { ackedPublisher } from '../platform/acked-publish.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 
@@ -86,7 +87,15 @@ export interface JobStateStore {
 }
 
 export async function openJobStateStore(nc: NatsConnection, names: NatsNames): Promise<JobStateStore> {
-  const kv = await new Kvm(nc).open(names.bucket('JOB_STATE'))
+  const bucket = names.bucket('JOB_STATE')
+  const kv = await new Kvm(nc).open(bucket)
+  // Writes are CAS publishes on the key's subject through the connection's lean publisher: what
+  // kv.create / kv.update send, without their per-call request machinery (acked-publish.ts). No
+  // job state is ever deleted, so "nothing stored on the key" is what a create expects.
+  const publisher = ackedPublisher(nc)
+  const keySubject = `$KV.${bucket}.`
+  const write = async (id: string, state: JobState, expected: number): Promise<number> =>
+    (await publisher.publish(keySubject + id, encodeState(state), { expectedLastSubjectSequence: expected })).seq
   const get = async (id: string): Promise<StateEntry | null> => {
     const e = await throughOutages(() => kv.get(id))
     if (e === null || e.operation !== 'PUT' || e.length === 0) return null
@@ -99,7 +108,7 @@ export async function openJobStateStore(nc: NatsConnection, names: NatsNames): P
       // Retried through a NATS restart: if an earlier try was stored but its answer lost, the
       // retry meets the existing key and reports it like any duplicate.
       try {
-        return await throughOutages(() => kv.create(state.id, encodeState(state)))
+        return await throughOutages(() => write(state.id, state, 0))
       } catch (err) {
         if (isWrongLastSequence(err)) return null
         throw err
@@ -112,7 +121,7 @@ export async function openJobStateStore(nc: NatsConnection, names: NatsNames): P
         if (next === null) return null
         try {
           const rev = cur.revision
-          const revision = await throughOutages(() => kv.update(id, encodeState(next), rev))
+          const revision = await throughOutages(() => write(id, next, rev))
           return { state: next, revision }
         } catch (err) {
           if (!isWrongLastSequence(err)) throw err

@@ -1,4 +1,6 @@
-import { JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions, type PubAck } from '@nats-io/jetstream'
+import { JetStreamApiError, type JetStreamClient, type PubAck } from '@nats-io/jetstream'
+import type { MsgHdrs } from '@nats-io/transport-node'
+import { ackedPublisherOf } from './acked-publish.ts'
 import { unavailable } from '../kernel/errors.ts'
 
 /*
@@ -28,13 +30,16 @@ export async function publishDurably(
   js: JetStreamClient,
   subject: string,
   data: Uint8Array | string,
-  opts: Partial<JetStreamPublishOptions> & { msgID: string },
+  opts: { msgID: string; headers?: MsgHdrs },
   budgetMs = 15_000,
 ): Promise<PubAck> {
   const deadline = Date.now() + budgetMs
+  // the connection's lean publisher (acked-publish.ts); the client's own publish for another make
+  const lean = ackedPublisherOf(js)
   let delay = 100
   for (;;) {
     try {
+      if (lean !== null) return await lean.publish(subject, data, { ...opts, timeoutMs: 2_000 })
       return await js.publish(subject, data, { timeout: 2_000, retries: 1, ...opts })
     } catch (err) {
       if (Date.now() + delay > deadline) throw unavailable(`the queue did not accept the message: ${String(err)}`, 'queue.unavailable')

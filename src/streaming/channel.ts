@@ -3,6 +3,7 @@ import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats
 import type { JetStreamClient } from '@nats-io/jetstream'
 import type { RpcReply } from '../api/route.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { ackedPublisherOf } from '../platform/acked-publish.ts'
 
 /*
  * Stream channels: the transport of Server-Sent Events (chat turns, later the OpenAI adapter's
@@ -64,7 +65,8 @@ function encode(names: NatsNames, channelId: string, ev: StreamEvent): { subject
  */
 export async function publishStreamEvent(js: JetStreamClient, names: NatsNames, channelId: string, ev: StreamEvent): Promise<number> {
   const m = encode(names, channelId, ev)
-  const ack = await js.publish(m.subject, m.data, { headers: m.headers })
+  const lean = ackedPublisherOf(js)
+  const ack = await (lean === null ? js.publish(m.subject, m.data, { headers: m.headers }) : lean.publish(m.subject, m.data, { headers: m.headers }))
   return ack.seq
 }
 
