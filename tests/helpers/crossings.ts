@@ -19,7 +19,7 @@ export interface Crossing {
 }
 
 /** Frames that only pass a call through (the site is their caller). */
-const PLUMBING = /platform\/db\.ts|platform\/typed-rows\.ts|platform\/jetstream\.ts|jobs\/publish\.ts|job-state\.ts:\d+:\d+\)?$.*throughOutages|tests\/helpers\//
+const PLUMBING = /platform\/db\.ts|platform\/typed-rows\.ts|platform\/jetstream\.ts|platform\/acked-publish\.ts|jobs\/publish\.ts|job-state\.ts:\d+ (write|<anonymous>|throughOutages)$|tests\/helpers\//
 
 function siteOf(stack: string): string {
   const frames = stack
@@ -49,7 +49,13 @@ export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
   let inRequest = false
   const strip = (s: string) => (s.startsWith(`${prefix}.`) ? s.slice(prefix.length + 1) : s.replace(`_${prefix}`, '').replace(`${prefix}_`, ''))
   const record = (what: Crossing['what'], detail: string) => {
-    if (on) seen.push({ what, detail, site: siteOf(new Error().stack ?? ''), at: performance.now() - t0 })
+    if (!on) return
+    // deep enough to get past the publish and retry plumbing to the caller
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 40
+    const stack = new Error().stack ?? ''
+    Error.stackTraceLimit = limit
+    seen.push({ what, detail, site: siteOf(stack), at: performance.now() - t0 })
   }
   return {
     start() {
@@ -65,12 +71,12 @@ export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
           inRequest = false
         }
       }
-      // a publish with a reply subject to JetStream is acknowledged too (the actor runtime's
-      // state writer: actors/runtime/state-writer.ts answers on its own subscription)
+      // a publish with a reply subject is acknowledged too: the lean JetStream publishes
+      // (src/platform/acked-publish.ts) are answered on the publisher's own subscription
       proto.publish = function (this: unknown, ...a: unknown[]) {
         const subject = String(a[0])
         const reply = (a[2] as { reply?: unknown } | undefined)?.reply
-        if (!inRequest && typeof reply === 'string' && reply !== '' && subject.startsWith('$')) record('nats', strip(subject))
+        if (!inRequest && typeof reply === 'string' && reply !== '') record('nats', strip(subject))
         origPublish.apply(this, a)
       }
       proto.flush = function (this: NatsConnection) {
