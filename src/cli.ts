@@ -29,7 +29,7 @@ async function start(): Promise<void> {
     out(`  API docs       ${base}/docs  ·  ${base}/api/v1/docs  ·  ${base}/adapters/openai/docs`)
   }
   out(`  NATS           ${platform.natsUrl}${config.NATS_URL === '' ? '  (local nats-server, data in ' + join(config.DATA_DIR, 'nats') + ')' : ''}`)
-  if (platform.databaseUrl !== undefined) out(`  Postgres       ${platform.databaseUrl.replace(/:[^:@/]+@/, ':***@')}${databaseUrlOf(config) === undefined ? '  (local cluster, data in ' + join(config.DATA_DIR, 'pg') + ')' : ''}`)
+  if (platform.databaseUrl !== undefined) out(`  Postgres       ${decodeURIComponent(platform.databaseUrl.replace(/:[^:@/]+@/, ':***@'))}${databaseUrlOf(config) === undefined ? '  (local cluster, data in ' + join(config.DATA_DIR, 'pg') + ')' : ''}`)
   out(`  Superadmin     ${config.SUPERADMIN_EMAIL}`)
   out(`  Access token   npm run token`)
   out('  Stop           Ctrl-C')

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { pooledRandomBytes } from '../kernel/pooled-random.ts'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { NAME_PATTERN } from '../../schemas/common.ts'
 import { AppError } from '../kernel/errors.ts'
@@ -163,7 +163,7 @@ export const unixSeconds = (iso: string | number | Date): number => Math.floor(n
 // ---------------------------------------------------------------------------------------------
 // Responses
 
-export const completionId = (): string => `chatcmpl-${randomBytes(15).toString('base64url')}`
+export const completionId = (): string => `chatcmpl-${pooledRandomBytes(15).toString('base64url')}`
 
 export function completion(o: { id: string; created: number; model: string; content: string | null; toolCalls?: readonly ToolCall[]; finishReason: string; usage: Usage | null }) {
   const message: CompletionMessage = { role: 'assistant', content: o.content, refusal: null }

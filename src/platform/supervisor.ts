@@ -11,6 +11,8 @@ export type SupervisedState = 'running' | 'restarting' | 'stopped'
 
 export interface SupervisedService {
   readonly url: string
+  /** The server's Unix socket URL, when it has one (the same on every restart: same directory and port). */
+  readonly socketUrl?: string
   /** The current server process (changes on restart). */
   pid(): number
   state(): SupervisedState
@@ -95,6 +97,7 @@ export async function superviseService(o: SuperviseOptions): Promise<SupervisedS
 
   return {
     url,
+    ...(current.socketUrl === undefined ? {} : { socketUrl: current.socketUrl }),
     pid: () => current.pid,
     state: () => state,
     restarts: () => restarts,

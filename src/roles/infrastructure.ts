@@ -52,7 +52,8 @@ export async function startInfrastructure(config: Config, roles: ReadonlySet<Rol
       log: pgLog,
       start: (port) => startPostgres({ dir, port: port ?? 5432, exactPort: port !== undefined, password: config.DATABASE_PASSWORD, database: config.DATABASE_NAME, log: pgLog }),
     })
-    databaseUrl = life.local.postgres.url
+    // the platform's own connections go over the local server's Unix socket when it has one
+    databaseUrl = life.local.postgres.socketUrl ?? life.local.postgres.url
   }
   const names = natsNames(config.NATS_PREFIX)
   const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }))

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { pooledRandomBytes } from '../kernel/pooled-random.ts'
 import { headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node'
 import type { JetStreamClient } from '@nats-io/jetstream'
 import type { RpcReply } from '../api/route.ts'
@@ -34,7 +34,7 @@ const EVENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/
 export const isChannelId = (id: string): boolean => CHANNEL_ID.test(id)
 
 /** 128 random bits, base64url (22 characters): URL-safe and a single subject token. */
-export const newChannelId = (): string => randomBytes(16).toString('base64url')
+export const newChannelId = (): string => pooledRandomBytes(16).toString('base64url')
 
 export interface StreamEvent {
   /** SSE event name (`message`, `tool_start`, …, `done`, `error`); letters, digits, `_ . -`. */

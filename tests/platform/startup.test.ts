@@ -53,7 +53,8 @@ function stop(child: ChildProcess): Promise<number | null> {
 t.test('start, serve, stop, start again', async (t) => {
   const first = await startCli(baseEnv)
   t.match(first.output(), /NATS\s+nats:\/\/127\.0\.0\.1:\d+\s+\(local nats-server/)
-  t.match(first.output(), /Postgres\s+postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/platform\s+\(local cluster/)
+  // the platform's own connections use the local cluster's Unix socket (its directory is short enough here)
+  t.match(first.output(), /Postgres\s+postgres:\/\/postgres:\*\*\*@\/\S+:\d+\/platform\s+\(local cluster/)
   t.notMatch(first.output(), /postgres:\/\/postgres:[^*]/, 'the database password is not printed')
   const health = await fetch(`http://127.0.0.1:${String(first.port)}/health`)
   t.equal(health.status, 200)
@@ -67,8 +68,10 @@ t.test('start, serve, stop, start again', async (t) => {
   const list = (await agents.json()) as { id: string; namespace: string; name: string }[]
   const def = list.find((a) => a.namespace === 'default' && a.name === 'default')
   t.ok(def, 'the default agent is listed')
-  const runtime = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { natsUrl: string }
+  const runtime = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { natsUrl: string; databaseUrl: string }
   t.match(runtime.natsUrl, /^nats:\/\//)
+  const socketDir = decodeURIComponent(new URL(runtime.databaseUrl).hostname)
+  t.ok(socketDir.startsWith('/') && existsSync(join(socketDir, `.s.PGSQL.${new URL(runtime.databaseUrl).port}`)), `Postgres over its Unix socket in ${socketDir} (npm run token above used it)`)
   const pids = [Number(readFileSync(join(dataDir, 'nats', 'nats.pid'), 'utf8')), Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0])]
   t.ok(pids.every(isAlive), 'nats-server and postgres run as children')
   t.equal(await stop(first.child), 0, 'Ctrl-C exits cleanly')
