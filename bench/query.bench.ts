@@ -26,7 +26,12 @@ async function run(): Promise<Row[]> {
     if (token === undefined || databaseUrl === undefined) throw new Error('platform child reported no token / databaseUrl')
     const base = `http://127.0.0.1:${String(platform.info.port)}`
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    // A database connection names a TCP host (never a socket path); the platform's own pool may use
+    // the local cluster's Unix socket, whose server listens on 127.0.0.1 at the same port. node-postgres
+    // directly uses the same TCP address as the connection, so the two differ only in what is measured.
     const u = new URL(databaseUrl)
+    if (decodeURIComponent(u.hostname).startsWith('/')) u.hostname = '127.0.0.1'
+    const tcpUrl = u.toString()
     const conn = await fetch(`${base}/api/v1/database-connections`, {
       method: 'POST',
       headers: auth,
@@ -40,7 +45,7 @@ async function run(): Promise<Row[]> {
       body: JSON.stringify({ namespace: 'bench', name: 'plus-one', database_connection_id: connId, sql: 'select :n::int + 1 as v, :user_email::text as who', input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } }),
     })
     if (q.status !== 201) throw new Error(`query: ${String(q.status)} ${await q.text()}`)
-    direct = await startServerChild('pg-direct', 'pg-direct.ts', { DATABASE_URL: databaseUrl, POOL_MAX: '5' })
+    direct = await startServerChild('pg-direct', 'pg-direct.ts', { DATABASE_URL: tcpUrl, POOL_MAX: '5' })
     const body = JSON.stringify({ input: { n: 41 } })
     const check = async (url: string, headers: Record<string, string>) => {
       const r = await fetch(url, { method: 'POST', headers, body })
