@@ -40,6 +40,12 @@ export interface ChatHandlerDeps {
   jobStore: JobStateStore
 }
 
+/** What sending in a chat needs of it. */
+type ChatRef = Pick<ChatRow, 'id'>
+
+/** Chat owners remembered per process (see `speakIn`). */
+const OWNERS_KEPT = 10_000
+
 export interface SendOptions {
   content?: string
   approval?: { tool_call_id: string; approved: boolean }
@@ -68,8 +74,20 @@ export function chatService(d: ChatHandlerDeps) {
   const ownChat = async (p: Principal, id: string): Promise<ChatRow> => {
     const chat = await chatOf(p, id)
     if (chat.user_id !== p.userId) throw notFound(`chat ${chat.id} not found`, 'chat.not_found')
+    owners.set(chat.id, chat.user_id)
+    if (owners.size > OWNERS_KEPT) owners.delete(owners.keys().next().value as string)
     return chat
   }
+
+  /*
+   * The chats this process has seen their owners speak in: a chat's owner and whether it is
+   * internal never change, so a message from the owner again needs no read at the door (one
+   * Postgres round trip fewer per turn). A chat deleted or expired since is what the turn's own
+   * read finds (`chat.not_found`), answered 404 like the door's check (`result`).
+   */
+  const owners = new Map<string, string>()
+  /** A chat the caller speaks in, from memory when its owner spoke in it before. */
+  const speakIn = async (p: Principal, id: string): Promise<ChatRef> => (owners.get(id) === p.userId ? { id } : ownChat(p, id))
 
   const createChat = async (p: Principal, agent: ResourceRecord, o: { input?: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null }): Promise<ChatRow> => {
     const input = o.input ?? {}
@@ -79,7 +97,7 @@ export function chatService(d: ChatHandlerDeps) {
   }
 
   /** Queues a turn with the chat's actor under `jobId`. */
-  const queue = async (p: Principal, chat: ChatRow, o: SendOptions, jobId: string): Promise<void> => {
+  const queue = async (p: Principal, chat: ChatRef, o: SendOptions, jobId: string): Promise<void> => {
     if (o.channelId !== null) await store.setChannel(chat.id, o.channelId)
     await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', {
       job_id: jobId,
@@ -92,14 +110,14 @@ export function chatService(d: ChatHandlerDeps) {
   }
 
   /** Queues a turn with the chat's actor; returns the job id to wait on. */
-  const send = async (p: Principal, chat: ChatRow, o: SendOptions): Promise<string> => {
+  const send = async (p: Principal, chat: ChatRef, o: SendOptions): Promise<string> => {
     const jobId = randomUUID()
     await queue(p, chat, o, jobId)
     return jobId
   }
 
   /** Queues a turn with a waiter subscribed before the send (see `watchJob`: no extra round trips). */
-  const submit = async (p: Principal, chat: ChatRow, o: SendOptions): Promise<{ jobId: string; watch: JobWatch }> => {
+  const submit = async (p: Principal, chat: ChatRef, o: SendOptions): Promise<{ jobId: string; watch: JobWatch }> => {
     const jobId = randomUUID()
     const watch = watchJob(d.nc, d.names, d.jobStore, jobId)
     try {
@@ -116,6 +134,8 @@ export function chatService(d: ChatHandlerDeps) {
     const timeoutMs = d.config.AGENT_JOB_TIMEOUT * 1000 + 60_000
     const done = watch === undefined ? await waitForJob(d.nc, d.names, d.jobStore, jobId, timeoutMs) : await watch.result(timeoutMs)
     if (done === null || done.status === 'queued' || done.status === 'running' || done.status === 'scheduled') throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
+    // the chat went away after the message was accepted (deleted, expired): as if checked at the door
+    if (done.status === 'failed' && typeof done.error === 'object' && done.error?.code === 'chat.not_found') throw notFound('chat not found', 'chat.not_found')
     if (done.status !== 'completed') throw new AppError(502, 'chat.turn_failed', jobErrorText(done.error) ?? `the turn ended ${done.status}`)
     return done.result as TurnResult
   }
@@ -124,7 +144,7 @@ export function chatService(d: ChatHandlerDeps) {
    * Sends and waits for the final answer. A turn that suspended for sub-agents (suspend mode) ends
    * in a later job; its end is the channel's terminal event, which is listened for from the start.
    */
-  const sendAndWait = async (p: Principal, chat: ChatRow, o: Omit<SendOptions, 'channelId'>): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
+  const sendAndWait = async (p: Principal, chat: ChatRef, o: Omit<SendOptions, 'channelId'>): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
     // only a turn that may suspend needs its events: in block mode the job's result is the answer
     if (d.config.AGENT_DELEGATE_MODE !== 'suspend') {
       const { jobId, watch } = await submit(p, chat, { ...o, channelId: null })
@@ -155,7 +175,7 @@ export function chatService(d: ChatHandlerDeps) {
     }
   }
 
-  return { store, agentFor, chatOf, ownChat, createChat, send, submit, result, sendAndWait }
+  return { store, agentFor, chatOf, ownChat, speakIn, createChat, send, submit, result, sendAndWait }
 }
 
 export type ChatService = ReturnType<typeof chatService>
@@ -197,7 +217,7 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
       return { status: 204 }
     }),
     bind(R.chatsSend, async ({ principal: p, params, body }) => {
-      const chat = await svc.ownChat(p, params.id)
+      const chat = await svc.speakIn(p, params.id)
       const out = await svc.sendAndWait(p, chat, { content: body.content })
       return { body: { ...(out.message ?? {}), status: out.status } }
     }),

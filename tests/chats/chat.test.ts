@@ -136,3 +136,19 @@ t.test("another user's chat is invisible; archive and delete", async (t) => {
   t.equal((await env.request('DELETE', `/chats/${chat.id}`)).status, 204)
   t.equal((await env.request('GET', `/chats/${chat.id}`)).status, 404)
 })
+
+t.test('speaking again in a chat: the owner is remembered, a chat deleted meanwhile is still 404, others still 404', async (t) => {
+  const chat = (await post('/agents/demo/helper/chats', { input: { customer: 'Y' } })).body as { id: string }
+  const first = await post(`/chats/${chat.id}/messages`, { content: 'hi' })
+  t.equal(first.status, 200, first.text)
+  const again = await post(`/chats/${chat.id}/messages`, { content: 'again' })
+  t.equal(again.status, 200, 'the owner speaks again (no read at the door)')
+  const b = await env.createUser('chat-speaker-b@test.local')
+  t.equal((await post(`/chats/${chat.id}/messages`, { content: 'me too' }, b.token)).status, 404, 'another user still may not, after the owner spoke')
+  const messages = ((await env.request('GET', `/chats/${chat.id}`)).body as { messages: { content: string | null }[] }).messages
+  t.notOk(messages.some((m) => m.content === 'me too'), "B's message was not stored")
+  t.equal((await env.request('DELETE', `/chats/${chat.id}`)).status, 204)
+  const gone = await post(`/chats/${chat.id}/messages`, { content: 'still there?' })
+  t.equal(gone.status, 404, `a chat deleted after its owner spoke in it: ${gone.text}`)
+  t.match(gone.body, { code: 'chat.not_found' })
+})
