@@ -261,7 +261,8 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
   const port = options.exactPort === true && options.port !== undefined ? options.port : await freePort(options.port)
   // The socket goes in the cluster directory (0700, the postgres user's): only this host's root or
   // the cluster's owner can reach it, and no sandbox mounts it. sun_path holds 107 bytes.
-  const socketDir = `${dir}/.s.PGSQL.${String(port)}.lock`.length <= 100 ? dir : null
+  // (absolute: the server resolves a relative one against its data directory)
+  const socketDir = `${resolve(dir)}/.s.PGSQL.${String(port)}.lock`.length <= 100 ? resolve(dir) : null
   const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200']
   if (options.unsafeFast === true) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
   const [cmd, args] = asPostgres(join(bin, 'postgres'), ['-D', dir, '-p', String(port), ...settings])
