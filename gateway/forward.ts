@@ -88,7 +88,8 @@ export class Forwarder {
       const apiKey = req.getHeader('x-api-key')
       // `X-API-Key: <key>` is the same credential as `Authorization: Bearer <key>` (gateway/auth.ts).
       const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
-      const clientIp = this.d.clientAddress(res, req)
+      // only routes that use it pay for the peer address (a getpeername per call)
+      const clientIp = route.def.clientIp === true ? this.d.clientAddress(res, req) : ''
       const contentType = req.getHeader('content-type')
       const params: Record<string, string> = {}
       for (let i = 0; i < route.paramNames.length; i++) {

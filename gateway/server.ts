@@ -77,7 +77,7 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
     app[UWS_METHOD[route.def.method]](route.uwsPath, forwarder.handler(route))
   }
   if (webhooks !== undefined) {
-    app.any('/webhooks/*', webhookHandler({ nc, names: options.names, table: webhooks, verifier, link, maxBodyBytes: options.maxBodyBytes, rpcTimeoutMs, ...cycle, clientAddress }))
+    app.any('/webhooks/*', webhookHandler({ nc, names: options.names, table: webhooks, verifier, link, maxBodyBytes: options.maxBodyBytes, rpcTimeoutMs, ...cycle }))
   }
   serveFallback(app, cycle, cors, compiled)
 

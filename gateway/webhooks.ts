@@ -98,7 +98,6 @@ export interface WebhookContext {
   begin: RequestCycle['begin']
   fail: RequestCycle['fail']
   finish: RequestCycle['finish']
-  clientAddress(res: HttpResponse, req: HttpRequest): string
 }
 
 const PREFIX = '/webhooks/'
@@ -137,7 +136,6 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
     const path = state.url.slice(PREFIX.length)
     const apiKey = req.getHeader('x-api-key')
     const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
-    const clientIp = ctx.clientAddress(res, req)
     const rawQuery = req.getQuery() ?? ''
     const declared = Number(req.getHeader('content-length') || '0')
     let body: Promise<Buffer | null> | undefined
@@ -176,7 +174,7 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
         if (state.aborted) return
         // in memory when this process serves the trigger route, else over NATS (gateway/route-call.ts)
         const reply = await service
-          .call(rpcSubject(ctx.names, webhookRouteId(method)), { requestId: state.requestId, caller, params: { path }, query: async === '1' || async === 'true' ? { async } : {}, clientIp }, Buffer.from(JSON.stringify(input)))
+          .call(rpcSubject(ctx.names, webhookRouteId(method)), { requestId: state.requestId, caller, params: { path }, query: async === '1' || async === 'true' ? { async } : {} }, Buffer.from(JSON.stringify(input)))
           .catch((err: unknown) => {
             if (err instanceof AppError && err.code === 'service.timeout') {
               throw new AppError(504, 'service.timeout', 'the function did not answer within the gateway timeout; it goes on running (call with ?async=1 for long functions)')

@@ -10,6 +10,7 @@ export const IDENTITY_ROUTES = {
   authLogin: defineRoute({
     ...open,
     id: 'auth.login',
+    clientIp: true,
     method: 'POST',
     path: '/auth/login',
     summary: 'Log in: password mode answers tokens; otp modes email a code and answer a session id (unknown emails get the same answer)',
@@ -20,6 +21,7 @@ export const IDENTITY_ROUTES = {
   authVerifyOtp: defineRoute({
     ...open,
     id: 'auth.verify-otp',
+    clientIp: true,
     method: 'POST',
     path: '/auth/verify-otp',
     summary: 'Exchange an emailed code for tokens; OTP_MAX_ATTEMPTS wrong guesses invalidate it',
