@@ -1,4 +1,4 @@
-import { createAckedPublisher } from '../../src/platform/acked-publish.ts'
+import { createAckedPublisher, kvCasWriter } from '../../src/platform/acked-publish.ts'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { Outbox } from './outbox.ts'
 
@@ -23,11 +23,5 @@ export interface StateWriter {
 
 export function stateWriter(nc: NatsConnection, bucket: string, out: Outbox, timeoutMs = 5_000): StateWriter {
   const publisher = createAckedPublisher(nc, { timeoutMs, send: (publish) => out.later(publish) })
-  const prefix = `$KV.${bucket}.`
-  return {
-    async write(key, data, expected) {
-      return (await publisher.publish(prefix + key, data, { expectedLastSubjectSequence: expected })).seq
-    },
-    close: () => publisher.close(),
-  }
+  return { write: kvCasWriter(publisher, bucket), close: () => publisher.close() }
 }

@@ -11,7 +11,7 @@ import type { NatsNames } from '../platform/nats-names.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
 import { CHAT_ROUTES } from './routes.ts'
 import type { JobStateStore } from '../jobs/job-state.ts'
-import { jobErrorText } from '../jobs/job-state.ts'
+import { jobErrorOf, jobErrorText } from '../jobs/job-state.ts'
 import { waitForJob, watchJob, type JobWatch } from '../jobs/wait.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import { canOnResource } from '../resources/permissions.ts'
@@ -70,6 +70,14 @@ export function chatService(d: ChatHandlerDeps) {
     return chat
   }
 
+  /*
+   * The chats this process has seen their owners speak in: a chat's owner and whether it is
+   * internal never change, so a message from the owner again needs no read at the door (one
+   * Postgres round trip fewer per turn). A chat deleted or expired since is what the turn's own
+   * read finds (`chat.not_found`), answered 404 like the door's check (`result`).
+   */
+  const owners = new Map<string, string>()
+
   /** A chat the caller speaks in: its own (admins may read others' chats, never speak in them). */
   const ownChat = async (p: Principal, id: string): Promise<ChatRow> => {
     const chat = await chatOf(p, id)
@@ -79,13 +87,6 @@ export function chatService(d: ChatHandlerDeps) {
     return chat
   }
 
-  /*
-   * The chats this process has seen their owners speak in: a chat's owner and whether it is
-   * internal never change, so a message from the owner again needs no read at the door (one
-   * Postgres round trip fewer per turn). A chat deleted or expired since is what the turn's own
-   * read finds (`chat.not_found`), answered 404 like the door's check (`result`).
-   */
-  const owners = new Map<string, string>()
   /** A chat the caller speaks in, from memory when its owner spoke in it before. */
   const speakIn = async (p: Principal, id: string): Promise<ChatRef> => (owners.get(id) === p.userId ? { id } : ownChat(p, id))
 
@@ -135,7 +136,7 @@ export function chatService(d: ChatHandlerDeps) {
     const done = watch === undefined ? await waitForJob(d.nc, d.names, d.jobStore, jobId, timeoutMs) : await watch.result(timeoutMs)
     if (done === null || done.status === 'queued' || done.status === 'running' || done.status === 'scheduled') throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
     // the chat went away after the message was accepted (deleted, expired): as if checked at the door
-    if (done.status === 'failed' && typeof done.error === 'object' && done.error?.code === 'chat.not_found') throw notFound('chat not found', 'chat.not_found')
+    if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'chat.not_found') throw notFound('chat not found', 'chat.not_found')
     if (done.status !== 'completed') throw new AppError(502, 'chat.turn_failed', jobErrorText(done.error) ?? `the turn ended ${done.status}`)
     return done.result as TurnResult
   }

@@ -3,7 +3,7 @@ import type { Static } from '@sinclair/typebox'
 import { JOB_STATUSES, JobError, type JobState, type POOLS } from '../../schemas/job.ts'
 import { errorCodeInfo } from '../kernel/error-codes.ts'
 import { isCasConflict } from '../kernel/nats-errors.ts'
-import { ackedPublisher } from '../platform/acked-publish.ts'
+import { ackedPublisher, kvCasWriter } from '../platform/acked-publish.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 
@@ -92,10 +92,8 @@ export async function openJobStateStore(nc: NatsConnection, names: NatsNames): P
   // Writes are CAS publishes on the key's subject through the connection's lean publisher: what
   // kv.create / kv.update send, without their per-call request machinery (acked-publish.ts). No
   // job state is ever deleted, so "nothing stored on the key" is what a create expects.
-  const publisher = ackedPublisher(nc)
-  const keySubject = `$KV.${bucket}.`
-  const write = async (id: string, state: JobState, expected: number): Promise<number> =>
-    (await publisher.publish(keySubject + id, encodeState(state), { expectedLastSubjectSequence: expected })).seq
+  const casWrite = kvCasWriter(ackedPublisher(nc), bucket)
+  const write = (id: string, state: JobState, expected: number): Promise<number> => casWrite(id, encodeState(state), expected)
   const get = async (id: string): Promise<StateEntry | null> => {
     const e = await throughOutages(() => kv.get(id))
     if (e === null || e.operation !== 'PUT' || e.length === 0) return null

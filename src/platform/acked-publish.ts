@@ -147,7 +147,30 @@ export function ackedPublisher(nc: NatsConnection): AckedPublisher {
   return p
 }
 
-/** The shared publisher of a JetStream client's connection (null for a client of another make). */
-export function ackedPublisherOf(js: JetStreamClient): AckedPublisher | null {
-  return js instanceof JetStreamClientImpl ? ackedPublisher(js.nc) : null
+/**
+ * The shared publisher of a JetStream client's connection; for a client of another make, its own
+ * `js.publish` behind the same interface.
+ */
+export function ackedPublisherOf(js: JetStreamClient): AckedPublisher {
+  if (js instanceof JetStreamClientImpl) return ackedPublisher(js.nc)
+  return {
+    publish: (subject, data, o) =>
+      js.publish(subject, data, {
+        ...(o?.msgID === undefined ? {} : { msgID: o.msgID }),
+        ...(o?.headers === undefined ? {} : { headers: o.headers }),
+        ...(o?.expectedLastSubjectSequence === undefined ? {} : { expect: { lastSubjectSequence: o.expectedLastSubjectSequence } }),
+        ...(o?.timeoutMs === undefined ? {} : { timeout: o.timeoutMs }),
+      }),
+    close: () => undefined,
+  }
+}
+
+/**
+ * CAS writes on a KV bucket's keys through a publisher: what `kv.create` (`expected` 0: nothing
+ * stored on the key yet) and `kv.update` send, resolving with the new revision; a stale revision
+ * is the server's CAS conflict (`isWrongLastSequence`). Keys are the caller's to keep valid.
+ */
+export function kvCasWriter(p: AckedPublisher, bucket: string): (key: string, data: Uint8Array | string, expected: number) => Promise<number> {
+  const prefix = `$KV.${bucket}.`
+  return async (key, data, expected) => (await p.publish(prefix + key, data, { expectedLastSubjectSequence: expected })).seq
 }

@@ -34,13 +34,12 @@ export async function publishDurably(
   budgetMs = 15_000,
 ): Promise<PubAck> {
   const deadline = Date.now() + budgetMs
-  // the connection's lean publisher (acked-publish.ts); the client's own publish for another make
-  const lean = ackedPublisherOf(js)
+  // the connection's lean publisher (acked-publish.ts)
+  const publisher = ackedPublisherOf(js)
   let delay = 100
   for (;;) {
     try {
-      if (lean !== null) return await lean.publish(subject, data, { ...opts, timeoutMs: 2_000 })
-      return await js.publish(subject, data, { timeout: 2_000, retries: 1, ...opts })
+      return await publisher.publish(subject, data, { ...opts, timeoutMs: 2_000 })
     } catch (err) {
       if (Date.now() + delay > deadline) throw unavailable(`the queue did not accept the message: ${String(err)}`, 'queue.unavailable')
       await new Promise((r) => setTimeout(r, delay))

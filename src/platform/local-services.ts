@@ -262,7 +262,8 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
   // The socket goes in the cluster directory (0700, the postgres user's): only this host's root or
   // the cluster's owner can reach it, and no sandbox mounts it. sun_path holds 107 bytes.
   // (absolute: the server resolves a relative one against its data directory)
-  const socketDir = `${resolve(dir)}/.s.PGSQL.${String(port)}.lock`.length <= 100 ? resolve(dir) : null
+  const absDir = resolve(dir)
+  const socketDir = `${absDir}/.s.PGSQL.${String(port)}.lock`.length <= 100 ? absDir : null
   const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200']
   if (options.unsafeFast === true) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
   const [cmd, args] = asPostgres(join(bin, 'postgres'), ['-D', dir, '-p', String(port), ...settings])

@@ -65,8 +65,7 @@ function encode(names: NatsNames, channelId: string, ev: StreamEvent): { subject
  */
 export async function publishStreamEvent(js: JetStreamClient, names: NatsNames, channelId: string, ev: StreamEvent): Promise<number> {
   const m = encode(names, channelId, ev)
-  const lean = ackedPublisherOf(js)
-  const ack = await (lean === null ? js.publish(m.subject, m.data, { headers: m.headers }) : lean.publish(m.subject, m.data, { headers: m.headers }))
+  const ack = await ackedPublisherOf(js).publish(m.subject, m.data, { headers: m.headers })
   return ack.seq
 }
 
