@@ -77,14 +77,17 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
  * for sub-agents, or blocked by a hook), null when the LLM rounds follow.
  */
 export async function beginTurn(rt: TurnRuntime, ctx: ToolContext, input: TurnInput, emit: Emit, log: Logger, tx: Transcript): Promise<TurnResult | null> {
-  const { store } = rt
   const { chat } = ctx
   if (input.resume === true) {
-    // resumed by a sub-agent's reply: go on only when every call of the last round has its result
-    const history = await store.messages(chat.id, 200)
+    // Resumed by a sub-agent's reply: go on only when every call of the last round has its result
+    // in the history this turn runs on (read with the chat, `tx`) and nothing follows them. A reply
+    // stored after that read resumes the chat again (it is written before its resume is sent), so
+    // judging by a later read could run the round without it; and a round an earlier resume went
+    // on with already ends in the assistant's answer.
+    const history = tx.window(Number.MAX_SAFE_INTEGER)
     const lastCalls = [...history].reverse().find((m) => m.role === 'assistant' && m.tool_calls !== null)?.tool_calls ?? []
     const answered = new Set(history.filter((m) => m.role === 'tool').map((m) => m.tool_call_id))
-    if (lastCalls.some((c) => !answered.has(c.id))) return { status: 'suspended', message: null } satisfies TurnResult
+    if (history.at(-1)?.role !== 'tool' || lastCalls.some((c) => !answered.has(c.id))) return { status: 'suspended', message: null } satisfies TurnResult
   } else if (input.approval !== undefined) {
     await resumeApproval(rt, ctx, input.approval, tx)
   } else {
