@@ -57,6 +57,7 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
   const consumer = await js.consumers.get(`KV_${o.names.bucket('JOB_STATE')}`, MIRROR_CONSUMER)
   const log = o.log.child({ mod: 'job-mirror' })
   const limit = o.concurrency ?? 32
+  const lingerMs = o.config.MIRROR_LINGER_MS
   const inflight = new Set<Promise<void>>()
   const callbacks = new Set<Promise<unknown>>()
   let stopped = false
@@ -204,8 +205,16 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
   const messages = await consumer.consume({ max_messages: Math.max(limit * 2, MAX_BATCH * 2) })
   let waiting: JsMsg[] = []
   let scheduled = false
+  // The linger: an entry waits up to MIRROR_LINGER_MS for the ones after it, so a short job's
+  // `running` and its end become one row write (only the newest state of a job is written; every
+  // entry still gets its event, in order) and a moderately busy platform writes fuller batches.
+  let linger: NodeJS.Timeout | undefined
   const flush = (): void => {
     scheduled = false
+    if (linger !== undefined) {
+      clearTimeout(linger)
+      linger = undefined
+    }
     while (waiting.length > 0 && inflight.size < limit) {
       const batch = waiting.splice(0, MAX_BATCH)
       const p = applyBatch(batch)
@@ -229,14 +238,16 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       } else waiting.push(m)
       if (!scheduled) {
         scheduled = true
-        setImmediate(flush)
-      }
+        if (lingerMs > 0 && waiting.length > 0 && waiting.length < MAX_BATCH) linger = setTimeout(flush, lingerMs)
+        else setImmediate(flush)
+      } else if (linger !== undefined && waiting.length >= MAX_BATCH) flush()
       while (inflight.size >= limit) await Promise.race(inflight)
     }
   })()
   return {
     async stop() {
       stopped = true
+      clearTimeout(linger)
       await messages.close()
       await loop.catch(() => undefined)
       // what was gathered but not written yet is redelivered to the next mirror (not acked)

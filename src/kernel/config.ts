@@ -148,6 +148,7 @@ export const ConfigSchema = T.Object({
   QUEUE_AGENT_CONCURRENCY: int(5, 'agent jobs per worker', 1),
   QUEUE_AGENT_SUB_REPLICAS: int(2, 'sub-agent worker replicas', 0),
   QUEUE_AGENT_SUB_CONCURRENCY: int(5, 'sub-agent jobs per worker', 1),
+  MIRROR_LINGER_MS: int(20, 'how long the execution mirror waits for more job state changes before writing them to Postgres in one statement: a job that ends within it costs one row write instead of two (its execution row and its running event lag by at most this much); 0 = write at once', 0, 1000),
   JOB_RESULT_TTL_HOURS: int(24, 'hours job results are kept', 1),
   QUEUE_MAX_RETRIES: int(3, 'retries of a failed function job before the dead letter queue (agent jobs never retry)', 0, 20),
   QUEUE_RETRY_DELAY_SECONDS: num(10, 'first retry delay of a function job; doubles per retry', 0),
