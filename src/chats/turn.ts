@@ -8,7 +8,8 @@ import type { ResourceService } from '../resources/service.ts'
 import type { ListenerWatch } from '../streaming/listeners.ts'
 import type { MessageRow } from './store.ts'
 import type { AgentRecord, ToolContext } from './tools.ts'
-import { runTurn, type TurnJobContext } from './run-turn.ts'
+import type { JobState } from '../jobs/job-state.ts'
+import { prefetchTurnContext, runTurn, type TurnContextRead, type TurnJobContext } from './run-turn.ts'
 import { turnRuntime } from './turn-runtime.ts'
 
 /*
@@ -78,5 +79,7 @@ export { loadAgent } from './load-agent.ts'
 
 export function turnExecutor(d: TurnDeps): JobExecutor {
   const rt = turnRuntime(d)
-  return async (jc: TurnJobContext) => runTurn(rt, jc)
+  const run = async (jc: TurnJobContext) => runTurn(rt, jc)
+  // the chat with its history is read while the job is claimed (see runTurn: `jc.prefetched`)
+  return Object.assign(run, { prefetch: (job: JobState): TurnContextRead => prefetchTurnContext(rt, job) })
 }

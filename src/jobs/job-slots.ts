@@ -87,7 +87,8 @@ export class JobSlots {
   }
 
   private async claimAndRun(m: PulledMessage, id: string, carried: JobState): Promise<void> {
+    const prefetched = this.w.o.executor.prefetch?.(carried)
     const claimed = await claimDelivery(this.w, m, id, carried)
-    if (claimed !== null) await runJob(this.w, m, claimed, (p) => this.blocking(p))
+    if (claimed !== null) await runJob(this.w, m, claimed, (p) => this.blocking(p), prefetched)
   }
 }

@@ -50,6 +50,8 @@ export async function startLocal(w: WorkerState, job: JobState, blocking: JobCon
   })
   w.running.add(slot)
   void slot.finally(() => w.running.delete(slot))
+  // the executor's reads start now and overlap the claim's round trip
+  const prefetched = w.o.executor.prefetch?.(job)
   let claimed
   try {
     claimed = await claimDelivery(w, m, job.id, job)
@@ -61,7 +63,7 @@ export async function startLocal(w: WorkerState, job: JobState, blocking: JobCon
     release()
     return settled === 'nak' ? 'elsewhere' : 'over'
   }
-  void runJob(w, m, claimed, blocking)
+  void runJob(w, m, claimed, blocking, prefetched)
     .catch((err: unknown) => w.log.error({ err, job: job.id }, 'local job failed'))
     .finally(release)
   return 'running'

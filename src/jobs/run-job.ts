@@ -8,7 +8,7 @@ import type { WorkerState } from './worker-state.ts'
  * Runs one claimed attempt: the executor with a cancel signal (the job's done channel) and a
  * timeout, the message kept alive with `working()`; then records the outcome after the slot is free.
  */
-export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEntry, blocking: JobContext['blocking']): Promise<void> {
+export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEntry, blocking: JobContext['blocking'], prefetched?: unknown): Promise<void> {
   const { o, log } = w
   const job = claimed.state
   const attempt = job.attempts
@@ -38,7 +38,7 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
   let outcome: AttemptOutcome
   try {
     const result = await Promise.race([
-      o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }), blocking }),
+      o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }), blocking, ...(prefetched === undefined ? {} : { prefetched }) }),
       new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true })),
     ])
     outcome = { ok: true, result }

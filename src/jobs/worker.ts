@@ -41,8 +41,16 @@ export interface JobContext {
    * deadlock the pool. The extra slot ends with the wait (after the job it took, if any).
    */
   blocking<T>(p: Promise<T>): Promise<T>
+  /** What the executor's `prefetch` answered for this job (started before the claim), when it has one. */
+  prefetched?: unknown
 }
-export type JobExecutor = (ctx: JobContext) => Promise<unknown>
+/**
+ * Runs one attempt. `prefetch`, when present, is called with the job as delivered before the claim
+ * (a CAS round trip) and its answer handed to the run as `prefetched`: reads every run of the job
+ * needs then overlap the claim instead of following it. What it starts must not fail unhandled
+ * (the claim may find the job is not to run, and nobody then waits for it).
+ */
+export type JobExecutor = ((ctx: JobContext) => Promise<unknown>) & { prefetch?: (job: JobState) => unknown }
 
 export interface WorkerOptions {
   nc: NatsConnection

@@ -27,7 +27,7 @@ const alice = await env.createUser('alice@test.local')
 
 t.test('a job that ends within the linger: one row write, both events in order', async (t) => {
   const events: string[] = []
-  const sub = platform.nc.subscribe(names.subject('events.execution.tests.linger.>'), { callback: (_e, m) => events.push(String((m.json() as { status: string }).status)) })
+  const sub = platform.nc.subscribe(names.subject('events.execution.tests.linger.>'), { callback: (_e, m) => void events.push(String((m.json() as { status: string }).status)) })
   t.teardown(() => sub.unsubscribe())
   const counter = crossingCounter(platform.nc, platform.db as Db, config.NATS_PREFIX)
   counter.start()
