@@ -4,7 +4,8 @@ import { isApiNotFound, publishDurably } from '../../src/platform/jetstream.ts'
 import type { HostEnv, KeyActor, PartitionRun, Queued } from './partition.ts'
 import { decodeEnvelope } from './protocol.ts'
 import type { ActorContext } from './define-actor.ts'
-import { loadKey, runTurn, runTurns, type TurnsOutcome } from './state.ts'
+import { FRESH_KEY_HEADER } from './send.ts'
+import { loadKey, runTurn, runTurns, startKey, type TurnsOutcome } from './state.ts'
 
 /*
  * A partition's mailbox: one durable pull consumer on the work-queue stream ACTORS, consumed only
@@ -92,6 +93,12 @@ export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg
     const a = run.keys.get(key)
     if (a !== undefined) {
       enqueue(env, run, key, a, q)
+      return
+    }
+    // a key its sender has just made: nothing to read (only on a first delivery: a redelivery may
+    // follow a failed write, whose key is then read like any other)
+    if (m.info.deliveryCount === 1 && m.headers?.get(FRESH_KEY_HEADER) === '1') {
+      enqueue(env, run, key, startKey(run, key, null, 0), q)
       return
     }
     const started = loadKey(env, run, key)

@@ -17,19 +17,28 @@ export async function loadKey(env: HostEnv, run: PartitionRun, key: string): Pro
     const loaded = run.keys.get(key)
     if (loaded !== undefined) return loaded
     const exists = e !== null && e.operation === 'PUT' && e.length > 0
-    a = {
-      chain: Promise.resolve(),
-      pending: 0,
-      inbox: [],
-      drainQueued: false,
-      stored: exists ? e.json<Stored>() : { state: run.def.initialState(key), timers: {} },
-      // a deleted key's marker has a revision too: the next write expects it (0: nothing there)
-      rev: e === null ? 0 : e.revision,
-      lastUsed: Date.now(),
-      log: undefined,
-    }
-    run.keys.set(key, a)
+    // a deleted key's marker has a revision too: the next write expects it (0: nothing there)
+    a = startKey(run, key, exists ? e.json<Stored>() : null, e === null ? 0 : e.revision)
   }
+  return a
+}
+
+/**
+ * A key of this partition in memory, from what the bucket holds (`stored` null: the initial state)
+ * at revision `rev`. A key its sender has just made (`FRESH_KEY_HEADER`) starts here unread, at 0.
+ */
+export function startKey(run: PartitionRun, key: string, stored: Stored | null, rev: number): KeyActor {
+  const a: KeyActor = {
+    chain: Promise.resolve(),
+    pending: 0,
+    inbox: [],
+    drainQueued: false,
+    stored: stored ?? { state: run.def.initialState(key), timers: {} },
+    rev,
+    lastUsed: Date.now(),
+    log: undefined,
+  }
+  run.keys.set(key, a)
   return a
 }
 

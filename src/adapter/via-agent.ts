@@ -29,7 +29,7 @@ export async function viaAgent(c: AdapterContext, p: Principal, body: ChatComple
   // the request's earlier messages: one insert
   await svc.store.appendMany(chat.id, messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content, tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls], tool_call_id: m.tool_call_id ?? null })))
   if (channel === null) {
-    const { jobId, watch } = await svc.submit(p, chat, { content: last.content, channelId: null })
+    const { jobId, watch } = await svc.submit(p, chat, { content: last.content, channelId: null, fresh: true })
     const out = (await svc.result(jobId, watch)) as TurnResult & { usage?: Usage }
     if (out.status === 'awaiting_approval') throw approvalNeeded()
     return {
@@ -44,7 +44,7 @@ export async function viaAgent(c: AdapterContext, p: Principal, body: ChatComple
   const sub = d.nc.subscribe(sseLiveSubject(d.names, turnChannel))
   let sent: Awaited<ReturnType<typeof svc.submit>>
   try {
-    sent = await svc.submit(p, chat, { content: last.content, channelId: turnChannel })
+    sent = await svc.submit(p, chat, { content: last.content, channelId: turnChannel, fresh: true })
   } catch (err) {
     sub.unsubscribe()
     throw err

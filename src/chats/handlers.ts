@@ -50,6 +50,8 @@ export interface SendOptions {
   content?: string
   approval?: { tool_call_id: string; approved: boolean }
   channelId: string | null
+  /** The chat was made by this request just now: its actor starts without reading its state (`sendToActor`'s `fresh`). */
+  fresh?: boolean
 }
 
 export function chatService(d: ChatHandlerDeps) {
@@ -107,7 +109,7 @@ export function chatService(d: ChatHandlerDeps) {
       channel_id: o.channelId,
       user_id: p.userId,
       pool: 'agent',
-    }, { msgId: `chat-send-${jobId}` })
+    }, { msgId: `chat-send-${jobId}`, fresh: o.fresh === true })
   }
 
   /** Queues a turn with the chat's actor; returns the job id to wait on. */
@@ -256,8 +258,9 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
         }
       }
       // input is used only when the chat is created
+      const fresh = chat === null
       chat ??= await svc.createChat(p, agent, { ...(body.input === undefined ? {} : { input: body.input }), sessionKey: body.session_key ?? null })
-      const out = await svc.sendAndWait(p, chat, { content: body.message })
+      const out = await svc.sendAndWait(p, chat, { content: body.message, fresh })
       return { body: { reply: out.message?.content ?? '', chat_id: chat.id, session_key: body.session_key ?? null } }
     }),
   ]

@@ -58,7 +58,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       parent: { id: ctx.job.id, depth: ctx.job.depth },
       delegation_depth: ctx.delegationDepth + 1,
       ...(resumeTo === undefined ? {} : { resume_to: resumeTo }),
-    }, { msgId: `chat-send-${jobId}` })
+    }, { msgId: `chat-send-${jobId}`, fresh: true })
     return jobId
   }
   return turnExecutor({

@@ -46,8 +46,9 @@ export const agentProxy: ProxyExecutorFactory = (ctx) => {
       }
     }
     const input = body['input'] as Record<string, unknown> | undefined
+    const fresh = chat === null
     chat ??= await chats.createChat(p, agent, { ...(input === undefined ? {} : { input }), sessionKey, title: `via component ${component.namespace}/${component.name}` })
-    const out = await chats.sendAndWait(p, chat, { content: String(body['message']) })
+    const out = await chats.sendAndWait(p, chat, { content: String(body['message']), fresh })
     return { body: { reply: out.message?.content ?? '', chat_id: chat.id, session_key: given ?? null } }
   }
 }

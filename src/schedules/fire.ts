@@ -114,13 +114,14 @@ async function runAgent(d: FireDeps, s: Schedule, p: Principal, jobId: string, t
       const prev = await maybeRow(conn, ChatIdRow, sql.unsafe`select chat_id, outcome from schedule_runs where schedule_id = ${s.id}::uuid and tick = ${tick}::timestamptz`)
       let chatId = prev?.chat_id ?? null
       if (prev !== null && (prev.outcome !== 'fired' || chatId === null)) return
+      const fresh = chatId === null
       if (chatId === null) {
         const agent = await d.chats.agentFor(p, s.target_namespace, s.target_name)
         const chat = await d.chats.createChat(p, agent, { input: s.input_data, title: `${s.name} ${tick}` })
         chatId = chat.id
         await conn.query(sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome) values (${s.id}::uuid, ${tick}::timestamptz, ${jobId}, ${chatId}, 'fired')`)
       } else if ((await d.invoke.store.get(jobId)) !== null) return
-      await sendToActor(d.js, d.names, chatProtocol, chatId, 'send', { job_id: jobId, content: s.content ?? '', channel_id: null, user_id: p.userId, pool: 'agent' }, { msgId: `sched-${jobId}` })
+      await sendToActor(d.js, d.names, chatProtocol, chatId, 'send', { job_id: jobId, content: s.content ?? '', channel_id: null, user_id: p.userId, pool: 'agent' }, { msgId: `sched-${jobId}`, fresh })
     } finally {
       await conn.query(sql.unsafe`select pg_advisory_unlock(hashtext(${s.id}), hashtext(${tick}))`)
     }

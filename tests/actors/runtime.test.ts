@@ -177,4 +177,17 @@ t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timer
   await sendToActor(js, names, counterProtocol, 'timed', 'count', { n: 1, arm: true })
   const timed = await eventually(async () => ((await state('timed'))?.pinged === true ? true : undefined), 'the timer to fire', 20_000)
   t.equal(timed, true)
+
+  // A key its sender has just made (`fresh`) starts from the initial state without a read. A wrong
+  // hint (the key holds state its host has not loaded) costs a CAS conflict and a redelivery,
+  // after which the message runs on the stored state: nothing is replaced or lost.
+  await sendToActor(js, names, counterProtocol, 'fresh-1', 'count', { n: 1 }, { fresh: true })
+  const fresh = await eventually(async () => ((await state('fresh-1'))?.last === 1 ? state('fresh-1') : undefined), 'the fresh key handled')
+  t.match(fresh, { last: 1, gaps: 0, applied: 1 })
+  await states.put('counter.stored-1', JSON.stringify({ state: { last: 5, gaps: 0, pinged: false, applied: 5, dups: 0 }, timers: {} }))
+  await sendToActor(js, names, counterProtocol, 'stored-1', 'count', { n: 6 }, { fresh: true })
+  const kept = await eventually(async () => ((await state('stored-1'))?.last === 6 ? state('stored-1') : undefined), 'the wrongly fresh key handled')
+  t.match(kept, { last: 6, gaps: 0, applied: 6 }, 'the stored state moved on, not replaced by the initial one')
+  const storedRuns = await env.sql<{ n: number }>("select count(*)::int as n from actor_runs where key = 'stored-1'")
+  t.same(storedRuns, [{ n: 2 }], 'the hint was taken (a run on the initial state, its write refused), then the redelivery ran on the stored state')
 })
