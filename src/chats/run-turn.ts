@@ -19,8 +19,11 @@ export type TurnJobContext = JobContext & { blocking?: <T>(p: Promise<T>) => Pro
 /** The chat with its last MAX_HISTORY_MESSAGES messages: the one read every turn makes. */
 export type TurnContextRead = ReturnType<TurnRuntime['store']['turnContext']>
 
-/** Starts the turn's read before its job is claimed; a failure is the run's to report (or nobody's, when the claim finds nothing to run). */
-export function prefetchTurnContext(rt: TurnRuntime, job: JobState): TurnContextRead {
+/**
+ * The turn's one read, started before its job is claimed (`prefetch`) or, without that, by the run.
+ * A failure is the run's to report (or nobody's, when the claim finds nothing to run).
+ */
+export function readTurnContext(rt: TurnRuntime, job: JobState): TurnContextRead {
   const read = rt.store.turnContext((job.input as TurnInput).chat_id, rt.d.config.MAX_HISTORY_MESSAGES)
   read.catch(() => undefined)
   return read
@@ -49,7 +52,7 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     // read): the sender is the chat's user (the endpoints let only the owner speak in a chat).
     const early = job.user_id === null ? null : loadPrincipal(d.db, { sub: job.user_id, via: 'jwt' })
     early?.catch(() => undefined)
-    const row = await ((jc.prefetched as TurnContextRead | undefined) ?? store.turnContext(input.chat_id, d.config.MAX_HISTORY_MESSAGES))
+    const row = await ((jc.prefetched as TurnContextRead | undefined) ?? readTurnContext(rt, job))
     if (row === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
     const { history, ...chat } = row
     tx = new Transcript(store, chat.id, history)

@@ -9,7 +9,7 @@ import type { ListenerWatch } from '../streaming/listeners.ts'
 import type { MessageRow } from './store.ts'
 import type { AgentRecord, ToolContext } from './tools.ts'
 import type { JobState } from '../jobs/job-state.ts'
-import { prefetchTurnContext, runTurn, type TurnContextRead, type TurnJobContext } from './run-turn.ts'
+import { readTurnContext, runTurn, type TurnContextRead, type TurnJobContext } from './run-turn.ts'
 import { turnRuntime } from './turn-runtime.ts'
 
 /*
@@ -81,5 +81,5 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
   const rt = turnRuntime(d)
   const run = async (jc: TurnJobContext) => runTurn(rt, jc)
   // the chat with its history is read while the job is claimed (see runTurn: `jc.prefetched`)
-  return Object.assign(run, { prefetch: (job: JobState): TurnContextRead => prefetchTurnContext(rt, job) })
+  return Object.assign(run, { prefetch: (job: JobState): TurnContextRead => readTurnContext(rt, job) })
 }
