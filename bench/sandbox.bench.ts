@@ -163,6 +163,9 @@ const benchmark: Benchmark = {
     bare.stop()
 
     const driver = bubblewrapDriver({ python: '/usr/bin/python3' })
+    // as `npm start` does: installs bubblewrap when missing (as root) and says why it cannot run
+    const usable = await driver.check()
+    if (!usable.ok) throw new Error(`bubblewrap sandboxes cannot run here: ${usable.reason}`)
     const pool = createWarmPool({ name: 'bench', driver, spec: (id) => ({ id, mode: 'exclusive', network: false, limits: LIMITS }), minSize: CONCURRENCY, maxSize: CONCURRENCY, minIdle: CONCURRENCY, maxExecutions: 1_000_000, healthIntervalMs: 60_000, idleTimeoutMs: 3_600_000, log })
     let i = 0
     const warm = async () => {

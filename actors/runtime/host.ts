@@ -13,6 +13,7 @@ import { outbox } from './outbox.ts'
 import { provisionActors } from './provision.ts'
 import { keepTurnsAlive } from './state.ts'
 import { stateWriter } from './state-writer.ts'
+import { hostTeller, type ActorTeller } from './tell.ts'
 import { fireTimers, restoreTimedKeys, stateKeyLister } from './timers.ts'
 
 /*
@@ -39,7 +40,7 @@ export interface ActorHostOptions {
   timerMs?: number
 }
 
-export interface ActorHost {
+export interface ActorHost extends ActorTeller {
   nodeId: string
   /** Partitions owned now, as `<type>.<partition>`. */
   owned(): string[]
@@ -72,6 +73,9 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   /** Stopped runs still finishing their turns (kept alive meanwhile). */
   const draining = new Set<PartitionRun>()
   const stateKeys = stateKeyLister(env)
+  /** Told messages being handed to the mailbox stream (tell.ts): sent before the host stops. */
+  const handOffs = new Set<Promise<void>>()
+  const teller = hostTeller(env, runs, handOffs)
   let stopped = false
 
   const heartbeat = startHeartbeat({ kv: workers, role: 'actors', nodeId: o.nodeId, info: () => ({ partitions: runs.size }), log: env.log, intervalMs: tickMs })
@@ -152,12 +156,14 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   return {
     nodeId: o.nodeId,
     owned: () => [...runs.keys()].sort(),
+    tell: (protocol, key, name, payload, opts) => teller.tell(protocol, key, name, payload, opts),
     async stop() {
       stopped = true
       clearInterval(timer)
       clearInterval(timerCheck)
       await ticking
       await Promise.all([...runs.values()].map((r) => stopRun(r, true)))
+      await Promise.allSettled([...handOffs])
       await heartbeat.stop()
       env.writer.close()
       env.leaseWriter.close()

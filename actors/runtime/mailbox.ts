@@ -1,7 +1,7 @@
 import { AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream'
 import { headers } from '@nats-io/transport-node'
 import { isApiNotFound, publishDurably } from '../../src/platform/jetstream.ts'
-import type { HostEnv, KeyActor, PartitionRun, Queued } from './partition.ts'
+import type { Delivery, HostEnv, KeyActor, PartitionRun, Queued } from './partition.ts'
 import { decodeEnvelope } from './protocol.ts'
 import type { ActorContext } from './define-actor.ts'
 import { FRESH_KEY_HEADER } from './send.ts'
@@ -85,7 +85,17 @@ export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg
     await moveToDlq(env, type, key, m, `failed ${String(MAX_DELIVERIES)} deliveries`)
     return
   }
-  const q: Queued = { m, name: decoded.name, payload: decoded.payload }
+  queueForKey(env, run, key, { m, name: decoded.name, payload: decoded.payload }, m.info.deliveryCount === 1 && m.headers?.get(FRESH_KEY_HEADER) === '1')
+}
+
+/**
+ * Queues a checked message on its key's chain: at once for a loaded key, behind the load for a key
+ * being loaded or seen for the first time. `fresh`: the key is one its sender has just made, so
+ * nothing is read (only on a first delivery: a redelivery may follow a failed write, whose key is
+ * then read like any other).
+ */
+export function queueForKey(env: HostEnv, run: PartitionRun, key: string, q: Queued, fresh: boolean): void {
+  const type = run.def.protocol.type
   // a load in progress first: the key may be in `keys` already while messages queued behind the
   // load wait to be enqueued — this one must not overtake them
   let loading = run.loading.get(key)
@@ -95,9 +105,7 @@ export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg
       enqueue(env, run, key, a, q)
       return
     }
-    // a key its sender has just made: nothing to read (only on a first delivery: a redelivery may
-    // follow a failed write, whose key is then read like any other)
-    if (m.info.deliveryCount === 1 && m.headers?.get(FRESH_KEY_HEADER) === '1') {
+    if (fresh) {
       enqueue(env, run, key, startKey(run, key, null, 0), q)
       return
     }
@@ -113,7 +121,11 @@ export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg
   // then-callbacks run in the order they were registered: the key's messages stay in order
   loading.then(
     (loaded) => enqueue(env, run, key, loaded, q),
-    (err: unknown) => env.log.warn({ err, type, key }, 'actor state could not be loaded; the message is redelivered after ack_wait'),
+    (err: unknown) => {
+      env.log.warn({ err, type, key }, 'actor state could not be loaded; the message is redelivered after ack_wait')
+      // a told message has no ack_wait to come back after: it goes to the mailbox now
+      if (q.m.info === undefined) q.m.nak()
+    },
   )
 }
 
@@ -203,7 +215,7 @@ export async function drainInbox(env: HostEnv, run: PartitionRun, key: string, a
  * A failing handler is retried in place first, so the key's later messages wait behind it (per-key
  * order); only then is the message handed back, counting toward the DLQ.
  */
-export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: string, m: JsMsg, name: string, payload: unknown, firstAttempt = 0, firstErr?: unknown): Promise<void> {
+export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: string, m: Delivery, name: string, payload: unknown, firstAttempt = 0, firstErr?: unknown): Promise<void> {
   let lastErr: unknown = firstErr
   for (let attempt = firstAttempt; attempt < IN_PLACE_RETRIES; attempt++) {
     if (attempt > 0) {
@@ -220,6 +232,6 @@ export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: st
       if (run.stopping) break
     }
   }
-  env.log.warn({ err: lastErr, type: run.def.protocol.type, key, delivery: m.info.deliveryCount }, 'actor handler failed; message handed back for redelivery')
+  env.log.warn({ err: lastErr, type: run.def.protocol.type, key, delivery: m.info?.deliveryCount ?? 'told' }, 'actor handler failed; message handed back for redelivery')
   m.nak(500)
 }

@@ -1,4 +1,4 @@
-import type { JsMsg } from '@nats-io/jetstream'
+import type { Delivery } from './partition.ts'
 
 /*
  * A host's outgoing acks and state writes, sent together once per event-loop turn. nats.js flushes
@@ -10,7 +10,7 @@ import type { JsMsg } from '@nats-io/jetstream'
  * current turn of the event loop.
  */
 export interface Outbox {
-  ack(m: JsMsg): void
+  ack(m: Delivery): void
   /** Runs `send` (a publish) with the others of this turn. */
   later(send: () => void): void
   /** Resolves once what is queued now has been handed to the connection (in order before anything published after). */
@@ -18,7 +18,7 @@ export interface Outbox {
 }
 
 export function outbox(): Outbox {
-  let acks: JsMsg[] = []
+  let acks: Delivery[] = []
   let sends: Array<() => void> = []
   let scheduled = false
   let waiters: Array<() => void> = []

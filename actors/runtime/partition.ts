@@ -1,4 +1,4 @@
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream'
+import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
 import type { Logger } from '../../src/kernel/log.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
@@ -39,9 +39,21 @@ export interface Stored {
   timers: Record<string, number>
 }
 
+/**
+ * How a queued message is settled: its JetStream delivery (a `JsMsg`), or for a message told to the
+ * host in-process (`ActorHost.tell`) an object whose `nak` hands it to the mailbox stream instead.
+ */
+export interface Delivery {
+  ack(): void
+  nak(delayMs?: number): void
+  working(): void
+  /** A JetStream delivery's count (absent for a told message, which is never redelivered as such). */
+  readonly info?: { readonly deliveryCount: number }
+}
+
 /** A delivered mailbox message waiting in its key's inbox (checked against the protocol). */
 export interface Queued {
-  m: JsMsg
+  m: Delivery
   name: string
   payload: unknown
 }

@@ -15,6 +15,17 @@ export const mailboxSubject = (names: NatsNames, type: string, partition: number
 /** Header of a message to a key its sender has just made (see `fresh` below). */
 export const FRESH_KEY_HEADER = 'Actor-Fresh-Key'
 
+/** Refuses (422) a key that is not subject-safe, a message name the protocol lacks, or a payload its schema does not accept. */
+export function checkMessage(protocol: ActorProtocol, key: string, name: string, payload: unknown): void {
+  if (!KEY_PATTERN.test(key)) throw invalid(`actor key ${JSON.stringify(key)} is not subject-safe`, undefined, 'actor.bad_key')
+  const schema = Object.hasOwn(protocol.messages, name) ? protocol.messages[name] : undefined
+  if (schema === undefined) throw invalid(`${protocol.type} has no message ${JSON.stringify(name)}`, undefined, 'actor.unknown_message')
+  if (!checkerOf(schema)(payload)) {
+    const issues = [...Value.Errors(schema, payload)].slice(0, 10).map((e) => ({ path: e.path, message: e.message }))
+    throw invalid(`invalid ${protocol.type} message ${name}`, issues, 'actor.invalid_message')
+  }
+}
+
 /**
  * Sends the named message to an actor's mailbox; the sender needs only the protocol. Invalid
  * messages are refused here (422), before they can reach a host. `msgId` makes the send
@@ -32,13 +43,7 @@ export async function sendToActor<P extends ActorProtocol, N extends MessageName
   payload: MessagePayload<P, N>,
   opts: { msgId?: string; fresh?: boolean } = {},
 ): Promise<void> {
-  if (!KEY_PATTERN.test(key)) throw invalid(`actor key ${JSON.stringify(key)} is not subject-safe`, undefined, 'actor.bad_key')
-  const schema = Object.hasOwn(protocol.messages, name) ? protocol.messages[name] : undefined
-  if (schema === undefined) throw invalid(`${protocol.type} has no message ${JSON.stringify(name)}`, undefined, 'actor.unknown_message')
-  if (!checkerOf(schema)(payload)) {
-    const issues = [...Value.Errors(schema, payload)].slice(0, 10).map((e) => ({ path: e.path, message: e.message }))
-    throw invalid(`invalid ${protocol.type} message ${name}`, issues, 'actor.invalid_message')
-  }
+  checkMessage(protocol, key, name, payload)
   const subject = mailboxSubject(names, protocol.type, partitionOf(key, protocol.partitions), key)
   const h = opts.fresh === true ? headers() : undefined
   h?.set(FRESH_KEY_HEADER, '1')

@@ -1,4 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
+import type { ActorTeller } from '../../actors/runtime/tell.ts'
 import type { SandboxExecutor } from '../../sandbox/executor.ts'
 import type { InvokeDeps } from '../functions/invoke.ts'
 import type { Config } from '../kernel/config.ts'
@@ -41,6 +42,8 @@ export interface WorkerContext extends Shared {
   sandboxes: SandboxExecutor
   jobStore: JobStateStore
   invoke: InvokeDeps
+  /** The actor host of this process, when it runs one (ROLES with actors): messages told in-process. */
+  actorsHere: ActorTeller
 }
 
 export interface ServicePart {

@@ -15,6 +15,7 @@ import type { LlmClient } from '../llm/types.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { watchListeners } from '../streaming/listeners.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
+import type { ActorTeller } from '../../actors/runtime/tell.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore } from './store.ts'
 import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
@@ -36,6 +37,8 @@ export interface ChatWorkerDeps {
   jobStore: JobStateStore
   emitter(channelId: string | null): Emit
   log: Logger
+  /** The actor host of this process, if any: a turn's end is told to it when it works the chat. */
+  actorsHere?: ActorTeller
 }
 
 /** Provider settings change rarely: a resolved client is reused for this long (a change applies within it). */
@@ -103,7 +106,12 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     },
     watchListeners: (channelId) => watchListeners(d.nc, d.names, channelId, d.config.SSE_RECONNECT_WINDOW_SECONDS * 1000),
     async turnEnded(chatId, jobId) {
-      await sendToActor(d.js, d.names, chatProtocol, chatId, 'ended', { job_id: jobId }, { msgId: `chat-ended-${jobId}` })
+      const msgId = `chat-ended-${jobId}`
+      // Usually the chat's actor runs in this process (it started the turn in one of its workers):
+      // told in-process, without the stream's four messages. Should that process die before the
+      // actor's state is written, the actor's watchdog finds the ended job, as for a lost send.
+      if (d.actorsHere?.tell(chatProtocol, chatId, 'ended', { job_id: jobId }, { msgId }) === true) return
+      await sendToActor(d.js, d.names, chatProtocol, chatId, 'ended', { job_id: jobId }, { msgId })
     },
   })
 }

@@ -17,5 +17,10 @@ export async function startActorRole(infra: Infrastructure, life: Lifecycle): Pr
     ackWaitMs: config.ACTOR_ACK_WAIT_SECONDS * 1000,
     timerMs: config.ACTOR_TIMER_MS,
   })
-  life.onStop(() => host.stop())
+  // the job workers of this process tell their chat turns' end to this host when it owns the chat
+  infra.actorsHere.bind(host)
+  life.onStop(() => {
+    infra.actorsHere.bind(null)
+    return host.stop()
+  })
 }

@@ -10,6 +10,7 @@ import { closeNats, connectNats, probeNats, provisionNats } from '../platform/na
 import { superviseService } from '../platform/supervisor.ts'
 import type { LocalJobs } from '../jobs/local-run.ts'
 import { provisionJobLayout } from '../jobs/start.ts'
+import { lateTeller, type LateTeller } from '../../actors/runtime/tell.ts'
 import type { Lifecycle } from './lifecycle.ts'
 
 export interface Infrastructure extends Shared {
@@ -17,6 +18,8 @@ export interface Infrastructure extends Shared {
   databaseUrl: string | undefined
   /** The job workers of this process, set by the workers role (started before the actor host, which may start jobs in them). */
   localJobs?: LocalJobs
+  /** The actor host of this process, for messages told in-process (bound by the actors role once it runs). */
+  actorsHere: LateTeller
 }
 
 export function databaseUrlOf(config: Config): string | undefined {
@@ -62,5 +65,5 @@ export async function startInfrastructure(config: Config, roles: ReadonlySet<Rol
   log.info({ nats: await probeNats(nc) }, 'nats capabilities')
   await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS })
   await provisionJobLayout(nc, names, config, log.child({ mod: 'nats' }))
-  return { nc, js: jetstream(nc), names, config, log, natsUrl, databaseUrl }
+  return { nc, js: jetstream(nc), names, config, log, natsUrl, databaseUrl, actorsHere: lateTeller() }
 }

@@ -50,7 +50,12 @@ t.test('one chat turn: Postgres round trips and acknowledged NATS operations', a
   // the chat's owner spoke in it before (warm-up): no read at the door (src/chats/handlers.ts speakIn)
   t.ok(pg.filter((x) => !x.site.includes('mirror.ts')).length <= 2, 'the turn: chat + history (turn), one insert')
   t.ok(pg.length <= 4, 'plus the two execution rows of the mirror')
-  t.ok(all.filter((x) => x.what === 'nats').length <= 11, 'acknowledged NATS operations: at most 11')
+  t.ok(all.filter((x) => x.what === 'nats').length <= 10, 'acknowledged NATS operations: at most 10')
+  t.same(
+    all.filter((x) => x.detail.startsWith('actor.chat.')).map((x) => x.site.split(' < ')[0]),
+    [all.find((x) => x.detail.startsWith('actor.chat.'))?.site.split(' < ')[0]],
+    "one message through the chat's mailbox stream (the user's); the turn's end is told to the actor in-process",
+  )
   t.notOk(all.some((x) => x.detail.startsWith('jobs.agent.')), 'the turn started in this process, not through the JOBS queue')
   t.notOk(all.some((x) => x.detail === 'flush'), 'the waiter subscribed before the send (no flush)')
   t.end()
