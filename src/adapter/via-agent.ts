@@ -25,9 +25,9 @@ export async function viaAgent(c: AdapterContext, p: Principal, body: ChatComple
   if (issues.length > 0) throw new AdapterError(422, `input does not match the agent's input_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, { param: 'input', code: 'invalid_input' })
   const channel = body.stream === true ? streamChannel(req) : null
 
-  const chat = await svc.store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, internal: true, expiresIn: c.chatTtl })
-  // the request's earlier messages: one insert
-  await svc.store.appendMany(chat.id, messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content, tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls], tool_call_id: m.tool_call_id ?? null })))
+  // the chat with the request's earlier messages: one statement
+  const earlier = messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content, tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls], tool_call_id: m.tool_call_id ?? null }))
+  const chat = await svc.store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, internal: true, expiresIn: c.chatTtl, messages: earlier })
   if (channel === null) {
     const { jobId, watch } = await svc.submit(p, chat, { content: last.content, channelId: null, fresh: true })
     const out = (await svc.result(jobId, watch)) as TurnResult & { usage?: Usage }

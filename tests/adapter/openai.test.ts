@@ -199,6 +199,21 @@ t.test('an agent model: the turn runs over the given messages (non-stream)', asy
   t.equal(chats.length, 0, 'the internal chat is not listed')
   const rows = await env.sql<{ internal: boolean; expires: boolean }>("select internal, expires_at is not null as expires from chats where agent_name = 'helper'")
   t.ok(rows.length > 0 && rows.every((x) => x.internal && x.expires), 'internal and ephemeral')
+  // the chat and the request's earlier messages are written by one statement, in the order given
+  const stored = await env.sql<{ role: string; content: string; dated: boolean }>(
+    "select m.role, m.content, c.last_message_at is not null as dated from chat_messages m join chats c on c.id = m.chat_id where c.id = (select chat_id from chat_messages where content = 'first question' order by created_at desc limit 1) order by m.seq",
+  )
+  t.same(
+    stored.map((x) => [x.role, x.content]),
+    [
+      ['user', 'first question'],
+      ['assistant', 'first answer'],
+      ['user', 'second question'],
+      ['assistant', 'Sure, done.'],
+    ],
+    "the internal chat holds the request's messages in order, then the turn's reply",
+  )
+  t.ok(stored.every((x) => x.dated), 'the chat is dated by its messages')
 
   // input variables for an agent with an input_schema (`input`, not OpenAI)
   await fails(t, admin.chat.completions.create({ model: 'agent:demo/typed', messages: [{ role: 'user', content: 'hi' }] }), { status: 422 })
