@@ -17,14 +17,15 @@ import { Transcript } from './transcript.ts'
 export type TurnJobContext = JobContext & { blocking?: <T>(p: Promise<T>) => Promise<T> }
 
 /** The chat with its last MAX_HISTORY_MESSAGES messages: the one read every turn makes. */
-export type TurnContextRead = ReturnType<TurnRuntime['store']['turnContext']>
+export type TurnContextRead = ReturnType<TurnRuntime['history']['read']>
 
 /**
- * The turn's one read, started before its job is claimed (`prefetch`) or, without that, by the run.
- * A failure is the run's to report (or nobody's, when the claim finds nothing to run).
+ * The turn's one read (from the worker's history cache plus what was added since, or whole),
+ * started before its job is claimed (`prefetch`) or, without that, by the run. A failure is the
+ * run's to report (or nobody's, when the claim finds nothing to run).
  */
 export function readTurnContext(rt: TurnRuntime, job: JobState): TurnContextRead {
-  const read = rt.store.turnContext((job.input as TurnInput).chat_id, rt.d.config.MAX_HISTORY_MESSAGES)
+  const read = rt.history.read((job.input as TurnInput).chat_id, rt.d.config.MAX_HISTORY_MESSAGES)
   read.catch(() => undefined)
   return read
 }
@@ -54,8 +55,11 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     early?.catch(() => undefined)
     const row = await ((jc.prefetched as TurnContextRead | undefined) ?? readTurnContext(rt, job))
     if (row === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
-    const { history, ...chat } = row
-    tx = new Transcript(store, chat.id, history)
+    const { chat, history } = row
+    // what the turn writes joins the history this worker holds for the chat's next turn
+    let held = row.held
+    const limit = d.config.MAX_HISTORY_MESSAGES
+    tx = new Transcript(store, chat.id, history, { written: (rows) => (held = rt.history.extend(chat.id, held, rows, limit)), unknown: () => rt.history.drop(chat.id) })
     // permissions now, not when the message was accepted (the agent comes from the row cache)
     const [agent, principal] = await Promise.all([loadAgent(d.resources, chat.agent_id), early !== null && job.user_id === chat.user_id ? early : loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
     if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)

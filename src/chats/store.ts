@@ -1,4 +1,4 @@
-import { Type as T } from '@sinclair/typebox'
+import { Type as T, type Static } from '@sinclair/typebox'
 import { sql, type Db } from '../platform/db.ts'
 import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
 import { toStorable, toStorableText } from '../kernel/storable-text.ts'
@@ -21,7 +21,13 @@ const MESSAGE = sql.unsafe`id, chat_id, role, content, tool_calls, tool_call_id,
 /* Rows as they come back: timestamps already ISO strings, jsonb parsed (src/platform/db.ts). */
 const ChatRows = rowType(T.Object(ChatRow.properties, { title: 'chat' }))
 const MessageRows = rowType(MessageRecord)
-const TurnContextRows = rowType(T.Object({ ...ChatRow.properties, history: T.Array(MessageRecord) }, { title: 'chat with history' }))
+/** A stored message with its place in the chat (`seq`: increasing, but not in commit order). */
+const HistoryMessage = T.Object({ ...MessageRecord.properties, seq: T.Integer() }, { title: 'chat message with seq' })
+export type HistoryMessage = Static<typeof HistoryMessage>
+const HistoryRows = rowType(HistoryMessage)
+const TurnContextRow = T.Object({ ...ChatRow.properties, message_count: T.Integer(), history: T.Array(HistoryMessage) }, { title: 'chat with history' })
+export type TurnContextRow = Static<typeof TurnContextRow>
+const TurnContextRows = rowType(TurnContextRow)
 const ApprovalRows = rowType(T.Object(Approval.properties, { title: 'chat approval' }))
 const DecidedApprovalRows = rowType(
   T.Object({ ...Approval.properties, status: T.Union([T.Literal('pending'), T.Literal('approved'), T.Literal('rejected')]) }, { title: 'chat approval' }),
@@ -65,8 +71,8 @@ export function chatStore(db: Db) {
       const expires = c.expiresIn === undefined || c.expiresIn === null ? null : new Date(Date.now() + c.expiresIn * 1000).toISOString()
       const messages = c.messages ?? []
       const values = sql.unsafe`values (${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${c.title ?? null}, ${JSON.stringify(c.input)}::jsonb,
-                ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false}, ${messages.length > 0 ? new Date().toISOString() : null}::timestamptz)`
-      const insertChat = sql.unsafe`insert into chats (user_id, agent_id, agent_namespace, agent_name, title, input, expires_at, session_key, internal, last_message_at) ${values}`
+                ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false}, ${messages.length > 0 ? new Date().toISOString() : null}::timestamptz, ${messages.length})`
+      const insertChat = sql.unsafe`insert into chats (user_id, agent_id, agent_namespace, agent_name, title, input, expires_at, session_key, internal, last_message_at, message_count) ${values}`
       if (messages.length === 0) return oneRow(db, ChatRows, sql.unsafe`${insertChat} returning ${CHAT}`)
       return oneRow(db, ChatRows, sql.unsafe`
         with c as (${insertChat} returning ${CHAT}), m as (
@@ -83,16 +89,19 @@ export function chatStore(db: Db) {
       return maybeRow(db, ChatRows, sql.unsafe`select ${CHAT} from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
     },
     /**
-     * What a turn needs from Postgres in one round trip: the chat and its last `limit` messages
-     * (oldest first). Timestamps are formatted as the row parser formats them (ISO, UTC, `Z`).
+     * What a turn needs from Postgres in one round trip: the chat, how many messages it holds, and
+     * its last `limit` messages (oldest first) — only those after `afterSeq` when given (what a
+     * worker that holds the rest still lacks, src/chats/history-cache.ts). Timestamps are formatted
+     * as the row parser formats them (ISO, UTC, `Z`).
      */
-    async turnContext(id: string, limit: number): Promise<(ChatRow & { history: MessageRow[] }) | null> {
+    async turnContext(id: string, limit: number, afterSeq?: number): Promise<TurnContextRow | null> {
       if (!/^[0-9a-f-]{36}$/i.test(id)) return null
+      const after = afterSeq === undefined ? sql.unsafe`` : sql.unsafe`and seq > ${afterSeq}`
       return maybeRow(db, TurnContextRows, sql.unsafe`
-        select ${CHAT}, coalesce((
+        select ${CHAT}, message_count, coalesce((
           select json_agg(json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
-                   'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq)
-          from (select * from chat_messages where chat_id = chats.id order by seq desc limit ${limit}) m), '[]'::json) as history
+                   'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'seq', m.seq) order by m.seq)
+          from (select * from chat_messages where chat_id = chats.id ${after} order by seq desc limit ${limit}) m), '[]'::json) as history
         from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
     },
     async bySession(userId: string, ns: string, name: string, key: string): Promise<ChatRow | null> {
@@ -136,18 +145,18 @@ export function chatStore(db: Db) {
           insert into chat_messages (chat_id, role, content, tool_calls, tool_call_id, name)
           values (${chatId}::uuid, ${m.role}, ${m.content}, ${m.tool_calls === undefined || m.tool_calls === null ? null : JSON.stringify(m.tool_calls)}::jsonb, ${m.tool_call_id ?? null}, ${m.name ?? null})
           returning ${MESSAGE}
-        ), c as (update chats set last_message_at = now(), updated_at = now() where id = ${chatId}::uuid)
+        ), c as (update chats set last_message_at = now(), updated_at = now(), message_count = message_count + 1 where id = ${chatId}::uuid)
         select * from m`)
     },
     /**
      * Several messages in one round trip, in the order given (a turn's user message, tool calls,
      * tool results and reply). A message whose `id` is stored already is skipped (idempotent);
-     * returns the rows written.
+     * returns the rows written, with their `seq`.
      */
-    async appendMany(chatId: string, given: readonly NewMessage[]): Promise<MessageRow[]> {
+    async appendMany(chatId: string, given: readonly NewMessage[]): Promise<HistoryMessage[]> {
       if (given.length === 0) return []
       const rows = messageRows(given)
-      return anyRows(db, MessageRows, sql.unsafe`
+      return anyRows(db, HistoryRows, sql.unsafe`
         with m as (
           insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
           select coalesce(x.id, gen_random_uuid()), ${chatId}::uuid, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
@@ -156,8 +165,8 @@ export function chatStore(db: Db) {
           order by e.i
           on conflict (id) do nothing
           returning ${MESSAGE}, seq
-        ), c as (update chats set last_message_at = now(), updated_at = now() where id = ${chatId}::uuid)
-        select ${MESSAGE} from m order by seq`)
+        ), c as (update chats set last_message_at = now(), updated_at = now(), message_count = message_count + (select count(*) from m) where id = ${chatId}::uuid)
+        select ${MESSAGE}, seq from m order by seq`)
     },
     async pendingApprovals(chatId: string): Promise<ApprovalRow[]> {
       return anyRows(db, ApprovalRows, sql.unsafe`select tool_call_id, function_namespace, function_name, arguments from chat_approvals where chat_id = ${chatId}::uuid and status = 'pending' order by created_at`)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { ChatStore, MessageRow, NewMessage } from './store.ts'
+import type { ChatStore, HistoryMessage, MessageRow, NewMessage } from './store.ts'
 
 /** A message as the LLM context needs it (a stored row, or one still to be written). */
 export type ContextMessage = Pick<MessageRow, 'role' | 'content' | 'tool_calls' | 'tool_call_id'>
@@ -12,16 +12,24 @@ export type ContextMessage = Pick<MessageRow, 'role' | 'content' | 'tool_calls' 
  * mode writes its answer into this chat), and before the turn pauses or fails. The chat actor runs
  * one turn of a chat at a time, so nobody else writes this chat meanwhile.
  */
+/** Told what a flush wrote (the worker's history cache, src/chats/history-cache.ts), or that its outcome is unknown. */
+export interface WrittenHook {
+  written(rows: readonly HistoryMessage[]): void
+  unknown(): void
+}
+
 export class Transcript {
   private readonly store: ChatStore
   private readonly chatId: string
   private readonly all: ContextMessage[]
+  private readonly hook: WrittenHook | undefined
   private pending: NewMessage[] = []
 
-  constructor(store: ChatStore, chatId: string, history: readonly ContextMessage[]) {
+  constructor(store: ChatStore, chatId: string, history: readonly ContextMessage[], hook?: WrittenHook) {
     this.store = store
     this.chatId = chatId
     this.all = [...history]
+    this.hook = hook
   }
 
   /** Adds a message: part of the context at once, written at the next `flush`. */
@@ -41,12 +49,17 @@ export class Transcript {
     if (this.pending.length === 0) return []
     const batch = this.pending
     this.pending = []
+    let rows: HistoryMessage[]
     try {
-      return await this.store.appendMany(this.chatId, batch)
+      rows = await this.store.appendMany(this.chatId, batch)
     } catch (err) {
       // kept for a later flush (the error path tries once more)
       this.pending = [...batch, ...this.pending]
+      this.hook?.unknown()
       throw err
     }
+    // a retried batch writes only what is missing: the rows returned are what this flush added
+    this.hook?.written(rows)
+    return rows.map(({ seq: _seq, ...m }) => m)
   }
 }

@@ -1,16 +1,19 @@
+import { historyCache, type HistoryCache } from './history-cache.ts'
 import { chatStore, type ChatStore } from './store.ts'
 import { toolProviders, type ToolDeps, type ToolProvider } from './tools.ts'
 import type { TurnDeps } from './turn.ts'
 
-/** What every turn of one worker shares: the deps, the chat store, the tool providers built once. */
+/** What every turn of one worker shares: the deps, the chat store and history cache, the tool providers built once. */
 export interface TurnRuntime {
   d: TurnDeps
   store: ChatStore
+  history: HistoryCache
   toolDeps: ToolDeps
   providers: ToolProvider[]
 }
 
 export function turnRuntime(d: TurnDeps): TurnRuntime {
   const toolDeps: ToolDeps = { db: d.db, config: d.config, resources: d.resources, invoke: d.invoke, delegate: (c, a, m) => d.delegate(c, a, m), delegateSuspended: (c, a, m, id) => d.delegateSuspended(c, a, m, id) }
-  return { d, store: chatStore(d.db), toolDeps, providers: toolProviders(toolDeps) }
+  const store = chatStore(d.db)
+  return { d, store, history: historyCache(store, d.config.CHAT_HISTORY_CACHE_CHATS), toolDeps, providers: toolProviders(toolDeps) }
 }

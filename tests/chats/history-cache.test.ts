@@ -1,0 +1,82 @@
+import t from 'tap'
+import { historyCache } from '../../src/chats/history-cache.ts'
+import { chatStore } from '../../src/chats/store.ts'
+import type { Db } from '../../src/platform/db.ts'
+import { startTestPlatform } from '../helpers/env.ts'
+
+/*
+ * The worker's history cache against real Postgres: a held chat's next read asks only for what was
+ * added since; what it holds plus what it read must add up to chats.message_count, else (a message
+ * committed out of seq order, one deleted) the whole history is read, as without the cache.
+ */
+t.test('history cache: small reads while coherent, whole reads when not', async (t) => {
+  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
+  const db = env.platform.db as Db
+  const store = chatStore(db)
+  const agent = (await env.request('POST', '/api/v1/agents', { body: { namespace: 'hist', name: 'echo', system_prompt: 'Echo.' } })).body as { id: string }
+  const user = (await env.sql<{ id: string }>('select id from users limit 1'))[0]?.id ?? ''
+  const newChat = async (n: number) =>
+    store.create({ userId: user, agent: { id: agent.id, namespace: 'hist', name: 'echo' }, input: {}, messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `m${String(i + 1)}` })) })
+  /** The reads the cache made: whole (no afterSeq) or since a seq. */
+  const reads: string[] = []
+  const counted = {
+    turnContext: (id: string, limit: number, afterSeq?: number) => {
+      reads.push(afterSeq === undefined ? 'whole' : 'since')
+      return store.turnContext(id, limit, afterSeq)
+    },
+  }
+  const cache = historyCache(counted, 2)
+  const contents = (h: { content: string | null }[]) => h.map((m) => m.content)
+
+  const a = await newChat(3)
+  const first = await cache.read(a.id, 4)
+  t.same(contents(first?.history ?? []), ['m1', 'm2', 'm3'], 'the first read is whole')
+  t.equal(first?.chat.id, a.id)
+  // the turn writes two messages; the cache holds them next to the rest
+  const written = await store.appendMany(a.id, [
+    { role: 'user', content: 'm4' },
+    { role: 'assistant', content: 'm5' },
+  ])
+  t.ok(written.every((r) => typeof r.seq === 'number'), 'appendMany returns each row with its seq')
+  let held = cache.extend(a.id, first!.held, written, 4)
+  const second = await cache.read(a.id, 4)
+  t.same(contents(second?.history ?? []), ['m2', 'm3', 'm4', 'm5'], 'the last 4, in order')
+  t.same(reads, ['whole', 'since'], 'read since the last held message')
+
+  // another writer (a sub-agent answering into this chat) adds one: read since, found, in order
+  await store.append(a.id, { role: 'tool', content: 'm6', tool_call_id: 'c1' })
+  held = second!.held
+  const third = await cache.read(a.id, 4)
+  t.same(contents(third?.history ?? []), ['m3', 'm4', 'm5', 'm6'])
+  t.equal(reads.at(-1), 'since')
+
+  // a message committed after a later one (seq below what is held): the counts differ, read whole
+  const lastSeq = third!.history.at(-1)!.seq
+  await env.sql(`insert into chat_messages (chat_id, seq, role, content) values ($1, $2, 'user', 'late')`, [a.id, lastSeq - 1])
+  await env.sql('update chats set message_count = message_count + 1 where id = $1', [a.id])
+  reads.length = 0
+  const fourth = await cache.read(a.id, 4)
+  t.same(reads, ['since', 'whole'], 'the missed message makes the sums differ: the whole history is read')
+  t.same(contents(fourth?.history ?? []), ['m4', 'm5', 'late', 'm6'], 'in seq order, with the late one')
+
+  // a write of unknown outcome forgets the chat
+  cache.drop(a.id)
+  reads.length = 0
+  await cache.read(a.id, 4)
+  t.same(reads, ['whole'])
+
+  // an extend from a stale entry changes nothing; two chats at most (least recently used out)
+  t.equal(cache.extend(a.id, held, written, 4), held, 'a stale entry is not extended')
+  const b = await newChat(1)
+  const c = await newChat(1)
+  await cache.read(b.id, 4)
+  await cache.read(c.id, 4)
+  reads.length = 0
+  await cache.read(a.id, 4)
+  t.same(reads, ['whole'], 'the least recently used chat was let go')
+
+  // a deleted chat: null, and nothing held
+  await store.remove(b.id)
+  t.equal(await cache.read(b.id, 4), null)
+  t.equal((await env.sql<{ n: string }>('select message_count as n from chats where id = $1', [a.id]))[0]?.n, '7', 'message_count counts every insert')
+})
