@@ -4,6 +4,7 @@ import { Kvm } from '@nats-io/kv'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from './nats-names.ts'
 import { applyRequestPatch } from './nats-request-patch.ts'
+import { applyWriteBatching } from './nats-write-batching.ts'
 
 export type { NatsConnection }
 
@@ -17,6 +18,7 @@ export async function connectNats(url: string, name: string, log: Logger): Promi
   // noAsyncTraces: nats.js otherwise builds two Error objects with stack traces per request (~25% of
   // the gateway's CPU on a forwarded route, measured in bench/).
   applyRequestPatch()
+  applyWriteBatching()
   const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000, noAsyncTraces: true })
   void (async () => {
     for await (const s of nc.status()) {
