@@ -203,11 +203,13 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     const live = row === null ? ((await d.store.get(id))?.state ?? (await findQueuedJob(await jetstreamManager(d.nc), d.names, id))) : null
     if (live !== null && visible(p, live.user_id)) {
       const s = live
+      // a result over 64 KB is in the result store, not the state (the mirror copies it into the row)
+      const stored = s.status === 'completed' && s.result_stored === true ? await d.results.get(id) : null
       return {
         body: executionRecord({
           ...s,
           input_data: s.input,
-          output_data: s.status === 'completed' ? (s.result ?? null) : null,
+          output_data: s.status !== 'completed' ? null : stored !== null ? (JSON.parse(stored) as unknown) : (s.result ?? null),
           error: jobErrorText(s.error),
           callback_status: null,
           callback_response_code: null,
