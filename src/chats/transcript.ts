@@ -4,6 +4,12 @@ import type { ChatStore, HistoryMessage, MessageRow, NewMessage } from './store.
 /** A message as the LLM context needs it (a stored row, or one still to be written). */
 export type ContextMessage = Pick<MessageRow, 'role' | 'content' | 'tool_calls' | 'tool_call_id'>
 
+/** Told what a flush wrote (the worker's history cache, src/chats/history-cache.ts), or that its outcome is unknown. */
+export interface WrittenHook {
+  written(rows: readonly HistoryMessage[]): void
+  unknown(): void
+}
+
 /*
  * A turn's view of its chat's messages: the history read once at the start (with the chat, one
  * query) plus what the turn adds, kept in memory so no round re-reads it; what the turn adds is
@@ -12,12 +18,6 @@ export type ContextMessage = Pick<MessageRow, 'role' | 'content' | 'tool_calls' 
  * mode writes its answer into this chat), and before the turn pauses or fails. The chat actor runs
  * one turn of a chat at a time, so nobody else writes this chat meanwhile.
  */
-/** Told what a flush wrote (the worker's history cache, src/chats/history-cache.ts), or that its outcome is unknown. */
-export interface WrittenHook {
-  written(rows: readonly HistoryMessage[]): void
-  unknown(): void
-}
-
 export class Transcript {
   private readonly store: ChatStore
   private readonly chatId: string
