@@ -32,9 +32,9 @@ export interface ChatActorDeps {
   /** The agent workers of this process, when it has any. */
   local?: LocalJobs
   /**
-   * For turns started locally: how often the watchdog looks at the job (QUEUE_ACK_WAIT_SECONDS,
-   * when a pulled job of a dead worker would come back), whether its worker still runs it, and how
-   * a lost one's stream is ended.
+   * With workers in this process: how often the watchdog looks at a running turn's job
+   * (QUEUE_ACK_WAIT_SECONDS, when a pulled job of a dead worker would come back); for turns started
+   * locally, whether its worker still runs it and how a lost one's stream is ended.
    */
   localCheck?: { everyMs: number; runs(job: JobState): Promise<boolean>; announceLost(job: JobState): Promise<void> }
 }
@@ -71,7 +71,10 @@ export function chatActor(d: ChatActorDeps): Actor {
       }
       if (started === 'full') await enqueueJob(d.enqueue, req)
       const local = started !== 'full' && d.localCheck !== undefined
-      ctx.setTimer('watchdog', local ? (d.localCheck?.everyMs ?? watchdogMs) : watchdogMs)
+      // With workers in this process, a turn's end is told to this host in-process when its worker
+      // is here (actors/runtime/tell.ts) and lost if the process dies before the state is written:
+      // the watchdog looks at every turn's job that often, not only at the local ones'.
+      ctx.setTimer('watchdog', d.localCheck?.everyMs ?? watchdogMs)
       return { running: { job_id: next.job_id, started_ms: Date.now(), ...(local ? { local: true } : {}) }, queue: cur.queue.slice(1) }
     }
   }
@@ -104,7 +107,7 @@ export function chatActor(d: ChatActorDeps): Actor {
             ? await d.store.transition(running.job_id, (s) => (s.status === 'running' && s.worker === cur.state.worker && s.attempts === cur.state.attempts ? { ...s, status: 'failed', error: jobError('job.worker_lost', 'worker lost during the run; agent jobs are not retried'), finished_at: new Date().toISOString() } : null), cur)
             : null
           if (failed === null) {
-            ctx.setTimer('watchdog', check?.everyMs ?? 30_000)
+            ctx.setTimer('watchdog', d.localCheck?.everyMs ?? 30_000)
             return
           }
           ctx.log.warn({ job: running.job_id }, 'agent job of a lost worker: marked failed')
