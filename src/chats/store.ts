@@ -54,12 +54,15 @@ function storableMessage<M extends { content: string | null; tool_calls?: ToolCa
   }
 }
 
-/** Messages as the jsonb rows the inserts unpack (`jsonb_to_record`), in the order given. */
-const messageRows = (given: readonly NewMessage[]) =>
-  given.map((g) => {
+/** Messages as a relation `x` for an insert's select, in the order given (`order by e.i`): one jsonb parameter. */
+const unpackedMessages = (given: readonly NewMessage[]) => {
+  const rows = given.map((g) => {
     const m = storableMessage(g)
     return { id: m.id ?? null, role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null, name: m.name ?? null }
   })
+  return sql.unsafe`jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(v, i),
+               jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)`
+}
 
 export function chatStore(db: Db) {
   return {
@@ -78,8 +81,7 @@ export function chatStore(db: Db) {
         with c as (${insertChat} returning ${CHAT}), m as (
           insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
           select coalesce(x.id, gen_random_uuid()), c.id, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
-          from c, jsonb_array_elements(${JSON.stringify(messageRows(messages))}::jsonb) with ordinality as e(v, i),
-               jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)
+          from c, ${unpackedMessages(messages)}
           order by e.i
         )
         select ${CHAT} from c`)
@@ -155,13 +157,11 @@ export function chatStore(db: Db) {
      */
     async appendMany(chatId: string, given: readonly NewMessage[]): Promise<HistoryMessage[]> {
       if (given.length === 0) return []
-      const rows = messageRows(given)
       return anyRows(db, HistoryRows, sql.unsafe`
         with m as (
           insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
           select coalesce(x.id, gen_random_uuid()), ${chatId}::uuid, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
-          from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(v, i),
-               jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)
+          from ${unpackedMessages(given)}
           order by e.i
           on conflict (id) do nothing
           returning ${MESSAGE}, seq

@@ -139,6 +139,12 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     if (!can(p, permission)) throw forbidden(`requires ${permission}`)
   }
   const visible = (p: Principal, userId: string | null) => (userId !== null && userId === p.userId) || can(p, JOB_PERMISSIONS.readAll)
+  /** A completed job's result: inline in its state or, over 64 KB, in the result store (null: expired there). */
+  const resultOf = async (s: JobState): Promise<{ value: unknown } | null> => {
+    if (s.result_stored !== true) return { value: s.result ?? null }
+    const text = await d.results.get(s.id)
+    return text === null ? null : { value: JSON.parse(text) as unknown }
+  }
   const jobOf = async (p: Principal, id: string): Promise<JobState> => {
     const cur = await d.store.get(id)
     if (cur !== null && visible(p, cur.state.user_id)) return cur.state
@@ -187,12 +193,9 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     if (job.status !== 'completed') {
       throw new AppError(409, 'job.not_completed', job.status === 'failed' ? `job failed: ${jobErrorText(job.error) ?? 'unknown error'}` : `job is ${job.status}`)
     }
-    if (job.result_stored === true) {
-      const text = await d.results.get(job.id)
-      if (text === null) throw notFound('the result has expired', 'job.result_expired')
-      return { body: JSON.parse(text) as unknown }
-    }
-    return { body: job.result ?? null }
+    const result = await resultOf(job)
+    if (result === null) throw notFound('the result has expired', 'job.result_expired')
+    return { body: result.value }
   })
 
   on(R.executionsGet, async ({ principal: p, params: { execution_id: id } }) => {
@@ -203,13 +206,12 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     const live = row === null ? ((await d.store.get(id))?.state ?? (await findQueuedJob(await jetstreamManager(d.nc), d.names, id))) : null
     if (live !== null && visible(p, live.user_id)) {
       const s = live
-      // a result over 64 KB is in the result store, not the state (the mirror copies it into the row)
-      const stored = s.status === 'completed' && s.result_stored === true ? await d.results.get(id) : null
       return {
         body: executionRecord({
           ...s,
           input_data: s.input,
-          output_data: s.status !== 'completed' ? null : stored !== null ? (JSON.parse(stored) as unknown) : (s.result ?? null),
+          // a result over 64 KB is in the result store, not the state (the mirror copies it into the row)
+          output_data: s.status === 'completed' ? ((await resultOf(s))?.value ?? null) : null,
           error: jobErrorText(s.error),
           callback_status: null,
           callback_response_code: null,
