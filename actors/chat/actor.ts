@@ -23,7 +23,17 @@ export interface ChatActorState {
   /** `local`: started in a worker of the actor's host, so no queue message brings it back if that worker dies. */
   running: { job_id: string; started_ms: number; local?: boolean } | null
   queue: ChatTurn[]
+  /**
+   * chats.message_count as the last turn left it, while nothing else may have written the chat
+   * since: handed to the next turn, whose worker then needs no read when it holds that many
+   * (src/chats/history-cache.ts). Absent when unknown: a turn that did not report it (suspended
+   * for sub-agents, lost, a write of unknown outcome) or a sub-agent's answer written from outside.
+   */
+  message_count?: number
 }
+
+/** The state without a vouched message count. */
+const unknownCount = ({ message_count: _count, ...s }: ChatActorState): ChatActorState => s
 
 export interface ChatActorDeps {
   enqueue: EnqueueDeps
@@ -55,7 +65,14 @@ export function chatActor(d: ChatActorDeps): Actor {
         kind: 'agent',
         namespace: 'chat',
         name: chatId,
-        input: { chat_id: chatId, channel_id: next.channel_id, ...(next.content === undefined ? {} : { content: next.content }), ...(next.approval === undefined ? {} : { approval: next.approval }), ...(next.resume === true ? { resume: true } : {}) },
+        input: {
+          chat_id: chatId,
+          channel_id: next.channel_id,
+          ...(next.content === undefined ? {} : { content: next.content }),
+          ...(next.approval === undefined ? {} : { approval: next.approval }),
+          ...(next.resume === true ? { resume: true } : {}),
+          ...(cur.message_count === undefined ? {} : { message_count: cur.message_count }),
+        },
         userId: next.user_id,
         triggerType: 'chat',
         triggerId: chatId,
@@ -66,7 +83,7 @@ export function chatActor(d: ChatActorDeps): Actor {
       const started = d.local === undefined ? 'full' : await d.local.start(prepareJob(d.enqueue, req))
       // over already (a redelivered message whose turn ran): nothing to wait for, on to the next
       if (started === 'over') {
-        cur = { ...cur, queue: cur.queue.slice(1) }
+        cur = unknownCount({ ...cur, queue: cur.queue.slice(1) })
         continue
       }
       if (started === 'full') await enqueueJob(d.enqueue, req)
@@ -75,7 +92,7 @@ export function chatActor(d: ChatActorDeps): Actor {
       // is here (actors/runtime/tell.ts) and lost if the process dies before the state is written:
       // the watchdog looks at every turn's job that often, not only at the local ones'.
       ctx.setTimer('watchdog', d.localCheck?.everyMs ?? watchdogMs)
-      return { running: { job_id: next.job_id, started_ms: Date.now(), ...(local ? { local: true } : {}) }, queue: cur.queue.slice(1) }
+      return { ...cur, running: { job_id: next.job_id, started_ms: Date.now(), ...(local ? { local: true } : {}) }, queue: cur.queue.slice(1) }
     }
   }
 
@@ -85,12 +102,15 @@ export function chatActor(d: ChatActorDeps): Actor {
     handlers: {
       async send(ctx, turn) {
         if (ctx.state.queue.some((q) => q.job_id === turn.job_id) || ctx.state.running?.job_id === turn.job_id) return
-        ctx.setState(await startNext(ctx, { ...ctx.state, queue: [...ctx.state.queue, turn] }))
+        // a resume follows a sub-agent's answer written into the chat from outside any turn
+        const s = turn.resume === true ? unknownCount(ctx.state) : ctx.state
+        ctx.setState(await startNext(ctx, { ...s, queue: [...s.queue, turn] }))
       },
-      async ended(ctx, { job_id }) {
+      async ended(ctx, { job_id, message_count }) {
         if (ctx.state.running?.job_id !== job_id) return
         ctx.clearTimer('watchdog')
-        ctx.setState(await startNext(ctx, { ...ctx.state, running: null }))
+        const s = unknownCount(ctx.state)
+        ctx.setState(await startNext(ctx, { ...s, running: null, ...(message_count === undefined ? {} : { message_count }) }))
       },
     },
     timers: {
@@ -114,7 +134,7 @@ export function chatActor(d: ChatActorDeps): Actor {
           await check?.announceLost(failed.state).catch((err: unknown) => ctx.log.warn({ err }, 'ending the stream of a lost turn failed'))
         }
         // ended without telling us (worker lost, or the job expired): go on with the next message
-        ctx.setState(await startNext(ctx, { ...ctx.state, running: null }))
+        ctx.setState(await startNext(ctx, { ...unknownCount(ctx.state), running: null }))
       },
     },
   })

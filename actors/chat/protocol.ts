@@ -28,6 +28,7 @@ export const chatProtocol = {
   partitions: 64,
   messages: {
     send: ChatTurn,
-    ended: T.Object({ job_id: T.String() }, { additionalProperties: false }),
+    /** `message_count`: the chat's count after the turn, when the turn was its only writer since its read. */
+    ended: T.Object({ job_id: T.String(), message_count: T.Optional(T.Integer({ minimum: 0 })) }, { additionalProperties: false }),
   },
 } as const satisfies ActorProtocol

@@ -2,19 +2,32 @@ import type { ChatRow, ChatStore, HistoryMessage } from './store.ts'
 
 /*
  * The history of the chats whose turns this worker ran, kept between their turns: a chat's next
- * turn (which its chat actor most often starts in this same process) then reads the chat row and
- * only the messages added since — one small query instead of its last MAX_HISTORY_MESSAGES messages
- * (a 100-message history cost Postgres ~3× the CPU of the row alone, and the worker their parsing).
+ * turn (which its chat actor most often starts in this same process) needs no read at all when its
+ * chat actor vouches for the message count this worker holds, and otherwise reads the chat row and
+ * only the messages added since — one small query instead of its last MAX_HISTORY_MESSAGES
+ * messages (a 100-message history cost Postgres ~3× the CPU of the row alone, and the worker their
+ * parsing).
  *
- * Postgres stays the truth: `chats.message_count` moves with every insert, so what is held plus
- * what was read must add up to it. They do not when this worker missed a message that sorts before
- * what it holds (`seq` comes from a sequence, not in commit order) or one was deleted: the whole
- * history is read then, as without the cache. Bounded to `maxChats` chats, least recently used first out.
+ * Postgres stays the truth: `chats.message_count` moves with every insert, under the chat row's
+ * lock, so one count is one set of messages. What is held plus what was read must add up to it;
+ * they do not when this worker missed a message that sorts before what it holds (`seq` comes from
+ * a sequence, not in commit order) or one was deleted: the whole history is read then, as without
+ * the cache. A turn's write returns the count after it: held only when it is what was held plus
+ * what was written (nobody else wrote meanwhile).
+ *
+ * The count a chat actor vouches for (`known`) is the one the chat's last turn ended with, when
+ * that turn's writes were the chat's only ones since its read (actors/chat/actor.ts clears it
+ * whenever a message may have been written outside a turn: a sub-agent's answer, a turn that did
+ * not report). What a turn uses of the chat row never changes (its owner, agent and input; an
+ * expiry is checked here, a deletion by the turn's first write, which then writes nothing).
+ * Bounded to `maxChats` chats, least recently used first out.
  */
 export interface Held {
   /** chats.message_count that `messages` (the last `limit` of them) account for. */
   count: number
   messages: HistoryMessage[]
+  /** The chat row as last read. */
+  chat: ChatRow
 }
 
 /** The turn's read: the chat and its last `limit` messages; `held` is what a turn's writes extend (`extend`). */
@@ -25,16 +38,23 @@ export interface TurnContext {
 }
 
 export interface HistoryCache {
-  /** The chat and its last `limit` messages, from what is held plus one small query, or read whole. */
-  read(chatId: string, limit: number): Promise<TurnContext | null>
   /**
-   * A turn that read (or last extended) `from` wrote `rows`, in order: held next to the rest, unless
-   * the chat's entry changed meanwhile. Returns what is held now, for the turn's next write.
+   * The chat and its last `limit` messages: from memory when `known` (the count the chat's actor
+   * vouches for) is what is held, else from what is held plus one small query, or read whole.
    */
-  extend(chatId: string, from: Held, rows: readonly HistoryMessage[], limit: number): Held
+  read(chatId: string, limit: number, known?: number): Promise<TurnContext | null>
+  /**
+   * A turn that read (or last extended) `from` wrote `rows`, in order, after which the chat held
+   * `count` messages. Returns what the turn's view now accounts for — held for the chat's next
+   * turn unless the entry changed meanwhile — or null when someone else wrote too (the entry is
+   * dropped: the next turn reads).
+   */
+  extend(chatId: string, from: Held, rows: readonly HistoryMessage[], limit: number, count: number): Held | null
   /** Forgets a chat (a write whose outcome is unknown). */
   drop(chatId: string): void
 }
+
+const expired = (chat: ChatRow): boolean => chat.expires_at !== null && Date.parse(chat.expires_at) <= Date.now()
 
 export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: number): HistoryCache {
   const held = new Map<string, Held>()
@@ -51,14 +71,18 @@ export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: nu
       return null
     }
     const { history, message_count, ...chat } = row
-    const h: Held = { count: message_count, messages: history }
+    const h: Held = { count: message_count, messages: history, chat }
     keep(chatId, h)
     return { chat, history, held: h }
   }
   return {
-    async read(chatId, limit) {
+    async read(chatId, limit, known) {
       const h = held.get(chatId)
       if (h === undefined) return readWhole(chatId, limit)
+      if (known === h.count && !expired(h.chat)) {
+        keep(chatId, h)
+        return { chat: h.chat, history: h.messages.length > limit ? h.messages.slice(-limit) : h.messages, held: h }
+      }
       const row = await store.turnContext(chatId, limit, h.messages.at(-1)?.seq ?? 0)
       if (row === null) {
         held.delete(chatId)
@@ -68,14 +92,18 @@ export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: nu
       // something was missed (written out of seq order, or deleted): read it all
       if (h.count + added.length !== message_count) return readWhole(chatId, limit)
       const history = added.length === 0 ? h.messages : [...h.messages, ...added].slice(-limit)
-      const next: Held = { count: message_count, messages: history }
+      const next: Held = { count: message_count, messages: history, chat }
       keep(chatId, next)
       return { chat, history, held: next }
     },
-    extend(chatId, from, rows, limit) {
-      if (held.get(chatId) !== from || rows.length === 0) return from
-      const next: Held = { count: from.count + rows.length, messages: [...from.messages, ...rows].slice(-limit) }
-      keep(chatId, next)
+    extend(chatId, from, rows, limit, count) {
+      if (count !== from.count + rows.length) {
+        held.delete(chatId)
+        return null
+      }
+      if (rows.length === 0) return from
+      const next: Held = { count, messages: [...from.messages, ...rows].slice(-limit), chat: from.chat }
+      if (held.get(chatId) === from) keep(chatId, next)
       return next
     },
     drop(chatId) {

@@ -13,6 +13,7 @@ import type { Emit, ResumeTo, TurnInput, TurnResult } from './turn.ts'
 import { TurnError } from './turn-error.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
 import { Transcript } from './transcript.ts'
+import type { Held } from './history-cache.ts'
 
 export type TurnJobContext = JobContext & { blocking?: <T>(p: Promise<T>) => Promise<T> }
 
@@ -25,7 +26,8 @@ export type TurnContextRead = ReturnType<TurnRuntime['history']['read']>
  * run's to report (or nobody's, when the claim finds nothing to run).
  */
 export function readTurnContext(rt: TurnRuntime, job: JobState): TurnContextRead {
-  const read = rt.history.read((job.input as TurnInput).chat_id, rt.d.config.MAX_HISTORY_MESSAGES)
+  const input = job.input as TurnInput
+  const read = rt.history.read(input.chat_id, rt.d.config.MAX_HISTORY_MESSAGES, input.message_count)
   read.catch(() => undefined)
   return read
 }
@@ -48,6 +50,14 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
   const resumeTo = (job.meta ?? {})['resume_to'] as ResumeTo | undefined
   let parentResult: unknown = { error: 'the sub-agent failed' }
   let tx: Transcript | undefined
+  /**
+   * What the turn's view of the chat accounts for (chats.message_count), while it has been the
+   * chat's only writer since its read; told to the chat actor at the end, which vouches for it to
+   * the chat's next turn (its read is then none, src/chats/history-cache.ts).
+   */
+  let held: Held | null = null
+  /** Suspended for sub-agents, whose answers are written into this chat from elsewhere. */
+  let suspended = false
   try {
     // The chat with its history (one query) and, meanwhile, the sender's principal (a cache
     // read): the sender is the chat's user (the endpoints let only the owner speak in a chat).
@@ -57,9 +67,15 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     if (row === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
     const { chat, history } = row
     // what the turn writes joins the history this worker holds for the chat's next turn
-    let held = row.held
+    held = row.held
     const limit = d.config.MAX_HISTORY_MESSAGES
-    tx = new Transcript(store, chat.id, history, { written: (rows) => (held = rt.history.extend(chat.id, held, rows, limit)), unknown: () => rt.history.drop(chat.id) })
+    tx = new Transcript(store, chat.id, history, {
+      written: (rows, count) => (held = held === null ? null : rt.history.extend(chat.id, held, rows, limit, count)),
+      unknown: () => {
+        held = null
+        rt.history.drop(chat.id)
+      },
+    })
     // permissions now, not when the message was accepted (the agent comes from the row cache)
     const [agent, principal] = await Promise.all([loadAgent(d.resources, chat.agent_id), early !== null && job.user_id === chat.user_id ? early : loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
     if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
@@ -67,8 +83,10 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     const delegationDepth = Number((job.meta ?? {})['delegation_depth'] ?? 0)
     const ctx: ToolContext = { principal, chat, agent, job, delegationDepth, signal, blocking: jc.blocking ?? (<T>(p: Promise<T>) => p) }
     const ended = await beginTurn(rt, ctx, input, emit, log, tx)
+    suspended = ended?.status === 'suspended'
     if (ended !== null) return ended
     const out = await rounds(rt, ctx, emit, log, tx)
+    suspended = out.status === 'suspended'
     parentResult = { reply: out.message?.content ?? '' }
     return out
   } catch (caught) {
@@ -84,7 +102,8 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
   } finally {
     watch?.stop()
     // not awaited: the turn's result is recorded (and its waiter answered) without waiting for it
-    void d.turnEnded(input.chat_id, job.id).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
+    const count = suspended ? undefined : (held as Held | null)?.count
+    void d.turnEnded(input.chat_id, job.id, count).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
     if (resumeTo !== undefined) await d.resumeParent(resumeTo, parentResult).catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
   }
 }

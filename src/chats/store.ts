@@ -24,10 +24,13 @@ const MessageRows = rowType(MessageRecord)
 /** A stored message with its place in the chat (`seq`: increasing, but not in commit order). */
 const HistoryMessage = T.Object({ ...MessageRecord.properties, seq: T.Integer() }, { title: 'chat message with seq' })
 export type HistoryMessage = Static<typeof HistoryMessage>
-const HistoryRows = rowType(HistoryMessage)
 const TurnContextRow = T.Object({ ...ChatRow.properties, message_count: T.Integer(), history: T.Array(HistoryMessage) }, { title: 'chat with history' })
 export type TurnContextRow = Static<typeof TurnContextRow>
 const TurnContextRows = rowType(TurnContextRow)
+/** What a turn's write returns: the rows it added, and the chat's message count after it (null: the chat is gone). */
+const AppendedRow = T.Object({ message_count: T.Union([T.Integer(), T.Null()]), rows: T.Array(HistoryMessage) }, { title: 'appended messages' })
+export type Appended = Static<typeof AppendedRow>
+const AppendedRows = rowType(AppendedRow)
 const ApprovalRows = rowType(T.Object(Approval.properties, { title: 'chat approval' }))
 const DecidedApprovalRows = rowType(
   T.Object({ ...Approval.properties, status: T.Union([T.Literal('pending'), T.Literal('approved'), T.Literal('rejected')]) }, { title: 'chat approval' }),
@@ -53,6 +56,10 @@ function storableMessage<M extends { content: string | null; tool_calls?: ToolCa
     ...(m.name === undefined || m.name === null ? {} : { name: toStorableText(m.name) }),
   }
 }
+
+/** A message row `m` as JSON with its seq, its timestamp formatted as the row parser formats it (ISO, UTC, `Z`). */
+const messageJson = sql.unsafe`json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
+                   'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'seq', m.seq)`
 
 /** Messages as a relation `x` for an insert's select, in the order given (`order by e.i`): one jsonb parameter. */
 const unpackedMessages = (given: readonly NewMessage[]) => {
@@ -101,8 +108,7 @@ export function chatStore(db: Db) {
       const after = afterSeq === undefined ? sql.unsafe`` : sql.unsafe`and seq > ${afterSeq}`
       return maybeRow(db, TurnContextRows, sql.unsafe`
         select ${CHAT}, message_count, coalesce((
-          select json_agg(json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
-                   'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'seq', m.seq) order by m.seq)
+          select json_agg(${messageJson} order by m.seq)
           from (select * from chat_messages where chat_id = chats.id ${after} order by seq desc limit ${limit}) m), '[]'::json) as history
         from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
     },
@@ -152,21 +158,25 @@ export function chatStore(db: Db) {
     },
     /**
      * Several messages in one round trip, in the order given (a turn's user message, tool calls,
-     * tool results and reply). A message whose `id` is stored already is skipped (idempotent);
-     * returns the rows written, with their `seq`.
+     * tool results and reply). A message whose `id` is stored already is skipped (idempotent).
+     * Returns the rows written, with their `seq`, and the chat's message count after the write —
+     * what the worker's history cache checks itself against; null when the chat is gone (deleted,
+     * expired), in which case nothing is written.
      */
-    async appendMany(chatId: string, given: readonly NewMessage[]): Promise<HistoryMessage[]> {
-      if (given.length === 0) return []
-      return anyRows(db, HistoryRows, sql.unsafe`
-        with m as (
+    async appendMany(chatId: string, given: readonly NewMessage[]): Promise<Appended> {
+      return oneRow(db, AppendedRows, sql.unsafe`
+        with chat as (select id from chats where id = ${chatId}::uuid and (expires_at is null or expires_at > now())), m as (
           insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
-          select coalesce(x.id, gen_random_uuid()), ${chatId}::uuid, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
-          from ${unpackedMessages(given)}
+          select coalesce(x.id, gen_random_uuid()), chat.id, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
+          from chat, ${unpackedMessages(given)}
           order by e.i
           on conflict (id) do nothing
           returning ${MESSAGE}, seq
-        ), c as (update chats set last_message_at = now(), updated_at = now(), message_count = message_count + (select count(*) from m) where id = ${chatId}::uuid)
-        select ${MESSAGE}, seq from m order by seq`)
+        ), c as (
+          update chats set last_message_at = now(), updated_at = now(), message_count = message_count + (select count(*) from m)
+          where id = (select id from chat) returning message_count
+        )
+        select (select message_count from c) as message_count, coalesce((select json_agg(${messageJson} order by m.seq) from m), '[]'::json) as rows`)
     },
     async pendingApprovals(chatId: string): Promise<ApprovalRow[]> {
       return anyRows(db, ApprovalRows, sql.unsafe`select tool_call_id, function_namespace, function_name, arguments from chat_approvals where chat_id = ${chatId}::uuid and status = 'pending' order by created_at`)

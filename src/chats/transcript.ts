@@ -1,12 +1,16 @@
 import { randomUUID } from 'node:crypto'
-import type { ChatStore, HistoryMessage, MessageRow, NewMessage } from './store.ts'
+import type { Appended, ChatStore, HistoryMessage, MessageRow, NewMessage } from './store.ts'
+import { TurnError } from './turn-error.ts'
 
 /** A message as the LLM context needs it (a stored row, or one still to be written). */
 export type ContextMessage = Pick<MessageRow, 'role' | 'content' | 'tool_calls' | 'tool_call_id'>
 
-/** Told what a flush wrote (the worker's history cache, src/chats/history-cache.ts), or that its outcome is unknown. */
+/**
+ * Told what a flush wrote and the chat's message count after it (the worker's history cache,
+ * src/chats/history-cache.ts), or that its outcome is unknown.
+ */
 export interface WrittenHook {
-  written(rows: readonly HistoryMessage[]): void
+  written(rows: readonly HistoryMessage[], messageCount: number): void
   unknown(): void
 }
 
@@ -49,17 +53,20 @@ export class Transcript {
     if (this.pending.length === 0) return []
     const batch = this.pending
     this.pending = []
-    let rows: HistoryMessage[]
+    let out: Appended
     try {
-      rows = await this.store.appendMany(this.chatId, batch)
+      out = await this.store.appendMany(this.chatId, batch)
     } catch (err) {
       // kept for a later flush (the error path tries once more)
       this.pending = [...batch, ...this.pending]
       this.hook?.unknown()
       throw err
     }
+    // deleted or expired since the turn began (nothing written): as the turn's read would have found it
+    if (out.message_count === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
+    const rows = out.rows
     // a retried batch writes only what is missing: the rows returned are what this flush added
-    this.hook?.written(rows)
+    this.hook?.written(rows, out.message_count)
     return rows.map(({ seq: _seq, ...m }) => m)
   }
 }

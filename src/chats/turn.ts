@@ -30,6 +30,11 @@ export interface TurnInput {
   approval?: { tool_call_id: string; approved: boolean }
   /** Continue a suspended turn once its sub-agents answered (AGENT_DELEGATE_MODE=suspend). */
   resume?: boolean
+  /**
+   * The chat's message count as its previous turn left it, when the chat actor knows nobody wrote
+   * since: a worker holding exactly that many needs no read (src/chats/history-cache.ts).
+   */
+  message_count?: number
 }
 
 export interface ResumeTo {
@@ -64,8 +69,11 @@ export interface TurnDeps {
   delegateSuspended(ctx: ToolContext, agent: AgentRecord, message: string, toolCallId: string): Promise<void>
   /** A sub-agent turn of a suspended parent ended: store its reply there and resume the parent. */
   resumeParent(to: ResumeTo, result: unknown): Promise<void>
-  /** Tells the chat's actor the turn ended (it starts the next queued message). */
-  turnEnded(chatId: string, jobId: string): Promise<void>
+  /**
+   * Tells the chat's actor the turn ended (it starts the next queued message), with the chat's
+   * message count after it when the turn was its only writer since its read.
+   */
+  turnEnded(chatId: string, jobId: string, messageCount: number | undefined): Promise<void>
   /**
    * Watches a streamed turn's channel for its last client leaving (src/streaming/listeners.ts):
    * the returned signal aborts the provider call, the tools and the turn. Absent: never.

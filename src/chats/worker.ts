@@ -105,13 +105,14 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       await sendToActor(d.js, d.names, chatProtocol, to.chat_id, 'send', { job_id: jobId, channel_id: to.channel_id, user_id: to.user_id, pool: 'agent', resume: true }, { msgId: `chat-resume-${to.chat_id}-${to.tool_call_id}` })
     },
     watchListeners: (channelId) => watchListeners(d.nc, d.names, channelId, d.config.SSE_RECONNECT_WINDOW_SECONDS * 1000),
-    async turnEnded(chatId, jobId) {
+    async turnEnded(chatId, jobId, messageCount) {
       const msgId = `chat-ended-${jobId}`
+      const ended = { job_id: jobId, ...(messageCount === undefined ? {} : { message_count: messageCount }) }
       // Usually the chat's actor runs in this process (it started the turn in one of its workers):
       // told in-process, without the stream's four messages. Should that process die before the
       // actor's state is written, the actor's watchdog finds the ended job, as for a lost send.
-      if (d.actorsHere?.tell(chatProtocol, chatId, 'ended', { job_id: jobId }, { msgId }) === true) return
-      await sendToActor(d.js, d.names, chatProtocol, chatId, 'ended', { job_id: jobId }, { msgId })
+      if (d.actorsHere?.tell(chatProtocol, chatId, 'ended', ended, { msgId }) === true) return
+      await sendToActor(d.js, d.names, chatProtocol, chatId, 'ended', ended, { msgId })
     },
   })
 }

@@ -33,12 +33,15 @@ t.test('history cache: small reads while coherent, whole reads when not', async 
   t.same(contents(first?.history ?? []), ['m1', 'm2', 'm3'], 'the first read is whole')
   t.equal(first?.chat.id, a.id)
   // the turn writes two messages; the cache holds them next to the rest
-  const written = await store.appendMany(a.id, [
+  const appended = await store.appendMany(a.id, [
     { role: 'user', content: 'm4' },
     { role: 'assistant', content: 'm5' },
   ])
+  const written = appended.rows
   t.ok(written.every((r) => typeof r.seq === 'number'), 'appendMany returns each row with its seq')
-  let held = cache.extend(a.id, first!.held, written, 4)
+  t.equal(appended.message_count, 5, 'and the chat\'s message count after the write')
+  let held = cache.extend(a.id, first!.held, written, 4, 5)!
+  t.equal(held.count, 5)
   const second = await cache.read(a.id, 4)
   t.same(contents(second?.history ?? []), ['m2', 'm3', 'm4', 'm5'], 'the last 4, in order')
   t.same(reads, ['whole', 'since'], 'read since the last held message')
@@ -66,7 +69,11 @@ t.test('history cache: small reads while coherent, whole reads when not', async 
   t.same(reads, ['whole'])
 
   // an extend from a stale entry changes nothing; two chats at most (least recently used out)
-  t.equal(cache.extend(a.id, held, written, 4), held, 'a stale entry is not extended')
+  const stale = cache.extend(a.id, held, written, 4, held.count + written.length)
+  reads.length = 0
+  await cache.read(a.id, 4)
+  t.same(reads, ['since'], 'a stale entry is not extended (what is held stays)')
+  t.equal(stale?.count, held.count + written.length, 'the turn still gets its own view')
   const b = await newChat(1)
   const c = await newChat(1)
   await cache.read(b.id, 4)
@@ -79,4 +86,62 @@ t.test('history cache: small reads while coherent, whole reads when not', async 
   await store.remove(b.id)
   t.equal(await cache.read(b.id, 4), null)
   t.equal((await env.sql<{ n: string }>('select message_count as n from chats where id = $1', [a.id]))[0]?.n, '7', 'message_count counts every insert')
+})
+
+/*
+ * The count a chat actor vouches for: a worker holding exactly that many messages reads nothing;
+ * a turn's write that finds someone else wrote too lets the entry go; a write to a deleted chat
+ * writes nothing and says so.
+ */
+t.test('history cache: no read when the vouched count is what is held', async (t) => {
+  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
+  const db = env.platform.db as Db
+  const store = chatStore(db)
+  const agent = (await env.request('POST', '/api/v1/agents', { body: { namespace: 'hist2', name: 'echo', system_prompt: 'Echo.' } })).body as { id: string }
+  const user = (await env.sql<{ id: string }>('select id from users limit 1'))[0]?.id ?? ''
+  const reads: string[] = []
+  const cache = historyCache({ turnContext: (id: string, limit: number, afterSeq?: number) => (reads.push(afterSeq === undefined ? 'whole' : 'since'), store.turnContext(id, limit, afterSeq)) }, 10)
+  const chat = await store.create({ userId: user, agent: { id: agent.id, namespace: 'hist2', name: 'echo' }, input: {}, messages: [{ role: 'user', content: 'm1' }] })
+
+  const first = await cache.read(chat.id, 10, 1)
+  t.same(reads, ['whole'], 'nothing held: read whole, whatever is vouched')
+  const w = await store.appendMany(chat.id, [{ role: 'user', content: 'm2' }, { role: 'assistant', content: 'm3' }])
+  const held = cache.extend(chat.id, first!.held, w.rows, 10, w.message_count!)
+  t.equal(held?.count, 3)
+  reads.length = 0
+  const second = await cache.read(chat.id, 10, 3)
+  t.same(reads, [], 'vouched count = held count: no query')
+  t.same(second?.history.map((m) => m.content), ['m1', 'm2', 'm3'])
+  t.equal(second?.chat.id, chat.id, 'the chat row as last read')
+  await cache.read(chat.id, 10, 4)
+  t.same(reads, ['since'], 'another count: the messages since are read')
+  reads.length = 0
+  await cache.read(chat.id, 10)
+  t.same(reads, ['since'], 'nothing vouched: read since')
+
+  // someone else wrote between the turn's read and its write: the entry goes, the turn gets null
+  const before = (await cache.read(chat.id, 10))!.held
+  await store.append(chat.id, { role: 'tool', content: 'from a sub-agent', tool_call_id: 'c1' })
+  const mine = await store.appendMany(chat.id, [{ role: 'assistant', content: 'mine' }])
+  t.equal(mine.message_count, before.count + 2)
+  t.equal(cache.extend(chat.id, before, mine.rows, 10, mine.message_count!), null, 'the write does not add up: nothing to vouch for')
+  reads.length = 0
+  const third = await cache.read(chat.id, 10, mine.message_count!)
+  t.same(reads, ['whole'], 'dropped: read whole')
+  t.same(third?.history.map((m) => m.content), ['m1', 'm2', 'm3', 'from a sub-agent', 'mine'])
+
+  // an ephemeral chat past its expiry is never served from memory
+  const brief = await store.create({ userId: user, agent: { id: agent.id, namespace: 'hist2', name: 'echo' }, input: {}, expiresIn: 1, messages: [{ role: 'user', content: 'b1' }] })
+  const briefHeld = (await cache.read(brief.id, 10))!.held
+  await new Promise((r) => setTimeout(r, 1_100))
+  reads.length = 0
+  t.equal(await cache.read(brief.id, 10, briefHeld.count), null, 'expired: the read finds no chat')
+  t.same(reads, ['since'])
+
+  // a deleted chat: the write writes nothing and returns no count
+  const gone = await store.create({ userId: user, agent: { id: agent.id, namespace: 'hist2', name: 'echo' }, input: {} })
+  await store.remove(gone.id)
+  const none = await store.appendMany(gone.id, [{ role: 'user', content: 'lost' }])
+  t.same(none, { message_count: null, rows: [] })
+  t.equal((await env.sql<{ n: string }>('select count(*) as n from chat_messages where chat_id = $1', [gone.id]))[0]?.n, '0')
 })
