@@ -110,7 +110,9 @@ export function chatActor(d: ChatActorDeps): Actor {
         if (ctx.state.running?.job_id !== job_id) return
         ctx.clearTimer('watchdog')
         const s = unknownCount(ctx.state)
-        ctx.setState(await startNext(ctx, { ...s, running: null, ...(message_count === undefined ? {} : { message_count }) }))
+        // a resume waiting means a sub-agent's answer was written while this turn ran, maybe after its write
+        const vouched = message_count !== undefined && !s.queue.some((q) => q.resume === true)
+        ctx.setState(await startNext(ctx, { ...s, running: null, ...(vouched ? { message_count } : {}) }))
       },
     },
     timers: {
