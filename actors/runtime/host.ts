@@ -83,7 +83,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
 
   const startRun = async (def: Actor, p: number, leaseKey: string, rev: number, sentAt: number): Promise<void> => {
     await replaceMailboxConsumer(env, def.protocol.type, p)
-    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), loading: new Map(), stopping: false, restorePending: false, turns: new Set() }
+    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), loading: new Map(), stopping: false, restorePending: false, turns: new Set(), caughtUp: false }
     await restoreTimedKeys(env, run, await stateKeys(def.protocol.type))
     run.loop = consumeMailbox(env, run).catch((err: unknown) => env.log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
     runs.set(leaseKey, run)
@@ -157,6 +157,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     nodeId: o.nodeId,
     owned: () => [...runs.keys()].sort(),
     tell: (protocol, key, name, payload, opts) => teller.tell(protocol, key, name, payload, opts),
+    tellDurably: (protocol, key, name, payload, opts) => teller.tellDurably(protocol, key, name, payload, opts),
     async stop() {
       stopped = true
       clearInterval(timer)

@@ -49,9 +49,14 @@ export async function replaceMailboxConsumer(env: HostEnv, type: string, p: numb
 export async function consumeMailbox(env: HostEnv, run: PartitionRun): Promise<void> {
   if (run.stopping) return
   const consumer = await env.js.consumers.get(env.names.stream('ACTORS'), consumerName(run.def.protocol.type, run.p))
+  // the consumer's info as `get` fetched it: nothing pending means nothing sent earlier can be overtaken
+  run.caughtUp = (await consumer.info(true)).num_pending === 0
   const messages = await consumer.consume({ max_messages: 64 })
   run.messages = messages
-  for await (const m of messages) await onMailboxMessage(env, run, m)
+  for await (const m of messages) {
+    if (m.info.pending === 0) run.caughtUp = true
+    await onMailboxMessage(env, run, m)
+  }
 }
 
 export async function moveToDlq(env: HostEnv, type: string, key: string, m: JsMsg, reason: string): Promise<void> {

@@ -101,6 +101,12 @@ export interface PartitionRun {
   /** The keys with armed timers could not be listed at acquisition: retried every tick. */
   restorePending: boolean
   turns: Set<RunningTurn>
+  /**
+   * Nothing sent to the mailbox before this host took the partition waits undelivered any more
+   * (the consumer had nothing pending when consuming started, or a delivery said so): from then
+   * on a message told in-process cannot overtake one sent earlier (tell.ts).
+   */
+  caughtUp: boolean
 }
 
 export const stateKeyOf = (type: string, key: string): string => `${type}.${key}`

@@ -33,6 +33,8 @@ export interface ServiceContext extends Shared {
   db: Db
   resources: ResourceService
   jobs: JobService
+  /** The actor host of this process, when it runs one (ROLES with actors): messages told in-process. */
+  actorsHere: ActorTeller
 }
 
 /** What a feature gets in the workers role (ROLES includes `workers`). */

@@ -17,6 +17,7 @@ import { validateAgainst } from '../functions/json-schema.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
+import type { ActorTeller } from '../../actors/runtime/tell.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import type { TurnResult } from './turn.ts'
@@ -38,6 +39,11 @@ export interface ChatHandlerDeps {
   config: Config
   resources: ResourceService
   jobStore: JobStateStore
+  /**
+   * The actor host of this process, when it runs one: a message to a chat whose partition it
+   * works is told in-process (actors/runtime/tell.ts, `tellDurably`), answered once committed.
+   */
+  actorsHere?: ActorTeller
 }
 
 /** What sending in a chat needs of it. */
@@ -102,14 +108,17 @@ export function chatService(d: ChatHandlerDeps) {
   /** Queues a turn with the chat's actor under `jobId`. */
   const queue = async (p: Principal, chat: ChatRef, o: SendOptions, jobId: string): Promise<void> => {
     if (o.channelId !== null) await store.setChannel(chat.id, o.channelId)
-    await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', {
+    const turn = {
       job_id: jobId,
       ...(o.content === undefined ? {} : { content: o.content }),
       ...(o.approval === undefined ? {} : { approval: o.approval }),
       channel_id: o.channelId,
       user_id: p.userId,
-      pool: 'agent',
-    }, { msgId: `chat-send-${jobId}`, fresh: o.fresh === true })
+      pool: 'agent' as const,
+    }
+    const opts = { msgId: `chat-send-${jobId}`, fresh: o.fresh === true }
+    // the chat's actor in this process (the usual single-node case): no stream write, publish, delivery or ack
+    await (d.actorsHere?.tellDurably(chatProtocol, chat.id, 'send', turn, opts) ?? sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', turn, opts))
   }
 
   /** Queues a turn with the chat's actor; returns the job id to wait on. */

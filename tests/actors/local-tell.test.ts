@@ -82,6 +82,14 @@ t.test('told messages: in-process, state before done, handed to the stream when 
   t.throws(() => a.tell(tally, 'k1', 'add', { n: 0 }), { status: 422, code: 'actor.invalid_message' }, 'an invalid message is refused as a send refuses it')
   t.equal(a.tell({ ...tally, type: 'other' }, 'k1', 'add', { n: 4 }), false, 'an actor type this host does not run: not told (the caller sends it)')
 
+  // Told durably (a sender that answers its caller afterwards): settled once the state is written.
+  const durable = a.tellDurably(tally, 'k1', 'add', { n: 4 })
+  t.ok(durable !== null, 'taken in-process')
+  await durable
+  t.same(await seen('k1'), [1, 2, 3, 4], 'settled with the state written')
+  t.equal(await actorsSeq(), before, 'still nothing through the mailbox stream')
+  t.equal(a.tellDurably({ ...tally, type: 'other' }, 'k1', 'add', { n: 4 }), null, 'not taken: the caller sends it')
+
   // A handler that fails its three in-place attempts: the message then goes to the mailbox
   // stream, whose delivery (the failure gone by then) is handled once.
   failing.set(5, 3)
@@ -89,6 +97,11 @@ t.test('told messages: in-process, state before done, handed to the stream when 
   await eventually(async () => ((await actorsSeq()) > before ? true : undefined), 'the failing told message handed to the stream')
   t.same(await eventually(async () => ((await seen('k2')).length > 0 ? seen('k2') : undefined), 'the handed-off message handled from the stream'), [5], 'handled once, from the stream')
   t.equal(runs.filter((r) => r === 'a:5').length, 4, 'three in-place attempts, then the delivery from the stream')
+  // told durably, it settles once stored in the stream
+  failing.set(6, 3)
+  const seqBefore = await actorsSeq()
+  await a.tellDurably(tally, 'k2b', 'add', { n: 6 })
+  t.ok((await actorsSeq()) > seqBefore, 'a durable tell that was not committed in-process settles once stored in the stream')
 
   // A host that stops with told messages queued behind a slow turn hands them to the stream: a
   // host that takes the partition over handles each once.
@@ -99,8 +112,19 @@ t.test('told messages: in-process, state before done, handed to the stream when 
   aStopped = true
   await a.stop()
   t.equal(a.tell(tally, 'k3', 'add', { n: 13 }), false, 'a stopped host tells nothing')
+  // sent to the stream while no host works the partition: a host taking it over must not let a
+  // told message overtake them (it tells only once it has caught up with its mailbox)
+  for (const n of [20, 21, 22]) await sendToActor(js, names, tally, 'k5', 'add', { n })
   const b = await startActorHost({ nc, names, nodeId: 'tell-b', actors: [actor('b')], log, leaseTtlMs: 3000, ackWaitMs: 2000 })
   t.teardown(() => b.stop())
+  await eventually(async () => (b.owned().length === 4 ? true : undefined), 'host b to own the 4 partitions')
+  // as a sender does: told when taken, sent otherwise
+  await (b.tellDurably(tally, 'k5', 'add', { n: 23 }) ?? sendToActor(js, names, tally, 'k5', 'add', { n: 23 }))
+  t.same(
+    await eventually(async () => ((await seen('k5')).length === 4 ? seen('k5') : undefined), 'k5 handled'),
+    [20, 21, 22, 23],
+    'the messages sent before the takeover first, the told one after them',
+  )
   const k3 = await eventually(async () => {
     const s = await seen('k3')
     return s.length >= 3 ? s : undefined
