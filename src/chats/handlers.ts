@@ -18,6 +18,7 @@ import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import type { ActorTeller } from '../../actors/runtime/tell.ts'
+import type { Logger } from '../kernel/log.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import type { TurnResult } from './turn.ts'
@@ -44,6 +45,7 @@ export interface ChatHandlerDeps {
    * works is told in-process (actors/runtime/tell.ts, `tellDurably`), answered once committed.
    */
   actorsHere?: ActorTeller
+  log?: Logger
 }
 
 /** What sending in a chat needs of it. */
@@ -107,7 +109,11 @@ export function chatService(d: ChatHandlerDeps) {
 
   /** Queues a turn with the chat's actor under `jobId`. */
   const queue = async (p: Principal, chat: ChatRef, o: SendOptions, jobId: string): Promise<void> => {
-    if (o.channelId !== null) await store.setChannel(chat.id, o.channelId)
+    // The chat's current stream is recorded alongside the send, not before it: the turn never
+    // reads it, and whoever resumes the stream learns its id from this request's answer. Should
+    // it fail once the message is accepted, the message stands (an error would have the client
+    // send it twice); only resuming that stream then finds nothing.
+    const recorded = o.channelId === null ? null : store.setChannel(chat.id, o.channelId).catch((err: unknown) => d.log?.warn({ err, chat: chat.id }, "recording the chat's stream failed: it cannot be resumed"))
     const turn = {
       job_id: jobId,
       ...(o.content === undefined ? {} : { content: o.content }),
@@ -119,6 +125,7 @@ export function chatService(d: ChatHandlerDeps) {
     const opts = { msgId: `chat-send-${jobId}`, fresh: o.fresh === true }
     // the chat's actor in this process (the usual single-node case): no stream write, publish, delivery or ack
     await (d.actorsHere?.tellDurably(chatProtocol, chat.id, 'send', turn, opts) ?? sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', turn, opts))
+    await recorded
   }
 
   /** Queues a turn with the chat's actor; returns the job id to wait on. */
@@ -234,7 +241,7 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
       return { body: { ...(out.message ?? {}), status: out.status } }
     }),
     bind(R.chatsSendStream, async ({ principal: p, params, body, request }) => {
-      const chat = await svc.ownChat(p, params.id)
+      const chat = await svc.speakIn(p, params.id)
       // the gateway listens on this channel already: no event of the turn can be missed
       const channelId = request.streamChannelId ?? newChannelId()
       await svc.send(p, chat, { content: body.content, channelId })

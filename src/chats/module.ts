@@ -15,7 +15,7 @@ export const chatsFeature = defineFeature({
   name: 'chats',
   routes: chatRoutes,
   service: (ctx) => ({
-    routes: chatHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store, actorsHere: ctx.actorsHere }),
+    routes: chatHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store, actorsHere: ctx.actorsHere, log: ctx.log.child({ mod: 'chats' }) }),
     stop: startExpiredChatSweep({ db: ctx.db, log: ctx.log }),
   }),
   workers(ctx) {

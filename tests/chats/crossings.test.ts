@@ -95,3 +95,36 @@ t.test('one agent request through the adapter: Postgres round trips and acknowle
   t.notOk(own.some((x) => x.detail.startsWith('actor.chat.')), 'the message told to the chat actor in-process')
   t.end()
 })
+
+/*
+ * A streamed chat turn (POST /chats/{id}/messages/stream, what chat UIs send): the chat's stream is
+ * recorded alongside the send, the owner is known from before (no read at the door).
+ */
+t.test('one streamed chat turn: Postgres round trips and acknowledged NATS operations', async (t) => {
+  const llm = await startFakeLlm()
+  t.teardown(() => llm.close())
+  const env = await startTestPlatform(t)
+  await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
+  await env.request('POST', '/api/v1/agents', { body: { namespace: 'count', name: 'streamed', system_prompt: 'You count.' } })
+  const chat = (await env.request('POST', '/agents/count/streamed/chats', { body: {} })).body as { id: string }
+  const streamed = async (): Promise<string> => {
+    const res = await fetch(`${env.base}/chats/${chat.id}/messages/stream`, { method: 'POST', headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'count me' }) })
+    t.equal(res.status, 200)
+    return res.text()
+  }
+  for (let i = 0; i < 2; i++) t.match(await streamed(), /event: done/, 'warm-up')
+  const counter = crossingCounter(env.platform.nc, env.platform.db as Db, env.config.NATS_PREFIX)
+  counter.start()
+  const text = await streamed()
+  const path = counter.stop().filter(isTurns)
+  t.match(text, /event: done/)
+  show(t, 'streamed request to its last event', path)
+  const own = path.filter((x) => !x.site.includes('mirror.ts'))
+  t.same(
+    own.filter((x) => x.what === 'pg').map((x) => x.site.split(' < ')[0]?.replace(/:\d+ /, ' ')),
+    ['src/chats/store.ts Object.setChannel', 'src/chats/store.ts Object.appendMany'],
+    "Postgres: the chat's stream recorded, the turn's insert; no read at the door or in the turn",
+  )
+  t.notOk(own.some((x) => x.detail.startsWith('actor.chat.')), 'the message told to the chat actor in-process')
+  t.end()
+})
