@@ -5,12 +5,15 @@ import { pathToFileURL } from 'node:url'
 import { signalAllChildren, stopAllChildren } from './lib/children.ts'
 import { clockTicks } from './lib/cpu.ts'
 import { CONNECTIONS, PIPELINING, loadSettings } from './lib/load.ts'
+import { writeTable } from './lib/readme-table.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
 /*
  * The bench registry: every `bench/<name>.bench.ts` default-exports a `Benchmark`. Runs all of them
  * (or those named: `npm run bench -- gateway`), prints one table to stdout and writes the rows as
- * JSON to bench/results/<timestamp>.json. Progress and server logs go to stderr.
+ * JSON to bench/results/<timestamp>.json. A run of every benchmark (or any run with BENCH_README=1)
+ * also writes its table into bench/README.md (lib/readme-table.ts). Progress and server logs go to
+ * stderr.
  */
 const out = (s: string) => process.stdout.write(`${s}\n`)
 
@@ -100,10 +103,26 @@ async function main(): Promise<number> {
     }
   }
   const results = withRatios(rows)
+  const loadLine = `load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs`
+  const lines = [...table(results), ...failures.map((f) => `FAILED ${f.benchmark}: ${f.error.split('\n')[0] ?? ''}`)]
   out('')
-  out(`load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs`)
-  for (const l of table(results)) out(l)
-  for (const f of failures) out(`FAILED ${f.benchmark}: ${f.error.split('\n')[0] ?? ''}`)
+  out(loadLine)
+  for (const l of lines) out(l)
+  if (asked.length === 0 || process.env['BENCH_README'] === '1') {
+    const finishedAt = new Date()
+    const minutes = Math.round((finishedAt.getTime() - startedAt.getTime()) / 60_000)
+    const what = asked.length === 0 ? 'every benchmark' : asked.join(', ')
+    writeTable(join(import.meta.dirname, 'README.md'), [
+      '',
+      `\`npm run bench\` (${what}), ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${String(minutes)} min; node ${process.version}, ${String(availableParallelism())} × ${cpus()[0]?.model ?? 'CPU'}; ${loadLine}.`,
+      '',
+      '```',
+      ...lines,
+      '```',
+      '',
+    ])
+    out('table written to bench/README.md')
+  }
   const dir = join(import.meta.dirname, 'results')
   mkdirSync(dir, { recursive: true })
   const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`)
