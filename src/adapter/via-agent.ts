@@ -44,7 +44,7 @@ export async function viaAgent(c: AdapterContext, p: Principal, body: ChatComple
   const sub = d.nc.subscribe(sseLiveSubject(d.names, turnChannel))
   let sent: Awaited<ReturnType<typeof svc.submit>>
   try {
-    sent = await svc.submit(p, chat, { content: last.content, channelId: turnChannel, fresh: true })
+    sent = await svc.submit(p, chat, { content: last.content, channelId: turnChannel, fresh: true, resumable: false })
   } catch (err) {
     sub.unsubscribe()
     throw err

@@ -60,6 +60,11 @@ export interface SendOptions {
   channelId: string | null
   /** The chat was made by this request just now: its actor starts without reading its state (`sendToActor`'s `fresh`). */
   fresh?: boolean
+  /**
+   * False: the turn's stream is not recorded as the chat's current one, since nobody can resume
+   * it through the chat (an internal chat: the adapter relays the stream itself).
+   */
+  resumable?: boolean
 }
 
 export function chatService(d: ChatHandlerDeps) {
@@ -113,7 +118,7 @@ export function chatService(d: ChatHandlerDeps) {
     // reads it, and whoever resumes the stream learns its id from this request's answer. Should
     // it fail once the message is accepted, the message stands (an error would have the client
     // send it twice); only resuming that stream then finds nothing.
-    const recorded = o.channelId === null ? null : store.setChannel(chat.id, o.channelId).catch((err: unknown) => d.log?.warn({ err, chat: chat.id }, "recording the chat's stream failed: it cannot be resumed"))
+    const recorded = o.channelId === null || o.resumable === false ? null : store.setChannel(chat.id, o.channelId).catch((err: unknown) => d.log?.warn({ err, chat: chat.id }, "recording the chat's stream failed: it cannot be resumed"))
     const turn = {
       job_id: jobId,
       ...(o.content === undefined ? {} : { content: o.content }),
