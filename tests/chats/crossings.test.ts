@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { Db } from '../../src/platform/db.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 import { crossingCounter, type Crossing } from '../helpers/crossings.ts'
@@ -22,12 +22,18 @@ const show = (t: { comment(msg: string): void }, title: string, xs: Crossing[]) 
   for (const x of xs) t.comment(`  ${x.at.toFixed(2).padStart(7)} ms ${x.what.padEnd(4)} ${x.detail.padEnd(62)} ${x.site}`)
 }
 
-t.test('one chat turn: Postgres round trips and acknowledged NATS operations', async (t) => {
+/** A platform whose default LLM provider is the fake, with the agent count/<name>. */
+async function platformWithAgent(t: Test, name: string) {
   const llm = await startFakeLlm()
   t.teardown(() => llm.close())
   const env = await startTestPlatform(t)
   await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
-  await env.request('POST', '/api/v1/agents', { body: { namespace: 'count', name: 'echo', system_prompt: 'You count.' } })
+  await env.request('POST', '/api/v1/agents', { body: { namespace: 'count', name, system_prompt: 'You count.' } })
+  return env
+}
+
+t.test('one chat turn: Postgres round trips and acknowledged NATS operations', async (t) => {
+  const env = await platformWithAgent(t, 'echo')
   const chat = (await env.request('POST', '/agents/count/echo/chats', { body: {} })).body as { id: string }
   // warm: the first turn fills the caches (agent, provider client, principal, actor key)
   for (let i = 0; i < 2; i++) t.equal((await env.request('POST', `/chats/${chat.id}/messages`, { body: { content: 'warm' } })).status, 200)
@@ -70,11 +76,7 @@ t.test('one chat turn: Postgres round trips and acknowledged NATS operations', a
  * messages, its turn, the reply. Listed like the chat turn above and bounded.
  */
 t.test('one agent request through the adapter: Postgres round trips and acknowledged NATS operations', async (t) => {
-  const llm = await startFakeLlm()
-  t.teardown(() => llm.close())
-  const env = await startTestPlatform(t)
-  await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
-  await env.request('POST', '/api/v1/agents', { body: { namespace: 'count', name: 'adapted', system_prompt: 'You count.' } })
+  const env = await platformWithAgent(t, 'adapted')
   const ask = () =>
     env.request('POST', '/adapters/openai/v1/chat/completions', {
       body: { model: 'agent:count/adapted', messages: [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three?' }] },
@@ -130,11 +132,7 @@ t.test('one agent request through the adapter: Postgres round trips and acknowle
  * recorded alongside the send, the owner is known from before (no read at the door).
  */
 t.test('one streamed chat turn: Postgres round trips and acknowledged NATS operations', async (t) => {
-  const llm = await startFakeLlm()
-  t.teardown(() => llm.close())
-  const env = await startTestPlatform(t)
-  await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
-  await env.request('POST', '/api/v1/agents', { body: { namespace: 'count', name: 'streamed', system_prompt: 'You count.' } })
+  const env = await platformWithAgent(t, 'streamed')
   const chat = (await env.request('POST', '/agents/count/streamed/chats', { body: {} })).body as { id: string }
   const streamed = async (): Promise<string> => {
     const res = await fetch(`${env.base}/chats/${chat.id}/messages/stream`, { method: 'POST', headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'count me' }) })

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { historyCache } from '../../src/chats/history-cache.ts'
 import { chatStore } from '../../src/chats/store.ts'
 import type { Db } from '../../src/platform/db.ts'
@@ -9,12 +9,17 @@ import { startTestPlatform } from '../helpers/env.ts'
  * added since; what it holds plus what it read must add up to chats.message_count, else (a message
  * committed out of seq order, one deleted) the whole history is read, as without the cache.
  */
-t.test('history cache: small reads while coherent, whole reads when not', async (t) => {
+/** A platform with the agent <ns>/echo, its chat store and a user to own chats. */
+async function chatsOfAnAgent(t: Test, ns: string) {
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
-  const db = env.platform.db as Db
-  const store = chatStore(db)
-  const agent = (await env.request('POST', '/api/v1/agents', { body: { namespace: 'hist', name: 'echo', system_prompt: 'Echo.' } })).body as { id: string }
+  const store = chatStore(env.platform.db as Db)
+  const agent = (await env.request('POST', '/api/v1/agents', { body: { namespace: ns, name: 'echo', system_prompt: 'Echo.' } })).body as { id: string }
   const user = (await env.sql<{ id: string }>('select id from users limit 1'))[0]?.id ?? ''
+  return { env, store, agent, user }
+}
+
+t.test('history cache: small reads while coherent, whole reads when not', async (t) => {
+  const { env, store, agent, user } = await chatsOfAnAgent(t, 'hist')
   const newChat = async (n: number) =>
     store.create({ userId: user, agent: { id: agent.id, namespace: 'hist', name: 'echo' }, input: {}, messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `m${String(i + 1)}` })) })
   /** The reads the cache made: whole (no afterSeq) or since a seq. */
@@ -94,11 +99,7 @@ t.test('history cache: small reads while coherent, whole reads when not', async 
  * writes nothing and says so.
  */
 t.test('history cache: no read when the vouched count is what is held', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
-  const db = env.platform.db as Db
-  const store = chatStore(db)
-  const agent = (await env.request('POST', '/api/v1/agents', { body: { namespace: 'hist2', name: 'echo', system_prompt: 'Echo.' } })).body as { id: string }
-  const user = (await env.sql<{ id: string }>('select id from users limit 1'))[0]?.id ?? ''
+  const { env, store, agent, user } = await chatsOfAnAgent(t, 'hist2')
   const reads: string[] = []
   const cache = historyCache({ turnContext: (id: string, limit: number, afterSeq?: number) => (reads.push(afterSeq === undefined ? 'whole' : 'since'), store.turnContext(id, limit, afterSeq)) }, 10)
   const chat = await store.create({ userId: user, agent: { id: agent.id, namespace: 'hist2', name: 'echo' }, input: {}, messages: [{ role: 'user', content: 'm1' }] })

@@ -1,16 +1,9 @@
-import { jetstream, jetstreamManager } from '@nats-io/jetstream'
-import { Kvm } from '@nats-io/kv'
+import { jetstreamManager } from '@nats-io/jetstream'
 import t from 'tap'
-import { chatActor, type ChatActorState } from '../../actors/chat/actor.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
-import { startActorHost } from '../../actors/runtime/host.ts'
-import { provisionActors } from '../../actors/runtime/provision.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import { findQueuedJob } from '../../src/jobs/enqueue.ts'
-import { openJobStateStore } from '../../src/jobs/job-state.ts'
-import { createLogger } from '../../src/kernel/log.ts'
-import { natsNames } from '../../src/platform/nats-names.ts'
-import { startTestPlatform } from '../helpers/env.ts'
+import { startChatActorHost } from '../helpers/chat-actor-host.ts'
 import { eventually } from '../helpers/eventually.ts'
 
 /*
@@ -20,23 +13,10 @@ import { eventually } from '../helpers/eventually.ts'
  * when a resume waits behind the turn that reports it, and when a turn ends without one.
  */
 t.test('the chat actor hands the last turn’s message count to the next turn, and forgets it when it may be wrong', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
-  const nc = env.platform.nc
-  const names = natsNames(env.config.NATS_PREFIX)
-  const js = jetstream(nc)
-  await provisionActors(nc, names, { leaseTtlMs: 3000 })
-  const store = await openJobStateStore(nc, names)
-  // every turn through the queue, so each one's job (and its input) is in JOB_STATE
-  const actor = chatActor({ enqueue: { js, names, store, maxDepth: 0 }, store, agentTimeoutMs: 600_000 })
-  const host = await startActorHost({ nc, names, nodeId: 'vouch', actors: [actor], log: createLogger({ level: 'error' }), leaseTtlMs: 3000, ackWaitMs: 2000, timerMs: 100 })
-  t.teardown(() => host.stop())
-  await eventually(async () => (host.owned().length === 64 ? true : undefined), 'the host to own the chat partitions')
-  const states = await new Kvm(nc).open(names.bucket('ACTOR_STATE'))
+  // every turn through the queue (no workers), so each one's job and its input are in JOBS
+  const { nc, js, names, stateOf: stateOfChat } = await startChatActorHost(t, 'vouch')
   const chatId = crypto.randomUUID()
-  const stateOf = async (): Promise<ChatActorState | undefined> => {
-    const e = await states.get(`chat.${chatId}`)
-    return e === null || e.length === 0 ? undefined : e.json<{ state: ChatActorState }>().state
-  }
+  const stateOf = () => stateOfChat(chatId)
   const running = async (jobId: string) => eventually(async () => ((await stateOf())?.running?.job_id === jobId ? true : undefined), `turn ${jobId} running`)
   const jsm = await jetstreamManager(nc)
   /** The job's input as queued (a queued job is its message in JOBS until a worker claims it). */

@@ -1,16 +1,8 @@
-import { jetstream } from '@nats-io/jetstream'
-import { Kvm } from '@nats-io/kv'
 import t from 'tap'
-import { chatActor, type ChatActorState } from '../../actors/chat/actor.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
-import { startActorHost } from '../../actors/runtime/host.ts'
-import { provisionActors } from '../../actors/runtime/provision.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
-import { openJobStateStore } from '../../src/jobs/job-state.ts'
 import { prepareJob } from '../../src/jobs/enqueue.ts'
-import { createLogger } from '../../src/kernel/log.ts'
-import { natsNames } from '../../src/platform/nats-names.ts'
-import { startTestPlatform } from '../helpers/env.ts'
+import { startChatActorHost } from '../helpers/chat-actor-host.ts'
 import { eventually } from '../helpers/eventually.ts'
 
 /*
@@ -20,29 +12,13 @@ import { eventually } from '../helpers/eventually.ts'
  * one's — so the chat takes its next message seconds later, not AGENT_JOB_TIMEOUT + 60 s later.
  */
 t.test("the watchdog finds a queued turn's job ended when its end was never reported", async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
-  const nc = env.platform.nc
-  const names = natsNames(env.config.NATS_PREFIX)
-  const js = jetstream(nc)
-  await provisionActors(nc, names, { leaseTtlMs: 3000 })
-  const store = await openJobStateStore(nc, names)
-  const actor = chatActor({
-    enqueue: { js, names, store, maxDepth: 0 },
-    store,
-    agentTimeoutMs: 600_000,
-    // workers in this process, every slot taken: each turn goes through the queue (not local)
+  // workers in this process, every slot taken: each turn goes through the queue (not local)
+  const { js, names, store, stateOf: stateOfChat } = await startChatActorHost(t, 'watchdog', {
     local: { start: async () => 'full' },
     localCheck: { everyMs: 300, runs: async () => true, announceLost: async () => undefined },
   })
-  const host = await startActorHost({ nc, names, nodeId: 'watchdog', actors: [actor], log: createLogger({ level: 'error' }), leaseTtlMs: 3000, ackWaitMs: 2000, timerMs: 100 })
-  t.teardown(() => host.stop())
-  await eventually(async () => (host.owned().length === 64 ? true : undefined), 'the host to own the chat partitions')
-  const states = await new Kvm(nc).open(names.bucket('ACTOR_STATE'))
   const chatId = crypto.randomUUID()
-  const stateOf = async (): Promise<ChatActorState | undefined> => {
-    const e = await states.get(`chat.${chatId}`)
-    return e === null || e.length === 0 ? undefined : e.json<{ state: ChatActorState }>().state
-  }
+  const stateOf = () => stateOfChat(chatId)
   const turn = (jobId: string) => ({ job_id: jobId, content: 'hi', channel_id: null, user_id: crypto.randomUUID(), pool: 'agent' as const })
 
   const first = crypto.randomUUID()
