@@ -23,26 +23,20 @@ import type { ChatRow, ChatStore, HistoryMessage } from './store.ts'
  * Bounded to `maxChats` chats, least recently used first out.
  */
 export interface Held {
-  /** chats.message_count that `messages` (the last `limit` of them) account for. */
+  /** chats.message_count that `history` (the last `limit` messages) accounts for. */
   count: number
-  messages: HistoryMessage[]
+  history: HistoryMessage[]
   /** The chat row as last read. */
   chat: ChatRow
 }
 
-/** The turn's read: the chat and its last `limit` messages; `held` is what a turn's writes extend (`extend`). */
-export interface TurnContext {
-  chat: ChatRow
-  history: HistoryMessage[]
-  held: Held
-}
-
 export interface HistoryCache {
   /**
-   * The chat and its last `limit` messages: from memory when `known` (the count the chat's actor
-   * vouches for) is what is held, else from what is held plus one small query, or read whole.
+   * The chat and its last `limit` messages — what a turn's writes then extend (`extend`): from
+   * memory when `known` (the count the chat's actor vouches for) is what is held, else from what
+   * is held plus one small query, or read whole.
    */
-  read(chatId: string, limit: number, known?: number): Promise<TurnContext | null>
+  read(chatId: string, limit: number, known?: number): Promise<Held | null>
   /**
    * A turn that read (or last extended) `from` wrote `rows`, in order, after which the chat held
    * `count` messages. Returns what the turn's view now accounts for — held for the chat's next
@@ -64,16 +58,16 @@ export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: nu
     held.set(chatId, h)
     if (held.size > maxChats) held.delete(held.keys().next().value as string)
   }
-  const readWhole = async (chatId: string, limit: number): Promise<TurnContext | null> => {
+  const readWhole = async (chatId: string, limit: number): Promise<Held | null> => {
     const row = await store.turnContext(chatId, limit)
     if (row === null) {
       held.delete(chatId)
       return null
     }
     const { history, message_count, ...chat } = row
-    const h: Held = { count: message_count, messages: history, chat }
+    const h: Held = { count: message_count, history, chat }
     keep(chatId, h)
-    return { chat, history, held: h }
+    return h
   }
   return {
     async read(chatId, limit, known) {
@@ -81,9 +75,9 @@ export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: nu
       if (h === undefined) return readWhole(chatId, limit)
       if (known === h.count && !expired(h.chat)) {
         keep(chatId, h)
-        return { chat: h.chat, history: h.messages.length > limit ? h.messages.slice(-limit) : h.messages, held: h }
+        return h
       }
-      const row = await store.turnContext(chatId, limit, h.messages.at(-1)?.seq ?? 0)
+      const row = await store.turnContext(chatId, limit, h.history.at(-1)?.seq ?? 0)
       if (row === null) {
         held.delete(chatId)
         return null
@@ -91,10 +85,9 @@ export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: nu
       const { history: added, message_count, ...chat } = row
       // something was missed (written out of seq order, or deleted): read it all
       if (h.count + added.length !== message_count) return readWhole(chatId, limit)
-      const history = added.length === 0 ? h.messages : [...h.messages, ...added].slice(-limit)
-      const next: Held = { count: message_count, messages: history, chat }
+      const next: Held = { count: message_count, history: added.length === 0 ? h.history : [...h.history, ...added].slice(-limit), chat }
       keep(chatId, next)
-      return { chat, history, held: next }
+      return next
     },
     extend(chatId, from, rows, limit, count) {
       if (count !== from.count + rows.length) {
@@ -102,7 +95,7 @@ export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: nu
         return null
       }
       if (rows.length === 0) return from
-      const next: Held = { count, messages: [...from.messages, ...rows].slice(-limit), chat: from.chat }
+      const next: Held = { count, history: [...from.history, ...rows].slice(-limit), chat: from.chat }
       if (held.get(chatId) === from) keep(chatId, next)
       return next
     },

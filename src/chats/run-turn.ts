@@ -67,7 +67,7 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     if (row === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
     const { chat, history } = row
     // what the turn writes joins the history this worker holds for the chat's next turn
-    held = row.held
+    held = row
     const limit = d.config.MAX_HISTORY_MESSAGES
     tx = new Transcript(store, chat.id, history, {
       written: (rows, count) => (held = held === null ? null : rt.history.extend(chat.id, held, rows, limit, count)),

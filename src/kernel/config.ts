@@ -171,7 +171,7 @@ export const ConfigSchema = T.Object({
   // §8.4 agent processing
   MAX_TOOL_ITERATIONS: int(25, 'tool-call rounds per message', 1),
   MAX_HISTORY_MESSAGES: int(100, 'history messages in the context', 1),
-  CHAT_HISTORY_CACHE_CHATS: int(1000, 'chats whose last MAX_HISTORY_MESSAGES messages a worker keeps between their turns, reading only what was added since (0: the whole history every turn)', 0),
+  CHAT_HISTORY_CACHE_CHATS: int(1000, 'chats whose last MAX_HISTORY_MESSAGES messages a worker keeps between their turns, reading only what was added since, or nothing when the chat actor vouches for the count held (0: the whole history every turn)', 0),
   AGENT_JOB_TIMEOUT: int(600, 'seconds per agent turn', 1),
   AGENT_DELEGATE_TIMEOUT: int(600, 'seconds a blocking parent waits for a sub-agent', 1),
   AGENT_DELEGATE_MODE: oneOf(['block', 'suspend'], 'block', 'how a parent waits for a sub-agent'),

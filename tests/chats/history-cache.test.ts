@@ -45,7 +45,7 @@ t.test('history cache: small reads while coherent, whole reads when not', async 
   const written = appended.rows
   t.ok(written.every((r) => typeof r.seq === 'number'), 'appendMany returns each row with its seq')
   t.equal(appended.message_count, 5, 'and the chat\'s message count after the write')
-  let held = cache.extend(a.id, first!.held, written, 4, 5)!
+  let held = cache.extend(a.id, first!, written, 4, 5)!
   t.equal(held.count, 5)
   const second = await cache.read(a.id, 4)
   t.same(contents(second?.history ?? []), ['m2', 'm3', 'm4', 'm5'], 'the last 4, in order')
@@ -53,7 +53,7 @@ t.test('history cache: small reads while coherent, whole reads when not', async 
 
   // another writer (a sub-agent answering into this chat) adds one: read since, found, in order
   await store.append(a.id, { role: 'tool', content: 'm6', tool_call_id: 'c1' })
-  held = second!.held
+  held = second!
   const third = await cache.read(a.id, 4)
   t.same(contents(third?.history ?? []), ['m3', 'm4', 'm5', 'm6'])
   t.equal(reads.at(-1), 'since')
@@ -107,7 +107,7 @@ t.test('history cache: no read when the vouched count is what is held', async (t
   const first = await cache.read(chat.id, 10, 1)
   t.same(reads, ['whole'], 'nothing held: read whole, whatever is vouched')
   const w = await store.appendMany(chat.id, [{ role: 'user', content: 'm2' }, { role: 'assistant', content: 'm3' }])
-  const held = cache.extend(chat.id, first!.held, w.rows, 10, w.message_count!)
+  const held = cache.extend(chat.id, first!, w.rows, 10, w.message_count!)
   t.equal(held?.count, 3)
   reads.length = 0
   const second = await cache.read(chat.id, 10, 3)
@@ -121,7 +121,7 @@ t.test('history cache: no read when the vouched count is what is held', async (t
   t.same(reads, ['since'], 'nothing vouched: read since')
 
   // someone else wrote between the turn's read and its write: the entry goes, the turn gets null
-  const before = (await cache.read(chat.id, 10))!.held
+  const before = (await cache.read(chat.id, 10))!
   await store.append(chat.id, { role: 'tool', content: 'from a sub-agent', tool_call_id: 'c1' })
   const mine = await store.appendMany(chat.id, [{ role: 'assistant', content: 'mine' }])
   t.equal(mine.message_count, before.count + 2)
@@ -133,7 +133,7 @@ t.test('history cache: no read when the vouched count is what is held', async (t
 
   // an ephemeral chat past its expiry is never served from memory
   const brief = await store.create({ userId: user, agent: { id: agent.id, namespace: 'hist2', name: 'echo' }, input: {}, expiresIn: 1, messages: [{ role: 'user', content: 'b1' }] })
-  const briefHeld = (await cache.read(brief.id, 10))!.held
+  const briefHeld = (await cache.read(brief.id, 10))!
   await new Promise((r) => setTimeout(r, 1_100))
   reads.length = 0
   t.equal(await cache.read(brief.id, 10, briefHeld.count), null, 'expired: the read finds no chat')
