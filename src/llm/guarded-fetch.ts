@@ -16,12 +16,7 @@ import { httpErrorOf, openExchange, type TransportOptions } from './transport.ts
 export function guardedLlmFetch(options: TransportOptions): typeof fetch {
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url
-    const headers: Record<string, string> = {}
-    // The SDK hands over a Headers already: read it without copying it into another.
-    const given = init?.headers
-    ;(given instanceof Headers ? given : new Headers(given)).forEach((value, name) => {
-      headers[name] = value
-    })
+    const headers = headersOf(init?.headers)
     const body = init?.body
     if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
       throw new TypeError('the guarded fetch sends string or byte bodies only')
@@ -80,6 +75,26 @@ class GuardedResponse {
   async json(): Promise<unknown> {
     return JSON.parse(await this.text())
   }
+}
+
+/**
+ * The request's headers as the outbound client takes them. The platform's SDK build hands over a
+ * plain object of lower-case names already (`openai-sdk.ts`), used as it is; a Headers (the SDK's
+ * own build) is read without copying it into another.
+ */
+function headersOf(given: RequestInit['headers']): Record<string, string> {
+  if (given === undefined) return {}
+  if (!(given instanceof Headers) && !Array.isArray(given) && isLowerCaseRecord(given)) return given
+  const headers: Record<string, string> = {}
+  ;(given instanceof Headers ? given : new Headers(given)).forEach((value, name) => {
+    headers[name] = value
+  })
+  return headers
+}
+
+function isLowerCaseRecord(given: object): given is Record<string, string> {
+  for (const [name, value] of Object.entries(given)) if (typeof value !== 'string' || name !== name.toLowerCase()) return false
+  return true
 }
 
 function toHeaders(incoming: IncomingHttpHeaders): Headers {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { OPENAI_FINISH, OpenAiChunks, openAiSdk, sdkChatStream, toOpenAiMessages, toOpenAiTools } from './openai.ts'
+import { OPENAI_FINISH, OpenAiChunks, sdkChatStream, toOpenAiMessages, toOpenAiTools } from './openai.ts'
+import { openAiSdk } from './openai-sdk.ts'
 import { effectiveOptions, joinUrl, positiveNumber, type TransportOptions } from './transport.ts'
 import { collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig } from './types.ts'
 

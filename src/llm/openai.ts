@@ -1,7 +1,8 @@
-import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
+import type OpenAI from 'openai'
+import { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
 import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
-import { guardedLlmFetch } from './guarded-fetch.ts'
+import { openAiSdk } from './openai-sdk.ts'
 import { Accumulator, badResponse, effectiveOptions, joinUrl, positiveNumber, toLlmError, type TransportOptions } from './transport.ts'
 import { AppError } from '../kernel/errors.ts'
 import { LlmError, type ChatEvent, type ChatResult, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
@@ -130,31 +131,6 @@ function fromSdkError(err: unknown, signal: AbortSignal | undefined): unknown {
   if (err instanceof APIError && err.status === undefined) return streamError(err.error)
   if (err instanceof SyntaxError) return badResponse(`the LLM provider sent a frame that is not JSON: ${err.message}`, err)
   return toLlmError(err, signal)
-}
-
-/** setTimeout's limit: the SDK's own deadline stays out of the way of the guarded client's timeouts. */
-const NO_SDK_TIMEOUT_MS = 2_147_000_000
-
-/**
- * The `openai` SDK for one provider client, with the guarded fetch: no SDK retries (the turn
- * decides), no SDK timeout, no environment defaults (OPENAI_API_KEY, OPENAI_BASE_URL … are never
- * read: every setting comes from the provider resource). Built once per client, not per call.
- */
-export function openAiSdk(baseURL: string, provider: ProviderConfig, options: TransportOptions, organization: string | null): OpenAI {
-  const hasKey = provider.api_key !== null && provider.api_key !== ''
-  return new OpenAI({
-    // The SDK insists on a key; a provider without one (a local server) sends no Authorization header.
-    apiKey: hasKey ? provider.api_key : 'none',
-    baseURL,
-    organization,
-    project: null,
-    webhookSecret: null,
-    maxRetries: 0,
-    timeout: NO_SDK_TIMEOUT_MS,
-    logLevel: 'off',
-    ...(hasKey ? {} : { defaultHeaders: { authorization: null } }),
-    fetch: guardedLlmFetch(options),
-  })
 }
 
 /** One streamed call through a client's SDK: the request body as the provider's wire wants it (the SDK sends it as it is). */
