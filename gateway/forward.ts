@@ -61,6 +61,10 @@ const isJson = (contentType: string): boolean => contentType.toLowerCase().start
 const checkUploadPlan = TypeCompiler.Compile(BlobUploadPlan)
 const checkBlobDownload = TypeCompiler.Compile(BlobDownload)
 
+/** Whether a stream route streams this request: always, or only when the body's `flag` field is `true`. */
+const streamsOn = (flag: string | undefined, body: unknown): boolean =>
+  flag === undefined || (typeof body === 'object' && body !== null && (body as Record<string, unknown>)[flag] === true)
+
 /** A small JSON reply body (at most `max` bytes) parsed; null when it is something else. */
 function parseSmall(data: Uint8Array, max: number): unknown {
   if (data.length === 0 || data.length > max) return null
@@ -138,11 +142,12 @@ export class Forwarder {
     try {
       const { caller, query } = await checkPrelude(route, input, this.d.verifier)
       let body: Uint8Array = EMPTY
-      if (route.body !== undefined && input.bodyPromise !== undefined) body = checkJsonBody(route.body, await input.bodyPromise, input.contentType, this.d.maxBodyBytes)
+      let value: unknown
+      if (route.body !== undefined && input.bodyPromise !== undefined) ({ bytes: body, value } = checkJsonBody(route.body, await input.bodyPromise, input.contentType, this.d.maxBodyBytes))
       if (state.aborted) return
       // Stream routes: listen on a fresh channel before forwarding, so no early event is missed.
       let streamLastId: number | undefined
-      if (route.def.stream !== undefined) {
+      if (route.def.stream !== undefined && streamsOn(route.def.stream.bodyFlag, value)) {
         const fromHeader = parseLastId(input.lastEventId.trim())
         const fromQuery = parseLastId(input.rawQuery === '' ? '' : (new URLSearchParams(input.rawQuery).get('last_id') ?? ''))
         const lastId = fromHeader !== undefined ? fromHeader : fromQuery

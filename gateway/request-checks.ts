@@ -72,10 +72,11 @@ export async function checkPrelude(route: CompiledRoute, input: PreludeInput, ve
 }
 
 /**
- * A JSON body as read (null: over the limit while reading) → the bytes to forward, unchanged.
- * One byte pass before parsing bounds the depth and finds `\u` escapes of text Postgres rejects.
+ * A JSON body as read (null: over the limit while reading) → the bytes to forward, unchanged, and
+ * the value they parse to. One byte pass before parsing bounds the depth and finds `\u` escapes of
+ * text Postgres rejects.
  */
-export function checkJsonBody(check: TypeCheck<TSchema>, raw: Buffer | null, contentType: string, maxBodyBytes: number): Uint8Array {
+export function checkJsonBody(check: TypeCheck<TSchema>, raw: Buffer | null, contentType: string, maxBodyBytes: number): { bytes: Uint8Array; value: unknown } {
   if (raw === null) throw new AppError(413, 'request.too_large', `body larger than ${String(maxBodyBytes)} bytes`)
   if (!contentType.toLowerCase().startsWith('application/json')) throw new AppError(415, 'request.unsupported_media_type', 'send the body as application/json')
   const scan = scanJson(raw)
@@ -91,5 +92,5 @@ export function checkJsonBody(check: TypeCheck<TSchema>, raw: Buffer | null, con
     if (found.length > 0) throw invalidText(found.map((at) => ({ path: at.path, message: `contains ${at.reason}` })))
   }
   if (!check.Check(parsed)) throw new AppError(422, 'request.invalid', 'the body does not match the schema', { issues: issuesOf(check, parsed, '') })
-  return raw
+  return { bytes: raw, value: parsed }
 }

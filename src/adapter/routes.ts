@@ -25,7 +25,7 @@ export const ADAPTER_ROUTES = {
     body: ChatCompletionRequestDoc,
     response: ChatCompletion,
     errors: [400, 403, 404, 409, 422, 502, 504],
-    stream: { format: 'openai' },
+    stream: { format: 'openai', bodyFlag: 'stream' },
   }),
   adapterOpenaiModelsList: defineRoute({ ...base, id: 'adapter.openai.models.list', method: 'GET', path: '/adapters/openai/v1/models', summary: 'The models the caller may use: agents it may chat with, provider models it may call', response: ModelList }),
   adapterOpenaiModelsGet: defineRoute({

@@ -37,7 +37,15 @@ export interface RouteDef {
    * stream channel as `text/event-stream`. `platform`: `id:` (stream sequence), `event:` and
    * `data:` lines; `openai`: `data:` lines only, ending with `data: [DONE]`.
    */
-  stream?: { format: 'platform' | 'openai' }
+  stream?: {
+    format: 'platform' | 'openai'
+    /**
+     * The request streams only when the JSON body's top-level field of this name is `true` (the
+     * OpenAI wire's `stream`): otherwise the gateway forwards it as a plain request, with no
+     * channel to listen on (a subscription made and dropped for every non-stream call).
+     */
+    bodyFlag?: string
+  }
   /**
    * Cookies the gateway forwards to the handler (`request.cookies`), by name; every other cookie
    * stays at the edge. For browser-bound flows (the connector OAuth callback's nonce).

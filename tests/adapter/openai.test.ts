@@ -97,6 +97,9 @@ t.test('a provider model: non-stream completion with the provider usage', async 
   t.equal(sent.temperature, 0.3)
   t.equal(sent.max_tokens, 50)
   t.equal(llm.requests.at(-1)?.headers['authorization'], 'Bearer sk-fake', 'the decrypted api_key')
+  const sentHeaders = llm.requests.at(-1)?.headers ?? {}
+  t.match(sentHeaders, { 'content-type': 'application/json', accept: 'application/json', 'user-agent': /^OpenAI\/JS / }, "the SDK's headers (src/llm/openai-sdk.ts)")
+  t.notOk(Object.keys(sentHeaders).some((h) => h.startsWith('x-stainless')), 'without its telemetry headers')
 
   llm.push({ text: 'from claude', usage: { prompt_tokens: 9, completion_tokens: 2 } })
   const c = await admin.chat.completions.create({ model: 'claude/claude-fake', messages: [{ role: 'user', content: 'hi' }] })
@@ -129,6 +132,26 @@ t.test('a provider model: streamed chunks, finish reason and the usage chunk', a
   const objs = frames.slice(0, -1).map((f) => JSON.parse(f.slice(6)) as ChatCompletionChunk)
   t.notOk(objs.some((o) => 'usage' in o), 'no usage without stream_options.include_usage')
   t.equal(objs.map((o) => o.choices[0]?.delta.content ?? '').join(''), 'ab')
+})
+
+t.test('the gateway listens on a stream channel only for stream: true (route stream.bodyFlag)', async (t) => {
+  const proto = Object.getPrototypeOf(env.platform.nc) as { subscribe: (subject: string, ...rest: unknown[]) => unknown }
+  const original = proto.subscribe
+  const live: string[] = []
+  proto.subscribe = function (this: unknown, subject: string, ...rest: unknown[]) {
+    if (subject.includes('sse.live.')) live.push(subject)
+    return original.call(this, subject, ...rest)
+  }
+  t.teardown(() => {
+    proto.subscribe = original
+  })
+  llm.push({ text: 'plain' })
+  const plain = await admin.chat.completions.create({ model: 'fake/fake-model', messages: [{ role: 'user', content: 'x' }], stream: false })
+  t.equal(plain.choices[0]?.message.content, 'plain')
+  t.equal(live.length, 0, 'a non-stream request: no channel subscribed')
+  llm.push({ text: ['str', 'eamed'] })
+  t.equal((await collect(await admin.chat.completions.create({ model: 'fake/fake-model', messages: [{ role: 'user', content: 'x' }], stream: true }))).text, 'streamed')
+  t.equal(live.length, 1, 'a stream request: its channel, subscribed before the request is forwarded')
 })
 
 t.test('a provider model: tools and tool calls pass through, stream and non-stream', async (t) => {
