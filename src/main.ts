@@ -10,6 +10,7 @@ import type { Config } from './kernel/config.ts'
 import type { Logger } from './kernel/log.ts'
 import type { Db } from './platform/db.ts'
 import type { NatsConnection } from './platform/nats.ts'
+import { setOutboundDnsCache } from './platform/outbound-http.ts'
 import type { ResourceService } from './resources/service.ts'
 import { startActorRole } from './roles/actors.ts'
 import { startGatewayRole } from './roles/gateway.ts'
@@ -57,6 +58,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const roles = rolesOf(config)
   const life = createLifecycle(log)
   try {
+    setOutboundDnsCache(config.OUTBOUND_DNS_CACHE_SECONDS)
     for (const f of FEATURES) f.preflight?.(config, roles)
     const infra = await startInfrastructure(config, roles, life, log)
     const service = roles.has('resources') ? await startServiceRole(infra, FEATURES, life) : undefined

@@ -101,6 +101,7 @@ export const ConfigSchema = T.Object({
   MAX_EXECUTION_DEPTH: T.Integer({ minimum: 0, description: 'nesting depth of execution chains; 0 disables (default DEFAULT_WORKER_COUNT)' }),
   SHARED_POOL_RESERVE: int(0, 'shared-worker slots reserved for nested calls', 0),
   CALLBACK_URL_HOSTS: str('', 'callback allowlist: empty disables callbacks, * any HTTPS host, else exact hosts'),
+  OUTBOUND_DNS_CACHE_SECONDS: num(30, 'how long outbound HTTP (LLM providers, connectors, callbacks) reuses a host\'s resolved addresses; each use still checks every address and pins the connection to it. 0 resolves on every request', 0),
   OUTBOUND_EXTRA_CA_FILE: str('', 'PEM file of extra CA certificates trusted by outbound HTTPS (callbacks, connectors), in addition to the default roots'),
   // connectors (src/connectors/)
   CONNECTOR_HTTP_HOSTS: str('', 'connector hosts an admin allows over plain HTTP (comma-separated exact hosts); every other connector call must use HTTPS. Private, loopback and link-local addresses are refused either way'),

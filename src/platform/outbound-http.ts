@@ -224,8 +224,37 @@ export function parseHostList(setting: string): string[] | '*' {
   return hosts.map(normalizeHost)
 }
 
-const defaultLookup = async (hostname: string): Promise<ResolvedAddress[]> =>
+const systemLookup = async (hostname: string): Promise<ResolvedAddress[]> =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
+
+/*
+ * Resolutions are kept OUTBOUND_DNS_CACHE_SECONDS (`setOutboundDnsCache`, at start): every LLM call
+ * of every chat turn goes to the same few provider hosts, and a lookup per call is a getaddrinfo on
+ * libuv's thread pool, in a container a DNS round trip or several (search domains). What is kept is
+ * only the answer: every use still checks each address (step 3) and pins the connection to it
+ * (step 4), so a cached answer gives a rebinding server nothing a fresh one would not. Failed
+ * lookups are not kept. 0 turns the cache off.
+ */
+let dnsCacheMs = 30_000
+const DNS_CACHE_MAX_HOSTS = 1024
+const resolved = new Map<string, { addresses: ResolvedAddress[]; until: number }>()
+
+/** OUTBOUND_DNS_CACHE_SECONDS: how long a host's addresses are reused (0: resolved on every request). */
+export function setOutboundDnsCache(seconds: number): void {
+  dnsCacheMs = Math.max(0, seconds * 1000)
+  resolved.clear()
+}
+
+async function defaultLookup(hostname: string): Promise<ResolvedAddress[]> {
+  if (dnsCacheMs === 0) return systemLookup(hostname)
+  const now = Date.now()
+  const hit = resolved.get(hostname)
+  if (hit !== undefined && hit.until > now) return hit.addresses
+  const addresses = await systemLookup(hostname)
+  if (resolved.size >= DNS_CACHE_MAX_HOSTS) resolved.clear()
+  resolved.set(hostname, { addresses, until: now + dnsCacheMs })
+  return addresses
+}
 
 /**
  * Steps 1–3 without connecting: the parsed URL and every address its host resolves to, all of

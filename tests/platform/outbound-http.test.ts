@@ -1,7 +1,9 @@
+import dns from 'node:dns'
 import http from 'node:http'
+import { syncBuiltinESMExports } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { blockedReason, guardedFetch, parseHostList, resolveTarget, type ResolvedAddress } from '../../src/platform/outbound-http.ts'
+import { blockedReason, guardedFetch, parseHostList, resolveTarget, setOutboundDnsCache, type ResolvedAddress } from '../../src/platform/outbound-http.ts'
 import { prepareLocalTls, startReceiver } from '../helpers/local-https.ts'
 
 /*
@@ -284,4 +286,42 @@ t.test('keep-alive: concurrent calls reuse their connections instead of reopenin
   t.equal(answered, 200)
   t.equal(connections, 50, '50 connections for 4 rounds of 50 concurrent calls')
   server.closeAllConnections()
+})
+
+t.test('the system resolver is asked once per OUTBOUND_DNS_CACHE_SECONDS, and every answer is still checked', async (t) => {
+  // the default lookup is node:dns/promises; a stand-in resolver is swapped in for this test
+  const promises = dns.promises as { lookup: unknown }
+  const original = promises.lookup
+  const asked: string[] = []
+  const answers: Record<string, string> = { 'provider.test': '93.184.216.34', 'flip.test': '93.184.216.35' }
+  promises.lookup = async (host: string) => {
+    asked.push(host)
+    const address = answers[host]
+    if (address === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+    return [{ address, family: 4 }]
+  }
+  syncBuiltinESMExports()
+  t.teardown(() => {
+    promises.lookup = original
+    syncBuiltinESMExports()
+    setOutboundDnsCache(30)
+  })
+
+  setOutboundDnsCache(30)
+  for (let i = 0; i < 3; i++) t.same((await resolveTarget('https://provider.test/v1')).addresses, [{ address: '93.184.216.34', family: 4 }])
+  t.same(asked, ['provider.test'], 'three requests, one lookup')
+  await t.rejects(resolveTarget('https://missing.test/'), { code: 'outbound.unresolvable' })
+  await t.rejects(resolveTarget('https://missing.test/'), { code: 'outbound.unresolvable' })
+  t.equal(asked.filter((h) => h === 'missing.test').length, 2, 'a failed lookup is not kept')
+
+  // a kept answer is checked on every use like a fresh one (step 3), so caching cannot let a private address through
+  t.same((await resolveTarget('https://flip.test/')).addresses, [{ address: '93.184.216.35', family: 4 }])
+  answers['flip.test'] = '10.0.0.7'
+  t.same((await resolveTarget('https://flip.test/')).addresses, [{ address: '93.184.216.35', family: 4 }], 'the kept public answer until it expires')
+  setOutboundDnsCache(0)
+  await t.rejects(resolveTarget('https://flip.test/'), { code: 'outbound.private_address' }, 'resolved again and refused once the cache is off')
+  asked.length = 0
+  await resolveTarget('https://provider.test/v1')
+  await resolveTarget('https://provider.test/v1')
+  t.same(asked, ['provider.test', 'provider.test'], 'OUTBOUND_DNS_CACHE_SECONDS=0: a lookup per request')
 })
