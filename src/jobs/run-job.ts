@@ -1,4 +1,4 @@
-import { JobFailure, toJobError, type JobState, type StateEntry } from './job-state.ts'
+import { JobFailure, toJobError, type StateEntry } from './job-state.ts'
 import type { PulledMessage } from './puller.ts'
 import { recordOutcome, type AttemptOutcome } from './record-outcome.ts'
 import type { JobContext } from './worker.ts'
@@ -14,20 +14,12 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
   const attempt = job.attempts
   w.executing.add(job.id)
   const ac = new AbortController()
-  // The done channel: a cancel or flush rewrites the state, and the bucket republishes it here.
-  // The abort stops agent turns early and kills a function's sandbox (the pool destroys it
-  // instead of waiting for the run to end: a cancelled run must not keep its sandbox; this
-  // deviates from SPEC §3's "running containers are not killed", see sandbox/README.md).
-  const sub = o.nc.subscribe(o.names.subject(`evt.job.${job.id}`), {
-    callback: (_err, msg) => {
-      try {
-        const s = JSON.parse(new TextDecoder().decode(msg.data)) as JobState
-        if (s.status === 'cancelled') ac.abort(new JobFailure('job.cancelled', 'cancelled'))
-      } catch {
-        // a delete marker or foreign payload: not a cancel
-      }
-    },
-  })
+  // A cancel (the endpoint, the stuck-job flush) is announced to the worker process, which aborts
+  // the run here (cancel-notice.ts). The abort stops agent turns early and kills a function's
+  // sandbox (the pool destroys it instead of waiting for the run to end: a cancelled run must not
+  // keep its sandbox; this deviates from SPEC §3's "running containers are not killed", see
+  // sandbox/README.md).
+  w.aborts.set(job.id, ac)
   const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))
   const timeoutMs = job.timeout_ms ?? o.timeoutMs
   const timeout = setTimeout(() => ac.abort(new JobFailure('job.timeout', `timed out after ${String(Math.round(timeoutMs / 1000))} s`)), timeoutMs)
@@ -55,7 +47,7 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
       w.executing.delete(job.id)
       clearInterval(keepAlive)
       clearTimeout(timeout)
-      sub.unsubscribe()
+      w.aborts.delete(job.id)
     }
   })().catch((err: unknown) => {
     // Left unacked: the message comes back after ack_wait and its state is judged again.

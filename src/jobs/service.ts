@@ -13,6 +13,7 @@ import { listMembers } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
+import { announceCancel } from './cancel-notice.ts'
 import { enqueueJob, findQueuedJob, jobSubject, type EnqueueDeps } from './enqueue.ts'
 import { decodeState, isTerminal, jobErrorText, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
@@ -245,6 +246,8 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
       const now = await d.store.get(id)
       throw conflict(`job already ${now?.state.status ?? 'gone'}`, 'job.already_finished')
     }
+    // the worker that runs it (if one does) aborts the run (cancel-notice.ts)
+    announceCancel(d.nc, d.names, id)
     if (wasWaiting) {
       // Drop the waiting message so the backlog count is exact; a worker that already pulled it
       // skips it anyway because the state is terminal.
@@ -257,7 +260,7 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
 
   on(R.systemFlushStuckJobs, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.systemUpdate)
-    return { body: await flushStuckJobs(d.db, d.store, d.stuckHours, d.log) }
+    return { body: await flushStuckJobs(d.db, d.store, d.stuckHours, d.log, (id) => announceCancel(d.nc, d.names, id)) }
   })
 
   on(R.queueStats, async ({ principal: p }) => {

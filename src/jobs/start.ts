@@ -17,6 +17,7 @@ import { jobHandlers } from './service.ts'
 import { startTimerDispatcher } from './timers.ts'
 import { createUserShare, userShareCap } from './user-share.ts'
 import { startJobWorker, type JobExecutor, type JobWorker } from './worker.ts'
+import { announceCancel } from './cancel-notice.ts'
 
 /*
  * Composition of the job system for the two process roles that use it:
@@ -47,7 +48,7 @@ export async function startJobService(o: { nc: NatsConnection; names: NatsNames;
   const mirror = await startMirror({ nc: o.nc, names: o.names, db: o.db, results, config: o.config, log })
   const timers = startTimerDispatcher({ db: o.db, deps: enqueue, log })
   const flush = setInterval(() => {
-    flushStuckJobs(o.db, store, o.config.STUCK_JOB_HOURS, log).catch((err: unknown) => log.warn({ err }, 'periodic stuck-job flush failed'))
+    flushStuckJobs(o.db, store, o.config.STUCK_JOB_HOURS, log, (id) => announceCancel(o.nc, o.names, id)).catch((err: unknown) => log.warn({ err }, 'periodic stuck-job flush failed'))
   }, 5 * 60_000)
   flush.unref()
   const handlers = jobHandlers({ nc: o.nc, names: o.names, db: o.db, store, results, workers: await workersBucket(o.nc, o.names), enqueue, stuckHours: o.config.STUCK_JOB_HOURS, log })

@@ -26,6 +26,8 @@ export interface WorkerState {
   readonly running: Set<Promise<void>>
   /** Ids of the jobs this worker executes now (listed in its heartbeat). */
   readonly executing: Set<string>
+  /** The abort of each run, by job id: fired by an announced cancel (cancel-notice.ts). */
+  readonly aborts: Map<string, AbortController>
   /** Outcomes being recorded after their slot was freed. */
   readonly finishing: Set<Promise<void>>
   stopping: boolean

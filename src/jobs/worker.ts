@@ -4,7 +4,8 @@ import type { Logger } from '../kernel/log.ts'
 import { HEARTBEAT_INTERVAL_MS, startHeartbeat, workersBucket, type Heartbeat } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import type { JobState, JobStateStore, Pool } from './job-state.ts'
+import { listenForCancels } from './cancel-notice.ts'
+import { JobFailure, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { JobSlots } from './job-slots.ts'
 import { startLocal, type LocalStart } from './local-run.ts'
 import { poolConsumerName } from './provision.ts'
@@ -105,6 +106,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     maxAttempts: RETRYABLE.has(o.pool) ? 1 + o.maxRetries : 1,
     running: new Set(),
     executing: new Set(),
+    aborts: new Map(),
     finishing: new Set(),
     stopping: false,
   }
@@ -118,6 +120,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     ...(o.heartbeatMs === undefined ? {} : { intervalMs: o.heartbeatMs }),
   })
   await heartbeat.beat()
+  const stopListening = listenForCancels(o.nc, o.names, (id) => w.aborts.get(id)?.abort(new JobFailure('job.cancelled', 'cancelled')))
 
   const slots = new JobSlots(w)
   const loops = Array.from({ length: o.concurrency }, () => slots.slot())
@@ -137,6 +140,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
       const all = Promise.allSettled([...w.running]).then(() => Promise.allSettled([...w.finishing]))
       await Promise.race([all, new Promise((r) => setTimeout(r, graceMs))])
       await heartbeat.stop()
+      stopListening()
       void loops
     },
   }
