@@ -14,7 +14,8 @@ import { AppError } from '../kernel/errors.ts'
  * Per request (and again per redirect hop):
  *  1. parse the URL; only http(s); HTTPS required unless `httpsOnly: false` or the host is in `httpHosts`;
  *  2. the host must be in `allowHosts` (exact, case-insensitive; `'*'` = any);
- *  3. resolve the host (dns.lookup, all addresses) and refuse when ANY address is in a blocked range
+ *  3. resolve the host (dns.lookup, all addresses; an answer is reused OUTBOUND_DNS_CACHE_SECONDS,
+ *     checked again on every use) and refuse when ANY address is in a blocked range
  *     (`blockedReason`): a name that resolves to one public and one private address is refused, so
  *     round-robin answers cannot smuggle an internal target in;
  *  4. connect to the first resolved address itself (pinned): the socket goes to that IP, with the
