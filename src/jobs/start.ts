@@ -7,6 +7,7 @@ import type { Db } from '../platform/db.ts'
 import { workersBucket } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { announceCancel } from './cancel-notice.ts'
 import type { EnqueueDeps } from './enqueue.ts'
 import { openJobStateStore, POOLS, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
@@ -17,7 +18,6 @@ import { jobHandlers } from './service.ts'
 import { startTimerDispatcher } from './timers.ts'
 import { createUserShare, userShareCap } from './user-share.ts'
 import { startJobWorker, type JobExecutor, type JobWorker } from './worker.ts'
-import { announceCancel } from './cancel-notice.ts'
 
 /*
  * Composition of the job system for the two process roles that use it:

@@ -26,14 +26,20 @@ class LeanOpenAI extends OpenAI {
   private readonly urls = new Map<string, string>()
   private readonly sendsKey: boolean
 
+  /** Default headers beyond the keyless provider's `authorization: null`: the SDK's own build merges them. */
+  private readonly otherDefaults: boolean
+
   constructor(opts: ConstructorParameters<typeof OpenAI>[0], sendsKey: boolean) {
     super(opts)
     this.sendsKey = sendsKey
+    const defaults = opts?.defaultHeaders
+    this.otherDefaults = defaults !== undefined && defaults !== null && !(isPlainObject(defaults) && Object.keys(defaults).every((name) => name.toLowerCase() === 'authorization'))
   }
 
   override async buildRequest(options: BuildOptions, extra?: { retryCount?: number }): Promise<Built> {
     const { query, body, headers, defaultBaseURL } = options
-    if ((query !== undefined && query !== null) || headers !== undefined || !isPlainObject(body) || this.idempotencyHeader !== undefined || defaultBaseURL !== undefined) {
+    const simple = (query === undefined || query === null) && headers === undefined && isPlainObject(body) && defaultBaseURL === undefined
+    if (!simple || this.otherDefaults || this.idempotencyHeader !== undefined) {
       return super.buildRequest(options, extra)
     }
     let url = this.urls.get(options.path)
