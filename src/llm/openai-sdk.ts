@@ -24,15 +24,15 @@ const USER_AGENT = `OpenAI/JS ${VERSION}`
  */
 class LeanOpenAI extends OpenAI {
   private readonly urls = new Map<string, string>()
+  /** False for a keyless provider (`defaultHeaders: {authorization: null}`; the SDK insists on an `apiKey`, 'none' then). */
   private readonly sendsKey: boolean
-
-  /** Default headers beyond the keyless provider's `authorization: null`: the SDK's own build merges them. */
+  /** Default headers beyond that `authorization: null`: the SDK's own build merges them. */
   private readonly otherDefaults: boolean
 
-  constructor(opts: ConstructorParameters<typeof OpenAI>[0], sendsKey: boolean) {
+  constructor(opts: ConstructorParameters<typeof OpenAI>[0]) {
     super(opts)
-    this.sendsKey = sendsKey
-    const defaults = opts?.defaultHeaders
+    const defaults: unknown = opts?.defaultHeaders
+    this.sendsKey = !(isPlainObject(defaults) && defaults['authorization'] === null)
     this.otherDefaults = defaults !== undefined && defaults !== null && !(isPlainObject(defaults) && Object.keys(defaults).every((name) => name.toLowerCase() === 'authorization'))
   }
 
@@ -48,7 +48,6 @@ class LeanOpenAI extends OpenAI {
       this.urls.set(options.path, url)
     }
     const sent: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json', 'user-agent': USER_AGENT }
-    // `apiKey` is 'none' for a keyless provider (the SDK insists on one), whose requests carry no Authorization.
     if (this.sendsKey) sent['authorization'] = `Bearer ${this.apiKey}`
     if (this.organization !== null) sent['openai-organization'] = this.organization
     if (this.project !== null) sent['openai-project'] = this.project
@@ -70,20 +69,17 @@ const NO_SDK_TIMEOUT_MS = 2_147_000_000
  */
 export function openAiSdk(baseURL: string, provider: ProviderConfig, options: TransportOptions, organization: string | null): OpenAI {
   const hasKey = provider.api_key !== null && provider.api_key !== ''
-  return new LeanOpenAI(
-    {
-      // The SDK insists on a key; a provider without one (a local server) sends no Authorization header.
-      apiKey: hasKey ? provider.api_key : 'none',
-      baseURL,
-      organization,
-      project: null,
-      webhookSecret: null,
-      maxRetries: 0,
-      timeout: NO_SDK_TIMEOUT_MS,
-      logLevel: 'off',
-      ...(hasKey ? {} : { defaultHeaders: { authorization: null } }),
-      fetch: guardedLlmFetch(options),
-    },
-    hasKey,
-  )
+  return new LeanOpenAI({
+    // The SDK insists on a key; a provider without one (a local server) sends no Authorization header.
+    apiKey: hasKey ? provider.api_key : 'none',
+    baseURL,
+    organization,
+    project: null,
+    webhookSecret: null,
+    maxRetries: 0,
+    timeout: NO_SDK_TIMEOUT_MS,
+    logLevel: 'off',
+    ...(hasKey ? {} : { defaultHeaders: { authorization: null } }),
+    fetch: guardedLlmFetch(options),
+  })
 }

@@ -233,12 +233,12 @@ const systemLookup = async (hostname: string): Promise<ResolvedAddress[]> =>
  * of every chat turn goes to the same few provider hosts, and a lookup per call is a getaddrinfo on
  * libuv's thread pool, in a container a DNS round trip or several (search domains). What is kept is
  * only the answer: every use still checks each address (step 3) and pins the connection to it
- * (step 4), so a cached answer gives a rebinding server nothing a fresh one would not. Failed
- * lookups are not kept. 0 turns the cache off.
+ * (step 4), so a cached answer gives a rebinding server nothing a fresh one would not. Concurrent
+ * requests for a host share one lookup; failed lookups are not kept. 0 turns the cache off.
  */
 let dnsCacheMs = 30_000
 const DNS_CACHE_MAX_HOSTS = 1024
-const resolved = new Map<string, { addresses: ResolvedAddress[]; until: number }>()
+const resolved = new Map<string, { addresses: Promise<ResolvedAddress[]>; until: number }>()
 
 /** OUTBOUND_DNS_CACHE_SECONDS: how long a host's addresses are reused (0: resolved on every request). */
 export function setOutboundDnsCache(seconds: number): void {
@@ -246,15 +246,18 @@ export function setOutboundDnsCache(seconds: number): void {
   resolved.clear()
 }
 
-async function defaultLookup(hostname: string): Promise<ResolvedAddress[]> {
+function defaultLookup(hostname: string): Promise<ResolvedAddress[]> {
   if (dnsCacheMs === 0) return systemLookup(hostname)
   const now = Date.now()
   const hit = resolved.get(hostname)
   if (hit !== undefined && hit.until > now) return hit.addresses
-  const addresses = await systemLookup(hostname)
+  const entry = { addresses: systemLookup(hostname), until: now + dnsCacheMs }
   if (resolved.size >= DNS_CACHE_MAX_HOSTS) resolved.clear()
-  resolved.set(hostname, { addresses, until: now + dnsCacheMs })
-  return addresses
+  resolved.set(hostname, entry)
+  entry.addresses.catch(() => {
+    if (resolved.get(hostname) === entry) resolved.delete(hostname)
+  })
+  return entry.addresses
 }
 
 /**
