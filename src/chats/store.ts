@@ -61,15 +61,19 @@ function storableMessage<M extends { content: string | null; tool_calls?: ToolCa
 const messageJson = sql.unsafe`json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
                    'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'seq', m.seq)`
 
+/** Messages as one JSON array parameter, each in the shape the SQL side unpacks (`jsonb_to_record`). */
+const packedMessages = (given: readonly NewMessage[]): string =>
+  JSON.stringify(
+    given.map((g) => {
+      const m = storableMessage(g)
+      return { id: m.id ?? null, role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null, name: m.name ?? null }
+    }),
+  )
+
 /** Messages as a relation `x` for an insert's select, in the order given (`order by e.i`): one jsonb parameter. */
-const unpackedMessages = (given: readonly NewMessage[]) => {
-  const rows = given.map((g) => {
-    const m = storableMessage(g)
-    return { id: m.id ?? null, role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null, name: m.name ?? null }
-  })
-  return sql.unsafe`jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(v, i),
+const unpackedMessages = (given: readonly NewMessage[]) =>
+  sql.unsafe`jsonb_array_elements(${packedMessages(given)}::jsonb) with ordinality as e(v, i),
                jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)`
-}
 
 export function chatStore(db: Db) {
   return {
@@ -164,19 +168,9 @@ export function chatStore(db: Db) {
      * expired), in which case nothing is written.
      */
     async appendMany(chatId: string, given: readonly NewMessage[]): Promise<Appended> {
-      return oneRow(db, AppendedRows, sql.unsafe`
-        with chat as (select id from chats where id = ${chatId}::uuid and (expires_at is null or expires_at > now())), m as (
-          insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
-          select coalesce(x.id, gen_random_uuid()), chat.id, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
-          from chat, ${unpackedMessages(given)}
-          order by e.i
-          on conflict (id) do nothing
-          returning ${MESSAGE}, seq
-        ), c as (
-          update chats set last_message_at = now(), updated_at = now(), message_count = message_count + (select count(*) from m)
-          where id = (select id from chat) returning message_count
-        )
-        select (select message_count from c) as message_count, coalesce((select json_agg(${messageJson} order by m.seq) from m), '[]'::json) as rows`)
+      // every turn makes this call: a function whose statement's plan Postgres keeps per session
+      // (migrations/0020-chat-append-function.sql), not the statement planned again each time
+      return oneRow(db, AppendedRows, sql.unsafe`select o_count as message_count, o_rows as rows from chat_append_messages(${chatId}::uuid, ${packedMessages(given)}::jsonb)`)
     },
     async pendingApprovals(chatId: string): Promise<ApprovalRow[]> {
       return anyRows(db, ApprovalRows, sql.unsafe`select tool_call_id, function_namespace, function_name, arguments from chat_approvals where chat_id = ${chatId}::uuid and status = 'pending' order by created_at`)
