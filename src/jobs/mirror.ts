@@ -281,17 +281,6 @@ export async function upsertExecutions(db: Db, entries: readonly Prepared[]): Pr
     input_data: s.input ?? null, output_data: output ?? null, error: jobErrorText(s.error), worker: s.worker, retry_of: s.retry_of,
     callback_url: s.callback_url, in_dlq: s.dlq_seq !== undefined, state_rev: rev, created_at: s.created_at, started_at: s.started_at, finished_at: s.finished_at,
   }))
-  await db.query(sql.unsafe`
-    insert into executions (id, pool, kind, namespace, name, user_id, status, attempts, trigger_type, trigger_id, chat_id, parent_id, depth,
-      input_data, output_data, error, worker, retry_of, callback_url, in_dlq, state_rev, created_at, started_at, finished_at, updated_at)
-    select id, pool, kind, namespace, name, user_id, status, attempts, trigger_type, trigger_id, chat_id, parent_id, depth,
-      input_data, output_data, error, worker, retry_of, callback_url, in_dlq, state_rev, created_at, started_at, finished_at, now()
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, pool text, kind text, namespace text, name text, user_id uuid, status text,
-      attempts integer, trigger_type text, trigger_id text, chat_id text, parent_id uuid, depth integer, input_data jsonb, output_data jsonb,
-      error text, worker text, retry_of uuid, callback_url text, in_dlq boolean, state_rev bigint, created_at timestamptz, started_at timestamptz,
-      finished_at timestamptz)
-    on conflict (id) do update set status = excluded.status, attempts = excluded.attempts, output_data = excluded.output_data,
-      error = excluded.error, worker = excluded.worker, in_dlq = excluded.in_dlq or executions.in_dlq, state_rev = excluded.state_rev,
-      started_at = excluded.started_at, finished_at = excluded.finished_at, updated_at = now()
-    where executions.state_rev < excluded.state_rev`)
+  // a function whose statement's plan Postgres keeps per session (migrations/0021-executions-upsert-function.sql)
+  await db.query(sql.unsafe`select executions_upsert(${JSON.stringify(rows)}::jsonb)`)
 }

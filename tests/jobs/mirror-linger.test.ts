@@ -36,7 +36,7 @@ t.test('a job that ends within the linger: one row write, both events in order',
   const row = await eventually(async () => (await env.sql<{ status: string }>('select status from executions where id = $1', [job.id]))[0], 'the execution row')
   t.equal(row.status, 'completed', 'the row is written once, already in its final state')
   await eventually(async () => (events.length >= 2 ? true : undefined), 'both events')
-  const writes = counter.stop().filter((x) => x.what === 'pg' && x.detail.startsWith('insert into executions'))
+  const writes = counter.stop().filter((x) => x.what === 'pg' && x.detail.startsWith('select executions_upsert('))
   t.equal(writes.length, 1, 'one execution row write for running and completed')
   t.same(events, ['running', 'completed'], 'both events, in order')
 })
