@@ -57,10 +57,6 @@ function storableMessage<M extends { content: string | null; tool_calls?: ToolCa
   }
 }
 
-/** A message row `m` as JSON with its seq, its timestamp formatted as the row parser formats it (ISO, UTC, `Z`). */
-const messageJson = sql.unsafe`json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
-                   'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'seq', m.seq)`
-
 /** Messages as one JSON array parameter, each in the shape the SQL side unpacks (`jsonb_to_record`). */
 const packedMessages = (given: readonly NewMessage[]): string =>
   JSON.stringify(
@@ -69,11 +65,6 @@ const packedMessages = (given: readonly NewMessage[]): string =>
       return { id: m.id ?? null, role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null, name: m.name ?? null }
     }),
   )
-
-/** Messages as a relation `x` for an insert's select, in the order given (`order by e.i`): one jsonb parameter. */
-const unpackedMessages = (given: readonly NewMessage[]) =>
-  sql.unsafe`jsonb_array_elements(${packedMessages(given)}::jsonb) with ordinality as e(v, i),
-               jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)`
 
 export function chatStore(db: Db) {
   return {
@@ -84,18 +75,17 @@ export function chatStore(db: Db) {
     async create(c: { userId: string; agent: { id: string; namespace: string; name: string }; input: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null; internal?: boolean; messages?: readonly NewMessage[] }): Promise<ChatRow> {
       const expires = c.expiresIn === undefined || c.expiresIn === null ? null : new Date(Date.now() + c.expiresIn * 1000).toISOString()
       const messages = c.messages ?? []
-      const values = sql.unsafe`values (${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${c.title ?? null}, ${JSON.stringify(c.input)}::jsonb,
-                ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false}, ${messages.length > 0 ? new Date().toISOString() : null}::timestamptz, ${messages.length})`
-      const insertChat = sql.unsafe`insert into chats (user_id, agent_id, agent_namespace, agent_name, title, input, expires_at, session_key, internal, last_message_at, message_count) ${values}`
-      if (messages.length === 0) return oneRow(db, ChatRows, sql.unsafe`${insertChat} returning ${CHAT}`)
+      if (messages.length === 0) {
+        return oneRow(db, ChatRows, sql.unsafe`
+          insert into chats (user_id, agent_id, agent_namespace, agent_name, title, input, expires_at, session_key, internal)
+          values (${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${c.title ?? null}, ${JSON.stringify(c.input)}::jsonb,
+                  ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false})
+          returning ${CHAT}`)
+      }
+      // a function whose statement's plan Postgres keeps (migrations/0022-chat-context-functions.sql)
       return oneRow(db, ChatRows, sql.unsafe`
-        with c as (${insertChat} returning ${CHAT}), m as (
-          insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
-          select coalesce(x.id, gen_random_uuid()), c.id, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
-          from c, ${unpackedMessages(messages)}
-          order by e.i
-        )
-        select ${CHAT} from c`)
+        select ${CHAT} from chat_create_with_messages(${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${c.title ?? null},
+          ${JSON.stringify(c.input)}::jsonb, ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false}, ${packedMessages(messages)}::jsonb)`)
     },
     async get(id: string): Promise<ChatRow | null> {
       if (!/^[0-9a-f-]{36}$/i.test(id)) return null
@@ -109,12 +99,8 @@ export function chatStore(db: Db) {
      */
     async turnContext(id: string, limit: number, afterSeq?: number): Promise<TurnContextRow | null> {
       if (!/^[0-9a-f-]{36}$/i.test(id)) return null
-      const after = afterSeq === undefined ? sql.unsafe`` : sql.unsafe`and seq > ${afterSeq}`
-      return maybeRow(db, TurnContextRows, sql.unsafe`
-        select ${CHAT}, message_count, coalesce((
-          select json_agg(${messageJson} order by m.seq)
-          from (select * from chat_messages where chat_id = chats.id ${after} order by seq desc limit ${limit}) m), '[]'::json) as history
-        from chats where id = ${id}::uuid and (expires_at is null or expires_at > now())`)
+      // a function whose statement's plan Postgres keeps (migrations/0022-chat-context-functions.sql); seq starts at 1
+      return maybeRow(db, TurnContextRows, sql.unsafe`select * from chat_turn_context(${id}::uuid, ${limit}::integer, ${afterSeq ?? 0}::bigint)`)
     },
     async bySession(userId: string, ns: string, name: string, key: string): Promise<ChatRow | null> {
       return maybeRow(db, ChatRows, sql.unsafe`

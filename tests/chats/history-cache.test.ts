@@ -51,7 +51,10 @@ t.test('history cache: small reads while coherent, whole reads when not', async 
   t.same(contents(second?.history ?? []), ['m2', 'm3', 'm4', 'm5'], 'the last 4, in order')
   t.same(reads, ['whole', 'since'], 'read since the last held message')
 
-  // another writer (a sub-agent answering into this chat) adds one: read since, found, in order
+  // another writer (a sub-agent answering into this chat) adds one: read since, found, in order.
+  // A seq is taken first and left unused, as by a transaction that has not committed yet: the
+  // 'late' message below takes it (seq values are unique only as the sequence hands them out)
+  await env.sql("select nextval(pg_get_serial_sequence('chat_messages', 'seq'))")
   await store.append(a.id, { role: 'tool', content: 'm6', tool_call_id: 'c1' })
   held = second!
   const third = await cache.read(a.id, 4)
