@@ -3,7 +3,7 @@
 -- PL/pgSQL function for the same reason as 0020: the statement's plan is kept for the session
 -- instead of being made again for every call (every job's state changes pass through here).
 create function executions_upsert(p_rows jsonb) returns void
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_generic_plan as $$
 begin
   insert into executions (id, pool, kind, namespace, name, user_id, status, attempts, trigger_type, trigger_id, chat_id, parent_id, depth,
     input_data, output_data, error, worker, retry_of, callback_url, in_dlq, state_rev, created_at, started_at, finished_at, updated_at)

@@ -7,7 +7,7 @@
 create function chat_create_with_messages(p_user_id uuid, p_agent_id uuid, p_agent_namespace text, p_agent_name text, p_title text,
   p_input jsonb, p_expires_at timestamptz, p_session_key text, p_internal boolean, p_messages jsonb)
 returns setof chats
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_generic_plan as $$
 begin
   return query
   with c as (
@@ -29,7 +29,7 @@ create function chat_turn_context(p_id uuid, p_limit integer, p_after bigint)
 returns table (id uuid, user_id uuid, agent_id uuid, agent_namespace text, agent_name text, title text, input jsonb, archived boolean,
   session_key text, expires_at timestamptz, active_channel_id text, internal boolean, created_at timestamptz, updated_at timestamptz,
   last_message_at timestamptz, message_count bigint, history json)
-language plpgsql as $$
+language plpgsql set plan_cache_mode = force_generic_plan as $$
 begin
   return query
   select c.id, c.user_id, c.agent_id, c.agent_namespace, c.agent_name, c.title, c.input, c.archived, c.session_key, c.expires_at,
