@@ -14,7 +14,8 @@ import { tallyProtocol } from './servers/tally-actor.ts'
 /*
  * The actor runtime on its own nats-server:
  *   throughput  20,000 messages to 200 keys through 3 host processes (send → handler → CAS state
- *               write → ack) against raw JetStream publish + pull consume + ack as the floor;
+ *               write → ack) against raw JetStream publish + pull consume + ack as the floor,
+ *               each after 4,000 unmeasured warm-up messages;
  *               CPU µs per message of the sender (this process) and of the hosts / consumer;
  *   takeover    kill -9 of the host owning the most partitions, three times: time until every one
  *               of its partitions is leased by a live host, against the lease TTL (in the note).
@@ -23,7 +24,9 @@ const NAME = 'actors'
 const MESSAGES = Number(process.env['BENCH_ACTOR_MESSAGES'] ?? 20_000)
 // BENCH_ACTOR_TAKEOVER=0 skips the kill -9 rounds (quicker runs while working on throughput)
 const TAKEOVER = process.env['BENCH_ACTOR_TAKEOVER'] !== '0'
-const KEYS = 200
+const KEYS = Number(process.env['BENCH_ACTOR_KEYS'] ?? 200)
+// sent first and not measured, to the raw floor and to the runtime alike (a multiple of KEYS)
+const WARMUP = Number(process.env['BENCH_ACTOR_WARMUP'] ?? 4_000)
 const LEASE_TTL_MS = 3000
 const TICK_MS = 500
 const log = createLogger({ level: 'warn' })
@@ -45,17 +48,27 @@ async function run(): Promise<Row[]> {
       await jsm.streams.add({ name: 'RAWA', subjects: ['rawa.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
       await jsm.consumers.add('RAWA', { durable_name: 'c', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
       let got = 0
+      let target = WARMUP
+      let reached: (() => void) | undefined
       const msgs = await (await js.consumers.get('RAWA', 'c')).consume({ max_messages: 1000 })
-      const done = (async () => {
+      void (async () => {
         for await (const m of msgs) {
           m.ack()
-          if (++got >= MESSAGES) break
+          if (++got >= target) reached?.()
         }
       })()
+      const publishRaw = async (n: number) => {
+        for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => js.publish(`rawa.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
+      }
+      const warm = new Promise<void>((r) => (reached = r))
+      await publishRaw(WARMUP)
+      await warm
+      target = WARMUP + MESSAGES
+      const done = new Promise<void>((r) => (reached = r))
       const cpu0 = process.cpuUsage()
       const nats0 = processTicks(nats.pid)
       const t0 = performance.now()
-      for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => js.publish(`rawa.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
+      await publishRaw(MESSAGES)
       await done
       const s = (performance.now() - t0) / 1000
       const cpu = process.cpuUsage(cpu0)
@@ -95,6 +108,17 @@ async function run(): Promise<Row[]> {
     await sleep(idleMs)
     const idleHosts = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (idle0[i] ?? 0)), 0) / (idleMs * 1000)
     const idleNats = ticksUs(processTicks(nats.pid) - idleNats0) / (idleMs * 1000)
+    // warm-up (not measured): the hosts' code paths compiled, every key loaded
+    {
+      for (let i = 0; i < WARMUP; i += 200) await Promise.all(Array.from({ length: Math.min(200, WARMUP - i) }, (_, j) => sendToActor(js, names, tallyProtocol, `k${String((i + j) % KEYS)}`, 'add', { n: 0 })))
+      for (let k = 0; k < KEYS; k++) {
+        for (;;) {
+          const e = await states.get(`tally.k${String(k)}`)
+          if (e !== null && e.length > 0 && e.json<{ state: { count: number } }>().state.count >= WARMUP / KEYS) break
+          await sleep(20)
+        }
+      }
+    }
     {
       const writes0 = await stateWrites()
       const cpu0 = process.cpuUsage()
@@ -102,7 +126,7 @@ async function run(): Promise<Row[]> {
       const nats0 = processTicks(nats.pid)
       const t0 = performance.now()
       for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => sendToActor(js, names, tallyProtocol, `k${String((i + j) % KEYS)}`, 'add', { n: i + j })))
-      const perKey = MESSAGES / KEYS
+      const perKey = (WARMUP + MESSAGES) / KEYS
       for (let k = 0; k < KEYS; k++) {
         for (;;) {
           const e = await states.get(`tally.k${String(k)}`)
