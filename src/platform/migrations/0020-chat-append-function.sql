@@ -11,6 +11,18 @@
 -- of 20 connections planned a hundred calls per statement before keeping anything. The generic
 -- plans of these statements are the custom ones (primary-key and (chat_id, seq) index scans).
 -- The functions of 0021 and 0022 are declared the same way.
+
+-- Messages as the store packs them (src/chats/store.ts, packedMessages: one jsonb array) unpacked
+-- into rows in their given order (`ord`); shared by this file's function and 0022's. A plain SQL
+-- function the planner inlines into the statement that calls it.
+create function chat_messages_from_json(p_messages jsonb)
+returns table (ord bigint, id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)
+language sql stable as $$
+  select e.i, x.id, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
+  from jsonb_array_elements(p_messages) with ordinality as e(v, i),
+       jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)
+$$;
+
 create function chat_append_messages(p_chat_id uuid, p_messages jsonb, out o_count bigint, out o_rows json)
 language plpgsql set plan_cache_mode = force_generic_plan as $$
 begin
@@ -19,9 +31,8 @@ begin
   ), m as (
     insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
     select coalesce(x.id, gen_random_uuid()), chat.id, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
-    from chat, jsonb_array_elements(p_messages) with ordinality as e(v, i),
-         jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)
-    order by e.i
+    from chat, chat_messages_from_json(p_messages) x
+    order by x.ord
     on conflict (id) do nothing
     returning chat_messages.id, chat_messages.chat_id, chat_messages.role, chat_messages.content, chat_messages.tool_calls,
               chat_messages.tool_call_id, chat_messages.name, chat_messages.created_at, chat_messages.seq

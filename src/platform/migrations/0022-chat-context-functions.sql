@@ -17,9 +17,8 @@ begin
   ), m as (
     insert into chat_messages (id, chat_id, role, content, tool_calls, tool_call_id, name)
     select coalesce(x.id, gen_random_uuid()), c.id, x.role, x.content, x.tool_calls, x.tool_call_id, x.name
-    from c, jsonb_array_elements(p_messages) with ordinality as e(v, i),
-         jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)
-    order by e.i
+    from c, chat_messages_from_json(p_messages) x
+    order by x.ord
   )
   select * from c;
 end
