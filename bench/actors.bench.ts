@@ -108,32 +108,30 @@ async function run(): Promise<Row[]> {
     await sleep(idleMs)
     const idleHosts = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (idle0[i] ?? 0)), 0) / (idleMs * 1000)
     const idleNats = ticksUs(processTicks(nats.pid) - idleNats0) / (idleMs * 1000)
-    // warm-up (not measured): the hosts' code paths compiled, every key loaded
-    {
-      for (let i = 0; i < WARMUP; i += 200) await Promise.all(Array.from({ length: Math.min(200, WARMUP - i) }, (_, j) => sendToActor(js, names, tallyProtocol, `k${String((i + j) % KEYS)}`, 'add', { n: 0 })))
-      for (let k = 0; k < KEYS; k++) {
-        for (;;) {
-          const e = await states.get(`tally.k${String(k)}`)
-          if (e !== null && e.length > 0 && e.json<{ state: { count: number } }>().state.count >= WARMUP / KEYS) break
-          await sleep(20)
-        }
+    /** `n` messages in rounds of 200 concurrent sends; message i goes to `keyOf(i)`. */
+    const sendRounds = async (n: number, keyOf: (i: number) => string) => {
+      for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => sendToActor(js, names, tallyProtocol, keyOf(i + j), 'add', { n: i + j })))
+    }
+    /** Until the key's state has counted at least `min` messages. */
+    const counted = async (key: string, min: number) => {
+      for (;;) {
+        const e = await states.get(`tally.${key}`)
+        if (e !== null && e.length > 0 && e.json<{ state: { count: number } }>().state.count >= min) return
+        await sleep(20)
       }
     }
+    const spread = (i: number) => `k${String(i % KEYS)}`
+    // warm-up (not measured): the hosts' code paths compiled, every key loaded
+    await sendRounds(WARMUP, spread)
+    for (let k = 0; k < KEYS; k++) await counted(spread(k), WARMUP / KEYS)
     {
       const writes0 = await stateWrites()
       const cpu0 = process.cpuUsage()
       const ticks0 = live.map((h) => processTicks(h.child.pid))
       const nats0 = processTicks(nats.pid)
       const t0 = performance.now()
-      for (let i = 0; i < MESSAGES; i += 200) await Promise.all(Array.from({ length: 200 }, (_, j) => sendToActor(js, names, tallyProtocol, `k${String((i + j) % KEYS)}`, 'add', { n: i + j })))
-      const perKey = (WARMUP + MESSAGES) / KEYS
-      for (let k = 0; k < KEYS; k++) {
-        for (;;) {
-          const e = await states.get(`tally.k${String(k)}`)
-          if (e !== null && e.length > 0 && e.json<{ state: { count: number } }>().state.count >= perKey) break
-          await sleep(20)
-        }
-      }
+      await sendRounds(MESSAGES, spread)
+      for (let k = 0; k < KEYS; k++) await counted(spread(k), (WARMUP + MESSAGES) / KEYS)
       const s = (performance.now() - t0) / 1000
       const cpu = process.cpuUsage(cpu0)
       const hostUs = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (ticks0[i] ?? 0)), 0)
@@ -150,12 +148,8 @@ async function run(): Promise<Row[]> {
       const ticks0 = live.map((h) => processTicks(h.child.pid))
       const cpu0 = process.cpuUsage()
       const t0 = performance.now()
-      for (let i = 0; i < one; i += 200) await Promise.all(Array.from({ length: Math.min(200, one - i) }, (_, j) => sendToActor(js, names, tallyProtocol, 'solo', 'add', { n: i + j })))
-      for (;;) {
-        const e = await states.get('tally.solo')
-        if (e !== null && e.length > 0 && e.json<{ state: { count: number } }>().state.count >= one) break
-        await sleep(20)
-      }
+      await sendRounds(one, () => 'solo')
+      await counted('solo', one)
       const s = (performance.now() - t0) / 1000
       const cpu = process.cpuUsage(cpu0)
       const hostUs = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (ticks0[i] ?? 0)), 0)
