@@ -23,6 +23,17 @@ language sql stable as $$
        jsonb_to_record(e.v) as x(id uuid, role text, content text, tool_calls jsonb, tool_call_id text, name text)
 $$;
 
+-- A stored message as the store reads it (src/chats/store.ts, MessageRows): its columns and seq,
+-- the timestamp formatted as the row parser formats timestamps (ISO, UTC, `Z`). Shared by this
+-- file's function and 0022's; a plain SQL function the planner inlines.
+create function chat_message_json(m chat_messages)
+returns json
+language sql stable as $$
+  select json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
+    'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'seq', m.seq)
+$$;
+
 create function chat_append_messages(p_chat_id uuid, p_messages jsonb, out o_count bigint, out o_rows json)
 language plpgsql set plan_cache_mode = force_generic_plan as $$
 begin
@@ -34,17 +45,13 @@ begin
     from chat, chat_messages_from_json(p_messages) x
     order by x.ord
     on conflict (id) do nothing
-    returning chat_messages.id, chat_messages.chat_id, chat_messages.role, chat_messages.content, chat_messages.tool_calls,
-              chat_messages.tool_call_id, chat_messages.name, chat_messages.created_at, chat_messages.seq
+    returning chat_messages as r
   ), c as (
     update chats set last_message_at = now(), updated_at = now(), message_count = chats.message_count + (select count(*) from m)
     where chats.id = (select chat.id from chat) returning chats.message_count
   )
   select (select c.message_count from c),
-         coalesce((select json_agg(json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content,
-                     'tool_calls', m.tool_calls, 'tool_call_id', m.tool_call_id, 'name', m.name,
-                     'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'seq', m.seq) order by m.seq)
-                   from m), '[]'::json)
+         coalesce((select json_agg(chat_message_json(m.r) order by (m.r).seq) from m), '[]'::json)
   into o_count, o_rows;
 end
 $$;

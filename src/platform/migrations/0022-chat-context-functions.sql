@@ -34,10 +34,8 @@ begin
   select c.id, c.user_id, c.agent_id, c.agent_namespace, c.agent_name, c.title, c.input, c.archived, c.session_key, c.expires_at,
          c.active_channel_id, c.internal, c.created_at, c.updated_at, c.last_message_at, c.message_count,
          coalesce((
-           select json_agg(json_build_object('id', m.id, 'chat_id', m.chat_id, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
-                    'tool_call_id', m.tool_call_id, 'name', m.name, 'created_at', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-                    'seq', m.seq) order by m.seq)
-           from (select cm.* from chat_messages cm where cm.chat_id = c.id and cm.seq > p_after order by cm.seq desc limit p_limit) m
+           select json_agg(chat_message_json(m.r) order by (m.r).seq)
+           from (select cm as r from chat_messages cm where cm.chat_id = c.id and cm.seq > p_after order by cm.seq desc limit p_limit) m
          ), '[]'::json)
   from chats c where c.id = p_id and (c.expires_at is null or c.expires_at > now());
 end
