@@ -25,7 +25,7 @@ export function toLlm(config: Config, m: ContextMessage): ChatMessage {
  * turn, sub-agents in suspend mode suspend it), until the model answers with text or
  * MAX_TOOL_ITERATIONS is exceeded.
  */
-export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log: Logger, tx: Transcript): Promise<TurnResult> {
+export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log: Logger, tx: Transcript, ready?: Promise<void>): Promise<TurnResult> {
   const { d } = rt
   const { chat, agent } = ctx
   const [{ client, model }, tools, skills] = await Promise.all([d.llm(agent), discoverTools(rt.providers, ctx), preloadedSkills(rt.toolDeps, ctx.principal, agent)])
@@ -44,6 +44,8 @@ export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log:
     const messages: ChatMessage[] = [...(system === '' ? [] : [{ role: 'system' as const, content: system }]), ...initial, ...history]
     const offerTools = round < maxRounds && toolDefs.length > 0
     const { text, calls } = await llmRound(ctx, { client, model }, { messages, tools: offerTools ? toolDefs : undefined, streamText: !bufferReply }, usage, emit)
+    // hooks and tools follow only once the turn's claim is held (a run started before it, run-turn.ts)
+    await ready
     if (calls.length === 0) return finishReply(rt, ctx, text, bufferReply, usage, emit, log, tx)
     if (round >= maxRounds) throw new TurnError('turn.too_many_tool_rounds', `stopped after MAX_TOOL_ITERATIONS (${String(maxRounds)}) tool rounds`)
     tx.add({ role: 'assistant', content: text === '' ? null : text, tool_calls: calls })

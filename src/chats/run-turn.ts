@@ -3,6 +3,7 @@ import type { Logger } from '../kernel/log.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
 import type { JobState } from '../jobs/job-state.ts'
 import type { JobContext } from '../jobs/worker.ts'
+import { NotClaimed } from '../jobs/run-job.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import { runHooks } from './hooks.ts'
 import { resumeApproval } from './resume-approval.ts'
@@ -45,7 +46,12 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
   // a synchronous send (no channel) is unaffected.
   const watch = input.channel_id === null || d.watchListeners === undefined ? undefined : d.watchListeners(input.channel_id)
   const signal = watch === undefined ? jc.signal : AbortSignal.any([jc.signal, watch.signal])
-  const emit = d.emitter(input.channel_id)
+  // Started while its claim is written (a local start, src/jobs/local-run.ts): the reads, the
+  // checks and the provider call go ahead; events, writes, hooks and tools wait for the claim.
+  // A refused claim aborts the run, which then leaves no trace (`notOurs` below).
+  const ready = jc.claimed
+  const emit = ready === undefined ? d.emitter(input.channel_id) : afterClaim(d.emitter(input.channel_id), ready)
+  const notOurs = (): boolean => jc.signal.aborted && jc.signal.reason instanceof NotClaimed
   const log = jc.log.child({ chat: input.chat_id })
   const resumeTo = (job.meta ?? {})['resume_to'] as ResumeTo | undefined
   let parentResult: unknown = { error: 'the sub-agent failed' }
@@ -69,27 +75,36 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     // what the turn writes joins the history this worker holds for the chat's next turn
     held = row
     const limit = d.config.MAX_HISTORY_MESSAGES
-    tx = new Transcript(store, chat.id, history, {
-      written: (rows, count) => (held = held === null ? null : rt.history.extend(chat.id, held, rows, limit, count)),
-      unknown: () => {
-        held = null
-        rt.history.drop(chat.id)
+    tx = new Transcript(
+      store,
+      chat.id,
+      history,
+      {
+        written: (rows, count) => (held = held === null ? null : rt.history.extend(chat.id, held, rows, limit, count)),
+        unknown: () => {
+          held = null
+          rt.history.drop(chat.id)
+        },
       },
-    })
+      ready,
+    )
     // permissions now, not when the message was accepted (the agent comes from the row cache)
     const [agent, principal] = await Promise.all([loadAgent(d.resources, chat.agent_id), early !== null && job.user_id === chat.user_id ? early : loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
     if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
     if (!canOnResource(principal, agentKind, 'chat', { namespace: agent.namespace, name: agent.name, ownerId: agent.owner_id })) throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
     const delegationDepth = Number((job.meta ?? {})['delegation_depth'] ?? 0)
     const ctx: ToolContext = { principal, chat, agent, job, delegationDepth, signal, blocking: jc.blocking ?? (<T>(p: Promise<T>) => p) }
+    // only a plain message without on_user_message hooks starts with nothing anyone could see
+    if (ready !== undefined && (input.resume === true || input.approval !== undefined || agent.hooks.on_user_message.length > 0)) await ready
     const ended = await beginTurn(rt, ctx, input, emit, log, tx)
     suspended = ended?.status === 'suspended'
     if (ended !== null) return ended
-    const out = await rounds(rt, ctx, emit, log, tx)
+    const out = await rounds(rt, ctx, emit, log, tx, ready)
     suspended = out.status === 'suspended'
     parentResult = { reply: out.message?.content ?? '' }
     return out
   } catch (caught) {
+    if (notOurs()) throw caught
     // Abandoned by its listeners: whatever the abort broke (the LLM call, a tool), that is the reason.
     const err: unknown = watch?.signal.aborted === true && !jc.signal.aborted ? new TurnError('chat.stream_abandoned', (watch.signal.reason as Error).message) : caught
     if (err !== caught) log.info({ channel: input.channel_id }, 'streamed turn cancelled: no client listens')
@@ -101,10 +116,25 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     throw err
   } finally {
     watch?.stop()
-    // not awaited: the turn's result is recorded (and its waiter answered) without waiting for it
-    const count = suspended ? undefined : (held as Held | null)?.count
-    void d.turnEnded(input.chat_id, job.id, count).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
-    if (resumeTo !== undefined) await d.resumeParent(resumeTo, parentResult).catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
+    // a run whose claim was refused never was this chat's turn: nobody is told it ended
+    if (!notOurs()) {
+      // not awaited: the turn's result is recorded (and its waiter answered) without waiting for it
+      const count = suspended ? undefined : (held as Held | null)?.count
+      void d.turnEnded(input.chat_id, job.id, count).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
+      if (resumeTo !== undefined) await d.resumeParent(resumeTo, parentResult).catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
+    }
+  }
+}
+
+/** `emit` once the claim `ready` is held: the first event waits for it, the others go at once. */
+function afterClaim(emit: Emit, ready: Promise<void>): Emit {
+  let held = false
+  return async (event, data) => {
+    if (!held) {
+      await ready
+      held = true
+    }
+    return emit(event, data)
   }
 }
 

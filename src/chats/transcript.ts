@@ -28,12 +28,15 @@ export class Transcript {
   private readonly all: ContextMessage[]
   private readonly hook: WrittenHook | undefined
   private pending: NewMessage[] = []
+  /** What the first write waits for (the turn's claim, when the turn started before it). */
+  private before: Promise<void> | undefined
 
-  constructor(store: ChatStore, chatId: string, history: readonly ContextMessage[], hook?: WrittenHook) {
+  constructor(store: ChatStore, chatId: string, history: readonly ContextMessage[], hook?: WrittenHook, before?: Promise<void>) {
     this.store = store
     this.chatId = chatId
     this.all = [...history]
     this.hook = hook
+    this.before = before
   }
 
   /** Adds a message: part of the context at once, written at the next `flush`. */
@@ -51,6 +54,10 @@ export class Transcript {
   /** Writes what was added since the last flush (one insert); returns the rows written. */
   async flush(): Promise<MessageRow[]> {
     if (this.pending.length === 0) return []
+    if (this.before !== undefined) {
+      await this.before
+      this.before = undefined
+    }
     const batch = this.pending
     this.pending = []
     let out: Appended

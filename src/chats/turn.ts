@@ -89,5 +89,7 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
   const rt = turnRuntime(d)
   const run = async (jc: TurnJobContext) => runTurn(rt, jc)
   // the chat with its history is read while the job is claimed (see runTurn: `jc.prefetched`)
-  return Object.assign(run, { prefetch: (job: JobState): TurnContextRead => readTurnContext(rt, job) })
+  // and, started in this process, the turn runs while it is claimed (run-turn.ts: `ready`); its
+  // reply is in the chat before the job's completion is written: a waiter here gets it first
+  return Object.assign(run, { prefetch: (job: JobState): TurnContextRead => readTurnContext(rt, job), speculative: true, answersBeforeRecord: true })
 }

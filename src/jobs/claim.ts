@@ -7,11 +7,15 @@ import { RETRYABLE, type WorkerState } from './worker-state.ts'
 /** What a delivery's state allows: run it, or one of the reasons not to. */
 type Verdict = 'claim' | 'skip' | 'busy' | 'lost-agent' | 'exhausted'
 
+/** The state a fresh job's first claim creates (its first attempt, on this worker). */
+export const firstClaim = (carried: JobState, nodeId: string): JobState => ({ ...carried, status: 'running', attempts: 1, worker: nodeId, started_at: new Date().toISOString(), error: null })
+
 /**
  * Claims a pulled job by CAS (queued → running) and answers the claimed entry to run, or null when
  * the delivery was settled instead (terminated, nak'ed for later, failed, or moved to the DLQ).
+ * `first`: the state a first claim creates, when the caller made it already (`firstClaim`).
  */
-export async function claimDelivery(w: WorkerState, m: PulledMessage, id: string, carried: JobState): Promise<StateEntry | null> {
+export async function claimDelivery(w: WorkerState, m: PulledMessage, id: string, carried: JobState, first = firstClaim(carried, w.o.nodeId)): Promise<StateEntry | null> {
   const { o } = w
   const rev = Number(m.headers?.get('Job-Rev') ?? '0')
   let claimed: StateEntry | null = null
@@ -19,7 +23,6 @@ export async function claimDelivery(w: WorkerState, m: PulledMessage, id: string
   if (rev === 0) {
     // First delivery of a fresh job: the claim creates the state entry. It exists already when
     // the job was cancelled while queued, or on a retry or redelivery: then judge what is there.
-    const first: JobState = { ...carried, status: 'running', attempts: 1, worker: o.nodeId, started_at: new Date().toISOString(), error: null }
     const created = carried.status === 'queued' ? await o.store.create(first) : null
     if (created !== null) return { state: first, revision: created }
     cur = await o.store.get(id)

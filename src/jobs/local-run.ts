@@ -1,5 +1,5 @@
 import { headers } from '@nats-io/transport-node'
-import { claimDelivery } from './claim.ts'
+import { claimDelivery, firstClaim } from './claim.ts'
 import { encodeState, type JobState, type Pool } from './job-state.ts'
 import type { PulledMessage } from './puller.ts'
 import { runJob } from './run-job.ts'
@@ -52,6 +52,16 @@ export async function startLocal(w: WorkerState, job: JobState, blocking: JobCon
   void slot.finally(() => w.running.delete(slot))
   // the executor's reads start now and overlap the claim's round trip
   const prefetched = w.o.executor.prefetch?.(job)
+  if (w.o.executor.speculative === true && job.status === 'queued') {
+    // the whole run starts now, its first visible effect waiting for the claim (run-job.ts)
+    const state = firstClaim(job, w.o.nodeId)
+    const decided = claimDelivery(w, m, job.id, job, state)
+    void runJob(w, m, { state, decided }, blocking, prefetched)
+      .catch((err: unknown) => w.log.error({ err, job: job.id }, 'local job failed'))
+      .finally(release)
+    if ((await decided) === null) return settled === 'nak' ? 'elsewhere' : 'over'
+    return 'running'
+  }
   let claimed
   try {
     claimed = await claimDelivery(w, m, job.id, job)

@@ -1,6 +1,7 @@
 import { INLINE_RESULT_MAX_BYTES, type JobError, type JobState, type StateEntry } from './job-state.ts'
 import { moveToDeadLetter } from './dead-letter.ts'
 import type { PulledMessage } from './puller.ts'
+import { announceJobEnd } from './wait.ts'
 import { RETRYABLE, type WorkerState } from './worker-state.ts'
 
 /** How an attempt's executor ended. */
@@ -20,12 +21,17 @@ export async function recordOutcome(w: WorkerState, m: PulledMessage, claimed: S
     const result = outcome.result
     const encoded = JSON.stringify(result ?? null)
     const large = Buffer.byteLength(encoded) > INLINE_RESULT_MAX_BYTES
+    const finishedAt = new Date().toISOString()
+    // A job whose result is a record of its own (a chat turn's reply, in Postgres already): a
+    // waiter in this process has it now, while the job's record is written (wait.ts). It answers
+    // what the job did, which a cancel arriving in between (the CAS then refuses) does not undo.
+    if (o.executor.answersBeforeRecord === true) announceJobEnd({ ...job, status: 'completed', finished_at: finishedAt, result: result ?? null })
     if (large) await o.results.put(job.id, encoded)
     // CAS against the claim's revision: no read on the hot path; a cancel in between makes it
     // fail, re-read, and refuse.
     const written = await o.store.transition(
       job.id,
-      (s) => (mine(s) ? { ...s, status: 'completed', finished_at: new Date().toISOString(), ...(large ? { result_stored: true } : { result: result ?? null }) } : null),
+      (s) => (mine(s) ? { ...s, status: 'completed', finished_at: finishedAt, ...(large ? { result_stored: true } : { result: result ?? null }) } : null),
       claimed,
     )
     if (written === null) log.info({ job: job.id }, 'job finished after it was cancelled, flushed or already recorded: nothing to write')

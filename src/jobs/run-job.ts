@@ -1,15 +1,36 @@
-import { JobFailure, toJobError, type StateEntry } from './job-state.ts'
+import { JobFailure, toJobError, type JobState, type StateEntry } from './job-state.ts'
 import type { PulledMessage } from './puller.ts'
 import { recordOutcome, type AttemptOutcome } from './record-outcome.ts'
 import type { JobContext } from './worker.ts'
 import type { WorkerState } from './worker-state.ts'
 
 /**
+ * An attempt started while its claim is still being written (a speculative executor's, see
+ * `JobExecutor.speculative`): `state` is what the claim writes, `decided` the claimed entry, or
+ * null when the claim found the job not to run (the delivery is settled then).
+ */
+export interface PendingClaim {
+  state: JobState
+  decided: Promise<StateEntry | null>
+}
+
+/** The claim refused a job its executor had started on speculation: the run stops, nothing is recorded. */
+export class NotClaimed extends Error {
+  constructor(id: string) {
+    super(`job ${id} was not claimed by this worker`)
+    this.name = 'NotClaimed'
+  }
+}
+
+/**
  * Runs one claimed attempt: the executor with a cancel signal (the job's done channel) and a
  * timeout, the message kept alive with `working()`; then records the outcome after the slot is free.
+ * With a pending claim the executor starts at once and gets `claimed` to wait on before its first
+ * effect; a refused (or failed) claim aborts it and leaves nothing to record.
  */
-export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEntry, blocking: JobContext['blocking'], prefetched?: unknown): Promise<void> {
+export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEntry | PendingClaim, blocking: JobContext['blocking'], prefetched?: unknown): Promise<void> {
   const { o, log } = w
+  const pending = 'decided' in claimed ? claimed.decided : null
   const job = claimed.state
   const attempt = job.attempts
   w.executing.add(job.id)
@@ -23,6 +44,14 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
   const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))
   const timeoutMs = job.timeout_ms ?? o.timeoutMs
   const timeout = setTimeout(() => ac.abort(new JobFailure('job.timeout', `timed out after ${String(Math.round(timeoutMs / 1000))} s`)), timeoutMs)
+  const gate =
+    pending === null
+      ? undefined
+      : pending.then((c) => {
+          if (c === null) throw new NotClaimed(job.id)
+          return undefined
+        })
+  gate?.catch((err: unknown) => ac.abort(err instanceof NotClaimed ? err : new NotClaimed(job.id)))
   // Only the executor's own error is a job failure. An error after it succeeded (NATS
   // unreachable while recording the result) must not turn into a retry that runs the job again:
   // the store retries through outages, and a write that still fails leaves the message unacked
@@ -30,7 +59,7 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
   let outcome: AttemptOutcome
   try {
     const result = await Promise.race([
-      o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }), blocking, ...(prefetched === undefined ? {} : { prefetched }) }),
+      o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }), blocking, ...(prefetched === undefined ? {} : { prefetched }), ...(gate === undefined ? {} : { claimed: gate }) }),
       new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true })),
     ])
     outcome = { ok: true, result }
@@ -42,7 +71,9 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
   // within twice the slots). The message stays alive (`working()`) until it is acked.
   const done: Promise<void> = (async () => {
     try {
-      await recordOutcome(w, m, claimed, outcome)
+      // the claim's own failure was the caller's to report (`startLocal` throws it)
+      const entry = pending === null ? (claimed as StateEntry) : await pending.catch(() => null)
+      if (entry !== null) await recordOutcome(w, m, entry, outcome)
     } finally {
       w.executing.delete(job.id)
       clearInterval(keepAlive)

@@ -44,6 +44,13 @@ export interface JobContext {
   blocking<T>(p: Promise<T>): Promise<T>
   /** What the executor's `prefetch` answered for this job (started before the claim), when it has one. */
   prefetched?: unknown
+  /**
+   * A speculative executor's run started before its claim was written: resolves once this worker
+   * holds the job, rejects (`NotClaimed`) when the claim found it not to run — the signal is
+   * aborted then too. Whatever anyone could see (events, writes, tools, hooks) waits on it.
+   * Absent when the job was claimed before the run.
+   */
+  claimed?: Promise<void>
 }
 /**
  * Runs one attempt. `prefetch`, when present, is called with the job as delivered before the claim
@@ -51,7 +58,21 @@ export interface JobContext {
  * needs then overlap the claim instead of following it. What it starts must not fail unhandled
  * (the claim may find the job is not to run, and nobody then waits for it).
  */
-export type JobExecutor = ((ctx: JobContext) => Promise<unknown>) & { prefetch?: (job: JobState) => unknown }
+export type JobExecutor = ((ctx: JobContext) => Promise<unknown>) & {
+  prefetch?: (job: JobState) => unknown
+  /**
+   * A job started in this process (`startLocal`) runs while its claim is written, its executor
+   * waiting on `claimed` before its first visible effect: a chat turn's provider call overlaps
+   * the claim's round trip instead of following it.
+   */
+  speculative?: boolean
+  /**
+   * The result is durable before the executor returns it (a chat turn's reply is in Postgres):
+   * waiters in this process get it then (`announceJobEnd`), before the job's completion is
+   * written. Not for jobs whose record is their result: their caller could read it back too early.
+   */
+  answersBeforeRecord?: boolean
+}
 
 export interface WorkerOptions {
   nc: NatsConnection
