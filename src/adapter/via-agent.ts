@@ -1,6 +1,7 @@
 import type { RequestMeta } from '../api/bind.ts'
 import type { RpcReply } from '../api/route.ts'
 import type { Principal } from '../auth/principal.ts'
+import { seedChat } from '../chats/history-cache.ts'
 import type { TurnResult } from '../chats/turn.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import type { Usage } from '../llm/types.ts'
@@ -27,7 +28,9 @@ export async function viaAgent(c: AdapterContext, p: Principal, body: ChatComple
 
   // the chat with the request's earlier messages: one statement
   const earlier = messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content, tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls], tool_call_id: m.tool_call_id ?? null }))
-  const chat = await svc.store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, internal: true, expiresIn: c.chatTtl, messages: earlier })
+  const { chat, history } = await svc.store.createInternal({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, expiresIn: c.chatTtl, messages: earlier })
+  // its turn (most often in this process) then reads nothing
+  seedChat({ chat, history, count: history.length })
   if (channel === null) {
     const { jobId, watch } = await svc.submit(p, chat, { content: last.content, channelId: null, fresh: true })
     const out = (await svc.result(jobId, watch)) as TurnResult & { usage?: Usage }

@@ -48,6 +48,32 @@ export interface HistoryCache {
   drop(chatId: string): void
 }
 
+/*
+ * Chats created in this process and handed to their first turn with what was written (`seedChat`):
+ * an internal chat (the adapter's per agent request, a sub-agent's) is created by the code that
+ * then sends its first turn, which the chat's actor most often starts in this same process. Its
+ * creator knows the chat and its messages exactly (nobody else knows the chat's id yet), so that
+ * turn reads nothing. Process-wide (any worker of the process may run the turn), taken once,
+ * bounded; a turn elsewhere reads as usual.
+ */
+const seeds = new Map<string, { held: Held; at: number }>()
+const SEED_MS = 60_000
+const SEEDS_KEPT = 1000
+
+/** Hands a chat just created here, with all its messages, to its first turn in this process. */
+export function seedChat(held: Held): void {
+  seeds.set(held.chat.id, { held, at: Date.now() })
+  if (seeds.size > SEEDS_KEPT) seeds.delete(seeds.keys().next().value as string)
+}
+
+/** The seed of a chat, taken (once), when it is fresh and accounts for `known` (when vouched). */
+function takeSeed(chatId: string, known: number | undefined): Held | undefined {
+  const s = seeds.get(chatId)
+  if (s === undefined) return undefined
+  seeds.delete(chatId)
+  return Date.now() - s.at < SEED_MS && (known === undefined || known === s.held.count) ? s.held : undefined
+}
+
 const expired = (chat: ChatRow): boolean => chat.expires_at !== null && Date.parse(chat.expires_at) <= Date.now()
 
 export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: number): HistoryCache {
@@ -72,7 +98,13 @@ export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: nu
   return {
     async read(chatId, limit, known) {
       const h = held.get(chatId)
-      if (h === undefined) return readWhole(chatId, limit)
+      if (h === undefined) {
+        const seed = takeSeed(chatId, known)
+        if (seed === undefined || expired(seed.chat)) return readWhole(chatId, limit)
+        const sliced: Held = { ...seed, history: seed.history.slice(-limit) }
+        keep(chatId, sliced)
+        return sliced
+      }
       if (known === h.count && !expired(h.chat)) {
         keep(chatId, h)
         return h

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { Type as T, type Static } from '@sinclair/typebox'
 import { sql, type Db } from '../platform/db.ts'
 import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
@@ -66,26 +67,42 @@ const packedMessages = (given: readonly NewMessage[]): string =>
     }),
   )
 
+const expiresAt = (seconds: number | null | undefined): string | null => (seconds === undefined || seconds === null ? null : new Date(Date.now() + seconds * 1000).toISOString())
+
 export function chatStore(db: Db) {
   return {
     /**
-     * A new chat; with `messages` (an OpenAI-style request's earlier messages), the chat and those
-     * messages in one statement: one round trip and one commit instead of two.
+     * A new chat; with `messages` (earlier messages), the chat and those messages in one
+     * statement: one round trip and one commit instead of two.
      */
-    async create(c: { userId: string; agent: { id: string; namespace: string; name: string }; input: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null; internal?: boolean; messages?: readonly NewMessage[] }): Promise<ChatRow> {
-      const expires = c.expiresIn === undefined || c.expiresIn === null ? null : new Date(Date.now() + c.expiresIn * 1000).toISOString()
+    async create(c: { userId: string; agent: { id: string; namespace: string; name: string }; input: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null; messages?: readonly NewMessage[] }): Promise<ChatRow> {
       const messages = c.messages ?? []
       if (messages.length === 0) {
         return oneRow(db, ChatRows, sql.unsafe`
-          insert into chats (user_id, agent_id, agent_namespace, agent_name, title, input, expires_at, session_key, internal)
+          insert into chats (user_id, agent_id, agent_namespace, agent_name, title, input, expires_at, session_key)
           values (${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${c.title ?? null}, ${JSON.stringify(c.input)}::jsonb,
-                  ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false})
+                  ${expiresAt(c.expiresIn)}::timestamptz, ${c.sessionKey ?? null})
           returning ${CHAT}`)
       }
-      // a function whose statement's plan Postgres keeps (migrations/0022-chat-context-functions.sql)
       return oneRow(db, ChatRows, sql.unsafe`
         select ${CHAT} from chat_create_with_messages(${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${c.title ?? null},
-          ${JSON.stringify(c.input)}::jsonb, ${expires}::timestamptz, ${c.sessionKey ?? null}, ${c.internal ?? false}, ${packedMessages(messages)}::jsonb)`)
+          ${JSON.stringify(c.input)}::jsonb, ${expiresAt(c.expiresIn)}::timestamptz, ${c.sessionKey ?? null}, false, ${packedMessages(messages)}::jsonb)`)
+    },
+    /**
+     * An internal chat (the adapter's per agent request with the request's earlier messages, a
+     * sub-agent's) in one statement, committed without a flush of its own (migrations/0023); with
+     * the history as its first turn reads it, which its creator hands to that turn
+     * (src/chats/history-cache.ts `seedChat`) so that the turn reads nothing.
+     */
+    async createInternal(c: { userId: string; agent: { id: string; namespace: string; name: string }; input: Record<string, unknown>; expiresIn: number; messages?: readonly NewMessage[] }): Promise<{ chat: ChatRow; history: HistoryMessage[] }> {
+      const messages = (c.messages ?? []).map((m) => storableMessage({ ...m, id: m.id ?? randomUUID() }))
+      // a function whose statement's plan Postgres keeps (migrations/0022-chat-context-functions.sql)
+      const chat = await oneRow(db, ChatRows, sql.unsafe`
+        select ${CHAT} from chat_create_with_messages(${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, null,
+          ${JSON.stringify(c.input)}::jsonb, ${expiresAt(c.expiresIn)}::timestamptz, null, true, ${packedMessages(messages)}::jsonb)`)
+      // seq 0: unknown here, and only a later incremental read would use it (it then reads whole)
+      const history = messages.map((m) => ({ id: m.id ?? '', chat_id: chat.id, role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null, name: m.name ?? null, created_at: chat.created_at, seq: 0 }))
+      return { chat, history }
     },
     async get(id: string): Promise<ChatRow | null> {
       if (!/^[0-9a-f-]{36}$/i.test(id)) return null

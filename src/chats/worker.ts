@@ -18,6 +18,7 @@ import { sendToActor } from '../../actors/runtime/send.ts'
 import type { ActorTeller } from '../../actors/runtime/tell.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore } from './store.ts'
+import { seedChat } from './history-cache.ts'
 import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
 import type { AgentRecord, ToolContext } from './tools.ts'
 
@@ -50,7 +51,9 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
 
   /** A sub-agent turn in a hidden chat of its own, one delegation level deeper; returns its job id. */
   const startSubAgentTurn = async (ctx: ToolContext, agent: AgentRecord, message: string, resumeTo?: ResumeTo): Promise<string> => {
-    const chat = await store.create({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, internal: true, expiresIn: 86_400 })
+    const { chat } = await store.createInternal({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, expiresIn: 86_400 })
+    // its turn (often in this process) then reads nothing
+    seedChat({ chat, history: [], count: 0 })
     const jobId = randomUUID()
     await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', {
       job_id: jobId,

@@ -98,8 +98,8 @@ t.test('one agent request through the adapter: Postgres round trips and acknowle
   const own = path.filter((x) => !x.site.includes('mirror.ts'))
   t.same(
     own.filter((x) => x.what === 'pg').map((x) => x.site.split(' < ')[0]?.replace(/:\d+ /, ' ')),
-    ['src/chats/store.ts Object.create', 'src/chats/store.ts Object.turnContext', 'src/chats/store.ts Object.appendMany'],
-    'Postgres: the chat with its earlier messages (one insert), the turn: its read, its insert',
+    ['src/chats/store.ts Object.createInternal', 'src/chats/store.ts Object.appendMany'],
+    'Postgres: the chat with its earlier messages (one insert, committed without a flush of its own), the turn: its insert only (handed the chat by its creator: history-cache.ts seedChat)',
   )
   t.ok(own.filter((x) => x.what === 'nats').length <= 4, 'acknowledged NATS operations: the job claim and end, the actor state twice')
   t.notOk(own.some((x) => x.detail.startsWith('actor.chat.')), 'the message told to the chat actor in-process')
@@ -121,7 +121,7 @@ t.test('one agent request through the adapter: Postgres round trips and acknowle
   show(t, 'streamed adapter request to its last chunk', streamedPath)
   t.same(
     streamedPath.filter((x) => x.what === 'pg' && !x.site.includes('mirror.ts')).map((x) => x.site.split(' < ')[0]?.replace(/:\d+ /, ' ')),
-    ['src/chats/store.ts Object.create', 'src/chats/store.ts Object.turnContext', 'src/chats/store.ts Object.appendMany'],
+    ['src/chats/store.ts Object.createInternal', 'src/chats/store.ts Object.appendMany'],
     'Postgres: as without streaming (no record of the stream in the internal chat)',
   )
   t.end()

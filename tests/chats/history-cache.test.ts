@@ -1,5 +1,6 @@
+import pg from 'pg'
 import t, { type Test } from 'tap'
-import { historyCache } from '../../src/chats/history-cache.ts'
+import { historyCache, seedChat } from '../../src/chats/history-cache.ts'
 import { chatStore } from '../../src/chats/store.ts'
 import type { Db } from '../../src/platform/db.ts'
 import { startTestPlatform } from '../helpers/env.ts'
@@ -148,4 +149,56 @@ t.test('history cache: no read when the vouched count is what is held', async (t
   const none = await store.appendMany(gone.id, [{ role: 'user', content: 'lost' }])
   t.same(none, { message_count: null, rows: [] })
   t.equal((await env.sql<{ n: string }>('select count(*) as n from chat_messages where chat_id = $1', [gone.id]))[0]?.n, '0')
+})
+
+t.test('an internal chat is handed to its first turn: no read; its create commits without a flush of its own', async (t) => {
+  const { env, store, agent, user } = await chatsOfAnAgent(t, 'seeded')
+  const reads: string[] = []
+  const cache = historyCache({ turnContext: (id: string, limit: number, afterSeq?: number) => (reads.push(afterSeq === undefined ? 'whole' : 'since'), store.turnContext(id, limit, afterSeq)) }, 10)
+  const earlier = [
+    { role: 'user' as const, content: 'one' },
+    { role: 'assistant' as const, content: 'two\u0000' },
+  ]
+  const { chat, history } = await store.createInternal({ userId: user, agent: { id: agent.id, namespace: 'seeded', name: 'echo' }, input: { x: 1 }, expiresIn: 60, messages: earlier })
+  t.ok(chat.internal)
+  t.same(
+    history.map((m) => m.content),
+    (await store.messages(chat.id)).map((m) => m.content),
+    'the history handed over is what was stored (text made storable alike)',
+  )
+  t.same(
+    history.map((m) => m.id),
+    (await store.messages(chat.id)).map((m) => m.id),
+    'with the stored ids',
+  )
+  seedChat({ chat, history, count: history.length })
+  const h = await cache.read(chat.id, 1)
+  t.same(reads, [], 'the first turn reads nothing')
+  t.same(
+    h?.history.map((m) => m.content),
+    ['two\uFFFD'],
+    'its last `limit` messages',
+  )
+  t.equal(h?.count, 2)
+  // taken once: the chat's next read (another process's cache, say) goes to Postgres
+  seedChat({ chat, history, count: history.length })
+  t.equal((await historyCache(store, 10).read(chat.id, 10, 3))?.count, 2, 'a seed whose count is not the vouched one is not used')
+
+  // the function's commit: asynchronous for internal chats only (migrations/0023)
+  const client = new pg.Client({ connectionString: env.databaseUrl })
+  await client.connect()
+  t.teardown(() => client.end())
+  const sync = async (internal: boolean): Promise<string | undefined> => {
+    await client.query('begin')
+    try {
+      // (the test server runs without synchronous commits: as a production server does here)
+      await client.query('set local synchronous_commit = on')
+      await client.query(`select chat_create_with_messages($1::uuid, $2::uuid, 'seeded', 'echo', null, '{}'::jsonb, null, null, $3, '[]'::jsonb)`, [user, agent.id, internal])
+      return (await client.query<{ s: string }>("select current_setting('synchronous_commit') as s")).rows[0]?.s
+    } finally {
+      await client.query('rollback')
+    }
+  }
+  t.equal(await sync(true), 'off', 'an internal chat commits without waiting for the flush')
+  t.equal(await sync(false), 'on', "a user's chat commits as every other write")
 })
