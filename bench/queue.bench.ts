@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream'
+import { Kvm } from '@nats-io/kv'
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import { enqueueJob, type EnqueueDeps } from '../src/jobs/enqueue.ts'
@@ -25,6 +26,12 @@ import type { Benchmark, Row } from './lib/types.ts'
  *   throughput  20,000 no-op jobs enqueued by 100 concurrent producers while one worker with 10
  *               slots runs them: completed jobs/s, CPU of this process (producer + worker) and of
  *               the server (nats-server / redis-server) per job.
+ * A second raw case makes the NATS operations of the platform's job by hand with nats.js (publish on
+ * a work-queue stream, the claim as a KV create, the completion as a KV update at the claim's
+ * revision, the ack; the bucket republishing each write as the platform's does, payloads the size of
+ * a job's state, at most SLOTS unacked): the floor of that record design, so the platform row
+ * shows what its own code adds and the BullMQ row what the design costs; then the same with the
+ * completion as the only KV write (no claim write), the floor of a record with one write a job.
  * Then memory: server RSS growth (and JetStream store bytes) per 10,000 queued jobs with no worker.
  * The producer and the worker share this process for every system, so the comparison is even.
  */
@@ -171,6 +178,56 @@ async function run(): Promise<Row[]> {
       const r = await measureCase(raw)
       rows.push(r.row)
       notes.push(r.memNote)
+      await nc.drain()
+    }
+    // Raw JetStream with the platform's job record: publish, pull, KV create, KV update, ack; and
+    // with the completion as the job's only KV write (what a record without a claim write costs).
+    for (const claim of [true, false]) {
+      const nc = await connectNats(nats.url, 'bench-raw-record', log)
+      const jsm = await jetstreamManager(nc)
+      await jsm.streams.add({ name: 'RAWREC', subjects: ['rawrec.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
+      await jsm.consumers.add('RAWREC', { durable_name: 'w', ack_policy: AckPolicy.Explicit, max_ack_pending: SLOTS })
+      const kv = await new Kvm(nc).create('RAWREC_STATE', { history: 1, republish: { src: '$KV.RAWREC_STATE.>', dest: 'rawrec-evt.>' } })
+      const js = jetstream(nc)
+      // the size of a platform job's state entry (a no-op function job: about 420 bytes of JSON)
+      const state = (id: string, status: string) => JSON.stringify({ id, pool: 'fn', kind: 'function', namespace: 'bench', name: 'noop', status, input: {}, user_id: null, attempts: 1, worker: 'bench', created_at: new Date().toISOString(), started_at: new Date().toISOString(), finished_at: null, result: null, error: null, timeout_ms: null, trigger_type: 'api', trigger_id: null, chat_id: null, parent_id: null, depth: 0, retry_of: null, callback_url: null })
+      const record: Case = {
+        label: claim ? 'raw JetStream, the same record per job (publish, pull, KV create + update, ack)' : 'raw JetStream, one KV write per job (publish, pull, KV put, ack)',
+        serverPid: nats.pid,
+        async startWorker(onStart) {
+          const wnc = await connectNats(nats.url, 'bench-raw-record-worker', log)
+          const wkv = await new Kvm(wnc).open('RAWREC_STATE')
+          const msgs = await (await jetstream(wnc).consumers.get('RAWREC', 'w')).consume({ max_messages: SLOTS })
+          void (async () => {
+            for await (const m of msgs) {
+              const id = m.subject.slice(7)
+              void (async () => {
+                if (claim) {
+                  const rev = await wkv.create(id, state(id, 'running'))
+                  onStart(id)
+                  await wkv.update(id, state(id, 'completed'), rev)
+                } else {
+                  onStart(id)
+                  await wkv.put(id, state(id, 'completed'))
+                }
+                m.ack()
+              })().catch((err: unknown) => log.error({ err }, 'raw record job failed'))
+            }
+          })()
+          return async () => {
+            await msgs.close()
+            await wnc.drain()
+          }
+        },
+        enqueue: async (id) => {
+          await js.publish(`rawrec.${id}`, state(id, 'queued'), { msgID: id })
+        },
+        queuedBytes: async () => (await jsm.streams.info('RAWREC')).state.bytes,
+      }
+      const r = await measureCase(record)
+      rows.push(r.row)
+      notes.push(r.memNote)
+      await kv.destroy()
       await nc.drain()
     }
     // The platform: enqueueJob (state CAS + publish) and a pool worker with 10 slot loops.
