@@ -16,7 +16,9 @@ import { tallyProtocol } from './servers/tally-actor.ts'
  *   throughput  20,000 messages to 200 keys through 3 host processes (send → handler → CAS state
  *               write → ack) against raw JetStream publish + pull consume + ack as the floor,
  *               each after 4,000 unmeasured warm-up messages;
- *               CPU µs per message of the sender (this process) and of the hosts / consumer;
+ *               CPU µs per message of the sender (this process) and of the hosts / consumer; and
+ *               the runtime's record made by hand (consume, a KV CAS state write per message, ack),
+ *               the floor of its design;
  *   takeover    kill -9 of the host owning the most partitions, three times: time until every one
  *               of its partitions is leased by a live host, against the lease TTL (in the note).
  */
@@ -75,6 +77,52 @@ async function run(): Promise<Row[]> {
       const natsUs = ticksUs(processTicks(nats.pid) - nats0)
       rows.push({ benchmark: NAME, case: 'raw JetStream publish + consume + ack', baseline: true, requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: natsUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: 'other = nats-server' })
       await msgs.close()
+    }
+    // The runtime's record by hand: the same, with each key's state written by CAS (a KV update at
+    // the key's last revision, in memory) before the message is acked, one key's messages in order.
+    {
+      await jsm.streams.add({ name: 'RAWS', subjects: ['raws.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
+      await jsm.consumers.add('RAWS', { durable_name: 'c', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
+      const kv = await new Kvm(nc).create('RAWS_STATE', { history: 1 })
+      const byKey = new Map<string, { chain: Promise<void>; rev: number; count: number }>()
+      let got = 0
+      let target = WARMUP
+      let reached: (() => void) | undefined
+      const msgs = await (await js.consumers.get('RAWS', 'c')).consume({ max_messages: 1000 })
+      void (async () => {
+        for await (const m of msgs) {
+          const key = m.subject.slice(5)
+          let k = byKey.get(key)
+          if (k === undefined) byKey.set(key, (k = { chain: Promise.resolve(), rev: 0, count: 0 }))
+          const entry = k
+          const handle = async (): Promise<void> => {
+            const state = JSON.stringify({ state: { count: ++entry.count } })
+            entry.rev = entry.rev === 0 ? await kv.create(key, state) : await kv.update(key, state, entry.rev)
+            m.ack()
+            if (++got >= target) reached?.()
+          }
+          entry.chain = entry.chain.then(handle)
+        }
+      })()
+      const publishRaw = async (n: number) => {
+        for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => js.publish(`raws.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
+      }
+      const warm = new Promise<void>((r) => (reached = r))
+      await publishRaw(WARMUP)
+      await warm
+      target = WARMUP + MESSAGES
+      const done = new Promise<void>((r) => (reached = r))
+      const cpu0 = process.cpuUsage()
+      const nats0 = processTicks(nats.pid)
+      const t0 = performance.now()
+      await publishRaw(MESSAGES)
+      await done
+      const s = (performance.now() - t0) / 1000
+      const cpu = process.cpuUsage(cpu0)
+      const natsUs = ticksUs(processTicks(nats.pid) - nats0)
+      rows.push({ benchmark: NAME, case: `raw JetStream + a CAS state write per message, ${String(KEYS)} keys, one process`, requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: natsUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: "the runtime's record made by hand with nats.js: consume, KV update at the key's last revision, ack; other = nats-server" })
+      await msgs.close()
+      await kv.destroy()
     }
     // The runtime: 3 host processes.
     const names = natsNames('ba')
