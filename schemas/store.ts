@@ -110,3 +110,10 @@ export const StateRowShape = T.Object(
   },
   { title: 'state' },
 )
+
+/**
+ * `states.changed` (core NATS): a committed write of a state entry, from process `o`, of key `k`
+ * in store `s` (store id); every process's entry cache drops that key (src/states/entry-cache.ts).
+ * Without `s` and `k`: every entry (a write made outside the platform, `announceOutsideStateWrite`).
+ */
+export const StateChange = T.Object({ o: T.String(), s: T.Optional(T.String()), k: T.Optional(T.String()) }, { title: 'StateChange' })

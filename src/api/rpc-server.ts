@@ -74,9 +74,10 @@ export type RouteAnswer = (req: RpcRequest) => Promise<RpcReply>
  * Each served route is also registered for this process's gateway (src/api/local-rpc.ts): when the
  * gateway and the service share a NATS connection (ROLES=all, `npm start`), the gateway hands the
  * request to the route here, in memory, and skips the NATS round trip. The handler, the input
- * checks and the principal are the same either way.
+ * checks and the principal are the same either way. RPC_IN_PROCESS=false turns it off: every
+ * request then goes over NATS and the queue group spreads them over all service processes.
  */
-export function serveRpc(options: { nc: NatsConnection; names: NatsNames; routes: readonly BoundRoute[]; principal?: PrincipalResolver; log: Logger }): { close(): Promise<void> } {
+export function serveRpc(options: { nc: NatsConnection; names: NatsNames; routes: readonly BoundRoute[]; principal?: PrincipalResolver; log: Logger; inProcess?: boolean }): { close(): Promise<void> } {
   const { nc, log, principal: resolve } = options
   const subs: Subscription[] = []
   const local: (() => void)[] = []
@@ -110,7 +111,7 @@ export function serveRpc(options: { nc: NatsConnection; names: NatsNames; routes
     const page = route.html === true
     const subject = rpcSubject(options.names, id)
     served++
-    local.push(registerLocalRoute(nc, subject, { answer, page }))
+    if (options.inProcess !== false) local.push(registerLocalRoute(nc, subject, { answer, page }))
     subs.push(
       nc.subscribe(subject, {
         queue: 'rpc',

@@ -32,6 +32,7 @@ export const ConfigSchema = T.Object({
   DATA_DIR: str('./.data', 'single-node data directory (NATS, Postgres, generated secrets)'),
   LOG_LEVEL: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info', 'log level'),
   ROLES: str('all', 'comma-separated roles this process runs: gateway, resources, workers, actors (or all)'),
+  RPC_IN_PROCESS: bool(true, 'a process running both the gateway and the resources role hands requests to its own routes in memory; false: every request goes over NATS, spread by the queue group over all resources processes'),
   HTTP_MAX_BODY_BYTES: int(524288, 'largest accepted JSON request body in bytes', 1024, 64 * 1024 * 1024),
   SSE_PING_SECONDS: num(15, 'a `: ping` comment on a Server-Sent Events stream after this many seconds without a write', 0.01),
   SSE_MAX_BUFFER_BYTES: int(1048576, 'bytes a slow SSE client may fall behind before the gateway drops it (it resumes with Last-Event-ID)', 1024),
@@ -186,6 +187,7 @@ export const ConfigSchema = T.Object({
   TOOL_RESULT_RETENTION_DAYS: int(30, 'days tool results are kept', 1),
   // stores and states
   STATE_MAX_VALUE_BYTES: int(262144, 'largest state value in bytes (its JSON text); larger writes answer 413 `state.too_large`', 1),
+  STATE_CACHE_BYTES: int(33554432, 'memory each resources or workers process may use for the state entries it has read (kept coherent over NATS, `states.changed`); an entry larger than 1/32 of it is not kept; 0: every state read is a query', 0),
   STATE_SWEEP_INTERVAL_SECONDS: num(60, 'how often expired state entries are deleted (they are never answered once expired)', 0.05),
   // templates and email (SPEC.md §2.7)
   TEMPLATE_EMAIL_MAX_RECIPIENTS: int(50, 'most distinct `to` addresses one POST /templates/{id}/send may name (more: 422 email.too_many_recipients)', 1, 1000),

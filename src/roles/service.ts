@@ -44,7 +44,7 @@ export async function startServiceRole(infra: Infrastructure, features: readonly
     routes.push(...part.routes)
     if (part.stop !== undefined) life.onStop(part.stop)
   }
-  const rpc = serveRpc({ nc: infra.nc, names: infra.names, routes, principal: (caller) => loadPrincipal(db, caller), log: log.child({ mod: 'rpc' }) })
+  const rpc = serveRpc({ nc: infra.nc, names: infra.names, routes, principal: (caller) => loadPrincipal(db, caller), log: log.child({ mod: 'rpc' }), inProcess: config.RPC_IN_PROCESS })
   life.onStop(() => rpc.close())
   return { db, resources, jobs, superadminId: boot.superadmin.userId }
 }

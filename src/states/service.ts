@@ -3,15 +3,19 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { KEY_PATTERN, StateCreateBody, StatePutBody, StateRowShape, type StateCreateBody as CreateBody, type StateEntry, type StateListQuery, type StatePutBody as PutBody, type StoreSpec } from '../../schemas/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
+import type { Logger } from '../kernel/log.ts'
 import { createSecretBox, previousKeys, secretAad, type SecretBox } from '../kernel/crypto.ts'
 import { AppError, forbidden, notFound, type FieldIssue } from '../kernel/errors.ts'
 import { storeKind } from '../kinds/store/kind.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import { sql, type Db } from '../platform/db.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
 import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 import type { ResourceMeta } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { canState, entryVisible, entryWritable, managesStore, seesStore } from './access.ts'
+import { stateCacheFor, type CachedState } from './entry-cache.ts'
 
 /*
  * The one way to read and write state entries, as a given principal: the HTTP routes, the agent
@@ -88,8 +92,19 @@ function checkKey(key: string): void {
 const storeNotFound = (ref: string) => notFound(`store ${ref} not found`, 'store.not_found')
 const stateNotFound = (ref: string, key: string) => notFound(`no state ${key} in store ${ref}`, 'state.not_found')
 
-export function createStateService(d: { db: Db; config: Config; resources: ResourceService; box?: SecretBox }): StateService {
+export interface StateServiceDeps {
+  db: Db
+  config: Config
+  resources: ResourceService
+  box?: SecretBox
+  /** With NATS (and STATE_CACHE_BYTES > 0), single-entry reads come from the process's entry cache (entry-cache.ts). */
+  nats?: { nc: NatsConnection; names: NatsNames }
+  log?: Logger
+}
+
+export function createStateService(d: StateServiceDeps): StateService {
   const { db, config } = d
+  const cache = stateCacheFor(db, { ...(d.nats === undefined ? {} : { nats: d.nats }), ...(d.log === undefined ? {} : { log: d.log }), maxBytes: config.STATE_CACHE_BYTES })
   const box = d.box ?? createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS))
   const aad = (s: OpenStore, key: string) => secretAad('state', s.id, key)
 
@@ -111,8 +126,10 @@ export function createStateService(d: { db: Db; config: Config; resources: Resou
     if (!s.write) throw forbidden(`writing the states of ${s.ref} requires platform.stores/${s.ref}.write_state`, 'state.forbidden')
   }
 
-  function toEntry(s: OpenStore, row: Row): StateEntry {
-    const value: unknown = row.value_sealed === null ? row.value : JSON.parse(box.decrypt(row.value_sealed, aad(s, row.key)))
+  /** A stored row as the API shows it; `value` is the plain value as read, when the row came from Postgres parsed. */
+  function toEntry(s: OpenStore, row: Row | CachedState): StateEntry {
+    const value: unknown =
+      row.value_sealed !== null ? JSON.parse(box.decrypt(row.value_sealed, aad(s, row.key))) : 'text' in row ? (row.text === null ? null : JSON.parse(row.text)) : row.value
     return {
       id: row.id,
       store: s.ref,
@@ -120,7 +137,7 @@ export function createStateService(d: { db: Db; config: Config; resources: Resou
       value,
       visibility: row.visibility,
       description: row.description,
-      tags: row.tags,
+      tags: [...row.tags],
       owner_id: row.owner_id,
       expires_at: row.expires_at,
       created_at: row.created_at,
@@ -149,8 +166,10 @@ export function createStateService(d: { db: Db; config: Config; resources: Resou
 
   const withWarnings = (entry: StateEntry, warnings: FieldIssue[]): StateEntry => (warnings.length === 0 ? entry : { ...entry, warnings })
 
-  async function liveRow(s: OpenStore, key: string): Promise<Row | null> {
-    return maybeRow(db, StateRow, sql.unsafe`select ${COLUMNS} from states where store_id = ${s.id}::uuid and key = ${key} and ${LIVE}`)
+  /** The live entry of `key` (from the entry cache when warm); null when absent or expired. */
+  async function liveRow(s: OpenStore, key: string): Promise<CachedState | null> {
+    const row = await cache.row(s.id, key)
+    return row === null || (row.expiresMs !== null && row.expiresMs <= Date.now()) ? null : row
   }
 
   async function insert(p: Principal, s: OpenStore, key: string, body: PutBody): Promise<StateEntry> {
@@ -170,11 +189,12 @@ export function createStateService(d: { db: Db; config: Config; resources: Resou
         returning ${COLUMNS}`,
     )
     if (row === null) throw new AppError(409, 'state.exists', `the key ${key} is already used in store ${s.ref}`)
+    await cache.changed(s.id, key)
     return withWarnings(toEntry(s, row), v.warnings)
   }
 
   /** A live entry the principal may change; one it cannot see is taken (409), one it can only see is 403. */
-  function writableRow(p: Principal, s: OpenStore, row: Row): Row {
+  function writableRow(p: Principal, s: OpenStore, row: CachedState): CachedState {
     if (!entryVisible(p, row, s.manager)) throw new AppError(409, 'state.exists', `the key ${row.key} is already used in store ${s.ref}`)
     if (!entryWritable(p, row, s.manager)) throw forbidden(`the entry ${row.key} belongs to another user`, 'state.forbidden')
     return row
@@ -240,6 +260,7 @@ export function createStateService(d: { db: Db; config: Config; resources: Resou
       ]
       const updated = await maybeRow(db, StateRow, sql.unsafe`update states set ${sql.join(sets, sql.fragment`, `)} where id = ${row.id}::uuid and ${LIVE} returning ${COLUMNS}`)
       if (updated === null) throw stateNotFound(s.ref, key)
+      await cache.changed(s.id, key)
       return { entry: withWarnings(toEntry(s, updated), v?.warnings ?? []), created: false }
     },
 
@@ -252,6 +273,7 @@ export function createStateService(d: { db: Db; config: Config; resources: Resou
       writableRow(p, s, row)
       const gone = await db.maybeOneFirst(sql.unsafe`delete from states where id = ${row.id}::uuid returning id`)
       if (gone === null) throw stateNotFound(s.ref, key)
+      await cache.changed(s.id, key)
     },
 
     async has(p, store, key) {

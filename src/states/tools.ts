@@ -161,7 +161,7 @@ function storeTools(states: StateService, stores: Map<string, Access>): Tool[] {
 }
 
 export function stateToolProvider(d: ToolDeps): ToolProvider {
-  const states = createStateService({ db: d.db, config: d.config, resources: d.resources })
+  const states = createStateService({ db: d.db, config: d.config, resources: d.resources, nats: { nc: d.invoke.nc, names: d.invoke.names } })
   return {
     name: 'stores',
     async discover(ctx) {

@@ -12,7 +12,7 @@ import { ENCRYPTION_KEY, SECRET_KEY, startTestPlatform } from '../helpers/env.ts
 const SERVICE = join(import.meta.dirname, '..', 'resources', 'service-process.ts')
 
 t.test('a revocation made through one process is refused by every process on the next request', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
+  const env = await startTestPlatform(t, { ROLES: 'gateway,resources', RPC_IN_PROCESS: 'false' })
   const childEnv = { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, DATABASE_URL: env.databaseUrl, SECRET_KEY, ENCRYPTION_KEY, DATA_DIR: env.config.DATA_DIR }
   await Promise.all([spawnReady(t, SERVICE, childEnv), spawnReady(t, SERVICE, childEnv)])
   const skillRead = 'platform.skills/*/*.read:all'

@@ -12,6 +12,7 @@ import { natsNames } from '../../src/platform/nats-names.ts'
 import { KINDS } from '../../src/kinds/index.ts'
 import { announceOutsideWrite } from '../../src/resources/row-cache.ts'
 import { forgetAllPrincipals } from '../../src/access/principal-cache.ts'
+import { announceOutsideStateWrite } from '../../src/states/entry-cache.ts'
 import { readServices } from '../setup/services.ts'
 
 /*
@@ -98,6 +99,8 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
     if (/^\s*(update|insert|delete)\b[\s\S]*\bresources\b/i.test(text)) await announceOutsideWrite(platform.nc, natsNames(prefix), KINDS.map((k) => k.kind))
     // and one that changes users, roles or keys by hand makes every process read them again
     if (/^\s*(update|insert|delete)\b[\s\S]*\b(users|roles|user_roles|api_keys)\b/i.test(text)) await forgetAllPrincipals(platform.nc, natsNames(prefix))
+    // and one that changes state entries by hand makes every process forget the entries it holds
+    if (/^\s*(update|insert|delete)\b[\s\S]*\bstates\b/i.test(text)) await announceOutsideStateWrite(platform.nc, natsNames(prefix))
     return rows
   }
   return {

@@ -13,7 +13,7 @@ const SERVICE = join(import.meta.dirname, 'service-process.ts')
 const code = 'def handler(input, context):\n    return input\n'
 
 t.test('a write is visible to the next read in every process (read-your-writes across processes)', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
+  const env = await startTestPlatform(t, { ROLES: 'gateway,resources', RPC_IN_PROCESS: 'false' })
   const childEnv = { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, DATABASE_URL: env.databaseUrl, SECRET_KEY, ENCRYPTION_KEY, DATA_DIR: env.config.DATA_DIR }
   await Promise.all([spawnReady(t, SERVICE, childEnv), spawnReady(t, SERVICE, childEnv)])
   const made = await env.request('POST', '/api/v1/functions', { body: { namespace: 'rc', name: 'f', code, description: 'v0' } })
@@ -44,7 +44,7 @@ t.test('a write is visible to the next read in every process (read-your-writes a
 })
 
 t.test('setting a new default clears the old one in every process (a change to other rows of the kind)', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
+  const env = await startTestPlatform(t, { ROLES: 'gateway,resources', RPC_IN_PROCESS: 'false' })
   const childEnv = { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, DATABASE_URL: env.databaseUrl, SECRET_KEY, ENCRYPTION_KEY, DATA_DIR: env.config.DATA_DIR }
   await spawnReady(t, SERVICE, childEnv)
   const provider = (name: string) => ({ name, provider_type: 'openai', api_endpoint: 'http://127.0.0.1:9/v1', api_key: 'k', default_model: 'm', is_default: true })

@@ -144,6 +144,7 @@ t.test('expiry: an expired entry is never answered, its key is free again, and t
   const made = await req(a.token, 'POST', base, { key: 'temp', value: 'v1', expires_at: soon })
   t.equal(made.status, 201, made.text)
   t.equal((made.body as Entry).expires_at, soon)
+  t.equal((await req(a.token, 'GET', `${base}/temp`)).status, 200, 'live (and now held in memory)')
   // time passes: the row's expiry moved into the past (the sweep may not have run yet)
   await env.sql(`update states set expires_at = now() - interval '1 second' where key = 'temp'`)
   t.equal((await req(a.token, 'GET', `${base}/temp`)).status, 404, 'expired: not answered')
