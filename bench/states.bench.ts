@@ -9,6 +9,7 @@ import type { Benchmark, Row } from './lib/types.ts'
  *   baseline    GET /api/v1/agents/default/default           one resource row
  *   state       GET /stores/bench/kv/states/{key}             the store's row + the entry's row
  *   encrypted   the same on a store with `encrypted: true`    + AES-256-GCM open of the value
+ *   PUT         a write of the plain entry, for reference         the update + the entry cache's announcement
  * The value is a small JSON object (about 200 bytes).
  */
 const NAME = 'states'
@@ -45,6 +46,10 @@ async function run(): Promise<Row[]> {
     const target = { limit: 1, rpsLimit: 1 }
     await load('GET /stores/bench/kv/states/customer:42', { url: `${base}/stores/bench/kv/states/customer:42`, headers, pid, helperPids }, target)
     await load('GET /stores/bench/vault/states/customer:42 (encrypted)', { url: `${base}/stores/bench/vault/states/customer:42`, headers, pid, helperPids }, target)
+    // a write for reference (no target): the update's commit, then the cache's `states.changed` publish and flush
+    const put = { url: `${base}/stores/bench/kv/states/customer:42`, method: 'PUT', body: JSON.stringify({ value }), headers: { ...headers, 'content-type': 'application/json' }, pid, helperPids }
+    process.stderr.write('  measuring PUT\n')
+    rows.push({ benchmark: NAME, case: 'PUT /stores/bench/kv/states/customer:42 (one key, 50 connections)', ...(await measure(put)), note: 'for reference: every write updates the same row' })
   } finally {
     await child?.stop()
     removeTempDir(dataDir)
