@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { provisionActors } from '../actors/runtime/provision.ts'
 import { sendToActor } from '../actors/runtime/send.ts'
@@ -36,6 +36,48 @@ const log = createLogger({ level: 'warn' })
 const ticksUs = (ticks: number): number => (ticks / clockTicks()) * 1e6
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+type RowTimes = Pick<Row, 'requests' | 'durationS' | 'rps' | 'cpuUsPerReq' | 'otherCpuUsPerReq' | 'latencyP50Ms' | 'latencyP99Ms' | 'errors'>
+
+/**
+ * A work-queue stream `stream` (subjects `<stream lower-case>.k<i>`, KEYS keys) and one pull
+ * consumer handing each message to `onMessage`, which calls `handled` once it is done with it:
+ * WARMUP messages unmeasured, then MESSAGES timed until every one was handled. CPU of this process
+ * and of nats-server per message.
+ */
+async function timeRawConsumer(js: JetStreamClient, jsm: JetStreamManager, natsPid: number, stream: string, onMessage: (m: JsMsg, handled: () => void) => void): Promise<{ row: RowTimes }> {
+  const prefix = stream.toLowerCase()
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
+  await jsm.consumers.add(stream, { durable_name: 'c', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
+  let got = 0
+  let target = WARMUP
+  let reached: (() => void) | undefined
+  const handled = () => {
+    if (++got >= target) reached?.()
+  }
+  const msgs = await (await js.consumers.get(stream, 'c')).consume({ max_messages: 1000 })
+  void (async () => {
+    for await (const m of msgs) onMessage(m, handled)
+  })()
+  const publish = async (n: number) => {
+    for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => js.publish(`${prefix}.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
+  }
+  const warm = new Promise<void>((r) => (reached = r))
+  await publish(WARMUP)
+  await warm
+  target = WARMUP + MESSAGES
+  const done = new Promise<void>((r) => (reached = r))
+  const cpu0 = process.cpuUsage()
+  const nats0 = processTicks(natsPid)
+  const t0 = performance.now()
+  await publish(MESSAGES)
+  await done
+  const s = (performance.now() - t0) / 1000
+  const cpu = process.cpuUsage(cpu0)
+  const natsUs = ticksUs(processTicks(natsPid) - nats0)
+  await msgs.close()
+  return { row: { requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: natsUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0 } }
+}
+
 async function run(): Promise<Row[]> {
   const dir = tempDir('bench-actors-')
   const nats = await startNats({ dir: `${dir}/nats`, log })
@@ -47,81 +89,31 @@ async function run(): Promise<Row[]> {
     const jsm = await jetstreamManager(nc)
     // Raw floor: publish to a work-queue stream, one pull consumer acking each message.
     {
-      await jsm.streams.add({ name: 'RAWA', subjects: ['rawa.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
-      await jsm.consumers.add('RAWA', { durable_name: 'c', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
-      let got = 0
-      let target = WARMUP
-      let reached: (() => void) | undefined
-      const msgs = await (await js.consumers.get('RAWA', 'c')).consume({ max_messages: 1000 })
-      void (async () => {
-        for await (const m of msgs) {
-          m.ack()
-          if (++got >= target) reached?.()
-        }
-      })()
-      const publishRaw = async (n: number) => {
-        for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => js.publish(`rawa.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
-      }
-      const warm = new Promise<void>((r) => (reached = r))
-      await publishRaw(WARMUP)
-      await warm
-      target = WARMUP + MESSAGES
-      const done = new Promise<void>((r) => (reached = r))
-      const cpu0 = process.cpuUsage()
-      const nats0 = processTicks(nats.pid)
-      const t0 = performance.now()
-      await publishRaw(MESSAGES)
-      await done
-      const s = (performance.now() - t0) / 1000
-      const cpu = process.cpuUsage(cpu0)
-      const natsUs = ticksUs(processTicks(nats.pid) - nats0)
-      rows.push({ benchmark: NAME, case: 'raw JetStream publish + consume + ack', baseline: true, requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: natsUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: 'other = nats-server' })
-      await msgs.close()
+      const t = await timeRawConsumer(js, jsm, nats.pid, 'RAWA', (m, handled) => {
+        m.ack()
+        handled()
+      })
+      rows.push({ benchmark: NAME, case: 'raw JetStream publish + consume + ack', baseline: true, ...t.row, note: 'other = nats-server' })
     }
     // The runtime's record by hand: the same, with each key's state written by CAS (a KV update at
     // the key's last revision, in memory) before the message is acked, one key's messages in order.
     {
-      await jsm.streams.add({ name: 'RAWS', subjects: ['raws.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
-      await jsm.consumers.add('RAWS', { durable_name: 'c', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
       const kv = await new Kvm(nc).create('RAWS_STATE', { history: 1 })
       const byKey = new Map<string, { chain: Promise<void>; rev: number; count: number }>()
-      let got = 0
-      let target = WARMUP
-      let reached: (() => void) | undefined
-      const msgs = await (await js.consumers.get('RAWS', 'c')).consume({ max_messages: 1000 })
-      void (async () => {
-        for await (const m of msgs) {
-          const key = m.subject.slice(5)
-          let k = byKey.get(key)
-          if (k === undefined) byKey.set(key, (k = { chain: Promise.resolve(), rev: 0, count: 0 }))
-          const entry = k
-          const handle = async (): Promise<void> => {
-            const state = JSON.stringify({ state: { count: ++entry.count } })
-            entry.rev = entry.rev === 0 ? await kv.create(key, state) : await kv.update(key, state, entry.rev)
-            m.ack()
-            if (++got >= target) reached?.()
-          }
-          entry.chain = entry.chain.then(handle)
+      const t = await timeRawConsumer(js, jsm, nats.pid, 'RAWS', (m, handled) => {
+        const key = m.subject.slice(m.subject.indexOf('.') + 1)
+        let k = byKey.get(key)
+        if (k === undefined) byKey.set(key, (k = { chain: Promise.resolve(), rev: 0, count: 0 }))
+        const entry = k
+        const handle = async (): Promise<void> => {
+          const state = JSON.stringify({ state: { count: ++entry.count } })
+          entry.rev = entry.rev === 0 ? await kv.create(key, state) : await kv.update(key, state, entry.rev)
+          m.ack()
+          handled()
         }
-      })()
-      const publishRaw = async (n: number) => {
-        for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => js.publish(`raws.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
-      }
-      const warm = new Promise<void>((r) => (reached = r))
-      await publishRaw(WARMUP)
-      await warm
-      target = WARMUP + MESSAGES
-      const done = new Promise<void>((r) => (reached = r))
-      const cpu0 = process.cpuUsage()
-      const nats0 = processTicks(nats.pid)
-      const t0 = performance.now()
-      await publishRaw(MESSAGES)
-      await done
-      const s = (performance.now() - t0) / 1000
-      const cpu = process.cpuUsage(cpu0)
-      const natsUs = ticksUs(processTicks(nats.pid) - nats0)
-      rows.push({ benchmark: NAME, case: `raw JetStream + a CAS state write per message, ${String(KEYS)} keys, one process`, requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: natsUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: "the runtime's record made by hand with nats.js: consume, KV update at the key's last revision, ack; other = nats-server" })
-      await msgs.close()
+        entry.chain = entry.chain.then(handle)
+      })
+      rows.push({ benchmark: NAME, case: `raw JetStream + a CAS state write per message, ${String(KEYS)} keys, one process`, ...t.row, note: "the runtime's record made by hand with nats.js: consume, KV update at the key's last revision, ack; other = nats-server" })
       await kv.destroy()
     }
     // The runtime: 3 host processes.

@@ -3,6 +3,7 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ResourceChange } from '../../schemas/resources.ts'
 import type { Logger } from '../kernel/log.ts'
+import { followChanges, onConnectionGap } from '../platform/change-feed.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { anyRows } from '../platform/typed-rows.ts'
@@ -161,33 +162,20 @@ export function natsRowCache(deps: { db: Db; nc: NatsConnection; names: NatsName
     void refresh.finally(() => v.refreshes.delete(refresh))
   }
 
-  const sub: Subscription = nc.subscribe(subject, {
-    callback: (err, msg) => {
-      if (err !== null) return
-      let change: unknown
-      try {
-        change = msg.json()
-      } catch {
-        return
-      }
-      if (!Change.Check(change) || change.o === origin) return
-      const kind = deps.kinds.get(change.k)
-      if (kind !== undefined) apply(kind, change.i, change.a ?? [])
-    },
+  const sub: Subscription = followChanges(nc, subject, Change, origin, (change) => {
+    const kind = deps.kinds.get(change.k)
+    if (kind !== undefined) apply(kind, change.i, change.a ?? [])
   })
 
   // Changes published while this process was cut off from NATS never reach it: forget everything
   // when the connection drops and again when it is back (reads meanwhile go to Postgres).
-  void (async () => {
-    for await (const st of nc.status()) {
-      if (st.type !== 'disconnect' && st.type !== 'reconnect') continue
-      for (const v of views.values()) {
-        v.generation++
-        v.rows = null
-        v.byAddress = new Map()
-      }
+  onConnectionGap(nc, () => {
+    for (const v of views.values()) {
+      v.generation++
+      v.rows = null
+      v.byAddress = new Map()
     }
-  })().catch(() => undefined)
+  })
 
   return {
     async find(kind, address) {

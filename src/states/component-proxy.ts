@@ -11,7 +11,7 @@ import { createStateService } from './service.ts'
  * service checks again).
  */
 export const stateProxy: ProxyExecutorFactory = (ctx) => {
-  const states = createStateService({ db: ctx.db, config: ctx.config, resources: ctx.resources, nats: { nc: ctx.nc, names: ctx.names }, log: ctx.log.child({ mod: 'states' }) })
+  const states = createStateService({ db: ctx.db, config: ctx.config, resources: ctx.resources, nats: { nc: ctx.nc, names: ctx.names } })
   return async ({ principal: p, target, body, component }) => {
     const store = { namespace: target.namespace, name: target.name }
     const entry = component.enabled_stores.find((e) => refMatches(e.store, target))

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto'
 import { Type as T, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { StateChange, Visibility } from '../../schemas/store.ts'
-import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { maybeRow, rowType } from '../platform/typed-rows.ts'
+import { followChanges, onConnectionGap } from '../platform/change-feed.ts'
 
 /*
  * The state entries this process has read, in memory, kept coherent across processes over NATS
@@ -86,7 +86,7 @@ interface Held {
   at: number
 }
 
-export function natsStateCache(d: { db: Db; nc: NatsConnection; names: NatsNames; log?: Logger; maxBytes: number }): StateEntryCache {
+export function natsStateCache(d: { db: Db; nc: NatsConnection; names: NatsNames; maxBytes: number }): StateEntryCache {
   const { db, nc } = d
   const subject = d.names.subject('states.changed')
   const origin = randomUUID()
@@ -126,19 +126,9 @@ export function natsStateCache(d: { db: Db; nc: NatsConnection; names: NatsNames
     }
   }
 
-  nc.subscribe(subject, {
-    callback: (err, msg) => {
-      if (err !== null) return
-      let change: unknown
-      try {
-        change = msg.json()
-      } catch {
-        return
-      }
-      if (!Change.Check(change) || change.o === origin) return
-      if (change.s === undefined || change.k === undefined) dropAll()
-      else drop(idOf(change.s, change.k))
-    },
+  followChanges(nc, subject, Change, origin, (change) => {
+    if (change.s === undefined || change.k === undefined) dropAll()
+    else drop(idOf(change.s, change.k))
   })
   nc.subscribe(d.names.subject('auth.changed'), {
     callback: (err, msg) => {
@@ -158,14 +148,10 @@ export function natsStateCache(d: { db: Db; nc: NatsConnection; names: NatsNames
       for (const [id, h] of held) if (h.row?.owner_id != null && owners.has(h.row.owner_id)) drop(id)
     },
   })
-  void (async () => {
-    for await (const st of nc.status()) {
-      if (st.type === 'disconnect') live = false
-      else if (st.type === 'reconnect') live = true
-      else continue
-      dropAll()
-    }
-  })().catch((err: unknown) => d.log?.warn({ err }, 'state cache: NATS status watch ended'))
+  onConnectionGap(nc, (state) => {
+    live = state === 'reconnect'
+    dropAll()
+  })
   // A closed connection ends the subscriptions: from then on every read is a query.
   void (async () => {
     await nc.closed()
@@ -222,10 +208,10 @@ const caches = new WeakMap<Db, StateEntryCache>()
  * The process's cache over `db`: the first caller (the routes, the tools or the components'
  * proxy, whichever starts first) creates it; without NATS or with STATE_CACHE_BYTES=0 there is none.
  */
-export function stateCacheFor(db: Db, d: { nats?: { nc: NatsConnection; names: NatsNames }; log?: Logger; maxBytes: number }): StateEntryCache {
+export function stateCacheFor(db: Db, d: { nats?: { nc: NatsConnection; names: NatsNames }; maxBytes: number }): StateEntryCache {
   let cache = caches.get(db)
   if (cache === undefined) {
-    cache = d.nats === undefined || d.maxBytes === 0 ? uncachedStates(db) : natsStateCache({ db, ...d.nats, ...(d.log === undefined ? {} : { log: d.log }), maxBytes: d.maxBytes })
+    cache = d.nats === undefined || d.maxBytes === 0 ? uncachedStates(db) : natsStateCache({ db, ...d.nats, maxBytes: d.maxBytes })
     caches.set(db, cache)
   }
   return cache

@@ -3,7 +3,6 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { KEY_PATTERN, StateCreateBody, StatePutBody, StateRowShape, type StateCreateBody as CreateBody, type StateEntry, type StateListQuery, type StatePutBody as PutBody, type StoreSpec } from '../../schemas/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
-import type { Logger } from '../kernel/log.ts'
 import { createSecretBox, previousKeys, secretAad, type SecretBox } from '../kernel/crypto.ts'
 import { AppError, forbidden, notFound, type FieldIssue } from '../kernel/errors.ts'
 import { storeKind } from '../kinds/store/kind.ts'
@@ -99,12 +98,11 @@ export interface StateServiceDeps {
   box?: SecretBox
   /** With NATS (and STATE_CACHE_BYTES > 0), single-entry reads come from the process's entry cache (entry-cache.ts). */
   nats?: { nc: NatsConnection; names: NatsNames }
-  log?: Logger
 }
 
 export function createStateService(d: StateServiceDeps): StateService {
   const { db, config } = d
-  const cache = stateCacheFor(db, { ...(d.nats === undefined ? {} : { nats: d.nats }), ...(d.log === undefined ? {} : { log: d.log }), maxBytes: config.STATE_CACHE_BYTES })
+  const cache = stateCacheFor(db, { ...(d.nats === undefined ? {} : { nats: d.nats }), maxBytes: config.STATE_CACHE_BYTES })
   const box = d.box ?? createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS))
   const aad = (s: OpenStore, key: string) => secretAad('state', s.id, key)
 
