@@ -88,6 +88,14 @@ function checkKey(key: string): void {
   if (!KEY_RE.test(key)) throw new AppError(422, 'request.invalid', 'invalid state key', { issues: [{ path: '/key', message: 'letters, digits and _ . : @ - (not starting with . : @ -); at most 200 characters' }] })
 }
 
+/*
+ * A store as one principal sees it, kept per version of the store's record and per grant list:
+ * both are shared objects while unchanged (the row cache's frozen record, replaced by a write; the
+ * principal cache's permissions, replaced when a role or the user changes), so a warm state read
+ * skips the store's permission checks. Weak on both, so nothing outlives its record or grants.
+ */
+const opened = new WeakMap<object, WeakMap<readonly string[], Map<string, OpenStore>>>()
+
 const storeNotFound = (ref: string) => notFound(`store ${ref} not found`, 'store.not_found')
 const stateNotFound = (ref: string, key: string) => notFound(`no state ${key} in store ${ref}`, 'state.not_found')
 
@@ -110,10 +118,19 @@ export function createStateService(d: StateServiceDeps): StateService {
     const ref = `${store.namespace}/${store.name}`
     const [rec] = await d.resources.loadMany(storeKind, [ref])
     if (rec === undefined || rec.is_active === false) throw storeNotFound(ref)
+    const byGrants = opened.get(rec)?.get(p.permissions)
+    const hit = byGrants?.get(p.userId)
+    if (hit !== undefined) return hit
     const meta: ResourceMeta = { namespace: store.namespace, name: store.name, ownerId: rec.owner_id ?? null }
     if (!seesStore(p, meta)) throw storeNotFound(ref)
     const spec: Spec = { description: rec.description, schema: rec.schema, strict: rec.strict, default_visibility: rec.default_visibility, encrypted: rec.encrypted }
-    return { id: rec.id, ref, meta, spec, read: canState(p, meta, 'read_state'), write: canState(p, meta, 'write_state'), manager: managesStore(p, meta) }
+    const s: OpenStore = Object.freeze({ id: rec.id, ref, meta: Object.freeze(meta), spec: Object.freeze(spec), read: canState(p, meta, 'read_state'), write: canState(p, meta, 'write_state'), manager: managesStore(p, meta) })
+    if (byGrants === undefined) {
+      let forRecord = opened.get(rec)
+      if (forRecord === undefined) opened.set(rec, (forRecord = new WeakMap()))
+      forRecord.set(p.permissions, new Map([[p.userId, s]]))
+    } else if (byGrants.size < 64) byGrants.set(p.userId, s)
+    return s
   }
 
   const needRead = (s: OpenStore) => {

@@ -104,3 +104,14 @@ t.test('one process: ciphertext only for encrypted stores, and the byte budget',
   t.match(await small.row(many.id, 'big'), { key: 'big' }, 'a value over 1/32 of the budget is read')
   t.equal(small.size().entries, after.entries, 'but not held')
 })
+
+t.test('a grant taken away is refused on the next state read (the store is opened per grant list)', async (t) => {
+  const env = await startTestPlatform(t)
+  t.equal((await env.request('POST', '/api/v1/stores', { body: { namespace: 'g', name: 'kv', default_visibility: 'shared' } })).status, 201)
+  t.equal((await env.request('POST', '/stores/g/kv/states', { body: { key: 'k', value: 1 } })).status, 201)
+  t.equal((await env.request('POST', '/api/v1/roles', { body: { name: 'KvReaders', permissions: { 'platform.stores/g/kv.read_state:all': true } } })).status, 201)
+  const b = await env.createUser('states-reader@test.local', ['Users', 'KvReaders'])
+  for (let r = 0; r < 3; r++) t.equal((await env.request('GET', '/stores/g/kv/states/k', { token: b.token })).status, 200, 'granted: read')
+  t.equal((await env.request('PATCH', `/api/v1/users/${b.id}`, { body: { roles: ['Users'] } })).status, 200)
+  t.equal((await env.request('GET', '/stores/g/kv/states/k', { token: b.token })).status, 404, 'the grant is gone: the store is invisible at once')
+})
