@@ -140,7 +140,7 @@ async function run(): Promise<Row[]> {
       return { id, child }
     }
     const live = [await startHost(), await startHost(), await startHost()]
-    while ((await owners()).size < 64 || new Set((await owners()).values()).size < 3) await sleep(100)
+    while ((await owners()).size < tallyProtocol.partitions || new Set((await owners()).values()).size < 3) await sleep(100)
     // what the hosts and nats-server burn with no messages (lease renewals, heartbeats, timer scans)
     const idleMs = 2000
     const idle0 = live.map((h) => processTicks(h.child.pid))
@@ -195,7 +195,7 @@ async function run(): Promise<Row[]> {
       const hostUs = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (ticks0[i] ?? 0)), 0)
       const share = new Map<string, number>()
       for (const h of (await owners()).values()) share.set(h, (share.get(h) ?? 0) + 1)
-      rows.push({ benchmark: NAME, case: 'actor runtime, 1 key', requests: one, durationS: s, rps: one / s, cpuUsPerReq: (cpu.user + cpu.system) / one, otherCpuUsPerReq: hostUs / one, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: `HRW partitions per host (64): ${[...share.values()].sort((a, b) => b - a).join(', ')}` })
+      rows.push({ benchmark: NAME, case: 'actor runtime, 1 key', requests: one, durationS: s, rps: one / s, cpuUsPerReq: (cpu.user + cpu.system) / one, otherCpuUsPerReq: hostUs / one, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: `HRW partitions per host (${String(tallyProtocol.partitions)}): ${[...share.values()].sort((a, b) => b - a).join(', ')}` })
     }
     // Takeover after kill -9, three times (a fresh host joins after each kill).
     const takeovers: number[] = []
@@ -217,7 +217,7 @@ async function run(): Promise<Row[]> {
       }
       takeovers.push(performance.now() - t0)
       live.push(await startHost())
-      while ((await owners()).size < 64) await sleep(100)
+      while ((await owners()).size < tallyProtocol.partitions) await sleep(100)
       await sleep(LEASE_TTL_MS)
     }
     const last = rows.find((r) => r.case.startsWith('actor runtime, 3 hosts'))
