@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { onConnectionGap } from '../platform/change-feed.ts'
 
 /*
  * The NATS KV bucket AUTH_CACHE holds what a request needs to know about its caller, so a warm
@@ -87,9 +88,7 @@ export function createPrincipalCache(kv: KV, jobs?: KV, link?: { nc: NatsConnect
         }
       },
     })
-    void (async () => {
-      for await (const st of link.nc.status()) if (st.type === 'disconnect' || st.type === 'reconnect') forget([...local.keys()])
-    })().catch(() => undefined)
+    onConnectionGap(link.nc, () => forget([...local.keys()]))
   }
   const keep = (key: string, gen: number, value: unknown) => {
     if (link !== undefined && (generation.get(key) ?? 0) === gen) local.set(key, { value, at: Date.now() })
