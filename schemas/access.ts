@@ -3,6 +3,13 @@ import { Nullable, Timestamp, Uuid } from './common.ts'
 
 /* Users, roles and API keys on the management surface (WIRE.md "Auth", "API keys", "Permissions"). */
 
+/**
+ * `auth.changed` (core NATS): AUTH_CACHE keys changed (`u.<user id>`, `k.<key hash>`), from process
+ * `o`; `all`: every one (a change made outside the platform). Every process drops its copies
+ * (src/access/principal-cache.ts) and the state entries the named users own (src/states/entry-cache.ts).
+ */
+export const AuthChange = T.Object({ o: T.String(), keys: T.Optional(T.Array(T.String())), all: T.Optional(T.Boolean()) }, { title: 'AuthChange' })
+
 /** `{"<permission>": true}`: what a role or an API key grants. */
 export const Grants = T.Record(T.String({ minLength: 1, maxLength: 300 }), T.Boolean(), { description: '`{"<permission>": true}`' })
 export const RoleName = T.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_ -]{0,62}$' })

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { onConnectionGap } from '../platform/change-feed.ts'
+import { followChanges, onConnectionGap } from '../platform/change-feed.ts'
+import { AuthChangeCheck } from './auth-change.ts'
 
 /*
  * The NATS KV bucket AUTH_CACHE holds what a request needs to know about its caller, so a warm
@@ -75,18 +76,9 @@ export function createPrincipalCache(kv: KV, jobs?: KV, link?: { nc: NatsConnect
     }
   }
   if (link !== undefined && subject !== undefined) {
-    link.nc.subscribe(subject, {
-      callback: (err, msg) => {
-        if (err !== null) return
-        try {
-          const change = msg.json<{ o?: unknown; keys?: unknown; all?: unknown }>()
-          if (change.o === origin) return
-          if (change.all === true) forget([...local.keys()])
-          else if (Array.isArray(change.keys)) forget(change.keys.filter((k): k is string => typeof k === 'string'))
-        } catch {
-          // not a change message: ignored
-        }
-      },
+    followChanges(link.nc, subject, AuthChangeCheck, origin, (change) => {
+      if (change.all === true) forget([...local.keys()])
+      else if (change.keys !== undefined) forget(change.keys)
     })
     onConnectionGap(link.nc, () => forget([...local.keys()]))
   }

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { Type as T, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { StateChange, Visibility } from '../../schemas/store.ts'
+import { Nullable } from '../../schemas/common.ts'
+import { StateChange, StateRowShape } from '../../schemas/store.ts'
+import { AuthChangeCheck } from '../access/auth-change.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
@@ -30,23 +32,8 @@ import { followChanges, onConnectionGap } from '../platform/change-feed.ts'
  * One cache per database pool and process, shared by the routes, the agent tools and the
  * components' proxy (`stateCacheFor`); bounded by STATE_CACHE_BYTES, least recently read first out.
  */
-export const CachedStateShape = T.Object(
-  {
-    id: T.String(),
-    key: T.String(),
-    /** The value's JSON text (plain stores). */
-    text: T.Union([T.String(), T.Null()]),
-    value_sealed: T.Union([T.String(), T.Null()]),
-    visibility: Visibility,
-    description: T.String(),
-    tags: T.Array(T.String()),
-    owner_id: T.Union([T.String(), T.Null()]),
-    expires_at: T.Union([T.String(), T.Null()]),
-    created_at: T.String(),
-    updated_at: T.String(),
-  },
-  { title: 'cached state' },
-)
+/** The stored row (schemas/store.ts `StateRowShape`) with the value as its JSON text (null for an encrypted store's). */
+export const CachedStateShape = T.Object({ ...T.Omit(StateRowShape, ['value', 'total']).properties, text: Nullable(T.String()) }, { title: 'cached state' })
 export type CachedState = Readonly<Static<typeof CachedStateShape>> & { readonly expiresMs: number | null }
 
 export interface StateEntryCache {
@@ -130,23 +117,13 @@ export function natsStateCache(d: { db: Db; nc: NatsConnection; names: NatsNames
     if (change.s === undefined || change.k === undefined) dropAll()
     else drop(idOf(change.s, change.k))
   })
-  nc.subscribe(d.names.subject('auth.changed'), {
-    callback: (err, msg) => {
-      if (err !== null) return
-      let change: { all?: unknown; keys?: unknown }
-      try {
-        change = msg.json()
-      } catch {
-        return
-      }
-      if (change.all === true) return dropAll()
-      if (!Array.isArray(change.keys)) return
-      const owners = new Set(change.keys.filter((k): k is string => typeof k === 'string' && k.startsWith('u.')).map((k) => k.slice(2)))
-      if (owners.size === 0) return
-      epoch++
-      loading.clear()
-      for (const [id, h] of held) if (h.row?.owner_id != null && owners.has(h.row.owner_id)) drop(id)
-    },
+  followChanges(nc, d.names.subject('auth.changed'), AuthChangeCheck, origin, (change) => {
+    if (change.all === true) return dropAll()
+    const owners = new Set((change.keys ?? []).filter((k) => k.startsWith('u.')).map((k) => k.slice(2)))
+    if (owners.size === 0) return
+    epoch++
+    loading.clear()
+    for (const [id, h] of held) if (h.row?.owner_id != null && owners.has(h.row.owner_id)) drop(id)
   })
   onConnectionGap(nc, (state) => {
     live = state === 'reconnect'
