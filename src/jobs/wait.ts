@@ -23,18 +23,26 @@ export function announceJobEnd(s: JobState): void {
  */
 function listenForEnd(nc: NatsConnection, names: NatsNames, id: string) {
   const sub = nc.subscribe(names.subject(`evt.job.${id}`))
+  // nats.js sends an UNSUB line for every call (the local end, the timeout and the stop each make
+  // one): the server is told once
+  let subscribed = true
+  const unsubscribe = (): void => {
+    if (!subscribed) return
+    subscribed = false
+    sub.unsubscribe()
+  }
   let local: JobState | null = null
   const f = (s: JobState): void => {
     if (local !== null || !isTerminal(s.status)) return
     local = s
     // ends the iteration below (or makes it end at once)
-    sub.unsubscribe()
+    unsubscribe()
   }
   let set = localWaiters.get(id)
   if (set === undefined) localWaiters.set(id, (set = new Set()))
   set.add(f)
   const stop = (): void => {
-    sub.unsubscribe()
+    unsubscribe()
     set.delete(f)
     if (set.size === 0 && localWaiters.get(id) === set) localWaiters.delete(id)
   }
@@ -44,7 +52,7 @@ function listenForEnd(nc: NatsConnection, names: NatsNames, id: string) {
    */
   const first = async (timeoutMs: number, seen: JobState | null): Promise<{ last: JobState | null; ended: boolean }> => {
     let last = seen
-    const timer = setTimeout(() => sub.unsubscribe(), timeoutMs)
+    const timer = setTimeout(unsubscribe, timeoutMs)
     try {
       for await (const m of sub) {
         if (local !== null) break
