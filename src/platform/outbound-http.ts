@@ -5,6 +5,7 @@ import https from 'node:https'
 import { BlockList, isIP } from 'node:net'
 import { rootCertificates } from 'node:tls'
 import { AppError } from '../kernel/errors.ts'
+import { abortedError, openPinnedExchange, timeoutError } from './pinned-exchange.ts'
 
 /*
  * The one guarded outbound HTTP client of the platform (DESIGN.md §8): callbacks now; connectors,
@@ -25,7 +26,8 @@ import { AppError } from '../kernel/errors.ts'
  * Redirects are not followed by default (`maxRedirects: 0`, the 3xx is returned); when allowed,
  * every hop goes through 1–4 again, and Authorization is dropped when the origin changes.
  *
- * `guardedStream` is the streaming variant (LLM provider responses): the same checks 1–4, then the
+ * `guardedStream` is the streaming variant (LLM provider responses): the same checks 1–4 (the
+ * exchange itself in pinned-exchange.ts, an undici dispatch: the hot path of every chat turn), then the
  * body is handed out chunk by chunk instead of buffered, with a deadline for the response head, an
  * idle timeout between chunks, a size cap and the caller's AbortSignal. It follows no redirects.
  *
@@ -347,7 +349,6 @@ export async function guardedFetch(rawUrl: string, options: OutboundOptions, dep
   }
 }
 
-const timeoutError = () => new AppError(504, 'outbound.timeout', 'the remote host did not answer in time')
 
 async function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
@@ -364,7 +365,7 @@ async function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
 }
 
 /*
- * Keep-alive connections: a chat turn calls the same provider again and again, and a new TCP (and
+ * Keep-alive connections of `guardedFetch` (`guardedStream`'s are pinned-exchange.ts's pools): a chat turn calls the same provider again and again, and a new TCP (and
  * TLS) connection per call costs more than the call's own processing. Node's agents pool sockets
  * by host (here always the checked, pinned address), port and TLS options (servername, ca), so a
  * reused socket only ever goes to an address that passed the check, with the same certificate rules.
@@ -489,7 +490,6 @@ export interface OutboundStream {
 
 const DEFAULT_MAX_STREAM_BYTES = 64 * 1024 * 1024
 
-const abortedError = (signal: AbortSignal | undefined) => new AppError(499, 'outbound.aborted', 'the request was aborted', { cause: signal?.reason })
 
 /**
  * The streaming variant of `guardedFetch`: checks 1–4 of the header comment, no redirects (a 3xx
@@ -502,83 +502,18 @@ export async function guardedStream(rawUrl: string, options: OutboundStreamOptio
   const deadline = Date.now() + options.headTimeoutMs
   const target = await withDeadline(resolveTarget(rawUrl, options, deps), deadline)
   if (isAborted()) throw abortedError(signal)
-  const { url, host } = target
-  const secure = url.protocol === 'https:'
-  const requestOptions = pinnedOptions(target, { method: (options.method ?? 'GET').toUpperCase(), headers: options.headers ?? {}, body: options.body, ca: deps.ca })
-  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_STREAM_BYTES
-  return new Promise<OutboundStream>((resolve, reject) => {
-    let settled = false
-    const onAbort = () => fail(abortedError(signal))
-    const fail = (err: AppError) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', onAbort)
-      req.destroy()
-      reject(err)
-    }
-    const req = (secure ? https : http).request(requestOptions, (res) => {
-      if (settled) {
-        res.destroy()
-        return
-      }
-      settled = true
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', onAbort)
-      // From here on an abort ends the body: the iterator throws `outbound.aborted`.
-      // The body iterator has its own error listener; this one only keeps an error that arrives
-      // while nobody iterates (aborted before the first read, or after close) from crashing the process.
-      res.on('error', () => {})
-      const onBodyAbort = () => res.destroy(abortedError(signal))
-      signal?.addEventListener('abort', onBodyAbort, { once: true })
-      const release = () => signal?.removeEventListener('abort', onBodyAbort)
-      res.once('close', release)
-      resolve({
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        url: url.toString(),
-        body: streamBody(res, options.idleTimeoutMs, maxBytes),
-        close: () => {
-          release()
-          res.destroy()
-          req.destroy()
-        },
-      })
-    })
-    const timer = setTimeout(() => fail(timeoutError()), Math.max(0, deadline - Date.now()))
-    signal?.addEventListener('abort', onAbort, { once: true })
-    req.on('error', (err) => fail(new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err.message}`, { cause: err })))
-    if (options.body !== undefined) req.end(options.body)
-    else req.end()
+  return openPinnedExchange({
+    url: target.url,
+    host: target.host,
+    pinned: target.addresses[0] as ResolvedAddress,
+    method: (options.method ?? 'GET').toUpperCase(),
+    headers: options.headers ?? {},
+    ...(options.body === undefined ? {} : { body: options.body }),
+    deadline,
+    idleTimeoutMs: options.idleTimeoutMs,
+    maxBytes: options.maxResponseBytes ?? DEFAULT_MAX_STREAM_BYTES,
+    ...(signal === undefined ? {} : { signal }),
+    ...(deps.ca === undefined ? {} : { ca: deps.ca }),
   })
 }
 
-/*
- * One idle timer per exchange, re-armed (`refresh`, no new timer) each time the consumer asks for
- * the next chunk. When it fires while the consumer is busy with a chunk it only re-arms itself, so
- * a slow consumer is never mistaken for a silent server.
- */
-async function* streamBody(res: http.IncomingMessage, idleTimeoutMs: number, maxBytes: number): AsyncGenerator<Buffer, void, undefined> {
-  let waiting = true
-  const idle: NodeJS.Timeout = setTimeout(function onIdle() {
-    if (waiting) res.destroy(new AppError(504, 'outbound.timeout', `the remote host sent nothing for ${String(idleTimeoutMs)} ms`))
-    else idle.refresh()
-  }, idleTimeoutMs)
-  let size = 0
-  try {
-    for await (const chunk of res as AsyncIterable<Buffer>) {
-      waiting = false
-      size += chunk.length
-      if (size > maxBytes) throw new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(maxBytes)} bytes`)
-      yield chunk
-      waiting = true
-      idle.refresh()
-    }
-  } catch (err) {
-    if (err instanceof AppError) throw err
-    throw new AppError(502, 'outbound.connect_failed', `the response broke off: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
-  } finally {
-    clearTimeout(idle)
-    res.destroy()
-  }
-}
