@@ -1,9 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises'
 import { readFileSync } from 'node:fs'
-import http from 'node:http'
-import https from 'node:https'
+import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP } from 'node:net'
-import { rootCertificates } from 'node:tls'
 import { AppError } from '../kernel/errors.ts'
 import { abortedError, openPinnedExchange, timeoutError } from './pinned-exchange.ts'
 
@@ -21,13 +19,12 @@ import { abortedError, openPinnedExchange, timeoutError } from './pinned-exchang
  *     round-robin answers cannot smuggle an internal target in;
  *  4. connect to the first resolved address itself (pinned): the socket goes to that IP, with the
  *     original name as Host header, SNI and certificate name, so a second DNS answer (rebinding)
- *     cannot move the connection;
+ *     cannot move the connection (the exchange, kept connections included: pinned-exchange.ts);
  *  5. a hard deadline over the whole exchange (DNS, connect, TLS, response) and a response size cap.
  * Redirects are not followed by default (`maxRedirects: 0`, the 3xx is returned); when allowed,
  * every hop goes through 1–4 again, and Authorization is dropped when the origin changes.
  *
- * `guardedStream` is the streaming variant (LLM provider responses): the same checks 1–4 (the
- * exchange itself in pinned-exchange.ts, an undici dispatch: the hot path of every chat turn), then the
+ * `guardedStream` is the streaming variant (LLM provider responses): the same checks 1–4, then the
  * body is handed out chunk by chunk instead of buffered, with a deadline for the response head, an
  * idle timeout between chunks, a size cap and the caller's AbortSignal. It follows no redirects.
  *
@@ -75,7 +72,7 @@ export interface OutboundDeps {
 
 export interface OutboundResponse {
   status: number
-  headers: http.IncomingHttpHeaders
+  headers: IncomingHttpHeaders
   body: Buffer
   /** The URL that answered (differs from the request's after followed redirects). */
   url: string
@@ -364,92 +361,41 @@ async function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
   }
 }
 
-/*
- * Keep-alive connections of `guardedFetch` (`guardedStream`'s are pinned-exchange.ts's pools): a chat turn calls the same provider again and again, and a new TCP (and
- * TLS) connection per call costs more than the call's own processing. Node's agents pool sockets
- * by host (here always the checked, pinned address), port and TLS options (servername, ca), so a
- * reused socket only ever goes to an address that passed the check, with the same certificate rules.
- * As many idle sockets are kept as may be open: with fewer (it was 32), 50 concurrent chats closed
- * and reopened a provider connection on most calls (measured in bench/adapter.bench.ts: connect
- * and close in the profile's top). Idle ones still close after `timeout`.
- */
-const keepAlive = { keepAlive: true, keepAliveMsecs: 10_000, maxSockets: 256, maxFreeSockets: 256, timeout: 60_000 }
-const httpAgent = new http.Agent(keepAlive)
-const httpsAgent = new https.Agent(keepAlive)
-
-/** Request options that send the socket to the checked address (step 4). */
-function pinnedOptions(target: ResolvedTarget, o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; ca: OutboundDeps['ca'] }): https.RequestOptions {
-  const { url, host } = target
-  const pinned = target.addresses[0] as ResolvedAddress
-  const secure = url.protocol === 'https:'
-  const headers: Record<string, string> = { ...o.headers, host: url.host }
-  if (o.body !== undefined) headers['content-length'] = String(Buffer.byteLength(o.body))
-  const extra = o.ca === undefined ? [] : Array.isArray(o.ca) ? (o.ca as (string | Buffer)[]) : [o.ca as string | Buffer]
-  return {
-    method: o.method,
-    // The socket goes to the checked address; the name is only Host, SNI and certificate name.
-    host: pinned.address,
-    family: pinned.family,
-    port: url.port === '' ? (secure ? 443 : 80) : Number(url.port),
-    path: `${url.pathname}${url.search}`,
-    headers,
-    agent: secure ? httpsAgent : httpAgent,
-    // SNI and the certificate check use the name (IP literals get no SNI; their certificate must
-    // name the address). Extra CAs are added to Node's roots, not put in their place.
-    ...(secure && isIP(host) === 0 ? { servername: host } : {}),
-    ...(secure && extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}),
-  }
-}
-
-function requestPinned(
+async function requestPinned(
   target: ResolvedTarget,
   o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; deadline: number; maxResponseBytes: number; readBody: boolean; ca: OutboundDeps['ca'] },
 ): Promise<OutboundResponse> {
-  const { url, host } = target
-  const secure = url.protocol === 'https:'
-  const options = pinnedOptions(target, o)
-  return new Promise<OutboundResponse>((resolve, reject) => {
-    let settled = false
-    const fail = (err: AppError) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      req.destroy()
-      reject(err)
-    }
-    const req = (secure ? https : http).request(options, (res) => {
-      if (!o.readBody) {
-        settled = true
-        clearTimeout(timer)
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.alloc(0), url: url.toString() })
-        req.destroy()
-        return
-      }
-      const declared = Number(res.headers['content-length'] ?? '0')
-      if (declared > o.maxResponseBytes) {
-        fail(new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(o.maxResponseBytes)} bytes`))
-        return
-      }
-      const chunks: Buffer[] = []
-      let size = 0
-      res.on('data', (c: Buffer) => {
-        size += c.length
-        if (size > o.maxResponseBytes) fail(new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(o.maxResponseBytes)} bytes`))
-        else chunks.push(c)
-      })
-      res.on('end', () => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), url: url.toString() })
-      })
-      res.on('error', (err) => fail(new AppError(502, 'outbound.connect_failed', `the response broke off: ${err.message}`, { cause: err })))
-    })
-    const timer = setTimeout(() => fail(timeoutError()), Math.max(0, o.deadline - Date.now()))
-    req.on('error', (err) => fail(new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err.message}`, { cause: err })))
-    if (o.body !== undefined) req.end(o.body)
-    else req.end()
+  const url = target.url.toString()
+  const tooLarge = () => new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(o.maxResponseBytes)} bytes`)
+  const s = await openPinnedExchange({
+    url: target.url,
+    host: target.host,
+    pinned: target.addresses[0] as ResolvedAddress,
+    method: o.method,
+    headers: o.headers,
+    ...(o.body === undefined ? {} : { body: o.body }),
+    deadline: o.deadline,
+    // the deadline below bounds the body as a whole; no separate wait between chunks
+    idleTimeoutMs: 2_147_000_000,
+    maxBytes: o.maxResponseBytes,
+    ...(o.ca === undefined ? {} : { ca: o.ca }),
   })
+  if (!o.readBody) {
+    s.close()
+    return { status: s.status, headers: s.headers, body: Buffer.alloc(0), url }
+  }
+  if (Number(s.headers['content-length'] ?? '0') > o.maxResponseBytes) {
+    s.close()
+    throw tooLarge()
+  }
+  const timer = setTimeout(() => s.close(timeoutError()), Math.max(0, o.deadline - Date.now()))
+  try {
+    const chunks: Buffer[] = []
+    for await (const chunk of s.body) chunks.push(chunk)
+    return { status: s.status, headers: s.headers, body: Buffer.concat(chunks), url }
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -477,7 +423,7 @@ export interface OutboundStreamOptions {
 
 export interface OutboundStream {
   status: number
-  headers: http.IncomingHttpHeaders
+  headers: IncomingHttpHeaders
   url: string
   /**
    * The body chunk by chunk; iterate it once. The exchange ends when the loop ends, also on an

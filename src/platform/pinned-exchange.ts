@@ -5,10 +5,11 @@ import { Pool, type Dispatcher } from 'undici'
 import { AppError } from '../kernel/errors.ts'
 
 /*
- * The streaming exchange of the guarded client (`guardedStream` in outbound-http.ts, after its
- * checks 1–3): the request goes to the checked address (step 4) through an undici connection pool
- * and its low-level dispatch, and the body comes back chunk by chunk with the head deadline, the
- * idle timeout, the size cap and the caller's signal.
+ * The exchange of the guarded client (`guardedStream` and `guardedFetch` in outbound-http.ts, after
+ * their checks 1–3): the request goes to the checked address (step 4) through an undici connection
+ * pool and its low-level dispatch, and the body comes back chunk by chunk with the head deadline,
+ * the idle timeout, the size cap and the caller's signal (`guardedFetch` buffers it under its own
+ * deadline).
  *
  * Why not `http.request`: an LLM provider call is the hot path of every chat turn and adapter
  * request, and Node's ClientRequest / IncomingMessage machinery (header validation, the agent's
@@ -53,7 +54,8 @@ export interface PinnedStream {
   headers: IncomingHttpHeaders
   url: string
   body: AsyncIterable<Buffer>
-  close(): void
+  /** Ends the exchange; the body, if iterated, throws `reason` (default `outbound.aborted`). No-op once the body is complete. */
+  close(reason?: AppError): void
 }
 
 export const timeoutError = (): AppError => new AppError(504, 'outbound.timeout', 'the remote host did not answer in time')
@@ -230,10 +232,10 @@ export function openPinnedExchange(r: PinnedRequest): Promise<PinnedStream> {
           headers: headersOf(raw),
           url: r.url.toString(),
           body: body(),
-          close: () => {
+          close: (reason) => {
             release()
             if (complete) return
-            bodyError ??= new AppError(499, 'outbound.aborted', 'the response was closed')
+            bodyError ??= reason ?? new AppError(499, 'outbound.aborted', 'the response was closed')
             cancel(bodyError)
             wakeUp()
           },
