@@ -353,7 +353,8 @@ t.test('the streaming exchange: size cap, a slow consumer of a large body, an ea
   const endless = await open('/endless')
   let n = 0
   for await (const _ of endless.body) if (++n === 3) break
-  for (let i = 0; i < 100 && closedEarly === 0; i++) await new Promise((r) => setTimeout(r, 10))
+  const seenClosed = () => closedEarly > 0
+  for (let i = 0; i < 100 && !seenClosed(); i++) await new Promise((r) => setTimeout(r, 10))
   t.equal(closedEarly, 1, 'the endless response was cut off by the break')
 
   // and the pool still serves the next call
