@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BlockList, isIP } from 'node:net'
 import { AppError } from '../kernel/errors.ts'
-import { abortedError, openPinnedExchange, timeoutError } from './pinned-exchange.ts'
+import { abortedError, openPinnedExchange, timeoutError, tooLargeError, type PinnedStream } from './pinned-exchange.ts'
 
 /*
  * The one guarded outbound HTTP client of the platform (DESIGN.md §8): callbacks now; connectors,
@@ -346,7 +346,6 @@ export async function guardedFetch(rawUrl: string, options: OutboundOptions, dep
   }
 }
 
-
 async function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   try {
@@ -366,11 +365,8 @@ async function requestPinned(
   o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; deadline: number; maxResponseBytes: number; readBody: boolean; ca: OutboundDeps['ca'] },
 ): Promise<OutboundResponse> {
   const url = target.url.toString()
-  const tooLarge = () => new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(o.maxResponseBytes)} bytes`)
   const s = await openPinnedExchange({
-    url: target.url,
-    host: target.host,
-    pinned: target.addresses[0] as ResolvedAddress,
+    target,
     method: o.method,
     headers: o.headers,
     ...(o.body === undefined ? {} : { body: o.body }),
@@ -386,7 +382,7 @@ async function requestPinned(
   }
   if (Number(s.headers['content-length'] ?? '0') > o.maxResponseBytes) {
     s.close()
-    throw tooLarge()
+    throw tooLargeError(o.maxResponseBytes)
   }
   const timer = setTimeout(() => s.close(timeoutError()), Math.max(0, o.deadline - Date.now()))
   try {
@@ -421,18 +417,8 @@ export interface OutboundStreamOptions {
   signal?: AbortSignal
 }
 
-export interface OutboundStream {
-  status: number
-  headers: IncomingHttpHeaders
-  url: string
-  /**
-   * The body chunk by chunk; iterate it once. The exchange ends when the loop ends, also on an
-   * early `break`. Errors are `outbound.*` AppErrors (timeout, aborted, connect_failed, response_too_large).
-   */
-  body: AsyncIterable<Buffer>
-  /** Ends the exchange without reading (the rest of) the body; idempotent. Call it when the body is not iterated. */
-  close(): void
-}
+/** The open exchange `guardedStream` answers (pinned-exchange.ts). */
+export type OutboundStream = PinnedStream
 
 const DEFAULT_MAX_STREAM_BYTES = 64 * 1024 * 1024
 
@@ -449,9 +435,7 @@ export async function guardedStream(rawUrl: string, options: OutboundStreamOptio
   const target = await withDeadline(resolveTarget(rawUrl, options, deps), deadline)
   if (isAborted()) throw abortedError(signal)
   return openPinnedExchange({
-    url: target.url,
-    host: target.host,
-    pinned: target.addresses[0] as ResolvedAddress,
+    target,
     method: (options.method ?? 'GET').toUpperCase(),
     headers: options.headers ?? {},
     ...(options.body === undefined ? {} : { body: options.body }),

@@ -3,6 +3,7 @@ import { isIP } from 'node:net'
 import { rootCertificates } from 'node:tls'
 import { Pool, type Dispatcher } from 'undici'
 import { AppError } from '../kernel/errors.ts'
+import type { ResolvedTarget } from './outbound-http.ts'
 
 /*
  * The exchange of the guarded client (`guardedStream` and `guardedFetch` in outbound-http.ts, after
@@ -25,18 +26,12 @@ import { AppError } from '../kernel/errors.ts'
  * not be handed back yet: N calls in flight settle on up to 2N kept connections (tested).
  */
 
-export interface PinnedAddress {
-  address: string
-  family: 4 | 6
-}
-
 export interface PinnedRequest {
-  /** The checked URL; its host is the Host header, the SNI and the certificate's name. */
-  url: URL
-  /** Its host, normalised (no brackets, lower case). */
-  host: string
-  /** Where the connection goes (an address that passed the check). */
-  pinned: PinnedAddress
+  /**
+   * What `resolveTarget` checked: the URL (its host is the Host header, the SNI and the
+   * certificate's name) and the addresses; the connection goes to the first.
+   */
+  target: ResolvedTarget
   method: string
   headers: Record<string, string>
   body?: string | Uint8Array
@@ -53,13 +48,21 @@ export interface PinnedStream {
   status: number
   headers: IncomingHttpHeaders
   url: string
+  /**
+   * The body chunk by chunk; iterate it once. The exchange ends when the loop ends, also on an
+   * early `break`. Errors are `outbound.*` AppErrors (timeout, aborted, connect_failed, response_too_large).
+   */
   body: AsyncIterable<Buffer>
-  /** Ends the exchange; the body, if iterated, throws `reason` (default `outbound.aborted`). No-op once the body is complete. */
+  /**
+   * Ends the exchange without reading (the rest of) the body; idempotent, a no-op once the body is
+   * complete. The body, if iterated, throws `reason` (default `outbound.aborted`).
+   */
   close(reason?: AppError): void
 }
 
 export const timeoutError = (): AppError => new AppError(504, 'outbound.timeout', 'the remote host did not answer in time')
 export const abortedError = (signal: AbortSignal | undefined): AppError => new AppError(499, 'outbound.aborted', 'the request was aborted', { cause: signal?.reason })
+export const tooLargeError = (maxBytes: number): AppError => new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(maxBytes)} bytes`)
 
 /*
  * Idle connections stay open a minute (as the agents did), so a chat's next call finds one; a
@@ -79,9 +82,9 @@ function caKey(ca: NonNullable<PinnedRequest['ca']>): string {
 }
 
 function poolFor(r: PinnedRequest, secure: boolean, port: number): { pool: Pool; origin: string } {
-  const { address, family } = r.pinned
+  const { address, family } = r.target.addresses[0] as ResolvedTarget['addresses'][number]
   const origin = `${secure ? 'https' : 'http'}://${family === 6 ? `[${address}]` : address}:${String(port)}`
-  const servername = secure && isIP(r.host) === 0 ? r.host : undefined
+  const servername = secure && isIP(r.target.host) === 0 ? r.target.host : undefined
   const key = `${origin} ${servername ?? ''}${r.ca === undefined ? '' : ` ${caKey(r.ca)}`}`
   let pool = pools.get(key)
   if (pool === undefined) {
@@ -127,8 +130,9 @@ const HIGH_WATER = 256 * 1024
  * `outbound.connect_failed` before that.
  */
 export function openPinnedExchange(r: PinnedRequest): Promise<PinnedStream> {
-  const secure = r.url.protocol === 'https:'
-  const port = r.url.port === '' ? (secure ? 443 : 80) : Number(r.url.port)
+  const { url, host } = r.target
+  const secure = url.protocol === 'https:'
+  const port = url.port === '' ? (secure ? 443 : 80) : Number(url.port)
   const { pool, origin } = poolFor(r, secure, port)
   const { signal } = r
   return new Promise<PinnedStream>((resolve, reject) => {
@@ -230,7 +234,7 @@ export function openPinnedExchange(r: PinnedRequest): Promise<PinnedStream> {
         const stream: PinnedStream = {
           status,
           headers: headersOf(raw),
-          url: r.url.toString(),
+          url: url.toString(),
           body: body(),
           close: (reason) => {
             release()
@@ -246,7 +250,7 @@ export function openPinnedExchange(r: PinnedRequest): Promise<PinnedStream> {
       onData(chunk) {
         size += chunk.length
         if (size > r.maxBytes) {
-          bodyError ??= new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(r.maxBytes)} bytes`)
+          bodyError ??= tooLargeError(r.maxBytes)
           cancel(bodyError)
           wakeUp()
           return false
@@ -268,7 +272,7 @@ export function openPinnedExchange(r: PinnedRequest): Promise<PinnedStream> {
           phase = 'over'
           clearTimeout(timer)
           signal?.removeEventListener('abort', onHeadAbort)
-          reject(err instanceof AppError ? err : new AppError(502, 'outbound.connect_failed', `request to ${r.host} failed: ${err.message}`, { cause: err }))
+          reject(err instanceof AppError ? err : new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err.message}`, { cause: err }))
           return
         }
         bodyError ??= err instanceof AppError ? err : new AppError(502, 'outbound.connect_failed', `the response broke off: ${err.message}`, { cause: err })
@@ -277,10 +281,10 @@ export function openPinnedExchange(r: PinnedRequest): Promise<PinnedStream> {
       },
     }
     try {
-      pool.dispatch({ origin, path: `${r.url.pathname}${r.url.search}`, method: r.method as Dispatcher.HttpMethod, headers: { ...r.headers, host: r.url.host }, body: r.body ?? null }, handler)
+      pool.dispatch({ origin, path: `${url.pathname}${url.search}`, method: r.method as Dispatcher.HttpMethod, headers: { ...r.headers, host: url.host }, body: r.body ?? null }, handler)
     } catch (err) {
       // a header or method undici refuses (its own checks)
-      failHead(new AppError(502, 'outbound.connect_failed', `request to ${r.host} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }))
+      failHead(new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }))
     }
   })
 }
