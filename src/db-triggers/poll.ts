@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Value } from '@sinclair/typebox/value'
 import { DB_TRIGGER_POLL_SUBJECT } from '../../actors/db-trigger/protocol.ts'
 import { DbTriggerPoll, type DbTriggerInput, type DbTriggerPollReply } from '../../schemas/db-triggers.ts'
@@ -16,9 +17,9 @@ import type { NatsNames } from '../platform/nats-names.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { uuidV5 } from '../schedules/tick-id.ts'
-import { cutBatch, readRow, rereadBatch, RowTooLargeError, type Batch } from './batch.ts'
+import { cutBatch, readRow, rereadBatch, RowTooLargeError, type Batch, type ReadRow } from './batch.ts'
 import { pollRows } from './store.ts'
-import { BOOKMARK_TYPES, columnStatement, maxStatement, rowsStatement, type Target } from './target-sql.ts'
+import { BOOKMARK_TYPES, columnStatement, maxStatement, reachStatement, rowsStatement, writersStatement, type Target } from './target-sql.ts'
 
 /*
  * One poll of one database trigger, asked by its actor over NATS (`svc.dbtriggers.poll`, queue
@@ -86,6 +87,44 @@ async function detectColumn(d: PollDeps, pool: DataPool, t: Target): Promise<{ c
   return { cast, horizon: d.config.DB_TRIGGER_COMMIT_HORIZON && found['table_type'] === 'BASE TABLE' }
 }
 
+/**
+ * The rows after the bookmark that a poll of a Postgres table may deliver (the commit horizon).
+ * A transaction takes its poll value (a `nextval()` default, a `now()`) before it commits, and
+ * before it has an xid when the value is a default of the very INSERT that writes; such a
+ * transaction is in no snapshot's list of open ones. So a snapshot can show a higher value
+ * committed while a lower one is still to come, and a bookmark moved past it would skip that row.
+ *  1. One statement reads how far this poll may go (`v`: the `limit`-th value after the bookmark)
+ *     and, after its snapshot, which other sessions hold a write lock on the table. Every
+ *     transaction still open that took a value up to `v` is one of them: it locked the table
+ *     when its statement was parsed, before it took its value, and it took that value before
+ *     `v`'s writer took `v` (a sequence hands out increasing values), which had committed.
+ *  2. The poll waits, up to DB_TRIGGER_WRITER_WAIT_MS, until each of them has ended; if one has
+ *     not, the poll delivers nothing (`held`) and the next one tries again.
+ *  3. It reads (bookmark, v] afresh: no value up to `v` can be committed after this read.
+ * The xmin test of that read (target-sql.ts) still holds back rows newer than a transaction open
+ * anywhere in the cluster, for a value taken by a transaction that locked the table only later
+ * (a `now()` taken at its start, before it wrote here).
+ */
+async function settledRead(pool: DataPool, t: Target, cast: string, o: { after: string | null; limit: number; waitMs: number; timeoutMs: number }): Promise<ReadRow[] | 'held'> {
+  const reach = (await pool.run(reachStatement(t, cast, o))).rows[0]
+  const v = reach?.['v']
+  if (typeof v !== 'string') return []
+  const writers = JSON.parse(String(reach?.['writers'] ?? '[]')) as string[]
+  if (writers.length > 0 && !(await writersEnded(pool, writers, o.waitMs, o.timeoutMs))) return 'held'
+  return (await pool.run(rowsStatement(t, cast, { after: o.after, upTo: v, limit: o.limit, horizon: true, timeoutMs: o.timeoutMs }))).rows.map(readRow)
+}
+
+/** Whether every one of `writers` ended within `waitMs` (checked at growing intervals, 1 ms to 20 ms). */
+async function writersEnded(pool: DataPool, writers: readonly string[], waitMs: number, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + waitMs
+  for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
+    const open = Number((await pool.run(writersStatement(writers, timeoutMs))).rows[0]?.['n'] ?? 0)
+    if (open === 0) return true
+    if (Date.now() + pause > until) return false
+    await sleep(pause)
+  }
+}
+
 export async function pollTrigger(d: PollDeps, req: DbTriggerPoll): Promise<DbTriggerPollReply> {
   return d.db.connect(async (conn) => {
     const lock = sql.unsafe`hashtext('db_triggers'), hashtext(${req.trigger_id})`
@@ -140,9 +179,12 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
         const read = await pool.run(rowsStatement(t, cast, { after: row.last_poll_value, upTo: row.pending_until, limit: row.batch_size, horizon: false, timeoutMs }))
         return rereadBatch(read.rows.map(readRow), row.pending_until, row.batch_size)
       }
-      const read = await pool.run(rowsStatement(t, cast, { after: row.last_poll_value, upTo: null, limit: row.batch_size + 1, horizon, timeoutMs }))
+      const read = horizon
+        ? await settledRead(pool, t, cast, { after: row.last_poll_value, limit: row.batch_size + 1, waitMs: d.config.DB_TRIGGER_WRITER_WAIT_MS, timeoutMs })
+        : (await pool.run(rowsStatement(t, cast, { after: row.last_poll_value, upTo: null, limit: row.batch_size + 1, horizon, timeoutMs }))).rows.map(readRow)
+      if (read === 'held') return { rows: [], until: null, more: false, held: true, splitTie: false }
       try {
-        return cutBatch(read.rows.map(readRow), row.batch_size, d.config.DB_TRIGGER_MAX_BATCH_BYTES)
+        return cutBatch(read, row.batch_size, d.config.DB_TRIGGER_MAX_BATCH_BYTES)
       } catch (err) {
         if (err instanceof RowTooLargeError) throw AppError.of('db_trigger.row_too_large', err.message)
         throw err

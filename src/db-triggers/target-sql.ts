@@ -59,6 +59,46 @@ export function columnStatement(t: Target, timeoutMs: number): Statement {
 
 const relation = (t: Target): string => `${quoteIdent(t.schema)}.${quoteIdent(t.table)}`
 
+/*
+ * Lock modes a session writing the table holds: INSERT, UPDATE, DELETE and COPY take
+ * RowExclusiveLock when the statement is parsed, before any default (a `nextval()`, a `now()`) is
+ * evaluated and before the transaction has an xid; the stronger modes are LOCK TABLE's and DDL's.
+ */
+const WRITE_LOCKS = `'RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'`
+
+/**
+ * The writer wait of a poll (see poll.ts, `settledRead`), as one statement: `v`, the poll value of
+ * the `limit`-th row after the bookmark as text (of the last one when there are fewer; null when
+ * there is none), and `writers`, the virtual transaction ids of the other sessions holding a write
+ * lock on the table, read from pg_locks during execution, i.e. after the statement's snapshot.
+ */
+export function reachStatement(t: Target, cast: string, o: { after: string | null; limit: number; timeoutMs: number }): Statement {
+  const col = `t.${quoteIdent(t.column)}`
+  const pieces: Piece[] = [{ text: `select (select max(s.v)::text from (select ${col} as v from ${relation(t)} as t where ${col} is not null` }]
+  const params: Record<string, unknown> = { rel: relation(t) }
+  if (o.after !== null) {
+    pieces.push({ text: ` and ${col} > cast(` }, { param: 'after' }, { text: ` as ${cast})` })
+    params['after'] = o.after
+  }
+  pieces.push(
+    { text: ` order by ${col} limit ${String(Math.max(1, Math.floor(o.limit)))}) as s) as v, ` },
+    { text: `(select coalesce(json_agg(distinct l.virtualtransaction), '[]'::json)::text from pg_locks as l where l.locktype = 'relation' and l.granted and l.mode in (${WRITE_LOCKS}) and l.pid is distinct from pg_backend_pid() and l.relation = cast(cast(` },
+    { param: 'rel' },
+    { text: ' as text) as regclass)) as writers' },
+  )
+  return statement(pieces, params, o.timeoutMs, 1)
+}
+
+/** How many of `writers` (virtual transaction ids from `reachStatement`) are still running. */
+export function writersStatement(writers: readonly string[], timeoutMs: number): Statement {
+  return statement(
+    [{ text: 'select count(distinct l.virtualtransaction)::int as n from pg_locks as l where l.virtualtransaction in (select jsonb_array_elements_text(cast(' }, { param: 'vx' }, { text: ' as jsonb)))' }],
+    { vx: JSON.stringify(writers) },
+    timeoutMs,
+    1,
+  )
+}
+
 /** The first bookmark: MAX(poll_column) as text (null for an empty table). */
 export function maxStatement(t: Target, timeoutMs: number): Statement {
   return statement([{ text: `select max(t.${quoteIdent(t.column)})::text as v from ${relation(t)} as t` }], {}, timeoutMs, 1)

@@ -327,6 +327,35 @@ t.test('on a full platform: no backfill, is_active, backoff, timestamptz bookmar
     return d.ids.length >= 1 ? d : undefined
   }, 'the first row of a table that was empty at activation', 60_000, 200)).ids, [1])
 
+  // A lower id committed after a higher one, by a transaction that had no xid yet when the poll
+  // looked (its nextval() default taken, the INSERT held in a BEFORE trigger): the xmin test alone
+  // delivered row 2 and moved the bookmark past row 1 for good. The poll waits for the table's writers.
+  await ext.sql('create table racing (id serial primary key, label text not null)')
+  await ext.sql("create function racing_hold() returns trigger language plpgsql as $$ begin if new.label = 'slow' then perform pg_sleep(3); end if; return new; end $$")
+  await ext.sql('create trigger racing_hold before insert on racing for each row execute function racing_hold()')
+  const racing = await asA('POST', '/api/v1/database-triggers', { ...base, name: 'racing', table_name: 'racing', batch_size: 100 })
+  t.equal(racing.status, 201, racing.text)
+  const racingId = (racing.body as { id: string }).id
+  await eventually(async () => {
+    const r = (await asA('GET', '/api/v1/database-triggers/racing')).body as { last_polled_at: string | null }
+    return r.last_polled_at !== null ? true : undefined
+  }, 'the racing trigger activated (an empty table)', 30_000, 100)
+  const slow = new pg.Client({ connectionString: ext.url })
+  await slow.connect()
+  t.teardown(() => slow.end())
+  // A nextval() that writes WAL (the first after a checkpoint, then every 32nd) gives its
+  // transaction an xid; the one before it did, so the held insert's own does not.
+  await ext.sql("select nextval('racing_id_seq')")
+  const slowInsert = slow.query("insert into racing (label) values ('slow') returning id")
+  await sleep(300)
+  await ext.sql("insert into racing (label) values ('fast')")
+  t.same((await slowInsert).rows, [{ id: 2 }], 'the held insert took id 2 before the fast one took 3')
+  const raced = await eventually(async () => {
+    const d = await delivered(racingId)
+    return d.ids.length >= 2 ? d : undefined
+  }, 'rows 2 and 3 of the racing table', 30_000, 200)
+  t.same([...raced.ids].sort((x, y) => x - y), [2, 3], 'the row committed late with the lower id is delivered too, once')
+
   // delete stops the actor
   t.equal((await asA('DELETE', '/api/v1/database-triggers/items')).status, 204)
   t.equal((await asA('GET', '/api/v1/database-triggers/items')).status, 404)
