@@ -82,7 +82,7 @@ export function reachStatement(t: Target, cast: string, o: { after: string | nul
   }
   pieces.push(
     { text: ` order by ${col} limit ${String(Math.max(1, Math.floor(o.limit)))}) as s) as v, ` },
-    { text: `(select coalesce(json_agg(distinct l.virtualtransaction), '[]'::json)::text from pg_locks as l where l.locktype = 'relation' and l.granted and l.mode in (${WRITE_LOCKS}) and l.pid is distinct from pg_backend_pid() and l.relation = cast(cast(` },
+    { text: `(select coalesce(json_agg(distinct l.virtualtransaction), '[]'::json)::text from pg_locks as l where l.locktype = 'relation' and l.database = (select d.oid from pg_database as d where d.datname = current_database()) and l.granted and l.mode in (${WRITE_LOCKS}) and l.pid is distinct from pg_backend_pid() and l.relation = cast(cast(` },
     { param: 'rel' },
     { text: ' as text) as regclass)) as writers' },
   )

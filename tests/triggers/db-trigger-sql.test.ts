@@ -1,7 +1,7 @@
 import pg from 'pg'
 import t from 'tap'
 import { cutBatch, readRow, rereadBatch, type ReadRow } from '../../src/db-triggers/batch.ts'
-import { columnStatement, maxStatement, quoteIdent, rowsStatement, type Target } from '../../src/db-triggers/target-sql.ts'
+import { columnStatement, maxStatement, quoteIdent, reachStatement, rowsStatement, writersStatement, type Target } from '../../src/db-triggers/target-sql.ts'
 import { postgresPool } from '../../src/data/drivers/postgres.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { eventually } from '../helpers/eventually.ts'
@@ -87,4 +87,26 @@ t.test('statements on a real database', async (t) => {
   t.match(both, { until: '5', rows: [{ id: 4, who: 'late' }, { id: 5, who: 'quick' }] }, 'committed: both, in order')
   // a pending range read again: exactly up to its recorded end
   t.same((await pool.run(rowsStatement(seq, 'bigint', { after: '1', upTo: '3', limit: 10, horizon: false, timeoutMs: 5000 }))).rows.map((r) => readRow(r).row['id']), [2, 3])
+
+  // the writer wait's statements: the reach, and the sessions holding a write lock on the table
+  const reach = async (target: Target, cast: string, after: string | null, limit: number) => {
+    const r = (await pool.run(reachStatement(target, cast, { after, limit, timeoutMs: 5000 }))).rows[0]
+    return { v: r?.['v'] ?? null, writers: JSON.parse(String(r?.['writers'])) as string[] }
+  }
+  t.same(await reach(seq, 'bigint', '1', 2), { v: '3', writers: [] }, 'the reach: the limit-th value after the bookmark; nobody writing')
+  t.same(await reach(seq, 'bigint', null, 100), { v: '5', writers: [] }, 'no bookmark yet: from the first row; fewer rows than the limit: the last')
+  t.same(await reach(seq, 'bigint', '5', 10), { v: null, writers: [] }, 'nothing after the bookmark')
+  const odds = await reach(odd, 'timestamptz', null, 1)
+  t.equal((await ext.sql<{ same: boolean }>("select $1::timestamptz = '2026-01-01T00:00:00.123456Z' as same", [odds.v]))[0]?.same, true, 'the odd table found by its quoted name (a regclass of a bound value)')
+  t.equal((await ext.sql<{ n: number }>('select count(*)::int as n from victims'))[0]?.n, 0, 'the victims table is still there')
+  await early.query('begin')
+  await early.query("insert into seq (who) values ('writing')")
+  const { writers } = await reach(seq, 'bigint', '3', 10)
+  const mine = (await early.query<{ vx: string }>('select virtualtransaction as vx from pg_locks where pid = pg_backend_pid() and locktype = $1', ['virtualxid'])).rows[0]?.vx
+  t.same(writers, [mine], "an open writer of the table is named by its virtual transaction (the poll's own session is not)")
+  t.same((await reach(odd, 'timestamptz', null, 10)).writers, [], 'a writer of another table is not')
+  const open = async () => Number((await pool.run(writersStatement(writers, 5000))).rows[0]?.['n'])
+  t.equal(await open(), 1, 'still running')
+  await early.query('commit')
+  t.equal(await open(), 0, 'ended')
 })
