@@ -70,7 +70,8 @@ const WRITE_LOCKS = `'RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock
  * The writer wait of a poll (see poll.ts, `settledRead`), as one statement: `v`, the poll value of
  * the `limit`-th row after the bookmark as text (of the last one when there are fewer; null when
  * there is none), and `writers`, the virtual transaction ids of the other sessions holding a write
- * lock on the table, read from pg_locks during execution, i.e. after the statement's snapshot.
+ * lock on the table or one of its partitions (inheritance children), read from pg_locks during
+ * execution, i.e. after the statement's snapshot.
  */
 export function reachStatement(t: Target, cast: string, o: { after: string | null; limit: number; timeoutMs: number }): Statement {
   const col = `t.${quoteIdent(t.column)}`
@@ -82,9 +83,11 @@ export function reachStatement(t: Target, cast: string, o: { after: string | nul
   }
   pieces.push(
     { text: ` order by ${col} limit ${String(Math.max(1, Math.floor(o.limit)))}) as s) as v, ` },
-    { text: `(select coalesce(json_agg(distinct l.virtualtransaction), '[]'::json)::text from pg_locks as l where l.locktype = 'relation' and l.database = (select d.oid from pg_database as d where d.datname = current_database()) and l.granted and l.mode in (${WRITE_LOCKS}) and l.pid is distinct from pg_backend_pid() and l.relation = cast(cast(` },
+    // the table and its partitions (or inheritance children), at every level: a writer may insert into one directly
+    { text: '(with recursive tree(oid) as (select cast(cast(' },
     { param: 'rel' },
-    { text: ' as text) as regclass)) as writers' },
+    { text: ' as text) as regclass)::oid union select i.inhrelid from pg_inherits as i join tree on i.inhparent = tree.oid) ' },
+    { text: `select coalesce(json_agg(distinct l.virtualtransaction), '[]'::json)::text from pg_locks as l where l.locktype = 'relation' and l.database = (select d.oid from pg_database as d where d.datname = current_database()) and l.granted and l.mode in (${WRITE_LOCKS}) and l.pid is distinct from pg_backend_pid() and l.relation in (select tree.oid from tree)) as writers` },
   )
   return statement(pieces, params, o.timeoutMs, 1)
 }

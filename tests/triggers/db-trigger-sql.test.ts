@@ -109,4 +109,16 @@ t.test('statements on a real database', async (t) => {
   t.equal(await open(), 1, 'still running')
   await early.query('commit')
   t.equal(await open(), 0, 'ended')
+  // a partitioned table: a writer inserting into a partition (two levels down) directly
+  await ext.sql('create table parted (id bigserial, who text) partition by range (id)')
+  await ext.sql('create table parted_low partition of parted for values from (1) to (1000) partition by range (id)')
+  await ext.sql('create table parted_low_a partition of parted_low for values from (1) to (500)')
+  await ext.sql("insert into parted (who) values ('a')")
+  const parted: Target = { schema: 'public', table: 'parted', column: 'id' }
+  t.same(await reach(parted, 'bigint', null, 10), { v: '1', writers: [] }, 'a partitioned table, nobody writing')
+  await early.query('begin')
+  await early.query("insert into parted_low_a (id, who) values (2, 'direct')")
+  const direct = (await reach(parted, 'bigint', null, 10)).writers
+  t.same(direct, [(await early.query<{ vx: string }>('select virtualtransaction as vx from pg_locks where pid = pg_backend_pid() and locktype = $1', ['virtualxid'])).rows[0]?.vx], "a writer of a partition is a writer of the table")
+  await early.query('commit')
 })
