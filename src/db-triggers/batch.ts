@@ -4,7 +4,8 @@ import { BOOKMARK_COL, SETTLED_COL, TIE_COL } from './target-sql.ts'
  * Cutting one batch out of the rows a poll read (at most batch_size + 1 of them, in poll-column
  * order), as pure functions. The batch ends at a bookmark that no row left behind can share:
  *  1. it stops before the first row not yet settled (written after the oldest open transaction
- *     began; see target-sql.ts), so a lower value committed late is not skipped;
+ *     began; see target-sql.ts), so a lower value committed late is not skipped (for tables the
+ *     rows come from `settledRead` in poll.ts, read once the table's writers have ended);
  *  2. it holds at most batch_size rows, and at most DB_TRIGGER_MAX_BATCH_BYTES of row JSON;
  *  3. it never splits rows of one poll value: the bookmark moves past a value only with all its
  *     rows, so a cut falling inside a run of equal values moves back to before the run. A run of
