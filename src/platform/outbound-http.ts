@@ -422,7 +422,6 @@ export type OutboundStream = PinnedStream
 
 const DEFAULT_MAX_STREAM_BYTES = 64 * 1024 * 1024
 
-
 /**
  * The streaming variant of `guardedFetch`: checks 1–4 of the header comment, no redirects (a 3xx
  * is returned as it is), and the body handed out as it arrives.

@@ -3,7 +3,7 @@ import { isIP } from 'node:net'
 import { rootCertificates } from 'node:tls'
 import { Pool, type Dispatcher } from 'undici'
 import { AppError } from '../kernel/errors.ts'
-import type { ResolvedTarget } from './outbound-http.ts'
+import type { ResolvedAddress, ResolvedTarget } from './outbound-http.ts'
 
 /*
  * The exchange of the guarded client (`guardedStream` and `guardedFetch` in outbound-http.ts, after
@@ -82,7 +82,7 @@ function caKey(ca: NonNullable<PinnedRequest['ca']>): string {
 }
 
 function poolFor(r: PinnedRequest, secure: boolean, port: number): { pool: Pool; origin: string } {
-  const { address, family } = r.target.addresses[0] as ResolvedTarget['addresses'][number]
+  const { address, family } = r.target.addresses[0] as ResolvedAddress
   const origin = `${secure ? 'https' : 'http'}://${family === 6 ? `[${address}]` : address}:${String(port)}`
   const servername = secure && isIP(r.target.host) === 0 ? r.target.host : undefined
   const key = `${origin} ${servername ?? ''}${r.ca === undefined ? '' : ` ${caKey(r.ca)}`}`

@@ -329,7 +329,7 @@ t.test('on a full platform: no backfill, is_active, backoff, timestamptz bookmar
 
   // A lower id committed after a higher one, by a transaction that had no xid yet when the poll
   // looked (its nextval() default taken, the INSERT held in a BEFORE trigger): the xmin test alone
-  // delivered row 2 and moved the bookmark past row 1 for good. The poll waits for the table's writers.
+  // delivered row 3 and moved the bookmark past row 2 for good. The poll waits for the table's writers.
   await ext.sql('create table racing (id serial primary key, label text not null)')
   await ext.sql("create function racing_hold() returns trigger language plpgsql as $$ begin if new.label = 'slow' then perform pg_sleep(3); end if; return new; end $$")
   await ext.sql('create trigger racing_hold before insert on racing for each row execute function racing_hold()')
