@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Value } from '@sinclair/typebox/value'
 import { DB_TRIGGER_POLL_SUBJECT } from '../../actors/db-trigger/protocol.ts'
 import { DbTriggerPoll, type DbTriggerInput, type DbTriggerPollReply } from '../../schemas/db-triggers.ts'
 import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
@@ -14,6 +13,7 @@ import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { serveQueueRequests } from '../platform/queue-requests.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { uuidV5 } from '../schedules/tick-id.ts'
@@ -220,36 +220,16 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
 
 /** Serves `svc.dbtriggers.poll` (queue group: one replica answers each poll). */
 export function serveTriggerPolls(d: PollDeps): { stop(): Promise<void> } {
-  const sub = d.nc.subscribe(d.names.subject(DB_TRIGGER_POLL_SUBJECT), {
-    queue: 'svc',
-    callback: (err, msg) => {
-      if (err !== null) {
-        d.log.error({ err }, 'database trigger poll subscription failed')
-        return
-      }
-      void (async () => {
-        let req: unknown
-        try {
-          req = msg.json()
-        } catch {
-          req = null
-        }
-        if (!Value.Check(DbTriggerPoll, req)) {
-          msg.respond(JSON.stringify({ ok: false, error: 'not a database trigger poll request' } satisfies DbTriggerPollReply))
-          return
-        }
-        try {
-          msg.respond(JSON.stringify(await pollTrigger(d, req)))
-        } catch (e) {
-          // the platform database is unreachable (the lock, the row): the actor gets no answer and backs off
-          d.log.warn({ err: e, trigger: req.trigger_id }, 'database trigger poll failed before it started')
-        }
-      })()
+  return serveQueueRequests(
+    {
+      nc: d.nc,
+      subject: d.names.subject(DB_TRIGGER_POLL_SUBJECT),
+      schema: DbTriggerPoll,
+      refused: { ok: false, error: 'not a database trigger poll request' },
+      log: d.log,
+      // the platform database is unreachable (the lock, the row): the actor gets no answer and backs off
+      failure: { msg: 'database trigger poll failed before it started', fields: (req) => ({ trigger: req.trigger_id }) },
     },
-  })
-  return {
-    async stop() {
-      sub.unsubscribe()
-    },
-  }
+    (req): Promise<DbTriggerPollReply> => pollTrigger(d, req),
+  )
 }

@@ -1,6 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { Type as T } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { SCHEDULE_FIRE_SUBJECT } from '../../actors/schedule/protocol.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
@@ -16,6 +15,7 @@ import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { serveQueueRequests } from '../platform/queue-requests.ts'
 import { maybeRow, rowType } from '../platform/typed-rows.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
@@ -135,36 +135,16 @@ async function trimRuns(d: FireDeps, id: string): Promise<void> {
 
 /** Serves `svc.schedules.fire` (queue group: one replica answers each tick). */
 export function serveScheduleFire(d: FireDeps): { stop(): Promise<void> } {
-  const sub = d.nc.subscribe(d.names.subject(SCHEDULE_FIRE_SUBJECT), {
-    queue: 'svc',
-    callback: (err, msg) => {
-      if (err !== null) {
-        d.log.error({ err }, 'schedule fire subscription failed')
-        return
-      }
-      void (async () => {
-        let req: unknown
-        try {
-          req = msg.json()
-        } catch {
-          req = null
-        }
-        if (!Value.Check(ScheduleFire, req)) {
-          msg.respond(JSON.stringify({ ok: false, error: 'not a schedule fire request' } satisfies ScheduleFireReply))
-          return
-        }
-        try {
-          msg.respond(JSON.stringify(await fireTick(d, req)))
-        } catch (e) {
-          // no answer: the actor keeps the tick due and asks again (a database outage, a bug)
-          d.log.warn({ err: e, schedule: req.schedule_id, tick: req.tick }, 'schedule tick failed; the actor retries it')
-        }
-      })()
+  return serveQueueRequests(
+    {
+      nc: d.nc,
+      subject: d.names.subject(SCHEDULE_FIRE_SUBJECT),
+      schema: ScheduleFire,
+      refused: { ok: false, error: 'not a schedule fire request' },
+      log: d.log,
+      // no answer: the actor keeps the tick due and asks again (a database outage, a bug)
+      failure: { msg: 'schedule tick failed; the actor retries it', fields: (req) => ({ schedule: req.schedule_id, tick: req.tick }) },
     },
-  })
-  return {
-    async stop() {
-      sub.unsubscribe()
-    },
-  }
+    (req): Promise<ScheduleFireReply> => fireTick(d, req),
+  )
 }
