@@ -47,16 +47,25 @@ class LeanOpenAI extends OpenAI {
       url = this.buildURL(options.path, undefined)
       this.urls.set(options.path, url)
     }
-    const sent: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json', 'user-agent': USER_AGENT }
-    if (this.sendsKey) sent['authorization'] = `Bearer ${this.apiKey}`
-    if (this.organization !== null) sent['openai-organization'] = this.organization
-    if (this.project !== null) sent['openai-project'] = this.project
+    const sent = openAiHeaders(this.sendsKey ? this.apiKey : null, this.organization, this.project)
     // The SDK types the headers as a Headers; what reads them is the SDK's debug formatter (a plain
     // object is what it expects besides) and the guarded fetch (headersOf), nothing else.
     const req: Built['req'] = { method: options.method, headers: sent as unknown as Headers, body: JSON.stringify(body) }
     if (options.signal !== undefined && options.signal !== null) req.signal = options.signal
     return { req, url, timeout: options.timeout ?? this.timeout }
   }
+}
+
+/**
+ * The headers of an OpenAI request as the platform sends them, through the SDK (`LeanOpenAI`) or
+ * without it (`jsonChatComplete`): the SDK's own minus its `X-Stainless-*` telemetry.
+ */
+export function openAiHeaders(apiKey: string | null, organization: string | null, project: string | null): Record<string, string> {
+  const sent: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json', 'user-agent': USER_AGENT }
+  if (apiKey !== null) sent['authorization'] = `Bearer ${apiKey}`
+  if (organization !== null) sent['openai-organization'] = organization
+  if (project !== null) sent['openai-project'] = project
+  return sent
 }
 
 /** setTimeout's limit: the SDK's own deadline stays out of the way of the guarded client's timeouts. */

@@ -1,9 +1,9 @@
 import type OpenAI from 'openai'
 import { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
+import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
 import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
-import { openAiSdk } from './openai-sdk.ts'
-import { Accumulator, badResponse, effectiveOptions, joinUrl, positiveNumber, toLlmError, type TransportOptions } from './transport.ts'
+import { openAiHeaders, openAiSdk } from './openai-sdk.ts'
+import { Accumulator, badResponse, effectiveOptions, joinUrl, positiveNumber, postStream, toLlmError, type TransportOptions } from './transport.ts'
 import { AppError } from '../kernel/errors.ts'
 import { LlmError, type ChatEvent, type ChatResult, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
 
@@ -11,8 +11,10 @@ import { LlmError, type ChatEvent, type ChatResult, type ChatMessage, type ChatR
  * OpenAI Chat Completions (`POST {base}/chat/completions`, `stream: true`, usage via
  * `stream_options.include_usage`). Also serves any OpenAI-compatible endpoint (vLLM, LiteLLM,
  * llama.cpp server, proxies): base URL from api_endpoint, default https://api.openai.com/v1.
- * HTTP and SSE are the official `openai` SDK's, its `fetch` the guarded outbound client
- * (guarded-fetch.ts); this file maps the neutral request to the wire and the chunks to events.
+ * A stream's HTTP and SSE are the official `openai` SDK's, its `fetch` the guarded outbound client
+ * (guarded-fetch.ts); a call without streaming is a JSON POST through the guarded transport itself
+ * (`jsonChatComplete`, with the SDK's headers). This file maps the neutral request to the wire and
+ * the chunks to events.
  * The wire pieces are exported for the Mistral client, whose protocol is the same with small
  * differences (see mistral.ts).
  */
@@ -154,16 +156,33 @@ export async function* sdkChatStream(sdk: OpenAI, body: Record<string, unknown>,
 
 /**
  * One call without streaming (a caller that wants the whole reply: the adapter's non-stream
- * requests): one JSON answer instead of a stream of frames to parse and reassemble. The message is
- * read as one chunk holding everything, so the result is built by the same accumulator as a stream's.
+ * requests): one JSON answer instead of a stream of frames to parse and reassemble. It is a JSON
+ * POST and a JSON answer, so it goes through the guarded transport directly (`postStream`, the
+ * hand-written clients' path) with the SDK's headers (`openAiHeaders`): the SDK's request chain
+ * (its promise wrappers, AbortController, response and request-id handling) cost about 70 µs a
+ * call there and did nothing for this exchange, which has no retries, no SDK timeout and errors
+ * mapped by the transport either way. The message is read as one chunk holding everything, so the
+ * result is built by the same accumulator as a stream's.
  */
-export async function sdkChatComplete(sdk: OpenAI, body: Record<string, unknown>, signal: AbortSignal | undefined): Promise<ChatResult> {
-  let reply: Record<string, unknown>
+export async function jsonChatComplete(url: string, headers: Record<string, string>, body: Record<string, unknown>, signal: AbortSignal | undefined, options: TransportOptions): Promise<ChatResult> {
+  const res = await postStream(url, { headers, body: JSON.stringify(body), signal, options })
+  let text: string
   try {
-    reply = (await sdk.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, signal === undefined ? {} : { signal })) as unknown as Record<string, unknown>
+    const parts: Buffer[] = []
+    for await (const chunk of res.body) parts.push(chunk)
+    text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8')
   } catch (err) {
-    throw fromSdkError(err, signal)
+    throw toLlmError(err, signal)
+  } finally {
+    res.close()
   }
+  let reply: unknown
+  try {
+    reply = JSON.parse(text)
+  } catch (err) {
+    throw badResponse(`the LLM provider's answer is not JSON: ${(err as Error).message}`, err)
+  }
+  if (!isRecord(reply)) throw badResponse('a chat completion is not an object')
   const choices = reply['choices']
   const choice: unknown = Array.isArray(choices) ? choices[0] : undefined
   if (!isRecord(choice) || !isRecord(choice['message'])) throw badResponse('a chat completion has no message')
@@ -189,7 +208,9 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
   const maxTokensParam = provider.config['max_tokens_param'] === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens'
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens'])
   const org = provider.config['organization_id']
-  const sdk = openAiSdk(baseURL, provider, options, typeof org === 'string' && org !== '' ? org : null)
+  const organization = typeof org === 'string' && org !== '' ? org : null
+  const sdk = openAiSdk(baseURL, provider, options, organization)
+  const headers = openAiHeaders(provider.api_key !== null && provider.api_key !== '' ? provider.api_key : null, organization, null)
 
   const bodyOf = (req: ChatRequest, streamed: boolean): Record<string, unknown> => {
     const body: Record<string, unknown> = { model: req.model, messages: toOpenAiMessages(req.messages), ...(streamed ? { stream: true, stream_options: { include_usage: true } } : {}) }
@@ -204,5 +225,5 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
     yield* sdkChatStream(sdk, bodyOf(req, true), req.signal, new OpenAiChunks())
   }
 
-  return { providerType: 'openai', url, stream, complete: (req) => sdkChatComplete(sdk, bodyOf(req, false), req.signal) }
+  return { providerType: 'openai', url, stream, complete: (req) => jsonChatComplete(url, headers, bodyOf(req, false), req.signal, options) }
 }

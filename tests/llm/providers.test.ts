@@ -422,6 +422,58 @@ t.test('protocol details', async (t) => {
     t.equal(headers['openai-organization'], 'org-1')
   })
 
+  t.test('openai complete(): the SDK\'s headers, and its failures mapped like a stream\'s', async (t) => {
+    // complete() posts through the guarded transport without the SDK (jsonChatComplete): the same
+    // headers, and the same errors as the streamed path
+    const client = clientFor('openai')
+    const completeFailure = async (req: ChatRequest): Promise<LlmError> => {
+      try {
+        await client.complete(req)
+      } catch (err) {
+        if (err instanceof LlmError) return err
+        throw err
+      }
+      throw new Error('complete() did not fail')
+    }
+    fake.push({ text: 'ok', usage: { prompt_tokens: 3, completion_tokens: 1 } })
+    const ok = await client.complete(hello())
+    t.same([ok.content, ok.finish_reason, ok.usage.prompt_tokens, ok.usage.completion_tokens], ['ok', 'stop', 3, 1])
+    const { headers, path } = lastRequest()
+    t.equal(path, '/v1/chat/completions')
+    t.equal(headers['authorization'], 'Bearer key-openai')
+    t.equal(headers['accept'], 'application/json')
+    t.equal(headers['content-type'], 'application/json')
+    t.match(headers['user-agent'], /^OpenAI\/JS \d/, "the SDK's user agent")
+    t.notOk(Object.keys(headers).some((h) => h.startsWith('x-stainless')), 'no SDK telemetry headers')
+
+    fake.push({ error: { status: 429, headers: { 'retry-after': '2' } } })
+    const limited = await completeFailure(hello())
+    t.same([limited.code, limited.providerStatus, limited.retryable, limited.retryAfterMs], ['llm.http_error', 429, true, 2000])
+    t.match(limited.message, /429: scripted error 429/)
+
+    fake.push({ raw: 'this is not json' })
+    t.equal((await completeFailure(hello())).code, 'llm.bad_response', 'a 200 answer that is not JSON')
+    fake.push({ raw: '[1, 2]' })
+    t.equal((await completeFailure(hello())).code, 'llm.bad_response', 'JSON that is not a chat completion')
+
+    const slow = clientFor('openai', { first_byte_timeout_ms: 200 })
+    fake.push({ text: 'late', delay_ms: 3000 })
+    const started = Date.now()
+    const late = await slow.complete(hello()).then(
+      () => null,
+      (err: unknown) => err,
+    )
+    t.equal((late as LlmError | null)?.code, 'llm.timeout')
+    t.ok(Date.now() - started < 2000, 'gave up at the first-byte timeout')
+
+    const ac = new AbortController()
+    fake.push({ text: 'never read', delay_ms: 3000 })
+    setTimeout(() => ac.abort(), 100)
+    t.equal((await completeFailure(hello({ signal: ac.signal }))).code, 'llm.aborted')
+    fake.push({ text: 'next' })
+    t.equal((await client.complete(hello())).content, 'next', 'the next call works')
+  })
+
   t.test('anthropic: max_tokens defaults, several system messages, empty text left out', async (t) => {
     const client = clientFor('anthropic')
     fake.push({ text: 'ok' })
