@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto'
-import { OPENAI_FINISH, OpenAiChunks, sdkChatStream, toOpenAiMessages, toOpenAiTools } from './openai.ts'
-import { openAiSdk } from './openai-sdk.ts'
+import { OPENAI_FINISH, OpenAiChunks, openAiHeaders, openAiWireStream, toOpenAiMessages, toOpenAiTools } from './openai.ts'
 import { effectiveOptions, joinUrl, positiveNumber, type TransportOptions } from './transport.ts'
 import { collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig } from './types.ts'
 
 /*
  * Mistral La Plateforme (`POST {base}/chat/completions`, default https://api.mistral.ai/v1). The
- * wire is OpenAI's: the `openai` SDK over the guarded fetch, the chunk mapping and message mapping
- * are reused (openai.ts). Differences handled here:
+ * wire is OpenAI's: its request, stream reader, chunk mapping and message mapping are reused
+ * (openai.ts). Differences handled here:
  *  - no `stream_options` (Mistral rejects unknown fields; it reports usage in the last chunk anyway);
  *  - tool call ids must match `[a-zA-Z0-9]{9}`: ids minted by other providers (history of a chat
  *    whose agent switched provider) are mapped to a stable 9-character digest, on the assistant's
@@ -50,7 +49,7 @@ export function createMistralClient(provider: ProviderConfig, clientOptions: Tra
   const baseURL = (provider.api_endpoint ?? MISTRAL_DEFAULT_BASE).replace(/\/+$/, '')
   const url = joinUrl(baseURL, '/chat/completions')
   // organization_id is an OpenAI setting: Mistral gets no OpenAI-Organization header.
-  const sdk = openAiSdk(baseURL, provider, options, null)
+  const headers = openAiHeaders(provider.api_key, null)
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens'])
 
   async function* stream(req: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
@@ -59,7 +58,7 @@ export function createMistralClient(provider: ProviderConfig, clientOptions: Tra
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
     if (maxTokens !== undefined) body['max_tokens'] = maxTokens
-    yield* sdkChatStream(sdk, body, req.signal, new OpenAiChunks(MISTRAL_FINISH))
+    yield* openAiWireStream(url, headers, body, req.signal, options, new OpenAiChunks(MISTRAL_FINISH))
   }
 
   return { providerType: 'mistral', url, stream, complete: (req) => collect(stream(req)) }

@@ -1,22 +1,17 @@
-import type OpenAI from 'openai'
-import { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
-import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions'
 import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
-import { openAiHeaders, openAiSdk } from './openai-sdk.ts'
-import { Accumulator, badResponse, effectiveOptions, joinUrl, positiveNumber, postStream, toLlmError, type TransportOptions } from './transport.ts'
-import { AppError } from '../kernel/errors.ts'
+import { Accumulator, badResponse, drive, effectiveOptions, joinUrl, parseFrame, positiveNumber, postStream, SseFramer, toLlmError, type StreamProtocol, type TransportOptions } from './transport.ts'
 import { LlmError, type ChatEvent, type ChatResult, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
 
 /*
  * OpenAI Chat Completions (`POST {base}/chat/completions`, `stream: true`, usage via
  * `stream_options.include_usage`). Also serves any OpenAI-compatible endpoint (vLLM, LiteLLM,
  * llama.cpp server, proxies): base URL from api_endpoint, default https://api.openai.com/v1.
- * A stream's HTTP and SSE are the official `openai` SDK's, its `fetch` the guarded outbound client
- * (guarded-fetch.ts); a call without streaming is a JSON POST through the guarded transport itself
- * (`jsonChatComplete`, with the SDK's headers). This file maps the neutral request to the wire and
- * the chunks to events.
- * The wire pieces are exported for the Mistral client, whose protocol is the same with small
- * differences (see mistral.ts).
+ * Hand-written over the guarded transport like the other clients (`postStream`, `drive`): a
+ * stream is SSE read by `OpenAiStream`, a call without streaming one JSON answer. Through the
+ * `openai` SDK (with the guarded client as its fetch) the same exchange cost about 1 ms more per
+ * call on the bench's 2 vCPUs (bench/README.md, stop 31): its request chain of promise wrappers,
+ * AbortController, response and stream classes, for a wire this small. The wire pieces are
+ * exported for the Mistral client, whose protocol is the same with small differences (mistral.ts).
  */
 
 export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1'
@@ -50,9 +45,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
 
 /**
- * One Chat Completions stream: the `chat.completion.chunk` objects (parsed by the SDK) turned into
- * neutral events. The SDK consumes `[DONE]` itself, so a stream is complete once a finish reason
- * was seen.
+ * One Chat Completions stream: the `chat.completion.chunk` objects turned into neutral events. A
+ * stream is complete once a finish reason was seen (`[DONE]` is the wire's end; OpenAiStream).
  */
 export class OpenAiChunks {
   readonly acc = new Accumulator()
@@ -106,7 +100,7 @@ export class OpenAiChunks {
   }
 }
 
-/** An error frame inside a 200 stream (the SDK throws it as an APIError without status). */
+/** An error frame inside a 200 stream (`data: {"error": {…}}`). */
 function streamError(error: unknown): LlmError {
   const e = isRecord(error) ? error : { message: String(error) }
   const kind = `${String(e['type'] ?? '')} ${String(e['code'] ?? '')}`
@@ -115,54 +109,62 @@ function streamError(error: unknown): LlmError {
   })
 }
 
-/** The guarded fetch's own failure inside what the SDK threw (it wraps a failed fetch as the `cause` of its connection error). */
-function fetchFailureIn(err: unknown): unknown {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (e instanceof LlmError || e instanceof AppError) return e
+/**
+ * The OpenAI SSE wire as a `StreamProtocol` for `drive` (the hand-written clients' reader):
+ * `data: {chunk}` frames until `data: [DONE]`, the event name not looked at (as the official SDK
+ * reads them); a frame with an `error` member ends the stream with that error. A stream that ends
+ * without `[DONE]` is complete once a finish reason was seen; `[DONE]` before one is not a complete
+ * reply.
+ */
+export class OpenAiStream implements StreamProtocol {
+  finished = false
+  readonly chunks: OpenAiChunks
+  constructor(chunks: OpenAiChunks = new OpenAiChunks()) {
+    this.chunks = chunks
   }
-  return undefined
-}
 
-/** What the SDK threw, as an LlmError: the guarded fetch's own failure when there was one. */
-function fromSdkError(err: unknown, signal: AbortSignal | undefined): unknown {
-  if (signal?.aborted === true) return new LlmError('llm.aborted', 'the LLM call was aborted', { cause: err })
-  const fetchFailure = fetchFailureIn(err)
-  if (fetchFailure !== undefined) return toLlmError(fetchFailure, signal)
-  if (err instanceof APIUserAbortError) return new LlmError('llm.aborted', 'the LLM call was aborted', { cause: err })
-  if (err instanceof APIConnectionTimeoutError) return new LlmError('llm.timeout', 'the LLM provider did not answer in time', { retryable: true, cause: err })
-  if (err instanceof APIError && err.status === undefined) return streamError(err.error)
-  if (err instanceof SyntaxError) return badResponse(`the LLM provider sent a frame that is not JSON: ${err.message}`, err)
-  return toLlmError(err, signal)
-}
+  get acc(): Accumulator {
+    return this.chunks.acc
+  }
 
-/** One streamed call through a client's SDK: the request body as the provider's wire wants it (the SDK sends it as it is). */
-export async function* sdkChatStream(sdk: OpenAI, body: Record<string, unknown>, signal: AbortSignal | undefined, chunks: OpenAiChunks): AsyncGenerator<ChatEvent, void, undefined> {
-  const out: ChatEvent[] = []
-  try {
-    const stream = await sdk.chat.completions.create(body as unknown as ChatCompletionCreateParamsStreaming, signal === undefined ? {} : { signal })
-    for await (const chunk of stream) {
-      chunks.chunk(chunk as unknown as Record<string, unknown>, out)
-      for (let i = 0; i < out.length; i++) yield out[i] as ChatEvent
-      out.length = 0
+  completeAtEof(): boolean {
+    return this.chunks.complete
+  }
+
+  frame(_event: string, data: string, out: ChatEvent[]): void {
+    if (data.startsWith('[DONE]')) {
+      if (!this.chunks.complete) throw badResponse('the LLM stream ended before the reply was complete')
+      this.finished = true
+      return
     }
-  } catch (err) {
-    throw fromSdkError(err, signal)
+    const f = parseFrame(data)
+    if (f['error'] !== undefined && f['error'] !== null) throw streamError(f['error'])
+    this.chunks.chunk(f, out)
   }
-  // The SDK ends quietly when the exchange was aborted under it.
-  if (signal?.aborted === true) throw new LlmError('llm.aborted', 'the LLM call was aborted')
-  if (!chunks.complete) throw badResponse('the LLM stream ended before the reply was complete')
-  yield chunks.acc.done()
+}
+
+/**
+ * The headers of an OpenAI-wire request: JSON both ways, the key as a bearer token when the
+ * provider has one (a local server may have none), the organization when set.
+ */
+export function openAiHeaders(apiKey: string | null, organization: string | null): Record<string, string> {
+  const sent: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' }
+  if (apiKey !== null && apiKey !== '') sent['authorization'] = `Bearer ${apiKey}`
+  if (organization !== null) sent['openai-organization'] = organization
+  return sent
+}
+
+/** One streamed call on the OpenAI wire (OpenAI, Mistral): the body as that provider's wire wants it. */
+export async function* openAiWireStream(url: string, headers: Record<string, string>, body: Record<string, unknown>, signal: AbortSignal | undefined, options: TransportOptions, chunks: OpenAiChunks): AsyncGenerator<ChatEvent, void, undefined> {
+  const res = await postStream(url, { headers, body: JSON.stringify(body), signal, options })
+  yield* drive(res, new SseFramer(), new OpenAiStream(chunks), signal)
 }
 
 /**
  * One call without streaming (a caller that wants the whole reply: the adapter's non-stream
- * requests): one JSON answer instead of a stream of frames to parse and reassemble. It is a JSON
- * POST and a JSON answer, so it goes through the guarded transport directly (`postStream`, the
- * hand-written clients' path) with the SDK's headers (`openAiHeaders`): the SDK's request chain
- * (its promise wrappers, AbortController, response and request-id handling) cost about 70 µs a
- * call there and did nothing for this exchange, which has no retries, no SDK timeout and errors
- * mapped by the transport either way. The message is read as one chunk holding everything, so the
- * result is built by the same accumulator as a stream's.
+ * requests): one JSON answer instead of a stream of frames to parse and reassemble. The message is
+ * read as one chunk holding everything, so the result is built by the same accumulator as a
+ * stream's.
  */
 export async function jsonChatComplete(url: string, headers: Record<string, string>, body: Record<string, unknown>, signal: AbortSignal | undefined, options: TransportOptions): Promise<ChatResult> {
   const res = await postStream(url, { headers, body: JSON.stringify(body), signal, options })
@@ -208,9 +210,7 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
   const maxTokensParam = provider.config['max_tokens_param'] === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens'
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens'])
   const org = provider.config['organization_id']
-  const organization = typeof org === 'string' && org !== '' ? org : null
-  const sdk = openAiSdk(baseURL, provider, options, organization)
-  const headers = openAiHeaders(provider.api_key !== null && provider.api_key !== '' ? provider.api_key : null, organization, null)
+  const headers = openAiHeaders(provider.api_key, typeof org === 'string' && org !== '' ? org : null)
 
   const bodyOf = (req: ChatRequest, streamed: boolean): Record<string, unknown> => {
     const body: Record<string, unknown> = { model: req.model, messages: toOpenAiMessages(req.messages), ...(streamed ? { stream: true, stream_options: { include_usage: true } } : {}) }
@@ -222,7 +222,7 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
   }
 
   async function* stream(req: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
-    yield* sdkChatStream(sdk, bodyOf(req, true), req.signal, new OpenAiChunks())
+    yield* openAiWireStream(url, headers, bodyOf(req, true), req.signal, options, new OpenAiChunks())
   }
 
   return { providerType: 'openai', url, stream, complete: (req) => jsonChatComplete(url, headers, bodyOf(req, false), req.signal, options) }

@@ -125,8 +125,8 @@ export interface ExchangeInit {
 
 /**
  * Opens one exchange with a provider through the guarded outbound client (every LLM byte goes
- * this way, the hand-written clients' and the SDK's alike) and returns it whatever its status;
- * failures before the response head are thrown as `LlmError`.
+ * this way) and returns it whatever its status; failures before the response head are thrown as
+ * `LlmError`.
  */
 export async function openExchange(url: string, init: ExchangeInit, options: TransportOptions): Promise<OutboundStream> {
   const { signal } = init
@@ -154,13 +154,16 @@ export async function openExchange(url: string, init: ExchangeInit, options: Tra
   }
 }
 
+/** What the platform's LLM requests say they come from. */
+export const LLM_USER_AGENT = 'agent-platform-llm/1'
+
 /** POSTs a JSON body and returns the open 2xx stream; any other status becomes `llm.http_error`. */
 export async function postStream(url: string, init: PostInit): Promise<OutboundStream> {
   const res = await openExchange(
     url,
     {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson, application/json', ...init.headers },
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson, application/json', 'user-agent': LLM_USER_AGENT, ...init.headers },
       body: init.body,
       signal: init.signal,
     },

@@ -410,6 +410,14 @@ t.test('protocol details', async (t) => {
     const done = doneOf(await run(client, hello()))
     t.equal(done.finish_reason, 'length')
     t.same(done.usage, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, 'zeros when the server reports no usage')
+
+    fake.push({ raw: [chunk({ content: 'half' }, null), 'data: [DONE]\n\n'] })
+    const cut = await failure(client, hello())
+    t.equal(cut.err.code, 'llm.bad_response', '[DONE] before a finish reason is not a complete reply')
+    t.same(cut.events, [{ type: 'text', delta: 'half' }], 'what came before it was streamed')
+
+    fake.push({ raw: [chunk({ content: 'whole' }, 'stop'), 'data: [DONE]\n\n', 'data: not json after the end\n\n'] })
+    t.equal(doneOf(await run(client, hello())).content, 'whole', 'nothing after [DONE] is read')
   })
 
   t.test('openai: config max_tokens, max_completion_tokens and organization', async (t) => {
@@ -422,9 +430,8 @@ t.test('protocol details', async (t) => {
     t.equal(headers['openai-organization'], 'org-1')
   })
 
-  t.test('openai complete(): the SDK\'s headers, and its failures mapped like a stream\'s', async (t) => {
-    // complete() posts through the guarded transport without the SDK (jsonChatComplete): the same
-    // headers, and the same errors as the streamed path
+  t.test('openai complete(): its headers, and its failures mapped like a stream\'s', async (t) => {
+    // complete() is one JSON POST (jsonChatComplete): the stream's headers, and the same errors
     const client = clientFor('openai')
     const completeFailure = async (req: ChatRequest): Promise<LlmError> => {
       try {
@@ -443,8 +450,7 @@ t.test('protocol details', async (t) => {
     t.equal(headers['authorization'], 'Bearer key-openai')
     t.equal(headers['accept'], 'application/json')
     t.equal(headers['content-type'], 'application/json')
-    t.match(headers['user-agent'], /^OpenAI\/JS \d/, "the SDK's user agent")
-    t.notOk(Object.keys(headers).some((h) => h.startsWith('x-stainless')), 'no SDK telemetry headers')
+    t.equal(headers['user-agent'], 'agent-platform-llm/1')
 
     fake.push({ error: { status: 429, headers: { 'retry-after': '2' } } })
     const limited = await completeFailure(hello())
@@ -497,7 +503,7 @@ t.test('protocol details', async (t) => {
     ])
   })
 
-  t.test('openai and mistral (the SDK): settings come from the provider only, never from OPENAI_* variables', async (t) => {
+  t.test('openai and mistral: settings come from the provider only, never from OPENAI_* variables (as the official SDK would read them)', async (t) => {
     const saved = { key: process.env['OPENAI_API_KEY'], base: process.env['OPENAI_BASE_URL'], org: process.env['OPENAI_ORG_ID'] }
     process.env['OPENAI_API_KEY'] = 'env-key'
     process.env['OPENAI_BASE_URL'] = 'http://127.0.0.1:1/v1'
