@@ -144,11 +144,12 @@ export class OpenAiStream implements StreamProtocol {
 }
 
 /**
- * The headers of an OpenAI-wire request: JSON both ways, the key as a bearer token when the
- * provider has one (a local server may have none), the organization when set.
+ * The headers of an OpenAI-wire request beyond what `postStream` sends (a JSON body, the user
+ * agent): a JSON answer asked for, the key as a bearer token when the provider has one (a local
+ * server may have none), the organization when set.
  */
 export function openAiHeaders(apiKey: string | null, organization: string | null): Record<string, string> {
-  const sent: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' }
+  const sent: Record<string, string> = { accept: 'application/json' }
   if (apiKey !== null && apiKey !== '') sent['authorization'] = `Bearer ${apiKey}`
   if (organization !== null) sent['openai-organization'] = organization
   return sent

@@ -155,7 +155,7 @@ export async function openExchange(url: string, init: ExchangeInit, options: Tra
 }
 
 /** What the platform's LLM requests say they come from. */
-export const LLM_USER_AGENT = 'agent-platform-llm/1'
+const LLM_USER_AGENT = 'agent-platform-llm/1'
 
 /** POSTs a JSON body and returns the open 2xx stream; any other status becomes `llm.http_error`. */
 export async function postStream(url: string, init: PostInit): Promise<OutboundStream> {
