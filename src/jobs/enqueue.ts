@@ -101,17 +101,21 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
   // round trip less between enqueue and start); until then the queued job is its message in JOBS,
   // which the status endpoints read (`findQueuedJob`). Enqueuing the same id again publishes again:
   // the stream drops it within the duplicate window, and after it the claim finds the state.
-  await publishJob(deps, state, 0)
+  await publishJob(deps, state, 0, req.id === undefined)
   return state
 }
 
 /**
  * Publishes a queued job (also used by the timer dispatcher and DLQ retry). `revision` is the state
- * entry's revision when one exists (delayed jobs), 0 when the worker is to create it.
+ * entry's revision when one exists (delayed jobs), 0 when the worker is to create it. `fresh`: the
+ * id was drawn by this enqueue, so no entry can exist for it but a cancel's (header `Job-Fresh`:
+ * a function worker may then run it before writing its claim, see job-slots.ts); a caller's id (a
+ * schedule tick's) may name a job that ran already, which only the claim's create finds out.
  */
-export async function publishJob(deps: Pick<EnqueueDeps, 'js' | 'names'>, state: JobState, revision: number): Promise<void> {
+export async function publishJob(deps: Pick<EnqueueDeps, 'js' | 'names'>, state: JobState, revision: number, fresh = false): Promise<void> {
   const h = headers()
   h.set('Job-Rev', String(revision))
+  if (fresh) h.set('Job-Fresh', '1')
   await publishDurably(deps.js, jobSubject(deps.names, state.pool, state.id), encodeState(state), { msgID: state.id, headers: h })
 }
 

@@ -1,9 +1,9 @@
 import { decodeState, type JobState } from './job-state.ts'
-import { claimDelivery } from './claim.ts'
+import { claimDelivery, firstClaim } from './claim.ts'
 import type { PulledMessage } from './puller.ts'
 import { runJob } from './run-job.ts'
 import { USER_SHARE_RETRY_MS } from './user-share.ts'
-import type { WorkerState } from './worker-state.ts'
+import { RETRYABLE, type WorkerState } from './worker-state.ts'
 
 /**
  * The slots of one pool worker: each slot loop pulls one job at a time and handles it (share
@@ -88,7 +88,39 @@ export class JobSlots {
 
   private async claimAndRun(m: PulledMessage, id: string, carried: JobState): Promise<void> {
     const prefetched = this.w.o.executor.prefetch?.(carried)
+    if (deferrable(this.w, m, carried)) {
+      if (this.w.cancelled.delete(id)) {
+        // cancelled while this delivery was on its way: the cancel wrote the entry and purged the message
+        m.term()
+        return
+      }
+      // Runs now; its claim (the `running` write) follows only if it lasts (run-job.ts).
+      await runJob(this.w, m, { state: firstClaim(carried, this.w.o.nodeId), revision: 0 }, (p) => this.blocking(p), prefetched)
+      return
+    }
     const claimed = await claimDelivery(this.w, m, id, carried)
     if (claimed !== null) await runJob(this.w, m, claimed, (p) => this.blocking(p), prefetched)
   }
+}
+
+/**
+ * Whether a delivery may run before its claim is written (`WorkerOptions.runningRecordMs`): a
+ * function job's first delivery, fresh from its enqueue with an id the enqueue drew (`Job-Fresh`).
+ * Nothing can have written its entry but a cancel, which purges the message and is announced to
+ * every worker (`cancelled`); a redelivery, a retry, a delayed job or a caller-chosen id is judged
+ * on its entry as before. What this gives up: a worker that dies within the window leaves no
+ * `running` entry, so the redelivery runs the job as a first claim (that attempt is not counted;
+ * the next one is, its claim being written first); agent pools, which never run a job twice,
+ * always claim first.
+ */
+function deferrable(w: WorkerState, m: PulledMessage, carried: JobState): boolean {
+  const { o } = w
+  return (
+    (o.runningRecordMs ?? 0) > 0 &&
+    RETRYABLE.has(o.pool) &&
+    o.executor.speculative !== true &&
+    m.deliveryCount === 1 &&
+    carried.status === 'queued' &&
+    m.headers?.get('Job-Fresh') === '1'
+  )
 }

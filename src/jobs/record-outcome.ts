@@ -28,7 +28,7 @@ export async function recordOutcome(w: WorkerState, m: PulledMessage, claimed: S
     if (o.executor.answersBeforeRecord === true) announceJobEnd({ ...job, status: 'completed', finished_at: finishedAt, result: result ?? null })
     if (large) await o.results.put(job.id, encoded)
     // CAS against the claim's revision: no read on the hot path; a cancel in between makes it
-    // fail, re-read, and refuse.
+    // fail, re-read, and refuse. A deferred claim's (revision 0) is the entry's create.
     const written = await o.store.transition(
       job.id,
       (s) => (mine(s) ? { ...s, status: 'completed', finished_at: finishedAt, ...(large ? { result_stored: true } : { result: result ?? null }) } : null),
@@ -39,7 +39,8 @@ export async function recordOutcome(w: WorkerState, m: PulledMessage, claimed: S
     return
   }
   const reason = outcome.reason
-  const cur = await o.store.get(job.id)
+  // A deferred claim (revision 0) has no entry unless a cancel wrote one meanwhile: then it is that.
+  const cur = (await o.store.get(job.id)) ?? (claimed.revision === 0 ? claimed : null)
   if (cur === null || !mine(cur.state)) {
     // cancelled or flushed meanwhile: the state already says how it ended
     m.term()

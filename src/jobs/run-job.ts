@@ -23,7 +23,7 @@ export class NotClaimed extends Error {
 }
 
 /**
- * Runs one claimed attempt: the executor with a cancel signal (the job's done channel) and a
+ * Runs one claimed attempt (or one whose claim is deferred: a `StateEntry` at revision 0): the executor with a cancel signal (the job's done channel) and a
  * timeout, the message kept alive with `working()`; then records the outcome after the slot is free.
  * With a pending claim the executor starts at once and gets `claimed` to wait on before its first
  * effect; a refused (or failed) claim aborts it and leaves nothing to record.
@@ -52,6 +52,21 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
           return undefined
         })
   gate?.catch((err: unknown) => ac.abort(err instanceof NotClaimed ? err : new NotClaimed(job.id)))
+  // A deferred claim (revision 0: running before anything was written, job-slots.ts) is written
+  // only if the run lasts `runningRecordMs`; a run that ends sooner is recorded once, at its end.
+  // A create that finds the entry written (a cancel's, or a redelivery's claim) stops the run.
+  let entry: StateEntry | null = pending === null ? (claimed as StateEntry) : null
+  let claiming: Promise<void> | undefined
+  const writeClaim = async (): Promise<void> => {
+    try {
+      const revision = await o.store.create(job)
+      if (revision === null) ac.abort(new NotClaimed(job.id))
+      else entry = { state: job, revision }
+    } catch (err) {
+      log.warn({ err, job: job.id }, 'writing a running job\'s claim failed: its outcome creates the entry')
+    }
+  }
+  const deferred = entry?.revision === 0 ? setTimeout(() => (claiming = writeClaim()), o.runningRecordMs) : undefined
   // Only the executor's own error is a job failure. An error after it succeeded (NATS
   // unreachable while recording the result) must not turn into a retry that runs the job again:
   // the store retries through outages, and a write that still fails leaves the message unacked
@@ -71,8 +86,10 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
   // within twice the slots). The message stays alive (`working()`) until it is acked.
   const done: Promise<void> = (async () => {
     try {
+      clearTimeout(deferred)
+      await claiming
       // the claim's own failure was the caller's to report (`startLocal` throws it)
-      const entry = pending === null ? (claimed as StateEntry) : await pending.catch(() => null)
+      if (pending !== null) entry = await pending.catch(() => null)
       if (entry !== null) await recordOutcome(w, m, entry, outcome)
     } finally {
       w.executing.delete(job.id)

@@ -109,6 +109,7 @@ export async function startJobWorkers(o: {
           retryDelayMs: o.config.QUEUE_RETRY_DELAY_SECONDS * 1000,
           timeoutMs: size.timeoutMs,
           heartbeatMs: o.config.QUEUE_HEARTBEAT_SECONDS * 1000,
+          runningRecordMs: o.config.JOB_RUNNING_RECORD_MS,
           ...(o.onAbandoned?.[pool] === undefined ? {} : { onAbandoned: o.onAbandoned[pool] }),
           ...(userShare === undefined ? {} : { userShare }),
         }),

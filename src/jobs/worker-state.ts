@@ -28,7 +28,27 @@ export interface WorkerState {
   readonly executing: Set<string>
   /** The abort of each run, by job id: fired by an announced cancel (cancel-notice.ts). */
   readonly aborts: Map<string, AbortController>
+  /**
+   * Jobs announced cancelled in the last minute that this worker did not run then (by id, when
+   * heard): a deferred claim (job-slots.ts) writes nothing before its run, so a delivery that
+   * crossed its cancel on the way is recognised here instead of by a failed create.
+   */
+  readonly cancelled: Map<string, number>
   /** Outcomes being recorded after their slot was freed. */
   readonly finishing: Set<Promise<void>>
   stopping: boolean
+}
+
+/** How long a heard cancel is remembered for a delivery that may still be on its way. */
+const CANCEL_MEMORY_MS = 60_000
+
+/** Remembers an announced cancel of a job this worker does not run (yet); forgets those over a minute old. */
+export function rememberCancel(cancelled: Map<string, number>, id: string, now = Date.now()): void {
+  for (const [k, at] of cancelled) {
+    // insertion order is time order: the first young entry ends the sweep
+    if (now - at < CANCEL_MEMORY_MS) break
+    cancelled.delete(k)
+  }
+  cancelled.delete(id)
+  cancelled.set(id, now)
 }

@@ -12,7 +12,7 @@ import { poolConsumerName } from './provision.ts'
 import { startPuller } from './puller.ts'
 import type { ResultStore } from './result-store.ts'
 import type { UserShare } from './user-share.ts'
-import { RETRYABLE, type WorkerState } from './worker-state.ts'
+import { rememberCancel, RETRYABLE, type WorkerState } from './worker-state.ts'
 
 /*
  * One worker of one pool: `concurrency` slot loops, each pulling one job at a time with `next()`,
@@ -91,6 +91,13 @@ export interface WorkerOptions {
   timeoutMs: number
   heartbeatMs?: number
   /**
+   * Function pools (JOB_RUNNING_RECORD_MS): a first delivery runs at once and its `running` entry
+   * is written only if it still runs after this long; a job that ends sooner is recorded once, at
+   * its end (a create), so it costs one state write instead of two and starts a round trip
+   * earlier. 0 or absent: every job is claimed by its `running` write before it runs.
+   */
+  runningRecordMs?: number
+  /**
    * Called after a job whose worker was lost is marked failed without a retry (agent pools): the
    * pool's owner tells whoever waits (a chat's stream, its actor) instead of leaving them hanging.
    */
@@ -128,6 +135,7 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     running: new Set(),
     executing: new Set(),
     aborts: new Map(),
+    cancelled: new Map(),
     finishing: new Set(),
     stopping: false,
   }
@@ -141,7 +149,11 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     ...(o.heartbeatMs === undefined ? {} : { intervalMs: o.heartbeatMs }),
   })
   await heartbeat.beat()
-  const stopListening = listenForCancels(o.nc, o.names, (id) => w.aborts.get(id)?.abort(new JobFailure('job.cancelled', 'cancelled')))
+  const stopListening = listenForCancels(o.nc, o.names, (id) => {
+    const run = w.aborts.get(id)
+    if (run !== undefined) run.abort(new JobFailure('job.cancelled', 'cancelled'))
+    else rememberCancel(w.cancelled, id)
+  })
 
   const slots = new JobSlots(w)
   const loops = Array.from({ length: o.concurrency }, () => slots.slot())

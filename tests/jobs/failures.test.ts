@@ -8,6 +8,7 @@ import type { JobState, Pool } from '../../src/jobs/job-state.ts'
 import { waitForJob } from '../../src/jobs/wait.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { startNats } from '../../src/platform/local-services.ts'
+import { listMembers, workersBucket } from '../../src/platform/heartbeat.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
 import { kill9, spawnReady } from '../helpers/child.ts'
 import { eventually } from '../helpers/eventually.ts'
@@ -24,7 +25,7 @@ interface Teardown {
   teardown(fn: () => unknown): void
 }
 
-async function spawnWorker(t: Teardown, env: TestPlatform, pools: Pool[], natsUrl = env.config.NATS_URL, heartbeatSeconds = 0.5): Promise<{ proc: ChildProcess; nodeIds: string[] }> {
+async function spawnWorker(t: Teardown, env: TestPlatform, pools: Pool[], natsUrl = env.config.NATS_URL, heartbeatSeconds = 0.5, extra: Record<string, string> = {}): Promise<{ proc: ChildProcess; nodeIds: string[] }> {
   const { proc, ready } = await spawnReady(t, WORKER, {
     NATS_URL: natsUrl,
     NATS_PREFIX: env.config.NATS_PREFIX,
@@ -34,6 +35,7 @@ async function spawnWorker(t: Teardown, env: TestPlatform, pools: Pool[], natsUr
     QUEUE_RETRY_DELAY_SECONDS: '0.05',
     QUEUE_HEARTBEAT_SECONDS: String(heartbeatSeconds),
     LOG_LEVEL: 'warn',
+    ...extra,
   })
   return { proc, nodeIds: ready.split(',') }
 }
@@ -99,6 +101,29 @@ t.test('kill -9 of workers mid-job', async (t) => {
     t.equal(done.status, 'completed')
     t.equal(done.attempts, 2)
   })
+})
+
+t.test('with JOB_RUNNING_RECORD_MS, kill -9 of a worker whose job wrote nothing yet loses no job', async (t) => {
+  const env = await startTestPlatform(t, { ROLES: 'gateway,resources', QUEUE_ACK_WAIT_SECONDS: '2' })
+  await env.sql(EFFECTS_TABLE)
+  const h = helpers(env)
+  const first = await spawnWorker(t, env, ['fn'], undefined, 0.5, { JOB_RUNNING_RECORD_MS: '60000' })
+  const job = await h.enqueue({ op: 'effect', ms: 3000 })
+  // Its run is in the worker's heartbeat (every 0.5 s), not in the state: nothing is written yet.
+  const workers = await workersBucket(env.platform.nc, natsNames(env.config.NATS_PREFIX))
+  await eventually(async () => {
+    const members = await listMembers(workers, 'fn')
+    return members.some((m) => first.nodeIds.includes(m.nodeId) && Array.isArray(m.info['jobs']) && (m.info['jobs'] as unknown[]).includes(job.id)) ? true : undefined
+  }, 'the first worker to run it')
+  t.equal(await h.jobs.enqueue.store.get(job.id), null, 'no state entry while it runs')
+  await kill9(first.proc)
+  const second = await spawnWorker(t, env, ['fn'], undefined, 0.5, { JOB_RUNNING_RECORD_MS: '60000' })
+  const done = await h.settle(job.id)
+  t.equal(done.status, 'completed', 'redelivered after ack_wait and run to its end')
+  t.ok(second.nodeIds.includes(done.worker ?? ''), 'by the second worker')
+  t.equal(done.attempts, 1, 'the lost attempt wrote nothing, so it is not counted (the price of the setting)')
+  t.same(await env.sql('select runs from test_effects where job_id = $1', [job.id]), [{ runs: 1 }], 'the killed run never reached its effect')
+  await kill9(second.proc)
 })
 
 t.test('kill -9 of nats-server under load loses no accepted job and runs none twice', async (t) => {
