@@ -23,8 +23,9 @@ export class NotClaimed extends Error {
 }
 
 /**
- * Runs one claimed attempt (or one whose claim is deferred: a `StateEntry` at revision 0): the executor with a cancel signal (the job's done channel) and a
- * timeout, the message kept alive with `working()`; then records the outcome after the slot is free.
+ * Runs one claimed attempt (or one whose claim is deferred: a `StateEntry` at revision 0): the
+ * executor with a cancel signal (the job's done channel) and a timeout, the message kept alive
+ * with `working()`; then records the outcome after the slot is free.
  * With a pending claim the executor starts at once and gets `claimed` to wait on before its first
  * effect; a refused (or failed) claim aborts it and leaves nothing to record.
  */
