@@ -19,7 +19,7 @@ import { startTestPlatform } from '../helpers/env.ts'
  * per write). What must still hold: one write for a short job, the claim for a long one, a cancel
  * (in the window, or crossing the delivery) stops or prevents the run, retries still count.
  */
-const RECORD_MS = 400
+const RECORD_MS = 1_500
 const env = await startTestPlatform(t, { ROLES: 'gateway,resources', JOB_RUNNING_RECORD_MS: String(RECORD_MS), QUEUE_RETRY_DELAY_SECONDS: '0.05' })
 const { platform, config } = env
 const jobs = platform.jobs
