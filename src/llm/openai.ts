@@ -1,5 +1,5 @@
 import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
-import { Accumulator, badResponse, drive, effectiveOptions, joinUrl, parseFrame, positiveNumber, postStream, SseFramer, toLlmError, type StreamProtocol, type TransportOptions } from './transport.ts'
+import { Accumulator, badResponse, drive, effectiveOptions, joinUrl, parseFrame, positiveNumber, postStream, readBodyText, SseFramer, toLlmError, type StreamProtocol, type TransportOptions } from './transport.ts'
 import { LlmError, type ChatEvent, type ChatResult, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
 
 /*
@@ -171,13 +171,9 @@ export async function jsonChatComplete(url: string, headers: Record<string, stri
   const res = await postStream(url, { headers, body: JSON.stringify(body), signal, options })
   let text: string
   try {
-    const parts: Buffer[] = []
-    for await (const chunk of res.body) parts.push(chunk)
-    text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8')
+    text = await readBodyText(res)
   } catch (err) {
     throw toLlmError(err, signal)
-  } finally {
-    res.close()
   }
   let reply: unknown
   try {

@@ -173,23 +173,31 @@ export async function postStream(url: string, init: PostInit): Promise<OutboundS
   throw await httpErrorOf(res)
 }
 
-/** A non-2xx answer as `llm.http_error`: the provider's message from its error body (read up to 64 KiB), retryability, `retry-after`. Closes `res`. */
-export async function httpErrorOf(res: OutboundStream): Promise<LlmError> {
-  let text = ''
+/**
+ * An answer's body as text: reading stops once `maxBytes` have come and the text is cut to that
+ * many characters; then closes `res`. A failed read is thrown as it came (callers map it with
+ * toLlmError, or ignore it).
+ */
+export async function readBodyText(res: OutboundStream, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
   try {
     const parts: Buffer[] = []
     let size = 0
     for await (const chunk of res.body) {
       parts.push(chunk)
       size += chunk.length
-      if (size >= ERROR_BODY_MAX) break
+      if (size >= maxBytes) break
     }
-    text = Buffer.concat(parts).toString('utf8').slice(0, ERROR_BODY_MAX)
-  } catch {
-    // the status is what counts
+    const text = (parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)).toString('utf8')
+    return Number.isFinite(maxBytes) ? text.slice(0, maxBytes) : text
   } finally {
     res.close()
   }
+}
+
+/** A non-2xx answer as `llm.http_error`: the provider's message from its error body (read up to 64 KiB), retryability, `retry-after`. Closes `res`. */
+export async function httpErrorOf(res: OutboundStream): Promise<LlmError> {
+  // the status is what counts: a body that cannot be read is no message
+  const text = await readBodyText(res, ERROR_BODY_MAX).catch(() => '')
   const message = errorMessage(text).slice(0, 500)
   const retryAfter = retryAfterMs(res.headers['retry-after'])
   return new LlmError('llm.http_error', `the LLM provider answered ${String(res.status)}${message === '' ? '' : `: ${message}`}`, {
