@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
-import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { removeTempDir, startPlatformChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids, processTicks, ticksBetween, ticksToMicros, treeTicks } from './lib/cpu.ts'
 import { CONNECTIONS, PIPELINING, loadSettings } from './lib/load.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -230,24 +229,7 @@ async function run(): Promise<Row[]> {
     procs.push(portkey)
 
     err('starting the platform...')
-    const platform = await startServerChild('platform', 'platform.ts', {
-      NODE_ENV: 'development',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      DATA_DIR: dataDir,
-      AUTO_APPLY_CONFIG: 'false',
-      SECRET_KEY: randomBytes(32).toString('base64url'),
-      ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
-      DATABASE_PASSWORD: randomBytes(16).toString('hex'),
-      QUEUE_STORE_URL: '',
-      DATABASE_HOST: '',
-      ROLES: 'all',
-      NATS_URL: '',
-      DATABASE_URL: '',
-      NATS_PREFIX: '',
-      BENCH_REMOVE_DATA_DIR: '1',
-    })
+    const platform = await startPlatformChild(dataDir)
     children.push(platform)
     const base = `http://127.0.0.1:${String(platform.info.port)}`
     const auth = { authorization: `Bearer ${platform.info.token ?? ''}` }

@@ -1,5 +1,5 @@
-import pg from 'pg'
 import { removeTempDir, startPlatformChild, tempDir, type ServerChild } from './lib/children.ts'
+import { committedTransactions } from './lib/pg-stats.ts'
 import { childPids } from './lib/cpu.ts'
 import { expectOk, measure, type LoadTarget } from './lib/load.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -15,17 +15,6 @@ import type { Benchmark, Row } from './lib/types.ts'
  */
 const NAME = 'auth'
 const PATH = '/api/v1/roles/permissions/reference'
-
-async function xacts(databaseUrl: string): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
-    const r = await client.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = current_database()')
-    return Number(r.rows[0]?.n ?? 0)
-  } finally {
-    await client.end()
-  }
-}
 
 async function run(): Promise<Row[]> {
   const rows: Row[] = []
@@ -49,9 +38,9 @@ async function run(): Promise<Row[]> {
     const load = async (label: string, target: LoadTarget, extra: Partial<Row> = {}) => {
       process.stderr.write(`  measuring ${label}\n`)
       await expectOk(target.url, target.headers)
-      const before = await xacts(databaseUrl)
+      const before = await committedTransactions(databaseUrl)
       const m = await measure(target)
-      const perReq = (await xacts(databaseUrl)) - before
+      const perReq = (await committedTransactions(databaseUrl)) - before
       const note = `Postgres transactions per request during the run (warm-up included): ${(perReq / Math.max(1, m.requests)).toFixed(4)}`
       rows.push({ benchmark: NAME, case: label, ...m, ...extra, note: extra.note === undefined ? note : `${extra.note}; ${note}` })
     }

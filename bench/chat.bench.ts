@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
 import { join } from 'node:path'
-import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { removeTempDir, startPlatformChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids, clockTicks, processTicks, ticksBetween, ticksToMicros, treeTicks } from './lib/cpu.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
@@ -17,7 +16,7 @@ import type { Benchmark, Row } from './lib/types.ts'
  * one chat alone (the issue's "one chat" target: overhead p50 ≤ 2 ms), one turn at a time,
  * alternated with the direct call one at a time for BENCH_CHAT_ONE_S seconds (default 8). Taking
  * turns keeps the fake's idle time before a call alike for both: on a VM, a process that idled a
- * few milliseconds answers its next call late (bench/README.md, stop 27), and back-to-back direct
+ * few milliseconds answers its next call late (bench/FINDINGS.md, stop 27), and back-to-back direct
  * calls would leave that wake-up in the platform's overhead.
  */
 const CHATS = Number(process.env['BENCH_CHATS'] ?? 50)
@@ -76,12 +75,7 @@ const benchmark: Benchmark = {
       rows.push({ benchmark: 'chat', case: `fake provider called directly (${String(CHATS)} concurrent)`, baseline: true, requests: direct.lat.length, durationS: direct.seconds, rps: direct.lat.length / direct.seconds, cpuUsPerReq: 0, latencyP50Ms: pct(direct.lat, 50), latencyP99Ms: pct(direct.lat, 99), errors: 0 })
 
       process.stderr.write('  starting platform...\n')
-      platform = await startServerChild('platform', 'platform.ts', {
-        NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
-        SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
-        DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
-        SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0', QUEUE_AGENT_CONCURRENCY: String(CHATS), QUEUE_AGENT_REPLICAS: '1',
-      })
+      platform = await startPlatformChild(dataDir, { SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0', QUEUE_AGENT_CONCURRENCY: String(CHATS), QUEUE_AGENT_REPLICAS: '1' })
       // a fresh actor host is still acquiring its partitions (see the issue note: a message sent in
       // the first second after start can wait long); the bench measures the steady state
       await new Promise((r) => setTimeout(r, 5_000))

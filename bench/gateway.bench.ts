@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import pg from 'pg'
 import { allRoutes } from '../src/main.ts'
 import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
+import { committedTransactions } from './lib/pg-stats.ts'
 import { childPids } from './lib/cpu.ts'
 import { expectOk, measure, type LoadTarget } from './lib/load.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -28,18 +28,6 @@ const FLOOR_RPS = 2
 const FLOOR_CPU = 1
 const FLOOR_CASE = 'floor: uws + jose HS256 + pg Pool(10), same row'
 
-/** Committed transactions of the platform database so far (pg_stat_database): does a warm read reach Postgres? */
-async function xacts(databaseUrl: string): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl })
-  await client.connect()
-  try {
-    const r = await client.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = current_database()')
-    return Number(r.rows[0]?.n ?? 0)
-  } finally {
-    await client.end()
-  }
-}
-
 const toRow = (label: string, m: Awaited<ReturnType<typeof measure>>, extra: Partial<Row> = {}): Row => ({
   benchmark: NAME,
   case: label,
@@ -61,10 +49,10 @@ async function run(): Promise<Row[]> {
   const load = async (label: string, target: LoadTarget, extra: Partial<Row> = {}, countXacts?: string) => {
     process.stderr.write(`  measuring ${label}\n`)
     const body = await expectOk(target.url, target.headers)
-    const before = countXacts === undefined ? 0 : await xacts(countXacts)
+    const before = countXacts === undefined ? 0 : await committedTransactions(countXacts)
     const m = await measure(target)
     // Warm-up and the platform's background work included: a warm read that never reaches Postgres shows ~0.
-    const pgNote = countXacts === undefined ? undefined : `Postgres transactions per measured request, warm-up included ${(((await xacts(countXacts)) - before) / Math.max(1, m.requests)).toFixed(3)}`
+    const pgNote = countXacts === undefined ? undefined : `Postgres transactions per measured request, warm-up included ${(((await committedTransactions(countXacts)) - before) / Math.max(1, m.requests)).toFixed(3)}`
     const note = [extra.note, pgNote].filter((x) => x !== undefined).join('; ')
     rows.push(toRow(label, m, { ...extra, ...(note === '' ? {} : { note }) }))
     return body

@@ -1,12 +1,11 @@
 import type { Principal } from '../auth/principal.ts'
-import { functionKind } from '../kinds/function/kind.ts'
 import { invokeFunction } from '../functions/invoke.ts'
 import type { JobState } from '../jobs/job-state.ts'
 import type { Logger } from '../kernel/log.ts'
-import { canOnResource } from '../resources/permissions.ts'
 import type { ChatRow } from './store.ts'
 import type { AgentRecord } from './tools.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 
 type HookReply = { content?: string; block?: boolean; reply?: string } | null
 
@@ -26,8 +25,8 @@ export async function runHooks(
   let content = message.content
   for (const hook of hooks) {
     const [ns = '', name = ''] = hook.function.split('/')
-    const fn = await d.resources.get(p, functionKind, { namespace: ns, name }).catch(() => null)
-    if (fn === null || !canOnResource(p, functionKind, 'execute', { namespace: ns, name, ownerId: (fn['owner_id'] as string | null) ?? null })) {
+    const fn = await executableFunction(d.resources, p, ns, name).catch(() => null)
+    if (fn === null) {
       log.warn({ hook: hook.function }, 'hook function not found or not permitted: skipped')
       continue
     }

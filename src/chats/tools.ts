@@ -15,6 +15,7 @@ import type { Kind } from '../resources/kind.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { renderTemplate } from '../templates/render.ts'
 import type { ChatRow } from './store.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 
 /*
  * Tools an agent offers the LLM. Each kind of tool is a provider: it discovers its tools for a turn
@@ -137,8 +138,8 @@ function functionTools(d: ToolDeps): ToolProvider {
           ref: { namespace: fn.namespace, name: fn.name },
           async run(args, c) {
             // permission at execution time, on the function as it is now
-            const record = await d.resources.get(c.principal, functionKind, { namespace: fn.namespace, name: fn.name }).catch(() => null)
-            if (record === null || !canOnResource(c.principal, functionKind, 'execute', { namespace: fn.namespace, name: fn.name, ownerId: (record['owner_id'] as string | null) ?? null })) {
+            const record = await executableFunction(d.resources, c.principal, fn.namespace, fn.name).catch(() => null)
+            if (record === null) {
               return { error: `not permitted to execute ${ref}` }
             }
             const input = { ...defaults, ...args }

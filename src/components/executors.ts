@@ -1,12 +1,11 @@
-import { functionKind } from '../kinds/function/kind.ts'
 import { chatService } from '../chats/handlers.ts'
 import type { ChatRow } from '../chats/store.ts'
 import { invokeFunction } from '../functions/invoke.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
-import { AppError, invalid, notFound } from '../kernel/errors.ts'
-import { canOnResource } from '../resources/permissions.ts'
+import { invalid } from '../kernel/errors.ts'
 import { disabledError } from '../../sandbox/executor.ts'
 import type { ProxyExecutorFactory } from './proxy-registry.ts'
+import { activeFunction } from '../kinds/function/executable.ts'
 
 /*
  * The proxy executors of the two kinds that exist today: functions and agents. Each checks the
@@ -17,9 +16,7 @@ import type { ProxyExecutorFactory } from './proxy-registry.ts'
 export const functionProxy: ProxyExecutorFactory = (ctx) => {
   const invokeDeps = { nc: ctx.nc, names: ctx.names, config: ctx.config, enqueue: ctx.jobs.enqueue, store: ctx.jobs.store, results: ctx.jobs.results }
   return async ({ principal: p, target: { namespace, name }, body, component }) => {
-    const fn = await ctx.resources.get(p, functionKind, { namespace, name })
-    if (!canOnResource(p, functionKind, 'execute', { namespace, name, ownerId: fn.owner_id ?? null })) throw notFound(`function ${namespace}/${name} not found`)
-    if (fn.is_active === false) throw new AppError(409, 'function.inactive', `function ${namespace}/${name} is not active`)
+    const fn = await activeFunction(ctx.resources, p, namespace, name)
     if (fn.shared_pool !== true && ctx.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
     const issues = validateAgainst(fn.input_schema, body['input'], '/input')
     if (issues.length > 0) throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')

@@ -5,15 +5,14 @@ import type { DbTrigger } from '../../schemas/db-triggers.ts'
 import { registerPermission } from '../access/permission-registry.ts'
 import { bind, type BoundRoute } from '../api/bind.ts'
 import { can, type Principal } from '../auth/principal.ts'
-import { functionKind } from '../kinds/function/kind.ts'
-import { AppError, conflict, forbidden, notFound } from '../kernel/errors.ts'
+import { conflict, forbidden, notFound } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { usableConnection } from './poll.ts'
 import { DB_TRIGGER_ROUTES as R } from './routes.ts'
 import { movesBookmark, type DbTriggerFields, type DbTriggerStore } from './store.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 
 /*
  * Database trigger management. The row is the truth; after every change the trigger's actor
@@ -81,13 +80,7 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
 
   /** The function must be runnable by `p` (404 otherwise) and the connection usable (403 / 422). */
   const checkTargets = async (p: Principal, f: DbTriggerFields): Promise<void> => {
-    const fn = await d.resources.get(p, functionKind, { namespace: f.function_namespace, name: f.function_name }).catch((err: unknown) => {
-      if (err instanceof AppError && err.status === 404) return null
-      throw err
-    })
-    if (fn === null || !canOnResource(p, functionKind, 'execute', { namespace: f.function_namespace, name: f.function_name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
-      throw notFound(`function ${f.function_namespace}/${f.function_name} not found`, 'resource.not_found')
-    }
+    await executableFunction(d.resources, p, f.function_namespace, f.function_name)
     await usableConnection(d, p, f.database_connection_id)
   }
 

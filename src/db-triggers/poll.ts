@@ -6,7 +6,6 @@ import type { ConnectionPools, ConnectionRecord } from '../data/pools.ts'
 import type { DataPool } from '../data/drivers/types.ts'
 import { enqueueFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
-import { functionKind } from '../kinds/function/kind.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
@@ -14,12 +13,12 @@ import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { serveQueueRequests } from '../platform/queue-requests.ts'
-import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { uuidV5 } from '../schedules/tick-id.ts'
 import { cutBatch, readRow, rereadBatch, RowTooLargeError, type Batch, type ReadRow } from './batch.ts'
 import { pollRows } from './store.ts'
 import { BOOKMARK_TYPES, columnStatement, maxStatement, reachStatement, rowsStatement, writersStatement, type Target } from './target-sql.ts'
+import { activeFunction } from '../kinds/function/executable.ts'
 
 /*
  * One poll of one database trigger, asked by its actor over NATS (`svc.dbtriggers.poll`, queue
@@ -59,12 +58,7 @@ class Stale extends Error {}
 
 /** The function the trigger calls, if the owner may run it now. */
 async function targetFunction(d: PollDeps, p: Principal, ns: string, name: string): Promise<ResourceRecord> {
-  const fn = await d.resources.get(p, functionKind, { namespace: ns, name })
-  if (!canOnResource(p, functionKind, 'execute', { namespace: ns, name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
-    throw AppError.of('resource.not_found', `function ${ns}/${name} not found`)
-  }
-  if (fn['is_active'] === false) throw AppError.of('function.inactive', `function ${ns}/${name} is not active`)
-  return fn
+  return activeFunction(d.resources, p, ns, name)
 }
 
 /** The connection, if it is a Postgres one the owner may use now. */

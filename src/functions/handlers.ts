@@ -1,21 +1,20 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
 import type { Principal } from '../auth/principal.ts'
 import { registerPermission } from '../access/permission-registry.ts'
-import { AppError, invalid, notFound } from '../kernel/errors.ts'
+import { invalid } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { functionKind } from '../kinds/function/kind.ts'
 import type { JobService } from '../jobs/start.ts'
-import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { disabledError } from '../../sandbox/executor.ts'
 import { validateAgainst } from './json-schema.ts'
 import { validateCallbackUrl } from './callback.ts'
 import { enqueueFunction, invokeFunction } from './invoke.ts'
 import { FUNCTION_ROUTES as R } from './routes.ts'
+import { activeFunction } from '../kinds/function/executable.ts'
 
 /*
  * POST /functions/{ns}/{name}/execute[/async]. Both run the function as a job of the `fn` pool:
@@ -40,10 +39,7 @@ export function functionHandlers(d: FunctionHandlerDeps): BoundRoute[] {
 
   /** The function if the caller may execute it; 404 for anything the caller may not see or run. */
   const executable = async (p: Principal, { namespace, name }: { namespace: string; name: string }): Promise<ResourceRecord> => {
-    const fn = await d.resources.get(p, functionKind, { namespace, name })
-    const meta = { namespace, name, ownerId: (fn['owner_id'] as string | null) ?? null }
-    if (!canOnResource(p, functionKind, 'execute', meta)) throw notFound(`function ${namespace}/${name} not found`, 'resource.not_found')
-    if (fn['is_active'] === false) throw new AppError(409, 'function.inactive', `function ${namespace}/${name} is not active`)
+    const fn = await activeFunction(d.resources, p, namespace, name)
     if (fn['shared_pool'] !== true && d.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
     return fn
   }

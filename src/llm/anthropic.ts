@@ -1,5 +1,5 @@
 import { Accumulator, SseFramer, badResponse, drive, effectiveOptions, parseFrame, positiveNumber, postStream, type StreamProtocol, type TransportOptions } from './transport.ts'
-import { LlmError, collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
+import { LlmError, argumentsObject, collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
 
 /*
  * Anthropic Messages API (`POST {base}/v1/messages`, `stream: true`, headers `x-api-key` and
@@ -37,16 +37,6 @@ export interface AnthropicMessage {
 /** Tool ids must match `[a-zA-Z0-9_-]+`. */
 const anthropicId = (id: string) => (/^[a-zA-Z0-9_-]+$/.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call')
 
-function parseArguments(args: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(args)
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>
-  } catch {
-    // fall through: the API needs an object; the model's broken arguments are not recoverable
-  }
-  return {}
-}
-
 export function toAnthropicRequest(req: ChatRequest): { system: string | undefined; messages: AnthropicMessage[] } {
   const system: string[] = []
   const turns: { role: 'user' | 'assistant'; blocks: AnthropicBlock[] }[] = []
@@ -66,7 +56,7 @@ export function toAnthropicRequest(req: ChatRequest): { system: string | undefin
         break
       case 'assistant': {
         const blocks: AnthropicBlock[] = m.content === null || m.content === '' ? [] : [{ type: 'text', text: m.content }]
-        for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: anthropicId(c.id), name: c.function.name, input: parseArguments(c.function.arguments) })
+        for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: anthropicId(c.id), name: c.function.name, input: argumentsObject(c.function.arguments) })
         push('assistant', blocks)
         break
       }

@@ -1,5 +1,5 @@
 import { Accumulator, NdjsonFramer, badResponse, syntheticCallId, drive, effectiveOptions, joinUrl, parseFrame, positiveNumber, postStream, type StreamProtocol, type TransportOptions } from './transport.ts'
-import { LlmError, collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
+import { LlmError, argumentsObject, collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
 
 /*
  * Ollama (`POST {api_endpoint}/api/chat`, `stream: true`, newline-delimited JSON). api_endpoint is
@@ -19,16 +19,6 @@ export interface OllamaMessage {
   tool_name?: string
 }
 
-function parseArguments(args: string): Record<string, unknown> {
-  try {
-    const v: unknown = JSON.parse(args)
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>
-  } catch {
-    // Ollama needs an object
-  }
-  return {}
-}
-
 export function toOllamaMessages(req: ChatRequest): OllamaMessage[] {
   const names = new Map<string, string>()
   const out: OllamaMessage[] = []
@@ -37,7 +27,7 @@ export function toOllamaMessages(req: ChatRequest): OllamaMessage[] {
     if (m.role === 'assistant' && m.tool_calls !== undefined && m.tool_calls.length > 0) {
       w.tool_calls = m.tool_calls.map((c) => {
         names.set(c.id, c.function.name)
-        return { function: { name: c.function.name, arguments: parseArguments(c.function.arguments) } }
+        return { function: { name: c.function.name, arguments: argumentsObject(c.function.arguments) } }
       })
     }
     if (m.role === 'tool') {

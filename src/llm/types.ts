@@ -147,3 +147,18 @@ export async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatRes
   }
   throw new LlmError('llm.bad_response', 'the stream ended without a result')
 }
+
+/**
+ * A tool call's `arguments` (JSON text, as the chat records keep them) as the object the
+ * Anthropic and Ollama wire protocols need: `{}` for text that is not a JSON object (a model's
+ * broken arguments cannot be recovered, and those APIs refuse anything but an object).
+ */
+export function argumentsObject(args: string): Record<string, unknown> {
+  try {
+    const v: unknown = JSON.parse(args)
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>
+  } catch {
+    // not JSON: falls through to {}
+  }
+  return {}
+}

@@ -8,19 +8,18 @@ import { loadPrincipal, type Principal } from '../auth/principal.ts'
 import type { ChatService } from '../chats/handlers.ts'
 import { enqueueFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
-import { functionKind } from '../kinds/function/kind.ts'
 import type { Config } from '../kernel/config.ts'
-import { AppError, invalid, notFound } from '../kernel/errors.ts'
+import { AppError, invalid } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { serveQueueRequests } from '../platform/queue-requests.ts'
 import { maybeRow, rowType } from '../platform/typed-rows.ts'
-import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
 import type { ScheduleStore } from './store.ts'
 import { tickJobId } from './tick-id.ts'
+import { activeFunction } from '../kinds/function/executable.ts'
 
 /*
  * Running one tick, asked by the schedule actor over NATS (`svc.schedules.fire`, queue group, any
@@ -51,11 +50,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const refusal = (err: unknown): string => (err instanceof AppError && err.status < 500 ? `${err.code}: ${err.message}` : '')
 
 async function runFunction(d: FireDeps, s: Schedule, p: Principal, jobId: string): Promise<void> {
-  const fn = await d.resources.get(p, functionKind, { namespace: s.target_namespace, name: s.target_name })
-  if (!canOnResource(p, functionKind, 'execute', { namespace: s.target_namespace, name: s.target_name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
-    throw notFound(`function ${s.target_namespace}/${s.target_name} not found`, 'resource.not_found')
-  }
-  if (fn['is_active'] === false) throw new AppError(409, 'function.inactive', `function ${s.target_namespace}/${s.target_name} is not active`)
+  const fn = await activeFunction(d.resources, p, s.target_namespace, s.target_name)
   const issues = validateAgainst(isObject(fn['input_schema']) ? fn['input_schema'] : {}, s.input_data, '/input_data')
   if (issues.length > 0) throw invalid("input_data does not match the function's input_schema", issues, 'function.invalid_input')
   await enqueueFunction(d.invoke, p, fn, { input: s.input_data, sync: false, triggerType: 'schedule', triggerId: s.id, id: jobId })

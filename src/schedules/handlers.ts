@@ -6,17 +6,16 @@ import { bind, type BoundRoute } from '../api/bind.ts'
 import { registerPermission } from '../access/permission-registry.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import type { ChatService } from '../chats/handlers.ts'
-import { functionKind } from '../kinds/function/kind.ts'
-import { AppError, conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
+import { conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { actorShards } from './actors-admin.ts'
 import { checkCron, nextTick } from './cron.ts'
 import { SCHEDULE_ROUTES as R } from './routes.ts'
 import type { ScheduleFields, ScheduleStore } from './store.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 
 /*
  * Schedule management. The row is the truth; after every change the schedule's actor (key = id)
@@ -73,13 +72,7 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
   /** The target must exist and be runnable by `p` (function: execute; agent: chat); 404 otherwise. */
   const checkTarget = async (p: Principal, f: ScheduleFields): Promise<void> => {
     if (f.schedule_type === 'function') {
-      const fn = await d.resources.get(p, functionKind, { namespace: f.target_namespace, name: f.target_name }).catch((err: unknown) => {
-        if (err instanceof AppError && err.status === 404) return null
-        throw err
-      })
-      if (fn === null || !canOnResource(p, functionKind, 'execute', { namespace: f.target_namespace, name: f.target_name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
-        throw notFound(`function ${f.target_namespace}/${f.target_name} not found`, 'resource.not_found')
-      }
+      await executableFunction(d.resources, p, f.target_namespace, f.target_name)
     } else {
       await d.chats.agentFor(p, f.target_namespace, f.target_name)
       if (f.content === null || f.content === '') throw invalid('an agent schedule needs `content` (the message it sends)', [{ path: '/content', message: 'required for agent schedules' }])

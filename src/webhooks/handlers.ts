@@ -5,15 +5,14 @@ import { registerPermission } from '../access/permission-registry.ts'
 import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
 import { enqueueFunction, invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
-import { functionKind } from '../kinds/function/kind.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError, conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
-import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { disabledError } from '../../sandbox/executor.ts'
 import { WEBHOOK_CALL_ROUTES, WEBHOOK_ROUTES as R } from './routes.ts'
 import { publishWebhook, readWebhookEntry, toApi, unpublishWebhook, type WebhookFields, type WebhookRowType, type WebhookStore } from './store.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 
 /*
  * Webhook management (owner, or `:all` holders) and the calls. A call runs the function as a job
@@ -57,16 +56,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
   }
 
   /** The function if `p` may run it now; 404 for anything it may not see or run. */
-  const runnable = async (p: Principal, namespace: string, name: string): Promise<ResourceRecord> => {
-    const fn = await d.resources.get(p, functionKind, { namespace, name }).catch((err: unknown) => {
-      if (err instanceof AppError && err.status === 404) return null
-      throw err
-    })
-    if (fn === null || !canOnResource(p, functionKind, 'execute', { namespace, name, ownerId: typeof fn['owner_id'] === 'string' ? fn['owner_id'] : null })) {
-      throw notFound(`function ${namespace}/${name} not found`, 'resource.not_found')
-    }
-    return fn
-  }
+  const runnable = (p: Principal, namespace: string, name: string): Promise<ResourceRecord> => executableFunction(d.resources, p, namespace, name)
 
   const call = (route: RouteDef): BoundRoute => ({
     route,
