@@ -8,7 +8,8 @@ import type { Benchmark, Row } from './lib/types.ts'
 /*
  * Chat-turn platform overhead with a zero-latency fake provider (its own process), CHATS
  * concurrent chats each sending messages one after another for DURATION seconds (after
- * BENCH_CHAT_WARMUP seconds, default 4, of the same load that are not measured):
+ * BENCH_CHAT_WARMUP seconds, default 20, of the same load that are not measured; 4 for the
+ * direct calls, whose code is the bench's own and the fake's):
  *   baseline  the fake provider called directly (one streamed completion), same concurrency
  *   turn      POST /chats/{id}/messages through the platform (gateway → chat actor → agent job →
  *             history and context from Postgres → streamed LLM call → messages stored → reply)
@@ -21,7 +22,8 @@ import type { Benchmark, Row } from './lib/types.ts'
  */
 const CHATS = Number(process.env['BENCH_CHATS'] ?? 50)
 const DURATION_S = Number(process.env['BENCH_DURATION'] ?? 8)
-const WARMUP_S = Number(process.env['BENCH_CHAT_WARMUP'] ?? 4)
+const WARMUP_S = Number(process.env['BENCH_CHAT_WARMUP'] ?? 20)
+const DIRECT_WARMUP_S = Math.min(4, WARMUP_S)
 const ONE_S = Number(process.env['BENCH_CHAT_ONE_S'] ?? 8)
 const REPO = join(import.meta.dirname, '..')
 
@@ -70,7 +72,7 @@ const benchmark: Benchmark = {
         const r = await fetch(completions, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }) })
         await r.text()
       }
-      await loop(CHATS, callDirect, WARMUP_S)
+      await loop(CHATS, callDirect, DIRECT_WARMUP_S)
       const direct = await loop(CHATS, callDirect)
       rows.push({ benchmark: 'chat', case: `fake provider called directly (${String(CHATS)} concurrent)`, baseline: true, requests: direct.lat.length, durationS: direct.seconds, rps: direct.lat.length / direct.seconds, cpuUsPerReq: 0, latencyP50Ms: pct(direct.lat, 50), latencyP99Ms: pct(direct.lat, 99), errors: 0 })
 
@@ -91,8 +93,9 @@ const benchmark: Benchmark = {
       await post('/api/v1/agents', { namespace: 'bench', name: 'echo', system_prompt: 'You are a benchmark.' })
       const chats = await Promise.all(Array.from({ length: CHATS }, async () => String((await post('/agents/bench/echo/chats', { expires_in: 3600 }))['id'])))
       // warm-up: WARMUP_S of the same load, not measured, so the platform's code is compiled by the
-      // optimizing tier before the CPU is counted (with one turn per chat, V8 was still compiling
-      // through the measured seconds: several percent of the CPU in a perf profile)
+      // optimizing tier before the CPU is counted: a turn runs through a lot of code, and on a slow
+      // VM 4 s left TurboFan at 15 % of the platform's CPU when the measured seconds began (perf
+      // record of the process, bench/FINDINGS.md stop 33); after 20 s it was at 1 %
       await loop(CHATS, async (i) => {
         await post(`/chats/${chats[i] as string}/messages`, { content: 'warm up' })
       }, WARMUP_S)
