@@ -108,7 +108,9 @@ t.test('with JOB_RUNNING_RECORD_MS, kill -9 of a worker whose job wrote nothing 
   await env.sql(EFFECTS_TABLE)
   const h = helpers(env)
   const first = await spawnWorker(t, env, ['fn'], undefined, 0.5, { JOB_RUNNING_RECORD_MS: '60000' })
-  const job = await h.enqueue({ op: 'effect', ms: 3000 })
+  // 8 s before the effect: seeing the run in a heartbeat and killing the worker must end well
+  // before it (with 3 s, a loaded CI machine once let the first run write its effect first).
+  const job = await h.enqueue({ op: 'effect', ms: 8000 })
   // Its run is in the worker's heartbeat (every 0.5 s), not in the state: nothing is written yet.
   const workers = await workersBucket(env.platform.nc, natsNames(env.config.NATS_PREFIX))
   await eventually(async () => {
