@@ -1,11 +1,11 @@
 import type { Principal } from '../auth/principal.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 import { invokeFunction } from '../functions/invoke.ts'
 import type { JobState } from '../jobs/job-state.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { ChatRow } from './store.ts'
 import type { AgentRecord } from './tools.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
-import { executableFunction } from '../kinds/function/executable.ts'
 
 type HookReply = { content?: string; block?: boolean; reply?: string } | null
 

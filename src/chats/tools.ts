@@ -6,6 +6,7 @@ import type { AgentSpec } from '../../schemas/agent.ts'
 import type { Db } from '../platform/db.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
 import { functionKind } from '../kinds/function/kind.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 import { skillKind } from '../kinds/skill/kind.ts'
 import { invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
@@ -15,7 +16,6 @@ import type { Kind } from '../resources/kind.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { renderTemplate } from '../templates/render.ts'
 import type { ChatRow } from './store.ts'
-import { executableFunction } from '../kinds/function/executable.ts'
 
 /*
  * Tools an agent offers the LLM. Each kind of tool is a provider: it discovers its tools for a turn

@@ -1,3 +1,4 @@
+import { activeFunction } from '../kinds/function/executable.ts'
 import { chatService } from '../chats/handlers.ts'
 import type { ChatRow } from '../chats/store.ts'
 import { invokeFunction } from '../functions/invoke.ts'
@@ -5,7 +6,6 @@ import { validateAgainst } from '../functions/json-schema.ts'
 import { invalid } from '../kernel/errors.ts'
 import { disabledError } from '../../sandbox/executor.ts'
 import type { ProxyExecutorFactory } from './proxy-registry.ts'
-import { activeFunction } from '../kinds/function/executable.ts'
 
 /*
  * The proxy executors of the two kinds that exist today: functions and agents. Each checks the

@@ -5,6 +5,7 @@ import type { DbTrigger } from '../../schemas/db-triggers.ts'
 import { registerPermission } from '../access/permission-registry.ts'
 import { bind, type BoundRoute } from '../api/bind.ts'
 import { can, type Principal } from '../auth/principal.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 import { conflict, forbidden, notFound } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
@@ -12,7 +13,6 @@ import type { ResourceService } from '../resources/service.ts'
 import { usableConnection } from './poll.ts'
 import { DB_TRIGGER_ROUTES as R } from './routes.ts'
 import { movesBookmark, type DbTriggerFields, type DbTriggerStore } from './store.ts'
-import { executableFunction } from '../kinds/function/executable.ts'
 
 /*
  * Database trigger management. The row is the truth; after every change the trigger's actor

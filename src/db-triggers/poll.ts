@@ -6,6 +6,7 @@ import type { ConnectionPools, ConnectionRecord } from '../data/pools.ts'
 import type { DataPool } from '../data/drivers/types.ts'
 import { enqueueFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
+import { activeFunction } from '../kinds/function/executable.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
@@ -13,12 +14,11 @@ import { sql, type Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { serveQueueRequests } from '../platform/queue-requests.ts'
-import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+import type { ResourceService } from '../resources/service.ts'
 import { uuidV5 } from '../schedules/tick-id.ts'
 import { cutBatch, readRow, rereadBatch, RowTooLargeError, type Batch, type ReadRow } from './batch.ts'
 import { pollRows } from './store.ts'
 import { BOOKMARK_TYPES, columnStatement, maxStatement, reachStatement, rowsStatement, writersStatement, type Target } from './target-sql.ts'
-import { activeFunction } from '../kinds/function/executable.ts'
 
 /*
  * One poll of one database trigger, asked by its actor over NATS (`svc.dbtriggers.poll`, queue
@@ -55,11 +55,6 @@ export interface PollDeps {
 const reply = (status: string, rows = 0, more = false, jobId: string | null = null): DbTriggerPollReply => ({ ok: true, status, rows, more, job_id: jobId })
 
 class Stale extends Error {}
-
-/** The function the trigger calls, if the owner may run it now. */
-async function targetFunction(d: PollDeps, p: Principal, ns: string, name: string): Promise<ResourceRecord> {
-  return activeFunction(d.resources, p, ns, name)
-}
 
 /** The connection, if it is a Postgres one the owner may use now. */
 export async function usableConnection(d: Pick<PollDeps, 'resources'>, p: Principal, id: string): Promise<ConnectionRecord> {
@@ -154,7 +149,8 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
     if (!ok) throw new Stale()
   }
   const p = await loadPrincipal(d.db, { sub: row.owner_id, via: 'jwt' })
-  const fn = await targetFunction(d, p, row.function_namespace, row.function_name)
+  // the function the trigger calls, if the owner may run it now
+  const fn = await activeFunction(d.resources, p, row.function_namespace, row.function_name)
   const connection = await usableConnection(d, p, row.database_connection_id)
   const t: Target = { schema: row.schema_name, table: row.table_name, column: row.poll_column }
   const timeoutMs = d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS

@@ -7,6 +7,7 @@ import type { Logger } from '../kernel/log.ts'
 import type { Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { activeFunction } from '../kinds/function/executable.ts'
 import type { JobService } from '../jobs/start.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { disabledError } from '../../sandbox/executor.ts'
@@ -14,7 +15,6 @@ import { validateAgainst } from './json-schema.ts'
 import { validateCallbackUrl } from './callback.ts'
 import { enqueueFunction, invokeFunction } from './invoke.ts'
 import { FUNCTION_ROUTES as R } from './routes.ts'
-import { activeFunction } from '../kinds/function/executable.ts'
 
 /*
  * POST /functions/{ns}/{name}/execute[/async]. Both run the function as a job of the `fn` pool:

@@ -8,6 +8,7 @@ import { loadPrincipal, type Principal } from '../auth/principal.ts'
 import type { ChatService } from '../chats/handlers.ts'
 import { enqueueFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
+import { activeFunction } from '../kinds/function/executable.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError, invalid } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
@@ -19,7 +20,6 @@ import { maybeRow, rowType } from '../platform/typed-rows.ts'
 import type { ResourceService } from '../resources/service.ts'
 import type { ScheduleStore } from './store.ts'
 import { tickJobId } from './tick-id.ts'
-import { activeFunction } from '../kinds/function/executable.ts'
 
 /*
  * Running one tick, asked by the schedule actor over NATS (`svc.schedules.fire`, queue group, any

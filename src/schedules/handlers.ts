@@ -6,6 +6,7 @@ import { bind, type BoundRoute } from '../api/bind.ts'
 import { registerPermission } from '../access/permission-registry.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import type { ChatService } from '../chats/handlers.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 import { conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from '../platform/nats.ts'
@@ -15,7 +16,6 @@ import { actorShards } from './actors-admin.ts'
 import { checkCron, nextTick } from './cron.ts'
 import { SCHEDULE_ROUTES as R } from './routes.ts'
 import type { ScheduleFields, ScheduleStore } from './store.ts'
-import { executableFunction } from '../kinds/function/executable.ts'
 
 /*
  * Schedule management. The row is the truth; after every change the schedule's actor (key = id)

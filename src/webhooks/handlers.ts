@@ -5,14 +5,14 @@ import { registerPermission } from '../access/permission-registry.ts'
 import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
 import { enqueueFunction, invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
+import { executableFunction } from '../kinds/function/executable.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError, conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
-import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+import type { ResourceService } from '../resources/service.ts'
 import { disabledError } from '../../sandbox/executor.ts'
 import { WEBHOOK_CALL_ROUTES, WEBHOOK_ROUTES as R } from './routes.ts'
 import { publishWebhook, readWebhookEntry, toApi, unpublishWebhook, type WebhookFields, type WebhookRowType, type WebhookStore } from './store.ts'
-import { executableFunction } from '../kinds/function/executable.ts'
 
 /*
  * Webhook management (owner, or `:all` holders) and the calls. A call runs the function as a job
@@ -55,8 +55,6 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
     return row
   }
 
-  /** The function if `p` may run it now; 404 for anything it may not see or run. */
-  const runnable = (p: Principal, namespace: string, name: string): Promise<ResourceRecord> => executableFunction(d.resources, p, namespace, name)
 
   const call = (route: RouteDef): BoundRoute => ({
     route,
@@ -76,7 +74,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
           throw notFound(`no webhook at ${path}`, 'webhook.not_found')
         })
       }
-      const fn = await runnable(principal, entry.function_namespace, entry.function_name)
+      const fn = await executableFunction(d.resources, principal, entry.function_namespace, entry.function_name)
       if (fn['is_active'] === false) throw new AppError(409, 'function.inactive', `function ${entry.function_namespace}/${entry.function_name} is not active`)
       if (fn['shared_pool'] !== true && d.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
       const given = req.body === undefined ? {} : req.body
@@ -128,7 +126,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
         is_active: b.is_active ?? true,
       }
       // checked again at every call; refused here too so a typo is seen at once
-      await runnable(p, f.function_namespace, f.function_name)
+      await executableFunction(d.resources, p, f.function_namespace, f.function_name)
       const row = await store.create(p.userId, f)
       if (row === null) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
       await publishWebhook(kv, row)
@@ -138,7 +136,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
     bind(R.update, async ({ principal: p, params, body: b }) => {
       const row = await visible(p, params.path, P.updateOwn, P.updateAll)
       const f: WebhookFields = { ...fieldsOf(row), ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)) }
-      if (f.function_namespace !== row.function_namespace || f.function_name !== row.function_name) await runnable(p, f.function_namespace, f.function_name)
+      if (f.function_namespace !== row.function_namespace || f.function_name !== row.function_name) await executableFunction(d.resources, p, f.function_namespace, f.function_name)
       if (f.path !== row.path && (await store.byPath(f.path)) !== null) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
       const next = await store.update(row.id, f).catch((err: unknown) => {
         // the unique path raced with another change

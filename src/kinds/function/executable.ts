@@ -11,7 +11,8 @@ export type FunctionRecord = ResourceRecord<Static<typeof FunctionSpec>>
 /**
  * The function `namespace/name` if `p` may execute it now: the one check every path that runs a
  * function as a principal makes at execution time (the execute endpoint, schedules, database
- * triggers, webhooks, agent tools and hooks, component proxies). A function `p` cannot see and one
+ * triggers, webhooks, agent tools and hooks, component proxies; a collection's upload filter also
+ * allows the collection owner's own functions, files/functions.ts). A function `p` cannot see and one
  * it may see but not run answer the same 404 (`resource.not_found`), so a caller learns nothing of
  * functions it may not use.
  */
