@@ -1,10 +1,11 @@
-import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
+import { partitionOf } from '../actors/runtime/hash.ts'
 import { provisionActors } from '../actors/runtime/provision.ts'
 import { sendToActor } from '../actors/runtime/send.ts'
 import { createLogger } from '../src/kernel/log.ts'
 import { startNats } from '../src/platform/local-services.ts'
-import { connectNats, provisionNats } from '../src/platform/nats.ts'
+import { connectNats, provisionNats, type NatsConnection } from '../src/platform/nats.ts'
 import { natsNames } from '../src/platform/nats-names.ts'
 import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { clockTicks, processTicks } from './lib/cpu.ts'
@@ -15,7 +16,8 @@ import { tallyProtocol } from './servers/tally-actor.ts'
  * The actor runtime on its own nats-server:
  *   throughput  20,000 messages to 200 keys through 3 host processes (send → handler → CAS state
  *               write → ack) against raw JetStream publish + pull consume + ack as the floor,
- *               each after 4,000 unmeasured warm-up messages;
+ *               each after 4,000 unmeasured warm-up messages; the floor again with the runtime's
+ *               mailbox layout (a filtered consumer per partition, three connections, msg ids);
  *               CPU µs per message of the sender (this process) and of the hosts / consumer; and
  *               the runtime's record made by hand (consume, a KV CAS state write per message, ack),
  *               the floor of its design;
@@ -39,27 +41,48 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 type RowTimes = Pick<Row, 'requests' | 'durationS' | 'rps' | 'cpuUsPerReq' | 'otherCpuUsPerReq' | 'latencyP50Ms' | 'latencyP99Ms' | 'errors'>
 
 /**
- * A work-queue stream `stream` (subjects `<stream lower-case>.k<i>`, KEYS keys) and one pull
- * consumer handing each message to `onMessage`, which calls `handled` once it is done with it:
- * WARMUP messages unmeasured, then MESSAGES timed until every one was handled. CPU of this process
- * and of nats-server per message.
+ * How the floor's messages reach their consumers: one consumer for everything (the floor) or, as
+ * the runtime's mailboxes do, one filtered consumer per partition (`<prefix>.<partition>.<key>`),
+ * spread over several connections, each publish carrying a `Nats-Msg-Id` (sendToActor's dedupe).
  */
-async function timeRawConsumer(js: JetStreamClient, jsm: JetStreamManager, natsPid: number, stream: string, onMessage: (m: JsMsg, handled: () => void) => void): Promise<{ row: RowTimes }> {
+interface Layout {
+  partitions: number
+  connections: NatsConnection[]
+  msgId: boolean
+}
+
+/**
+ * A work-queue stream `stream` (KEYS keys) and pull consumers handing each message to
+ * `onMessage`, which calls `handled` once it is done with it: WARMUP messages unmeasured, then
+ * MESSAGES timed until every one was handled. CPU of this process and of nats-server per message.
+ */
+async function timeRawConsumer(js: JetStreamClient, jsm: JetStreamManager, natsPid: number, stream: string, onMessage: (m: JsMsg, handled: () => void) => void, layout?: Layout): Promise<{ row: RowTimes }> {
   const prefix = stream.toLowerCase()
-  await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
-  await jsm.consumers.add(stream, { durable_name: 'c', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File, ...(layout?.msgId === true ? { duplicate_window: 10 * 60 * 1e9 } : {}) })
   let got = 0
   let target = WARMUP
   let reached: (() => void) | undefined
   const handled = () => {
     if (++got >= target) reached?.()
   }
-  const msgs = await (await js.consumers.get(stream, 'c')).consume({ max_messages: 1000 })
-  void (async () => {
-    for await (const m of msgs) onMessage(m, handled)
-  })()
+  const all: ConsumerMessages[] = []
+  for (let p = 0; p < (layout?.partitions ?? 1); p++) {
+    const name = `c${String(p)}`
+    // the runtime's mailbox consumer settings (actors/runtime/mailbox.ts) with a layout; the floor's own without
+    await jsm.consumers.add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit, ...(layout === undefined ? { max_ack_pending: 10_000 } : { filter_subject: `${prefix}.${String(p)}.*`, max_ack_pending: 256 }) })
+    const consumerJs = layout === undefined ? js : jetstream(layout.connections[p % layout.connections.length] as NatsConnection)
+    const msgs = await (await consumerJs.consumers.get(stream, name)).consume({ max_messages: layout === undefined ? 1000 : 64 })
+    all.push(msgs)
+    void (async () => {
+      for await (const m of msgs) onMessage(m, handled)
+    })()
+  }
+  const subject = (i: number) => {
+    const key = `k${String(i % KEYS)}`
+    return layout === undefined ? `${prefix}.${key}` : `${prefix}.${String(partitionOf(key, layout.partitions))}.${key}`
+  }
   const publish = async (n: number) => {
-    for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => js.publish(`${prefix}.k${String((i + j) % KEYS)}`, JSON.stringify({ n: i + j }))))
+    for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => js.publish(subject(i + j), JSON.stringify({ n: i + j }), layout?.msgId === true ? { msgID: crypto.randomUUID() } : undefined)))
   }
   const warm = new Promise<void>((r) => (reached = r))
   await publish(WARMUP)
@@ -74,7 +97,7 @@ async function timeRawConsumer(js: JetStreamClient, jsm: JetStreamManager, natsP
   const s = (performance.now() - t0) / 1000
   const cpu = process.cpuUsage(cpu0)
   const natsUs = ticksUs(processTicks(natsPid) - nats0)
-  await msgs.close()
+  for (const msgs of all) await msgs.close()
   return { row: { requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: natsUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0 } }
 }
 
@@ -94,6 +117,17 @@ async function run(): Promise<Row[]> {
         handled()
       })
       rows.push({ benchmark: NAME, case: 'raw JetStream publish + consume + ack', baseline: true, ...t.row, note: 'other = nats-server' })
+    }
+    // The same with the runtime's mailbox layout: a filtered consumer per partition of the tally
+    // actor, on three connections (one per host), a Nats-Msg-Id on each publish; no state written.
+    {
+      const connections = await Promise.all([0, 1, 2].map((i) => connectNats(nats.url, `bench-actors-layout-${String(i)}`, log)))
+      const t = await timeRawConsumer(js, jsm, nats.pid, 'RAWL', (m, handled) => {
+        m.ack()
+        handled()
+      }, { partitions: tallyProtocol.partitions, connections, msgId: true })
+      rows.push({ benchmark: NAME, case: `raw JetStream, the mailbox layout: ${String(tallyProtocol.partitions)} filtered consumers on 3 connections, msg id`, ...t.row, note: "the raw floor with the runtime's consumers (one per partition, max_ack_pending 256, pulls of 64) spread over three connections, and sendToActor's Nats-Msg-Id; no state; other = nats-server" })
+      for (const c of connections) await c.drain()
     }
     // The runtime's record by hand: the same, with each key's state written by CAS (a KV update at
     // the key's last revision, in memory) before the message is acked, one key's messages in order.
