@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { Queue, Worker } from 'bullmq'
@@ -35,6 +35,9 @@ import type { Benchmark, Row } from './lib/types.ts'
  * completion as the only KV write (no claim write), the floor of a record with one write a job.
  * The platform runs twice: with its default claim (the running state written before the run) and
  * with JOB_RUNNING_RECORD_MS=100 (the opt-in that records a job ending sooner once, at its end).
+ * BullMQ runs twice too: on a Redis that keeps nothing on disk (the issue's anchor) and on one with
+ * its append-only file (appendfsync everysec), which like the platform loses no accepted job to a
+ * kill -9 of its server.
  * Then memory: server RSS growth (and JetStream store bytes) per 10,000 queued jobs with no worker.
  * The producer and the worker share this process for every system, so the comparison is even.
  */
@@ -127,9 +130,18 @@ async function measureCase(c: Case): Promise<{ row: Row; memNote: string }> {
   }
 }
 
-async function startRedis(dir: string): Promise<{ proc: ChildProcess; port: number }> {
+/**
+ * A redis-server of its own in `dir`. `aof`: every write appended to the append-only file before
+ * the reply (`appendfsync everysec`: the file flushed once a second), so a kill -9 of Redis loses
+ * no acknowledged job, the guarantee the platform's queue gives (JetStream's file store writes each
+ * message to its file before the ack and syncs it on an interval too). Without it Redis keeps
+ * nothing on disk: the issue's anchor, a queue that a restart empties.
+ */
+async function startRedis(dir: string, aof: boolean): Promise<{ proc: ChildProcess; port: number }> {
   const port = await freePort()
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' })
+  mkdirSync(dir, { recursive: true })
+  const persistence = aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no']
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir], { stdio: 'ignore' })
   const r = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: null })
   for (let i = 0; i < 100; i++) {
     try {
@@ -143,10 +155,33 @@ async function startRedis(dir: string): Promise<{ proc: ChildProcess; port: numb
   return { proc, port }
 }
 
+/** BullMQ on `server`: Queue.add, and a Worker with concurrency SLOTS on its own connection; `close` ends the queue's connection. */
+function bullmqCase(server: { proc: ChildProcess; port: number }, label: string): Case & { close(): Promise<void> } {
+  const connection = { host: '127.0.0.1', port: server.port, maxRetriesPerRequest: null }
+  const queue = new Queue('bench', { connection })
+  return {
+    label: `${label} (1 worker × ${String(SLOTS)} concurrency)`,
+    serverPid: server.proc.pid ?? 0,
+    async startWorker(onStart) {
+      const worker = new Worker('bench', async (job) => {
+        onStart(String(job.id))
+        return null
+      }, { connection, concurrency: SLOTS, removeOnComplete: { age: 3600 } })
+      await worker.waitUntilReady()
+      return () => worker.close()
+    },
+    enqueue: async (id) => {
+      await queue.add('noop', {}, { jobId: id })
+    },
+    close: () => queue.close(),
+  }
+}
+
 async function run(): Promise<Row[]> {
   const dir = tempDir('bench-queue-')
   const nats = await startNats({ dir: `${dir}/nats`, log })
-  const redis = await startRedis(dir)
+  const redis = await startRedis(`${dir}/redis`, false)
+  const durableRedis = await startRedis(`${dir}/redis-aof`, true)
   const notes: string[] = []
   const rows: Row[] = []
   try {
@@ -285,32 +320,17 @@ async function run(): Promise<Row[]> {
       notes.push(r.memNote)
       await nc.drain()
     }
-    // BullMQ on Redis: Queue.add and a Worker with concurrency 10.
-    {
-      const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null }
-      const queue = new Queue('bench', { connection })
-      const bull: Case = {
-        label: `BullMQ on Redis (1 worker × ${String(SLOTS)} concurrency)`,
-        serverPid: redis.proc.pid ?? 0,
-        async startWorker(onStart) {
-          const worker = new Worker('bench', async (job) => {
-            onStart(String(job.id))
-            return null
-          }, { connection, concurrency: SLOTS, removeOnComplete: { age: 3600 } })
-          await worker.waitUntilReady()
-          return () => worker.close()
-        },
-        enqueue: async (id) => {
-          await queue.add('noop', {}, { jobId: id })
-        },
-      }
+    // BullMQ on Redis: Queue.add and a Worker with concurrency 10; in memory, then with its AOF.
+    for (const [server, label] of [[redis, 'BullMQ on Redis'], [durableRedis, 'BullMQ on Redis with AOF (appendfsync everysec)']] as const) {
+      const bull = bullmqCase(server, label)
       const r = await measureCase(bull)
       rows.push(r.row)
       notes.push(r.memNote)
-      await queue.close()
+      await bull.close()
     }
   } finally {
     redis.proc.kill('SIGKILL')
+    durableRedis.proc.kill('SIGKILL')
     await nats.stop()
     removeTempDir(dir)
   }
