@@ -5,9 +5,9 @@ import { registerPermission } from '../access/permission-registry.ts'
 import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
 import { enqueueFunction, invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
-import { executableFunction } from '../kinds/function/executable.ts'
+import { activeFunction, executableFunction } from '../kinds/function/executable.ts'
 import type { Config } from '../kernel/config.ts'
-import { AppError, conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import { conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { disabledError } from '../../sandbox/executor.ts'
@@ -55,7 +55,6 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
     return row
   }
 
-
   const call = (route: RouteDef): BoundRoute => ({
     route,
     async handle(req: ResolvedInput): Promise<RpcReply> {
@@ -74,8 +73,7 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
           throw notFound(`no webhook at ${path}`, 'webhook.not_found')
         })
       }
-      const fn = await executableFunction(d.resources, principal, entry.function_namespace, entry.function_name)
-      if (fn['is_active'] === false) throw new AppError(409, 'function.inactive', `function ${entry.function_namespace}/${entry.function_name} is not active`)
+      const fn = await activeFunction(d.resources, principal, entry.function_namespace, entry.function_name)
       if (fn['shared_pool'] !== true && d.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
       const given = req.body === undefined ? {} : req.body
       if (!isObject(given)) throw invalid('the webhook input must be a JSON object')
