@@ -58,6 +58,8 @@ export const ChatCompletionBody = T.Object(
     tool_choice: opt(ToolChoice),
     n: opt(T.Integer({ minimum: 1, maximum: 1 })),
     user: opt(T.String({ maxLength: 500 })),
+    /** Structured output (`text`, `json_object`, `json_schema`): passed to a provider model; an agent model answers by its own output_schema. */
+    response_format: opt(T.Object({ type: T.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: true })),
     /** Not OpenAI: an agent's input variables (its input_schema), for `agent:` models. */
     input: opt(T.Record(T.String(), T.Unknown())),
   },

@@ -54,7 +54,11 @@ export async function relayTurn(c: AdapterContext, channel: string, chunks: Chun
     sub.unsubscribe()
   }
   try {
-    if (terminal?.event === 'error') throw new AdapterError(502, String(terminal.data['detail'] ?? 'the agent turn failed'), { code: String(terminal.data['code'] ?? 'turn.failed') })
+    if (terminal?.event === 'error') {
+      const code = String(terminal.data['code'] ?? 'turn.failed')
+      // an answer not matching the agent's output_schema is not a provider failure
+      throw new AdapterError(code === 'agent.output_invalid' ? 422 : 502, String(terminal.data['detail'] ?? 'the agent turn failed'), { code })
+    }
     let status = terminal === null ? null : String(terminal.data['status'] ?? 'completed')
     let usage = terminal === null ? undefined : (terminal.data['usage'] as Usage | undefined)
     if (terminal === null || (chunks.includeUsage && usage === undefined)) {

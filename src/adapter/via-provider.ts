@@ -18,6 +18,8 @@ export function llmRequest(body: ChatCompletionRequest, model: string): ChatRequ
     ...(tools.length > 0 ? { tools } : {}),
     ...(body.temperature === undefined || body.temperature === null ? {} : { temperature: body.temperature }),
     ...(maxTokens === undefined || maxTokens === null ? {} : { max_tokens: maxTokens }),
+    // the client's structured output, as it sent it (each provider client maps it to its wire)
+    ...(body.response_format === undefined || body.response_format === null ? {} : { response_format: body.response_format }),
   }
 }
 

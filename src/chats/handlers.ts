@@ -160,6 +160,8 @@ export function chatService(d: ChatHandlerDeps) {
     if (done === null || done.status === 'queued' || done.status === 'running' || done.status === 'scheduled') throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
     // the chat went away after the message was accepted (deleted, expired): as if checked at the door
     if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'chat.not_found') throw notFound('chat not found', 'chat.not_found')
+    // an answer that does not match the agent's output_schema is the agent's failure, not a provider's (422)
+    if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'agent.output_invalid') throw AppError.of('agent.output_invalid', jobErrorOf(done.error)?.message ?? 'the answer does not match the output_schema')
     if (done.status !== 'completed') throw new AppError(502, 'chat.turn_failed', jobErrorText(done.error) ?? `the turn ended ${done.status}`)
     return done.result as TurnResult
   }

@@ -4,20 +4,28 @@ import { chatStreamEmitter } from '../../actors/chat/stream-emitter.ts'
 import { defineFeature } from '../api/feature.ts'
 import { chatHandlers } from './handlers.ts'
 import { chatRoutes } from './routes.ts'
+import { startToolResultSweep } from './tool-result-sweep.ts'
 import { chatTurnExecutor } from './worker.ts'
 
 /*
- * Agents and chats: the chat endpoints and the expired-chat sweep (service role), the turn
+ * Agents and chats: the chat endpoints, the expired-chat sweep and the tool-result retention sweep
+ * (service role), the turn
  * executor of the agent and sub-agent pools and what happens to a turn whose worker was lost
  * (workers role). The chat actor itself is listed in actors/index.ts.
  */
 export const chatsFeature = defineFeature({
   name: 'chats',
   routes: chatRoutes,
-  service: (ctx) => ({
-    routes: chatHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store, actorsHere: ctx.actorsHere, log: ctx.log.child({ mod: 'chats' }) }),
-    stop: startExpiredChatSweep({ db: ctx.db, log: ctx.log }),
-  }),
+  service: (ctx) => {
+    const stopExpiry = startExpiredChatSweep({ db: ctx.db, log: ctx.log })
+    const stopRetention = startToolResultSweep({ db: ctx.db, log: ctx.log.child({ mod: 'chats' }), days: ctx.config.TOOL_RESULT_RETENTION_DAYS })
+    return {
+      routes: chatHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store, actorsHere: ctx.actorsHere, log: ctx.log.child({ mod: 'chats' }) }),
+      stop: async () => {
+        await Promise.all([stopExpiry(), stopRetention()])
+      },
+    }
+  },
   workers(ctx) {
     const turn = chatTurnExecutor({ ...ctx, emitter: chatStreamEmitter(ctx), log: ctx.log.child({ mod: 'turn' }) })
     const abandoned = chatAbandonedTurnHandler(ctx)

@@ -61,8 +61,11 @@ export interface TurnDeps {
   log: Logger
   /** The stream channel's publisher (no-op for a null channel). */
   emitter(channelId: string | null): Emit
-  /** The LLM client and model for an agent (provider resolution of SPEC §2.1). */
-  llm(agent: AgentRecord): Promise<{ client: LlmClient; model: string }>
+  /**
+   * The LLM client and model for an agent (src/llm/registry.ts `resolveProvider`); `fallback` says
+   * why the default provider stands in for the agent's own (deleted or disabled).
+   */
+  llm(agent: AgentRecord): Promise<{ client: LlmClient; model: string; fallback?: string }>
   /** Runs a sub-agent's turn as a job and waits for its reply. */
   delegate(ctx: ToolContext, agent: AgentRecord, message: string): Promise<string>
   /** Starts a sub-agent turn whose reply resumes the parent chat later (suspend mode). */

@@ -47,7 +47,7 @@ const LLM_CACHE_MS = 10_000
 
 export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
   const store = chatStore(d.db)
-  const llmCache = new Map<string, { at: number; value: Promise<{ client: LlmClient; model: string }> }>()
+  const llmCache = new Map<string, { at: number; value: Promise<{ client: LlmClient; model: string; fallback?: string }> }>()
 
   /** A sub-agent turn in a hidden chat of its own, one delegation level deeper; returns its job id. */
   const startSubAgentTurn = async (ctx: ToolContext, agent: AgentRecord, message: string, resumeTo?: ResumeTo): Promise<string> => {
@@ -80,7 +80,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       const hit = llmCache.get(key)
       if (hit !== undefined && Date.now() - hit.at < LLM_CACHE_MS) return hit.value
       // a provider lookup and an api_key decryption per turn are avoidable I/O on the hot path
-      const value = resolveAgentLlm({ resources: d.resources }, settings).then((r) => ({ client: r.client, model: r.model }))
+      const value = resolveAgentLlm({ resources: d.resources }, settings).then((r) => ({ client: r.client, model: r.model, ...(r.fallback === undefined ? {} : { fallback: r.fallback }) }))
       llmCache.set(key, { at: Date.now(), value })
       value.catch(() => llmCache.delete(key))
       if (llmCache.size > 1000) llmCache.delete(llmCache.keys().next().value as string)

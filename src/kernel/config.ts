@@ -185,8 +185,8 @@ export const ConfigSchema = T.Object({
   CODE_EXECUTION_TIMEOUT: int(120, 'seconds per code execution', 1),
   TOOL_RESULT_CONTEXT_MAX_SIZE: int(102400, 'characters of a tool result entering the LLM context', 1),
   TOOL_RESULT_MAX_SIZE: int(102400, 'bytes stored per tool result', 1),
-  TOOL_RESULT_MAX_INLINE: int(5, 'last tool results kept inline', 0),
-  TOOL_RESULT_RETENTION_DAYS: int(30, 'days tool results are kept', 1),
+  TOOL_RESULT_MAX_INLINE: int(5, "last tool results kept inline in the LLM context; older ones become a short reference (the last round's results are always inline)", 0),
+  TOOL_RESULT_RETENTION_DAYS: int(30, 'days stored tool results are kept; older ones are swept hourly (content replaced by a marker)', 1),
   // stores and states
   STATE_MAX_VALUE_BYTES: int(262144, 'largest state value in bytes (its JSON text); larger writes answer 413 `state.too_large`', 1),
   STATE_CACHE_BYTES: int(33554432, 'memory each resources or workers process may use for the state entries it has read (kept coherent over NATS, `states.changed`); an entry larger than 1/32 of it is not kept; 0: every state read is a query', 0),

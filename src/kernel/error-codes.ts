@@ -124,6 +124,7 @@ const CODES: Record<string, Row> = {
   'actor.unknown_message': [422, 'the actor protocol has no message of this name'],
   'agent.delegation_failed': [502, 'the delegated agent did not answer', 'stream'],
   'agent.not_found': [404, 'the agent no longer exists', 'stream'],
+  'agent.output_invalid': [422, "the agent's answer does not match its output_schema (after one retry)", 'stream'],
   'chat.approval_decided': [409, 'the approval was already decided'],
   'chat.approval_not_found': [404, 'approval not found'],
   'chat.approval_unknown': [404, 'no such tool call in this chat', 'stream'],

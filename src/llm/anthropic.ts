@@ -14,7 +14,10 @@ import { LlmError, argumentsObject, collect, type ChatEvent, type ChatRequest, t
  *    wants alternating roles;
  *  - empty text is left out (the API refuses empty text blocks);
  *  - temperature is clamped to Anthropic's 0–1; max_tokens is required: request, else
- *    config.max_tokens, else 4096.
+ *    config.max_tokens, else 4096;
+ *  - response_format: the Messages API has no such parameter; a json_schema (or json_object) is
+ *    asked for by an instruction appended to `system` (the caller validates the answer: an agent's
+ *    output_schema is checked by the turn, src/chats/output-schema.ts).
  * Stream: message_start (input usage) → content_block_start/delta/stop (text_delta,
  * input_json_delta; thinking blocks are skipped) → message_delta (stop_reason, output usage) →
  * message_stop. `ping` is ignored, `error` becomes `llm.stream_error`.
@@ -168,6 +171,16 @@ export class AnthropicStream implements StreamProtocol {
   }
 }
 
+/** The instruction standing in for response_format (Anthropic has no structured-output parameter). */
+export function formatInstruction(rf: ChatRequest['response_format']): string | undefined {
+  if (rf === undefined) return undefined
+  if (rf.type === 'json_schema' && rf.json_schema?.schema !== undefined) {
+    return `Answer with one JSON value only (no other text, no code fence) that matches this JSON Schema:\n${JSON.stringify(rf.json_schema.schema)}`
+  }
+  if (rf.type === 'json_object' || rf.type === 'json_schema') return 'Answer with one JSON object only (no other text, no code fence).'
+  return undefined
+}
+
 export interface AnthropicClient extends LlmClient {
   readonly providerType: 'anthropic'
   readonly url: string
@@ -182,7 +195,9 @@ export function createAnthropicClient(provider: ProviderConfig, clientOptions: T
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens']) ?? DEFAULT_MAX_TOKENS
 
   async function* stream(req: ChatRequest): AsyncGenerator<ChatEvent, void, undefined> {
-    const { system, messages } = toAnthropicRequest(req)
+    const { system: given, messages } = toAnthropicRequest(req)
+    const format = formatInstruction(req.response_format)
+    const system = format === undefined ? given : given === undefined ? format : `${given}\n\n${format}`
     const body: Record<string, unknown> = { model: req.model, max_tokens: req.max_tokens ?? defaultMaxTokens }
     if (system !== undefined) body['system'] = system
     body['messages'] = messages

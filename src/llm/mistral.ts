@@ -58,6 +58,8 @@ export function createMistralClient(provider: ProviderConfig, clientOptions: Tra
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
     if (maxTokens !== undefined) body['max_tokens'] = maxTokens
+    // Mistral takes OpenAI's response_format (json_object, json_schema) as it is
+    if (req.response_format !== undefined) body['response_format'] = req.response_format
     yield* openAiWireStream(url, headers, body, req.signal, options, new OpenAiChunks(MISTRAL_FINISH))
   }
 

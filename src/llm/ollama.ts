@@ -9,7 +9,8 @@ import { LlmError, argumentsObject, collect, type ChatEvent, type ChatRequest, t
  *  - tool messages carry `tool_name` (looked up from the assistant's calls);
  *  - temperature and max_tokens go into `options` (`num_predict`), merged over config.options;
  *  - usage: `prompt_eval_count` / `eval_count` of the final `done: true` line;
- *  - a `{"error": …}` line becomes `llm.stream_error`.
+ *  - a `{"error": …}` line becomes `llm.stream_error`;
+ *  - response_format → `format` (a json_schema's schema, or `"json"` for json_object).
  */
 
 export interface OllamaMessage {
@@ -93,6 +94,14 @@ export interface OllamaClient extends LlmClient {
   readonly url: string
 }
 
+/** OpenAI's response_format as Ollama's `format`: a JSON Schema itself, or `"json"` for any JSON. */
+export function ollamaFormat(rf: ChatRequest['response_format']): Record<string, unknown> | 'json' | undefined {
+  if (rf === undefined) return undefined
+  if (rf.type === 'json_schema' && rf.json_schema?.schema !== undefined) return rf.json_schema.schema
+  if (rf.type === 'json_object' || rf.type === 'json_schema') return 'json'
+  return undefined
+}
+
 export function createOllamaClient(provider: ProviderConfig, clientOptions: TransportOptions = {}): OllamaClient {
   if (provider.api_endpoint === null || provider.api_endpoint === '') throw new LlmError('llm.endpoint_refused', 'an ollama provider needs api_endpoint')
   const options = effectiveOptions(provider, clientOptions)
@@ -113,6 +122,8 @@ export function createOllamaClient(provider: ProviderConfig, clientOptions: Tran
     if (maxTokens !== undefined) opts['num_predict'] = maxTokens
     if (Object.keys(opts).length > 0) body['options'] = opts
     if (typeof keepAlive === 'string' || typeof keepAlive === 'number') body['keep_alive'] = keepAlive
+    const format = ollamaFormat(req.response_format)
+    if (format !== undefined) body['format'] = format
     const res = await postStream(url, { headers, body: JSON.stringify(body), signal: req.signal, options })
     yield* drive(res, new NdjsonFramer(), new OllamaStream(), req.signal)
   }

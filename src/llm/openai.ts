@@ -215,6 +215,7 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
     if (maxTokens !== undefined) body[maxTokensParam] = maxTokens
+    if (req.response_format !== undefined) body['response_format'] = req.response_format
     return body
   }
 

@@ -42,31 +42,40 @@ export interface AgentLlmSettings {
 export interface Resolution<P extends ProviderEntry = ProviderEntry> {
   provider: P
   model: string
+  /** Set when the agent's own provider is gone or disabled and the default provider stands in: why (for a warning). */
+  fallback?: string
 }
 
+const byName = <P extends ProviderEntry>(a: P, b: P) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
 /**
- * SPEC.md §2.1, in order: (1) the agent's llm_provider_id if set; (2) the agent's model with that
+ * In order: (1) the agent's llm_provider_id if set; (2) the agent's model with the resolved
  * provider; (3) else the provider's default_model; (4) the system default provider (`is_default`)
- * when the agent names none.
- *
- * An agent whose provider id points at a deleted or disabled provider fails with
- * `llm.provider_not_found` instead of falling back to the default: an administrator who pinned an
- * agent to one vendor did not agree to its conversations going to another.
+ * as the final fallback: when the agent names none, and also when the one it names was deleted or
+ * is disabled (`fallback` then says so; the turn logs it at warn). Only when there is no usable
+ * default either does it fail: `llm.provider_not_found` for an agent that names a provider,
+ * `llm.no_provider` for one that names none.
  */
 export function resolveProvider<P extends ProviderEntry>(agent: AgentLlmSettings, providers: readonly P[]): Resolution<P> {
   let provider: P | undefined
+  let fallback: string | undefined
   if (agent.llm_provider_id !== null) {
-    provider = providers.find((p) => p.id === agent.llm_provider_id)
-    if (provider === undefined) throw new LlmError('llm.provider_not_found', `the agent's LLM provider ${agent.llm_provider_id} does not exist`)
-    if (!provider.is_active) throw new LlmError('llm.provider_not_found', `the agent's LLM provider ${provider.name} is disabled`)
-  } else {
+    const named = providers.find((p) => p.id === agent.llm_provider_id)
+    if (named !== undefined && named.is_active) provider = named
+    else fallback = named === undefined ? `the agent's LLM provider ${agent.llm_provider_id} does not exist` : `the agent's LLM provider ${named.name} is disabled`
+  }
+  if (provider === undefined) {
     // Only one provider can carry is_default (an exclusive flag); the name order makes it deterministic anyway.
-    provider = providers.filter((p) => p.is_default && p.is_active).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))[0]
-    if (provider === undefined) throw new LlmError('llm.no_provider', 'the agent names no LLM provider and no default provider is configured')
+    provider = providers.filter((p) => p.is_default && p.is_active).sort(byName)[0]
+    if (provider === undefined) {
+      if (fallback !== undefined) throw new LlmError('llm.provider_not_found', `${fallback} and no default provider is configured`)
+      throw new LlmError('llm.no_provider', 'the agent names no LLM provider and no default provider is configured')
+    }
+    if (fallback !== undefined) fallback = `${fallback}: using the default provider ${provider.name}`
   }
   const model = agent.model ?? provider.default_model
   if (model === null || model === '') throw new LlmError('llm.no_model', `neither the agent nor the LLM provider ${provider.name} names a model`)
-  return { provider, model }
+  return fallback === undefined ? { provider, model } : { provider, model, fallback }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -128,8 +137,8 @@ export interface ResolvedLlm extends Resolution {
 
 /** Resolution against the provider resources, the api_key decrypted, and a client for the chosen provider. */
 export async function resolveAgentLlm(deps: LlmResolverDeps, agent: AgentLlmSettings): Promise<ResolvedLlm> {
-  const { provider, model } = resolveProvider(agent, await loadProviderCandidates(deps.resources, agent))
-  const secrets = await deps.resources.secretsOf(llmProviderKind, provider.id)
-  const client = createLlmClient({ ...provider, api_key: secrets['api_key'] ?? null }, deps.clientOptions ?? {})
-  return { provider, model, client }
+  const resolved = resolveProvider(agent, await loadProviderCandidates(deps.resources, agent))
+  const secrets = await deps.resources.secretsOf(llmProviderKind, resolved.provider.id)
+  const client = createLlmClient({ ...resolved.provider, api_key: secrets['api_key'] ?? null }, deps.clientOptions ?? {})
+  return { ...resolved, client }
 }

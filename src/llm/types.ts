@@ -21,8 +21,22 @@ export interface ChatRequest {
   tools?: readonly ToolDefinition[]
   temperature?: number
   max_tokens?: number
+  /**
+   * Structured output, in OpenAI's `response_format` shape (the neutral form: an agent's
+   * output_schema becomes `{type: 'json_schema', json_schema: {name, schema}}`; the adapter passes
+   * a client's own through). Each client maps it to what its wire allows: OpenAI and Mistral send
+   * it as given, Ollama as `format`, Anthropic (no such parameter) as an instruction in `system`.
+   */
+  response_format?: ResponseFormat
   /** Aborting ends the exchange; the stream throws `llm.aborted`. */
   signal?: AbortSignal
+}
+
+/** OpenAI's `response_format`: `text`, `json_object`, or `json_schema` with its schema (other members kept for pass-through). */
+export interface ResponseFormat {
+  type: string
+  json_schema?: { name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string; [k: string]: unknown }
+  [k: string]: unknown
 }
 
 /** Normalised: `stop`, `tool_calls`, `length`, `content_filter`; anything else is passed through as the provider said it. */

@@ -597,7 +597,7 @@ t.test('allowPrivate in the outbound guard', async (t) => {
   )
 })
 
-t.test('resolveProvider: SPEC order', async (t) => {
+t.test('resolveProvider: the resolution order', async (t) => {
   const p = (id: string, extra: Partial<ProviderEntry> = {}): ProviderEntry => ({
     id,
     name: `p-${id}`,
@@ -628,10 +628,24 @@ t.test('resolveProvider: SPEC order', async (t) => {
   t.test('errors', async (t) => {
     t.throws(() => resolveProvider({ llm_provider_id: null, model: 'x' }, [p('a')]), { code: 'llm.no_provider', status: 503 })
     t.throws(() => resolveProvider({ llm_provider_id: null, model: 'x' }, [p('a', { is_default: true, is_active: false })]), { code: 'llm.no_provider' }, 'a disabled default is no default')
-    t.throws(() => resolveProvider({ llm_provider_id: 'zz', model: 'x' }, providers), { code: 'llm.provider_not_found' }, 'a dangling id does not fall back to the default')
-    t.throws(() => resolveProvider({ llm_provider_id: 'd', model: 'x' }, providers), { code: 'llm.provider_not_found' }, 'nor does a disabled provider')
     t.throws(() => resolveProvider({ llm_provider_id: 'c', model: null }, providers), { code: 'llm.no_model' })
     t.equal(resolveProvider({ llm_provider_id: 'c', model: 'given' }, providers).model, 'given')
+    t.notOk('fallback' in resolveProvider({ llm_provider_id: 'a', model: null }, providers), 'no fallback when the agent provider is usable')
+  })
+  t.test("a deleted or disabled agent provider: the default provider stands in, and says so", async (t) => {
+    const gone = resolveProvider({ llm_provider_id: 'zz', model: null }, providers)
+    t.equal(gone.provider.id, 'b', 'a dangling id falls back to the default')
+    t.equal(gone.model, 'model-of-b', "the default provider's default_model")
+    t.match(gone.fallback, /zz does not exist: using the default provider p-b/)
+    const disabled = resolveProvider({ llm_provider_id: 'd', model: 'x' }, providers)
+    t.equal(disabled.provider.id, 'b', 'so does a disabled provider')
+    t.equal(disabled.model, 'x', "the agent's model with the resolved provider")
+    t.match(disabled.fallback, /p-d is disabled/)
+  })
+  t.test('no usable default either: llm.provider_not_found', async (t) => {
+    const noDefault = [p('a'), p('d', { is_active: false }), p('e', { is_default: true, is_active: false })]
+    t.throws(() => resolveProvider({ llm_provider_id: 'zz', model: 'x' }, noDefault), { code: 'llm.provider_not_found', message: /does not exist and no default provider/ })
+    t.throws(() => resolveProvider({ llm_provider_id: 'd', model: 'x' }, noDefault), { code: 'llm.provider_not_found', message: /is disabled and no default provider/ })
   })
 })
 
@@ -646,6 +660,7 @@ t.test('resolveAgentLlm: providers from the resources table, api_key decrypted',
   }
   const deps = { db, resources }
   await t.rejects(resolveAgentLlm(deps, { llm_provider_id: null, model: null }), { code: 'llm.no_provider' })
+  await t.rejects(resolveAgentLlm(deps, { llm_provider_id: '00000000-0000-4000-8000-000000000000', model: null }), { code: 'llm.provider_not_found' }, 'a dangling id and no default')
   const anthropicId = await create({ name: 'claude', provider_type: 'anthropic', api_endpoint: fake.endpoint('anthropic'), api_key: 'sk-ant-secret', default_model: 'claude-x' })
   const ollamaId = await create({ name: 'local', provider_type: 'ollama', api_endpoint: fake.endpoint('ollama'), default_model: 'llama-y', is_default: true })
 
@@ -665,7 +680,9 @@ t.test('resolveAgentLlm: providers from the resources table, api_key decrypted',
   t.equal(lastRequest().headers['x-api-key'], 'sk-ant-secret', 'the decrypted key went to the provider')
   t.equal(lastRequest().body['model'], 'claude-z')
 
-  await t.rejects(resolveAgentLlm(deps, { llm_provider_id: '00000000-0000-4000-8000-000000000000', model: null }), { code: 'llm.provider_not_found' })
+  const dangling = await resolveAgentLlm(deps, { llm_provider_id: '00000000-0000-4000-8000-000000000000', model: null })
+  t.equal(dangling.provider.id, ollamaId, 'a provider id that points nowhere falls back to the default provider')
+  t.match(dangling.fallback, /does not exist: using the default provider local/)
   const patched = await env.request('PATCH', `/api/v1/llm-providers/${anthropicId}`, { body: { is_default: true } })
   t.equal(patched.status, 200, patched.text)
   t.equal((await resolveAgentLlm(deps, { llm_provider_id: null, model: null })).provider.id, anthropicId, 'the default moved')
