@@ -59,7 +59,7 @@ t.test('only the last TOOL_RESULT_MAX_INLINE tool results stay inline; the last 
   const shown = (inline: number) =>
     contextHistory(config(inline), window)
       .filter((m) => m.role === 'tool')
-      .map((m) => [m.tool_call_id, (JSON.parse(m.content ?? '') as { _omitted?: boolean })._omitted === true ? 'ref' : 'inline'])
+      .map((m) => [m.tool_call_id, (JSON.parse(m.content ?? '') as Record<string, unknown>)['_omitted'] === true ? 'ref' : 'inline'])
   t.equal(contextHistory(config(5), window)[0]?.role, 'user', 'a leading orphan tool result is left out')
   t.same(shown(2), [['c1', 'ref'], ['c2', 'ref'], ['c3', 'inline'], ['c4', 'inline']])
   t.same(shown(0), [['c1', 'ref'], ['c2', 'ref'], ['c3', 'ref'], ['c4', 'inline']], 'the results the model answers now are always inline')
