@@ -13,7 +13,7 @@ let env: TestPlatform
 let llm: FakeLlm
 const post = async (path: string, body: unknown) => env.request('POST', path, { body })
 type Sent = { messages: { role: string; content: string | null; tool_call_id?: string }[] }
-const toolMessages = (i: number) => (llm.requests[i]?.body as unknown as Sent).messages.filter((m) => m.role === 'tool')
+const toolMessages = (i: number) => ((llm.requests[i]?.body ?? { messages: [] }) as unknown as Sent).messages.filter((m) => m.role === 'tool')
 const newChat = async () => ((await post('/agents/demo/lister/chats', {})).body as { id: string }).id
 
 t.before(async () => {
