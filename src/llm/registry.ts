@@ -29,7 +29,7 @@ export function createLlmClient(provider: ProviderConfig, options: TransportOpti
 }
 
 // ---------------------------------------------------------------------------------------------
-// Resolution (SPEC.md §2.1)
+// Resolution
 
 export type { ProviderEntry }
 
