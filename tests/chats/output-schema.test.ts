@@ -144,3 +144,9 @@ t.test('adapter: an agent model is held to its output_schema; a provider model g
   t.equal(direct.status, 200, direct.text)
   t.same(sentBodies(from)[0]?.response_format, rf, 'passed through as the client sent it')
 })
+
+t.test('an output_schema that is not a valid JSON Schema is refused when the agent is saved', async (t) => {
+  const res = await post('/api/v1/agents', { namespace: 'demo', name: 'broken', output_schema: { type: 'no-such-type' } })
+  t.equal(res.status, 422, res.text)
+  t.match(res.text, /output_schema/)
+})

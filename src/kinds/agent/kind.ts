@@ -2,6 +2,7 @@ import { AgentSpec } from '../../../schemas/agent.ts'
 import { defineKind } from '../../resources/kind.ts'
 import { templateIssues } from '../../templates/render.ts'
 import { iconIssues } from '../../files/icon-check.ts'
+import { schemaIssues } from '../../functions/json-schema.ts'
 
 const refOf = (entry: string | Record<string, unknown>, key: string): string => (typeof entry === 'string' ? entry : String(entry[key]))
 
@@ -23,6 +24,9 @@ export const agentKind = defineKind({
   ],
   validate: async (s) => [
     ...templateIssues('system_prompt', s.system_prompt),
+    // checked by every turn (output) and chat creation (input): a schema that does not compile is refused here
+    ...schemaIssues('input_schema', s.input_schema),
+    ...schemaIssues('output_schema', s.output_schema),
     ...(await iconIssues('icon', s.icon)),
     ...Object.entries(s.function_parameters).flatMap(([fn, params]) =>
       Object.entries(params).flatMap(([param, v]) => (typeof v === 'string' ? templateIssues(`function_parameters.${fn}.${param}`, v) : [])),
