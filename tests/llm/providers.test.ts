@@ -597,6 +597,24 @@ t.test('allowPrivate in the outbound guard', async (t) => {
   )
 })
 
+t.test('response_format on each wire: OpenAI and Mistral as given, Ollama as format, Anthropic as a system instruction', async (t) => {
+  const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] }
+  const rf = { type: 'json_schema', json_schema: { name: 'pair', schema } }
+  for (const type of TYPES) {
+    fake.push({ text: '{"a": 1}' })
+    const r = await clientFor(type).complete({ model: 'm', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'a?' }], response_format: rf })
+    t.equal(r.content, '{"a": 1}', `${type}: answered`)
+    const body = lastRequest().body
+    if (type === 'openai' || type === 'mistral') t.same(body['response_format'], rf, `${type}: response_format as given`)
+    else t.notOk('response_format' in body, `${type}: no response_format on its wire`)
+    if (type === 'ollama') t.same(body['format'], schema, 'ollama: the schema as format')
+    if (type === 'anthropic') t.match(body['system'], /^Be brief\.\n\nAnswer with one JSON value only .*\{"type":"object"/s, 'anthropic: an instruction after the system prompt')
+  }
+  fake.push({ text: '{}' })
+  await clientFor('ollama').complete({ model: 'm', messages: [{ role: 'user', content: 'json' }], response_format: { type: 'json_object' } })
+  t.equal(lastRequest().body['format'], 'json', 'ollama: json_object is format "json"')
+})
+
 t.test('resolveProvider: the resolution order', async (t) => {
   const p = (id: string, extra: Partial<ProviderEntry> = {}): ProviderEntry => ({
     id,
