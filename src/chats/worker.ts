@@ -19,6 +19,7 @@ import type { ActorTeller } from '../../actors/runtime/tell.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore } from './store.ts'
 import { seedChat } from './history-cache.ts'
+import { followUpRunner, withFollowUps } from './follow-up.ts'
 import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
 import type { AgentRecord, ToolContext } from './tools.ts'
 
@@ -67,7 +68,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     }, { msgId: `chat-send-${jobId}`, fresh: true })
     return jobId
   }
-  return turnExecutor({
+  const turns = turnExecutor({
     db: d.db,
     config: d.config,
     resources: d.resources,
@@ -118,4 +119,6 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       await sendToActor(d.js, d.names, chatProtocol, chatId, 'ended', ended, { msgId })
     },
   })
+  // the agent pool also runs the follow-ups agents schedule (the schedule_message system tool)
+  return withFollowUps(turns, followUpRunner(d))
 }
