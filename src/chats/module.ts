@@ -16,7 +16,7 @@ export const chatsFeature = defineFeature({
   routes: chatRoutes,
   service: (ctx) => ({
     routes: chatHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store, actorsHere: ctx.actorsHere, log: ctx.log.child({ mod: 'chats' }) }),
-    stop: startExpiredChatSweep({ db: ctx.db, log: ctx.log }),
+    stop: startExpiredChatSweep({ db: ctx.db, log: ctx.log }, ctx.config.CHAT_EXPIRY_SWEEP_SECONDS * 1000),
   }),
   workers(ctx) {
     const turn = chatTurnExecutor({ ...ctx, emitter: chatStreamEmitter(ctx), log: ctx.log.child({ mod: 'turn' }) })
