@@ -65,7 +65,8 @@ t.test('a skill the chat user may not read is not offered, and calling it anyway
   llm.push({ tool_calls: [{ id: 'k3', name: 'get_skill__kb__style', arguments: {} }] }, { text: 'no skill' })
   const res = await post(`/chats/${chat.id}/messages`, { content: 'style?' }, b.token)
   t.equal(res.status, 200, res.text)
-  t.equal((llm.requests[before]?.body as { tools?: unknown[] }).tools, undefined, "the admin's skill is not offered to B")
+  const sent = llm.requests[before]?.body as { tools?: unknown[] } | undefined
+  t.ok(sent !== undefined && sent.tools === undefined, "the admin's skill is not offered to B")
   const msgs = ((await env.request('GET', `/chats/${chat.id}`, { token: b.token })).body as { messages: Message[] }).messages
   t.match(toolResults(msgs)['k3'], { error: 'unknown tool get_skill__kb__style' })
 })
