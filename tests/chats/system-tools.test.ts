@@ -46,8 +46,12 @@ t.before(async () => {
   await ok('POST', '/api/v1/collections', { namespace: 'a', name: 'docs' }, user.token)
   await ok('POST', '/files/a/docs', { name: 'boiler.txt', content_base64: Buffer.from('Boiler B-200: close the valve before refilling.\n').toString('base64'), content_type: 'text/plain' }, user.token)
   await ok('POST', '/api/v1/templates', { namespace: 'a', name: 'welcome', title: 'Hi {{ name }}', html_content: '<p>Hello {{ name }}</p>', text_content: 'Hello {{ name }}' }, user.token)
-  // the admin's template, which A may not read
+  // the admin's template and collection, which A may not read
   await ok('POST', '/api/v1/templates', { namespace: 'adm', name: 'secret', html_content: '<p>internal {{ name }}</p>' })
+  await ok('POST', '/api/v1/collections', { namespace: 'adm', name: 'private' })
+  await ok('POST', '/files/adm/private', { name: 'plant.txt', content_base64: Buffer.from('Internal: the valve code is 1234.\n').toString('base64'), content_type: 'text/plain' })
+  // an agent of A whose search_files names the admin's collection too
+  await ok('POST', '/api/v1/agents', { namespace: 'a', name: 'wide', system_prompt: 'You search.', system_tools: [{ name: 'search_files', collections: ['a/docs', 'adm/private'], max_results: 5 }] }, user.token)
   await ok(
     'POST',
     '/api/v1/agents',
@@ -101,6 +105,18 @@ t.test('search_files searches the collections as the chat user', async (t) => {
   t.match(results['s1'], { results: [{ collection: 'a/docs', filename: 'boiler.txt', matches: [{ line: 1, text: /close the valve/ }] }] })
   const other = await turn([call('s2', 'search_files', { query: 'x', collection: 'adm/private' }), { text: 'no' }])
   t.match(other.results['s2'], { error: /not searched by this tool/ })
+
+  // the option names a collection A may not read: it is neither offered nor searched
+  const before = llm.requests.length
+  llm.push(call('s3', 'search_files', { query: 'valve' }), { text: 'searched' })
+  const chat = await ok('POST', '/agents/a/wide/chats', {}, user.token)
+  await ok('POST', `/chats/${String(chat['id'])}/messages`, { content: 'search' }, user.token)
+  const offered = (llm.requests[before]?.body as { tools: { function: { name: string; parameters: { properties: Record<string, { enum?: string[] }> } } }[] }).tools
+  t.same(offered.find((x) => x.function.name === 'search_files')?.function.parameters.properties['collection']?.enum, ['a/docs'])
+  const msgs = (await ok('GET', `/chats/${String(chat['id'])}`, undefined, user.token))['messages'] as Message[]
+  const found = JSON.parse(msgs.find((m) => m.tool_call_id === 's3')?.content ?? 'null') as { results: { collection: string }[] }
+  t.same(found.results.map((r) => r.collection), ['a/docs'], "the admin's file is not among the hits")
+  t.notOk(JSON.stringify(found).includes('1234'))
 })
 
 t.test('render_template renders an allowed template; one the user may not read is refused when the call runs', async (t) => {
@@ -130,6 +146,21 @@ t.test('schedule_message sends a follow-up into the chat after its delay', async
     return r.status === 200 && (r.body as { status: string }).status === 'completed' ? (r.body as Record<string, unknown>) : undefined
   }, 'the follow-up execution completed')
   t.match(execution, { status: 'completed', trigger_type: 'agent' }, "an execution of the chat's user")
+})
+
+t.test("a follow-up is refused when it is due if the user may no longer chat with the agent", async (t) => {
+  const { chatId, results } = await turn([call('h1', 'schedule_message', { message: 'are you there?', delay_seconds: 2 }), { text: 'later' }])
+  const executionId = String(results['h1']?.['execution_id'])
+  // A loses every role (so the chat permission on its own agent) before the follow-up is due
+  await env.sql('delete from user_roles where user_id = $1', [user.id])
+  t.teardown(() => env.sql("insert into user_roles (user_id, role_id) select $1, id from roles where name = 'Users'", [user.id]))
+  const execution = await eventually(async () => {
+    const r = await env.request('GET', `/executions/${executionId}`)
+    return r.status === 200 && (r.body as { status: string }).status === 'failed' ? (r.body as { error: string }) : undefined
+  }, 'the follow-up execution failed')
+  t.match(execution.error, /not permitted to chat with a\/assistant/)
+  const msgs = (await ok('GET', `/chats/${chatId}`, undefined))['messages'] as Message[]
+  t.notOk(msgs.some((m) => m.content === 'are you there?'), 'nothing was sent')
 })
 
 t.test('a follow-up is refused when it is due if the agent no longer offers schedule_message', async (t) => {
