@@ -111,8 +111,8 @@ t.test('search_files searches the collections as the chat user', async (t) => {
   llm.push(call('s3', 'search_files', { query: 'valve' }), { text: 'searched' })
   const chat = await ok('POST', '/agents/a/wide/chats', {}, user.token)
   await ok('POST', `/chats/${String(chat['id'])}/messages`, { content: 'search' }, user.token)
-  const offered = (llm.requests[before]?.body as { tools: { function: { name: string; parameters: { properties: Record<string, { enum?: string[] }> } } }[] }).tools
-  t.same(offered.find((x) => x.function.name === 'search_files')?.function.parameters.properties['collection']?.enum, ['a/docs'])
+  const offered = llm.requests[before]?.body as { tools: { function: { name: string; parameters: { properties: Record<string, { enum?: string[] }> } } }[] }
+  t.same(offered.tools.find((x) => x.function.name === 'search_files')?.function.parameters.properties['collection']?.enum, ['a/docs'])
   const msgs = (await ok('GET', `/chats/${String(chat['id'])}`, undefined, user.token))['messages'] as Message[]
   const found = JSON.parse(msgs.find((m) => m.tool_call_id === 's3')?.content ?? 'null') as { results: { collection: string }[] }
   t.same(found.results.map((r) => r.collection), ['a/docs'], "the admin's file is not among the hits")
