@@ -290,7 +290,11 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
           chat = null
         }
         // input is used only when the chat is created
-        if (chat === null) ({ chat, created: fresh } = await svc.openSession(p, agent, body.session_key, body.input))
+        if (chat === null) {
+          const opened = await svc.openSession(p, agent, body.session_key, body.input)
+          chat = opened.chat
+          fresh = opened.created
+        }
       } else {
         chat = await svc.createChat(p, agent, body.input === undefined ? {} : { input: body.input })
         fresh = true
