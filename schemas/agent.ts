@@ -53,7 +53,10 @@ export const AgentSpec = T.Object(
       { on_user_message: T.Array(Hook, { default: [] }), on_assistant_message: T.Array(Hook, { default: [] }) },
       { additionalProperties: false, default: { on_user_message: [], on_assistant_message: [] } },
     ),
-    system_tools: T.Array(T.Union([T.String({ minLength: 1, maxLength: 200 }), T.Object({ name: T.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: true })]), { default: [] }),
+    system_tools: T.Array(T.Union([T.String({ minLength: 1, maxLength: 200 }), T.Object({ name: T.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: true })]), {
+      default: [],
+      description: 'platform tools: a name, or {name, ...options}; current_time, search_files, render_template, schedule_message (options: README "System tools"; unknown names are refused)',
+    }),
     icon: Icon,
   },
   { additionalProperties: false },

@@ -3,8 +3,9 @@ import type { Db } from '../../src/platform/db.ts'
 import { chatStore } from '../../src/chats/store.ts'
 
 /**
- * Ephemeral chats (`expires_in`) are hard-deleted with their messages, swept every minute by each
- * process with the resources role (the delete is idempotent). Returns the stop function.
+ * Ephemeral chats (`expires_in`) are hard-deleted with their messages, swept every
+ * CHAT_EXPIRY_SWEEP_SECONDS by each process with the resources role (the delete is idempotent).
+ * Returns the stop function.
  */
 export function startExpiredChatSweep(d: { db: Db; log: Logger }, everyMs = 60_000): () => Promise<void> {
   const timer = setInterval(() => {

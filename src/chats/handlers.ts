@@ -105,12 +105,21 @@ export function chatService(d: ChatHandlerDeps) {
   /** A chat the caller speaks in, from memory when its owner spoke in it before. */
   const speakIn = async (p: Principal, id: string): Promise<ChatRef> => (owners.get(id) === p.userId ? { id } : ownChat(p, id))
 
-  const createChat = async (p: Principal, agent: ResourceRecord, o: { input?: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null }): Promise<ChatRow> => {
-    const input = o.input ?? {}
+  const checkedInput = (agent: ResourceRecord, given: Record<string, unknown> | undefined): Record<string, unknown> => {
+    const input = given ?? {}
     const issues = validateAgainst((agent['input_schema'] ?? {}) as Record<string, unknown>, input, '/input')
     if (issues.length > 0) throw invalid("input does not match the agent's input_schema", issues, 'chat.invalid_input')
+    return input
+  }
+
+  const createChat = async (p: Principal, agent: ResourceRecord, o: { input?: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null }): Promise<ChatRow> => {
+    const input = checkedInput(agent, o.input)
     return store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, title: o.title ?? null, expiresIn: o.expiresIn ?? null, sessionKey: o.sessionKey ?? null })
   }
+
+  /** The session's chat, made with `input` when there is none (see `openSession`: concurrent first calls share one). */
+  const openSession = async (p: Principal, agent: ResourceRecord, sessionKey: string, input: Record<string, unknown> | undefined): Promise<{ chat: ChatRow; created: boolean }> =>
+    store.openSession({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input: checkedInput(agent, input), sessionKey })
 
   /** Queues a turn with the chat's actor under `jobId`. */
   const queue = async (p: Principal, chat: ChatRef, o: SendOptions, jobId: string): Promise<void> => {
@@ -201,7 +210,7 @@ export function chatService(d: ChatHandlerDeps) {
     }
   }
 
-  return { store, agentFor, chatOf, ownChat, speakIn, createChat, send, submit, result, sendAndWait }
+  return { store, agentFor, chatOf, ownChat, speakIn, createChat, openSession, send, submit, result, sendAndWait }
 }
 
 export type ChatService = ReturnType<typeof chatService>
@@ -273,16 +282,25 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
     bind(R.agentsInvoke, async ({ principal: p, params: { namespace: ns, name }, body }) => {
       const agent = await svc.agentFor(p, ns, name)
       let chat: ChatRow | null = null
+      // made by this request: its actor starts without reading its state (only then: two requests
+      // racing for one new session must not both start the chat's actor afresh)
+      let fresh = false
       if (body.session_key !== undefined) {
         chat = await store.bySession(p.userId, ns, name, body.session_key)
         if (chat !== null && body.reset === true) {
           await store.update(chat.id, { archived: true })
           chat = null
         }
+        // input is used only when the chat is created
+        if (chat === null) {
+          const opened = await svc.openSession(p, agent, body.session_key, body.input)
+          chat = opened.chat
+          fresh = opened.created
+        }
+      } else {
+        chat = await svc.createChat(p, agent, body.input === undefined ? {} : { input: body.input })
+        fresh = true
       }
-      // input is used only when the chat is created
-      const fresh = chat === null
-      chat ??= await svc.createChat(p, agent, { ...(body.input === undefined ? {} : { input: body.input }), sessionKey: body.session_key ?? null })
       const out = await svc.sendAndWait(p, chat, { content: body.message, fresh })
       return { body: { reply: out.message?.content ?? '', chat_id: chat.id, session_key: body.session_key ?? null } }
     }),

@@ -119,6 +119,27 @@ export function chatStore(db: Db) {
       // a function whose statement's plan Postgres keeps (migrations/0022-chat-context-functions.sql); seq starts at 1
       return maybeRow(db, TurnContextRows, sql.unsafe`select * from chat_turn_context(${id}::uuid, ${limit}::integer, ${afterSeq ?? 0}::bigint)`)
     },
+    /**
+     * The live chat of a session (user, agent, session_key), made now when there is none; `created`
+     * says which. Concurrent first calls with one new key all get the same chat: the insert leaves
+     * the row another call committed to the unique index (`chats_session`, migrations/0006), and
+     * the select that follows, a statement of its own, sees it (read committed). Should that chat
+     * be archived in between (a reset), the insert is tried again.
+     */
+    async openSession(c: { userId: string; agent: { id: string; namespace: string; name: string }; input: Record<string, unknown>; sessionKey: string }): Promise<{ chat: ChatRow; created: boolean }> {
+      for (;;) {
+        const made = await maybeRow(db, ChatRows, sql.unsafe`
+          insert into chats (user_id, agent_id, agent_namespace, agent_name, input, session_key)
+          values (${c.userId}::uuid, ${c.agent.id}::uuid, ${c.agent.namespace}, ${c.agent.name}, ${JSON.stringify(c.input)}::jsonb, ${c.sessionKey})
+          on conflict (user_id, agent_namespace, agent_name, session_key) where session_key is not null and not archived do nothing
+          returning ${CHAT}`)
+        if (made !== null) return { chat: made, created: true }
+        const found = await maybeRow(db, ChatRows, sql.unsafe`
+          select ${CHAT} from chats where user_id = ${c.userId}::uuid and agent_namespace = ${c.agent.namespace} and agent_name = ${c.agent.name}
+            and session_key = ${c.sessionKey} and not archived`)
+        if (found !== null) return { chat: found, created: false }
+      }
+    },
     async bySession(userId: string, ns: string, name: string, key: string): Promise<ChatRow | null> {
       return maybeRow(db, ChatRows, sql.unsafe`
         select ${CHAT} from chats where user_id = ${userId}::uuid and agent_namespace = ${ns} and agent_name = ${name}

@@ -21,8 +21,8 @@ import type { ChatRow } from './store.ts'
  * Tools an agent offers the LLM. Each kind of tool is a provider: it discovers its tools for a turn
  * (wildcards in enabled_* expanded now, against what the chat's user may read and within the namespaces the agent's owner uses) and runs a call —
  * checking the user's permission again at execution time, never trusting discovery. Functions,
- * sub-agents, skills and system tools live here; queries, collections, stores and connectors add
- * providers of their own (`registerToolProvider`).
+ * sub-agents and skills live here, system tools in system-tools.ts (turn-runtime.ts adds them);
+ * queries, collections, stores and connectors add providers of their own (`registerToolProvider`).
  */
 /** A namespaced resource as the engine returns it, typed by its kind's spec (`agent.system_prompt`). */
 export type Loaded<S extends TObject> = ResourceRecord<Static<S>> & { namespace: string; owner_id: string | null }
@@ -222,28 +222,8 @@ function skillTools(d: ToolDeps): ToolProvider {
   }
 }
 
-/** Platform capabilities named in `system_tools`. */
-const SYSTEM_TOOLS: Record<string, Omit<Tool, 'name'>> = {
-  current_time: {
-    description: 'The current date and time (UTC, ISO 8601)',
-    parameters: { type: 'object', properties: {} },
-    requiresApproval: false,
-    run: async () => ({ now: new Date().toISOString() }),
-  },
-}
-
-function systemTools(): ToolProvider {
-  return {
-    name: 'system',
-    async discover(ctx) {
-      const names = ctx.agent.system_tools.map((e) => (typeof e === 'string' ? e : e.name))
-      return names.filter((n) => n in SYSTEM_TOOLS).map((n) => ({ name: n, ...(SYSTEM_TOOLS[n] as Omit<Tool, 'name'>) }))
-    },
-  }
-}
-
 export function toolProviders(d: ToolDeps): ToolProvider[] {
-  return [functionTools(d), agentTools(d), skillTools(d), systemTools(), ...extra.map((make) => make(d))]
+  return [functionTools(d), agentTools(d), skillTools(d), ...extra.map((make) => make(d))]
 }
 
 export async function discoverTools(providers: readonly ToolProvider[], ctx: ToolContext): Promise<Map<string, Tool>> {

@@ -1,5 +1,6 @@
 import { historyCache, type HistoryCache } from './history-cache.ts'
 import { chatStore, type ChatStore } from './store.ts'
+import { systemToolProvider } from './system-tools.ts'
 import { toolProviders, type ToolDeps, type ToolProvider } from './tools.ts'
 import type { TurnDeps } from './turn.ts'
 
@@ -15,5 +16,5 @@ export interface TurnRuntime {
 export function turnRuntime(d: TurnDeps): TurnRuntime {
   const toolDeps: ToolDeps = { db: d.db, config: d.config, resources: d.resources, invoke: d.invoke, delegate: (c, a, m) => d.delegate(c, a, m), delegateSuspended: (c, a, m, id) => d.delegateSuspended(c, a, m, id) }
   const store = chatStore(d.db)
-  return { d, store, history: historyCache(store, d.config.CHAT_HISTORY_CACHE_CHATS), toolDeps, providers: toolProviders(toolDeps) }
+  return { d, store, history: historyCache(store, d.config.CHAT_HISTORY_CACHE_CHATS), toolDeps, providers: [...toolProviders(toolDeps), systemToolProvider(toolDeps)] }
 }

@@ -7,7 +7,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { InvokeDeps } from '../functions/invoke.ts'
 import type { JobStateStore } from '../jobs/job-state.ts'
-import { jobErrorText } from '../jobs/job-state.ts'
+import { isTerminal, jobErrorText } from '../jobs/job-state.ts'
 import { waitForJob } from '../jobs/wait.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import { resolveAgentLlm } from '../llm/registry.ts'
@@ -19,6 +19,7 @@ import type { ActorTeller } from '../../actors/runtime/tell.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { chatStore } from './store.ts'
 import { seedChat } from './history-cache.ts'
+import { followUpRunner, withFollowUps } from './follow-up.ts'
 import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
 import type { AgentRecord, ToolContext } from './tools.ts'
 
@@ -67,7 +68,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     }, { msgId: `chat-send-${jobId}`, fresh: true })
     return jobId
   }
-  return turnExecutor({
+  const turns = turnExecutor({
     db: d.db,
     config: d.config,
     resources: d.resources,
@@ -89,7 +90,9 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     async delegate(ctx, agent, message) {
       const jobId = await startSubAgentTurn(ctx, agent, message)
       const done = await ctx.blocking(waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_DELEGATE_TIMEOUT * 1000))
-      if (done === null || done.status !== 'completed') throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: ${jobErrorText(done?.error) ?? done?.status ?? 'timeout'}`)
+      // out of time, the wait answers the job as it still is (queued, running) or nothing
+      if (done === null || !isTerminal(done.status)) throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: timeout (AGENT_DELEGATE_TIMEOUT, ${String(d.config.AGENT_DELEGATE_TIMEOUT)} s)`)
+      if (done.status !== 'completed') throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: ${jobErrorText(done.error) ?? done.status}`)
       return (done.result as TurnResult).message?.content ?? ''
     },
     async delegateSuspended(ctx, agent, message, toolCallId) {
@@ -118,4 +121,6 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       await sendToActor(d.js, d.names, chatProtocol, chatId, 'ended', ended, { msgId })
     },
   })
+  // the agent pool also runs the follow-ups agents schedule (the schedule_message system tool)
+  return withFollowUps(turns, followUpRunner(d))
 }

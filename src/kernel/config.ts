@@ -178,6 +178,7 @@ export const ConfigSchema = T.Object({
   CHAT_HISTORY_CACHE_CHATS: int(1000, 'chats whose last MAX_HISTORY_MESSAGES messages a worker keeps between their turns, reading only what was added since, or nothing when the chat actor vouches for the count held (0: the whole history every turn)', 0),
   AGENT_JOB_TIMEOUT: int(600, 'seconds per agent turn', 1),
   AGENT_DELEGATE_TIMEOUT: int(600, 'seconds a blocking parent waits for a sub-agent', 1),
+  CHAT_EXPIRY_SWEEP_SECONDS: num(60, 'how often chats past their `expires_in` are hard-deleted with their messages (they are never answered once expired)', 0.05),
   AGENT_DELEGATE_MODE: oneOf(['block', 'suspend'], 'block', 'how a parent waits for a sub-agent'),
   AGENT_MAX_DELEGATION_DEPTH: int(5, 'delegation depth; 0 disables', 0),
   AGENT_SUBAGENT_QUEUE: bool(true, 'route delegated jobs to the sub-agent workers'),

@@ -128,6 +128,7 @@ const CODES: Record<string, Row> = {
   'chat.approval_decided': [409, 'the approval was already decided'],
   'chat.approval_not_found': [404, 'approval not found'],
   'chat.approval_unknown': [404, 'no such tool call in this chat', 'stream'],
+  'chat.follow_up_refused': [409, 'the scheduled follow-up message was not sent (the chat was archived, or its agent no longer offers schedule_message)', 'job'],
   'chat.invalid_input': [422, 'invalid chat input'],
   'chat.not_found': [404, 'chat not found'],
   'chat.stream_not_found': [404, 'the chat has no active stream'],
