@@ -16,6 +16,7 @@ import { provisionJobs } from './provision.ts'
 import { openResultStore, type ResultStore } from './result-store.ts'
 import { jobHandlers } from './service.ts'
 import { startTimerDispatcher } from './timers.ts'
+import { createTopLevelGate, topLevelCap } from './nested-reserve.ts'
 import { createUserShare, userShareCap } from './user-share.ts'
 import { startJobWorker, type JobExecutor, type JobWorker } from './worker.ts'
 
@@ -92,6 +93,8 @@ export async function startJobWorkers(o: {
     const replicas = o.replicas ?? size.replicas
     // one fair-share gate for all function replicas of this process: they share its sandbox pool
     const userShare = pool === 'fn' ? createUserShare(userShareCap(o.config, replicas)) : undefined
+    const reserveCap = pool === 'fn' ? topLevelCap(o.config, replicas) : undefined
+    const topLevelGate = reserveCap === undefined ? undefined : createTopLevelGate(reserveCap)
     for (let i = 0; i < replicas; i++) {
       workers.push(
         await startJobWorker({
@@ -112,6 +115,7 @@ export async function startJobWorkers(o: {
           runningRecordMs: o.config.JOB_RUNNING_RECORD_MS,
           ...(o.onAbandoned?.[pool] === undefined ? {} : { onAbandoned: o.onAbandoned[pool] }),
           ...(userShare === undefined ? {} : { userShare }),
+          ...(topLevelGate === undefined ? {} : { topLevelGate }),
         }),
       )
     }
