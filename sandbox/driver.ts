@@ -71,6 +71,8 @@ export interface SandboxProcess {
   readonly id: string
   /** The name operators see (container name, pod name, or `bwrap-<id>`). */
   readonly name: string
+  /** Host pid of the sandbox's outer process, for drivers that start one here (bubblewrap, process). */
+  readonly pid?: number | undefined
   readonly stdin: Writable
   readonly stdout: Readable
   /** Resolves when the sandbox is gone, for whatever reason. */

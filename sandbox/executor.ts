@@ -65,7 +65,9 @@ export function limitsOf(config: Config): SandboxLimits {
   return {
     memoryMb: config.MAX_FUNCTION_MEMORY,
     cpus: config.MAX_FUNCTION_CPU,
-    tmpMb: config.SANDBOX_TMP_MB,
+    // MAX_FUNCTION_STORAGE is the disk of one execution: /tmp is its only writable disk, so the
+    // tmpfs is sized to it (when smaller than SANDBOX_TMP_MB) and no single file may exceed it either
+    tmpMb: Math.min(config.SANDBOX_TMP_MB, storageMb(config.MAX_FUNCTION_STORAGE)),
     shmMb: config.SANDBOX_SHM_MB,
     fileMb: Math.min(storageMb(config.MAX_FUNCTION_STORAGE), 1024 * 64),
     maxProcs: config.SANDBOX_MAX_PROCESSES,

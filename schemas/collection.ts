@@ -9,7 +9,7 @@ export const CollectionSpec = T.Object(
     metadata_schema: JsonSchemaObject,
     content_filter_function: T.Union([Ref, T.Null()], { default: null, description: 'function run before a file is stored: approve, reject or modify it' }),
     post_upload_function: T.Union([Ref, T.Null()], { default: null, description: 'function run (as an async job) after a file is stored' }),
-    max_file_size_mb: T.Integer({ default: 100, minimum: 1, maximum: 1_000_000, description: 'per-file limit in MiB' }),
+    max_file_size_mb: T.Number({ default: 100, exclusiveMinimum: 0, maximum: 1_000_000, description: 'per-file limit in MiB (fractions allowed: a collection with a content_filter_function takes at most FILES_CONTENT_FILTER_MAX_BYTES, 0.25 MiB by default)' }),
     max_total_size_gb: T.Number({ default: 10, exclusiveMinimum: 0, maximum: 1_000_000, description: 'collection limit in GiB (every kept version counts)' }),
   },
   { additionalProperties: false },

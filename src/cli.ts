@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { issueAccessToken } from './auth/tokens.ts'
 import { configTable, loadConfig } from './kernel/config.ts'
 import { errorTable } from './kernel/error-codes.ts'
-import { createLogger } from './kernel/log.ts'
+import { createLogger, logLevelOf } from './kernel/log.ts'
 import { createDb, migrate, sql } from './platform/db.ts'
 import { createSecretBox, previousKeys } from './kernel/crypto.ts'
 import { reencryptSecrets } from './access/reencrypt.ts'
@@ -18,7 +18,7 @@ const out = (s: string) => process.stdout.write(`${s}\n`)
 
 async function start(): Promise<void> {
   const config = loadConfig()
-  const log = createLogger({ level: config.LOG_LEVEL })
+  const log = createLogger({ level: logLevelOf(config) })
   const startedAt = performance.now()
   const platform = await startPlatform(config, log)
   const base = `http://localhost:${String(platform.gateway?.port ?? config.PORT)}`
@@ -91,7 +91,7 @@ async function token(): Promise<void> {
 
 async function migrateOnly(): Promise<void> {
   const config = loadConfig()
-  const applied = await migrate(resolveDatabaseUrl(config), createLogger({ level: config.LOG_LEVEL }))
+  const applied = await migrate(resolveDatabaseUrl(config), createLogger({ level: logLevelOf(config) }))
   out(applied.length === 0 ? 'nothing to migrate' : `applied ${applied.join(', ')}`)
 }
 

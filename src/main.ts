@@ -8,6 +8,7 @@ import { FEATURES } from './features.ts'
 import type { JobService } from './jobs/start.ts'
 import type { Config } from './kernel/config.ts'
 import type { Logger } from './kernel/log.ts'
+import { warnUnbuiltSettings } from './kernel/unbuilt-settings.ts'
 import type { Db } from './platform/db.ts'
 import type { NatsConnection } from './platform/nats.ts'
 import { setOutboundDnsCache } from './platform/outbound-http.ts'
@@ -59,6 +60,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const life = createLifecycle(log)
   try {
     setOutboundDnsCache(config.OUTBOUND_DNS_CACHE_SECONDS)
+    warnUnbuiltSettings(config, log)
     for (const f of FEATURES) f.preflight?.(config, roles)
     const infra = await startInfrastructure(config, roles, life, log)
     const service = roles.has('resources') ? await startServiceRole(infra, FEATURES, life) : undefined

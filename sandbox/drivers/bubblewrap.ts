@@ -179,6 +179,7 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
       return {
         id: spec.id,
         name: `bwrap-${spec.id}`,
+        pid: child.pid,
         stdin: child.stdin,
         stdout: child.stdout,
         exited,

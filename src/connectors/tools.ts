@@ -3,7 +3,7 @@ import type { ConnectorOperation } from '../../schemas/connector.ts'
 import { registerToolProvider, toolName, type Tool, type ToolContext, type ToolDeps, type ToolProvider } from '../chats/tools.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { AppError } from '../kernel/errors.ts'
-import { createLogger } from '../kernel/log.ts'
+import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { connectorKind } from '../kinds/connector/kind.ts'
 import { namespacesUsedBy } from '../namespaces/store.ts'
 import { renderTemplate } from '../templates/render.ts'
@@ -102,7 +102,7 @@ export function registerConnectorTools(): void {
       config: t.config,
       resources: t.resources,
       box: createSecretBox(t.config.ENCRYPTION_KEY, previousKeys(t.config.ENCRYPTION_KEY_PREVIOUS)),
-      log: createLogger({ level: t.config.LOG_LEVEL, svc: 'connectors' }),
+      log: createLogger({ level: logLevelOf(t.config), svc: 'connectors' }),
     })),
   )
 }

@@ -1,6 +1,6 @@
 import { registerToolProvider, toolName, type Tool, type ToolDeps, type ToolProvider } from '../chats/tools.ts'
 import { AppError } from '../kernel/errors.ts'
-import { createLogger } from '../kernel/log.ts'
+import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { queryKind } from '../kinds/query/kind.ts'
 import { namespacesUsedBy } from '../namespaces/store.ts'
 import { renderTemplate } from '../templates/render.ts'
@@ -41,7 +41,7 @@ function llmSchema(q: QueryRecord, presets: Record<string, Preset>, rendered: Re
 export function queryTools(d: ToolDeps): ToolProvider {
   // The feature's workers part opened this process's registry with its logger at start; the
   // fallback only serves a process that runs turns without that part.
-  const pools = connectionPools({ db: d.db, resources: d.resources, config: d.config, log: createLogger({ level: d.config.LOG_LEVEL, svc: 'data' }) })
+  const pools = connectionPools({ db: d.db, resources: d.resources, config: d.config, log: createLogger({ level: logLevelOf(d.config), svc: 'data' }) })
   const log = pools.log
   return {
     name: 'queries',

@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.ts'
 import { expandAndLoad, registerToolProvider, toolName, type Tool, type ToolDeps } from '../chats/tools.ts'
-import { createLogger } from '../kernel/log.ts'
+import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { AppError } from '../kernel/errors.ts'
 import { collectionKind } from '../kinds/collection/kind.ts'
 import { openBlobStore } from '../platform/blob-store.ts'
@@ -31,7 +31,7 @@ const str = (v: unknown, what: string): string => {
 }
 
 function filesDeps(d: ToolDeps): FilesDeps {
-  return { db: d.db, config: d.config, resources: d.resources, blobs: () => openBlobStore(d.invoke.nc, d.invoke.names), invoke: d.invoke, log: createLogger({ level: d.config.LOG_LEVEL, svc: 'files-tools' }) }
+  return { db: d.db, config: d.config, resources: d.resources, blobs: () => openBlobStore(d.invoke.nc, d.invoke.names), invoke: d.invoke, log: createLogger({ level: logLevelOf(d.config), svc: 'files-tools' }) }
 }
 
 function collectionTools(d: ToolDeps) {

@@ -38,7 +38,7 @@ export function checkFileName(name: string | null | undefined): string {
 async function uploadAllowance(d: FilesDeps, c: CollectionRecord): Promise<number> {
   const remaining = Math.floor(c.max_total_size_gb * GIB) - (await collectionBytes(d.db, c.id))
   if (remaining <= 0) throw collectionFull()
-  return Math.min(c.max_file_size_mb * MIB, remaining)
+  return Math.min(Math.floor(c.max_file_size_mb * MIB), remaining)
 }
 
 export async function prepareUpload(d: FilesDeps, p: Principal, at: { namespace: string; collection: string }, phase: Extract<BlobPhase, { phase: 'prepare' }>): Promise<Static<typeof BlobUploadPlan>> {

@@ -43,17 +43,25 @@ export interface EnqueueDeps {
   db?: Db
   /** MAX_EXECUTION_DEPTH: 0 disables the check. */
   maxDepth: number
+  /**
+   * The longest delay_seconds (maxDelayOf, start.ts): a scheduled job's state is written once at
+   * its enqueue and must still be there when its timer fires. Absent: no limit.
+   */
+  maxDelaySeconds?: number
 }
 
 export const jobSubject = (names: NatsNames, pool: Pool, id: string): string => names.subject(`jobs.${pool}.${id}`)
 
 /** The `queued` (or `scheduled`) state of a job to accept; refuses a chain deeper than MAX_EXECUTION_DEPTH. */
-export function prepareJob(deps: Pick<EnqueueDeps, 'maxDepth' | 'db'>, req: EnqueueRequest): JobState {
+export function prepareJob(deps: Pick<EnqueueDeps, 'maxDepth' | 'db' | 'maxDelaySeconds'>, req: EnqueueRequest): JobState {
   const depth = req.parent === null || req.parent === undefined ? 0 : req.parent.depth + 1
   if (deps.maxDepth > 0 && depth > deps.maxDepth) {
     throw invalid(`execution chain deeper than MAX_EXECUTION_DEPTH (${String(deps.maxDepth)})`, undefined, 'job.depth_exceeded')
   }
   const delay = req.delaySeconds ?? 0
+  if (deps.maxDelaySeconds !== undefined && delay > deps.maxDelaySeconds) {
+    throw invalid(`delay_seconds may be at most ${String(deps.maxDelaySeconds)}: a delayed job's state is kept JOB_RESULT_TTL_HOURS from its enqueue`, [{ path: 'delay_seconds', message: `at most ${String(deps.maxDelaySeconds)}` }], 'job.delay_too_long')
+  }
   if (delay > 0 && deps.db === undefined) throw new Error('delayed jobs need the database (timer table)')
   const now = new Date()
   const dueAt = delay > 0 ? new Date(now.getTime() + delay * 1000).toISOString() : undefined

@@ -67,6 +67,21 @@ export class JobSlots {
       m.term()
       return
     }
+    // SHARED_POOL_RESERVE (nested-reserve.ts): a top-level job over its share of the slots goes
+    // back to the queue unclaimed, so the reserved slots stay free for nested calls.
+    const gate = (carried.depth ?? 0) === 0 ? this.w.o.topLevelGate : undefined
+    if (gate !== undefined && !gate.tryEnter()) {
+      m.nak(USER_SHARE_RETRY_MS)
+      return
+    }
+    try {
+      await this.withinUserShare(m, id, carried)
+    } finally {
+      gate?.leave()
+    }
+  }
+
+  private async withinUserShare(m: PulledMessage, id: string, carried: JobState): Promise<void> {
     const share = this.w.o.userShare
     // A synchronous nested call (a function calling another and waiting for it) is not counted:
     // its caller holds a place already and waits on it, so counting both could deadlock a user's

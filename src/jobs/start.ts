@@ -16,6 +16,7 @@ import { provisionJobs } from './provision.ts'
 import { openResultStore, type ResultStore } from './result-store.ts'
 import { jobHandlers } from './service.ts'
 import { startTimerDispatcher } from './timers.ts'
+import { createTopLevelGate, topLevelCap } from './nested-reserve.ts'
 import { createUserShare, userShareCap } from './user-share.ts'
 import { startJobWorker, type JobExecutor, type JobWorker } from './worker.ts'
 
@@ -27,6 +28,13 @@ import { startJobWorker, type JobExecutor, type JobWorker } from './worker.ts'
  *   that has an executor registered.
  */
 export const maxDepthOf = (config: Config): number => config.MAX_EXECUTION_DEPTH
+
+/**
+ * The longest delay of a delayed job: its JOB_STATE entry, written at the enqueue, lives
+ * JOB_RESULT_TTL_HOURS (the bucket's TTL) and must outlast the delay; a minute is kept for the
+ * timer's dispatch.
+ */
+export const maxDelayOf = (config: Config): number => config.JOB_RESULT_TTL_HOURS * 3600 - 60
 
 export async function provisionJobLayout(nc: NatsConnection, names: NatsNames, config: Config, log: Logger): Promise<void> {
   await provisionJobs(nc, names, { ackWaitMs: config.QUEUE_ACK_WAIT_SECONDS * 1000, resultTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000 }, log)
@@ -44,7 +52,7 @@ export async function startJobService(o: { nc: NatsConnection; names: NatsNames;
   const log = o.log.child({ mod: 'jobs' })
   const store = await openJobStateStore(o.nc, o.names)
   const results = await openResultStore(o.nc, o.names)
-  const enqueue: EnqueueDeps = { js: jetstream(o.nc), names: o.names, store, db: o.db, maxDepth: maxDepthOf(o.config) }
+  const enqueue: EnqueueDeps = { js: jetstream(o.nc), names: o.names, store, db: o.db, maxDepth: maxDepthOf(o.config), maxDelaySeconds: maxDelayOf(o.config) }
   const mirror = await startMirror({ nc: o.nc, names: o.names, db: o.db, results, config: o.config, log })
   const timers = startTimerDispatcher({ db: o.db, deps: enqueue, log })
   const flush = setInterval(() => {
@@ -92,6 +100,8 @@ export async function startJobWorkers(o: {
     const replicas = o.replicas ?? size.replicas
     // one fair-share gate for all function replicas of this process: they share its sandbox pool
     const userShare = pool === 'fn' ? createUserShare(userShareCap(o.config, replicas)) : undefined
+    const reserveCap = pool === 'fn' ? topLevelCap(o.config, replicas) : undefined
+    const topLevelGate = reserveCap === undefined ? undefined : createTopLevelGate(reserveCap)
     for (let i = 0; i < replicas; i++) {
       workers.push(
         await startJobWorker({
@@ -112,6 +122,7 @@ export async function startJobWorkers(o: {
           runningRecordMs: o.config.JOB_RUNNING_RECORD_MS,
           ...(o.onAbandoned?.[pool] === undefined ? {} : { onAbandoned: o.onAbandoned[pool] }),
           ...(userShare === undefined ? {} : { userShare }),
+          ...(topLevelGate === undefined ? {} : { topLevelGate }),
         }),
       )
     }

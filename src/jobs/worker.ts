@@ -11,6 +11,7 @@ import { startLocal, type LocalStart } from './local-run.ts'
 import { poolConsumerName } from './provision.ts'
 import { startPuller } from './puller.ts'
 import type { ResultStore } from './result-store.ts'
+import type { TopLevelGate } from './nested-reserve.ts'
 import type { UserShare } from './user-share.ts'
 import { rememberCancel, RETRYABLE, type WorkerState } from './worker-state.ts'
 
@@ -107,6 +108,8 @@ export interface WorkerOptions {
    * process goes back to the queue unclaimed (nak with a delay: no attempt counted, no slot held).
    */
   userShare?: UserShare
+  /** SHARED_POOL_RESERVE (function pools): top-level jobs over their share of the slots go back to the queue unclaimed. */
+  topLevelGate?: TopLevelGate
 }
 
 export interface JobWorker {

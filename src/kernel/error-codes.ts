@@ -93,6 +93,7 @@ const CODES: Record<string, Row> = {
   'job.already_finished': [409, 'the job has already finished'],
   'job.cancelled': [409, 'the job was cancelled', 'job'],
   'job.depth_exceeded': [422, 'too many nested executions'],
+  'job.delay_too_long': [422, 'delay_seconds outlives the job state (JOB_RESULT_TTL_HOURS)'],
   'job.failed': [500, 'the job failed', 'job'],
   'job.invalid': [500, 'a job without what it needs to run', 'job'],
   'job.not_completed': [409, 'the job has not completed'],

@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino'
+import type { Config } from './config.ts'
 
 export type { Logger }
 
@@ -36,4 +37,12 @@ export function createLogger(options: { level?: string; svc?: string; destinatio
     },
     options.destination ?? process.stdout,
   )
+}
+
+/**
+ * The level the platform logs at: LOG_LEVEL, or `debug` when DEBUG is true and LOG_LEVEL was left
+ * at its default (`info`); an explicit other LOG_LEVEL wins over DEBUG.
+ */
+export function logLevelOf(config: Pick<Config, 'LOG_LEVEL' | 'DEBUG'>): string {
+  return config.DEBUG && config.LOG_LEVEL === 'info' ? 'debug' : config.LOG_LEVEL
 }

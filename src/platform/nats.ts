@@ -87,7 +87,7 @@ const DEFAULT_DUPLICATE_WINDOW = 120 * 1e9
  * the echoed configuration is compared with the request: a server that silently drops an option
  * (2.9 does for several) makes start-up fail loudly instead of misbehaving later.
  */
-export async function provisionNats(nc: NatsConnection, names: NatsNames, log: Logger, options: { rateLimitWindowSeconds?: number } = {}): Promise<void> {
+export async function provisionNats(nc: NatsConnection, names: NatsNames, log: Logger, options: { rateLimitWindowSeconds?: number; jobStateTtlMs?: number } = {}): Promise<void> {
   const jsm = await jetstreamManager(nc)
   const streams: (Partial<StreamConfig> & { name: string })[] = [
     { name: names.stream('JOBS'), subjects: [names.subject('jobs.>')], retention: RetentionPolicy.Workqueue, storage: StorageType.File, duplicate_window: 10 * 60 * 1e9 },
@@ -110,8 +110,9 @@ export async function provisionNats(nc: NatsConnection, names: NatsNames, log: L
   }
   const kvm = new Kvm(nc)
   const buckets = [
-    // Every write is republished to `evt.job.<id>`: the job's done channel (research §0.7).
-    { name: 'JOB_STATE', opts: { history: 1, ttl: 24 * 3600_000, republish: { src: `$KV.${names.bucket('JOB_STATE')}.>`, dest: names.subject('evt.job.>') } } },
+    // Every write is republished to `evt.job.<id>`: the job's done channel (research §0.7). A job's
+    // state lives as long as its result (JOB_RESULT_TTL_HOURS): GET /jobs/{id} answers both alike.
+    { name: 'JOB_STATE', opts: { history: 1, ttl: options.jobStateTtlMs ?? 24 * 3600_000, republish: { src: `$KV.${names.bucket('JOB_STATE')}.>`, dest: names.subject('evt.job.>') } } },
     { name: 'WORKERS', opts: { history: 1, ttl: 30_000 } },
     { name: 'LEASES', opts: { history: 1, ttl: 15_000 } },
     // Login rate-limit counters (src/identity/rate-limit.ts): the bucket TTL is the window, as 2.9 has no per-key TTL.

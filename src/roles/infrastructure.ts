@@ -63,7 +63,7 @@ export async function startInfrastructure(config: Config, roles: ReadonlySet<Rol
   life.nats = nc
   life.onStop(() => closeNats(nc))
   log.info({ nats: await probeNats(nc) }, 'nats capabilities')
-  await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS })
+  await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, jobStateTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000 })
   await provisionJobLayout(nc, names, config, log.child({ mod: 'nats' }))
   return { nc, js: jetstream(nc), names, config, log, natsUrl, databaseUrl, actorsHere: lateTeller() }
 }

@@ -7,7 +7,7 @@ import { KINDS } from '../kinds/index.ts'
 import { openJobStateStore } from '../jobs/job-state.ts'
 import { localJobs } from '../jobs/local-run.ts'
 import { openResultStore } from '../jobs/result-store.ts'
-import { maxDepthOf, startJobWorkers } from '../jobs/start.ts'
+import { maxDelayOf, maxDepthOf, startJobWorkers } from '../jobs/start.ts'
 import { createDb } from '../platform/db.ts'
 import { createResourceService } from '../resources/service.ts'
 import type { Infrastructure } from './infrastructure.ts'
@@ -39,7 +39,7 @@ export async function startWorkerRole(infra: Infrastructure, features: readonly 
   const resources = service?.resources ?? createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)), nats: { nc, names } })
   if (service === undefined) life.onStop(async () => resources.close())
   const jobStore = await openJobStateStore(nc, names)
-  const invoke = { nc, names, config, enqueue: { js, names, store: jobStore, db, maxDepth: maxDepthOf(config) }, store: jobStore, results: await openResultStore(nc, names) }
+  const invoke = { nc, names, config, enqueue: { js, names, store: jobStore, db, maxDepth: maxDepthOf(config), maxDelaySeconds: maxDelayOf(config) }, store: jobStore, results: await openResultStore(nc, names) }
   const ctx = { ...infra, db, resources, sandboxes, jobStore, invoke }
   const merged: Required<WorkerPart> = { executors: {}, onAbandoned: {} }
   for (const f of features) {

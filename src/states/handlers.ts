@@ -1,9 +1,13 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
-import { STATE_ROUTES as R } from './routes.ts'
+import { STATE_GROUP_ROUTES, STATE_ROUTES } from './routes.ts'
 import type { StateService } from './service.ts'
 
-/* The state routes over the state service (every check lives there). */
+/* The state routes over the state service (every check lives there); both path groups alike. */
 export function stateHandlers(states: StateService): BoundRoute[] {
+  return [...handlersOf(STATE_ROUTES, states), ...handlersOf(STATE_GROUP_ROUTES, states)]
+}
+
+function handlersOf(R: typeof STATE_ROUTES, states: StateService): BoundRoute[] {
   const store = (params: { namespace: string; name: string }) => ({ namespace: params.namespace, name: params.name })
   return [
     bind(R.list, async ({ principal, params, query }) => {

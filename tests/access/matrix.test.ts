@@ -262,6 +262,19 @@ const ROWS: Record<string, Row> = {
   'states.get': { call: async (c) => ({ path: await statePathOfA(c) }), b: [404], admin: [200] },
   'states.put': { call: async (c) => ({ path: await statePathOfA(c), body: { value: 2 } }), b: [404], admin: [200] },
   'states.delete': { call: async (c) => ({ path: await statePathOfA(c) }), b: [404], admin: [204] },
+  // the same entries on the runtime path group /states/{ns}/{name}[/{key}]
+  'states.group.list': {
+    call: async (c) => {
+      const s = await stateOfA(c)
+      return { path: `/states/matrix/${s.store}`, hidden: (i) => i['key'] === s.key }
+    },
+    b: [404],
+    admin: [200],
+  },
+  'states.group.create': { call: async (c) => ({ path: `/states/matrix/${(await stateOfA(c)).store}`, body: { key: `k-${c.n()}`, value: 1 } }), b: [404], admin: [201] },
+  'states.group.get': { call: async (c) => ({ path: await stateGroupPathOfA(c) }), b: [404], admin: [200] },
+  'states.group.put': { call: async (c) => ({ path: await stateGroupPathOfA(c), body: { value: 2 } }), b: [404], admin: [200] },
+  'states.group.delete': { call: async (c) => ({ path: await stateGroupPathOfA(c) }), b: [404], admin: [204] },
   // ---- end states
   // ---- templates, discovery, manifests (src/template-api/, src/discovery/, src/manifests/): A's are invisible to B
   'templates.get-by-id': { call: async (c) => ({ path: `/api/v1/templates/${(await templateOfA(c)).id}` }), b: [404], admin: [200] },
@@ -546,6 +559,11 @@ async function stateOfA(c: Ctx): Promise<{ store: string; key: string }> {
 async function statePathOfA(c: Ctx): Promise<string> {
   const s = await stateOfA(c)
   return `/stores/matrix/${s.store}/states/${s.key}`
+}
+
+async function stateGroupPathOfA(c: Ctx): Promise<string> {
+  const s = await stateOfA(c)
+  return `/states/matrix/${s.store}/${s.key}`
 }
 
 const MINI_OPENAPI = { openapi: '3.0.3', info: { title: 'mini', version: '1' }, servers: [{ url: 'https://api.example.com' }], paths: { '/ping': { get: { operationId: 'ping', responses: { '200': { description: 'ok' } } } } } }

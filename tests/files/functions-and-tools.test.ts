@@ -34,7 +34,8 @@ t.before(async () => {
   await mk('/api/v1/llm-providers', { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'sk-fake', default_model: 'fake-model', is_default: true }, env.adminToken)
   await mk('/api/v1/functions', { namespace: 'kb', name: 'filter', code: FILTER })
   await mk('/api/v1/functions', { namespace: 'kb', name: 'after', code: 'def handler(input, context):\n    return {"seen": input["filename"], "version": input["version"]}\n' })
-  await mk('/api/v1/collections', { namespace: 'kb', name: 'docs', content_filter_function: 'kb/filter', post_upload_function: 'kb/after' })
+  // a filtered collection takes at most FILES_CONTENT_FILTER_MAX_BYTES (256 KiB = 0.25 MiB) a file
+  await mk('/api/v1/collections', { namespace: 'kb', name: 'docs', content_filter_function: 'kb/filter', post_upload_function: 'kb/after', max_file_size_mb: 0.25 })
   await mk('/api/v1/collections', { namespace: 'kb', name: 'notes' })
 })
 
@@ -65,6 +66,22 @@ t.test('content filter: approve, reject (nothing stored), modify (content and me
   t.match(big.body, { code: 'file.too_large' })
   // the rejected and the replaced objects do not stay in the object store
   await eventually(async () => ((await env.sql('select count(*)::int as n from file_blob_garbage'))[0]?.['n'] === 0 ? true : undefined), 'refused objects swept')
+})
+
+t.test('a collection with a content filter cannot promise more than the filter can be given: 422 at save', async (t) => {
+  const made = await env.request('POST', '/api/v1/collections', { token: a.token, body: { namespace: 'kb', name: 'filtered-big', content_filter_function: 'kb/filter' } })
+  t.equal(made.status, 422, 'the default max_file_size_mb (100) is above the cap')
+  t.match(made.body, { code: 'request.invalid', errors: [{ path: 'max_file_size_mb', message: /FILES_CONTENT_FILTER_MAX_BYTES \(262144 bytes\).*at most 0\.25/ }] })
+  const raise = await env.request('PUT', '/api/v1/collections/kb/docs', { token: a.token, body: { max_file_size_mb: 1 } })
+  t.equal(raise.status, 422, 'nor may a filtered collection be raised above it later')
+  const plain = await env.request('POST', '/api/v1/collections', { token: a.token, body: { namespace: 'kb', name: 'plain-big', max_file_size_mb: 100 } })
+  t.equal(plain.status, 201, 'without a filter the limit is the collection\'s own')
+  const adding = await env.request('PUT', '/api/v1/collections/kb/plain-big', { token: a.token, body: { content_filter_function: 'kb/filter' } })
+  t.equal(adding.status, 422, 'adding a filter to a collection with a larger limit is refused too')
+  const small = await env.request('PUT', '/api/v1/collections/kb/plain-big', { token: a.token, body: { content_filter_function: 'kb/filter', max_file_size_mb: 0.125 } })
+  t.equal(small.status, 200, small.text)
+  const over = await env.request('POST', '/files/kb/plain-big', { token: a.token, body: { name: 'x.txt', content_base64: Buffer.alloc(200 * 1024, 'a').toString('base64') } })
+  t.equal(over.status, 413, 'a fractional limit holds: 200 KiB over 0.125 MiB')
 })
 
 t.test('post_upload_function runs as an async job after the upload', async (t) => {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream'
 import t from 'tap'
-import { createLogger } from '../../src/kernel/log.ts'
+import { createLogger, logLevelOf } from '../../src/kernel/log.ts'
 
 /* Credentials never reach the logs: the paths the platform logs them under are redacted. */
 t.test('secrets, passwords, tokens and authorization headers are redacted', async (t) => {
@@ -23,4 +23,11 @@ t.test('secrets, passwords, tokens and authorization headers are redacted', asyn
     t.notOk(all.includes(secret), `${secret} is not in the log`)
   }
   t.match(all, /\[redacted\]/)
+})
+
+t.test('DEBUG=true logs at debug unless LOG_LEVEL names another level', async (t) => {
+  t.equal(logLevelOf({ DEBUG: false, LOG_LEVEL: 'info' }), 'info')
+  t.equal(logLevelOf({ DEBUG: true, LOG_LEVEL: 'info' }), 'debug', 'DEBUG lowers the default level')
+  t.equal(logLevelOf({ DEBUG: true, LOG_LEVEL: 'warn' }), 'warn', 'an explicit LOG_LEVEL wins')
+  t.equal(logLevelOf({ DEBUG: false, LOG_LEVEL: 'trace' }), 'trace')
 })

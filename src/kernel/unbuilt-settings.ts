@@ -1,0 +1,43 @@
+import { ConfigSchema, type Config } from './config.ts'
+import type { Logger } from './log.ts'
+
+/*
+ * Settings the schema accepts (a deployment may already set them) whose feature this version does
+ * not have. Nothing reads them; so that setting one is not silently a no-op, the platform logs one
+ * warning per such setting given a value other than its default, at start. When a feature is
+ * built, its settings leave this list (tests/kernel/config-read.test.ts keeps the two in step).
+ */
+export const UNBUILT_SETTINGS: Readonly<Partial<Record<keyof Config, string>>> = {
+  CONFIG_FILE: 'declarative config is not built in this version',
+  AUTO_APPLY_CONFIG: 'declarative config is not built in this version',
+  CONSOLE_PORT: 'the web console is not built in this version',
+  ANALYTICS_HOST: 'the analytics store is not built in this version',
+  ANALYTICS_PORT: 'the analytics store is not built in this version',
+  ANALYTICS_USER: 'the analytics store is not built in this version',
+  ANALYTICS_PASSWORD: 'the analytics store is not built in this version',
+  ANALYTICS_DATABASE: 'the analytics store is not built in this version',
+  ANALYTICS_RETENTION_DAYS: 'the analytics store is not built in this version',
+  ANALYTICS_HOT_RETENTION_DAYS: 'the analytics store is not built in this version',
+  TOOL_RESULT_MAX_INLINE: 'tool-result retention is not built in this version',
+  TOOL_RESULT_RETENTION_DAYS: 'tool-result retention is not built in this version',
+  APP_CPU_LIMIT: 'deployment manifests (container images, charts) are not built in this version',
+  APP_MEMORY_LIMIT: 'deployment manifests (container images, charts) are not built in this version',
+  APP_CPU_RESERVATION: 'deployment manifests (container images, charts) are not built in this version',
+  APP_MEMORY_RESERVATION: 'deployment manifests (container images, charts) are not built in this version',
+  BACKEND_REPLICAS: 'deployment manifests (container images, charts) are not built in this version',
+  UVICORN_WORKERS: 'it is ignored: the gateway is one thread per process (run more processes with ROLES=gateway)',
+}
+
+/** One sentence per unbuilt setting given a non-default value: "CONFIG_FILE is set but …". */
+export function unbuiltSettingsInUse(config: Config): string[] {
+  const out: string[] = []
+  for (const [key, why] of Object.entries(UNBUILT_SETTINGS)) {
+    const def = (ConfigSchema.properties[key as keyof Config] as { default?: unknown }).default
+    if (config[key as keyof Config] !== def) out.push(`${key} is set but ${why}`)
+  }
+  return out
+}
+
+export function warnUnbuiltSettings(config: Config, log: Logger): void {
+  for (const message of unbuiltSettingsInUse(config)) log.warn(message)
+}
