@@ -18,8 +18,6 @@ export const UNBUILT_SETTINGS: Readonly<Partial<Record<keyof Config, string>>> =
   ANALYTICS_DATABASE: 'the analytics store is not built in this version',
   ANALYTICS_RETENTION_DAYS: 'the analytics store is not built in this version',
   ANALYTICS_HOT_RETENTION_DAYS: 'the analytics store is not built in this version',
-  TOOL_RESULT_MAX_INLINE: 'tool-result retention is not built in this version',
-  TOOL_RESULT_RETENTION_DAYS: 'tool-result retention is not built in this version',
   APP_CPU_LIMIT: 'deployment manifests (container images, charts) are not built in this version',
   APP_MEMORY_LIMIT: 'deployment manifests (container images, charts) are not built in this version',
   APP_CPU_RESERVATION: 'deployment manifests (container images, charts) are not built in this version',

@@ -37,8 +37,6 @@ const NOT_READ: Record<string, string> = {
   ANALYTICS_RETENTION_DAYS: 'its feature is not built yet (the analytics store)',
   ANALYTICS_HOT_RETENTION_DAYS: 'its feature is not built yet (the analytics store)',
   // being built in parallel by another helper (tool-result retention)
-  TOOL_RESULT_MAX_INLINE: 'its feature is not built yet (tool-result retention)',
-  TOOL_RESULT_RETENTION_DAYS: 'its feature is not built yet (tool-result retention)',
   // deploy/ holds install scripts only; container images and charts come later
   APP_CPU_LIMIT: 'its feature is not built yet (deployment manifests)',
   APP_MEMORY_LIMIT: 'its feature is not built yet (deployment manifests)',
