@@ -56,6 +56,7 @@ t.before(async () => {
   await agent('reply-hooks', { assistant: [hook('guarded/shout'), hook('guarded/censor')] })
   await agent('async', { user: [hook('guarded/audit', { async: true })], assistant: [hook('guarded/audit', { async: true })] })
   await agent('inactive', { user: [hook('guarded/off', { on_timeout: 'passthrough' })] })
+  await mk('/api/v1/agents', { namespace: 'guarded', name: 'tooled', system_prompt: 'You use tools.', enabled_functions: ['guarded/guard'] })
   await agent('gone', { user: [hook('guarded/never-written', { on_timeout: 'passthrough' })] })
   // B may read and chat with the guarded agents, and nothing of the functions
   await mk('/api/v1/roles', { name: 'GuardedChatters', permissions: { 'platform.agents/guarded/*.read:all': true, 'platform.agents/guarded/*.chat:all': true } })
@@ -87,6 +88,22 @@ t.test('execute without read runs the guard', async (t) => {
   const run = await post('/functions/guarded/guard/execute', { input: { message: { role: 'user', content: 'a secret' } } }, c.token)
   t.equal(run.status, 200, run.text)
   t.match(run.body, { result: { content: 'a [redacted]' } })
+})
+
+t.test('execute without read: the function is offered as an agent tool and runs; neither answers 404', async (t) => {
+  const c = await env.createUser('hooks-c2@test.local', ['Users', 'GuardedChatters', 'GuardRunners'])
+  llm.push({ tool_calls: [{ id: 'g1', name: 'guarded__guard', arguments: { message: { role: 'user', content: 'top secret' } } }] }, { text: 'checked' })
+  const r = await say('tooled', 'check this', c.token)
+  t.match(r.body, { status: 'completed', content: 'checked' })
+  const first = r.sent[0] as unknown as { tools: { function: { name: string } }[] }
+  t.same(first.tools.map((x) => x.function.name), ['guarded__guard'], 'offered to a user who may only execute it')
+  const chat = (await env.request('GET', `/chats/${r.chatId}`, { token: c.token })).body as { messages: (Msg & { tool_call_id: string })[] }
+  t.same(JSON.parse(chat.messages.find((m) => m.role === 'tool')?.content ?? 'null'), { content: 'top [redacted]' }, 'the tool ran')
+  const d = await env.createUser('hooks-d@test.local')
+  const denied = await post('/functions/guarded/guard/execute', { input: {} }, d.token)
+  const missing = await post('/functions/guarded/never-written/execute', { input: {} }, d.token)
+  t.equal(denied.status, 404)
+  t.same([denied.status, (denied.body as { code: string }).code], [missing.status, (missing.body as { code: string }).code], 'the same answer as a function that does not exist')
 })
 
 t.test('a guard that raises follows on_timeout: block blocks, passthrough passes', async (t) => {
