@@ -10,7 +10,7 @@ const Hook = T.Object(
   {
     function: Ref,
     async: T.Boolean({ default: false, description: 'fire-and-forget' }),
-    on_timeout: T.Union([T.Literal('block'), T.Literal('passthrough')], { default: 'passthrough', description: 'sync hooks only' }),
+    on_timeout: T.Union([T.Literal('block'), T.Literal('passthrough')], { default: 'passthrough', description: 'sync hooks only: whether a hook that raises or times out blocks the message or lets it pass (a hook that cannot run always blocks)' }),
   },
   { additionalProperties: false },
 )

@@ -27,6 +27,10 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       'platform.stores/*/*.read_state:own',
       'platform.stores/*/*.write_state:own',
       'platform.templates/*/*.send:own',
+      // verbs of their own beside create/read/update/delete (migration 0024 gave them to existing roles)
+      'platform.templates/*/*.render:own',
+      'platform.collections/*/*.upload:own',
+      'platform.collections/*/*.download:own',
       'platform.connectors/*/*.execute:own',
       'platform.queries/*/*.execute:own',
       // webhooks, schedules and database triggers are not namespaced (src/webhooks/, src/schedules/, src/db-triggers/)

@@ -100,16 +100,16 @@ function ownerNamespaces(d: ToolDeps, agent: AgentRecord): Promise<Set<string>> 
 }
 
 /**
- * The agent's enabled_* patterns → the resources the chat's user may read. Wildcards only pick
+ * The agent's enabled_* patterns → the resources the chat's user may read (or act on: `actions`). Wildcards only pick
  * resources in namespaces the agent's OWNER owns or was granted: an admin's `tools/*` must not
  * pick up a function a plain user planted in a namespace the admin never granted (it would run
  * with the chatting admin's identity). An agent without an owner expands wildcards to nothing.
  */
-export async function expandAndLoad<S extends TObject>(d: ToolDeps, p: Principal, agent: AgentRecord, kind: Kind<S>, patterns: readonly string[]): Promise<Loaded<S>[]> {
+export async function expandAndLoad<S extends TObject>(d: ToolDeps, p: Principal, agent: AgentRecord, kind: Kind<S>, patterns: readonly string[], actions?: readonly string[]): Promise<Loaded<S>[]> {
   if (patterns.length === 0) return []
   const hasWildcard = patterns.some((pat) => pat.includes('*'))
   const wildcardNamespaces = hasWildcard ? await ownerNamespaces(d, agent) : undefined
-  const refs = await d.resources.expand(p, kind, patterns, wildcardNamespaces === undefined ? {} : { wildcardNamespaces })
+  const refs = await d.resources.expand(p, kind, patterns, { ...(wildcardNamespaces === undefined ? {} : { wildcardNamespaces }), ...(actions === undefined ? {} : { actions }) })
   if (refs.length === 0) return []
   const records = await d.resources.loadMany(kind, refs.map((r) => `${r.namespace}/${r.name}`))
   return records.filter((r) => r.is_active !== false) as Loaded<S>[]
@@ -124,7 +124,8 @@ function functionTools(d: ToolDeps): ToolProvider {
   return {
     name: 'functions',
     async discover(ctx) {
-      const fns = await expandAndLoad(d, ctx.principal, ctx.agent, functionKind, ctx.agent.enabled_functions)
+      // offered to a user who may read or execute it (`execute` alone runs it)
+      const fns = await expandAndLoad(d, ctx.principal, ctx.agent, functionKind, ctx.agent.enabled_functions, ['read', 'execute'])
       const presets = ctx.agent.function_parameters
       return fns.map((fn): Tool => {
         const ref = `${fn.namespace}/${fn.name}`

@@ -42,11 +42,16 @@ export interface QueryRunDeps {
   log: Logger
 }
 
-/** The query if the caller may execute it; 404 for anything the caller may not see or run. */
-export async function executableQuery(d: Pick<QueryRunDeps, 'resources'>, p: Principal, namespace: string, name: string): Promise<QueryRecord> {
-  const q = (await d.resources.get(p, queryKind, { namespace, name })) as QueryRecord
-  if (!canOnResource(p, queryKind, 'execute', { namespace, name, ownerId: q.owner_id ?? null })) throw notFound(`query ${namespace}/${name} not found`)
-  return q
+/**
+ * The query if the caller may execute it (`execute`, own or all: running a query is not reading its
+ * SQL, so `read` is not required); 404 for a query that does not exist and for one the caller may
+ * not run alike, so nothing leaks about queries the caller may not use.
+ */
+export async function executableQuery(d: { resources: Pick<ResourceService, 'loadMany'> }, p: Principal, namespace: string, name: string): Promise<QueryRecord> {
+  // the platform's own read (no `read` check): the execute permission below is the check
+  const [q] = namespace === '' || name === '' || name.includes('/') ? [] : await d.resources.loadMany(queryKind, [`${namespace}/${name}`])
+  if (q === undefined || !canOnResource(p, queryKind, 'execute', { namespace, name, ownerId: q.owner_id ?? null })) throw notFound(`query ${namespace}/${name} not found`)
+  return q as QueryRecord
 }
 
 /** Whether the query's owner may use the connection (checked on the owner's live roles). */

@@ -50,7 +50,8 @@ export function queryTools(d: ToolDeps): ToolProvider {
       if (patterns.length === 0) return []
       const wildcard = patterns.some((pat) => pat.includes('*'))
       const within = wildcard ? (ctx.agent.owner_id === null ? new Set<string>() : await namespacesUsedBy(d.db, ctx.agent.owner_id)) : undefined
-      const refs = await d.resources.expand(ctx.principal, queryKind, patterns, within === undefined ? {} : { wildcardNamespaces: within })
+      // offered to a user who may read or execute it (`execute` alone runs it)
+      const refs = await d.resources.expand(ctx.principal, queryKind, patterns, { actions: ['read', 'execute'], ...(within === undefined ? {} : { wildcardNamespaces: within }) })
       const queries = (await d.resources.loadMany(queryKind, refs.map((r) => `${r.namespace}/${r.name}`))) as QueryRecord[]
       return queries
         .filter((q) => q.is_active !== false)

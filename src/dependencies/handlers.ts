@@ -18,7 +18,9 @@ import { DEPENDENCY_ROUTES as R } from './routes.ts'
 export const DEPENDENCY_PERMISSIONS = {
   read: registerPermission('platform.dependencies.read:all', 'list Python package requests and their status (admin)'),
   create: registerPermission('platform.dependencies.create:own', 'request Python packages (installed once an admin approves them)'),
-  update: registerPermission('platform.dependencies.update:all', 'approve and reject Python package requests (admin)'),
+  update: registerPermission('platform.dependencies.update:all', 'reject Python package requests (admin)'),
+  // approving is what makes a package installed into every sandbox: its own verb
+  install: registerPermission('platform.dependencies.install:all', 'approve Python package requests, which installs them at the next reload (admin)'),
   delete: registerPermission('platform.dependencies.delete:all', 'delete Python package requests (admin)'),
 }
 
@@ -69,7 +71,7 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
     }),
 
     bind(R.approve, async ({ principal: p, params: { id } }) => {
-      need(p, DEPENDENCY_PERMISSIONS.update)
+      need(p, DEPENDENCY_PERMISSIONS.install)
       const row = await byId(id)
       const reason = notAllowedReason(config, row.package_name)
       if (reason !== null) throw notAllowed(reason)

@@ -9,9 +9,11 @@ import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import type { FileRowT } from './store.ts'
 
 /*
- * Who may do what with files (SPEC.md §2.9), decided on the collection resource:
- *  - read (list, download, search, temporary URL): the collection's `read` (own or all);
- *  - write (upload, update metadata, delete): the collection's `update`;
+ * Who may do what with files, decided on the collection resource:
+ *  - list, file info, search: the collection's `read` (own or all);
+ *  - download (the bytes, a temporary URL, the agent's read_file tool): its `download`;
+ *  - upload (every upload shape, the agent's write_file tool): its `upload`;
+ *  - update metadata, delete: its `update`;
  *  - a `shared` file is seen by everyone who may read the collection; a `private` one by its
  *    uploader only — and by holders of `…read_private:all` (administrators);
  *  - changing or deleting someone else's file needs the collection's `update:all`.
@@ -19,6 +21,10 @@ import type { FileRowT } from './store.ts'
  */
 export const FILE_PERMISSIONS = {
   readPrivate: registerPermission('platform.collections/{namespace}/{name}.read_private:all', 'Collection: see and manage private files of other users'),
+  uploadOwn: registerPermission('platform.collections/{namespace}/{name}.upload:own', 'Collection: upload files (own collections)'),
+  uploadAll: registerPermission('platform.collections/{namespace}/{name}.upload:all', 'Collection: upload files (any collection)'),
+  downloadOwn: registerPermission('platform.collections/{namespace}/{name}.download:own', 'Collection: download files (own collections)'),
+  downloadAll: registerPermission('platform.collections/{namespace}/{name}.download:all', 'Collection: download files (any collection)'),
 }
 
 export type CollectionRecord = ResourceRecord<Static<typeof CollectionSpec>> & { namespace: string; owner_id: string | null }
@@ -35,10 +41,25 @@ export async function readableCollection(resources: ResourceService, p: Principa
   return c
 }
 
-/** The collection when the caller may write files into it (404 when it may not even read it, 403 when read-only). */
+/** The collection when the caller may change or delete its files (`update`; 404 when it may not even read it, 403 when read-only). */
 export async function writableCollection(resources: ResourceService, p: Principal, namespace: string, name: string): Promise<CollectionRecord> {
   const c = await readableCollection(resources, p, namespace, name)
   if (!canOnResource(p, collectionKind, 'update', meta(c))) throw forbidden(`not allowed to write files in collection ${namespace}/${name}`)
+  return c
+}
+
+/**
+ * The collection when the caller may `upload` or `download` its files: 404 when it may neither
+ * read the collection nor do that (nothing leaks), 403 when it sees the collection but lacks the
+ * verb. The verb alone is enough: a role may let files in or out without the rest of `read`.
+ */
+export async function collectionFor(resources: ResourceService, p: Principal, namespace: string, name: string, action: 'upload' | 'download'): Promise<CollectionRecord> {
+  // the platform's own read (no `read` check): the verbs below are the check
+  const [c] = name.includes('/') ? [] : ((await resources.loadMany(collectionKind, [`${namespace}/${name}`])) as CollectionRecord[])
+  const m = c === undefined ? null : meta(c)
+  const may = m !== null && canOnResource(p, collectionKind, action, m)
+  if (c === undefined || m === null || c.is_active === false || (!may && !canOnResource(p, collectionKind, 'read', m))) throw notFound(`collection ${namespace}/${name} not found`)
+  if (!may) throw forbidden(`not allowed to ${action} files in collection ${namespace}/${name}`)
   return c
 }
 

@@ -2,7 +2,7 @@ import { bind, type BoundRoute } from '../api/bind.ts'
 import type { Principal } from '../auth/principal.ts'
 import { collectionKind } from '../kinds/collection/kind.ts'
 import { forbidden, notFound } from '../kernel/errors.ts'
-import { canChangeFile, canSeeFile, fileNotFound, readableCollection, writableCollection, type CollectionRecord } from './access.ts'
+import { canChangeFile, canSeeFile, collectionFor, fileNotFound, readableCollection, writableCollection, type CollectionRecord } from './access.ts'
 import type { FilesDeps } from './functions.ts'
 import { toFileRecord } from './records.ts'
 import { FILE_ROUTES as R } from './routes.ts'
@@ -72,7 +72,7 @@ export function fileHandlers(d: FilesDeps): BoundRoute[] {
     }),
 
     bind(R.download, async ({ principal: p, params, query }) => {
-      const c = await readableCollection(d.resources, p, params.namespace, params.collection)
+      const c = await collectionFor(d.resources, p, params.namespace, params.collection, 'download')
       const f = await visibleFile(p, c, params.filename)
       return blobReply(f, await version(c, f, query.version))
     }),
@@ -99,7 +99,7 @@ export function fileHandlers(d: FilesDeps): BoundRoute[] {
     }),
 
     bind(R.url, async ({ principal: p, params, body }) => {
-      const c = await readableCollection(d.resources, p, params.namespace, params.collection)
+      const c = await collectionFor(d.resources, p, params.namespace, params.collection, 'download')
       const f = await visibleFile(p, c, params.filename)
       const v = await version(c, f, body.version)
       const seconds = Math.min(body.expires_in ?? d.config.FILES_SIGNED_URL_SECONDS, d.config.FILES_SIGNED_URL_MAX_SECONDS)

@@ -4,7 +4,7 @@ import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { AppError } from '../kernel/errors.ts'
 import { collectionKind } from '../kinds/collection/kind.ts'
 import { openBlobStore } from '../platform/blob-store.ts'
-import { canChangeFile, canSeeFile, fileNotFound, readableCollection, writableCollection, type CollectionRecord } from './access.ts'
+import { canChangeFile, canSeeFile, collectionFor, fileNotFound, readableCollection, writableCollection, type CollectionRecord } from './access.ts'
 import type { FilesDeps } from './functions.ts'
 import { searchCollection } from './search.ts'
 import { deleteFile, fileByName, versionOf } from './store.ts'
@@ -46,7 +46,7 @@ function collectionTools(d: ToolDeps) {
       return file
     }
     const readText = async (p: Principal, name: string, version?: number) => {
-      const col = await readable(p)
+      const col = await collectionFor(d.resources, p, c.namespace, c.name, 'download')
       const file = await visible(p, col, name)
       const v = await versionOf(d.db, file.id, version ?? file.current_version)
       if (v === null) throw fileNotFound(col, `${name} version ${String(version)}`)
@@ -92,7 +92,7 @@ function collectionTools(d: ToolDeps) {
     ]
     if (access !== 'readwrite') return tools
     const write = async (p: Principal, name: string, content: string, contentType: string, metadata: Record<string, unknown> | undefined) => {
-      const col = await writableCollection(d.resources, p, c.namespace, c.name)
+      const col = await collectionFor(d.resources, p, c.namespace, c.name, 'upload')
       const rec = await writeBytes(f, p, col, checkFileName(name), Buffer.from(content, 'utf8'), contentType, { visibility: undefined, metadata, updateExisting: true })
       return { filename: rec.name, version: rec.current_version, size_bytes: rec.size_bytes }
     }

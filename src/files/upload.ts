@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import { AppError, invalid } from '../kernel/errors.ts'
 import type { BlobInfo } from '../platform/blob-store.ts'
-import { canSeeFile, writableCollection, type CollectionRecord } from './access.ts'
+import { canSeeFile, collectionFor, type CollectionRecord } from './access.ts'
 import { runCollectionFunction, type FilesDeps } from './functions.ts'
 import { toFileRecord } from './records.ts'
 import { collectionBytes, discardObject, recordVersion, releaseReservation, reserveObject, versionsOf } from './store.ts'
@@ -42,7 +42,7 @@ async function uploadAllowance(d: FilesDeps, c: CollectionRecord): Promise<numbe
 }
 
 export async function prepareUpload(d: FilesDeps, p: Principal, at: { namespace: string; collection: string }, phase: Extract<BlobPhase, { phase: 'prepare' }>): Promise<Static<typeof BlobUploadPlan>> {
-  const c = await writableCollection(d.resources, p, at.namespace, at.collection)
+  const c = await collectionFor(d.resources, p, at.namespace, at.collection, 'upload')
   const max = await uploadAllowance(d, c)
   if (phase.declaredBytes !== null && !phase.contentType.toLowerCase().startsWith('multipart/') && phase.declaredBytes > max) throw tooLarge(max)
   const object = `v/${randomUUID()}`
@@ -85,7 +85,7 @@ export async function commitUpload(
   if (!OBJECT_RE.test(phase.object)) throw new AppError(422, 'request.invalid', 'not an upload object')
   const blobs = await d.blobs()
   try {
-    const c = await writableCollection(d.resources, p, at.namespace, at.collection)
+    const c = await collectionFor(d.resources, p, at.namespace, at.collection, 'upload')
     const info = await blobs.info(phase.object)
     if (info === null || info.size !== phase.size) throw new AppError(500, 'internal', `upload object ${phase.object} is missing or incomplete`)
     const fields = phase.fields
@@ -104,7 +104,7 @@ export async function jsonUpload(
   at: { namespace: string; collection: string },
   body: { name: string; content_base64: string; content_type?: string; visibility?: 'private' | 'shared'; file_metadata?: Record<string, unknown>; update_existing?: boolean },
 ): Promise<Static<typeof FileRecord>> {
-  const c = await writableCollection(d.resources, p, at.namespace, at.collection)
+  const c = await collectionFor(d.resources, p, at.namespace, at.collection, 'upload')
   const name = checkFileName(body.name)
   const bytes = Buffer.from(body.content_base64, 'base64')
   return writeBytes(d, p, c, name, bytes, body.content_type ?? 'application/octet-stream', parseFields(body))

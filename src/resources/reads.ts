@@ -45,7 +45,7 @@ export async function getResource(e: ResourceEngine, p: Principal, kind: AnyKind
   return toRecord(kind, await visibleRow(e, p, kind, address))
 }
 
-/** Wildcard expansion: active resources the principal may read that match `ns/name`, `ns/*` or `*\/*`. */
+/** Wildcard expansion: active resources the principal may read (or act on: `options.actions`) that match `ns/name`, `ns/*` or `*\/*`. */
 export async function expandResources(e: ResourceEngine, p: Principal, kind: AnyKind, patterns: readonly string[], options: ExpandOptions = {}): Promise<{ namespace: string; name: string }[]> {
   const rows = (await e.rows.all(kind)).filter((r) => r.is_active)
   const within = options.wildcardNamespaces
@@ -55,7 +55,8 @@ export async function expandResources(e: ResourceEngine, p: Principal, kind: Any
     return (r: Row) =>
       (ns === '*' || ns === r.namespace) && (name === '*' || name === r.name) && (!wildcard || within === undefined || within.has(r.namespace))
   })
-  return rows.filter((r) => matchers.some((m) => m(r)) && canOnResource(p, kind, 'read', rowMeta(r))).map((r) => ({ namespace: r.namespace, name: r.name }))
+  const actions = options.actions ?? ['read']
+  return rows.filter((r) => matchers.some((m) => m(r)) && actions.some((a) => canOnResource(p, kind, a, rowMeta(r)))).map((r) => ({ namespace: r.namespace, name: r.name }))
 }
 
 export async function resourceVersions(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address) {

@@ -43,6 +43,11 @@ export interface ExpandOptions {
    * and the caller's read permission still applies. Unset: no limit (the caller's reads only).
    */
   wildcardNamespaces?: ReadonlySet<string>
+  /**
+   * The actions any one of which makes a resource count (default `['read']`). Agent tools over
+   * functions and queries pass `['read', 'execute']`: `execute` alone is enough to run one.
+   */
+  actions?: readonly string[]
 }
 
 export interface WriteOptions {
@@ -75,7 +80,7 @@ export interface ResourceService {
   versions(p: Principal, kind: AnyKind, address: Address): Promise<{ version: number; fields: unknown; created_by: string | null; created_at: string }[]>
   /** Create or update to match `body`, skipping unchanged resources by checksum; refuses resources managed by someone else unless forced. */
   apply(p: Principal, kind: AnyKind, body: Record<string, unknown>, options: { managedBy: string; force?: boolean; dryRun?: boolean }): Promise<{ action: ApplyAction; record?: ResourceRecord; warning?: string }>
-  /** Wildcard expansion: active resources the principal may read that match `ns/name`, `ns/*` or `*\/*`. */
+  /** Wildcard expansion: active resources the principal may read (or act on: `options.actions`) that match `ns/name`, `ns/*` or `*\/*`. */
   expand(p: Principal, kind: AnyKind, patterns: readonly string[], options?: ExpandOptions): Promise<{ namespace: string; name: string }[]>
   /** The decrypted secret fields of a resource (for the platform's own use, never for responses). */
   secretsOf(kind: AnyKind, id: string): Promise<Record<string, string>>

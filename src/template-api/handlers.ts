@@ -13,13 +13,18 @@ import { renderTemplateResource } from './render.ts'
 import { TEMPLATE_ROUTES as R } from './routes.ts'
 
 /*
- * Render needs read on the template (anyone who can see it can render it); send needs its own
- * action, `platform.templates/<ns>/<name>.send:own|all`, checked at execution time, because an
- * email leaves the platform (the default Users role holds it for its own templates).
+ * Render needs its own action, `platform.templates/<ns>/<name>.render:own|all` (without `read`: a
+ * role may let someone fill a template in without showing its source or letting them change it);
+ * send needs `…send:own|all` and read, checked at execution time, because an email leaves the
+ * platform. The default Users role holds both for its own templates.
  */
 export const TEMPLATE_SEND_PERMISSIONS = [
   registerPermission('platform.templates/{namespace}/{name}.send:own', 'Template: send own templates as email'),
   registerPermission('platform.templates/{namespace}/{name}.send:all', 'Template: send any template as email'),
+]
+export const TEMPLATE_RENDER_PERMISSIONS = [
+  registerPermission('platform.templates/{namespace}/{name}.render:own', 'Template: render own templates'),
+  registerPermission('platform.templates/{namespace}/{name}.render:all', 'Template: render any template'),
 ]
 
 type TemplateRecord = ResourceRecord<Static<typeof TemplateSpec>>
@@ -34,7 +39,17 @@ export function templateHandlers(d: { resources: ResourceService; config: Config
     if (!t.is_active) throw notFound(`template ${id} is inactive`)
     return t
   }
-  const render = async (p: Principal, id: string, variables: Record<string, unknown> | undefined) => renderTemplateResource(await usable(p, id), variables ?? {})
+  /** 404 when the caller may neither read nor render it (nothing leaks), 403 when it sees it but may not render. */
+  const render = async (p: Principal, id: string, variables: Record<string, unknown> | undefined) => {
+    // the platform's own read (no `read` check): `render` is the check
+    const t = (await resources.byId(templateKind, id).catch(() => null)) as TemplateRecord | null
+    const meta = t === null ? null : { namespace: t.namespace ?? 'default', name: t.name, ownerId: t.owner_id ?? null }
+    const may = meta !== null && canOnResource(p, templateKind, 'render', meta)
+    if (t === null || meta === null || (!may && !canOnResource(p, templateKind, 'read', meta))) throw notFound(`template ${id} not found`)
+    if (!may) throw new AppError(403, 'auth.forbidden', `requires platform.templates/${meta.namespace}/${meta.name}.render`)
+    if (!t.is_active) throw notFound(`template ${id} is inactive`)
+    return renderTemplateResource(t, variables ?? {})
+  }
 
   const send = async (p: Principal, id: string, body: { to: string | string[]; variables?: Record<string, unknown>; from_name?: string }) => {
     const t = await usable(p, id)

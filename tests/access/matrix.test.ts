@@ -199,7 +199,7 @@ const ROWS: Record<string, Row> = {
   'api-keys.get': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [200] },
   'api-keys.create': { call: async () => ({ path: '/api/v1/api-keys', body: { name: 'mine', permissions: { 'platform.skills/*/*.read:own': true } } }), b: [201], admin: [201] },
   'api-keys.delete': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [204] },
-  // ---- dependencies (src/dependencies/): Users request, only the admin lists and decides
+  // ---- dependencies (src/dependencies/): an admin area; Users may only request (a documented deviation, README "Deviations") and follow their own request
   'dependencies.list': {
     call: async (c) => {
       await dependencyOfA(c)

@@ -189,6 +189,23 @@ t.test("user B gets 404 on A's query; A needs the use of the connection granted"
   t.match(ok.body, { rows: [{ n: 3 }] })
 })
 
+t.test('execute without read runs a query; neither answers 404 like a query that does not exist', async (t) => {
+  await mkQuery('counted', { sql: 'select count(*)::int as n from items' })
+  const c = await env.createUser('query-exec-only@test.local')
+  const d = await env.createUser('query-nothing@test.local')
+  await env.sql(`insert into roles (name, permissions) values ('counted-runners', '{"platform.queries/db/counted.execute:all": true}'::jsonb)`)
+  await env.sql(`insert into user_roles (user_id, role_id) select $1, id from roles where name = 'counted-runners'`, [c.id])
+  t.equal((await env.request('GET', '/api/v1/queries/db/counted', { token: c.token })).status, 404, 'C may not read it')
+  const ok = await exec('db/counted', {}, c.token)
+  t.equal(ok.status, 200, ok.text)
+  t.match(ok.body, { rows: [{ n: Number }] })
+  const denied = await exec('db/counted', {}, d.token)
+  const missing = await exec('db/never-written', {}, d.token)
+  t.equal(denied.status, 404)
+  t.equal(missing.status, 404)
+  t.equal((denied.body as { code: string }).code, (missing.body as { code: string }).code, 'the same answer: nothing leaks')
+})
+
 t.test('a changed connection drops its pool in every process (NATS) and the next use sees the change', async (t) => {
   await mkQuery('where', { sql: 'select current_database() as db' })
   t.match((await exec('db/where')).body, { rows: [{ db: ext.database }] })

@@ -122,8 +122,9 @@ t.test("user B gets 404 on A's collection, files and versions; private vs shared
   form.append('file', new Blob(['x']), 'b.txt')
   t.equal((await upload('/files/docs-a/secret', form, b.token)).status, 404, 'streamed upload as B')
 
-  // B is granted read on every collection of the namespace (role): shared files only
-  t.equal((await env.request('POST', '/api/v1/roles', { body: { name: 'Readers', permissions: { 'platform.collections/docs-a/*.read:all': true } } })).status, 201)
+  // B is granted read and download on every collection of the namespace (role): shared files only
+  // (download without read, read without download: tests/access/verbs.test.ts)
+  t.equal((await env.request('POST', '/api/v1/roles', { body: { name: 'Readers', permissions: { 'platform.collections/docs-a/*.read:all': true, 'platform.collections/docs-a/*.download:all': true } } })).status, 201)
   t.equal((await env.request('POST', `/api/v1/roles/Readers/users/${b.id}`)).status, 200)
   await env.request('POST', '/files/docs-a/secret', { token: a.token, body: { name: 'memo.txt', content_base64: Buffer.from('for all').toString('base64'), visibility: 'shared' } })
   await eventually(async () => ((await env.request('GET', '/files/docs-a/secret', { token: b.token })).status === 200 ? true : undefined), 'role change seen')

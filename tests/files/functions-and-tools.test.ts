@@ -169,6 +169,6 @@ t.test("a readwrite entry never grants more than the chat user holds: the write 
   const offered = ((sent(0) as { tools: { function: { name: string } }[] }).tools).map((x) => x.function.name)
   t.ok(offered.includes('write_file__kb__notes'), 'discovery follows the agent (readwrite)')
   const toolMsg = (sent(1) as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool')
-  t.match(JSON.parse(toolMsg?.content ?? '{}'), { error: /not allowed to write files/ }, 'the run-time check refuses the read-only user')
+  t.match(JSON.parse(toolMsg?.content ?? '{}'), { error: /not allowed to upload files/ }, 'the run-time check refuses the read-only user')
   t.equal((await env.request('GET', '/files/kb/notes/planted.md/info', { token: a.token })).status, 404, 'nothing written')
 })

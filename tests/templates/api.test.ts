@@ -186,8 +186,9 @@ t.test('send: permissions checked when sending', async (t) => {
     const res = await env.request(method, path, { token: b.token, ...(body === undefined ? {} : { body }) })
     t.equal(res.status, 404, `B ${method} ${path}: ${res.text}`)
   }
-  // a reader of every template may render A's, but sending needs the send grant
-  await env.request('POST', '/api/v1/roles', { body: { name: 'TemplateReaders', permissions: { 'platform.templates/*/*.read:all': true } } })
+  // a reader and renderer of every template may render A's, but sending needs the send grant
+  // (render without read, read without render: tests/access/verbs.test.ts)
+  await env.request('POST', '/api/v1/roles', { body: { name: 'TemplateReaders', permissions: { 'platform.templates/*/*.read:all': true, 'platform.templates/*/*.render:all': true } } })
   const reader = await env.createUser('tpl-reader@test.local', ['TemplateReaders'])
   t.equal((await env.request('POST', `/templates/${own.id}/render`, { token: reader.token, body: { variables: { who: 'r' } } })).status, 200)
   const denied = await env.request('POST', `/templates/${own.id}/send`, { token: reader.token, body: { to: 'b-target@test.local', variables: { who: 'r' } } })
