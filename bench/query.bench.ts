@@ -29,13 +29,14 @@ async function run(): Promise<Row[]> {
     // A database connection names a TCP host (never a socket path); the platform's own pool may use
     // the local cluster's Unix socket, whose server listens on 127.0.0.1 at the same port. node-postgres
     // directly uses the same TCP address as the connection, so the two differ only in what is measured.
+    // It is the platform's own database: allowed explicitly (allow_platform_database).
     const u = new URL(databaseUrl)
     if (decodeURIComponent(u.hostname).startsWith('/')) u.hostname = '127.0.0.1'
     const tcpUrl = u.toString()
     const conn = await fetch(`${base}/api/v1/database-connections`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ name: 'self', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), config: { max_pool_size: 5 } }),
+      body: JSON.stringify({ name: 'self', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), config: { max_pool_size: 5 }, allow_platform_database: true }),
     })
     if (conn.status !== 201) throw new Error(`connection: ${String(conn.status)} ${await conn.text()}`)
     const connId = ((await conn.json()) as { id: string }).id
