@@ -13,7 +13,8 @@ import { deniedFunction } from './denied-functions.ts'
  *         not speak), not a statement that runs code the check never sees (DO, CREATE FUNCTION,
  *         CREATE EXTENSION, LOAD), reaches outside the database (foreign servers, subscriptions),
  *         changes the server, roles or the session (ALTER SYSTEM, CREATE ROLE, SET, BEGIN/COMMIT,
- *         PREPARE, LISTEN), and no denied function of the server tier.
+ *         PREPARE, LISTEN), and no denied function of the server tier (called, or named by DDL
+ *         such as CREATE CAST … WITH FUNCTION).
  *
  * The parser sees the SQL as the driver sends it: every `:name` placeholder replaced by `$n`
  * (placeholders.ts, in first-use order like renderPg), so positions are mapped back to the saved
@@ -187,6 +188,39 @@ function inspect(root: unknown, operation: Operation, series: SeriesCall[]): Fin
   return found
 }
 
+const DML = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt', 'SelectStmt', 'CallStmt'])
+
+/**
+ * DDL names functions without calling them — `CREATE CAST … WITH FUNCTION pg_read_binary_file(text)`,
+ * `CREATE OPERATOR … (function = pg_read_file)`, `CREATE AGGREGATE … (sfunc = lo_import)` — and a
+ * later read would call them through a cast or an operator the check cannot see as a call. In such a
+ * statement any identifier that is a denied function's name is refused (string constants are not
+ * identifiers: they are A_Const nodes, never String ones).
+ */
+function namedDeniedFunction(root: unknown): { name: string; why: string } | null {
+  const visit = (node: unknown): { name: string; why: string } | null => {
+    if (Array.isArray(node)) {
+      for (const n of node) {
+        const hit = visit(n)
+        if (hit !== null) return hit
+      }
+      return null
+    }
+    if (!isObj(node)) return null
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'String' && isObj(value)) {
+        const name = String(value['sval'])
+        const why = deniedFunction(name, 'write')
+        if (why !== null) return { name, why }
+      }
+      const hit = visit(value)
+      if (hit !== null) return hit
+    }
+    return null
+  }
+  return visit(root)
+}
+
 /**
  * `generate_series(…)` as a FROM item that can be produced row by row. Postgres materializes every
  * function of a FROM list before returning its first row (a FunctionScan fills a tuplestore), so
@@ -289,6 +323,10 @@ async function check(sql: string, pieces: readonly Piece[], operation: Operation
     if (isObj(select) && select['intoClause'] !== undefined) return refuse('a read query may not be SELECT … INTO (it creates a table)', start)
   } else if (kind in WRITE_DENIED) {
     return refuse(`a write query may not be ${WRITE_DENIED[kind] ?? kind}`, start)
+  }
+  if (operation === 'write' && !DML.has(kind)) {
+    const named = namedDeniedFunction(stmt)
+    if (named !== null) return refuse(`a write query may not name the function ${named.name}() (${kind.replace(/Stmt$/, '')}): it ${named.why}`, start)
   }
   const series: SeriesCall[] = []
   const found = inspect(stmt, operation, series)
