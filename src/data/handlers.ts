@@ -50,6 +50,28 @@ async function testConnection(s: ConnectionSettings, allowPlatformDatabase: bool
   }
 }
 
+/**
+ * At save: a Postgres connection's role is probed once (a throwaway pool) and what it may do beyond
+ * a query's business is logged as a warning — a resource record has no place for one; the test
+ * routes answer the same warnings. Never throws: an unreachable database is only logged at debug.
+ */
+export async function warnAboutRole(d: DataHandlerDeps, connectionId: string): Promise<void> {
+  try {
+    const record = await d.resources.byId(databaseConnectionKind, connectionId)
+    if (record === null || record.connection_type !== 'postgresql') return
+    const secrets = await d.resources.secretsOf(databaseConnectionKind, record.id)
+    const pool = openPool({ ...settingsOf(record, secrets['password'] ?? null, d.config), minPool: 0, maxPool: 1 }, d.config, d.log)
+    try {
+      const warnings = (await pool.privilegeWarnings?.()) ?? []
+      if (warnings.length > 0) d.log.warn({ connection: record.name, warnings }, 'database connection saved with a role that can do more than queries need')
+    } finally {
+      await pool.close().catch(() => undefined)
+    }
+  } catch (err) {
+    d.log.debug({ connection: connectionId, err: String(err) }, 'could not check the role of a saved database connection')
+  }
+}
+
 export function dataHandlers(d: DataHandlerDeps): BoundRoute[] {
   const execute = async ({ principal, params, body }: { principal: Principal; params: { namespace: string; name: string }; body: { input?: Record<string, unknown> } }) => {
     const q = await executableQuery(d, principal, params.namespace, params.name)

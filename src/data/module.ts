@@ -4,7 +4,7 @@ import { registerComponentProxy } from '../components/proxy-registry.ts'
 import { queryProxy } from './component-proxy.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { DEFAULT_PORTS } from './drivers/types.ts'
-import { dataHandlers } from './handlers.ts'
+import { dataHandlers, warnAboutRole } from './handlers.ts'
 import { platformDatabaseOf } from './platform-database.ts'
 import { provideSaveChecks } from './save-checks.ts'
 import { announceInvalidation, connectionPools, subscribeInvalidations } from './pools.ts'
@@ -43,11 +43,15 @@ export const dataFeature = defineFeature({
     const pools = connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log })
     const sub = subscribeInvalidations(ctx.nc, ctx.names, pools)
     // every committed change of a connection, whatever wrote it (API, config apply, packages)
+    const deps = { db: ctx.db, config: ctx.config, resources: ctx.resources, pools, log }
     const unlisten = ctx.resources.onChange((c) => {
-      if (c.kind === databaseConnectionKind.kind && c.action !== 'created') announceInvalidation(ctx.nc, ctx.names, c.id)
+      if (c.kind !== databaseConnectionKind.kind) return
+      if (c.action !== 'created') announceInvalidation(ctx.nc, ctx.names, c.id)
+      // a superuser (or server-file) role is worth a warning when saved, not only when tested
+      if (c.action !== 'deleted') void warnAboutRole(deps, c.id)
     })
     return {
-      routes: dataHandlers({ db: ctx.db, config: ctx.config, resources: ctx.resources, pools, log }),
+      routes: dataHandlers(deps),
       stop: async () => {
         unlisten()
         sub.stop()
