@@ -104,6 +104,9 @@ t.test('a read is only a read: one SELECT, no data-modifying WITH, no INTO, no r
 t.test('a query saved before the check is refused when it runs', async (t) => {
   const id = await mkQuery('innocent', { sql: 'select count(*)::int as n from items' })
   t.match((await exec('hq/innocent')).body, { rows: [{ n: 3 }] })
+  const updated = await env.request('PUT', '/api/v1/queries/hq/innocent', { body: { sql: "select pg_read_file('/etc/passwd') as f" } })
+  t.equal(updated.status, 422, 'an update is checked like a create')
+  t.match(issueOf(updated.body), /pg_read_file\(\) is not allowed/)
   for (const sql of ["select pg_read_file('/etc/passwd') as f", "COPY (select 1) TO PROGRAM 'touch /tmp/pwned-by-query'", "with x as (delete from items returning id) select * from x"]) {
     // what a row written before this check existed looks like: the stored SQL changed under the engine
     await env.sql(`update resources set spec = jsonb_set(spec, '{sql}', to_jsonb($2::text)) where id = $1`, [id, sql])
