@@ -28,7 +28,8 @@ export function platformDatabaseOf(url: string | undefined): PlatformDatabase | 
   if (url === undefined || url === '') return undefined
   let u: URL
   try {
-    u = new URL(url)
+    // libpq's socket forms without a host (`postgres://u:p@/db?host=/run/postgresql`, `postgres:///db`)
+    u = new URL(url.replace(/@\//, '@localhost/').replace(/^(postgres(?:ql)?:\/\/)\//, '$1localhost/'))
   } catch {
     return undefined
   }
