@@ -9,7 +9,8 @@ import type { Benchmark, Row } from './lib/types.ts'
  * node-postgres `pool.query`. Both read the platform's own single-node Postgres. The platform does
  * per call: the gateway → NATS → service hop, authentication (warm cache), the query and connection
  * lookups, input validation, the owner's permission, and on the external connection BEGIN READ ONLY
- * + SET LOCAL statement_timeout (one round trip), a cursor fetch (close) and ROLLBACK — the ratio is
+ * + SET LOCAL statement_timeout (one round trip), a cursor fetch (close) and ROLLBACK with the
+ * session reset (one round trip; src/data/drivers/postgres.ts RESET_SESSION) — the ratio is
  * what all that costs in CPU per call. BENCH_QUERY_LOG sets the platform's LOG_LEVEL (default warn).
  */
 const NAME = 'query'
@@ -66,7 +67,7 @@ async function run(): Promise<Row[]> {
       case: 'POST /queries/bench/plus-one/execute',
       ...m,
       limit: 2,
-      note: 'CPU of the platform process (gateway + service + pool); per call the query and connection come from the resource row cache, and the connection takes 4 round trips: BEGIN READ ONLY+SET LOCAL, the cursor fetch, its close, ROLLBACK',
+      note: 'CPU of the platform process (gateway + service + pool); per call the query and connection come from the resource row cache, and the connection takes 4 round trips: BEGIN READ ONLY+SET LOCAL, the cursor fetch, its close, ROLLBACK with the session reset',
     })
   } finally {
     await direct?.stop()

@@ -40,7 +40,8 @@ async function testConnection(s: ConnectionSettings, allowPlatformDatabase: bool
   const pool = openPool({ ...s, minPool: 0, maxPool: 1 }, d.config, d.log)
   try {
     const version = await pool.serverVersion(d.config.DATABASE_CONNECT_TIMEOUT_MS)
-    const warnings = (await pool.privilegeWarnings?.()) ?? []
+    // a server that answers like Postgres without its catalog (a proxy, a compatible engine) still tests fine
+    const warnings = (await pool.privilegeWarnings?.().catch(() => [])) ?? []
     return { success: true, message: version, server_version: version, duration_ms: Math.round(performance.now() - started), warnings }
   } catch (err) {
     const message = err instanceof AppError ? err.message : String(err)
