@@ -318,7 +318,10 @@ async function check(sql: string, pieces: readonly Piece[], operation: Operation
   const kind = isObj(stmt) ? (Object.keys(stmt)[0] ?? '') : ''
   const start = only?.stmt_location ?? 0
   if (operation === 'read') {
-    if (kind !== 'SelectStmt') return refuse(`a read query is a SELECT (or VALUES, WITH … SELECT); this is ${kind.replace(/Stmt$/, '') || 'not a statement'}`, start)
+    if (kind !== 'SelectStmt') {
+      const label = WRITE_DENIED[kind]?.split(' (')[0] ?? STATEMENT_NAMES[kind] ?? (kind.replace(/Stmt$/, '') || 'not a statement')
+      return refuse(`a read query is a SELECT (or VALUES, WITH … SELECT); this is ${label}`, start)
+    }
     const select = (stmt as Json)['SelectStmt']
     if (isObj(select) && select['intoClause'] !== undefined) return refuse('a read query may not be SELECT … INTO (it creates a table)', start)
   } else if (kind in WRITE_DENIED) {
