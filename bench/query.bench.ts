@@ -9,7 +9,8 @@ import type { Benchmark, Row } from './lib/types.ts'
  * node-postgres `pool.query`. Both read the platform's own single-node Postgres. The platform does
  * per call: the gateway → NATS → service hop, authentication (warm cache), the query and connection
  * lookups, input validation, the owner's permission, and on the external connection BEGIN READ ONLY
- * + SET LOCAL statement_timeout (one round trip), a cursor fetch (close) and ROLLBACK — the ratio is
+ * + SET LOCAL statement_timeout (one round trip), a cursor fetch (close) and ROLLBACK with the
+ * session reset (one round trip; src/data/drivers/postgres.ts RESET_SESSION) — the ratio is
  * what all that costs in CPU per call. BENCH_QUERY_LOG sets the platform's LOG_LEVEL (default warn).
  */
 const NAME = 'query'
@@ -29,13 +30,14 @@ async function run(): Promise<Row[]> {
     // A database connection names a TCP host (never a socket path); the platform's own pool may use
     // the local cluster's Unix socket, whose server listens on 127.0.0.1 at the same port. node-postgres
     // directly uses the same TCP address as the connection, so the two differ only in what is measured.
+    // It is the platform's own database: allowed explicitly (allow_platform_database).
     const u = new URL(databaseUrl)
     if (decodeURIComponent(u.hostname).startsWith('/')) u.hostname = '127.0.0.1'
     const tcpUrl = u.toString()
     const conn = await fetch(`${base}/api/v1/database-connections`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ name: 'self', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), config: { max_pool_size: 5 } }),
+      body: JSON.stringify({ name: 'self', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), config: { max_pool_size: 5 }, allow_platform_database: true }),
     })
     if (conn.status !== 201) throw new Error(`connection: ${String(conn.status)} ${await conn.text()}`)
     const connId = ((await conn.json()) as { id: string }).id
@@ -65,7 +67,7 @@ async function run(): Promise<Row[]> {
       case: 'POST /queries/bench/plus-one/execute',
       ...m,
       limit: 2,
-      note: 'CPU of the platform process (gateway + service + pool); per call the query and connection come from the resource row cache, and the connection takes 4 round trips: BEGIN READ ONLY+SET LOCAL, the cursor fetch, its close, ROLLBACK',
+      note: 'CPU of the platform process (gateway + service + pool); per call the query and connection come from the resource row cache, and the connection takes 4 round trips: BEGIN READ ONLY+SET LOCAL, the cursor fetch, its close, ROLLBACK with the session reset',
     })
   } finally {
     await direct?.stop()

@@ -40,6 +40,10 @@ export const DatabaseConnectionSpec = T.Object(
       description: 'postgresql: as libpq (null = prefer… treated as disable); clickhouse/snowflake: disable = plain http, anything else https (snowflake default https)',
     }),
     config: ConnectionPoolConfig,
+    allow_platform_database: T.Boolean({
+      default: false,
+      description: "postgresql: the connection may lead to the platform's own database (same host, port and database as the platform's); refused unless set",
+    }),
   },
   { additionalProperties: false },
 )
@@ -55,6 +59,7 @@ export const ConnectionTestBody = T.Object(
     password: T.Optional(T.Union([T.String({ maxLength: 8192 }), T.Null()])),
     ssl_mode: T.Optional(DatabaseConnectionSpec.properties.ssl_mode),
     config: T.Optional(ConnectionPoolConfig),
+    allow_platform_database: T.Optional(DatabaseConnectionSpec.properties.allow_platform_database),
   },
   { additionalProperties: false, title: 'DatabaseConnectionTest' },
 )
@@ -65,6 +70,9 @@ export const ConnectionTestResult = T.Object(
     message: T.String({ description: 'the server version on success, the failure otherwise' }),
     server_version: T.Union([T.String(), T.Null()]),
     duration_ms: T.Number(),
+    warnings: T.Array(T.String(), {
+      description: 'postgresql: what the connected role may do beyond a query author\'s business (a superuser, pg_read_server_files, pg_execute_server_program, pg_write_server_files): use a role without them',
+    }),
   },
   { title: 'DatabaseConnectionTestResult' },
 )

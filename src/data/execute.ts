@@ -12,6 +12,7 @@ import { queryKind } from '../kinds/query/kind.ts'
 import type { Db } from '../platform/db.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+import { checkPostgresSql } from './pg-sql-check.ts'
 import { placeholderNames, splitPlaceholders } from './placeholders.ts'
 import type { ConnectionPools } from './pools.ts'
 
@@ -23,8 +24,9 @@ import type { ConnectionPools } from './pools.ts'
  *     when an administrator granted that user the connection;
  *  3. the input matches input_schema; `:user_id` / `:user_email` are always the caller's, whatever
  *     the input says;
- *  4. the driver binds every value and enforces read-only, the timeout and the row cap;
- *  5. the rows match output_schema (a schema of one row, or of the whole array when its type is
+ *  4. on Postgres, the SQL passes the parser's checks of its operation (pg-sql-check.ts);
+ *  5. the driver binds every value and enforces read-only, the timeout and the row cap;
+ *  6. the rows match output_schema (a schema of one row, or of the whole array when its type is
  *     `array`).
  */
 registerPermission('platform.queries/{namespace}/{name}.execute:own', 'Query: execute (own queries)')
@@ -91,12 +93,18 @@ export async function runQuery(d: QueryRunDeps, p: Principal, q: QueryRecord, in
   const pieces = splitPlaceholders(q.sql)
   const params = bindValues(q, placeholderNames(pieces), input, p)
   const readOnly = q.operation === 'read'
+  // checked again before every run (remembered per text): a query saved before the check existed,
+  // or moved onto a Postgres connection, is refused here
+  let checkedText: string | undefined
+  if (connection.connection_type === 'postgresql') {
+    const checked = await checkPostgresSql(q.sql, pieces, q.operation)
+    if (!checked.ok) throw AppError.of('query.sql_refused', `query ${q.namespace}/${q.name}: ${checked.message}`)
+    checkedText = checked.text
+  }
   const started = performance.now()
-  const out = await d.pools.withConnection(
-    connection.id,
-    (pool) => pool.run({ pieces, params, readOnly, timeoutMs: Math.min(q.timeout_ms, d.config.QUERY_TIMEOUT_MS_MAX), maxRows: Math.min(q.max_rows, d.config.QUERY_MAX_ROWS_MAX) }),
-    connection,
-  )
+  const timeoutMs = Math.min(q.timeout_ms, d.config.QUERY_TIMEOUT_MS_MAX)
+  const maxRows = Math.min(q.max_rows, d.config.QUERY_MAX_ROWS_MAX)
+  const out = await d.pools.withConnection(connection.id, (pool) => pool.run({ pieces, params, readOnly, timeoutMs, maxRows, ...(checkedText === undefined ? {} : { checkedText }) }), connection)
   const duration = Math.round((performance.now() - started) * 100) / 100
   const schema = q.output_schema
   if (Object.keys(schema).length > 0) {

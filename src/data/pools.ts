@@ -12,6 +12,8 @@ import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { clickhousePool } from './drivers/clickhouse.ts'
 import { postgresPool } from './drivers/postgres.ts'
 import { snowflakePool } from './drivers/snowflake.ts'
+import { assertNotPlatformDatabase } from './platform-database.ts'
+import { platformDatabase } from './save-checks.ts'
 import { DEFAULT_PORTS, type ConnectionSettings, type DataPool } from './drivers/types.ts'
 
 /*
@@ -108,7 +110,10 @@ function createRegistry(d: PoolsDeps): ConnectionPools {
 
   const build = async (id: string, version: string, spec: Spec): Promise<Entry> => {
     const secrets = await d.resources.secretsOf(databaseConnectionKind, id)
-    const pool = openPool(settingsOf(spec, secrets['password'] ?? null, d.config), d.config, log)
+    const settings = settingsOf(spec, secrets['password'] ?? null, d.config)
+    // the host resolved (502 upstream.dns_failed otherwise) and not the platform's own database
+    await assertNotPlatformDatabase(settings, platformDatabase(), spec.allow_platform_database === true)
+    const pool = openPool(settings, d.config, log)
     log.info({ connection: id, type: spec.connection_type }, 'database pool opened')
     return { pool, version, inflight: 0, retired: false }
   }

@@ -21,7 +21,7 @@ export const DATA_ROUTES = {
     summary: 'Test raw connection parameters (admin); nothing is stored',
     body: ConnectionTestBody,
     response: ConnectionTestResult,
-    errors: [403, 422],
+    errors: [403, 422, 502],
   }),
   testSaved: defineRoute({
     ...auth,
@@ -33,7 +33,7 @@ export const DATA_ROUTES = {
     summary: 'Test a saved connection (admin)',
     params: IdParams,
     response: ConnectionTestResult,
-    errors: [403, 404],
+    errors: [403, 404, 422, 502],
   }),
   execute: defineRoute({
     ...auth,

@@ -204,6 +204,7 @@ const CODES: Record<string, Row> = {
   'outbound.timeout': [504, 'the remote host did not answer in time'],
   'outbound.too_many_redirects': [502, 'too many redirects'],
   'outbound.unresolvable': [400, 'the host does not resolve'],
+  'upstream.dns_failed': [502, 'the host name of an outside service did not resolve'],
   // stores and states
   'state.exists': [409, 'the key is already used in this store'],
   'state.forbidden': [403, 'not allowed on this store or entry'],
@@ -215,6 +216,7 @@ const CODES: Record<string, Row> = {
   // database connections and queries
   'database.connection_inactive': [409, 'the database connection is not active'],
   'database.connection_not_found': [422, "the query's database connection does not exist"],
+  'database.platform_database': [422, "the connection leads to the platform's own database (allow_platform_database is not set)"],
   'database.unreachable': [502, 'the database could not be reached'],
   'query.connection_forbidden': [403, "the query's owner may not use its database connection"],
   'query.failed': [422, 'the database refused the statement'],
@@ -223,6 +225,7 @@ const CODES: Record<string, Row> = {
   'query.missing_parameter': [422, 'a parameter of the SQL has no value'],
   'query.output_invalid': [500, "the rows do not match the query's output_schema"],
   'query.read_only': [422, 'a read query tried to write: refused by the database'],
+  'query.sql_refused': [422, "the query's SQL is not allowed for its operation"],
   'query.timeout': [504, 'the statement ran longer than its timeout'],
   // templates
   // templates, email, discovery and manifests

@@ -495,7 +495,7 @@ async function fileOfA(c: Ctx): Promise<{ collection: string; name: string; path
 async function connectionOfAdmin(c: Ctx): Promise<string> {
   const u = new URL(c.env.databaseUrl)
   const res = await c.env.request('POST', '/api/v1/database-connections', {
-    body: { name: `conn-${c.n()}`, connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) },
+    body: { name: `conn-${c.n()}`, connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), allow_platform_database: true },
   })
   if (res.status !== 201) throw new Error(`setup connection: ${res.text}`)
   return (res.body as { id: string }).id

@@ -123,7 +123,7 @@ export default function Spy() {
     await ok('POST', '/api/v1/components', { namespace: 'web', name: 'spy', title: 'Spy', source_code: SPY, visibility: 'shared' })
     // a query of A's on the platform's own database, on a connection A may use
     const u = new URL(env.databaseUrl)
-    const conn = await env.request('POST', '/api/v1/database-connections', { body: { name: 'browser-db', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) } })
+    const conn = await env.request('POST', '/api/v1/database-connections', { body: { name: 'browser-db', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), allow_platform_database: true } })
     if (conn.status !== 201) throw new Error(`database connection: ${conn.text}`)
     await env.sql(`insert into roles (name, permissions) values ('browser-db-use', jsonb_build_object('platform.database-connections/browser-db.use:all', true))`)
     await env.sql(`insert into user_roles (user_id, role_id) select $1, id from roles where name = 'browser-db-use'`, [a.id])

@@ -160,7 +160,7 @@ t.test('bearer proxies run as the caller and only on enabled targets', async (t)
 t.test('query and state proxies run the real query and store as the caller', async (t) => {
   // a query of A's on the platform's own database, on a connection A was allowed to use
   const u = new URL(env.databaseUrl)
-  const conn = await env.request('POST', '/api/v1/database-connections', { body: { name: 'comp-db', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) } })
+  const conn = await env.request('POST', '/api/v1/database-connections', { body: { name: 'comp-db', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), allow_platform_database: true } })
   t.equal(conn.status, 201, conn.text)
   await env.sql(`insert into roles (name, permissions) values ('comp-db-use', jsonb_build_object('platform.database-connections/comp-db.use:all', true))`)
   await env.sql(`insert into user_roles (user_id, role_id) select $1, id from roles where name = 'comp-db-use'`, [a.id])

@@ -31,6 +31,11 @@ export interface Statement {
   /** Values by placeholder name (every placeholder has one). */
   params: Readonly<Record<string, unknown>>
   readOnly: boolean
+  /**
+   * Postgres only: the statement as ../pg-sql-check.ts checked (and for a read, rewrote) it, with
+   * `$n` for the placeholders in first-use order; the driver runs it instead of rendering pieces.
+   */
+  checkedText?: string
   timeoutMs: number
   /** Rows returned at most; a read asks the database for `maxRows + 1` to know whether there were more. */
   maxRows: number
@@ -48,6 +53,11 @@ export interface DataPool {
   run(statement: Statement): Promise<StatementResult>
   /** Connects (or reuses a connection) and answers the server's version. */
   serverVersion(timeoutMs: number): Promise<string>
+  /**
+   * Postgres: what the connected role holds beyond a query's business (superuser, the server-file
+   * and server-program roles), as warnings for the connection test.
+   */
+  privilegeWarnings?(): Promise<string[]>
   /** Closes idle connections now and the others when they are released. */
   close(): Promise<void>
 }

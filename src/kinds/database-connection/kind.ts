@@ -1,4 +1,5 @@
 import { DatabaseConnectionSpec } from '../../../schemas/database-connection.ts'
+import { connectionIssues } from '../../data/save-checks.ts'
 import { defineKind } from '../../resources/kind.ts'
 
 export const databaseConnectionKind = defineKind({
@@ -11,8 +12,10 @@ export const databaseConnectionKind = defineKind({
   updateMethod: 'PATCH',
   adminOnly: true,
   secrets: ['password'],
-  validate: (s) => {
+  // the pool bounds; a Postgres connection leading to the platform's own database needs allow_platform_database
+  validate: async (s) => {
     const { min_pool_size: min, max_pool_size: max } = s.config
-    return min !== undefined && max !== undefined && min > max ? [{ path: 'config.min_pool_size', message: 'must not exceed max_pool_size' }] : []
+    if (min !== undefined && max !== undefined && min > max) return [{ path: 'config.min_pool_size', message: 'must not exceed max_pool_size' }]
+    return connectionIssues(s)
   },
 })
