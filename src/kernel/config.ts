@@ -47,6 +47,7 @@ export const ConfigSchema = T.Object({
   NATS_TOKEN: str('', 'NATS authentication token'),
   NATS_NKEY_FILE: str('', 'file holding a NATS user NKey seed (a line starting with SU), e.g. DATA_DIR/nats/gateway.nk of a single-node platform'),
   NATS_CREDS_FILE: str('', 'NATS .creds file (user JWT and seed, decentralised auth)'),
+  NATS_INBOX_PREFIX: str('', 'prefix of the reply subjects this process subscribes to (nats.js default `_INBOX`); empty: the `# inbox_prefix:` line of NATS_NKEY_FILE when it has one (`_INBOX_gateway` for the single-node gateway user, which may subscribe to no other inbox)'),
   // §8.7 required and general
   SECRET_KEY: str('', 'JWT signing key (required in production; generated in development)'),
   ENCRYPTION_KEY: str('', 'key for secrets at rest (required in production; generated in development)'),

@@ -34,14 +34,37 @@ export function localNatsCredentials(dir: string): LocalNatsCredentials {
   const out = { seedFile: {}, seed: {}, publicKey: {} } as LocalNatsCredentials
   for (const user of LOCAL_NATS_USERS) {
     const file = join(dir, `${user}.nk`)
-    if (!existsSync(file)) writeFileSync(file, `${new TextDecoder().decode(nkeys.createUser().getSeed())}\n`, { mode: 0o600, flag: 'wx' })
+    if (!existsSync(file)) writeFileSync(file, seedFileText(user, nkeys.createUser().getSeed()), { mode: 0o600, flag: 'wx' })
     chmodSync(file, 0o600)
     const seed = readSeedFile(file)
+    // a file from before the inbox line was written gets it (the seed is kept)
+    if (readFileSync(file, 'utf8') !== seedFileText(user, seed)) writeFileSync(file, seedFileText(user, seed), { mode: 0o600 })
     out.seedFile[user] = file
     out.seed[user] = seed
     out.publicKey[user] = nkeys.fromSeed(seed).getPublicKey()
   }
   return out
+}
+
+/**
+ * The reply subjects a user may subscribe to. The `gateway` and `events` users get their own: were
+ * `_INBOX.>` open to them, they could read the replies to every other client's requests (the
+ * platform's AUTH_CACHE reads, the API's answers). The platform user keeps nats.js's default.
+ */
+export const inboxPrefixOf = (user: LocalNatsUser): string => (user === 'platform' ? '_INBOX' : `_INBOX_${user}`)
+
+const INBOX_LINE = '# inbox_prefix: '
+
+function seedFileText(user: LocalNatsUser, seed: Uint8Array): string {
+  return `# NATS user "${user}" of this platform (generated; keep it private). Its clients use the inbox prefix below.\n${INBOX_LINE}${inboxPrefixOf(user)}\n${new TextDecoder().decode(seed)}\n`
+}
+
+/** The `# inbox_prefix:` line of a seed file written by the platform, if it has one. */
+export function seedFileInboxPrefix(file: string): string | undefined {
+  const line = readFileSync(file, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(INBOX_LINE))
+  return line?.slice(INBOX_LINE.length).trim()
 }
 
 /** A seed file: the `SU…` line (the format `nsc`/`nk` write; blank lines and `#` comments skipped). */
@@ -108,7 +131,7 @@ export function gatewayPermissions(names: NatsNames): Permissions {
       `$JS.API.DIRECT.GET.${files}.>`,
       `$O.${names.bucket('FILES')}.>`,
     ],
-    subscribe: ['_INBOX.>', names.subject('sse.live.>'), names.subject('sse.listeners.*')],
+    subscribe: [`${inboxPrefixOf('gateway')}.>`, names.subject('sse.live.>'), names.subject('sse.listeners.*')],
     responses: true,
   }
 }
@@ -118,7 +141,7 @@ export function eventsPermissions(names: NatsNames): Permissions {
   const events = names.stream('EVENTS')
   return {
     publish: ['$JS.API.INFO', ...consumerReads(events), `$JS.API.CONSUMER.DURABLE.CREATE.${events}.*`, `$JS.ACK.${events}.>`],
-    subscribe: ['_INBOX.>', names.subject('events.>')],
+    subscribe: [`${inboxPrefixOf('events')}.>`, names.subject('events.>')],
   }
 }
 

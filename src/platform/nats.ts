@@ -4,7 +4,7 @@ import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } fro
 import { Kvm } from '@nats-io/kv'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
-import { readSeedFile } from './nats-credentials.ts'
+import { readSeedFile, seedFileInboxPrefix } from './nats-credentials.ts'
 import type { NatsNames } from './nats-names.ts'
 import { applyRequestPatch } from './nats-request-patch.ts'
 import { applyWriteBatching } from './nats-write-batching.ts'
@@ -34,15 +34,18 @@ export async function connectNats(url: string, name: string, log: Logger, auth: 
 }
 
 /** How a client proves who it is: user/password, token or an authenticator (NKey seed, .creds). */
-export type NatsAuth = Pick<ConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator'>
+export type NatsAuth = Pick<ConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator' | 'inboxPrefix'>
 
 /** The credentials the configuration names for a NATS_URL server (none: anonymous). */
-export function natsAuthOf(config: Pick<Config, 'NATS_USER' | 'NATS_PASSWORD' | 'NATS_TOKEN' | 'NATS_NKEY_FILE' | 'NATS_CREDS_FILE'>): NatsAuth {
-  if (config.NATS_CREDS_FILE !== '') return { authenticator: credsAuthenticator(readFileSync(config.NATS_CREDS_FILE)) }
-  if (config.NATS_NKEY_FILE !== '') return { authenticator: nkeyAuthenticator(readSeedFile(config.NATS_NKEY_FILE)) }
-  if (config.NATS_TOKEN !== '') return { token: config.NATS_TOKEN }
-  if (config.NATS_USER !== '') return { user: config.NATS_USER, pass: config.NATS_PASSWORD }
-  return {}
+export function natsAuthOf(config: Pick<Config, 'NATS_USER' | 'NATS_PASSWORD' | 'NATS_TOKEN' | 'NATS_NKEY_FILE' | 'NATS_CREDS_FILE' | 'NATS_INBOX_PREFIX'>): NatsAuth {
+  // a seed file the platform generated names the inbox prefix its user may subscribe to
+  const prefix = config.NATS_INBOX_PREFIX !== '' ? config.NATS_INBOX_PREFIX : config.NATS_NKEY_FILE !== '' ? seedFileInboxPrefix(config.NATS_NKEY_FILE) : undefined
+  const inbox = prefix === undefined ? {} : { inboxPrefix: prefix }
+  if (config.NATS_CREDS_FILE !== '') return { authenticator: credsAuthenticator(readFileSync(config.NATS_CREDS_FILE)), ...inbox }
+  if (config.NATS_NKEY_FILE !== '') return { authenticator: nkeyAuthenticator(readSeedFile(config.NATS_NKEY_FILE)), ...inbox }
+  if (config.NATS_TOKEN !== '') return { token: config.NATS_TOKEN, ...inbox }
+  if (config.NATS_USER !== '') return { user: config.NATS_USER, pass: config.NATS_PASSWORD, ...inbox }
+  return inbox
 }
 
 /**

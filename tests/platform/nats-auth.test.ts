@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { connect, headers, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node'
 import t from 'tap'
-import { readSeedFile } from '../../src/platform/nats-credentials.ts'
+import { inboxPrefixOf, readSeedFile, seedFileInboxPrefix } from '../../src/platform/nats-credentials.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
 import { pollUntil, singleNodeEnv, startSingleNode, stopWith, superadminToken, tempDataDir, type SingleNode } from './single-node.ts'
 
@@ -20,7 +20,9 @@ const dataDir = tempDataDir(t)
 const natsDir = join(dataDir, 'nats')
 const seedOf = (user: string) => readSeedFile(join(natsDir, `${user}.nk`))
 const natsUrl = () => (JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { natsUrl: string }).natsUrl
-const as = (user: string): Promise<NatsConnection> => connect({ servers: natsUrl(), authenticator: nkeyAuthenticator(seedOf(user)), maxReconnectAttempts: 0 })
+// each user's own reply subjects (`_INBOX_gateway`, `_INBOX_events`), as its seed file says
+const as = (user: 'platform' | 'gateway' | 'events'): Promise<NatsConnection> =>
+  connect({ servers: natsUrl(), authenticator: nkeyAuthenticator(seedOf(user)), inboxPrefix: inboxPrefixOf(user), maxReconnectAttempts: 0 })
 
 /** The error a request ends with (a permission violation on its subject), or 'answered'. */
 async function requestOutcome(nc: NatsConnection, subject: string, data = '', hdrs?: Record<string, string>): Promise<string> {
@@ -76,6 +78,7 @@ t.test('credentials: one seed per user, 0600 in a 0700 directory; nats.conf hold
   for (const user of ['platform', 'gateway', 'events']) {
     t.equal(statSync(join(natsDir, `${user}.nk`)).mode & 0o777, 0o600, `${user}.nk is 0600`)
     t.match(new TextDecoder().decode(seedOf(user)), /^SU[A-Z2-7]+$/)
+    t.equal(seedFileInboxPrefix(join(natsDir, `${user}.nk`)), user === 'platform' ? '_INBOX' : `_INBOX_${user}`)
   }
   const conf = readFileSync(join(natsDir, 'nats.conf'), 'utf8')
   t.equal(statSync(join(natsDir, 'nats.conf')).mode & 0o777, 0o600)
@@ -115,6 +118,7 @@ t.test('events: may read the execution events, not call the API nor read AUTH_CA
   t.match(await requestOutcome(nc, '$JS.API.DIRECT.GET.KV_AUTH_CACHE.$KV.AUTH_CACHE.x'), /Permissions Violation/)
   t.match(await subscribeOutcome(nc, '$KV.AUTH_CACHE.>'), /Permissions Violation for Subscription/)
   t.match(await subscribeOutcome(nc, 'rpc.>'), /Permissions Violation for Subscription/, 'cannot answer API requests either')
+  t.match(await subscribeOutcome(nc, '_INBOX.>'), /Permissions Violation for Subscription/, "cannot read the replies to others' requests")
   // what it is for: the EVENTS stream and its live subjects
   const jsm = await jetstreamManager(nc)
   t.equal((await jsm.streams.info('EVENTS')).config.name, 'EVENTS')
@@ -130,6 +134,8 @@ t.test('gateway: forwards requests, cannot read AUTH_CACHE, answer requests or c
   t.match(await requestOutcome(nc, '$JS.API.STREAM.INFO.KV_AUTH_CACHE'), /Permissions Violation/)
   t.match(await subscribeOutcome(nc, '$KV.AUTH_CACHE.>'), /Permissions Violation for Subscription/)
   t.match(await subscribeOutcome(nc, 'rpc.>'), /Permissions Violation for Subscription/, 'only the internal roles answer requests')
+  t.match(await subscribeOutcome(nc, '_INBOX.>'), /Permissions Violation for Subscription/, "cannot read the replies to others' requests")
+  t.match(await subscribeOutcome(nc, '_INBOX_events.>'), /Permissions Violation for Subscription/)
   t.match(await requestOutcome(nc, '$JS.API.STREAM.CREATE.EVIL', JSON.stringify({ name: 'EVIL', subjects: ['evil.>'] })), /Permissions Violation/)
   t.match(await requestOutcome(nc, '$JS.API.STREAM.DELETE.JOBS'), /Permissions Violation/)
   t.match(await requestOutcome(nc, 'jobs.fn.x', '{}'), /Permissions Violation/, 'no job enqueued behind the API')
