@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { jetstreamManager } from '@nats-io/jetstream'
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect, headers, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node'
 import t from 'tap'
 import { inboxPrefixOf, readSeedFile, seedFileInboxPrefix } from '../../src/platform/nats-credentials.ts'
@@ -122,6 +122,10 @@ t.test('events: may read the execution events, not call the API nor read AUTH_CA
   // what it is for: the EVENTS stream and its live subjects
   const jsm = await jetstreamManager(nc)
   t.equal((await jsm.streams.info('EVENTS')).config.name, 'EVENTS')
+  // durably: its own consumer on EVENTS, pulled (nothing ran yet: no message) and removed
+  await jsm.consumers.add('EVENTS', { durable_name: 'backend', ack_policy: AckPolicy.Explicit })
+  t.equal(await jetstream(nc).consumers.get('EVENTS', 'backend').then((c) => c.next({ expires: 1_000 })), null, 'pulls from its consumer')
+  t.ok(await jsm.consumers.delete('EVENTS', 'backend'))
   const live = nc.subscribe('events.execution.>')
   await nc.flush()
   t.notOk(live.isClosed(), 'subscribes to events.execution.>')
