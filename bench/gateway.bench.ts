@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
 import { allRoutes } from '../src/main.ts'
 import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { committedTransactions } from './lib/pg-stats.ts'
@@ -106,7 +107,10 @@ async function run(): Promise<Row[]> {
       databaseUrl,
     )
 
-    const split = { ...common, NATS_URL: natsUrl, DATABASE_URL: databaseUrl, NATS_PREFIX: 'bench' }
+    // the single-node nats-server takes no anonymous client: the split processes use its platform
+    // seed (its gateway user's permissions name the subjects without the prefix these runs use)
+    const natsAuth = { NATS_NKEY_FILE: join(dataDir, 'nats', 'platform.nk') }
+    const split = { ...common, ...natsAuth, NATS_URL: natsUrl, DATABASE_URL: databaseUrl, NATS_PREFIX: 'bench' }
     const resources = await start('resources', 'platform.ts', { ...split, ROLES: 'resources' })
     const gateway = await start('gateway', 'platform.ts', { ...split, ROLES: 'gateway' })
     await load(
@@ -117,7 +121,7 @@ async function run(): Promise<Row[]> {
     await gateway.stop()
     await resources.stop()
 
-    const stubbed = { ...common, NATS_URL: natsUrl, NATS_PREFIX: 'stub' }
+    const stubbed = { ...common, ...natsAuth, NATS_URL: natsUrl, NATS_PREFIX: 'stub' }
     const stub = await start('stub-service', 'stub-service.ts', { ...stubbed, BENCH_STUB_ROUTE: route.id, BENCH_STUB_BODY: agent })
     const fast = await start('gateway-stub', 'platform.ts', { ...stubbed, ROLES: 'gateway' })
     await load(

@@ -71,19 +71,24 @@ export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[]
   let cache: { at: number; type: string; keys: Promise<string[] | null> } | null = null
   return (type) => {
     if (cache !== null && cache.type === type && performance.now() - cache.at < env.tickMs) return cache.keys
+    let timer: NodeJS.Timeout | undefined
     const listing = (async () => {
       const out: string[] = []
+      // an empty bucket (or type) ends at once: the listing sees no pending message and stops
       for await (const k of await env.states.keys(`${type}.>`)) out.push(k)
+      env.log.debug({ type, keys: out.length }, 'actor state keys listed')
       return out
-    })()
+    })().finally(() => clearTimeout(timer))
+    // The timer is cleared when the listing settles: left running, it warned 3 s after every
+    // listing, finished or not (four warnings on each clean start, one per actor type).
     const bounded = Promise.race([
       listing,
-      new Promise<null>((resolve) =>
-        setTimeout(() => {
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => {
           env.log.warn({ type }, 'listing actor state keys timed out: the timers of the partitions acquired now are restored on a later tick')
           resolve(null)
-        }, 3_000).unref(),
-      ),
+        }, 3_000).unref()
+      }),
     ])
     cache = { at: performance.now(), type, keys: bounded }
     return bounded

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/kernel/config.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { allRoutes } from '../../src/main.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
-import { connectNats } from '../../src/platform/nats.ts'
+import { connectNats, natsAuthOf } from '../../src/platform/nats.ts'
 import { onShutdown, reportFailure, reportReady } from './protocol.ts'
 
 /*
@@ -19,7 +19,7 @@ try {
   const route = allRoutes().find((r) => r.id === routeId && r.target === 'rpc')
   if (route === undefined) throw new Error(`BENCH_STUB_ROUTE: no rpc route ${routeId}`)
   const body: unknown = JSON.parse(process.env['BENCH_STUB_BODY'] ?? 'null')
-  const nc = await connectNats(config.NATS_URL, 'bench-stub', log)
+  const nc = await connectNats(config.NATS_URL, 'bench-stub', log, natsAuthOf(config))
   const rpc = serveRpc({ nc, names: natsNames(config.NATS_PREFIX), routes: [bind({ ...route, auth: false }, () => Promise.resolve({ status: 200, body }))], log })
   onShutdown(async () => {
     await rpc.close()

@@ -41,6 +41,13 @@ export const ConfigSchema = T.Object({
   NATS_URL: str('', 'NATS server(s), comma-separated; empty starts a local nats-server (single-node)'),
   QUEUE_STORE_URL: str('', 'alias of NATS_URL (the spec calls the queue store by this name)'),
   NATS_PREFIX: str('', 'prefix for every subject, stream and bucket (isolates installations sharing one NATS)'),
+  // How a process connects to a NATS_URL server (at most one way); single-node mode ignores them: it uses the credentials it generated in DATA_DIR/nats
+  NATS_USER: str('', 'NATS user name (with NATS_PASSWORD)'),
+  NATS_PASSWORD: str('', 'NATS password of NATS_USER'),
+  NATS_TOKEN: str('', 'NATS authentication token'),
+  NATS_NKEY_FILE: str('', 'file holding a NATS user NKey seed (a line starting with SU), e.g. DATA_DIR/nats/gateway.nk of a single-node platform'),
+  NATS_CREDS_FILE: str('', 'NATS .creds file (user JWT and seed, decentralised auth)'),
+  NATS_INBOX_PREFIX: str('', 'prefix of the reply subjects this process subscribes to (nats.js default `_INBOX`); empty: the `# inbox_prefix:` line of NATS_NKEY_FILE when it has one (`_INBOX_gateway` for the single-node gateway user, which may subscribe to no other inbox)'),
   // §8.7 required and general
   SECRET_KEY: str('', 'JWT signing key (required in production; generated in development)'),
   ENCRYPTION_KEY: str('', 'key for secrets at rest (required in production; generated in development)'),
@@ -253,6 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config = converted as Config
   if (config.NATS_URL === '' && config.QUEUE_STORE_URL !== '') config.NATS_URL = config.QUEUE_STORE_URL
   config.DATA_DIR = resolve(config.DATA_DIR)
+  checkNatsAuth(config)
 
   if (config.NODE_ENV === 'production') {
     const missing = REQUIRED_IN_PRODUCTION.filter((k) => config[k] === '')
@@ -270,6 +278,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
   return config
+}
+
+/** One way to authenticate to NATS at most, and a password only with its user. */
+function checkNatsAuth(config: Config): void {
+  const ways = [config.NATS_USER !== '' || config.NATS_PASSWORD !== '', config.NATS_TOKEN !== '', config.NATS_NKEY_FILE !== '', config.NATS_CREDS_FILE !== ''].filter(Boolean).length
+  const issue = ways > 1 ? 'set one of NATS_USER/NATS_PASSWORD, NATS_TOKEN, NATS_NKEY_FILE, NATS_CREDS_FILE' : config.NATS_PASSWORD !== '' && config.NATS_USER === '' ? 'NATS_PASSWORD needs NATS_USER' : null
+  if (issue !== null) throw new AppError(500, 'config.invalid', `invalid configuration: ${issue}`, { issues: [{ path: 'NATS_USER', message: issue }] })
 }
 
 function fillDevSecrets(config: Config): void {

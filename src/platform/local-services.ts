@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createServer, connect } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
@@ -177,16 +177,30 @@ function pipeLogs(child: ChildProcess, log: Logger): void {
   child.stderr?.on('data', forward)
 }
 
-export async function startNats(options: { dir: string; port?: number; exactPort?: boolean; log: Logger; detach?: boolean }): Promise<LocalService> {
+export interface NatsOptions {
+  dir: string
+  port?: number
+  exactPort?: boolean
+  log: Logger
+  detach?: boolean
+  /**
+   * nats.conf's `authorization` block (src/platform/nats-credentials.ts): single-node mode always
+   * passes one. Only the test suite's shared server runs without, i.e. takes anonymous clients.
+   */
+  authorization?: string
+}
+
+export async function startNats(options: NatsOptions): Promise<LocalService> {
   const bin = findNatsServer()
   if (bin === undefined) throw new Error('nats-server not found')
-  mkdirSync(options.dir, { recursive: true })
+  mkdirSync(options.dir, { recursive: true, mode: 0o700 })
   const pidFile = join(options.dir, 'nats.pid')
   await killStale(pidFile, options.log)
   const port = options.exactPort === true && options.port !== undefined ? options.port : await freePort(options.port)
   // max_payload 8 MB: request bodies travel to the resource service inside one message.
   const conf = join(options.dir, 'nats.conf')
-  writeFileSync(conf, `max_payload: 8388608\njetstream { store_dir: "${join(options.dir, 'jetstream')}" }\n`)
+  writeFileSync(conf, `max_payload: 8388608\njetstream { store_dir: "${join(options.dir, 'jetstream')}" }\n${options.authorization ?? ''}`, { mode: 0o600 })
+  chmodSync(conf, 0o600)
   const child = spawnServer(bin, ['-c', conf, '-a', '127.0.0.1', '-p', String(port), '-P', pidFile], options.detach === true, options.log)
   try {
     await waitForPort(port, child, 'nats-server')

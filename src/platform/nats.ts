@@ -1,7 +1,10 @@
-import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { readFileSync } from 'node:fs'
+import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node'
 import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
+import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
+import { readSeedFile, seedFileInboxPrefix } from './nats-credentials.ts'
 import type { NatsNames } from './nats-names.ts'
 import { applyRequestPatch } from './nats-request-patch.ts'
 import { applyWriteBatching } from './nats-write-batching.ts'
@@ -14,18 +17,35 @@ export type { NatsConnection }
  * about that); requests and publishes made meanwhile are buffered by the client, up to
  * reconnectBufSize, and flushed once it is back (the gateway fails its requests fast instead).
  */
-export async function connectNats(url: string, name: string, log: Logger): Promise<NatsConnection> {
+export async function connectNats(url: string, name: string, log: Logger, auth: NatsAuth = {}): Promise<NatsConnection> {
   // noAsyncTraces: nats.js otherwise builds two Error objects with stack traces per request (~25% of
   // the gateway's CPU on a forwarded route, measured in bench/).
   applyRequestPatch()
   applyWriteBatching()
-  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000, noAsyncTraces: true })
+  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000, noAsyncTraces: true, ...auth })
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'close') log.warn({ nats: s.type }, 'nats connection status')
+      // a permission violation (credentials narrower than what this process does) is reported here
+      else if (s.type === 'error') log.warn({ err: s.error }, 'nats error')
     }
   })()
   return nc
+}
+
+/** How a client proves who it is: user/password, token or an authenticator (NKey seed, .creds). */
+export type NatsAuth = Pick<ConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator' | 'inboxPrefix'>
+
+/** The credentials the configuration names for a NATS_URL server (none: anonymous). */
+export function natsAuthOf(config: Pick<Config, 'NATS_USER' | 'NATS_PASSWORD' | 'NATS_TOKEN' | 'NATS_NKEY_FILE' | 'NATS_CREDS_FILE' | 'NATS_INBOX_PREFIX'>): NatsAuth {
+  // a seed file the platform generated names the inbox prefix its user may subscribe to
+  const prefix = config.NATS_INBOX_PREFIX !== '' ? config.NATS_INBOX_PREFIX : config.NATS_NKEY_FILE !== '' ? seedFileInboxPrefix(config.NATS_NKEY_FILE) : undefined
+  const inbox = prefix === undefined ? {} : { inboxPrefix: prefix }
+  if (config.NATS_CREDS_FILE !== '') return { authenticator: credsAuthenticator(readFileSync(config.NATS_CREDS_FILE)), ...inbox }
+  if (config.NATS_NKEY_FILE !== '') return { authenticator: nkeyAuthenticator(readSeedFile(config.NATS_NKEY_FILE)), ...inbox }
+  if (config.NATS_TOKEN !== '') return { token: config.NATS_TOKEN, ...inbox }
+  if (config.NATS_USER !== '') return { user: config.NATS_USER, pass: config.NATS_PASSWORD, ...inbox }
+  return inbox
 }
 
 /**

@@ -1,12 +1,15 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { jetstream } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
+import { nkeyAuthenticator } from '@nats-io/transport-node'
 import type { Shared, Role } from '../api/feature.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import { ensureServerPackages, startNats, startPostgres } from '../platform/local-services.ts'
 import { natsNames } from '../platform/nats-names.ts'
-import { closeNats, connectNats, probeNats, provisionNats } from '../platform/nats.ts'
+import { closeNats, connectNats, natsAuthOf, probeNats, provisionNats, type NatsConnection } from '../platform/nats.ts'
+import { authorizationConf, localNatsCredentials } from '../platform/nats-credentials.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
 import { superviseService } from '../platform/supervisor.ts'
 import type { LocalJobs } from '../jobs/local-run.ts'
 import { provisionJobLayout } from '../jobs/start.ts'
@@ -41,10 +44,16 @@ export async function startInfrastructure(config: Config, roles: ReadonlySet<Rol
     ensureServerPackages(log)
     mkdirSync(config.DATA_DIR, { recursive: true })
   }
+  const names = natsNames(config.NATS_PREFIX)
+  let auth = natsAuthOf(config)
   if (natsUrl === '') {
     const natsLog = log.child({ mod: 'nats-server' })
     const dir = join(config.DATA_DIR, 'nats')
-    life.local.nats = await superviseService({ name: 'nats-server', log: natsLog, start: (port) => startNats({ dir, port: port ?? 4222, exactPort: port !== undefined, log: natsLog }) })
+    // no anonymous client: the server knows the generated users only, and this process is `platform`
+    const creds = localNatsCredentials(dir)
+    const authorization = authorizationConf(creds, names)
+    auth = { authenticator: nkeyAuthenticator(creds.seed.platform) }
+    life.local.nats = await superviseService({ name: 'nats-server', log: natsLog, start: (port) => startNats({ dir, port: port ?? 4222, exactPort: port !== undefined, log: natsLog, authorization }) })
     natsUrl = life.local.nats.url
   }
   if (needLocalPg) {
@@ -58,12 +67,30 @@ export async function startInfrastructure(config: Config, roles: ReadonlySet<Rol
     // the platform's own connections go over the local server's Unix socket when it has one
     databaseUrl = life.local.postgres.socketUrl ?? life.local.postgres.url
   }
-  const names = natsNames(config.NATS_PREFIX)
-  const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }))
+  const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }), auth)
   life.nats = nc
   life.onStop(() => closeNats(nc))
   log.info({ nats: await probeNats(nc) }, 'nats capabilities')
-  await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, jobStateTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000 })
-  await provisionJobLayout(nc, names, config, log.child({ mod: 'nats' }))
+  if (roles.size === 1 && roles.has('gateway') && life.local.nats === undefined) {
+    // An edge gateway does not provision: with the `gateway` credentials it may not create or
+    // update the platform's streams. It waits for the internal roles to have done it.
+    await awaitLayout(nc, names, log.child({ mod: 'nats' }))
+  } else {
+    await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, jobStateTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000 })
+    await provisionJobLayout(nc, names, config, log.child({ mod: 'nats' }))
+  }
   return { nc, js: jetstream(nc), names, config, log, natsUrl, databaseUrl, actorsHere: lateTeller() }
+}
+
+/** The streams a gateway reads and cannot create, polled until a resources or workers process has provisioned them. */
+async function awaitLayout(nc: NatsConnection, names: NatsNames, log: Logger): Promise<void> {
+  const jsm = await jetstreamManager(nc)
+  const needed = [names.stream('SSE'), `KV_${names.bucket('WORKERS')}`]
+  for (let waited = false; ; waited = true) {
+    const missing: string[] = []
+    for (const stream of needed) if ((await jsm.streams.info(stream).catch(() => null)) === null) missing.push(stream)
+    if (missing.length === 0) return
+    if (!waited) log.info({ missing }, 'waiting for a resources or workers process to provision the NATS layout')
+    await new Promise((r) => setTimeout(r, 500))
+  }
 }

@@ -1,8 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { nkeys } from '@nats-io/transport-node'
 import t from 'tap'
 import { ConfigSchema, configTable, loadConfig } from '../../src/kernel/config.ts'
+import { natsAuthOf } from '../../src/platform/nats.ts'
 
 /* Configuration: defaults, conversion, clear errors, production requirements, development secrets. */
 const dir = mkdtempSync(join(tmpdir(), 'cfg-'))
@@ -75,4 +77,23 @@ t.test('development generates secrets once and reuses them', async (t) => {
 t.test('the README table lists every setting', async (t) => {
   const table = configTable()
   for (const key of Object.keys(ConfigSchema.properties)) t.match(table, `\`${key}\``)
+})
+
+t.test('NATS credentials: one way at most, a password only with its user; what connectNats is given', async (t) => {
+  t.throws(() => loadConfig({ DATA_DIR: dir, NATS_USER: 'u', NATS_PASSWORD: 'p', NATS_TOKEN: 'x' }), /set one of NATS_USER\/NATS_PASSWORD, NATS_TOKEN, NATS_NKEY_FILE, NATS_CREDS_FILE/)
+  t.throws(() => loadConfig({ DATA_DIR: dir, NATS_TOKEN: 'x', NATS_NKEY_FILE: '/k.nk' }), /set one of/)
+  t.throws(() => loadConfig({ DATA_DIR: dir, NATS_PASSWORD: 'p' }), /NATS_PASSWORD needs NATS_USER/)
+  t.same(natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_USER: 'u', NATS_PASSWORD: 'p' })), { user: 'u', pass: 'p' })
+  t.same(natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_TOKEN: 'x' })), { token: 'x' })
+  t.same(natsAuthOf(loadConfig({ DATA_DIR: dir })), {}, 'none: anonymous')
+  const seedFile = join(dir, 'edge.nk')
+  writeFileSync(seedFile, `# a comment\n${new TextDecoder().decode(nkeys.createUser().getSeed())}\n`)
+  const fromFile = natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile }))
+  t.type(fromFile.authenticator, 'function')
+  t.equal(fromFile.inboxPrefix, undefined, "no inbox line: nats.js's default")
+  writeFileSync(seedFile, `# inbox_prefix: _INBOX_edge\n${new TextDecoder().decode(nkeys.createUser().getSeed())}\n`)
+  t.equal(natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile })).inboxPrefix, '_INBOX_edge', "the seed file's inbox prefix")
+  t.equal(natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile, NATS_INBOX_PREFIX: '_IN_x' })).inboxPrefix, '_IN_x', 'NATS_INBOX_PREFIX wins')
+  writeFileSync(seedFile, 'not a seed\n')
+  t.throws(() => natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile })), /holds no NATS user seed/)
 })
