@@ -200,7 +200,8 @@ const CODES: Record<string, Row> = {
   'outbound.response_too_large': [502, 'the response is too large'],
   'outbound.timeout': [504, 'the remote host did not answer in time'],
   'outbound.too_many_redirects': [502, 'too many redirects'],
-  'outbound.unresolvable': [400, 'the host does not resolve'],
+  // outside services: a DNS failure is its own answer, never mistaken for the platform's database
+  'upstream.dns_failed': [502, 'the host name of an outside service did not resolve'],
   // stores and states
   'state.exists': [409, 'the key is already used in this store'],
   'state.forbidden': [403, 'not allowed on this store or entry'],
