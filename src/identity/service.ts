@@ -134,15 +134,39 @@ export function identityHandlers(d: IdentityDeps): BoundRoute[] {
 
   on(R.authInfo, async () => ({ body: { auth_mode: config.AUTH_MODE } }))
 
+  /*
+   * Password guessing is limited without letting anyone lock an account out (the superadmin's
+   * above all): wrong passwords are counted per (account, address) and per account. An address
+   * that failed RATE_LIMIT_LOGIN_EMAIL_MAX times against an account is refused for the rest of the
+   * window; once the account has RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX failures from anywhere, only
+   * addresses that have not failed against it this window are still checked. So the owner's
+   * correct password from their own address always gets through, one address guesses at most
+   * RATE_LIMIT_LOGIN_EMAIL_MAX times, and a spread-out attack at most the account budget plus one
+   * guess per further address — on top of RATE_LIMIT_LOGIN_IP_MAX requests per address.
+   */
+  const guessAllowed = async (email: string, address: string): Promise<void> => {
+    const fromHere = await d.limiter.peek('login-fail-pair', `${email} ${address}`)
+    if (fromHere >= config.RATE_LIMIT_LOGIN_EMAIL_MAX) throw d.limiter.limited()
+    if (fromHere > 0 && (await d.limiter.peek('login-fail-email', email)) >= config.RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX) throw d.limiter.limited()
+  }
+  const guessFailed = async (email: string, address: string): Promise<void> => {
+    await Promise.all([d.limiter.record('login-fail-pair', `${email} ${address}`), d.limiter.record('login-fail-email', email)])
+  }
+
   on(R.authLogin, async ({ body, request }) => {
     const email = body.email.trim().toLowerCase()
     await d.limiter.hit('login-ip', request.clientIp, config.RATE_LIMIT_LOGIN_IP_MAX)
-    await d.limiter.hit('login-email', email, config.RATE_LIMIT_LOGIN_EMAIL_MAX)
+    // Each request in otp mode mails a code: there the limit per email counts requests (no mail flood).
+    if (config.AUTH_MODE === 'otp') await d.limiter.hit('login-email', email, config.RATE_LIMIT_LOGIN_EMAIL_MAX)
+    else await guessAllowed(email, request.clientIp)
     const user = await findUser(email)
     if (config.AUTH_MODE === 'otp') return { body: await startOtp(email, user) }
     if (body.password === undefined) throw invalid('password is required in this login mode', [{ path: 'password', message: 'required' }])
     // checkPassword is false for an unknown user; the null test only tells the type checker
-    if (!(await checkPassword(user, body.password)) || user === null) throw invalidCredentials()
+    if (!(await checkPassword(user, body.password)) || user === null) {
+      await guessFailed(email, request.clientIp)
+      throw invalidCredentials()
+    }
     if (config.AUTH_MODE === 'password') return { body: await tokensFor(user) }
     return { body: await startOtp(email, user) }
   })

@@ -84,7 +84,8 @@ export const ConfigSchema = T.Object({
   OAUTH_BIND_BROWSER_SESSION: bool(true, 'bind connector OAuth flows to the starting browser'),
   // §8.5 rate limits
   RATE_LIMIT_LOGIN_IP_MAX: int(10, 'login requests per IP per window', 1),
-  RATE_LIMIT_LOGIN_EMAIL_MAX: int(5, 'login requests per email per window', 1),
+  RATE_LIMIT_LOGIN_EMAIL_MAX: int(5, 'wrong passwords per account and client address per window before that address is refused for the account (otp mode: login requests per email per window)', 1),
+  RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX: int(50, 'wrong passwords per account per window (from any address) after which only addresses that have not failed against it this window are still checked; the owner is never locked out', 1),
   RATE_LIMIT_OTP_IP_MAX: int(10, 'OTP verify requests per IP per window', 1),
   RATE_LIMIT_WINDOW_SECONDS: int(900, 'rate-limit window', 1),
   OTP_EXPIRE_MINUTES: int(10, 'OTP validity', 1),
