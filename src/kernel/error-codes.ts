@@ -57,6 +57,7 @@ const CODES: Record<string, Row> = {
   'auth.invalid_token': [401, 'invalid token'],
   'auth.rate_limited': [429, 'too many attempts; retry later'],
   'auth.refresh_reused': [401, 'the refresh token was already used; the login is revoked'],
+  'auth.session_revoked': [401, 'the session of this token was logged out'],
   'auth.token_expired': [401, 'the token has expired'],
   'auth.unauthorized': [401, 'authentication required'],
   'auth.user_inactive': [401, 'the user is inactive'],

@@ -113,10 +113,16 @@ t.test('refresh rotates; a reused refresh token revokes its family; logout revok
   t.equal(reuse.status, 401)
   t.match(reuse.body, { code: 'auth.refresh_reused' })
   t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: second.refresh_token } })).status, 401, 'descendant revoked')
+  t.match(await env.request('GET', '/auth/me', { token: second.access_token }), { status: 401, body: { code: 'auth.session_revoked' } }, "the revoked family's access token too")
 
-  const other = await login()
+  const other = (await login()) as { refresh_token: string; access_token: string }
+  const elsewhere = (await login()) as { refresh_token: string; access_token: string }
+  t.equal((await env.request('GET', '/auth/me', { token: other.access_token })).status, 200, 'the access token works (and its user is cached)')
   t.equal((await env.request('POST', '/auth/logout', { token: null, body: { refresh_token: other.refresh_token } })).status, 204)
   t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: other.refresh_token } })).status, 401, 'logged out')
+  const after = await env.request('GET', '/auth/me', { token: other.access_token })
+  t.match(after, { status: 401, body: { code: 'auth.session_revoked' } }, 'after logout the old access token answers 401 at once, not at its expiry')
+  t.equal((await env.request('GET', '/auth/me', { token: elsewhere.access_token })).status, 200, "another session's access token still works")
   t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: 'rt_nonsense' } })).status, 401)
 
   const stored = await env.sql<{ token_hash: string }>("select token_hash from refresh_tokens")
