@@ -47,7 +47,7 @@ export const ConfigSchema = T.Object({
   ENCRYPTION_KEY_PREVIOUS: str('', 'comma-separated earlier ENCRYPTION_KEY values: still decrypt after a rotation until `npm run cli -- reencrypt-secrets` rewrites everything with the current key'),
   DATABASE_PASSWORD: str('', 'Postgres password (required in production)'),
   SUPERADMIN_EMAIL: str('', 'superadmin created at first start (required in production; admin@localhost in development)'),
-  SUPERADMIN_PASSWORD: str('', 'seeds (and on restart resets) the superadmin password when AUTH_MODE includes password'),
+  SUPERADMIN_PASSWORD: str('', "seeds the superadmin password when AUTH_MODE includes password; a restart with another value resets it and revokes the superadmin's sessions, the same value changes nothing, empty keeps the stored one"),
   DOMAIN: str('', 'public domain of the installation (required in production)'),
   DEBUG: bool(false, 'debug mode'),
   TRUSTED_PROXIES: str('', 'comma-separated addresses of reverse proxies whose X-Forwarded-For is believed (client IP for rate limits)'),
