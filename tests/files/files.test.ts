@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
@@ -230,6 +232,15 @@ t.test('file names are NFC: café.txt typed in NFC and in NFD reaches one file e
   t.match(await env.request('PATCH', path(decomposed), { token: a.token, body: { visibility: 'shared' } }), { status: 200, body: { name: composed, visibility: 'shared' } })
   t.equal((await env.request('DELETE', path(decomposed), { token: a.token })).status, 204)
   t.equal((await download(path(composed))).status, 404, 'deleted in one spelling, gone in the other')
+
+  // Names stored before, as migration 0033 finds them: NFD rows made behind the platform's back.
+  const put = (name: string) => env.request('POST', '/files/docs-a/unicode', { token: a.token, body: { name, content_base64: 'eA==' } })
+  for (const name of ['r\u00e9sum\u00e9.txt', 'na\u00efve.txt', 'other.txt']) t.equal((await put(name)).status, 201)
+  await env.sql("update files set name = $1 where name = $2", ['re\u0301sume\u0301.txt', 'r\u00e9sum\u00e9.txt'], { behindTheBack: true })
+  await env.sql("update files set name = $1 where name = 'other.txt'", ['nai\u0308ve.txt'], { behindTheBack: true })
+  await env.sql(readFileSync(join(import.meta.dirname, '../../src/platform/migrations/0033-file-names-nfc.sql'), 'utf8'), [], { behindTheBack: true })
+  const names = (await env.sql<{ name: string }>('select name from files where collection_id = (select collection_id from files where name = $1)', ['na\u00efve.txt'], { behindTheBack: true })).map((r) => r.name)
+  t.same(names.sort(), ['na\u00efve.txt', 'nai\u0308ve.txt', 'r\u00e9sum\u00e9.txt'].sort(), 'migration 0033: an NFD name becomes NFC; a look-alike of an existing NFC name keeps its old spelling')
 })
 
 t.test('delete: a file, then a collection cascades to its files and blobs', async (t) => {
