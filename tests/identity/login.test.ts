@@ -220,7 +220,8 @@ t.test('rate limits behind a trusted proxy, and counters shared by replicas thro
 })
 
 t.test("wrong passwords from other addresses cannot lock the superadmin out; guessing stays bounded", async (t) => {
-  const env = await startTestPlatform(t, { AUTH_MODE: 'password', TRUSTED_PROXIES: '127.0.0.1', RATE_LIMIT_LOGIN_EMAIL_MAX: '3', RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX: '6', RATE_LIMIT_LOGIN_IP_MAX: '100' })
+  // a day's window: a fixed window rolling over (and resetting the counts) mid-test becomes unlikely
+  const env = await startTestPlatform(t, { AUTH_MODE: 'password', TRUSTED_PROXIES: '127.0.0.1', RATE_LIMIT_LOGIN_EMAIL_MAX: '3', RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX: '6', RATE_LIMIT_LOGIN_IP_MAX: '100', RATE_LIMIT_WINDOW_SECONDS: '86400' })
   const admin = env.config.SUPERADMIN_EMAIL
   await env.sql('update users set password_hash = $1 where lower(email) = $2', [await hashPassword('the-right-one'), admin])
   const login = (password: string, ip: string) => env.request('POST', '/auth/login', { token: null, body: { email: admin, password }, headers: { 'x-forwarded-for': ip } })
