@@ -61,9 +61,11 @@ function callerOf(payload: Record<string, unknown>): Caller {
   if (!isUuid(payload['sub'])) throw bad()
   if (payload['email'] !== undefined && typeof payload['email'] !== 'string') throw bad()
   const scope = payload['scope']
+  const sid = payload['sid']
+  if (sid !== undefined && !isUuid(sid)) throw bad()
   if (scope === undefined) {
     if (payload['exe'] !== undefined) throw bad()
-    return { sub: payload['sub'], via: 'jwt' }
+    return sid === undefined ? { sub: payload['sub'], via: 'jwt' } : { sub: payload['sub'], via: 'jwt', sid }
   }
   if (scope !== EXECUTION_SCOPE_CLAIM) throw bad()
   const exe = payload['exe']

@@ -1,5 +1,5 @@
-import type { Principal } from './auth/principal.ts'
-import { hashPassword } from './auth/password.ts'
+import { principalCacheOf, type Principal } from './auth/principal.ts'
+import { hashPassword, verifyPassword } from './auth/password.ts'
 import type { Config } from './kernel/config.ts'
 import type { Logger } from './kernel/log.ts'
 import { Type as T } from '@sinclair/typebox'
@@ -13,6 +13,7 @@ import type { ResourceService } from './resources/service.ts'
  * default agent `default/default`. Idempotent; roles an admin has edited are left as they are.
  */
 const UserIdRow = rowType(T.Object({ id: T.String() }, { title: 'superadmin id' }))
+const PasswordRow = rowType(T.Object({ password_hash: T.Union([T.String(), T.Null()]) }, { title: 'superadmin password' }))
 const NAMESPACED = ['agents', 'functions', 'skills', 'queries', 'collections', 'templates', 'components', 'stores', 'connectors', 'manifests', 'secrets']
 
 export const DEFAULT_ROLES: Record<string, { description: string; permissions: string[] }> = {
@@ -64,9 +65,7 @@ export async function bootstrap(deps: { db: Db; config: Config; log: Logger; res
   if (inserted !== null) log.info({ email }, 'superadmin created')
   const { id: userId } = await oneRow(db, UserIdRow, sql.unsafe`select id from users where lower(email) = ${email}`)
   await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = 'Admins' on conflict do nothing`)
-  if (config.SUPERADMIN_PASSWORD !== '' && config.AUTH_MODE.includes('password')) {
-    await db.query(sql.unsafe`update users set password_hash = ${await hashPassword(config.SUPERADMIN_PASSWORD)}, updated_at = now() where id = ${userId}::uuid`)
-  }
+  if (config.SUPERADMIN_PASSWORD !== '' && config.AUTH_MODE.includes('password')) await applySuperadminPassword(db, log, userId, email, config.SUPERADMIN_PASSWORD)
   const superadmin: Principal = { userId, email, permissions: DEFAULT_ROLES['Admins']?.permissions ?? [] }
   const existing = await deps.resources.list(superadmin, agentKind, { namespaces: ['default'] })
   if (!existing.items.some((a) => a.name === 'default')) {
@@ -80,4 +79,22 @@ export async function bootstrap(deps: { db: Db; config: Config; log: Logger; res
     if (created !== null) log.info('default agent default/default created')
   }
   return { superadmin }
+}
+
+/*
+ * SUPERADMIN_PASSWORD at start: compared with the stored password through its hash (nothing else
+ * is kept). The same password: nothing is written and the superadmin's sessions stay. Another one
+ * (a first start, or the setting changed before a restart): a reset — the new password replaces
+ * the old, and every login session of the superadmin is revoked (its refresh tokens, and with them
+ * its access tokens on the next request: src/auth/principal.ts), since whoever knew the old password
+ * may hold one. Several replicas starting together: the first resets, the others find it done.
+ * An empty setting leaves the stored password as it is.
+ */
+async function applySuperadminPassword(db: Db, log: Logger, userId: string, email: string, password: string): Promise<void> {
+  const { password_hash: stored } = await oneRow(db, PasswordRow, sql.unsafe`select password_hash from users where id = ${userId}::uuid`)
+  if (stored !== null && (await verifyPassword(password, stored))) return
+  await db.query(sql.unsafe`update users set password_hash = ${await hashPassword(password)}, updated_at = now() where id = ${userId}::uuid`)
+  const revoked = await db.query(sql.unsafe`update refresh_tokens set revoked_at = now() where user_id = ${userId}::uuid and revoked_at is null`)
+  await principalCacheOf(db)?.invalidateUsers([userId])
+  log.info({ email, sessionsRevoked: revoked.rowCount }, stored === null ? 'superadmin password set from SUPERADMIN_PASSWORD' : 'superadmin password reset from SUPERADMIN_PASSWORD: its login sessions were revoked')
 }

@@ -8,7 +8,9 @@ import { AuthChangeCheck } from './auth-change.ts'
 /*
  * The NATS KV bucket AUTH_CACHE holds what a request needs to know about its caller, so a warm
  * request costs no Postgres query (and, with the local tier below, no KV read either):
- *   u.<user id>   → {email, active, permissions}      (permissions = union of the user's roles)
+ *   u.<user id>   → {email, active, permissions, revoked_sessions}   (permissions = union of the
+ *                   user's roles; revoked_sessions = the logged-out sessions whose access tokens may
+ *                   still be unexpired, so logout revokes them with no query on the request path)
  *   k.<key hash>  → {id, user_id, permissions, expires_at}
  * Every change to roles, grants, membership, a user or a key deletes the affected entries; a KV
  * delete is seen by every process at once, so a revoked role or key stops working on the next
@@ -22,6 +24,8 @@ export interface CachedUser {
   email: string
   active: boolean
   permissions: string[]
+  /** Session ids (refresh-token families) logged out or revoked whose refresh tokens have not expired yet; absent in entries written before. */
+  revoked_sessions?: string[]
 }
 
 export interface CachedKey {

@@ -116,6 +116,8 @@ export interface Caller {
    * The service accepts it only while that attempt runs, with the execution scope's permissions.
    */
   execution?: { id: string; attempt: number }
+  /** The login session a user's access token belongs to (its refresh-token family): refused once that session logged out. */
+  sid?: string
 }
 
 /** The JWT `scope` claim of an execution token (src/auth/tokens.ts issueExecutionToken). */

@@ -37,13 +37,16 @@ export function principalCacheOf(db: Db): PrincipalCache | undefined {
 
 /* Rows as they come back (timestamps as ISO strings, jsonb parsed: src/platform/db.ts). Grants stay `unknown`-valued: grantsOf keeps the `true` ones. */
 const StoredGrants = T.Record(T.String(), T.Unknown())
-const UserGrantsRow = rowType(T.Object({ email: T.String(), is_active: T.Boolean(), grants: T.Array(StoredGrants) }, { title: 'user grants' }))
+const UserGrantsRow = rowType(T.Object({ email: T.String(), is_active: T.Boolean(), grants: T.Array(StoredGrants), revoked_sessions: T.Array(T.String()) }, { title: 'user grants' }))
 const KeyRow = rowType(T.Object({ id: T.String(), user_id: T.String(), permissions: StoredGrants, expires_at: T.Union([T.String(), T.Null()]) }, { title: 'API key' }))
 
 export async function loadUserRow(db: Db, userId: string): Promise<CachedUser | null> {
   const row = await maybeRow(db, UserGrantsRow, sql.unsafe`
     select u.email, u.is_active,
-           coalesce(jsonb_agg(r.permissions) filter (where r.id is not null), '[]'::jsonb) as grants
+           coalesce(jsonb_agg(r.permissions) filter (where r.id is not null), '[]'::jsonb) as grants,
+           -- a revoked family's access tokens live at most as long as its refresh tokens (minutes against days)
+           array(select distinct t.family_id::text from refresh_tokens t
+                 where t.user_id = u.id and t.revoked_at is not null and t.expires_at > now()) as revoked_sessions
     from users u
     left join user_roles ur on ur.user_id = u.id
     left join roles r on r.id = ur.role_id
@@ -51,7 +54,7 @@ export async function loadUserRow(db: Db, userId: string): Promise<CachedUser | 
     group by u.id`)
   if (row === null) return null
   const grants = row.grants.flatMap(grantsOf)
-  return { email: row.email, active: row.is_active, permissions: [...new Set(grants)] }
+  return { email: row.email, active: row.is_active, permissions: [...new Set(grants)], revoked_sessions: row.revoked_sessions }
 }
 
 async function loadKeyRow(db: Db, hash: string): Promise<CachedKey | null> {
@@ -97,6 +100,8 @@ export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> 
   if (exe !== undefined) await checkExecutionLive(cache, caller.sub, exe)
   const row = await user(caller.sub)
   if (row === null || !row.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
+  // Logout revoked this token's session: the list is part of the cached user (no query here).
+  if (caller.sid !== undefined && row.revoked_sessions?.includes(caller.sid) === true) throw unauthorized('the session of this token was logged out', 'auth.session_revoked')
   if (exe !== undefined) return { userId: caller.sub, email: row.email, permissions: intersectGrants(EXECUTION_SCOPE, row.permissions), executionId: exe.id }
   return { userId: caller.sub, email: row.email, permissions: row.permissions }
 }

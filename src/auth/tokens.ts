@@ -2,9 +2,13 @@ import { randomUUID } from 'node:crypto'
 import { SignJWT } from 'jose'
 import { EXECUTION_SCOPE_CLAIM } from '../api/route.ts'
 
-/** Access tokens: HS256 JWTs signed with SECRET_KEY, `type: access`, short-lived (ACCESS_TOKEN_EXPIRE_MINUTES). */
-export async function issueAccessToken(secret: string, claims: { sub: string; email: string }, ttlMinutes: number): Promise<string> {
-  return sign(secret, { email: claims.email, type: 'access' }, claims.sub, ttlMinutes)
+/**
+ * Access tokens: HS256 JWTs signed with SECRET_KEY, `type: access`, short-lived (ACCESS_TOKEN_EXPIRE_MINUTES).
+ * `sid` names the login session (its refresh-token family): logging out revokes the family, and
+ * with it every access token carrying its id (src/auth/principal.ts).
+ */
+export async function issueAccessToken(secret: string, claims: { sub: string; email: string; sid?: string }, ttlMinutes: number): Promise<string> {
+  return sign(secret, { email: claims.email, type: 'access', ...(claims.sid === undefined ? {} : { sid: claims.sid }) }, claims.sub, ttlMinutes)
 }
 
 

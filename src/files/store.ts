@@ -45,11 +45,19 @@ export type VersionRowT = Static<typeof VersionRow.schema>
 const FILE_COLUMNS = sql.unsafe`id, collection_id, name, visibility, file_metadata, owner_id, current_version, created_at, updated_at`
 const VERSION_COLUMNS = sql.unsafe`id, file_id, version, object_name, size_bytes, hash_sha256, content_type, uploaded_by, created_at`
 
+/*
+ * File names are kept and looked up in Unicode NFC: `café.txt` typed on macOS (NFD, e + combining
+ * accent) and elsewhere (NFC, é) is one file, not two look-alikes. Every path by name comes through
+ * here (upload, download, info, update, delete, signed URLs, the agent tools, listing by prefix,
+ * search); migration 0033 normalised the names stored before.
+ */
+export const nfc = (name: string): string => name.normalize('NFC')
+
 export const fileByName = (db: Pick<Db, 'maybeOne'>, collectionId: string, name: string) =>
-  maybeRow(db, FileRow, sql.unsafe`select ${FILE_COLUMNS} from files where collection_id = ${collectionId}::uuid and name = ${name}`)
+  maybeRow(db, FileRow, sql.unsafe`select ${FILE_COLUMNS} from files where collection_id = ${collectionId}::uuid and name = ${nfc(name)}`)
 
 export const filesOf = (db: Db, collectionId: string, prefix?: string) =>
-  anyRows(db, FileRow, sql.unsafe`select ${FILE_COLUMNS} from files where collection_id = ${collectionId}::uuid ${prefix === undefined ? sql.unsafe`` : sql.unsafe`and starts_with(name, ${prefix})`} order by name`)
+  anyRows(db, FileRow, sql.unsafe`select ${FILE_COLUMNS} from files where collection_id = ${collectionId}::uuid ${prefix === undefined ? sql.unsafe`` : sql.unsafe`and starts_with(name, ${nfc(prefix)})`} order by name`)
 
 export const versionsOf = (db: Db, fileIds: readonly string[]) =>
   fileIds.length === 0 ? Promise.resolve([]) : anyRows(db, VersionRow, sql.unsafe`select ${VERSION_COLUMNS} from file_versions where file_id = any(${sql.array([...fileIds], 'uuid')}) order by version desc`)
@@ -100,6 +108,7 @@ export async function recordVersion(
   db: Db,
   a: { collectionId: string; name: string; userId: string; visibility: 'private' | 'shared' | undefined; metadata: Record<string, unknown> | undefined; updateExisting: boolean; maxTotal: number; mayReplace: (f: FileRowT) => boolean; v: NewVersion },
 ): Promise<{ file: FileRowT } | { refused: 'exists' | 'over_total' | 'not_visible' }> {
+  a = { ...a, name: nfc(a.name) }
   return transaction(db, async (tx) => {
     await tx.query(sql.unsafe`select pg_advisory_xact_lock(hashtext(${`files:${a.collectionId}`}))`)
     const total = await collectionBytes(tx, a.collectionId)
@@ -153,13 +162,16 @@ const Hit = rowType(T.Object({ id: T.String(), name: T.String(), version: T.Numb
 /** Current versions of the given files whose name or text content holds `query` (case-insensitive) and whose metadata contains `filter`. */
 export function searchFiles(db: Db, fileIds: readonly string[], query: string | undefined, filter: Record<string, unknown> | undefined, limit: number) {
   if (fileIds.length === 0) return Promise.resolve([])
-  const like = query === undefined || query === '' ? null : `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  const pattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+  // names are NFC; text content is as uploaded, so it is matched in both forms
+  const like = query === undefined || query === '' ? null : pattern(nfc(query))
+  const likeNfd = query === undefined || query === '' ? null : pattern(query.normalize('NFD'))
   return anyRows(
     db,
     Hit,
     sql.unsafe`select f.id, f.name, v.version, v.text_content from files f join file_versions v on v.file_id = f.id and v.version = f.current_version
       where f.id = any(${sql.array([...fileIds], 'uuid')})
-        and (${like}::text is null or f.name ilike ${like} or v.text_content ilike ${like})
+        and (${like}::text is null or f.name ilike ${like} or v.text_content ilike ${like} or v.text_content ilike ${likeNfd})
         and (${filter === undefined ? null : sql.jsonb(filter as never)}::jsonb is null or f.file_metadata @> ${filter === undefined ? null : sql.jsonb(filter as never)}::jsonb)
       order by f.name limit ${limit}`,
   )

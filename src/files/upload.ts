@@ -9,7 +9,7 @@ import type { BlobInfo } from '../platform/blob-store.ts'
 import { canSeeFile, collectionFor, type CollectionRecord } from './access.ts'
 import { runCollectionFunction, type FilesDeps } from './functions.ts'
 import { toFileRecord } from './records.ts'
-import { collectionBytes, discardObject, recordVersion, releaseReservation, reserveObject, versionsOf } from './store.ts'
+import { collectionBytes, discardObject, nfc, recordVersion, releaseReservation, reserveObject, versionsOf } from './store.ts'
 
 /*
  * Every way a file version is written ends in `storeVersion`: a streamed upload (prepare, the
@@ -31,7 +31,8 @@ const tooLarge = (max: number) => new AppError(413, 'file.too_large', `the file 
 export function checkFileName(name: string | null | undefined): string {
   if (name === null || name === undefined || name === '') throw invalid('a file name is required (form field or ?name=)', [{ path: 'name', message: 'required' }], 'file.invalid_name')
   if (!NAME_RE.test(name)) throw invalid(`invalid file name ${JSON.stringify(name.slice(0, 300))}: one path segment, no / or \\, not . or .., no control characters`, [{ path: 'name', message: 'not a plain file name' }], 'file.invalid_name')
-  return name
+  // stored in NFC (store.ts `nfc`): both spellings of `café.txt` name one file
+  return nfc(name)
 }
 
 /** The bytes one upload may still take: the per-file limit, or what is left of the collection's. */

@@ -35,6 +35,8 @@ export async function validateCallbackUrl(url: string, config: Pick<Config, 'CAL
   try {
     await resolveTarget(url, { httpsOnly: true, allowHosts: allow }, deps)
   } catch (err) {
+    // A host that does not resolve stays upstream.dns_failed (502): the URL broke no rule.
+    if (err instanceof AppError && err.code === 'upstream.dns_failed') throw AppError.of(err.code, `callback_url: ${err.message}`, { cause: err })
     if (err instanceof AppError) throw new AppError(400, err.code.replace(/^outbound\./, 'callback.'), `callback_url: ${err.message}`, { cause: err })
     throw err
   }

@@ -15,6 +15,12 @@ import { isWrongLastSequence } from '../platform/jetstream.ts'
 export interface RateLimiter {
   /** Counts one hit; throws 429 with `Retry-After` once `max` hits were counted in this window. */
   hit(scope: string, subject: string, max: number): Promise<void>
+  /** Hits counted in this window so far, without counting one. */
+  peek(scope: string, subject: string): Promise<number>
+  /** Counts one hit without a limit (a failure, counted after the fact). */
+  record(scope: string, subject: string): Promise<void>
+  /** The 429 `hit` throws, for a limit the caller decides from `peek`. */
+  limited(): AppError
 }
 
 /** The bucket itself is provisioned with the rest of the layout (`provisionNats`, TTL = the window). */
@@ -23,16 +29,27 @@ export async function openRateLimits(nc: NatsConnection, names: NatsNames): Prom
 }
 
 export function createRateLimiter(kv: KV, windowSeconds: number): RateLimiter {
+  const windowMs = windowSeconds * 1000
+  const keyOf = (scope: string, subject: string, window: number) =>
+    `${scope}.${createHash('sha256').update(subject.toLowerCase()).digest('hex').slice(0, 32)}.${String(window)}`
+  const secondsLeft = (now: number) => Math.ceil((Math.floor(now / windowMs + 1) * windowMs - now) / 1000)
+  const countOf = (e: Awaited<ReturnType<KV['get']>>) => (e === null || e.operation !== 'PUT' || e.length === 0 ? 0 : Number(e.string()))
   return {
+    async peek(scope, subject) {
+      return countOf(await kv.get(keyOf(scope, subject, Math.floor(Date.now() / windowMs))))
+    },
+    async record(scope, subject) {
+      await this.hit(scope, subject, Number.POSITIVE_INFINITY)
+    },
+    limited: () => limited(secondsLeft(Date.now())),
     async hit(scope, subject, max) {
       const now = Date.now()
-      const windowMs = windowSeconds * 1000
       const window = Math.floor(now / windowMs)
-      const key = `${scope}.${createHash('sha256').update(subject.toLowerCase()).digest('hex').slice(0, 32)}.${String(window)}`
+      const key = keyOf(scope, subject, window)
       for (let i = 0; i < 20; i++) {
         const e = await kv.get(key)
-        const count = e === null || e.operation !== 'PUT' || e.length === 0 ? 0 : Number(e.string())
-        if (count >= max) throw limited(Math.ceil(((window + 1) * windowMs - now) / 1000))
+        const count = countOf(e)
+        if (count >= max) throw limited(secondsLeft(now))
         try {
           if (e === null || e.operation !== 'PUT') await kv.create(key, String(count + 1))
           else await kv.update(key, String(count + 1), e.revision)

@@ -6,7 +6,7 @@ import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
 import type { RouteDef } from '../api/route.ts'
 import { hashPassword, verifyPassword } from '../auth/password.ts'
 import { grantsOf, hasPermission, isValidPermission } from '../auth/permissions.ts'
-import { loadUserRow, type Principal } from '../auth/principal.ts'
+import { loadUserRow, principalCacheOf, type Principal } from '../auth/principal.ts'
 import { issueAccessToken } from '../auth/tokens.ts'
 import type { Config } from '../kernel/config.ts'
 import { forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
@@ -69,7 +69,7 @@ const AuthUserRow = rowType(AuthUser)
 const AccountRow = rowType(T.Object({ id: T.String(), email: T.String() }, { title: 'active user' }))
 const IdRow = rowType(T.Object({ id: T.String() }, { title: 'id' }))
 const OtpSessionRow = rowType(T.Object({ id: T.String(), user_id: Nullable(T.String()), code_hash: T.String(), attempts: T.Integer() }, { title: 'OTP session' }))
-const OtpUserRow = rowType(T.Object({ user_id: Nullable(T.String()) }, { title: 'consumed OTP session' }))
+const OtpUserRow = rowType(T.Object({ user_id: Nullable(T.String()) }, { title: 'consumed OTP session, or a revoked session' }))
 const RefreshRow = rowType(T.Object({
   id: T.String(), family_id: T.String(), user_id: T.String(), used_at: Nullable(T.String()), revoked_at: Nullable(T.String()), live: T.Boolean(),
 }, { title: 'refresh token' }))
@@ -94,13 +94,17 @@ export function identityHandlers(d: IdentityDeps): BoundRoute[] {
     return token
   }
 
-  const access = (u: { id: string; email: string }) => issueAccessToken(config.SECRET_KEY, { sub: u.id, email: u.email }, config.ACCESS_TOKEN_EXPIRE_MINUTES)
+  // `sid`: the refresh-token family, so that revoking the family revokes its access tokens too
+  const access = (u: { id: string; email: string }, family: string) => issueAccessToken(config.SECRET_KEY, { sub: u.id, email: u.email, sid: family }, config.ACCESS_TOKEN_EXPIRE_MINUTES)
+  /** After a family is revoked: every process drops the user's cached entry, whose revoked_sessions then include it. */
+  const sessionsRevoked = async (userId: string) => principalCacheOf(db)?.invalidateUsers([userId])
 
   const tokensFor = async (user: { id: string; email: string }) => {
     await db.query(sql.unsafe`update users set last_login_at = now() where id = ${user.id}::uuid`)
+    const family = randomUUID()
     return {
-      access_token: await access(user),
-      refresh_token: await newRefresh(user.id, randomUUID()),
+      access_token: await access(user, family),
+      refresh_token: await newRefresh(user.id, family),
       token_type: 'bearer',
       expires_in: config.ACCESS_TOKEN_EXPIRE_MINUTES * 60,
       user: await userBody(user.id),
@@ -134,15 +138,39 @@ export function identityHandlers(d: IdentityDeps): BoundRoute[] {
 
   on(R.authInfo, async () => ({ body: { auth_mode: config.AUTH_MODE } }))
 
+  /*
+   * Password guessing is limited without letting anyone lock an account out (the superadmin's
+   * above all): wrong passwords are counted per (account, address) and per account. An address
+   * that failed RATE_LIMIT_LOGIN_EMAIL_MAX times against an account is refused for the rest of the
+   * window; once the account has RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX failures from anywhere, only
+   * addresses that have not failed against it this window are still checked. So the owner's
+   * correct password from their own address always gets through, one address guesses at most
+   * RATE_LIMIT_LOGIN_EMAIL_MAX times, and a spread-out attack at most the account budget plus one
+   * guess per further address — on top of RATE_LIMIT_LOGIN_IP_MAX requests per address.
+   */
+  const guessAllowed = async (email: string, address: string): Promise<void> => {
+    const fromHere = await d.limiter.peek('login-fail-pair', `${email} ${address}`)
+    if (fromHere >= config.RATE_LIMIT_LOGIN_EMAIL_MAX) throw d.limiter.limited()
+    if (fromHere > 0 && (await d.limiter.peek('login-fail-email', email)) >= config.RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX) throw d.limiter.limited()
+  }
+  const guessFailed = async (email: string, address: string): Promise<void> => {
+    await Promise.all([d.limiter.record('login-fail-pair', `${email} ${address}`), d.limiter.record('login-fail-email', email)])
+  }
+
   on(R.authLogin, async ({ body, request }) => {
     const email = body.email.trim().toLowerCase()
     await d.limiter.hit('login-ip', request.clientIp, config.RATE_LIMIT_LOGIN_IP_MAX)
-    await d.limiter.hit('login-email', email, config.RATE_LIMIT_LOGIN_EMAIL_MAX)
+    // Each request in otp mode mails a code: there the limit per email counts requests (no mail flood).
+    if (config.AUTH_MODE === 'otp') await d.limiter.hit('login-email', email, config.RATE_LIMIT_LOGIN_EMAIL_MAX)
+    else await guessAllowed(email, request.clientIp)
     const user = await findUser(email)
     if (config.AUTH_MODE === 'otp') return { body: await startOtp(email, user) }
     if (body.password === undefined) throw invalid('password is required in this login mode', [{ path: 'password', message: 'required' }])
     // checkPassword is false for an unknown user; the null test only tells the type checker
-    if (!(await checkPassword(user, body.password)) || user === null) throw invalidCredentials()
+    if (!(await checkPassword(user, body.password)) || user === null) {
+      await guessFailed(email, request.clientIp)
+      throw invalidCredentials()
+    }
     if (config.AUTH_MODE === 'password') return { body: await tokensFor(user) }
     return { body: await startOtp(email, user) }
   })
@@ -174,17 +202,21 @@ export function identityHandlers(d: IdentityDeps): BoundRoute[] {
     const claimed = await maybeRow(db, IdRow, sql.unsafe`update refresh_tokens set used_at = now() where id = ${row.id}::uuid and used_at is null returning id`)
     if (claimed === null) {
       await db.query(sql.unsafe`update refresh_tokens set revoked_at = now() where family_id = ${family}::uuid and revoked_at is null`)
+      await sessionsRevoked(row.user_id)
       d.log.warn({ family, user: row.user_id }, 'refresh token reused: its family is revoked')
       throw invalidRefresh('auth.refresh_reused')
     }
     const u = await maybeRow(db, AccountRow, sql.unsafe`select id, email from users where id = ${row.user_id}::uuid and is_active`)
     if (u === null) throw invalidRefresh()
-    return { body: { access_token: await access(u), refresh_token: await newRefresh(u.id, family), token_type: 'bearer', expires_in: config.ACCESS_TOKEN_EXPIRE_MINUTES * 60 } }
+    return { body: { access_token: await access(u, family), refresh_token: await newRefresh(u.id, family), token_type: 'bearer', expires_in: config.ACCESS_TOKEN_EXPIRE_MINUTES * 60 } }
   })
 
   on(R.authLogout, async ({ body: { refresh_token: token } }) => {
-    await db.query(sql.unsafe`update refresh_tokens set revoked_at = now() where revoked_at is null
-      and family_id = (select family_id from refresh_tokens where token_hash = ${sha256(token)})`)
+    const revoked = await maybeRow(db, OtpUserRow, sql.unsafe`with r as (update refresh_tokens set revoked_at = now() where revoked_at is null
+      and family_id = (select family_id from refresh_tokens where token_hash = ${sha256(token)}) returning user_id)
+      select distinct user_id::text as user_id from r`)
+    // The session's access tokens stop working on the next request, everywhere (not at their expiry).
+    if (revoked !== null && revoked.user_id !== null) await sessionsRevoked(revoked.user_id)
     return { status: 204 }
   })
 

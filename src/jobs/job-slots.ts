@@ -11,6 +11,8 @@ import { RETRYABLE, type WorkerState } from './worker-state.ts'
  */
 export class JobSlots {
   private readonly w: WorkerState
+  /** Jobs between a delivery's arrival and the end of its run here (claim included). */
+  private readonly inHand = new Set<string>()
 
   constructor(w: WorkerState) {
     this.w = w
@@ -102,6 +104,24 @@ export class JobSlots {
   }
 
   private async claimAndRun(m: PulledMessage, id: string, carried: JobState): Promise<void> {
+    // A second delivery of a job this worker is claiming or running is never run beside it. Besides
+    // a redelivery racing a slow `working()`, nats-server 2.9 delivers one stream message twice
+    // when a redelivery first went to a dead worker's pull request: once as a redelivery and once
+    // as new (delivery count 1, so deferrable: it would run without a claim). Back to the queue
+    // after an ack_wait; by then the run here has ended and its state judges the delivery.
+    if (this.inHand.has(id) || this.w.executing.has(id)) {
+      m.nak(this.w.o.ackWaitMs)
+      return
+    }
+    this.inHand.add(id)
+    try {
+      await this.claimAndRunOnce(m, id, carried)
+    } finally {
+      this.inHand.delete(id)
+    }
+  }
+
+  private async claimAndRunOnce(m: PulledMessage, id: string, carried: JobState): Promise<void> {
     const prefetched = this.w.o.executor.prefetch?.(carried)
     if (deferrable(this.w, m, carried)) {
       if (this.w.cancelled.delete(id)) {

@@ -54,7 +54,7 @@ export const ConfigSchema = T.Object({
   ENCRYPTION_KEY_PREVIOUS: str('', 'comma-separated earlier ENCRYPTION_KEY values: still decrypt after a rotation until `npm run cli -- reencrypt-secrets` rewrites everything with the current key'),
   DATABASE_PASSWORD: str('', 'Postgres password (required in production)'),
   SUPERADMIN_EMAIL: str('', 'superadmin created at first start (required in production; admin@localhost in development)'),
-  SUPERADMIN_PASSWORD: str('', 'seeds (and on restart resets) the superadmin password when AUTH_MODE includes password'),
+  SUPERADMIN_PASSWORD: str('', "seeds the superadmin password when AUTH_MODE includes password; a restart with another value resets it and revokes the superadmin's sessions, the same value changes nothing, empty keeps the stored one"),
   DOMAIN: str('', 'public domain of the installation (required in production)'),
   DEBUG: bool(false, 'debug mode: logs at `debug` unless LOG_LEVEL names a level other than `info`'),
   TRUSTED_PROXIES: str('', 'comma-separated addresses of reverse proxies whose X-Forwarded-For is believed (client IP for rate limits)'),
@@ -91,7 +91,8 @@ export const ConfigSchema = T.Object({
   OAUTH_BIND_BROWSER_SESSION: bool(true, 'bind connector OAuth flows to the starting browser'),
   // §8.5 rate limits
   RATE_LIMIT_LOGIN_IP_MAX: int(10, 'login requests per IP per window', 1),
-  RATE_LIMIT_LOGIN_EMAIL_MAX: int(5, 'login requests per email per window', 1),
+  RATE_LIMIT_LOGIN_EMAIL_MAX: int(5, 'wrong passwords per account and client address per window before that address is refused for the account (otp mode: login requests per email per window)', 1),
+  RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX: int(50, 'wrong passwords per account per window (from any address) after which only addresses that have not failed against it this window are still checked; the owner is never locked out', 1),
   RATE_LIMIT_OTP_IP_MAX: int(10, 'OTP verify requests per IP per window', 1),
   RATE_LIMIT_WINDOW_SECONDS: int(900, 'rate-limit window', 1),
   OTP_EXPIRE_MINUTES: int(10, 'OTP validity', 1),

@@ -57,6 +57,7 @@ const CODES: Record<string, Row> = {
   'auth.invalid_token': [401, 'invalid token'],
   'auth.rate_limited': [429, 'too many attempts; retry later'],
   'auth.refresh_reused': [401, 'the refresh token was already used; the login is revoked'],
+  'auth.session_revoked': [401, 'the session of this token was logged out'],
   'auth.token_expired': [401, 'the token has expired'],
   'auth.unauthorized': [401, 'authentication required'],
   'auth.user_inactive': [401, 'the user is inactive'],
@@ -203,7 +204,7 @@ const CODES: Record<string, Row> = {
   'outbound.response_too_large': [502, 'the response is too large'],
   'outbound.timeout': [504, 'the remote host did not answer in time'],
   'outbound.too_many_redirects': [502, 'too many redirects'],
-  'outbound.unresolvable': [400, 'the host does not resolve'],
+  // outside services: a DNS failure is its own answer, never mistaken for the platform's database
   'upstream.dns_failed': [502, 'the host name of an outside service did not resolve'],
   // stores and states
   'state.exists': [409, 'the key is already used in this store'],

@@ -57,7 +57,7 @@ export function toLlmError(err: unknown, signal?: AbortSignal): unknown {
     case 'outbound.aborted':
       return new LlmError('llm.aborted', 'the LLM call was aborted', { cause: err })
     case 'outbound.connect_failed':
-    case 'outbound.unresolvable':
+    case 'upstream.dns_failed':
       return new LlmError('llm.connection_failed', `the LLM provider could not be reached: ${err.message}`, { retryable: true, cause: err })
     case 'outbound.response_too_large':
       return new LlmError('llm.bad_response', err.message, { cause: err })

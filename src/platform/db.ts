@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError, createPool, createTypeParserPreset, sql, type CommonQueryMethods, type DatabasePool } from 'slonik'
+import { AppError } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 
 export { sql }
@@ -80,6 +81,9 @@ const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'E
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    // An AppError is an answer its thrower already chose (a connector's host that did not resolve
+    // carries the resolver's ENOTFOUND as its cause): it is never the platform's database.
+    if (e instanceof AppError) return false
     if (e instanceof ConnectionError || e instanceof BackendTerminatedError || e instanceof BackendTerminatedUnexpectedlyError) return true
     const code = (e as { code?: unknown }).code
     if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true

@@ -89,6 +89,10 @@ const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 
 const policyError = (code: string, detail: string) => new AppError(400, `outbound.${code}`, detail)
 
+/** The host of an outside service did not resolve (NXDOMAIN, no address, resolver failure): 502 naming the host. */
+const dnsFailed = (host: string, cause?: unknown) =>
+  AppError.of('upstream.dns_failed', `the host name ${host} did not resolve`, cause === undefined ? {} : { cause })
+
 // ---------------------------------------------------------------------------------------------
 // Address classification
 
@@ -290,9 +294,10 @@ export async function resolveTarget(
     try {
       addresses = await (deps.lookup ?? defaultLookup)(host)
     } catch (err) {
-      throw new AppError(400, 'outbound.unresolvable', `host ${host} does not resolve`, { cause: err })
+      // 502, not a policy 400: the URL is acceptable, the outside world did not answer for it.
+      throw dnsFailed(host, err)
     }
-    if (addresses.length === 0) throw new AppError(400, 'outbound.unresolvable', `host ${host} does not resolve`)
+    if (addresses.length === 0) throw dnsFailed(host)
   }
   for (const a of addresses) {
     const reason = blockedReason(a.address, { allowPrivate: opts.allowPrivate === true })

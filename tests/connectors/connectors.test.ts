@@ -225,6 +225,14 @@ t.test('hostile targets are refused after DNS, redirects included', async (t) =>
   t.equal(creds.status, 422, 'credentials in base_url are refused')
 })
 
+t.test("a base URL whose host does not resolve: 502 upstream.dns_failed naming the host, not the database's 503", async (t) => {
+  await connector('nowhere', 'https://api.nowhere.invalid/v1')
+  const res = await exec('acme/nowhere', 'ping', {})
+  t.match(res, { status: 502, body: { code: 'upstream.dns_failed' } }, res.text)
+  t.match((res.body as { detail: string }).detail, /api\.nowhere\.invalid/, 'the answer names the host')
+  t.match(await exec('acme/plain-ok', 'ping', {}), { status: 200 }, 'the platform (and its database) is fine')
+})
+
 t.test('OpenAPI documents that would reach outside themselves or are too big', async (t) => {
   const doc = (paths: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ openapi: '3.0.0', info: { title: 'x', version: '1' }, paths, ...extra })
   const op = { get: { responses: {} } }

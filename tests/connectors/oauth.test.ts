@@ -145,6 +145,28 @@ t.test('callbacks that must fail', async (t) => {
   t.match(await env.request('POST', '/api/v1/connectors/acme/crm/oauth/start', { token: bob.token }), { status: 404 }, "B cannot start a flow on A's connector")
 })
 
+t.test("a token endpoint whose host does not resolve: 502 upstream.dns_failed naming the host, not the database's 503", async (t) => {
+  const made = await env.request('POST', '/api/v1/connectors', {
+    token: alice.token,
+    body: {
+      namespace: 'acme',
+      name: 'lost',
+      base_url: provider.url,
+      auth: {
+        type: 'oauth2',
+        secret: 'acme/crm-client',
+        oauth2: { authorization_url: `${provider.url}/authorize`, token_url: 'https://token.nowhere.invalid/token', client_id: 'platform-client', scopes: ['read'], redirect_uri: callback },
+      },
+      operations: [{ name: 'me', method: 'GET', path: '/api/me' }],
+    },
+  })
+  t.equal(made.status, 201, made.text)
+  const flow = await start(alice.token, 'acme/lost')
+  const res = await back(await authorize(flow.url), flow.cookie)
+  t.match(res, { status: 502, body: { code: 'upstream.dns_failed' } }, res.text)
+  t.match((res.body as { detail: string }).detail, /token\.nowhere\.invalid/, 'the answer names the host')
+})
+
 t.test('OAUTH_BIND_BROWSER_SESSION=false: no cookie is set or needed (the state alone binds the flow)', async (t) => {
   const { db, resources } = env.platform
   if (db === undefined || resources === undefined) throw new Error('no service role')

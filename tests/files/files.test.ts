@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
@@ -192,6 +194,54 @@ t.test('search: names, metadata filter, text content with line numbers', async (
   t.same((filtered.body as { filename: string }[]).map((h) => h.filename), ['pump.md'])
   const byName = await env.request('POST', '/files/docs-a/kb/search', { token: a.token, body: { query: 'boiler' } })
   t.same((byName.body as { filename: string }[]).map((h) => h.filename), ['boiler.md'])
+})
+
+t.test('file names are NFC: café.txt typed in NFC and in NFD reaches one file everywhere', async (t) => {
+  await collection('unicode')
+  const composed = 'caf\u00e9.txt' // é as one code point (NFC)
+  const decomposed = 'cafe\u0301.txt' // e + combining acute accent (NFD, as macOS spells it)
+  t.not(composed, decomposed, 'two different strings that look the same')
+  const path = (name: string) => `/files/docs-a/unicode/${encodeURIComponent(name)}`
+
+  const first = await env.request('POST', '/files/docs-a/unicode', { token: a.token, body: { name: decomposed, content_base64: Buffer.from('v1 nfd\n').toString('base64'), content_type: 'text/plain' } })
+  t.equal(first.status, 201, first.text)
+  t.match(first.body, { name: composed, current_version: 1 }, 'stored under the NFC spelling')
+  const form = new FormData()
+  form.append('name', composed)
+  form.append('file', new Blob(['v2 nfc\n'], { type: 'text/plain' }), 'upload.txt')
+  const second = await upload('/files/docs-a/unicode', form)
+  t.match(second, { status: 201, body: { name: composed, current_version: 2 } }, 'a multipart upload in NFC is a new version of the same file')
+  const raw = await fetch(`${env.base}/files/docs-a/unicode?name=${encodeURIComponent(decomposed)}`, { method: 'POST', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'text/plain' }, body: 'v3 nfd raw\n' })
+  t.equal(raw.status, 201, await raw.clone().text())
+  t.match(await raw.json(), { name: composed, current_version: 3 }, 'and a raw upload in NFD too')
+
+  const list = await env.request('GET', '/files/docs-a/unicode', { token: a.token })
+  t.same((list.body as { name: string }[]).map((f) => f.name), [composed], 'one file, not two look-alikes')
+  const byPrefix = await env.request('GET', `/files/docs-a/unicode?prefix=${encodeURIComponent('cafe\u0301')}`, { token: a.token })
+  t.same((byPrefix.body as { name: string }[]).map((f) => f.name), [composed], 'a prefix in NFD lists it')
+  for (const name of [composed, decomposed]) {
+    const got = await download(path(name))
+    t.equal(got.status, 200, `download as ${JSON.stringify(name)}`)
+    t.equal(got.bytes.toString(), 'v3 nfd raw\n')
+    t.match(await env.request('GET', `${path(name)}/info`, { token: a.token }), { status: 200, body: { name: composed, current_version: 3 } })
+    const signed = await env.request('POST', `${path(name)}/url`, { token: a.token, body: { version: 1, expires_in: 60 } })
+    t.equal(signed.status, 200, signed.text)
+    t.equal((await download((signed.body as { url: string }).url, null)).bytes.toString(), 'v1 nfd\n', 'a signed URL asked for in either spelling')
+    const hits = await env.request('POST', '/files/docs-a/unicode/search', { token: a.token, body: { query: name.slice(0, -4) } })
+    t.same((hits.body as { filename: string }[]).map((h) => h.filename), [composed], `search for ${JSON.stringify(name.slice(0, -4))} finds it`)
+  }
+  t.match(await env.request('PATCH', path(decomposed), { token: a.token, body: { visibility: 'shared' } }), { status: 200, body: { name: composed, visibility: 'shared' } })
+  t.equal((await env.request('DELETE', path(decomposed), { token: a.token })).status, 204)
+  t.equal((await download(path(composed))).status, 404, 'deleted in one spelling, gone in the other')
+
+  // Names stored before, as migration 0033 finds them: NFD rows made behind the platform's back.
+  const put = (name: string) => env.request('POST', '/files/docs-a/unicode', { token: a.token, body: { name, content_base64: 'eA==' } })
+  for (const name of ['r\u00e9sum\u00e9.txt', 'na\u00efve.txt', 'other.txt']) t.equal((await put(name)).status, 201)
+  await env.sql("update files set name = $1 where name = $2", ['re\u0301sume\u0301.txt', 'r\u00e9sum\u00e9.txt'], { behindTheBack: true })
+  await env.sql("update files set name = $1 where name = 'other.txt'", ['nai\u0308ve.txt'], { behindTheBack: true })
+  await env.sql(readFileSync(join(import.meta.dirname, '../../src/platform/migrations/0033-file-names-nfc.sql'), 'utf8'), [], { behindTheBack: true })
+  const names = (await env.sql<{ name: string }>('select name from files where collection_id = (select collection_id from files where name = $1)', ['na\u00efve.txt'], { behindTheBack: true })).map((r) => r.name)
+  t.same(names.sort(), ['na\u00efve.txt', 'nai\u0308ve.txt', 'r\u00e9sum\u00e9.txt'].sort(), 'migration 0033: an NFD name becomes NFC; a look-alike of an existing NFC name keeps its old spelling')
 })
 
 t.test('delete: a file, then a collection cascades to its files and blobs', async (t) => {

@@ -27,7 +27,7 @@ const tls = prepareLocalTls(t, ADDRESS, ['callback.test'])
 const env = await startTestPlatform(t, {
   // No platform workers: the test's own worker runs the jobs with the test executor.
   ROLES: 'gateway,resources',
-  CALLBACK_URL_HOSTS: `${ADDRESS}, callback.test`,
+  CALLBACK_URL_HOSTS: `${ADDRESS}, callback.test, hooks.nowhere.invalid`,
   OUTBOUND_EXTRA_CA_FILE: tls.certFile,
   QUEUE_MAX_RETRIES: '0',
 })
@@ -71,6 +71,15 @@ t.test('validateCallbackUrl', async (t) => {
   await validateCallbackUrl('https://anything.example.org/x', { CALLBACK_URL_HOSTS: '*' }, { lookup: fixedDns({ 'anything.example.org': '203.0.113.11' }) })
   await validateCallbackUrl(`https://${ADDRESS}/x`, { CALLBACK_URL_HOSTS: ADDRESS })
   t.pass('allowed URLs pass')
+})
+
+t.test("a callback URL whose host does not resolve: 502 upstream.dns_failed naming the host, not the database's 503", async (t) => {
+  await t.rejects(validateCallbackUrl('https://hooks.nowhere.invalid/cb', { CALLBACK_URL_HOSTS: '*' }), { status: 502, code: 'upstream.dns_failed', message: /hooks\.nowhere\.invalid/ }, 'through the system resolver')
+  const fn = await env.request('POST', '/api/v1/functions', { token: alice.token, body: { namespace: 'alice', name: 'cb-dns', code: 'def handler(input, context):\n    return input\n' } })
+  t.equal(fn.status, 201, fn.text)
+  const res = await env.request('POST', '/functions/alice/cb-dns/execute/async', { token: alice.token, body: { input: null, callback_url: 'https://hooks.nowhere.invalid/cb' } })
+  t.match(res, { status: 502, body: { code: 'upstream.dns_failed' } }, res.text)
+  t.match((res.body as { detail: string }).detail, /hooks\.nowhere\.invalid/, 'the answer names the host')
 })
 
 t.test('the §6.1 body', async (t) => {

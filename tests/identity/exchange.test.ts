@@ -88,6 +88,7 @@ t.test('a correctly signed token with malformed claims answers 401, not 500', as
     ['execution scope without exe', await sign({ email: 'x@test.local', scope: 'execution', att: 1 }, env.adminId)],
     ['exe not a UUID', await sign({ email: 'x@test.local', scope: 'execution', exe: 'job-1', att: 1 }, env.adminId)],
     ['exe without the scope', await sign({ email: 'x@test.local', exe: '00000000-0000-4000-8000-000000000000', att: 1 }, env.adminId)],
+    ['sid (the login session) not a UUID', await sign({ email: 'x@test.local', sid: 'session-1' }, env.adminId)],
   ]
   for (const [name, token] of cases) {
     const res = await env.request('GET', '/auth/me', { token })

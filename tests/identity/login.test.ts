@@ -113,10 +113,16 @@ t.test('refresh rotates; a reused refresh token revokes its family; logout revok
   t.equal(reuse.status, 401)
   t.match(reuse.body, { code: 'auth.refresh_reused' })
   t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: second.refresh_token } })).status, 401, 'descendant revoked')
+  t.match(await env.request('GET', '/auth/me', { token: second.access_token }), { status: 401, body: { code: 'auth.session_revoked' } }, "the revoked family's access token too")
 
-  const other = await login()
+  const other = (await login()) as { refresh_token: string; access_token: string }
+  const elsewhere = (await login()) as { refresh_token: string; access_token: string }
+  t.equal((await env.request('GET', '/auth/me', { token: other.access_token })).status, 200, 'the access token works (and its user is cached)')
   t.equal((await env.request('POST', '/auth/logout', { token: null, body: { refresh_token: other.refresh_token } })).status, 204)
   t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: other.refresh_token } })).status, 401, 'logged out')
+  const after = await env.request('GET', '/auth/me', { token: other.access_token })
+  t.match(after, { status: 401, body: { code: 'auth.session_revoked' } }, 'after logout the old access token answers 401 at once, not at its expiry')
+  t.equal((await env.request('GET', '/auth/me', { token: elsewhere.access_token })).status, 200, "another session's access token still works")
   t.equal((await env.request('POST', '/auth/refresh', { token: null, body: { refresh_token: 'rt_nonsense' } })).status, 401)
 
   const stored = await env.sql<{ token_hash: string }>("select token_hash from refresh_tokens")
@@ -208,9 +214,40 @@ t.test('rate limits behind a trusted proxy, and counters shared by replicas thro
   await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).hit('test', 'burst', 10)))
   await t.rejects(a.hit('test', 'burst', 10), { code: 'auth.rate_limited' }, 'ten concurrent hits from two replicas all counted')
   await t.rejects(b.hit('test', 'burst', 10), { code: 'auth.rate_limited' })
-  // Hits counted by another replica limit this platform's login endpoint.
-  for (let i = 0; i < 3; i++) await a.hit('login-email', 'shared@test.local', 3)
-  t.equal((await login('shared@test.local', '198.51.100.3')).status, 429, 'limited by hits counted elsewhere')
+  // Failures counted by another replica limit this platform's login endpoint.
+  for (let i = 0; i < 3; i++) await a.record('login-fail-pair', 'shared@test.local 198.51.100.3')
+  t.equal((await login('shared@test.local', '198.51.100.3')).status, 429, 'limited by failures counted elsewhere')
+})
+
+t.test("wrong passwords from other addresses cannot lock the superadmin out; guessing stays bounded", async (t) => {
+  // a day's window: a fixed window rolling over (and resetting the counts) mid-test becomes unlikely
+  const env = await startTestPlatform(t, { AUTH_MODE: 'password', TRUSTED_PROXIES: '127.0.0.1', RATE_LIMIT_LOGIN_EMAIL_MAX: '3', RATE_LIMIT_LOGIN_ACCOUNT_FAILURES_MAX: '6', RATE_LIMIT_LOGIN_IP_MAX: '100', RATE_LIMIT_WINDOW_SECONDS: '86400' })
+  const admin = env.config.SUPERADMIN_EMAIL
+  await env.sql('update users set password_hash = $1 where lower(email) = $2', [await hashPassword('the-right-one'), admin])
+  const login = (password: string, ip: string) => env.request('POST', '/auth/login', { token: null, body: { email: admin, password }, headers: { 'x-forwarded-for': ip } })
+
+  // One attacking address: three guesses checked, then refused for the window.
+  for (let i = 0; i < 3; i++) t.equal((await login(`guess-${String(i)}`, '203.0.113.66')).status, 401)
+  t.equal((await login('guess-3', '203.0.113.66')).status, 429, 'the fourth guess from one address is not checked')
+  t.equal((await login('the-right-one', '198.51.100.7')).status, 200, 'the superadmin still logs in from their own address')
+
+  // Many addresses: once the account has its 6 failures, an address that failed is not checked
+  // again, and each fresh address gets one guess.
+  let checked = 3
+  for (let n = 0; n < 10; n++) {
+    const ip = `203.0.113.${String(100 + n)}`
+    for (let i = 0; i < 3; i++) {
+      const res = await login(`spread-${String(n)}-${String(i)}`, ip)
+      if (res.status === 401) checked++
+      else t.equal(res.status, 429, res.text)
+    }
+  }
+  // 3 from the first address and 3 from the next fill the budget of 6; then one per fresh address (9)
+  t.equal(checked, 6 + 9, 'guesses checked: the account budget, then one per fresh address')
+  const after = await login('the-right-one', '198.51.100.7')
+  t.equal(after.status, 200, 'the superadmin still logs in after the spread-out attack')
+  t.match(after.body, { access_token: /./ })
+  t.equal((await login('the-right-one', '203.0.113.66')).status, 429, 'an address that failed too often is refused even with the right password')
 })
 
 t.test('without SMTP: development logs the code with a warning; production refuses otp modes', async (t) => {

@@ -13,7 +13,7 @@ import { natsNames } from '../../src/platform/nats-names.ts'
 import { kill9, spawnReady } from '../helpers/child.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
-import { EFFECTS_TABLE, type TestInput } from './test-executors.ts'
+import { EFFECTS_TABLE, GATES_TABLE, type TestInput } from './test-executors.ts'
 
 /*
  * Failure tests with real processes: workers are child processes killed with SIGKILL mid-job, and
@@ -106,24 +106,30 @@ t.test('kill -9 of workers mid-job', async (t) => {
 t.test('with JOB_RUNNING_RECORD_MS, kill -9 of a worker whose job wrote nothing yet loses no job', async (t) => {
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources', QUEUE_ACK_WAIT_SECONDS: '2' })
   await env.sql(EFFECTS_TABLE)
+  await env.sql(GATES_TABLE)
   const h = helpers(env)
   const first = await spawnWorker(t, env, ['fn'], undefined, 0.5, { JOB_RUNNING_RECORD_MS: '60000' })
-  // 8 s before the effect: seeing the run in a heartbeat and killing the worker must end well
-  // before it (with 3 s, a loaded CI machine once let the first run write its effect first).
-  const job = await h.enqueue({ op: 'effect', ms: 8000 })
+  // The job announces its start and writes its effect only once released (test_gates), and the
+  // release comes after the first worker is dead: the killed run cannot reach its effect however
+  // slow the machine (a sleep before the effect once lost that race on a loaded machine).
+  const job = await h.enqueue({ op: 'effect', gated: true })
+  const started = () => env.sql<{ started: number }>('select started from test_gates where job_id = $1', [job.id])
+  await eventually(async () => ((await started()).length > 0 ? true : undefined), 'the first run to start')
   // Its run is in the worker's heartbeat (every 0.5 s), not in the state: nothing is written yet.
   const workers = await workersBucket(env.platform.nc, natsNames(env.config.NATS_PREFIX))
   await eventually(async () => {
     const members = await listMembers(workers, 'fn')
     return members.some((m) => first.nodeIds.includes(m.nodeId) && Array.isArray(m.info['jobs']) && (m.info['jobs'] as unknown[]).includes(job.id)) ? true : undefined
-  }, 'the first worker to run it')
+  }, 'the first worker to show it in its heartbeat')
   t.equal(await h.jobs.enqueue.store.get(job.id), null, 'no state entry while it runs')
   await kill9(first.proc)
+  await env.sql('update test_gates set released = true where job_id = $1', [job.id])
   const second = await spawnWorker(t, env, ['fn'], undefined, 0.5, { JOB_RUNNING_RECORD_MS: '60000' })
   const done = await h.settle(job.id)
   t.equal(done.status, 'completed', 'redelivered after ack_wait and run to its end')
   t.ok(second.nodeIds.includes(done.worker ?? ''), 'by the second worker')
   t.equal(done.attempts, 1, 'the lost attempt wrote nothing, so it is not counted (the price of the setting)')
+  t.same(await started(), [{ started: 2 }], 'both runs started')
   t.same(await env.sql('select runs from test_effects where job_id = $1', [job.id]), [{ runs: 1 }], 'the killed run never reached its effect')
   await kill9(second.proc)
 })

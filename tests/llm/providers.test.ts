@@ -543,6 +543,10 @@ t.test('protocol details', async (t) => {
     const refused = await failure(closed, hello())
     t.equal(refused.err.code, 'llm.connection_failed')
     t.equal(refused.err.retryable, true)
+    const lost = createLlmClient({ provider_type: 'openai', api_endpoint: 'https://llm.nowhere.invalid/v1', api_key: 'k', default_model: null, config: {} })
+    const unresolved = await failure(lost, hello())
+    t.equal(unresolved.err.code, 'llm.connection_failed', 'a host that does not resolve (upstream.dns_failed) is a connection failure')
+    t.match(unresolved.err.message, /llm\.nowhere\.invalid/, 'naming the host')
     t.throws(() => createLlmClient({ provider_type: 'ollama', api_endpoint: null, api_key: null, default_model: null, config: {} }), { code: 'llm.endpoint_refused' })
   })
 

@@ -3,6 +3,7 @@ import http from 'node:http'
 import { syncBuiltinESMExports } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
+import { isDatabaseUnavailable } from '../../src/platform/db.ts'
 import { blockedReason, guardedFetch, parseHostList, resolveTarget, setOutboundDnsCache, type ResolvedAddress } from '../../src/platform/outbound-http.ts'
 import { prepareLocalTls, startReceiver } from '../helpers/local-https.ts'
 
@@ -148,7 +149,10 @@ t.test('refusals before any connection', async (t) => {
   await refuse('https://public.test.evil.test/', 'outbound.host_not_allowed', { allowHosts: ['public.test'] })
   await refuse('https://public.test/', 'outbound.host_not_allowed', { allowHosts: [] })
   for (const host of ['loop', 'ten', 'meta', 'v6loop', 'mapped', 'nat64', 'ula', 'cgnat', 'mixed']) await refuse(`https://${host}.test/hook`, 'outbound.private_address')
-  await refuse('https://nowhere.test/', 'outbound.unresolvable')
+  await t.rejects(resolveTarget('https://nowhere.test/', {}, { lookup: dns.lookup }), { code: 'upstream.dns_failed', status: 502, message: /nowhere\.test/ }, 'a host that does not resolve: 502 naming it')
+  const dnsErr = await resolveTarget('https://nowhere.test/', {}, { lookup: async () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' })) }).catch((e: unknown) => e)
+  t.match(dnsErr, { code: 'upstream.dns_failed', cause: { code: 'ENOTFOUND' } })
+  t.notOk(isDatabaseUnavailable(dnsErr), "the resolver's ENOTFOUND inside it is not taken for the database being down")
   // IP literals, in the spellings the URL parser normalises (no DNS involved)
   for (const url of ['https://127.0.0.1/', 'https://127.1/', 'https://0x7f.0.0.1/', 'https://2130706433/', 'https://017700000001/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://169.254.169.254/latest/meta-data/', 'https://[fe80::1]/', 'https://0.0.0.0/', 'https://[64:ff9b::7f00:1]/']) {
     await refuse(url, 'outbound.private_address')
@@ -386,8 +390,8 @@ t.test('the system resolver is asked once per OUTBOUND_DNS_CACHE_SECONDS, and ev
   setOutboundDnsCache(30)
   for (let i = 0; i < 3; i++) t.same((await resolveTarget('https://provider.test/v1')).addresses, [{ address: '93.184.216.34', family: 4 }])
   t.same(asked, ['provider.test'], 'three requests, one lookup')
-  await t.rejects(resolveTarget('https://missing.test/'), { code: 'outbound.unresolvable' })
-  await t.rejects(resolveTarget('https://missing.test/'), { code: 'outbound.unresolvable' })
+  await t.rejects(resolveTarget('https://missing.test/'), { code: 'upstream.dns_failed' })
+  await t.rejects(resolveTarget('https://missing.test/'), { code: 'upstream.dns_failed' })
   t.equal(asked.filter((h) => h === 'missing.test').length, 2, 'a failed lookup is not kept')
 
   // a kept answer is checked on every use like a fresh one (step 3), so caching cannot let a private address through
