@@ -159,6 +159,7 @@ export const ConfigSchema = T.Object({
   ACTOR_TIMER_MS: int(250, 'how often an actor host checks its keys\' timers (schedule ticks fire at most this late, besides a takeover)', 10, 60_000),
   SCHEDULE_MISFIRE_GRACE_SECONDS: num(300, 'a schedule tick found overdue by more than this (hosts down, platform stopped) is skipped and logged instead of run late', 1),
   SCHEDULE_MAX_CATCHUP: int(100, 'overdue ticks one schedule fires in one go (the rest follow on the next timer check)', 1, 10_000),
+  SCHEDULE_MIN_INTERVAL_SECONDS: int(60, 'shortest time between two runs of a schedule saved by a non-admin (checked at save over the next runs of its cron expression; holders of platform.schedules.update:all are exempt)', 1, 86_400),
   SCHEDULE_RUNS_KEPT: int(1000, 'run-history rows kept per schedule (older ones are deleted as new ones arrive)', 10),
   DB_TRIGGER_BACKOFF_MAX_SECONDS: int(60, 'a database trigger whose poll fails retries after its interval doubled per consecutive failure, at most this long (SPEC §8.6: 60)', 1, 3600),
   DB_TRIGGER_STATEMENT_TIMEOUT_MS: int(10_000, 'statement timeout of a database trigger\'s reads on the polled database', 100, 600_000),

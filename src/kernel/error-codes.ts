@@ -152,6 +152,7 @@ const CODES: Record<string, Row> = {
   // webhooks and schedules (src/webhooks/, src/schedules/)
   'schedule.exists': [409, 'you already have a schedule of this name'],
   'schedule.invalid_cron': [422, 'the cron expression is invalid'],
+  'schedule.interval_too_short': [422, 'the cron expression fires more often than SCHEDULE_MIN_INTERVAL_SECONDS allows'],
   'schedule.invalid_timezone': [422, 'not an IANA time zone'],
   'schedule.not_found': [404, 'schedule not found'],
   'webhook.exists': [409, 'a webhook already uses this path'],
