@@ -157,6 +157,7 @@ export const ConfigSchema = T.Object({
   ACTOR_LEASE_TTL_SECONDS: num(15, 'actor partition lease TTL: a dead actor host\'s partitions are taken over about this long after its last renewal', 1),
   ACTOR_ACK_WAIT_SECONDS: num(15, 'actor mailbox redelivery time of an unacknowledged message', 1),
   ACTOR_TIMER_MS: int(250, 'how often an actor host checks its keys\' timers (schedule ticks fire at most this late, besides a takeover)', 10, 60_000),
+  WEBHOOK_SIGNATURE_TOLERANCE_SECONDS: int(300, 'a signed webhook call whose X-Webhook-Timestamp is further than this from the server clock (either way) is refused 401: a captured call cannot be replayed later', 1, 86_400),
   SCHEDULE_MISFIRE_GRACE_SECONDS: num(300, 'a schedule tick found overdue by more than this (hosts down, platform stopped) is skipped and logged instead of run late', 1),
   SCHEDULE_MAX_CATCHUP: int(100, 'overdue ticks one schedule fires in one go (the rest follow on the next timer check)', 1, 10_000),
   SCHEDULE_MIN_INTERVAL_SECONDS: int(60, 'shortest time between two runs of a schedule saved by a non-admin (checked at save over the next runs of its cron expression; holders of platform.schedules.update:all are exempt)', 1, 86_400),

@@ -159,6 +159,8 @@ const CODES: Record<string, Row> = {
   'webhook.function_error': [502, "the webhook's function failed"],
   'webhook.function_timeout': [504, "the webhook's function did not finish in time"],
   'webhook.not_found': [404, 'no webhook at this path'],
+  'webhook.signature_expired': [401, 'the X-Webhook-Timestamp of a signed webhook call is outside WEBHOOK_SIGNATURE_TOLERANCE_SECONDS'],
+  'webhook.signature_invalid': [401, 'a signed webhook call without a valid X-Webhook-Timestamp / X-Webhook-Signature'],
   // database triggers (src/db-triggers/)
   'db_trigger.column_not_found': [422, 'the poll column does not exist in the table (or cannot be seen)'],
   'db_trigger.connection_forbidden': [403, "the trigger's owner may not use the database connection"],
