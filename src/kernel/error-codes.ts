@@ -166,6 +166,7 @@ const CODES: Record<string, Row> = {
   'db_trigger.connection_forbidden': [403, "the trigger's owner may not use the database connection"],
   'db_trigger.exists': [409, 'you already have a database trigger of this name'],
   'db_trigger.not_found': [404, 'database trigger not found'],
+  'db_trigger.operations_undetectable': [422, 'the table cannot tell the operation the trigger asks for from the other (poll a sequence column, name a created_column, or ask for both)'],
   'db_trigger.row_too_large': [422, 'one row is larger than DB_TRIGGER_MAX_BATCH_BYTES'],
   'db_trigger.unsupported_column': [422, 'the poll column is not of a type a bookmark can be kept for'],
   'db_trigger.unsupported_connection': [422, 'database triggers poll PostgreSQL connections only'],
