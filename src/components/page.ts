@@ -82,6 +82,8 @@ export function renderPage(config: Config, p: PageInput): { html: Buffer; header
     "img-src 'self' data: blob:",
     "font-src 'self' data:",
     "connect-src 'self'",
+    // embedded components (enabled_components): the platform's own pages only, each sandboxed by its own CSP
+    "frame-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
     "object-src 'none'",
