@@ -83,7 +83,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   const shareUrl = (token: string) => `${config.DOMAIN === '' ? '' : `https://${config.DOMAIN}`}/components/shared/${token}`
   const publicShare = (s: ShareRecord) => ({ token: s.token, url: shareUrl(s.token), expires_at: s.expires_at, max_views: s.max_views, views: s.views, created_at: s.created_at })
 
-  const page = (c: Component, o: { ticket: string | null; mode: 'user' | 'share'; input: Record<string, unknown>; bundle: string }): RouteReply => {
+  const page = (c: Component, o: { ticket: string | null; mode: 'user' | 'share'; input: Record<string, unknown>; bundle: string; embedded?: boolean }): RouteReply => {
     const out = renderPage(config, {
       title: c.title === '' ? `${c.namespace}/${c.name}` : c.title,
       bundle: o.bundle,
@@ -92,6 +92,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       input: o.input,
       ticket: o.ticket,
       mode: o.mode,
+      embedded: o.embedded === true,
     })
     return { body: out.html, headers: out.headers }
   }
@@ -225,7 +226,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       const bundle = await bundleOf(c)
       const t = caller.ticket
       const ticket = store.mintTicket({ componentId: c.id, actingUserId: t.acting_user_id, shareId: t.share_id, permissions: t.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS, notAfterMs: t.expires_ms, depth: t.depth + 1 })
-      return page(c, { ticket, mode: caller.via === 'share' ? 'share' : 'user', input, bundle })
+      return page(c, { ticket, mode: caller.via === 'share' ? 'share' : 'user', input, bundle, embedded: true })
     }),
     bind(R.shared, async ({ params }) => {
       const view = await store.countView(params.token)

@@ -54,6 +54,7 @@ t.test("the embedding page's ticket opens an enabled component's page with a tic
   t.equal(res.status, 200, res.text)
   const csp = res.headers.get('content-security-policy') ?? ''
   t.match(csp, /(^|; )sandbox allow-scripts(;|$)/, 'the embedded page is sandboxed too')
+  t.notMatch(csp, /frame-ancestors/, 'no frame-ancestors: its ancestor is an opaque-origin page no source matches (the ticket is what opens it)')
   t.equal(res.headers.get('cache-control'), 'no-store')
   t.match(res.text, /"component":\{"namespace":"emb","name":"child"/)
   t.match(res.text, /"input":\{"n":7\}/, 'its input')
