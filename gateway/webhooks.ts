@@ -4,7 +4,7 @@ import { Value } from '@sinclair/typebox/value'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { WEBHOOK_PATH_PATTERN, WebhookEntry } from '../schemas/triggers.ts'
 import { rpcSubject, type Caller } from '../src/api/route.ts'
-import { webhookKey, webhookRouteId, webhooksBucket } from '../src/api/webhook-wire.ts'
+import { ENVELOPE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, webhookKey, webhookRouteId, webhooksBucket } from '../src/api/webhook-wire.ts'
 import { AppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import { listUnstorable } from '../src/kernel/storable-text.ts'
@@ -137,6 +137,8 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
     const apiKey = req.getHeader('x-api-key')
     const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
     const rawQuery = req.getQuery() ?? ''
+    const timestamp = req.getHeader(TIMESTAMP_HEADER)
+    const signature = req.getHeader(SIGNATURE_HEADER)
     const declared = Number(req.getHeader('content-length') || '0')
     let body: Promise<Buffer | null> | undefined
     if (BODY_METHODS.has(method)) {
@@ -162,19 +164,27 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
           if (authorization === '') throw new AppError(401, 'auth.unauthorized', 'this webhook requires a Bearer token or an API key')
           caller = await ctx.verifier.verify(authorization)
         }
+        // a signed webhook: refused here at once without the headers; checked by the service, which holds the secret
+        if (entry.signed === true && (timestamp === '' || signature === '')) throw AppError.of('webhook.signature_invalid', `this webhook requires signed calls: ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER} (sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">)`)
         let input: Record<string, unknown>
+        let rawBody: Buffer | undefined
         if (body !== undefined) {
           const raw = await body
           if (raw === null) throw new AppError(413, 'request.too_large', `body larger than ${String(ctx.maxBodyBytes)} bytes`)
           input = bodyInput(raw)
+          rawBody = raw
         } else input = queryInput(rawQuery)
         const bad = listUnstorable(input, 'input')
         if (bad.length > 0) throw new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', { issues: bad.map((b) => ({ path: b.path, message: `contains ${b.reason}` })) })
         const async = new URLSearchParams(rawQuery).get('async')
         if (state.aborted) return
+        // a signed call goes as the bytes it was signed over (the body as received, or the query string), which the service verifies
+        const signed = entry.signed === true
+        const sent = !signed ? JSON.stringify(input) : rawBody !== undefined ? JSON.stringify({ payload: rawBody.toString('utf8') }) : JSON.stringify({ payload: rawQuery, input })
+        const headers = signed ? { [ENVELOPE_HEADER]: '1', [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: signature } : undefined
         // in memory when this process serves the trigger route, else over NATS (gateway/route-call.ts)
         const reply = await service
-          .call(rpcSubject(ctx.names, webhookRouteId(method)), { requestId: state.requestId, caller, params: { path }, query: async === '1' || async === 'true' ? { async } : {} }, Buffer.from(JSON.stringify(input)))
+          .call(rpcSubject(ctx.names, webhookRouteId(method)), { requestId: state.requestId, caller, params: { path }, query: async === '1' || async === 'true' ? { async } : {}, ...(headers === undefined ? {} : { headers }) }, Buffer.from(sent))
           .catch((err: unknown) => {
             if (err instanceof AppError && err.code === 'service.timeout') {
               throw new AppError(504, 'service.timeout', 'the function did not answer within the gateway timeout; it goes on running (call with ?async=1 for long functions)')

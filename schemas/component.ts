@@ -80,6 +80,11 @@ export const Share = T.Object(
 )
 export const ShareParams = T.Object({ namespace: Namespace, name: Name, token: T.String({ pattern: '^cs_[A-Za-z0-9_-]{20,100}$', maxLength: 103 }) })
 export const SharedPageParams = T.Object({ token: T.String({ minLength: 1, maxLength: 200 }) })
+/** An embedded component's page (a component of the embedding page's enabled_components, in a nested frame). */
+export const EmbedQuery = T.Object({
+  ticket: T.String({ pattern: '^cvt_[A-Za-z0-9_-]{40,16384}$', description: 'the view ticket of the embedding page' }),
+  input: T.Optional(T.String({ maxLength: 16_384, description: "JSON object handed to the embedded component as `input`, validated against its input_schema" })),
+})
 
 // Proxies (SPEC §4.7): the bodies of each area; the page proxies add `ticket`.
 export const ProxyFunctionBody = T.Object(

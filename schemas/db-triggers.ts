@@ -14,7 +14,15 @@ import { Name, Namespace, Nullable, Timestamp, Uuid } from './common.ts'
 export const SqlIdentifier = T.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$', description: 'a Postgres identifier as it is spelled in the catalog (case-sensitive; quoted when used)' })
 /** What a poll can see. DELETE cannot be detected by polling (SPEC §2.12) and is refused. */
 export const DbTriggerOperation = T.Union([T.Literal('INSERT'), T.Literal('UPDATE')])
-export const DbTriggerOperations = T.Array(DbTriggerOperation, { minItems: 1, maxItems: 2, uniqueItems: true, description: 'INSERT, UPDATE or both: which of them a poll sees depends on the poll column (an id grows on INSERT, an updated_at column also on UPDATE); DELETE cannot be detected' })
+export const DbTriggerOperations = T.Array(DbTriggerOperation, {
+  minItems: 1,
+  maxItems: 2,
+  uniqueItems: true,
+  description:
+    'INSERT, UPDATE or both. A single one needs the table to tell them apart: a poll column filled by a sequence or identity (grows on INSERT only: INSERT), or a `created_column` (equal to the poll column: INSERT, else UPDATE); otherwise 422 `db_trigger.operations_undetectable`. Default: what the table can tell (INSERT for a sequence column, both otherwise). DELETE cannot be detected',
+})
+/** A column set once at INSERT to the poll column's value (e.g. created_at beside an updated_at poll column). */
+export const CreatedColumn = Nullable(T.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$', description: 'a column the row takes at INSERT with the same value as the poll column and keeps (e.g. `created_at` beside an `updated_at` poll column, both `default now()`): a row whose two values are equal was inserted, otherwise updated; null: none' }))
 export const PollInterval = T.Integer({ minimum: 1, maximum: 3600, description: 'seconds between polls (1–3600, default 10)' })
 export const BatchSize = T.Integer({ minimum: 1, maximum: 10000, description: 'rows per function call at most (1–10000, default 100)' })
 
@@ -25,6 +33,7 @@ export const DbTriggerCreateBody = T.Object(
     schema_name: T.Optional(SqlIdentifier),
     table_name: SqlIdentifier,
     operations: T.Optional(DbTriggerOperations),
+    created_column: T.Optional(CreatedColumn),
     function_namespace: T.Optional(Namespace),
     function_name: Name,
     poll_column: SqlIdentifier,
@@ -42,6 +51,7 @@ export const DbTriggerUpdateBody = T.Object(
     schema_name: T.Optional(SqlIdentifier),
     table_name: T.Optional(SqlIdentifier),
     operations: T.Optional(DbTriggerOperations),
+    created_column: T.Optional(CreatedColumn),
     function_namespace: T.Optional(Namespace),
     function_name: T.Optional(Name),
     poll_column: T.Optional(SqlIdentifier),
@@ -62,6 +72,7 @@ export const DbTrigger = T.Object(
     schema_name: T.String(),
     table_name: T.String(),
     operations: T.Array(T.String()),
+    created_column: Nullable(T.String()),
     function_namespace: T.String(),
     function_name: T.String(),
     poll_column: T.String(),
@@ -95,8 +106,9 @@ export const DbTriggerOwnerQuery = T.Object({ owner_id: T.Optional(T.String({ fo
 export const DbTriggerInput = T.Object(
   {
     table: T.String({ description: '<schema>.<table>' }),
-    operation: T.Literal('CHANGE'),
+    operation: T.Union([T.Literal('INSERT'), T.Literal('UPDATE'), T.Literal('CHANGE')], { description: "the batch's operation: INSERT or UPDATE when every row is one, CHANGE when the rows are mixed or the table cannot tell" }),
     rows: T.Array(T.Record(T.String(), T.Unknown())),
+    row_operations: T.Optional(T.Array(T.Union([T.Literal('INSERT'), T.Literal('UPDATE')]), { description: 'with a created_column: the operation of each row, in the order of `rows`' })),
     poll_column: T.String(),
     count: T.Integer(),
     timestamp: Timestamp,

@@ -26,6 +26,7 @@ export const WebhookCreateBody = T.Object(
     default_values: T.Optional(T.Record(T.String(), T.Unknown(), { description: 'merged beneath the request data (request wins)' })),
     description: T.Optional(T.String({ maxLength: 4000 })),
     is_active: T.Optional(T.Boolean()),
+    signing_secret: T.Optional(T.Union([T.String({ minLength: 16, maxLength: 256 }), T.Null()], { description: 'optional HMAC-SHA256 key (16–256 characters; write-only, stored encrypted): calls must then carry `X-Webhook-Timestamp` and `X-Webhook-Signature: sha256=<hex HMAC of "<timestamp>.<raw body>">` (the raw query string for GET/DELETE) within WEBHOOK_SIGNATURE_TOLERANCE_SECONDS; null removes it' })),
   },
   { additionalProperties: false, title: 'WebhookCreate' },
 )
@@ -40,6 +41,7 @@ export const WebhookUpdateBody = T.Object(
     default_values: T.Optional(JsonObject),
     description: T.Optional(T.String({ maxLength: 4000 })),
     is_active: T.Optional(T.Boolean()),
+    signing_secret: T.Optional(T.Union([T.String({ minLength: 16, maxLength: 256 }), T.Null()], { description: 'optional HMAC-SHA256 key (16–256 characters; write-only, stored encrypted): calls must then carry `X-Webhook-Timestamp` and `X-Webhook-Signature: sha256=<hex HMAC of "<timestamp>.<raw body>">` (the raw query string for GET/DELETE) within WEBHOOK_SIGNATURE_TOLERANCE_SECONDS; null removes it' })),
   },
   { additionalProperties: false, title: 'WebhookUpdate' },
 )
@@ -56,6 +58,7 @@ export const Webhook = T.Object(
     description: T.String(),
     is_active: T.Boolean(),
     owner_id: Uuid,
+    has_signing_secret: T.Boolean({ description: 'calls must be signed (the secret itself is never returned)' }),
     url_path: T.String({ description: '`/webhooks/<path>`: where the webhook is called' }),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -75,6 +78,8 @@ export const WebhookEntry = T.Object({
   default_values: JsonObject,
   owner_id: Uuid,
   is_active: T.Boolean(),
+  /** Calls must carry a signature (the gateway forwards the signed bytes; the service checks them). Absent in entries written before signing existed. */
+  signed: T.Optional(T.Boolean()),
 })
 export type WebhookEntry = Static<typeof WebhookEntry>
 

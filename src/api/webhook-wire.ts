@@ -17,3 +17,13 @@ export const webhookPathOfKey = (key: string): string | null => (key.startsWith(
 export const webhookRouteId = (method: string): string => `webhooks.trigger.${method.toLowerCase()}`
 
 export const webhooksBucket = (names: NatsNames): string => names.bucket(WEBHOOKS_BUCKET)
+
+/** A signed webhook call's headers (src/webhooks/signature.ts has the scheme). */
+export const TIMESTAMP_HEADER = 'x-webhook-timestamp'
+export const SIGNATURE_HEADER = 'x-webhook-signature'
+/**
+ * Set by the gateway on a signed webhook's call (a client's headers are never forwarded as they
+ * are): the body is `{payload, input?}`, the bytes the signature covers (the raw body, or the raw
+ * query string with its parsed input for GET/DELETE).
+ */
+export const ENVELOPE_HEADER = 'x-platform-webhook-envelope'

@@ -7,7 +7,7 @@
  */
 export const COMPONENT_ASSET_PREFIX = '/components/assets/'
 export const REACT_VERSION = '18.3.1'
-export const PLATFORM_UI_VERSION = '1.0.0'
+export const PLATFORM_UI_VERSION = '1.1.0'
 
 export interface ComponentAsset {
   /** Path below COMPONENT_ASSET_PREFIX (and below a CDN base for the npm ones). */

@@ -9,10 +9,10 @@ import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord } from '../resources/service.ts'
 import { compileComponent, sourceSha256 } from './compile.ts'
 import { renderPage } from './page.ts'
-import { PROXY_AREAS, type ProxyArea } from './proxy-areas.ts'
+import { PROXY_AREAS, refMatches, type ProxyArea } from './proxy-areas.ts'
 import { proxyExecutors, type ProxyCall } from './proxy-registry.ts'
 import { COMPONENT_ROUTES as R, PAGE_PROXY_ROUTES, PROXY_AREA_NAMES, PROXY_ROUTES } from './routes.ts'
-import { componentStore, type ShareRecord } from './store.ts'
+import { componentStore, type ShareRecord, type TicketRecord } from './store.ts'
 
 /*
  * Compile, share links, the pages and the proxies. Who may do what:
@@ -24,6 +24,12 @@ import { componentStore, type ShareRecord } from './store.ts'
  *   active, and its proxy calls run as the component's owner, within the enabled lists.
  */
 type Component = ResourceRecord<ComponentSpec> & { namespace: string }
+
+/**
+ * How deep embedded components may nest (a page embedding a page embedding …): a component that
+ * enables itself, or two that enable each other, would otherwise nest frames without end.
+ */
+export const MAX_EMBED_DEPTH = 4
 
 /** Compiled bundles kept in memory per process (typically tens of KB each). */
 const BUNDLE_CACHE_ENTRIES = 256
@@ -77,7 +83,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   const shareUrl = (token: string) => `${config.DOMAIN === '' ? '' : `https://${config.DOMAIN}`}/components/shared/${token}`
   const publicShare = (s: ShareRecord) => ({ token: s.token, url: shareUrl(s.token), expires_at: s.expires_at, max_views: s.max_views, views: s.views, created_at: s.created_at })
 
-  const page = (c: Component, o: { ticket: string | null; mode: 'user' | 'share'; input: Record<string, unknown>; bundle: string }): RouteReply => {
+  const page = (c: Component, o: { ticket: string | null; mode: 'user' | 'share'; input: Record<string, unknown>; bundle: string; embedded?: boolean }): RouteReply => {
     const out = renderPage(config, {
       title: c.title === '' ? `${c.namespace}/${c.name}` : c.title,
       bundle: o.bundle,
@@ -86,6 +92,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       input: o.input,
       ticket: o.ticket,
       mode: o.mode,
+      embedded: o.embedded === true,
     })
     return { body: out.html, headers: out.headers }
   }
@@ -103,7 +110,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   }
 
   /** Who a page's ticket runs as; 401 for an unknown or expired ticket or a share link gone. */
-  const pageCaller = async (ticket: string): Promise<{ principal: Principal; component: Component; via: 'page' | 'share'; scope: string }> => {
+  const pageCaller = async (ticket: string): Promise<{ principal: Principal; component: Component; via: 'page' | 'share'; scope: string; ticket: TicketRecord }> => {
     const t = await store.ticket(ticket)
     if (t === null || !t.share_live) throw new AppError(401, 'component.ticket_invalid', 'the view ticket is unknown or has expired; reload the page')
     const c = await resources.byId(componentKind, t.component_id)
@@ -116,10 +123,10 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
     const principal: Principal = t.permissions === null ? live : { ...live, permissions: intersectGrants(t.permissions, live.permissions) }
     if (t.share_id !== null) {
       if (component.is_active === false || component.visibility === 'private') throw new AppError(401, 'component.ticket_invalid', 'the component is no longer shared')
-      return { principal, component, via: 'share', scope: `share:${t.hash.slice(0, 16)}` }
+      return { principal, component, via: 'share', scope: `share:${t.hash.slice(0, 16)}`, ticket: t }
     }
     if (!mayView(principal, component)) throw new AppError(401, 'component.ticket_invalid', 'the viewer may no longer view this component')
-    return { principal, component, via: 'page', scope: 'page' }
+    return { principal, component, via: 'page', scope: 'page', ticket: t }
   }
 
   const parseInput = (c: Component, raw: string | undefined): Record<string, unknown> => {
@@ -196,6 +203,31 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
           : store.mintTicket({ componentId: c.id, actingUserId: p.userId, shareId: null, permissions: p.apiKeyId === undefined ? null : p.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
       return page(c, { ticket, mode: 'user', input, bundle })
     }),
+    /*
+     * An embedded component (enabled_components) in a nested frame of a rendered page. The rules
+     * of the other enabled lists: the embedding page's ticket says who it runs as (401 when
+     * unknown or expired), the target must be in its component's enabled_components (403) and
+     * viewable by that principal now (404, as render), and on a share page it must itself be shared
+     * or public (a private component is never shown by link). Its page gets its own ticket — same
+     * user, same share link, same permission cap, ending no later than the embedding one — so its
+     * proxy calls follow its own enabled lists, never the embedding component's.
+     */
+    bind(R.embed, async ({ params, query }) => {
+      // an empty query string is not validated (src/api/rpc-server.ts): no ticket is an unknown one (401)
+      const caller = await pageCaller(typeof query.ticket === 'string' ? query.ticket : '')
+      const target = { namespace: params.target_namespace, name: params.target_name }
+      if (!caller.component.enabled_components.some((pattern) => refMatches(pattern, target))) {
+        throw new AppError(403, 'component.proxy_not_enabled', `component ${target.namespace}/${target.name} is not in enabled_components of component ${caller.component.namespace}/${caller.component.name}`)
+      }
+      if (caller.ticket.depth >= MAX_EMBED_DEPTH) throw new AppError(403, 'component.proxy_not_enabled', `embedded components nest ${String(MAX_EMBED_DEPTH)} levels deep at most`)
+      const c = await viewable(caller.principal, target.namespace, target.name)
+      if (caller.via === 'share' && c.visibility === 'private') throw notFound(`component ${target.namespace}/${target.name} not found`)
+      const input = parseInput(c, query.input)
+      const bundle = await bundleOf(c)
+      const t = caller.ticket
+      const ticket = store.mintTicket({ componentId: c.id, actingUserId: t.acting_user_id, shareId: t.share_id, permissions: t.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS, notAfterMs: t.expires_ms, depth: t.depth + 1 })
+      return page(c, { ticket, mode: caller.via === 'share' ? 'share' : 'user', input, bundle, embedded: true })
+    }),
     bind(R.shared, async ({ params }) => {
       const view = await store.countView(params.token)
       if (!view.ok) {
@@ -220,7 +252,7 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       }),
       bind(PAGE_PROXY_ROUTES[area], async ({ params, body }) => {
         const { ticket, ...rest } = body as Record<string, unknown> & { ticket: string }
-        const caller = await pageCaller(ticket)
+        const { ticket: _ticket, ...caller } = await pageCaller(ticket)
         return runProxy(area, { ...caller, body: rest }, params)
       }),
     )

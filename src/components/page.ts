@@ -23,6 +23,8 @@ export interface PageInput {
   input: Record<string, unknown>
   ticket: string | null
   mode: 'user' | 'share'
+  /** The page of an embedded component (a nested frame of another component's page). */
+  embedded?: boolean
 }
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${String(c.charCodeAt(0))};`)
@@ -53,6 +55,13 @@ function tailBytes(bundle: string): Buffer {
   return tail
 }
 
+/*
+ * An embedded page's direct ancestor is another component page, sandboxed: an opaque origin, which
+ * no frame-ancestors source matches (Chromium blocks it under `*`, `'self'`, `http:` alike). So an
+ * embedded page carries no frame-ancestors: it opens only with the view ticket of an embedding
+ * page (a short-lived capability minted for a page that COMPONENT_FRAME_ANCESTORS let be framed),
+ * and a site holding such a ticket could render that page's calls anyway.
+ */
 export function renderPage(config: Config, p: PageInput): { html: Buffer; headers: Record<string, string> } {
   const nonce = pooledRandomBytes(18).toString('base64')
   const urls = libraryUrls(config)
@@ -82,10 +91,12 @@ export function renderPage(config: Config, p: PageInput): { html: Buffer; header
     "img-src 'self' data: blob:",
     "font-src 'self' data:",
     "connect-src 'self'",
+    // embedded components (enabled_components): the platform's own pages only, each sandboxed by its own CSP
+    "frame-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
     "object-src 'none'",
-    `frame-ancestors ${config.COMPONENT_FRAME_ANCESTORS}`,
+    ...(p.embedded === true ? [] : [`frame-ancestors ${config.COMPONENT_FRAME_ANCESTORS}`]),
   ].join('; ')
   return {
     html: Buffer.concat([Buffer.from(html, 'utf8'), tailBytes(p.bundle)]),

@@ -4,7 +4,8 @@
  * (the JSON in #platform-component), offers `window.PlatformUI` — what a component imports as
  * `platform-ui` — and mounts the component's default export into #root once the page is parsed.
  * Every call goes to the page proxies (/components/view/...) with the page's view ticket: no
- * platform token is ever on the page.
+ * platform token is ever on the page. An embedded component (enabled_components) is a nested,
+ * sandboxed frame whose page the platform serves at /components/view/embed/... for this ticket.
  */
 ;(function () {
   'use strict'
@@ -65,6 +66,28 @@
     state: function (namespace, body) {
       return post('/components/view/states/' + enc(namespace), body)
     },
+    /** The URL of an enabled component's page for a nested frame (its own ticket is minted when it loads). */
+    embedUrl: function (ref, input) {
+      var r = split(ref)
+      var q = '?ticket=' + enc(cfg.ticket || '')
+      if (input !== undefined) q += '&input=' + enc(JSON.stringify(input))
+      return '/components/view/embed/' + enc(r[0]) + '/' + enc(r[1]) + q
+    },
+  }
+  /**
+   * <PlatformUI.Embed component="ns/name" input={{…}} title="…" style={{…}} />: an enabled component
+   * in a sandboxed frame (scripts only: an opaque origin, like this page).
+   */
+  ui.Embed = function (props) {
+    var style = props.style || { border: '0', width: '100%', minHeight: '150px' }
+    return window.React.createElement('iframe', {
+      src: ui.embedUrl(props.component, props.input),
+      sandbox: 'allow-scripts',
+      referrerPolicy: 'no-referrer',
+      title: props.title || props.component,
+      style: style,
+      className: props.className,
+    })
   }
   window.PlatformUI = ui
 

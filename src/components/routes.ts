@@ -3,6 +3,7 @@ import { ListQuery } from '../../schemas/common.ts'
 import {
   CompileResult,
   ComponentParams,
+  EmbedQuery,
   PageProxyStateParams,
   PageProxyTargetParams,
   ProxyStateParams,
@@ -38,6 +39,19 @@ export const COMPONENT_ROUTES = {
   sharesDelete: defineRoute({ ...m, tags, id: 'components.shares.delete', method: 'DELETE', path: `${one}/shares/{token}`, summary: 'Revoke a share link', params: ShareParams, status: 204, errors: [403, 404] }),
   list: defineRoute({ ...rt, tags, id: 'components.renderable', method: 'GET', path: '/components', summary: 'Components the caller may render: those it may read, and public ones', query: ListQuery, response: T.Array(RenderableComponent) }),
   render: defineRoute({ ...rt, tags, id: 'components.render', method: 'GET', path: '/components/{namespace}/{name}/render', summary: 'The component as a full HTML page (strict CSP; proxies run as the viewer)', params: ComponentParams, query: RenderQuery, html: true, errors: [404, 422] }),
+  embed: defineRoute({
+    ...open,
+    tags,
+    id: 'components.view.embed',
+    method: 'GET',
+    path: '/components/view/embed/{target_namespace}/{target_name}',
+    summary:
+      "An embedded component's page, for a nested frame of a rendered page (`PlatformUI.Embed`): the target must be in the embedding page's enabled_components and viewable by whoever that page runs as; it gets its own view ticket, never more than the embedding page's",
+    params: PageProxyTargetParams,
+    query: EmbedQuery,
+    html: true,
+    errors: [401, 403, 404, 422],
+  }),
   shared: defineRoute({ ...open, tags, id: 'components.shared', method: 'GET', path: '/components/shared/{token}', summary: 'A shared component as a full HTML page, no account needed; counts a view (410 when expired or used up)', params: SharedPageParams, html: true, errors: [404, 410, 422] }),
 }
 

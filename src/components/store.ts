@@ -37,6 +37,10 @@ const TicketRecord = T.Object({
   share_id: T.Union([T.String(), T.Null()]),
   permissions: T.Union([T.Array(T.String()), T.Null()]),
   share_live: T.Boolean(),
+  /** When the ticket ends (ms since the epoch): a ticket minted from it for an embedded page ends no later. */
+  expires_ms: T.Number(),
+  /** How deep its page is nested in embedding pages (0: a page opened itself). */
+  depth: T.Integer(),
 })
 const ShareLive = rowType(T.Object({ live: T.Boolean() }, { title: 'share link liveness' }))
 
@@ -47,6 +51,7 @@ const TicketPayload = T.Object({
   s: T.Union([T.String(), T.Null()]), // share link id (share pages)
   p: T.Union([T.Array(T.String()), T.Null()]), // permissions at render (API keys); null = the user's live ones
   e: T.Number(), // expiry, ms since the epoch
+  d: T.Optional(T.Integer()), // embedding depth (absent: 0)
 })
 export type TicketPayload = Static<typeof TicketPayload>
 const ticketPayload = TypeCompiler.Compile(TicketPayload)
@@ -164,8 +169,9 @@ export function componentStore(db: Db, secretKey: string) {
     },
 
     /** A sealed view ticket for a rendered page (nothing is written). */
-    mintTicket(o: { componentId: string; actingUserId: string | null; shareId: string | null; permissions: readonly string[] | null; ttlSeconds: number }): string {
-      return sealViewTicket(secretKey, { c: o.componentId, u: o.actingUserId, s: o.shareId, p: o.permissions === null ? null : [...o.permissions], e: Date.now() + o.ttlSeconds * 1000 })
+    mintTicket(o: { componentId: string; actingUserId: string | null; shareId: string | null; permissions: readonly string[] | null; ttlSeconds: number; notAfterMs?: number; depth?: number }): string {
+      const e = Math.min(Date.now() + o.ttlSeconds * 1000, o.notAfterMs ?? Number.POSITIVE_INFINITY)
+      return sealViewTicket(secretKey, { c: o.componentId, u: o.actingUserId, s: o.shareId, p: o.permissions === null ? null : [...o.permissions], e, ...(o.depth === undefined || o.depth === 0 ? {} : { d: o.depth }) })
     },
 
     /** A live ticket (sealed here, unexpired; for a share page, its link still there and unexpired); null otherwise. */
@@ -177,7 +183,7 @@ export function componentStore(db: Db, secretKey: string) {
         const row = await maybeRow(db, ShareLive, sql.unsafe`select (expires_at is null or expires_at > now()) as live from component_shares where id = ${t.s}::uuid`)
         shareLive = row?.live === true
       }
-      return { component_id: t.c, acting_user_id: t.u, share_id: t.s, permissions: t.p, share_live: shareLive, hash: sha256(ticket) }
+      return { component_id: t.c, acting_user_id: t.u, share_id: t.s, permissions: t.p, share_live: shareLive, expires_ms: t.e, depth: t.d ?? 0, hash: sha256(ticket) }
     },
   }
 }

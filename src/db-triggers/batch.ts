@@ -1,4 +1,4 @@
-import { BOOKMARK_COL, SETTLED_COL, TIE_COL } from './target-sql.ts'
+import { BOOKMARK_COL, INSERTED_COL, SETTLED_COL, TIE_COL } from './target-sql.ts'
 
 /*
  * Cutting one batch out of the rows a poll read (at most batch_size + 1 of them, in poll-column
@@ -18,11 +18,15 @@ export interface ReadRow {
   settled: boolean
   /** Equal to the previous row's value. */
   tie: boolean
+  /** With a created column: the row was inserted (its created value equals its poll value); null without one. */
+  inserted: boolean | null
   row: Record<string, unknown>
 }
 
 export interface Batch {
   rows: Record<string, unknown>[]
+  /** `inserted` of each row (see ReadRow), in the order of `rows`. */
+  inserted: (boolean | null)[]
   /** The bookmark after the batch (the last row's); null when the batch is empty. */
   until: string | null
   /** Rows were read beyond the batch (poll again at once). */
@@ -38,8 +42,8 @@ export class RowTooLargeError extends Error {
 
 /** A driver row split into the user's columns and the poll's own. */
 export function readRow(r: Record<string, unknown>): ReadRow {
-  const { [BOOKMARK_COL]: bookmark, [SETTLED_COL]: settled, [TIE_COL]: tie, ...row } = r
-  return { bookmark: String(bookmark), settled: settled === true, tie: tie === true, row }
+  const { [BOOKMARK_COL]: bookmark, [SETTLED_COL]: settled, [TIE_COL]: tie, [INSERTED_COL]: inserted, ...row } = r
+  return { bookmark: String(bookmark), settled: settled === true, tie: tie === true, inserted: typeof inserted === 'boolean' ? inserted : null, row }
 }
 
 export function cutBatch(read: readonly ReadRow[], batchSize: number, maxBytes: number): Batch {
@@ -66,11 +70,11 @@ export function cutBatch(read: readonly ReadRow[], batchSize: number, maxBytes: 
     else splitTie = true
   }
   const rows = read.slice(0, k)
-  return { rows: rows.map((r) => r.row), until: rows.at(-1)?.bookmark ?? null, more: k < m, held: k === 0 && m > 0, splitTie }
+  return { rows: rows.map((r) => r.row), inserted: rows.map((r) => r.inserted), until: rows.at(-1)?.bookmark ?? null, more: k < m, held: k === 0 && m > 0, splitTie }
 }
 
 /** A pending batch read again ((bookmark, pending_until]): every row, no cutting (it was cut before). */
 export function rereadBatch(read: readonly ReadRow[], until: string, batchSize: number): Batch {
   const rows = read.slice(0, batchSize)
-  return { rows: rows.map((r) => r.row), until, more: true, held: false, splitTie: false }
+  return { rows: rows.map((r) => r.row), inserted: rows.map((r) => r.inserted), until, more: true, held: false, splitTie: false }
 }

@@ -2,6 +2,8 @@ import type { JetStreamClient } from '@nats-io/jetstream'
 import { dbTriggerProtocol } from '../../actors/db-trigger/protocol.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import type { DbTrigger } from '../../schemas/db-triggers.ts'
+import type { ConnectionPools } from '../data/pools.ts'
+import type { Config } from '../kernel/config.ts'
 import { registerPermission } from '../access/permission-registry.ts'
 import { bind, type BoundRoute } from '../api/bind.ts'
 import { can, type Principal } from '../auth/principal.ts'
@@ -10,6 +12,7 @@ import { conflict, forbidden, notFound } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { ResourceService } from '../resources/service.ts'
+import { defaultOperations, inspectAtSave, operationPlan } from './operations.ts'
 import { usableConnection } from './poll.ts'
 import { DB_TRIGGER_ROUTES as R } from './routes.ts'
 import { movesBookmark, type DbTriggerFields, type DbTriggerStore } from './store.ts'
@@ -36,6 +39,8 @@ export interface DbTriggerHandlerDeps {
   names: NatsNames
   store: DbTriggerStore
   resources: ResourceService
+  pools: ConnectionPools
+  config: Pick<Config, 'DB_TRIGGER_STATEMENT_TIMEOUT_MS'>
   log: Logger
 }
 
@@ -56,6 +61,7 @@ const fieldsOf = (t: DbTrigger): DbTriggerFields => ({
   schema_name: t.schema_name,
   table_name: t.table_name,
   operations: t.operations,
+  created_column: t.created_column,
   function_namespace: t.function_namespace,
   function_name: t.function_name,
   poll_column: t.poll_column,
@@ -78,10 +84,18 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
     return row
   }
 
-  /** The function must be runnable by `p` (404 otherwise) and the connection usable (403 / 422). */
-  const checkTargets = async (p: Principal, f: DbTriggerFields): Promise<void> => {
+  /**
+   * The function must be runnable by `p` (404 otherwise) and the connection usable (403 / 422);
+   * the table, if it can be inspected now, must tell the operations apart (422), and a trigger
+   * saved without operations gets those its table can tell (operations.ts).
+   */
+  const checkTargets = async (p: Principal, f: DbTriggerFields, operationsGiven: boolean): Promise<void> => {
     await executableFunction(d.resources, p, f.function_namespace, f.function_name)
-    await usableConnection(d, p, f.database_connection_id)
+    const connection = await usableConnection(d, p, f.database_connection_id)
+    const target = { schema: f.schema_name, table: f.table_name, column: f.poll_column, created: f.created_column }
+    const facts = await inspectAtSave(d.pools, connection, target, d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS, d.log)
+    if (!operationsGiven) f.operations = defaultOperations(f.created_column, facts)
+    if (facts !== null) operationPlan(f.operations, f.created_column, facts)
   }
 
   return [
@@ -96,7 +110,8 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
         database_connection_id: b.database_connection_id,
         schema_name: b.schema_name ?? 'public',
         table_name: b.table_name,
-        operations: b.operations ?? ['INSERT'],
+        operations: b.operations ?? [],
+        created_column: b.created_column ?? null,
         function_namespace: b.function_namespace ?? 'default',
         function_name: b.function_name,
         poll_column: b.poll_column,
@@ -105,7 +120,7 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
         description: b.description ?? '',
         is_active: b.is_active ?? true,
       }
-      await checkTargets(p, f)
+      await checkTargets(p, f, b.operations !== undefined)
       const row = await store.create(p.userId, b.name, f)
       if (row === null) throw conflict(`you already have a database trigger named ${b.name}`, 'db_trigger.exists')
       await announce(d, row)
@@ -118,7 +133,7 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
       const given = Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined))
       const f: DbTriggerFields = { ...before, ...given }
       // the caller saves it: the caller must be allowed to run the function and use the connection
-      await checkTargets(p, f)
+      await checkTargets(p, f, true)
       const row = await store.update(t.id, f, movesBookmark(before, f))
       if (row === null) throw notFound(`database trigger ${params.name} not found`, 'db_trigger.not_found')
       await announce(d, row)

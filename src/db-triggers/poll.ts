@@ -17,8 +17,9 @@ import { serveQueueRequests } from '../platform/queue-requests.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { uuidV5 } from '../schedules/tick-id.ts'
 import { cutBatch, readRow, rereadBatch, RowTooLargeError, type Batch, type ReadRow } from './batch.ts'
+import { deliverable, operationPlan, tableFacts, type OperationPlan } from './operations.ts'
 import { pollRows } from './store.ts'
-import { BOOKMARK_TYPES, columnStatement, maxStatement, reachStatement, rowsStatement, writersStatement, type Target } from './target-sql.ts'
+import { BOOKMARK_TYPES, maxStatement, reachStatement, rowsStatement, writersStatement, type Target } from './target-sql.ts'
 
 /*
  * One poll of one database trigger, asked by its actor over NATS (`svc.dbtriggers.poll`, queue
@@ -66,14 +67,15 @@ export async function usableConnection(d: Pick<PollDeps, 'resources'>, p: Princi
   return c
 }
 
-/** The bookmark's cast type and whether the xmin horizon applies (a table, not a view). */
-async function detectColumn(d: PollDeps, pool: DataPool, t: Target): Promise<{ cast: string; horizon: boolean }> {
-  const found = (await pool.run(columnStatement(t, d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS))).rows[0]
-  if (found === undefined) throw AppError.of('db_trigger.column_not_found', `no column ${t.column} in ${t.schema}.${t.table} (or no privilege to see it)`)
-  const udt = String(found['udt_name'])
-  const cast = Object.hasOwn(BOOKMARK_TYPES, udt) ? BOOKMARK_TYPES[udt] : undefined
-  if (cast === undefined) throw AppError.of('db_trigger.unsupported_column', `poll column ${t.column} is of type ${udt}; a bookmark needs an integer, numeric, float, date or timestamp column`)
-  return { cast, horizon: d.config.DB_TRIGGER_COMMIT_HORIZON && found['table_type'] === 'BASE TABLE' }
+/**
+ * The bookmark's cast type, whether the xmin horizon applies (a table, not a view), and how rows
+ * get their operation (operations.ts; refused when the table cannot tell the trigger's operations).
+ */
+async function detectColumn(d: PollDeps, pool: DataPool, t: Target, operations: readonly string[]): Promise<{ cast: string; horizon: boolean; plan: OperationPlan }> {
+  const found = await tableFacts(pool, t, d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS)
+  const cast = Object.hasOwn(BOOKMARK_TYPES, found.udt) ? BOOKMARK_TYPES[found.udt] : undefined
+  if (cast === undefined) throw AppError.of('db_trigger.unsupported_column', `poll column ${t.column} is of type ${found.udt}; a bookmark needs an integer, numeric, float, date or timestamp column`)
+  return { cast, horizon: d.config.DB_TRIGGER_COMMIT_HORIZON && found.tableType === 'BASE TABLE', plan: operationPlan(operations, t.created ?? null, found) }
 }
 
 /**
@@ -152,13 +154,16 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
   // the function the trigger calls, if the owner may run it now
   const fn = await activeFunction(d.resources, p, row.function_namespace, row.function_name)
   const connection = await usableConnection(d, p, row.database_connection_id)
-  const t: Target = { schema: row.schema_name, table: row.table_name, column: row.poll_column }
+  const t: Target = { schema: row.schema_name, table: row.table_name, column: row.poll_column, created: row.created_column }
   const timeoutMs = d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS
 
+  let plan: OperationPlan = 'change'
   const batch = await d.pools.withConnection(
     connection.id,
     async (pool): Promise<Batch | 'initialized'> => {
-      const { cast, horizon } = await detectColumn(d, pool, t)
+      const detected = await detectColumn(d, pool, t, row.operations)
+      const { cast, horizon } = detected
+      plan = detected.plan
       if (!row.bookmark_set) {
         // first activation: no backfill
         const max = (await pool.run(maxStatement(t, timeoutMs))).rows[0]?.['v']
@@ -172,7 +177,7 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
       const read = horizon
         ? await settledRead(pool, t, cast, { after: row.last_poll_value, limit: row.batch_size + 1, waitMs: d.config.DB_TRIGGER_WRITER_WAIT_MS, timeoutMs })
         : (await pool.run(rowsStatement(t, cast, { after: row.last_poll_value, upTo: null, limit: row.batch_size + 1, horizon, timeoutMs }))).rows.map(readRow)
-      if (read === 'held') return { rows: [], until: null, more: false, held: true, splitTie: false }
+      if (read === 'held') return { rows: [], inserted: [], until: null, more: false, held: true, splitTie: false }
       try {
         return cutBatch(read, row.batch_size, d.config.DB_TRIGGER_MAX_BATCH_BYTES)
       } catch (err) {
@@ -188,8 +193,10 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
     return reply(batch.held ? 'held' : 'idle', 0, batch.more)
   }
   if (batch.splitTie) d.log.warn({ trigger: row.id, bookmark: batch.until, batch_size: row.batch_size }, 'more rows share one poll value than batch_size: the rest of that value is skipped (use a unique poll column)')
-  if (batch.rows.length === 0) {
-    // a pending batch whose rows are gone: nothing to call, the bookmark moves on
+  // the rows of the operations the trigger asks for (with a created column an UPDATE-only trigger skips inserted rows, and the reverse)
+  const delivered = deliverable(plan, row.operations, batch)
+  if (delivered.rows.length === 0) {
+    // a pending batch whose rows are gone, or none of the trigger's operations: nothing to call, the bookmark moves on
     must(await q.advance(batch.until))
     return reply('idle', 0, true)
   }
@@ -197,15 +204,14 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
   const jobId = uuidV5(`dbtrig:${row.id}:${String(row.bookmark_epoch)}:${row.last_poll_value ?? ''}:${batch.until}`)
   const input: DbTriggerInput = {
     table: `${row.schema_name}.${row.table_name}`,
-    operation: 'CHANGE',
-    rows: batch.rows,
+    ...delivered,
     poll_column: row.poll_column,
-    count: batch.rows.length,
+    count: delivered.rows.length,
     timestamp: new Date().toISOString(),
   }
   await enqueueFunction(d.invoke, p, fn, { input, sync: false, triggerType: 'database_trigger', triggerId: row.id, id: jobId })
   must(await q.advance(batch.until))
-  return reply('fired', batch.rows.length, batch.more, jobId)
+  return reply('fired', delivered.rows.length, batch.more, jobId)
 }
 
 /** Serves `svc.dbtriggers.poll` (queue group: one replica answers each poll). */

@@ -10,7 +10,7 @@ import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
  * is conditional on the fence (`fence <= $fence`).
  */
 const TriggerRow = rowType(DbTrigger)
-const columns = sql.unsafe`id, name, owner_id, database_connection_id, schema_name, table_name, operations, function_namespace, function_name, poll_column,
+const columns = sql.unsafe`id, name, owner_id, database_connection_id, schema_name, table_name, operations, created_column, function_namespace, function_name, poll_column,
   poll_interval_seconds, batch_size, description, is_active, last_poll_value, error_message, last_polled_at, version, created_at, updated_at`
 
 /** What the poll reads besides the API's fields. */
@@ -32,6 +32,7 @@ export interface DbTriggerFields {
   schema_name: string
   table_name: string
   operations: string[]
+  created_column: string | null
   function_namespace: string
   function_name: string
   poll_column: string
@@ -55,14 +56,14 @@ export function dbTriggerStore(db: Db) {
     all: () => anyRows(db, TriggerRow, sql.unsafe`select ${columns} from db_triggers`),
     /** null when the owner already has a trigger of this name. */
     create: (ownerId: string, name: string, f: DbTriggerFields) =>
-      maybeRow(db, TriggerRow, sql.unsafe`insert into db_triggers (name, owner_id, database_connection_id, schema_name, table_name, operations, function_namespace, function_name, poll_column, poll_interval_seconds, batch_size, description, is_active)
-        values (${name}, ${ownerId}::uuid, ${f.database_connection_id}::uuid, ${f.schema_name}, ${f.table_name}, ${sql.array(f.operations, 'text')}, ${f.function_namespace}, ${f.function_name}, ${f.poll_column},
+      maybeRow(db, TriggerRow, sql.unsafe`insert into db_triggers (name, owner_id, database_connection_id, schema_name, table_name, operations, created_column, function_namespace, function_name, poll_column, poll_interval_seconds, batch_size, description, is_active)
+        values (${name}, ${ownerId}::uuid, ${f.database_connection_id}::uuid, ${f.schema_name}, ${f.table_name}, ${sql.array(f.operations, 'text')}, ${f.created_column}, ${f.function_namespace}, ${f.function_name}, ${f.poll_column},
           ${f.poll_interval_seconds}, ${f.batch_size}, ${f.description}, ${f.is_active})
         on conflict (owner_id, name) do nothing returning ${columns}`),
     /** `reset`: the trigger now points at other rows: the bookmark starts again (a new first activation). */
     update: (id: string, f: DbTriggerFields, reset: boolean) =>
       maybeRow(db, TriggerRow, sql.unsafe`update db_triggers set database_connection_id = ${f.database_connection_id}::uuid, schema_name = ${f.schema_name}, table_name = ${f.table_name},
-        operations = ${sql.array(f.operations, 'text')}, function_namespace = ${f.function_namespace}, function_name = ${f.function_name}, poll_column = ${f.poll_column},
+        operations = ${sql.array(f.operations, 'text')}, created_column = ${f.created_column}, function_namespace = ${f.function_namespace}, function_name = ${f.function_name}, poll_column = ${f.poll_column},
         poll_interval_seconds = ${f.poll_interval_seconds}, batch_size = ${f.batch_size}, description = ${f.description}, is_active = ${f.is_active},
         ${reset ? sql.unsafe`last_poll_value = null, bookmark_set = false, pending_until = null, bookmark_epoch = bookmark_epoch + 1, error_message = null,` : sql.unsafe``}
         version = version + 1, updated_at = now() where id = ${id}::uuid returning ${columns}`),

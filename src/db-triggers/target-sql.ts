@@ -31,20 +31,28 @@ export const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""
 export const BOOKMARK_COL = '__platform_bookmark'
 export const SETTLED_COL = '__platform_settled'
 export const TIE_COL = '__platform_tie'
+/** With a created column: whether the row's created value equals its poll value (it was inserted, not updated). */
+export const INSERTED_COL = '__platform_inserted'
 
 export interface Target {
   schema: string
   table: string
   column: string
+  /** The created column (src/db-triggers/operations.ts), when the trigger names one. */
+  created?: string | null
 }
 
 const statement = (pieces: Piece[], params: Record<string, unknown>, timeoutMs: number, maxRows: number): Statement => ({ pieces, params, readOnly: true, timeoutMs, maxRows })
 
-/** The column's type and whether the relation is a table (information_schema; every name bound). */
+/**
+ * The column's type, whether the relation is a table, and whether the column is filled by a
+ * sequence (an identity, or a `nextval(…)` default: serial, bigserial) (information_schema; every
+ * name bound).
+ */
 export function columnStatement(t: Target, timeoutMs: number): Statement {
   return statement(
     [
-      { text: 'select c.udt_name, tb.table_type from information_schema.columns c join information_schema.tables tb on tb.table_schema = c.table_schema and tb.table_name = c.table_name where c.table_schema = ' },
+      { text: "select c.udt_name, tb.table_type, (c.is_identity = 'YES' or coalesce(c.column_default, '') like 'nextval(%') as sequenced from information_schema.columns c join information_schema.tables tb on tb.table_schema = c.table_schema and tb.table_name = c.table_name where c.table_schema = " },
       { param: 'schema' },
       { text: ' and c.table_name = ' },
       { param: 'table' },
@@ -121,8 +129,10 @@ export function rowsStatement(t: Target, cast: string, o: { after: string | null
   const settled = o.horizon
     ? `(t.xmin::text::bigint < 3 or ((select txid_snapshot_xmin(txid_current_snapshot())) % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296 between 1 and 2147483647)`
     : 'true'
+  // the created column exists (checked like the poll column) and is compared as it is stored: equal values → an INSERT
+  const inserted = t.created === undefined || t.created === null ? '' : `, (t.${quoteIdent(t.created)} is not distinct from ${col}) as ${quoteIdent(INSERTED_COL)}`
   const pieces: Piece[] = [
-    { text: `select t.*, ${col}::text as ${quoteIdent(BOOKMARK_COL)}, ${settled} as ${quoteIdent(SETTLED_COL)}, coalesce(${col} = lag(${col}) over (order by ${col}), false) as ${quoteIdent(TIE_COL)} from ${relation(t)} as t where ${col} is not null` },
+    { text: `select t.*, ${col}::text as ${quoteIdent(BOOKMARK_COL)}, ${settled} as ${quoteIdent(SETTLED_COL)}, coalesce(${col} = lag(${col}) over (order by ${col}), false) as ${quoteIdent(TIE_COL)}${inserted} from ${relation(t)} as t where ${col} is not null` },
   ]
   const params: Record<string, unknown> = {}
   if (o.after !== null) {

@@ -65,3 +65,27 @@ export function nextTick(expression: string, timezone: string, afterMs: number):
   p.lastNext = next === null ? null : next.getTime()
   return p.lastNext
 }
+
+/**
+ * The shortest gap, in seconds, between consecutive fire times among the next `samples` runs (null:
+ * fewer than two runs). A cron expression's gaps repeat with its fields, so a burst such as
+ * `* * 3 * * *` (every second during hour 3) shows in consecutive runs wherever the sample starts;
+ * a sample from now is what a save checks.
+ */
+export function shortestInterval(expression: string, timezone: string, fromMs: number, samples = 120): number | null {
+  const runs = cronOf(expression, timezone).nextRuns(samples, new Date(fromMs))
+  let shortest: number | null = null
+  for (let i = 1; i < runs.length; i++) {
+    const gap = ((runs[i]?.getTime() ?? 0) - (runs[i - 1]?.getTime() ?? 0)) / 1000
+    if (shortest === null || gap < shortest) shortest = gap
+  }
+  return shortest
+}
+
+/** Refuses (422 `schedule.interval_too_short`, naming the minimum) an expression firing more often than `minSeconds`. */
+export function checkMinInterval(expression: string, timezone: string, minSeconds: number): void {
+  const gap = shortestInterval(expression, timezone, Date.now())
+  if (gap === null || gap >= minSeconds) return
+  const message = `fires every ${String(gap)} s at times; the minimum interval is ${String(minSeconds)} s (SCHEDULE_MIN_INTERVAL_SECONDS)`
+  throw invalid(`the cron expression fires too often: ${message}`, [{ path: '/cron_expression', message }], 'schedule.interval_too_short')
+}

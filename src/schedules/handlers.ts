@@ -8,12 +8,13 @@ import { can, type Principal } from '../auth/principal.ts'
 import type { ChatService } from '../chats/handlers.ts'
 import { executableFunction } from '../kinds/function/executable.ts'
 import { conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
+import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { actorShards } from './actors-admin.ts'
-import { checkCron, nextTick } from './cron.ts'
+import { checkCron, checkMinInterval, nextTick } from './cron.ts'
 import { SCHEDULE_ROUTES as R } from './routes.ts'
 import type { ScheduleFields, ScheduleStore } from './store.ts'
 
@@ -41,6 +42,7 @@ export interface ScheduleHandlerDeps {
   store: ScheduleStore
   resources: ResourceService
   chats: ChatService
+  config: Pick<Config, 'SCHEDULE_MIN_INTERVAL_SECONDS'>
   log: Logger
 }
 
@@ -78,6 +80,8 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
       if (f.content === null || f.content === '') throw invalid('an agent schedule needs `content` (the message it sends)', [{ path: '/content', message: 'required for agent schedules' }])
     }
     checkCron(f.cron_expression, f.timezone)
+    // a plain user's `* * * * * *` would run every second; admins (who may change everyone's schedules) are trusted with that
+    if (!can(p, P.updateAll)) checkMinInterval(f.cron_expression, f.timezone, d.config.SCHEDULE_MIN_INTERVAL_SECONDS)
   }
 
   const fieldsOf = (s: Schedule): ScheduleFields => ({

@@ -21,6 +21,6 @@ export const schedulesFeature = defineFeature({
     const fire = serveScheduleFire({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, store, invoke, chats, log })
     // in the background: a start does not wait for every schedule's message
     void announceAll({ js: ctx.js, names: ctx.names, store, log }).catch((err: unknown) => log.warn({ err }, 'telling the schedule actors their settings failed; retried at the next start'))
-    return { routes: scheduleHandlers({ nc: ctx.nc, js: ctx.js, names: ctx.names, store, resources: ctx.resources, chats, log }), stop: () => fire.stop() }
+    return { routes: scheduleHandlers({ nc: ctx.nc, js: ctx.js, names: ctx.names, store, resources: ctx.resources, chats, config: ctx.config, log }), stop: () => fire.stop() }
   },
 })

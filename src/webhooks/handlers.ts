@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
 import { bind, type BoundRoute, type ResolvedInput } from '../api/bind.ts'
 import type { RouteDef, RpcReply } from '../api/route.ts'
@@ -7,11 +8,14 @@ import { enqueueFunction, invokeFunction, type InvokeDeps } from '../functions/i
 import { validateAgainst } from '../functions/json-schema.ts'
 import { activeFunction, executableFunction } from '../kinds/function/executable.ts'
 import type { Config } from '../kernel/config.ts'
-import { conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
+import { secretAad, type SecretBox } from '../kernel/crypto.ts'
+import { AppError, conflict, forbidden, invalid, notFound, unauthorized } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { disabledError } from '../../sandbox/executor.ts'
 import { WEBHOOK_CALL_ROUTES, WEBHOOK_ROUTES as R } from './routes.ts'
+import { ENVELOPE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../api/webhook-wire.ts'
+import { verifyWebhook } from './signature.ts'
 import { publishWebhook, readWebhookEntry, toApi, unpublishWebhook, type WebhookFields, type WebhookRowType, type WebhookStore } from './store.ts'
 
 /*
@@ -39,10 +43,14 @@ export interface WebhookHandlerDeps {
   resources: ResourceService
   invoke: InvokeDeps
   config: Config
+  box: SecretBox
   log: Logger
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** The associated data of a webhook's stored signing secret (a ciphertext copied to another webhook does not open). */
+const secretAadOf = (id: string) => secretAad('webhook', id, 'signing_secret')
 
 export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
   const { store, kv } = d
@@ -54,6 +62,35 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
     if (row === null || !(can(p, all) || (row.owner_id === p.userId && can(p, own)))) throw notFound(`no webhook at ${path}`, 'webhook.not_found')
     return row
   }
+
+  /*
+   * A signed webhook's call arrives from the gateway as an envelope (header ENVELOPE_HEADER):
+   * `{payload}` — the raw body as received, which is also the input — or `{payload, input}` for
+   * GET/DELETE (payload: the raw query string), with the two signature headers. The signature is
+   * checked here, where the secret can be opened, against the secret stored now; a secret removed
+   * meanwhile means the call needs none.
+   */
+  const signedInput = async (id: string, signed: boolean, method: string, req: ResolvedInput): Promise<unknown> => {
+    const headers = req.request.headers ?? {}
+    const enveloped = headers[ENVELOPE_HEADER] === '1' && isObject(req.body) && typeof req.body['payload'] === 'string'
+    if (!enveloped) {
+      if (signed) throw AppError.of('webhook.signature_invalid', `this webhook requires signed calls: ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER}`)
+      return req.body === undefined ? {} : req.body
+    }
+    const envelope = req.body as { payload: string; input?: unknown }
+    const sealed = signed ? await store.signingSecret(id) : null
+    if (sealed !== null) {
+      const call = { timestamp: headers[TIMESTAMP_HEADER] ?? '', signature: headers[SIGNATURE_HEADER] ?? '', payload: envelope.payload }
+      verifyWebhook(d.box.decrypt(sealed, secretAadOf(id)), call, d.config.WEBHOOK_SIGNATURE_TOLERANCE_SECONDS, Date.now())
+    }
+    if (method === 'GET' || method === 'DELETE') return envelope.input ?? {}
+    if (envelope.payload === '') return {}
+    // the gateway checked the bytes are one JSON object before sending them
+    return JSON.parse(envelope.payload) as unknown
+  }
+
+  /** The ciphertext for a new or replaced signing secret; undefined: unchanged, null: removed. */
+  const sealSecret = (id: string, given: string | null | undefined): string | null | undefined => (given === undefined ? undefined : given === null ? null : d.box.encrypt(given, secretAadOf(id)))
 
   const call = (route: RouteDef): BoundRoute => ({
     route,
@@ -73,9 +110,9 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
           throw notFound(`no webhook at ${path}`, 'webhook.not_found')
         })
       }
+      const given = await signedInput(entry.id, entry.signed === true, route.method, req)
       const fn = await activeFunction(d.resources, principal, entry.function_namespace, entry.function_name)
       if (fn['shared_pool'] !== true && d.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
-      const given = req.body === undefined ? {} : req.body
       if (!isObject(given)) throw invalid('the webhook input must be a JSON object')
       const input = { ...entry.default_values, ...given }
       const issues = validateAgainst(isObject(fn['input_schema']) ? fn['input_schema'] : {}, input, '/input')
@@ -125,7 +162,8 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
       }
       // checked again at every call; refused here too so a typo is seen at once
       await executableFunction(d.resources, p, f.function_namespace, f.function_name)
-      const row = await store.create(p.userId, f)
+      const id = randomUUID()
+      const row = await store.create(id, p.userId, f, sealSecret(id, b.signing_secret) ?? null)
       if (row === null) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
       await publishWebhook(kv, row)
       return { status: 201, body: toApi(row) }
@@ -133,10 +171,11 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
     bind(R.get, async ({ principal: p, params }) => ({ body: toApi(await visible(p, params.path, P.readOwn, P.readAll)) })),
     bind(R.update, async ({ principal: p, params, body: b }) => {
       const row = await visible(p, params.path, P.updateOwn, P.updateAll)
-      const f: WebhookFields = { ...fieldsOf(row), ...Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)) }
+      const { signing_secret: secret, ...changes } = b
+      const f: WebhookFields = { ...fieldsOf(row), ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) }
       if (f.function_namespace !== row.function_namespace || f.function_name !== row.function_name) await executableFunction(d.resources, p, f.function_namespace, f.function_name)
       if (f.path !== row.path && (await store.byPath(f.path)) !== null) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
-      const next = await store.update(row.id, f).catch((err: unknown) => {
+      const next = await store.update(row.id, f, sealSecret(row.id, secret)).catch((err: unknown) => {
         // the unique path raced with another change
         if (err instanceof Error && /unique|duplicate/i.test(err.message)) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
         throw err

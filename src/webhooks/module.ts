@@ -1,4 +1,5 @@
 import { defineFeature } from '../api/feature.ts'
+import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { webhookHandlers } from './handlers.ts'
 import { webhookRoutes } from './routes.ts'
 import { openWebhookBucket, syncWebhookBucket, webhookStore } from './store.ts'
@@ -16,6 +17,6 @@ export const webhooksFeature = defineFeature({
     const log = ctx.log.child({ mod: 'webhooks' })
     await syncWebhookBucket(kv, store, log)
     const invoke = { nc: ctx.nc, names: ctx.names, config: ctx.config, enqueue: ctx.jobs.enqueue, store: ctx.jobs.store, results: ctx.jobs.results }
-    return { routes: webhookHandlers({ db: ctx.db, kv, store, resources: ctx.resources, invoke, config: ctx.config, log }) }
+    return { routes: webhookHandlers({ db: ctx.db, kv, store, resources: ctx.resources, invoke, config: ctx.config, box: createSecretBox(ctx.config.ENCRYPTION_KEY, previousKeys(ctx.config.ENCRYPTION_KEY_PREVIOUS)), log }) }
   },
 })

@@ -357,6 +357,8 @@ const ROWS: Record<string, Row> = {
   'components.view.functions': { call: async () => ({ path: '/components/view/functions/matrix/f/execute', body: { input: {}, ticket: NO_TICKET } }), b: [401], admin: [401] },
   'components.view.agents': { call: async () => ({ path: '/components/view/agents/matrix/a/invoke', body: { message: 'hi', ticket: NO_TICKET } }), b: [401], admin: [401] },
   'components.view.queries': { call: async () => ({ path: '/components/view/queries/matrix/q/execute', body: { ticket: NO_TICKET } }), b: [401], admin: [401] },
+  // an embedded component's page: only the embedding page's ticket opens it (tests/components/embed.test.ts has the rules)
+  'components.view.embed': { call: async () => ({ path: `/components/view/embed/matrix/c?ticket=${NO_TICKET}` }), b: [401], admin: [401] },
   'components.view.states': { call: async () => ({ path: '/components/view/states/matrix', body: { store: 's', action: 'list', ticket: NO_TICKET } }), b: [401], admin: [401] },
   // ---- end components
   // database connections (admin) and queries: A's query is invisible to B

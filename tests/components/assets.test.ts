@@ -23,7 +23,7 @@ t.test('React comes from the platform by default, from COMPONENT_UI_CDN when set
   const cdn = renderPage(loadConfig({ ...base, COMPONENT_UI_CDN: 'https://unpkg.com/' }), page)
   const cdnHtml = cdn.html.toString('utf8')
   t.match(cdnHtml, `src="https://unpkg.com/react@${REACT_VERSION}/umd/react.production.min.js"`)
-  t.match(cdnHtml, 'src="/components/assets/platform-ui@1.0.0/platform-ui.js"', 'platform-ui is always the platform\'s own')
+  t.match(cdnHtml, 'src="/components/assets/platform-ui@1.1.0/platform-ui.js"', 'platform-ui is always the platform\'s own')
   t.match(cdn.headers['content-security-policy'], /frame-ancestors \*/)
   const framed = renderPage(loadConfig({ ...base, COMPONENT_FRAME_ANCESTORS: "'self'" }), page)
   t.match(framed.headers['content-security-policy'], /frame-ancestors 'self'/, 'COMPONENT_FRAME_ANCESTORS applies')

@@ -9,7 +9,9 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
  * the README's example calls a query through its page proxy, from the sandboxed page;
  * a hostile component on a share page looks for any token and finds none — not even the one this
  * origin's localStorage and cookie hold (the page's CSP sandbox gives it an opaque origin) —,
- * cannot use its view ticket as a credential, and the CSP stops eval and outside connections.
+ * cannot use its view ticket as a credential, and the CSP stops eval and outside connections;
+ * a component embedding another (enabled_components) shows it in a nested sandboxed frame that
+ * calls its own function (screenshot .tap/component-embed.png).
  */
 const why = ensureChromium()
 if (why !== null) {
@@ -104,6 +106,14 @@ export default function Spy() {
 }
 `
 
+  // A dashboard embedding the stock component (its enabled_components) in a nested, sandboxed frame.
+  const DASH = `import { Embed } from 'platform-ui'
+
+export default function Dash() {
+  return <main><h1 id="dash">Dashboard</h1><Embed component="web/stock" input={{ warehouse: 'south' }} title="stock" /></main>
+}
+`
+
   const ok = async (method: string, path: string, body: unknown, status = 201) => {
     const res = await env.request(method, path, { body, token: a.token })
     if (res.status !== status) throw new Error(`${method} ${path}: ${String(res.status)} ${res.text}`)
@@ -135,6 +145,7 @@ export default function Spy() {
       input_schema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
     })
     await ok('POST', '/api/v1/components', { namespace: 'web', name: 'orders', title: 'Orders', source_code: ORDERS, enabled_queries: ['web/orders'], input_schema: { type: 'object', properties: { customer: { type: 'string' } } } })
+    await ok('POST', '/api/v1/components', { namespace: 'web', name: 'dash', title: 'Dashboard', source_code: DASH, enabled_components: ['web/stock'] })
     browser = await launchChromium()
     t.teardown(() => browser.close())
   })
@@ -224,6 +235,25 @@ export default function Spy() {
     t.equal(r['evalRan'], false, 'the CSP forbids eval')
     t.equal(r['outside'], 'blocked', 'and connections to other origins')
     t.equal(r['notEnabled'], 403, 'a proxy call outside the enabled lists is refused')
+    await page.close()
+  })
+
+  t.test('an embedded component (enabled_components) renders in a nested sandboxed frame and calls its own function', async (t) => {
+    const { page, problems, res } = await openRendered('/components/web/dash/render', {})
+    t.equal(res?.status(), 200)
+    await page.locator('#dash').waitFor({ timeout: 60_000 })
+    const frame = page.frameLocator('iframe[title="stock"]')
+    await frame.locator('#status').filter({ hasText: /done|error/ }).waitFor({ timeout: 60_000 })
+    t.equal(await frame.locator('#status').textContent(), 'done', "the embedded page's proxy call succeeded")
+    t.same(await frame.locator('#items li').allTextContents(), ['apple-south: 3', 'pear: 7'], 'with the input the embedding page gave it')
+    t.equal(await page.locator('iframe[title="stock"]').getAttribute('sandbox'), 'allow-scripts', 'the frame is sandboxed')
+    // the embedded page holds a ticket of its own, no token
+    const inner = page.frames().find((f) => f.url().includes('/components/view/embed/web/stock'))
+    t.ok(inner !== undefined, 'the nested frame loaded the embed page')
+    const html = (await inner?.content()) ?? ''
+    t.notOk(html.includes(a.token), 'no platform token in the embedded page')
+    t.same(problems, [], 'no script errors, no CSP violations')
+    await page.screenshot({ path: '.tap/component-embed.png', fullPage: true })
     await page.close()
   })
 }

@@ -108,7 +108,7 @@ t.test('render: a full page with a strict CSP, the bundle, the CSS kept in its e
   const asset = await fetch(`${env.base}/components/assets/react@18.3.1/umd/react.production.min.js`)
   t.equal(asset.status, 200, 'the platform serves React itself')
   t.match(asset.headers.get('cache-control'), /immutable/)
-  const ui = await fetch(`${env.base}/components/assets/platform-ui@1.0.0/platform-ui.js`)
+  const ui = await fetch(`${env.base}/components/assets/platform-ui@1.1.0/platform-ui.js`)
   t.equal(ui.status, 200)
 
   const badInput = await env.request('GET', '/components/comp/board/render?input=%7B%22region%22%3A5%7D', { token: a.token })

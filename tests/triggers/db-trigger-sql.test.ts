@@ -13,7 +13,7 @@ import { externalPostgres } from '../helpers/external-pg.ts'
  * identifier, a name that is SQL finds nothing, the commit horizon holds back a row that a still
  * open transaction could overtake, and the cutting rules (ties, bytes, batch_size).
  */
-const row = (bookmark: string, o: Partial<ReadRow> = {}): ReadRow => ({ bookmark, settled: true, tie: false, row: { v: bookmark }, ...o })
+const row = (bookmark: string, o: Partial<ReadRow> = {}): ReadRow => ({ bookmark, settled: true, tie: false, inserted: null, row: { v: bookmark }, ...o })
 
 t.test('cutting a batch', async (t) => {
   const plain = ['1', '2', '3', '4'].map((b) => row(b))

@@ -192,7 +192,7 @@ t.test('10,000 rows from 4 writers, the polling host killed -9: every row exactl
   t.ok(batches.every((b) => b.ids.length >= 1 && b.ids.length <= 100 && b.input.count === b.ids.length), 'every batch holds 1–100 rows and says how many')
   t.ok(batches.every((b) => b.ids.every((x, i) => i === 0 || x > (b.ids[i - 1] as number))), 'rows in bookmark order within each batch')
   t.ok(batches.every((b, i) => i === 0 || (b.ids[0] as number) > ((batches[i - 1] as { ids: number[] }).ids.at(-1) as number)), 'batches do not overlap')
-  t.ok(batches.every((b) => b.input.table === 'public.events' && b.input.operation === 'CHANGE' && b.input.poll_column === 'id' && !Number.isNaN(Date.parse(b.input.timestamp))), 'the §6.2 input')
+  t.ok(batches.every((b) => b.input.table === 'public.events' && b.input.operation === 'INSERT' && b.input.poll_column === 'id' && !Number.isNaN(Date.parse(b.input.timestamp))), 'the §6.2 input')
   t.ok(
     batches.every((b, i) => b.id === uuidV5(`dbtrig:${trigger.id}:0:${i === 0 ? '1' : String((batches[i - 1] as { ids: number[] }).ids.at(-1))}:${String(b.ids.at(-1))}`)),
     'each job id is derived from the trigger and the bookmarks before and after its batch',
@@ -263,7 +263,7 @@ t.test('on a full platform: no backfill, is_active, backoff, timestamptz bookmar
   }, 'rows 6–8 to reach the function', 60_000, 200)
   t.same(first.ids, [6, 7, 8], 'only the rows inserted after activation, each once, in order')
   t.ok(first.rows.every((r) => r.input_data.rows.length <= 2), 'batch_size 2 respected')
-  t.match(first.rows[0]?.input_data, { table: 'public.items', operation: 'CHANGE', poll_column: 'id', count: 2, rows: [{ id: 6, label: 'new-6' }, { id: 7, label: 'new-7' }] })
+  t.match(first.rows[0]?.input_data, { table: 'public.items', operation: 'INSERT', poll_column: 'id', count: 2, rows: [{ id: 6, label: 'new-6' }, { id: 7, label: 'new-7' }] })
   t.ok(typeof first.rows[0]?.input_data.rows[0]?.['at'] === 'string' && !Number.isNaN(Date.parse(String(first.rows[0]?.input_data.timestamp))), 'row values and the timestamp are JSON (ISO 8601)')
   t.match(first.rows[0]?.output_data, { ids: [6, 7], trigger: 'database_trigger' }, 'the function ran with the input')
   t.same((await eventually(async () => {

@@ -183,7 +183,8 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
 t.test('function and agent schedules on a full platform: jobs complete, a new titled chat per run', async (t) => {
   const llm = await startFakeLlm({ defaultReply: { text: 'scheduled hello' } })
   t.teardown(() => llm.close())
-  const env = await startTestPlatform(t)
+  // A (a plain user) schedules every 2 s here; the minimum interval for non-admins is schedule-interval.test.ts's
+  const env = await startTestPlatform(t, { SCHEDULE_MIN_INTERVAL_SECONDS: '1' })
   const a = await env.createUser('sched-a@test.local')
   const b = await env.createUser('sched-b2@test.local')
   const admin = (path: string, body: unknown) => env.request('POST', path, { body })
