@@ -8,7 +8,12 @@ import type { Actor, ActorFactory, ActorPlatform } from './runtime/define-actor.
  * The actor types an actor host runs, one line each (as `src/kinds/index.ts` lists resource
  * kinds). Their protocols are listed in `protocols.ts` (what the operators' view reads).
  */
-export const ACTOR_FACTORIES: readonly ActorFactory[] = [chatActorFactory, scheduleActorFactory, dbTriggerActorFactory, poolActorFactory]
+export const ACTOR_FACTORIES: readonly ActorFactory[] = [
+  chatActorFactory,
+  scheduleActorFactory,
+  dbTriggerActorFactory,
+  poolActorFactory,
+]
 
 /** Builds every listed actor for a host process. */
 export async function buildActors(p: ActorPlatform): Promise<Actor[]> {

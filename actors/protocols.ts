@@ -9,4 +9,9 @@ import type { ActorProtocol } from './runtime/protocol.ts'
  * operators' view (`GET /api/v1/system/actors`, src/schedules/actors-admin.ts) lists. Keep in step
  * with ACTOR_FACTORIES (tests/triggers/schedules.test.ts checks it).
  */
-export const ACTOR_PROTOCOLS: readonly ActorProtocol[] = [chatProtocol, scheduleProtocol, dbTriggerProtocol, poolProtocol]
+export const ACTOR_PROTOCOLS: readonly ActorProtocol[] = [
+  chatProtocol,
+  scheduleProtocol,
+  dbTriggerProtocol,
+  poolProtocol,
+]

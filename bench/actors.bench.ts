@@ -1,4 +1,14 @@
-import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, StorageType, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
+import {
+  jetstream,
+  jetstreamManager,
+  AckPolicy,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { partitionOf } from '../actors/runtime/hash.ts'
 import { provisionActors } from '../actors/runtime/provision.ts'
@@ -38,7 +48,10 @@ const log = createLogger({ level: 'warn' })
 const ticksUs = (ticks: number): number => (ticks / clockTicks()) * 1e6
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-type RowTimes = Pick<Row, 'requests' | 'durationS' | 'rps' | 'cpuUsPerReq' | 'otherCpuUsPerReq' | 'latencyP50Ms' | 'latencyP99Ms' | 'errors'>
+type RowTimes = Pick<
+  Row,
+  'requests' | 'durationS' | 'rps' | 'cpuUsPerReq' | 'otherCpuUsPerReq' | 'latencyP50Ms' | 'latencyP99Ms' | 'errors'
+>
 
 /**
  * How the floor's messages reach their consumers: one consumer for everything (the floor) or, as
@@ -56,9 +69,22 @@ interface Layout {
  * `onMessage`, which calls `handled` once it is done with it: WARMUP messages unmeasured, then
  * MESSAGES timed until every one was handled. CPU of this process and of nats-server per message.
  */
-async function timeRawConsumer(js: JetStreamClient, jsm: JetStreamManager, natsPid: number, stream: string, onMessage: (m: JsMsg, handled: () => void) => void, layout?: Layout): Promise<{ row: RowTimes }> {
+async function timeRawConsumer(
+  js: JetStreamClient,
+  jsm: JetStreamManager,
+  natsPid: number,
+  stream: string,
+  onMessage: (m: JsMsg, handled: () => void) => void,
+  layout?: Layout,
+): Promise<{ row: RowTimes }> {
   const prefix = stream.toLowerCase()
-  await jsm.streams.add({ name: stream, subjects: [`${prefix}.>`], retention: RetentionPolicy.Workqueue, storage: StorageType.File, ...(layout?.msgId === true ? { duplicate_window: 10 * 60 * 1e9 } : {}) })
+  await jsm.streams.add({
+    name: stream,
+    subjects: [`${prefix}.>`],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    ...(layout?.msgId === true ? { duplicate_window: 10 * 60 * 1e9 } : {}),
+  })
   let got = 0
   let target = WARMUP
   let reached: (() => void) | undefined
@@ -69,9 +95,18 @@ async function timeRawConsumer(js: JetStreamClient, jsm: JetStreamManager, natsP
   for (let p = 0; p < (layout?.partitions ?? 1); p++) {
     const name = `c${String(p)}`
     // the runtime's mailbox consumer settings (actors/runtime/mailbox.ts) with a layout; the floor's own without
-    await jsm.consumers.add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit, ...(layout === undefined ? { max_ack_pending: 10_000 } : { filter_subject: `${prefix}.${String(p)}.*`, max_ack_pending: 256 }) })
-    const consumerJs = layout === undefined ? js : jetstream(layout.connections[p % layout.connections.length] as NatsConnection)
-    const msgs = await (await consumerJs.consumers.get(stream, name)).consume({ max_messages: layout === undefined ? 1000 : 64 })
+    await jsm.consumers.add(stream, {
+      durable_name: name,
+      ack_policy: AckPolicy.Explicit,
+      ...(layout === undefined
+        ? { max_ack_pending: 10_000 }
+        : { filter_subject: `${prefix}.${String(p)}.*`, max_ack_pending: 256 }),
+    })
+    const consumerJs =
+      layout === undefined ? js : jetstream(layout.connections[p % layout.connections.length] as NatsConnection)
+    const msgs = await (
+      await consumerJs.consumers.get(stream, name)
+    ).consume({ max_messages: layout === undefined ? 1000 : 64 })
     all.push(msgs)
     void (async () => {
       for await (const m of msgs) onMessage(m, handled)
@@ -82,7 +117,16 @@ async function timeRawConsumer(js: JetStreamClient, jsm: JetStreamManager, natsP
     return layout === undefined ? `${prefix}.${key}` : `${prefix}.${String(partitionOf(key, layout.partitions))}.${key}`
   }
   const publish = async (n: number) => {
-    for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => js.publish(subject(i + j), JSON.stringify({ n: i + j }), layout?.msgId === true ? { msgID: crypto.randomUUID() } : undefined)))
+    for (let i = 0; i < n; i += 200)
+      await Promise.all(
+        Array.from({ length: Math.min(200, n - i) }, (_, j) =>
+          js.publish(
+            subject(i + j),
+            JSON.stringify({ n: i + j }),
+            layout?.msgId === true ? { msgID: crypto.randomUUID() } : undefined,
+          ),
+        ),
+      )
   }
   const warm = new Promise<void>((r) => (reached = r))
   await publish(WARMUP)
@@ -98,7 +142,18 @@ async function timeRawConsumer(js: JetStreamClient, jsm: JetStreamManager, natsP
   const cpu = process.cpuUsage(cpu0)
   const natsUs = ticksUs(processTicks(natsPid) - nats0)
   for (const msgs of all) await msgs.close()
-  return { row: { requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: natsUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0 } }
+  return {
+    row: {
+      requests: MESSAGES,
+      durationS: s,
+      rps: MESSAGES / s,
+      cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES,
+      otherCpuUsPerReq: natsUs / MESSAGES,
+      latencyP50Ms: 0,
+      latencyP99Ms: 0,
+      errors: 0,
+    },
+  }
 }
 
 async function run(): Promise<Row[]> {
@@ -116,17 +171,37 @@ async function run(): Promise<Row[]> {
         m.ack()
         handled()
       })
-      rows.push({ benchmark: NAME, case: 'raw JetStream publish + consume + ack', baseline: true, ...t.row, note: 'other = nats-server' })
+      rows.push({
+        benchmark: NAME,
+        case: 'raw JetStream publish + consume + ack',
+        baseline: true,
+        ...t.row,
+        note: 'other = nats-server',
+      })
     }
     // The same with the runtime's mailbox layout: a filtered consumer per partition of the tally
     // actor, on three connections (one per host), a Nats-Msg-Id on each publish; no state written.
     {
-      const connections = await Promise.all([0, 1, 2].map((i) => connectNats(nats.url, `bench-actors-layout-${String(i)}`, log)))
-      const t = await timeRawConsumer(js, jsm, nats.pid, 'RAWL', (m, handled) => {
-        m.ack()
-        handled()
-      }, { partitions: tallyProtocol.partitions, connections, msgId: true })
-      rows.push({ benchmark: NAME, case: `raw JetStream, the mailbox layout: ${String(tallyProtocol.partitions)} filtered consumers on 3 connections, msg id`, ...t.row, note: "the raw floor with the runtime's consumers (one per partition, max_ack_pending 256, pulls of 64) spread over three connections, and sendToActor's Nats-Msg-Id; no state; other = nats-server" })
+      const connections = await Promise.all(
+        [0, 1, 2].map((i) => connectNats(nats.url, `bench-actors-layout-${String(i)}`, log)),
+      )
+      const t = await timeRawConsumer(
+        js,
+        jsm,
+        nats.pid,
+        'RAWL',
+        (m, handled) => {
+          m.ack()
+          handled()
+        },
+        { partitions: tallyProtocol.partitions, connections, msgId: true },
+      )
+      rows.push({
+        benchmark: NAME,
+        case: `raw JetStream, the mailbox layout: ${String(tallyProtocol.partitions)} filtered consumers on 3 connections, msg id`,
+        ...t.row,
+        note: "the raw floor with the runtime's consumers (one per partition, max_ack_pending 256, pulls of 64) spread over three connections, and sendToActor's Nats-Msg-Id; no state; other = nats-server",
+      })
       for (const c of connections) await c.drain()
     }
     // The runtime's record by hand: the same, with each key's state written by CAS (a KV update at
@@ -147,7 +222,12 @@ async function run(): Promise<Row[]> {
         }
         entry.chain = entry.chain.then(handle)
       })
-      rows.push({ benchmark: NAME, case: `raw JetStream + a CAS state write per message, ${String(KEYS)} keys, one process`, ...t.row, note: "the runtime's record made by hand with nats.js: consume, KV update at the key's last revision, ack; other = nats-server" })
+      rows.push({
+        benchmark: NAME,
+        case: `raw JetStream + a CAS state write per message, ${String(KEYS)} keys, one process`,
+        ...t.row,
+        note: "the runtime's record made by hand with nats.js: consume, KV update at the key's last revision, ack; other = nats-server",
+      })
       await kv.destroy()
     }
     // The runtime: 3 host processes.
@@ -169,22 +249,35 @@ async function run(): Promise<Row[]> {
     let nextHost = 0
     const startHost = async () => {
       const id = `h${String(nextHost++)}`
-      const child = await startServerChild(id, 'actor-host.ts', { NATS_URL: nats.url, NATS_PREFIX: 'ba', NODE_ID: id, LEASE_TTL_MS: String(LEASE_TTL_MS), TICK_MS: String(TICK_MS) })
+      const child = await startServerChild(id, 'actor-host.ts', {
+        NATS_URL: nats.url,
+        NATS_PREFIX: 'ba',
+        NODE_ID: id,
+        LEASE_TTL_MS: String(LEASE_TTL_MS),
+        TICK_MS: String(TICK_MS),
+      })
       hosts.push(child)
       return { id, child }
     }
     const live = [await startHost(), await startHost(), await startHost()]
-    while ((await owners()).size < tallyProtocol.partitions || new Set((await owners()).values()).size < 3) await sleep(100)
+    while ((await owners()).size < tallyProtocol.partitions || new Set((await owners()).values()).size < 3)
+      await sleep(100)
     // what the hosts and nats-server burn with no messages (lease renewals, heartbeats, timer scans)
     const idleMs = 2000
     const idle0 = live.map((h) => processTicks(h.child.pid))
     const idleNats0 = processTicks(nats.pid)
     await sleep(idleMs)
-    const idleHosts = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (idle0[i] ?? 0)), 0) / (idleMs * 1000)
+    const idleHosts =
+      live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (idle0[i] ?? 0)), 0) / (idleMs * 1000)
     const idleNats = ticksUs(processTicks(nats.pid) - idleNats0) / (idleMs * 1000)
     /** `n` messages in rounds of 200 concurrent sends; message i goes to `keyOf(i)`. */
     const sendRounds = async (n: number, keyOf: (i: number) => string) => {
-      for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => sendToActor(js, names, tallyProtocol, keyOf(i + j), 'add', { n: i + j })))
+      for (let i = 0; i < n; i += 200)
+        await Promise.all(
+          Array.from({ length: Math.min(200, n - i) }, (_, j) =>
+            sendToActor(js, names, tallyProtocol, keyOf(i + j), 'add', { n: i + j }),
+          ),
+        )
     }
     /** Until the key's state has counted at least `min` messages. */
     const counted = async (key: string, min: number) => {
@@ -212,7 +305,16 @@ async function run(): Promise<Row[]> {
       const natsUs = ticksUs(processTicks(nats.pid) - nats0)
       const writes = await stateWrites()
       rows.push({
-        benchmark: NAME, case: 'actor runtime, 3 hosts (CAS state per message)', requests: MESSAGES, durationS: s, rps: MESSAGES / s, cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES, otherCpuUsPerReq: hostUs / MESSAGES, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0,
+        benchmark: NAME,
+        case: 'actor runtime, 3 hosts (CAS state per message)',
+        requests: MESSAGES,
+        durationS: s,
+        rps: MESSAGES / s,
+        cpuUsPerReq: (cpu.user + cpu.system) / MESSAGES,
+        otherCpuUsPerReq: hostUs / MESSAGES,
+        latencyP50Ms: 0,
+        latencyP99Ms: 0,
+        errors: 0,
         note: `other = the 3 hosts; nats-server ${(natsUs / MESSAGES).toFixed(1)} µs/msg; ${(MESSAGES / Math.max(1, writes - writes0)).toFixed(1)} messages per state write; idle: hosts ${(idleHosts * 100).toFixed(1)} %, nats-server ${(idleNats * 100).toFixed(1)} % of a core`,
       })
     }
@@ -229,7 +331,19 @@ async function run(): Promise<Row[]> {
       const hostUs = live.reduce((sum, h, i) => sum + ticksUs(processTicks(h.child.pid) - (ticks0[i] ?? 0)), 0)
       const share = new Map<string, number>()
       for (const h of (await owners()).values()) share.set(h, (share.get(h) ?? 0) + 1)
-      rows.push({ benchmark: NAME, case: 'actor runtime, 1 key', requests: one, durationS: s, rps: one / s, cpuUsPerReq: (cpu.user + cpu.system) / one, otherCpuUsPerReq: hostUs / one, latencyP50Ms: 0, latencyP99Ms: 0, errors: 0, note: `HRW partitions per host (${String(tallyProtocol.partitions)}): ${[...share.values()].sort((a, b) => b - a).join(', ')}` })
+      rows.push({
+        benchmark: NAME,
+        case: 'actor runtime, 1 key',
+        requests: one,
+        durationS: s,
+        rps: one / s,
+        cpuUsPerReq: (cpu.user + cpu.system) / one,
+        otherCpuUsPerReq: hostUs / one,
+        latencyP50Ms: 0,
+        latencyP99Ms: 0,
+        errors: 0,
+        note: `HRW partitions per host (${String(tallyProtocol.partitions)}): ${[...share.values()].sort((a, b) => b - a).join(', ')}`,
+      })
     }
     // Takeover after kill -9, three times (a fresh host joins after each kill).
     const takeovers: number[] = []
@@ -255,7 +369,8 @@ async function run(): Promise<Row[]> {
       await sleep(LEASE_TTL_MS)
     }
     const last = rows.find((r) => r.case.startsWith('actor runtime, 3 hosts'))
-    if (last !== undefined && TAKEOVER) last.note = `${last.note ?? ''}; takeover after kill -9 with lease TTL ${String(LEASE_TTL_MS)} ms, tick ${String(TICK_MS)} ms: ${takeovers.map((ms) => `${String(Math.round(ms))} ms`).join(', ')}`
+    if (last !== undefined && TAKEOVER)
+      last.note = `${last.note ?? ''}; takeover after kill -9 with lease TTL ${String(LEASE_TTL_MS)} ms, tick ${String(TICK_MS)} ms: ${takeovers.map((ms) => `${String(Math.round(ms))} ms`).join(', ')}`
     await nc.drain()
   } finally {
     for (const h of hosts) await h.stop().catch(() => undefined)
@@ -265,5 +380,9 @@ async function run(): Promise<Row[]> {
   return rows
 }
 
-const bench: Benchmark = { name: NAME, description: 'actor runtime: messages/s through hosts vs raw JetStream; partition takeover time after kill -9', run }
+const bench: Benchmark = {
+  name: NAME,
+  description: 'actor runtime: messages/s through hosts vs raw JetStream; partition takeover time after kill -9',
+  run,
+}
 export default bench

@@ -68,9 +68,18 @@ interface Proc {
   stop(): Promise<void>
 }
 
-function spawnProc(name: string, args: string[], ready: (line: string) => boolean, env: Record<string, string> = {}): Promise<Proc> {
+function spawnProc(
+  name: string,
+  args: string[],
+  ready: (line: string) => boolean,
+  env: Record<string, string> = {},
+): Promise<Proc> {
   const root = join(import.meta.dirname, '..')
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } })
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  })
   own.add(child)
   const tail: string[] = []
   const stop = async () => {
@@ -82,7 +91,10 @@ function spawnProc(name: string, args: string[], ready: (line: string) => boolea
     own.delete(child)
   }
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => void stop().then(() => reject(new Error(`${name} not ready in 60 s:\n${tail.join('\n')}`))), 60_000)
+    const timer = setTimeout(
+      () => void stop().then(() => reject(new Error(`${name} not ready in 60 s:\n${tail.join('\n')}`))),
+      60_000,
+    )
     const onLine = (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split(/[\r\n]+/)) {
         if (line.trim() === '') continue
@@ -114,7 +126,8 @@ interface Target {
   helperPids?: number[]
 }
 
-const bodyOf = (t: Target, stream: boolean) => JSON.stringify({ model: t.model, messages: MESSAGES, ...(stream ? { stream: true } : {}) })
+const bodyOf = (t: Target, stream: boolean) =>
+  JSON.stringify({ model: t.model, messages: MESSAGES, ...(stream ? { stream: true } : {}) })
 
 function cpuSampler(t: Target) {
   const helpers = t.helperPids ?? []
@@ -122,15 +135,23 @@ function cpuSampler(t: Target) {
   const helpersBefore = helpers.length > 0 ? treeTicks(helpers) : undefined
   return (requests: number) => ({
     cpuUsPerReq: ticksToMicros(processTicks(t.pid) - before) / requests,
-    otherCpuUsPerReq: helpersBefore === undefined ? undefined : ticksToMicros(ticksBetween(helpersBefore, treeTicks(helpers))) / requests,
+    otherCpuUsPerReq:
+      helpersBefore === undefined
+        ? undefined
+        : ticksToMicros(ticksBetween(helpersBefore, treeTicks(helpers))) / requests,
   })
 }
 
 /** One exchange; throws on a non-200 or a body without content. Times in ms. */
 async function once(t: Target, stream: boolean): Promise<{ totalMs: number; ttftMs: number }> {
   const t0 = performance.now()
-  const res = await fetch(t.url, { method: 'POST', headers: { ...t.headers, 'content-type': 'application/json' }, body: bodyOf(t, stream) })
-  if (res.status !== 200 || res.body === null) throw new Error(`${t.url} answered ${String(res.status)}: ${(await res.text()).slice(0, 300)}`)
+  const res = await fetch(t.url, {
+    method: 'POST',
+    headers: { ...t.headers, 'content-type': 'application/json' },
+    body: bodyOf(t, stream),
+  })
+  if (res.status !== 200 || res.body === null)
+    throw new Error(`${t.url} answered ${String(res.status)}: ${(await res.text()).slice(0, 300)}`)
   const decoder = new TextDecoder()
   let text = ''
   let ttft = -1
@@ -140,11 +161,13 @@ async function once(t: Target, stream: boolean): Promise<{ totalMs: number; ttft
   }
   const total = performance.now() - t0
   if (ttft < 0) throw new Error(`${t.url}: no content in ${text.slice(0, 300)}`)
-  if (stream && !text.includes('data: [DONE]')) throw new Error(`${t.url}: the stream did not end with [DONE]: ${text.slice(-300)}`)
+  if (stream && !text.includes('data: [DONE]'))
+    throw new Error(`${t.url}: the stream did not end with [DONE]: ${text.slice(-300)}`)
   return { totalMs: total, ttftMs: ttft }
 }
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
+const pct = (sorted: number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0
 
 interface Seq {
   row: Omit<Row, 'benchmark' | 'case'>
@@ -175,7 +198,16 @@ async function sequential(targets: Target[], stream: boolean, n: number): Promis
     const tt = (ttfts[k] as number[]).sort((a, b) => a - b)
     const durationS = (elapsed[k] ?? 0) / 1000
     return {
-      row: { requests: n, durationS, rps: n / durationS, cpuUsPerReq: c.cpuUsPerReq, ...(c.otherCpuUsPerReq === undefined ? {} : { otherCpuUsPerReq: c.otherCpuUsPerReq }), latencyP50Ms: pct(tot, 50), latencyP99Ms: pct(tot, 99), errors: 0 },
+      row: {
+        requests: n,
+        durationS,
+        rps: n / durationS,
+        cpuUsPerReq: c.cpuUsPerReq,
+        ...(c.otherCpuUsPerReq === undefined ? {} : { otherCpuUsPerReq: c.otherCpuUsPerReq }),
+        latencyP50Ms: pct(tot, 50),
+        latencyP99Ms: pct(tot, 99),
+        errors: 0,
+      },
       ttft: { p50: pct(tt, 50), p99: pct(tt, 99) },
     }
   })
@@ -184,7 +216,14 @@ async function sequential(targets: Target[], stream: boolean, n: number): Promis
 /** autocannon POSTs with CONNECTIONS connections, like lib/load.ts measure() does for GETs. */
 async function load(t: Target, stream: boolean): Promise<Omit<Row, 'benchmark' | 'case'>> {
   const { durationS, warmupS } = loadSettings()
-  const options = { url: t.url, method: 'POST', headers: { ...t.headers, 'content-type': 'application/json' }, body: bodyOf(t, stream), connections: CONNECTIONS, pipelining: PIPELINING }
+  const options = {
+    url: t.url,
+    method: 'POST',
+    headers: { ...t.headers, 'content-type': 'application/json' },
+    body: bodyOf(t, stream),
+    connections: CONNECTIONS,
+    pipelining: PIPELINING,
+  }
   await autocannon({ ...options, duration: warmupS } as autocannon.Options)
   const cpu = cpuSampler(t)
   const result = await autocannon({ ...options, duration: durationS } as autocannon.Options)
@@ -216,16 +255,29 @@ async function run(): Promise<Row[]> {
   try {
     err('starting the fake LLM (--zero-latency)...')
     let fakeUrl = ''
-    const fake = await spawnProc('fake-llm', ['--import', 'tsx', 'tests/helpers/fake-llm.ts', '--port', '0', '--zero-latency'], (line) => {
-      if (!line.startsWith('{')) return false
-      fakeUrl = (JSON.parse(line) as { url: string }).url
-      return true
-    })
+    const fake = await spawnProc(
+      'fake-llm',
+      ['--import', 'tsx', 'tests/helpers/fake-llm.ts', '--port', '0', '--zero-latency'],
+      (line) => {
+        if (!line.startsWith('{')) return false
+        fakeUrl = (JSON.parse(line) as { url: string }).url
+        return true
+      },
+    )
     procs.push(fake)
 
     err('starting @portkey-ai/gateway...')
     const pkPort = await freePort()
-    const portkey = await spawnProc('portkey', [join('node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js'), `--port=${String(pkPort)}`, '--headless'], (line) => line.includes('Ready for connections'), { NODE_ENV: 'production' })
+    const portkey = await spawnProc(
+      'portkey',
+      [
+        join('node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js'),
+        `--port=${String(pkPort)}`,
+        '--headless',
+      ],
+      (line) => line.includes('Ready for connections'),
+      { NODE_ENV: 'production' },
+    )
     procs.push(portkey)
 
     err('starting the platform...')
@@ -236,38 +288,104 @@ async function run(): Promise<Row[]> {
     const made = await fetch(`${base}/api/v1/llm-providers`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'fake', provider_type: 'openai', api_endpoint: `${fakeUrl}/v1`, api_key: 'sk-fake', default_model: 'fake-model', is_default: true }),
+      body: JSON.stringify({
+        name: 'fake',
+        provider_type: 'openai',
+        api_endpoint: `${fakeUrl}/v1`,
+        api_key: 'sk-fake',
+        default_model: 'fake-model',
+        is_default: true,
+      }),
     })
     if (made.status !== 201) throw new Error(`creating the provider: ${String(made.status)} ${await made.text()}`)
 
-    const direct: Target = { url: `${fakeUrl}/v1/chat/completions`, headers: { authorization: 'Bearer sk-fake' }, model: 'fake-model', pid: fake.pid }
+    const direct: Target = {
+      url: `${fakeUrl}/v1/chat/completions`,
+      headers: { authorization: 'Bearer sk-fake' },
+      model: 'fake-model',
+      pid: fake.pid,
+    }
     const pk: Target = {
       url: `http://127.0.0.1:${String(pkPort)}/v1/chat/completions`,
-      headers: { authorization: 'Bearer sk-fake', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${fakeUrl}/v1` },
+      headers: {
+        authorization: 'Bearer sk-fake',
+        'x-portkey-provider': 'openai',
+        'x-portkey-custom-host': `${fakeUrl}/v1`,
+      },
       model: 'fake-model',
       pid: portkey.pid,
     }
-    const ours: Target = { url: `${base}/adapters/openai/v1/chat/completions`, headers: auth, model: 'fake/fake-model', pid: platform.pid, helperPids: childPids(platform.pid) }
+    const ours: Target = {
+      url: `${base}/adapters/openai/v1/chat/completions`,
+      headers: auth,
+      model: 'fake/fake-model',
+      pid: platform.pid,
+      helperPids: childPids(platform.pid),
+    }
     const agent: Target = { ...ours, model: 'agent:default/default' }
 
     // sequential: added latency and time to first token
     for (const stream of [false, true]) {
       const bench = stream ? 'adapter-seq-stream' : 'adapter-seq'
       const mode = stream ? 'stream' : 'non-stream'
-      err(`sequential ${mode}: fake direct, portkey, ours taking turns (${String(n)} requests each), then agent:default/default`)
+      err(
+        `sequential ${mode}: fake direct, portkey, ours taking turns (${String(n)} requests each), then agent:default/default`,
+      )
       const [d, p, o] = (await sequential([direct, pk, ours], stream, n)) as [Seq, Seq, Seq]
       const [a] = (await sequential([agent], stream, Math.max(50, Math.floor(n / 5)))) as [Seq]
       const added = (x: Seq) => `adds ${ms(x.row.latencyP50Ms - d.row.latencyP50Ms)} at p50 over the fake direct`
       // the fake answered the upstream calls of all three targets during the loop
-      rows.push({ benchmark: bench, case: `fake direct, ${mode}, 1 at a time`, ...d.row, cpuUsPerReq: d.row.cpuUsPerReq / 3, note: "the latency floor; CPU is the fake's per call it answered" })
-      rows.push({ benchmark: bench, case: `portkey ${mode}, 1 at a time`, ...p.row, baseline: true, note: `${added(p)}${stream ? "; Portkey's stream transform sleeps 25 ms before the first chunk (setTimeout in its build)" : ''}` })
-      rows.push({ benchmark: bench, case: `ours fake/fake-model ${mode}, 1 at a time`, ...o.row, note: `${added(o)}; p50 ${(o.row.latencyP50Ms / p.row.latencyP50Ms).toFixed(2)}× Portkey's; CPU includes the platform's idle background work while the other targets ran; other = nats-server + Postgres` })
-      rows.push({ benchmark: bench, case: `ours agent:default/default ${mode}, 1 at a time`, ...a.row, note: `a whole agent turn (internal chat in Postgres, chat actor, agent job, worker): ${added(a)}` })
+      rows.push({
+        benchmark: bench,
+        case: `fake direct, ${mode}, 1 at a time`,
+        ...d.row,
+        cpuUsPerReq: d.row.cpuUsPerReq / 3,
+        note: "the latency floor; CPU is the fake's per call it answered",
+      })
+      rows.push({
+        benchmark: bench,
+        case: `portkey ${mode}, 1 at a time`,
+        ...p.row,
+        baseline: true,
+        note: `${added(p)}${stream ? "; Portkey's stream transform sleeps 25 ms before the first chunk (setTimeout in its build)" : ''}`,
+      })
+      rows.push({
+        benchmark: bench,
+        case: `ours fake/fake-model ${mode}, 1 at a time`,
+        ...o.row,
+        note: `${added(o)}; p50 ${(o.row.latencyP50Ms / p.row.latencyP50Ms).toFixed(2)}× Portkey's; CPU includes the platform's idle background work while the other targets ran; other = nats-server + Postgres`,
+      })
+      rows.push({
+        benchmark: bench,
+        case: `ours agent:default/default ${mode}, 1 at a time`,
+        ...a.row,
+        note: `a whole agent turn (internal chat in Postgres, chat actor, agent job, worker): ${added(a)}`,
+      })
       if (stream) {
-        const ttftRow = (s: Seq): Omit<Row, 'benchmark' | 'case'> => ({ ...s.row, latencyP50Ms: s.ttft.p50, latencyP99Ms: s.ttft.p99 })
-        rows.push({ benchmark: 'adapter-ttft', case: 'fake direct, time to first token', ...ttftRow(d), cpuUsPerReq: d.row.cpuUsPerReq / 3 })
-        rows.push({ benchmark: 'adapter-ttft', case: 'portkey, time to first token', ...ttftRow(p), baseline: true, note: `adds ${ms(p.ttft.p50 - d.ttft.p50)} (p50) to the first token` })
-        rows.push({ benchmark: 'adapter-ttft', case: 'ours fake/fake-model, time to first token', ...ttftRow(o), note: `adds ${ms(o.ttft.p50 - d.ttft.p50)} (p50) to the first token; ${(o.ttft.p50 / p.ttft.p50).toFixed(2)}× Portkey's` })
+        const ttftRow = (s: Seq): Omit<Row, 'benchmark' | 'case'> => ({
+          ...s.row,
+          latencyP50Ms: s.ttft.p50,
+          latencyP99Ms: s.ttft.p99,
+        })
+        rows.push({
+          benchmark: 'adapter-ttft',
+          case: 'fake direct, time to first token',
+          ...ttftRow(d),
+          cpuUsPerReq: d.row.cpuUsPerReq / 3,
+        })
+        rows.push({
+          benchmark: 'adapter-ttft',
+          case: 'portkey, time to first token',
+          ...ttftRow(p),
+          baseline: true,
+          note: `adds ${ms(p.ttft.p50 - d.ttft.p50)} (p50) to the first token`,
+        })
+        rows.push({
+          benchmark: 'adapter-ttft',
+          case: 'ours fake/fake-model, time to first token',
+          ...ttftRow(o),
+          note: `adds ${ms(o.ttft.p50 - d.ttft.p50)} (p50) to the first token; ${(o.ttft.p50 / p.ttft.p50).toFixed(2)}× Portkey's`,
+        })
         rows.push({ benchmark: 'adapter-ttft', case: 'ours agent:default/default, time to first token', ...ttftRow(a) })
       }
     }
@@ -280,7 +398,12 @@ async function run(): Promise<Row[]> {
       const p = await load(pk, stream)
       rows.push({ benchmark: bench, case: `portkey ${mode}, ${String(CONNECTIONS)} connections`, ...p, baseline: true })
       const o = await load(ours, stream)
-      rows.push({ benchmark: bench, case: `ours fake/fake-model ${mode}, ${String(CONNECTIONS)} connections`, ...o, note: `CPU is the platform process (gateway, service, idle workers and actors); other = its nats-server and Postgres; ${(o.rps / p.rps).toFixed(2)}× Portkey's req/s` })
+      rows.push({
+        benchmark: bench,
+        case: `ours fake/fake-model ${mode}, ${String(CONNECTIONS)} connections`,
+        ...o,
+        note: `CPU is the platform process (gateway, service, idle workers and actors); other = its nats-server and Postgres; ${(o.rps / p.rps).toFixed(2)}× Portkey's req/s`,
+      })
     }
   } finally {
     for (const c of children.reverse()) await c.stop()
@@ -292,7 +415,8 @@ async function run(): Promise<Row[]> {
 
 const bench: Benchmark = {
   name: 'adapter',
-  description: 'OpenAI adapter vs @portkey-ai/gateway on the same zero-latency fake LLM: added latency, time to first token, CPU per request, non-stream and stream',
+  description:
+    'OpenAI adapter vs @portkey-ai/gateway on the same zero-latency fake LLM: added latency, time to first token, CPU per request, non-stream and stream',
   run,
 }
 export default bench

@@ -24,7 +24,8 @@ async function run(): Promise<Row[]> {
     process.stderr.write('  starting platform...\n')
     child = await startPlatformChild(dataDir)
     const { token, databaseUrl } = child.info
-    if (token === undefined || databaseUrl === undefined) throw new Error('platform child reported no token / databaseUrl')
+    if (token === undefined || databaseUrl === undefined)
+      throw new Error('platform child reported no token / databaseUrl')
     const base = `http://127.0.0.1:${String(child.info.port)}`
     const minted = await fetch(`${base}/api/v1/api-keys`, {
       method: 'POST',
@@ -42,11 +43,30 @@ async function run(): Promise<Row[]> {
       const m = await measure(target)
       const perReq = (await committedTransactions(databaseUrl)) - before
       const note = `Postgres transactions per request during the run (warm-up included): ${(perReq / Math.max(1, m.requests)).toFixed(4)}`
-      rows.push({ benchmark: NAME, case: label, ...m, ...extra, note: extra.note === undefined ? note : `${extra.note}; ${note}` })
+      rows.push({
+        benchmark: NAME,
+        case: label,
+        ...m,
+        ...extra,
+        note: extra.note === undefined ? note : `${extra.note}; ${note}`,
+      })
     }
-    await load('GET /auth/info, no credentials', { url: `${base}/auth/info`, pid, helperPids: helpers }, { baseline: true })
-    await load(`GET ${PATH}, JWT`, { url: `${base}${PATH}`, headers: { authorization: `Bearer ${token}` }, pid, helperPids: helpers }, { note: 'CPU is the whole platform process (gateway + service)' })
-    await load(`GET ${PATH}, X-API-Key`, { url: `${base}${PATH}`, headers: { 'x-api-key': apiKey }, pid, helperPids: helpers })
+    await load(
+      'GET /auth/info, no credentials',
+      { url: `${base}/auth/info`, pid, helperPids: helpers },
+      { baseline: true },
+    )
+    await load(
+      `GET ${PATH}, JWT`,
+      { url: `${base}${PATH}`, headers: { authorization: `Bearer ${token}` }, pid, helperPids: helpers },
+      { note: 'CPU is the whole platform process (gateway + service)' },
+    )
+    await load(`GET ${PATH}, X-API-Key`, {
+      url: `${base}${PATH}`,
+      headers: { 'x-api-key': apiKey },
+      pid,
+      helperPids: helpers,
+    })
   } finally {
     await child?.stop()
     removeTempDir(dataDir)
@@ -56,7 +76,8 @@ async function run(): Promise<Row[]> {
 
 const bench: Benchmark = {
   name: NAME,
-  description: 'authentication cost: no credentials vs JWT vs API key, CPU and Postgres transactions per request (AUTH_CACHE warm)',
+  description:
+    'authentication cost: no credentials vs JWT vs API key, CPU and Postgres transactions per request (AUTH_CACHE warm)',
   run,
 }
 export default bench

@@ -33,7 +33,11 @@ const pct = (xs: number[], p: number) => {
 }
 
 async function startFake(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'tests', 'helpers', 'fake-llm.ts'), '--zero-latency'], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(REPO, 'tests', 'helpers', 'fake-llm.ts'), '--zero-latency'],
+    { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] },
+  )
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream })
     rl.once('line', resolve)
@@ -42,7 +46,11 @@ async function startFake(): Promise<{ child: ChildProcess; url: string }> {
   return { child, url: (JSON.parse(line) as { url: string }).url }
 }
 
-async function loop(n: number, fn: (i: number) => Promise<void>, seconds = DURATION_S): Promise<{ lat: number[]; seconds: number }> {
+async function loop(
+  n: number,
+  fn: (i: number) => Promise<void>,
+  seconds = DURATION_S,
+): Promise<{ lat: number[]; seconds: number }> {
   const lat: number[] = []
   const until = performance.now() + seconds * 1000
   const t0 = performance.now()
@@ -69,15 +77,35 @@ const benchmark: Benchmark = {
     try {
       const completions = `${fake.url}/v1/chat/completions`
       const callDirect = async () => {
-        const r = await fetch(completions, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }) })
+        const r = await fetch(completions, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+        })
         await r.text()
       }
       await loop(CHATS, callDirect, DIRECT_WARMUP_S)
       const direct = await loop(CHATS, callDirect)
-      rows.push({ benchmark: 'chat', case: `fake provider called directly (${String(CHATS)} concurrent)`, baseline: true, requests: direct.lat.length, durationS: direct.seconds, rps: direct.lat.length / direct.seconds, cpuUsPerReq: 0, latencyP50Ms: pct(direct.lat, 50), latencyP99Ms: pct(direct.lat, 99), errors: 0 })
+      rows.push({
+        benchmark: 'chat',
+        case: `fake provider called directly (${String(CHATS)} concurrent)`,
+        baseline: true,
+        requests: direct.lat.length,
+        durationS: direct.seconds,
+        rps: direct.lat.length / direct.seconds,
+        cpuUsPerReq: 0,
+        latencyP50Ms: pct(direct.lat, 50),
+        latencyP99Ms: pct(direct.lat, 99),
+        errors: 0,
+      })
 
       process.stderr.write('  starting platform...\n')
-      platform = await startPlatformChild(dataDir, { SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0', QUEUE_AGENT_CONCURRENCY: String(CHATS), QUEUE_AGENT_REPLICAS: '1' })
+      platform = await startPlatformChild(dataDir, {
+        SANDBOX_MIN_SIZE: '0',
+        SANDBOX_MIN_IDLE: '0',
+        QUEUE_AGENT_CONCURRENCY: String(CHATS),
+        QUEUE_AGENT_REPLICAS: '1',
+      })
       // a fresh actor host is still acquiring its partitions (see the issue note: a message sent in
       // the first second after start can wait long); the bench measures the steady state
       await new Promise((r) => setTimeout(r, 5_000))
@@ -89,16 +117,31 @@ const benchmark: Benchmark = {
         if (r.status >= 300) throw new Error(`${path}: ${String(r.status)} ${text}`)
         return JSON.parse(text) as Record<string, unknown>
       }
-      await post('/api/v1/llm-providers', { name: 'fake', provider_type: 'openai', api_endpoint: `${fake.url}/v1`, api_key: 'k', default_model: 'm', is_default: true })
+      await post('/api/v1/llm-providers', {
+        name: 'fake',
+        provider_type: 'openai',
+        api_endpoint: `${fake.url}/v1`,
+        api_key: 'k',
+        default_model: 'm',
+        is_default: true,
+      })
       await post('/api/v1/agents', { namespace: 'bench', name: 'echo', system_prompt: 'You are a benchmark.' })
-      const chats = await Promise.all(Array.from({ length: CHATS }, async () => String((await post('/agents/bench/echo/chats', { expires_in: 3600 }))['id'])))
+      const chats = await Promise.all(
+        Array.from({ length: CHATS }, async () =>
+          String((await post('/agents/bench/echo/chats', { expires_in: 3600 }))['id']),
+        ),
+      )
       // warm-up: WARMUP_S of the same load, not measured, so the platform's code is compiled by the
       // optimizing tier before the CPU is counted: a turn runs through a lot of code, and on a slow
       // VM 4 s left TurboFan at 15 % of the platform's CPU when the measured seconds began (perf
       // record of the process, bench/FINDINGS.md stop 33); after 20 s it was at 1 %
-      await loop(CHATS, async (i) => {
-        await post(`/chats/${chats[i] as string}/messages`, { content: 'warm up' })
-      }, WARMUP_S)
+      await loop(
+        CHATS,
+        async (i) => {
+          await post(`/chats/${chats[i] as string}/messages`, { content: 'warm up' })
+        },
+        WARMUP_S,
+      )
       const ticks0 = processTicks(platform.pid)
       // nats-server and the Postgres cluster are the platform's children in single-node mode
       const localServers = childPids(platform.pid)
@@ -109,7 +152,7 @@ const benchmark: Benchmark = {
           errors++
         })
       })
-      const cpuUs = ((processTicks(platform.pid) - ticks0) / clockTicks()) * 1e6 / Math.max(1, turns.lat.length)
+      const cpuUs = (((processTicks(platform.pid) - ticks0) / clockTicks()) * 1e6) / Math.max(1, turns.lat.length)
       const serversUs = ticksToMicros(ticksBetween(servers0, treeTicks(localServers))) / Math.max(1, turns.lat.length)
       const overheadP50 = pct(turns.lat, 50) - pct(direct.lat, 50)
       const overheadP99 = pct(turns.lat, 99) - pct(direct.lat, 99)
@@ -134,7 +177,7 @@ const benchmark: Benchmark = {
       const oneTicks0 = processTicks(platform.pid)
       const oneServers0 = treeTicks(localServers)
       let oneErrors = 0
-      for (const until = performance.now() + ONE_S * 1000; performance.now() < until; ) {
+      for (const until = performance.now() + ONE_S * 1000; performance.now() < until;) {
         let s = performance.now()
         await callDirect()
         directOne.push(performance.now() - s)
@@ -147,7 +190,18 @@ const benchmark: Benchmark = {
       // each case's own time: the sum of its latencies
       const directS = directOne.reduce((a, b) => a + b, 0) / 1000
       const oneS = one.reduce((a, b) => a + b, 0) / 1000
-      rows.push({ benchmark: 'chat-one', case: 'fake provider called directly, one at a time', baseline: true, requests: directOne.length, durationS: directS, rps: directOne.length / directS, cpuUsPerReq: 0, latencyP50Ms: pct(directOne, 50), latencyP99Ms: pct(directOne, 99), errors: 0 })
+      rows.push({
+        benchmark: 'chat-one',
+        case: 'fake provider called directly, one at a time',
+        baseline: true,
+        requests: directOne.length,
+        durationS: directS,
+        rps: directOne.length / directS,
+        cpuUsPerReq: 0,
+        latencyP50Ms: pct(directOne, 50),
+        latencyP99Ms: pct(directOne, 99),
+        errors: 0,
+      })
       // CPU: the platform's over the alternated loop, its background work included
       const oneOverheadP50 = pct(one, 50) - pct(directOne, 50)
       const oneOverheadP99 = pct(one, 99) - pct(directOne, 99)
@@ -157,7 +211,7 @@ const benchmark: Benchmark = {
         requests: one.length,
         durationS: oneS,
         rps: one.length / oneS,
-        cpuUsPerReq: ((processTicks(platform.pid) - oneTicks0) / clockTicks()) * 1e6 / Math.max(1, one.length),
+        cpuUsPerReq: (((processTicks(platform.pid) - oneTicks0) / clockTicks()) * 1e6) / Math.max(1, one.length),
         otherCpuUsPerReq: ticksToMicros(ticksBetween(oneServers0, treeTicks(localServers))) / Math.max(1, one.length),
         latencyP50Ms: pct(one, 50),
         latencyP99Ms: pct(one, 99),

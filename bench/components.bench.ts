@@ -26,7 +26,24 @@ export function boardSource(): string {
     "type Sort = { key: keyof Order; dir: 'asc' | 'desc' }",
     '',
   ]
-  const widgets = ['Revenue', 'Orders', 'Customers', 'Refunds', 'Backlog', 'Shipped', 'Returns', 'Margin', 'Visits', 'Signups', 'Churn', 'Tickets', 'Stock', 'Leads', 'Invoices', 'Payouts']
+  const widgets = [
+    'Revenue',
+    'Orders',
+    'Customers',
+    'Refunds',
+    'Backlog',
+    'Shipped',
+    'Returns',
+    'Margin',
+    'Visits',
+    'Signups',
+    'Churn',
+    'Tickets',
+    'Stock',
+    'Leads',
+    'Invoices',
+    'Payouts',
+  ]
   for (const w of widgets) {
     parts.push(
       `function ${w}Card({ orders }: { orders: Order[] }) {`,
@@ -161,19 +178,28 @@ async function run(): Promise<Row[]> {
     const created = await fetch(`${base}/api/v1/components`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
-      body: JSON.stringify({ namespace: 'bench', name: 'board', title: 'Orders board', source_code: source, enabled_queries: ['bench/orders'], enabled_functions: ['bench/note'] }),
+      body: JSON.stringify({
+        namespace: 'bench',
+        name: 'board',
+        title: 'Orders board',
+        source_code: source,
+        enabled_queries: ['bench/orders'],
+        enabled_functions: ['bench/note'],
+      }),
     })
-    if (created.status !== 201) throw new Error(`creating the component: ${String(created.status)} ${await created.text()}`)
+    if (created.status !== 201)
+      throw new Error(`creating the component: ${String(created.status)} ${await created.text()}`)
     const compileUrl = `${base}/api/v1/components/bench/board/compile`
     const t0 = performance.now()
     const first = await fetch(compileUrl, { method: 'POST', headers })
     const firstMs = performance.now() - t0
     if (first.status !== 200) throw new Error(`compile answered ${String(first.status)}: ${await first.text()}`)
-    const bundleBytes = (await first.json() as { bundle_bytes: number }).bundle_bytes
+    const bundleBytes = ((await first.json()) as { bundle_bytes: number }).bundle_bytes
 
     const pid = child.pid
     const helperPids = childPids(child.pid)
-    const row = (label: string, m: Measurement, extra: Partial<Row> = {}) => rows.push({ benchmark: NAME, case: label, ...m, ...extra })
+    const row = (label: string, m: Measurement, extra: Partial<Row> = {}) =>
+      rows.push({ benchmark: NAME, case: label, ...m, ...extra })
 
     process.stderr.write(`  compile of a ${String(lines)}-line JSX source, one at a time\n`)
     const compile = await measureSequential({ url: compileUrl, method: 'POST', headers, pid, helperPids })
@@ -189,7 +215,10 @@ async function run(): Promise<Row[]> {
     await expectOk(render.url, headers)
     process.stderr.write('  under load: resource read, render\n')
     row(READ, await measure(read), { baseline: true, note: 'CPU is the whole platform process (gateway + service)' })
-    row(RENDER, await measure(render), { limit: 2, note: 'per render: the component and its bundle from memory, a sealed view ticket (AES-GCM, no write), the page and its CSP' })
+    row(RENDER, await measure(render), {
+      limit: 2,
+      note: 'per render: the component and its bundle from memory, a sealed view ticket (AES-GCM, no write), the page and its CSP',
+    })
     process.stderr.write('  one at a time: resource read, render\n')
     const readOne = await measureSequential(read)
     row(`${READ}, one at a time`, readOne)
@@ -207,5 +236,9 @@ async function run(): Promise<Row[]> {
   return rows
 }
 
-const bench: Benchmark = { name: NAME, description: 'component compile (~300-line JSX) and render vs the resource read', run }
+const bench: Benchmark = {
+  name: NAME,
+  description: 'component compile (~300-line JSX) and render vs the resource read',
+  run,
+}
 export default bench

@@ -51,7 +51,12 @@ async function timed(pid: number, helpers: number[], fn: () => Promise<void>): P
   const seconds = (performance.now() - t0) / 1000
   clearInterval(timer)
   peak = Math.max(peak, rssOf(pid))
-  return { seconds, cpuUs: ticksToMicros(processTicks(pid) - ticks), otherUs: ticksToMicros(helpers.reduce((s, h) => s + processTicks(h), 0) - other), rssGrowth: peak - base }
+  return {
+    seconds,
+    cpuUs: ticksToMicros(processTicks(pid) - ticks),
+    otherUs: ticksToMicros(helpers.reduce((s, h) => s + processTicks(h), 0) - other),
+    rssGrowth: peak - base,
+  }
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
@@ -71,7 +76,9 @@ function row(label: string, runs: One[], extra: Partial<Row> = {}): Row {
     latencyP99Ms: Math.max(...runs.map((r) => r.seconds)) * 1000,
     errors: 0,
     note: `${(SIZE / MB / seconds).toFixed(0)} MB/s${
-      growth > 0 ? `, peak RSS growth ${(growth / MB).toFixed(1)} MB (runs: ${runs.map((r) => (r.rssGrowth / MB).toFixed(1)).join(', ')}; target < 32 MB ${growth < RSS_TARGET ? 'ok' : 'OVER'})` : ''
+      growth > 0
+        ? `, peak RSS growth ${(growth / MB).toFixed(1)} MB (runs: ${runs.map((r) => (r.rssGrowth / MB).toFixed(1)).join(', ')}; target < 32 MB ${growth < RSS_TARGET ? 'ok' : 'OVER'})`
+        : ''
     }`,
     ...extra,
   }
@@ -80,11 +87,26 @@ function row(label: string, runs: One[], extra: Partial<Row> = {}): Row {
 function upload(base: string, token: string, file: string, name: string): Promise<void> {
   const url = new URL(`${base}/files/bench/media?name=${name}`)
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' } }, (res) => {
-      let body = ''
-      res.on('data', (c: Buffer) => (body += c.toString()))
-      res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`upload: ${String(res.statusCode)} ${body}`))))
-    })
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/octet-stream',
+          'transfer-encoding': 'chunked',
+        },
+      },
+      (res) => {
+        let body = ''
+        res.on('data', (c: Buffer) => (body += c.toString()))
+        res.on('end', () =>
+          res.statusCode === 201 ? resolve() : reject(new Error(`upload: ${String(res.statusCode)} ${body}`)),
+        )
+      },
+    )
     req.on('error', reject)
     createReadStream(file, { highWaterMark: 256 * 1024 }).pipe(req)
   })
@@ -109,16 +131,35 @@ async function run(): Promise<Row[]> {
     for (let i = 0; i < RUNS; i++) {
       const t0 = performance.now()
       // bash's cutime/cstime after the copy are cp's CPU
-      const out = execFileSync('bash', ['-c', 'cp "$1" "$2" && sync "$2"; read -r -a s < /proc/$$/stat; echo "${s[15]} ${s[16]}"', '_', file, join(work, `copy-${String(i)}.bin`)], { encoding: 'utf8' })
+      const out = execFileSync(
+        'bash',
+        [
+          '-c',
+          'cp "$1" "$2" && sync "$2"; read -r -a s < /proc/$$/stat; echo "${s[15]} ${s[16]}"',
+          '_',
+          file,
+          join(work, `copy-${String(i)}.bin`),
+        ],
+        { encoding: 'utf8' },
+      )
       const [ut, st] = out.trim().split(' ').map(Number)
-      cp.push({ seconds: (performance.now() - t0) / 1000, cpuUs: ticksToMicros((ut ?? 0) + (st ?? 0)), otherUs: 0, rssGrowth: 0 })
+      cp.push({
+        seconds: (performance.now() - t0) / 1000,
+        cpuUs: ticksToMicros((ut ?? 0) + (st ?? 0)),
+        otherUs: 0,
+        rssGrowth: 0,
+      })
     }
     process.stderr.write('  starting platform...\n')
     child = await startPlatformChild(dataDir, { SANDBOX_MIN_SIZE: '0', SANDBOX_MIN_IDLE: '0' })
     const { token } = child.info
     if (token === undefined) throw new Error('platform child reported no token')
     const base = `http://127.0.0.1:${String(child.info.port)}`
-    const made = await fetch(`${base}/api/v1/collections`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ namespace: 'bench', name: 'media', max_file_size_mb: 100, max_total_size_gb: 10 }) })
+    const made = await fetch(`${base}/api/v1/collections`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ namespace: 'bench', name: 'media', max_file_size_mb: 100, max_total_size_gb: 10 }),
+    })
     if (made.status !== 201) throw new Error(`collection: ${await made.text()}`)
     const pid = child.pid
     const helpers = childPids(pid)
@@ -142,5 +183,9 @@ async function run(): Promise<Row[]> {
   }
 }
 
-const bench: Benchmark = { name: NAME, description: '50 MB upload and download through the platform vs cp: throughput, CPU, peak RSS growth', run }
+const bench: Benchmark = {
+  name: NAME,
+  description: '50 MB upload and download through the platform vs cp: throughput, CPU, peak RSS growth',
+  run,
+}
 export default bench

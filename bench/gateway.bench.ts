@@ -43,7 +43,9 @@ async function run(): Promise<Row[]> {
     process.stderr.write(`  starting ${name}...\n`)
     const child = await startServerChild(name, script, env)
     started.push(child)
-    process.stderr.write(`  ${name} ready: pid ${String(child.pid)}${child.info.port > 0 ? `, port ${String(child.info.port)}` : ''}\n`)
+    process.stderr.write(
+      `  ${name} ready: pid ${String(child.pid)}${child.info.port > 0 ? `, port ${String(child.info.port)}` : ''}\n`,
+    )
     return child
   }
   /** Measures one case; with `countXacts` (the platform database's URL) the note ends with the Postgres transactions per request. */
@@ -53,7 +55,10 @@ async function run(): Promise<Row[]> {
     const before = countXacts === undefined ? 0 : await committedTransactions(countXacts)
     const m = await measure(target)
     // Warm-up and the platform's background work included: a warm read that never reaches Postgres shows ~0.
-    const pgNote = countXacts === undefined ? undefined : `Postgres transactions per measured request, warm-up included ${(((await committedTransactions(countXacts)) - before) / Math.max(1, m.requests)).toFixed(3)}`
+    const pgNote =
+      countXacts === undefined
+        ? undefined
+        : `Postgres transactions per measured request, warm-up included ${(((await committedTransactions(countXacts)) - before) / Math.max(1, m.requests)).toFixed(3)}`
     const note = [extra.note, pgNote].filter((x) => x !== undefined).join('; ')
     rows.push(toRow(label, m, { ...extra, ...(note === '' ? {} : { note }) }))
     return body
@@ -76,21 +81,44 @@ async function run(): Promise<Row[]> {
   }
   try {
     const hello = await start('uws-hello', 'uws-hello.ts', {})
-    await load('uws hello-world (baseline)', { url: `http://127.0.0.1:${String(hello.info.port)}/`, pid: hello.pid }, { baseline: true })
+    await load(
+      'uws hello-world (baseline)',
+      { url: `http://127.0.0.1:${String(hello.info.port)}/`, pid: hello.pid },
+      { baseline: true },
+    )
     await hello.stop()
 
-    const platform = await start('platform', 'platform.ts', { ...common, ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1' })
+    const platform = await start('platform', 'platform.ts', {
+      ...common,
+      ROLES: 'all',
+      NATS_URL: '',
+      DATABASE_URL: '',
+      NATS_PREFIX: '',
+      BENCH_REMOVE_DATA_DIR: '1',
+    })
     const { token, natsUrl, databaseUrl } = platform.info
-    if (token === undefined || natsUrl === undefined || databaseUrl === undefined) throw new Error('platform child reported no token / natsUrl / databaseUrl')
+    if (token === undefined || natsUrl === undefined || databaseUrl === undefined)
+      throw new Error('platform child reported no token / natsUrl / databaseUrl')
     const auth = { authorization: `Bearer ${token}` }
     const base = `http://127.0.0.1:${String(platform.info.port)}`
     const localServers = childPids(platform.pid) // nats-server and Postgres
-    await load('gateway GET /health', { url: `${base}/health`, pid: platform.pid, helperPids: localServers }, { limit: LIMIT })
+    await load(
+      'gateway GET /health',
+      { url: `${base}/health`, pid: platform.pid, helperPids: localServers },
+      { limit: LIMIT },
+    )
     const floor = await start('floor', 'uws-jose-pg.ts', { SECRET_KEY: common.SECRET_KEY, DATABASE_URL: databaseUrl })
     await load(
       FLOOR_CASE,
-      { url: `http://127.0.0.1:${String(floor.info.port)}${JSON_PATH}`, headers: auth, pid: floor.pid, helperPids: localServers },
-      { note: 'the floor of the resource read, a process of its own (servers/uws-jose-pg.ts); "other" is Postgres (and the idle nats-server)' },
+      {
+        url: `http://127.0.0.1:${String(floor.info.port)}${JSON_PATH}`,
+        headers: auth,
+        pid: floor.pid,
+        helperPids: localServers,
+      },
+      {
+        note: 'the floor of the resource read, a process of its own (servers/uws-jose-pg.ts); "other" is Postgres (and the idle nats-server)',
+      },
       databaseUrl,
     )
     await floor.stop()
@@ -115,19 +143,39 @@ async function run(): Promise<Row[]> {
     const gateway = await start('gateway', 'platform.ts', { ...split, ROLES: 'gateway' })
     await load(
       `GET ${JSON_PATH}, ROLES=gateway process`,
-      { url: `http://127.0.0.1:${String(gateway.info.port)}${JSON_PATH}`, headers: auth, pid: gateway.pid, helperPids: [resources.pid, platform.pid] },
-      { limit: LIMIT, note: 'CPU is the ROLES=gateway process only; "other" is the ROLES=resources process, nats-server and Postgres' },
+      {
+        url: `http://127.0.0.1:${String(gateway.info.port)}${JSON_PATH}`,
+        headers: auth,
+        pid: gateway.pid,
+        helperPids: [resources.pid, platform.pid],
+      },
+      {
+        limit: LIMIT,
+        note: 'CPU is the ROLES=gateway process only; "other" is the ROLES=resources process, nats-server and Postgres',
+      },
     )
     await gateway.stop()
     await resources.stop()
 
     const stubbed = { ...common, ...natsAuth, NATS_URL: natsUrl, NATS_PREFIX: 'stub' }
-    const stub = await start('stub-service', 'stub-service.ts', { ...stubbed, BENCH_STUB_ROUTE: route.id, BENCH_STUB_BODY: agent })
+    const stub = await start('stub-service', 'stub-service.ts', {
+      ...stubbed,
+      BENCH_STUB_ROUTE: route.id,
+      BENCH_STUB_BODY: agent,
+    })
     const fast = await start('gateway-stub', 'platform.ts', { ...stubbed, ROLES: 'gateway' })
     await load(
       `GET ${JSON_PATH}, ROLES=gateway, stub service`,
-      { url: `http://127.0.0.1:${String(fast.info.port)}${JSON_PATH}`, headers: auth, pid: fast.pid, helperPids: [stub.pid, platform.pid] },
-      { limit: LIMIT, note: 'CPU is the ROLES=gateway process only, the route answered by a stub service (serveRpc, canned reply of the same bytes); "other" is the stub, nats-server and Postgres' },
+      {
+        url: `http://127.0.0.1:${String(fast.info.port)}${JSON_PATH}`,
+        headers: auth,
+        pid: fast.pid,
+        helperPids: [stub.pid, platform.pid],
+      },
+      {
+        limit: LIMIT,
+        note: 'CPU is the ROLES=gateway process only, the route answered by a stub service (serveRpc, canned reply of the same bytes); "other" is the stub, nats-server and Postgres',
+      },
     )
   } finally {
     for (const child of started.reverse()) await child.stop()
@@ -138,7 +186,8 @@ async function run(): Promise<Row[]> {
 
 const bench: Benchmark = {
   name: NAME,
-  description: 'platform gateway (GET /health, authenticated JSON route over NATS) vs a bare uWebSockets.js hello-world',
+  description:
+    'platform gateway (GET /health, authenticated JSON route over NATS) vs a bare uWebSockets.js hello-world',
   run,
 }
 export default bench

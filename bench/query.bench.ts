@@ -24,7 +24,8 @@ async function run(): Promise<Row[]> {
     process.stderr.write('  starting platform...\n')
     platform = await startPlatformChild(dataDir, { LOG_LEVEL: process.env['BENCH_QUERY_LOG'] ?? 'warn' })
     const { token, databaseUrl } = platform.info
-    if (token === undefined || databaseUrl === undefined) throw new Error('platform child reported no token / databaseUrl')
+    if (token === undefined || databaseUrl === undefined)
+      throw new Error('platform child reported no token / databaseUrl')
     const base = `http://127.0.0.1:${String(platform.info.port)}`
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
     // A database connection names a TCP host (never a socket path); the platform's own pool may use
@@ -37,14 +38,30 @@ async function run(): Promise<Row[]> {
     const conn = await fetch(`${base}/api/v1/database-connections`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ name: 'self', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), config: { max_pool_size: 5 }, allow_platform_database: true }),
+      body: JSON.stringify({
+        name: 'self',
+        connection_type: 'postgresql',
+        host: u.hostname,
+        port: Number(u.port),
+        database: u.pathname.slice(1),
+        username: decodeURIComponent(u.username),
+        password: decodeURIComponent(u.password),
+        config: { max_pool_size: 5 },
+        allow_platform_database: true,
+      }),
     })
     if (conn.status !== 201) throw new Error(`connection: ${String(conn.status)} ${await conn.text()}`)
     const connId = ((await conn.json()) as { id: string }).id
     const q = await fetch(`${base}/api/v1/queries`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ namespace: 'bench', name: 'plus-one', database_connection_id: connId, sql: 'select :n::int + 1 as v, :user_email::text as who', input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } }),
+      body: JSON.stringify({
+        namespace: 'bench',
+        name: 'plus-one',
+        database_connection_id: connId,
+        sql: 'select :n::int + 1 as v, :user_email::text as who',
+        input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+      }),
     })
     if (q.status !== 201) throw new Error(`query: ${String(q.status)} ${await q.text()}`)
     direct = await startServerChild('pg-direct', 'pg-direct.ts', { DATABASE_URL: tcpUrl, POOL_MAX: '5' })
@@ -55,12 +72,31 @@ async function run(): Promise<Row[]> {
     }
     process.stderr.write('  measuring node-postgres directly\n')
     await check(`http://127.0.0.1:${String(direct.info.port)}/`, { 'content-type': 'application/json' })
-    const d = await measure({ url: `http://127.0.0.1:${String(direct.info.port)}/`, method: 'POST', body, headers: { 'content-type': 'application/json' }, pid: direct.pid })
-    rows.push({ benchmark: NAME, case: 'node:http + pg pool.query', baseline: true, ...d, note: 'one statement per call' })
+    const d = await measure({
+      url: `http://127.0.0.1:${String(direct.info.port)}/`,
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+      pid: direct.pid,
+    })
+    rows.push({
+      benchmark: NAME,
+      case: 'node:http + pg pool.query',
+      baseline: true,
+      ...d,
+      note: 'one statement per call',
+    })
     process.stderr.write('  measuring the platform\n')
     const url = `${base}/queries/bench/plus-one/execute`
     await check(url, auth)
-    const m = await measure({ url, method: 'POST', body, headers: auth, pid: platform.pid, helperPids: childPids(platform.pid) })
+    const m = await measure({
+      url,
+      method: 'POST',
+      body,
+      headers: auth,
+      pid: platform.pid,
+      helperPids: childPids(platform.pid),
+    })
     // target (issue 14): ≤ 2× the CPU of the same statement through pg directly
     rows.push({
       benchmark: NAME,

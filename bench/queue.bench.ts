@@ -52,7 +52,8 @@ const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0
 }
-const rssKb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? 0)
+const rssKb = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${String(pid)}/status`, 'utf8'))?.[1] ?? 0)
 
 interface Case {
   label: string
@@ -141,7 +142,11 @@ async function startRedis(dir: string, aof: boolean): Promise<{ proc: ChildProce
   const port = await freePort()
   mkdirSync(dir, { recursive: true })
   const persistence = aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no']
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir], { stdio: 'ignore' })
+  const proc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir],
+    { stdio: 'ignore' },
+  )
   const r = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: null })
   for (let i = 0; i < 100; i++) {
     try {
@@ -163,10 +168,14 @@ function bullmqCase(server: { proc: ChildProcess; port: number }, label: string)
     label: `${label} (1 worker × ${String(SLOTS)} concurrency)`,
     serverPid: server.proc.pid ?? 0,
     async startWorker(onStart) {
-      const worker = new Worker('bench', async (job) => {
-        onStart(String(job.id))
-        return null
-      }, { connection, concurrency: SLOTS, removeOnComplete: { age: 3600 } })
+      const worker = new Worker(
+        'bench',
+        async (job) => {
+          onStart(String(job.id))
+          return null
+        },
+        { connection, concurrency: SLOTS, removeOnComplete: { age: 3600 } },
+      )
       await worker.waitUntilReady()
       return () => worker.close()
     },
@@ -189,7 +198,12 @@ async function run(): Promise<Row[]> {
     {
       const nc = await connectNats(nats.url, 'bench-raw', log)
       const jsm = await jetstreamManager(nc)
-      await jsm.streams.add({ name: 'RAW', subjects: ['raw.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
+      await jsm.streams.add({
+        name: 'RAW',
+        subjects: ['raw.>'],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+      })
       await jsm.consumers.add('RAW', { durable_name: 'w', ack_policy: AckPolicy.Explicit, max_ack_pending: 10_000 })
       const js = jetstream(nc)
       const raw: Case = {
@@ -223,14 +237,49 @@ async function run(): Promise<Row[]> {
     for (const claim of [true, false]) {
       const nc = await connectNats(nats.url, 'bench-raw-record', log)
       const jsm = await jetstreamManager(nc)
-      await jsm.streams.add({ name: 'RAWREC', subjects: ['rawrec.>'], retention: RetentionPolicy.Workqueue, storage: StorageType.File })
+      await jsm.streams.add({
+        name: 'RAWREC',
+        subjects: ['rawrec.>'],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+      })
       await jsm.consumers.add('RAWREC', { durable_name: 'w', ack_policy: AckPolicy.Explicit, max_ack_pending: SLOTS })
-      const kv = await new Kvm(nc).create('RAWREC_STATE', { history: 1, republish: { src: '$KV.RAWREC_STATE.>', dest: 'rawrec-evt.>' } })
+      const kv = await new Kvm(nc).create('RAWREC_STATE', {
+        history: 1,
+        republish: { src: '$KV.RAWREC_STATE.>', dest: 'rawrec-evt.>' },
+      })
       const js = jetstream(nc)
       // the size of a platform job's state entry (a no-op function job: about 420 bytes of JSON)
-      const state = (id: string, status: string) => JSON.stringify({ id, pool: 'fn', kind: 'function', namespace: 'bench', name: 'noop', status, input: {}, user_id: null, attempts: 1, worker: 'bench', created_at: new Date().toISOString(), started_at: new Date().toISOString(), finished_at: null, result: null, error: null, timeout_ms: null, trigger_type: 'api', trigger_id: null, chat_id: null, parent_id: null, depth: 0, retry_of: null, callback_url: null })
+      const state = (id: string, status: string) =>
+        JSON.stringify({
+          id,
+          pool: 'fn',
+          kind: 'function',
+          namespace: 'bench',
+          name: 'noop',
+          status,
+          input: {},
+          user_id: null,
+          attempts: 1,
+          worker: 'bench',
+          created_at: new Date().toISOString(),
+          started_at: new Date().toISOString(),
+          finished_at: null,
+          result: null,
+          error: null,
+          timeout_ms: null,
+          trigger_type: 'api',
+          trigger_id: null,
+          chat_id: null,
+          parent_id: null,
+          depth: 0,
+          retry_of: null,
+          callback_url: null,
+        })
       const record: Case = {
-        label: claim ? 'raw JetStream, the same record per job (publish, pull, KV create + update, ack)' : 'raw JetStream, one KV write per job (publish, pull, KV put, ack)',
+        label: claim
+          ? 'raw JetStream, the same record per job (publish, pull, KV create + update, ack)'
+          : 'raw JetStream, one KV write per job (publish, pull, KV put, ack)',
         serverPid: nats.pid,
         async startWorker(onStart) {
           const wnc = await connectNats(nats.url, 'bench-raw-record-worker', log)
@@ -311,9 +360,18 @@ async function run(): Promise<Row[]> {
         },
         enqueue: async (id) => {
           // the id the enqueue draws, as an API call's job has (a caller's id is claimed before it runs)
-          await enqueueJob(deps, { pool: 'fn', kind: 'function', namespace: 'bench', name: 'noop', input: { bench_id: id }, userId: null })
+          await enqueueJob(deps, {
+            pool: 'fn',
+            kind: 'function',
+            namespace: 'bench',
+            name: 'noop',
+            input: { bench_id: id },
+            userId: null,
+          })
         },
-        queuedBytes: async () => (await jsm.streams.info(names.stream('JOBS'))).state.bytes + (await jsm.streams.info(`KV_${names.bucket('JOB_STATE')}`)).state.bytes,
+        queuedBytes: async () =>
+          (await jsm.streams.info(names.stream('JOBS'))).state.bytes +
+          (await jsm.streams.info(`KV_${names.bucket('JOB_STATE')}`)).state.bytes,
       }
       const r = await measureCase(platform)
       rows.push(r.row)
@@ -321,7 +379,10 @@ async function run(): Promise<Row[]> {
       await nc.drain()
     }
     // BullMQ on Redis: Queue.add and a Worker with concurrency 10; in memory, then with its AOF.
-    for (const [server, label] of [[redis, 'BullMQ on Redis'], [durableRedis, 'BullMQ on Redis with AOF (appendfsync everysec)']] as const) {
+    for (const [server, label] of [
+      [redis, 'BullMQ on Redis'],
+      [durableRedis, 'BullMQ on Redis with AOF (appendfsync everysec)'],
+    ] as const) {
       const bull = bullmqCase(server, label)
       const r = await measureCase(bull)
       rows.push(r.row)

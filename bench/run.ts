@@ -23,7 +23,9 @@ function isBenchmark(v: unknown): v is Benchmark {
 }
 
 async function registry(): Promise<Benchmark[]> {
-  const files = readdirSync(import.meta.dirname).filter((f) => f.endsWith('.bench.ts')).sort()
+  const files = readdirSync(import.meta.dirname)
+    .filter((f) => f.endsWith('.bench.ts'))
+    .sort()
   const found: Benchmark[] = []
   for (const file of files) {
     const mod = (await import(pathToFileURL(join(import.meta.dirname, file)).href)) as { default?: unknown }
@@ -33,12 +35,18 @@ async function registry(): Promise<Benchmark[]> {
   return found
 }
 
-export type ResultRow = Row & { cpuRatio: number | undefined; rpsRatio: number | undefined; p50Ratio: number | undefined }
+export type ResultRow = Row & {
+  cpuRatio: number | undefined
+  rpsRatio: number | undefined
+  p50Ratio: number | undefined
+}
 
 /** Ratios against the row's `reference` (a case of the same benchmark) or else the benchmark's baseline; `totalCpu` compares CPU + other. */
 function withRatios(rows: Row[]): ResultRow[] {
   return rows.map((r) => {
-    const base = rows.find((b) => b.benchmark === r.benchmark && (r.reference === undefined ? b.baseline === true : b.case === r.reference))
+    const base = rows.find(
+      (b) => b.benchmark === r.benchmark && (r.reference === undefined ? b.baseline === true : b.case === r.reference),
+    )
     const cpu = (x: Row) => x.cpuUsPerReq + (r.totalCpu === true ? (x.otherCpuUsPerReq ?? 0) : 0)
     return {
       ...r,
@@ -53,7 +61,19 @@ const fixed = (n: number | undefined, digits: number) => (n === undefined ? '-' 
 
 function table(rows: ResultRow[]): string[] {
   const notes: string[] = []
-  const header = ['benchmark', 'case', 'req/s', 'CPU µs/req', 'other µs/req', 'p50 ms', 'p99 ms', 'errors', 'req/s ×base', 'CPU ×base', 'target']
+  const header = [
+    'benchmark',
+    'case',
+    'req/s',
+    'CPU µs/req',
+    'other µs/req',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'req/s ×base',
+    'CPU ×base',
+    'target',
+  ]
   const body = rows.map((r) => {
     let label = r.case
     if (r.note !== undefined) {
@@ -61,20 +81,48 @@ function table(rows: ResultRow[]): string[] {
       label += ` [${String(notes.length)}]`
     }
     // Σ: the ratio of CPU summed over every process of the two rows (`totalCpu`).
-    const ratio = r.baseline === true ? 'baseline' : r.cpuRatio === undefined ? '-' : `${r.cpuRatio.toFixed(2)}×${r.totalCpu === true ? ' Σ' : ''}`
+    const ratio =
+      r.baseline === true
+        ? 'baseline'
+        : r.cpuRatio === undefined
+          ? '-'
+          : `${r.cpuRatio.toFixed(2)}×${r.totalCpu === true ? ' Σ' : ''}`
     const rpsRatio = r.baseline === true || r.rpsRatio === undefined ? '-' : `${r.rpsRatio.toFixed(2)}×`
     const targets: string[] = []
-    if (r.rpsLimit !== undefined && r.rpsRatio !== undefined) targets.push(`req/s ≥${String(r.rpsLimit)}× ${r.rpsRatio >= r.rpsLimit ? 'ok' : 'UNDER'}`)
-    if (r.limit !== undefined && r.cpuRatio !== undefined) targets.push(`${r.rpsLimit === undefined ? '' : 'CPU '}≤${String(r.limit)}× ${r.cpuRatio <= r.limit ? 'ok' : 'OVER'}`)
+    if (r.rpsLimit !== undefined && r.rpsRatio !== undefined)
+      targets.push(`req/s ≥${String(r.rpsLimit)}× ${r.rpsRatio >= r.rpsLimit ? 'ok' : 'UNDER'}`)
+    if (r.limit !== undefined && r.cpuRatio !== undefined)
+      targets.push(
+        `${r.rpsLimit === undefined ? '' : 'CPU '}≤${String(r.limit)}× ${r.cpuRatio <= r.limit ? 'ok' : 'OVER'}`,
+      )
     // latency has no ratio column: the ratio is written out with its verdict
-    if (r.p50Limit !== undefined && r.p50Ratio !== undefined) targets.push(`p50 ${r.p50Ratio.toFixed(2)}× ≤${String(r.p50Limit)}× ${r.p50Ratio <= r.p50Limit ? 'ok' : 'OVER'}`)
+    if (r.p50Limit !== undefined && r.p50Ratio !== undefined)
+      targets.push(`p50 ${r.p50Ratio.toFixed(2)}× ≤${String(r.p50Limit)}× ${r.p50Ratio <= r.p50Limit ? 'ok' : 'OVER'}`)
     targets.push(...(r.checks ?? []))
-    return [r.benchmark, label, Math.round(r.rps).toString(), fixed(r.cpuUsPerReq, 1), fixed(r.otherCpuUsPerReq, 1), fixed(r.latencyP50Ms, 2), fixed(r.latencyP99Ms, 2), String(r.errors), rpsRatio, ratio, targets.join(', ')]
+    return [
+      r.benchmark,
+      label,
+      Math.round(r.rps).toString(),
+      fixed(r.cpuUsPerReq, 1),
+      fixed(r.otherCpuUsPerReq, 1),
+      fixed(r.latencyP50Ms, 2),
+      fixed(r.latencyP99Ms, 2),
+      String(r.errors),
+      rpsRatio,
+      ratio,
+      targets.join(', '),
+    ]
   })
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)))
   const numeric = new Set([2, 3, 4, 5, 6, 7, 8, 9])
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`
-  return [line(header), `|${widths.map((w, i) => (numeric.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...body.map(line), ...(notes.length > 0 ? ['', ...notes] : [])]
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`
+  return [
+    line(header),
+    `|${widths.map((w, i) => (numeric.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
+    ...body.map(line),
+    ...(notes.length > 0 ? ['', ...notes] : []),
+  ]
 }
 
 async function main(): Promise<number> {
@@ -86,7 +134,12 @@ async function main(): Promise<number> {
     return 2
   }
   const chosen = asked.length === 0 ? all : all.filter((b) => asked.includes(b.name))
-  const settings = { ...loadSettings(), connections: CONNECTIONS, pipelining: PIPELINING, clockTicksPerSecond: clockTicks() }
+  const settings = {
+    ...loadSettings(),
+    connections: CONNECTIONS,
+    pipelining: PIPELINING,
+    clockTicksPerSecond: clockTicks(),
+  }
   const startedAt = new Date()
   const rows: Row[] = []
   const failures: { benchmark: string; error: string }[] = []
@@ -127,7 +180,10 @@ async function main(): Promise<number> {
   mkdirSync(dir, { recursive: true })
   const file = join(dir, `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`)
   const host = { node: process.version, cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? '' }
-  writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), host, settings, rows: results, failures }, null, 2)}\n`)
+  writeFileSync(
+    file,
+    `${JSON.stringify({ startedAt: startedAt.toISOString(), host, settings, rows: results, failures }, null, 2)}\n`,
+  )
   out(`\nresults: ${file}`)
   return failures.length > 0 ? 1 : 0
 }

@@ -35,7 +35,13 @@ const pct = (xs: number[], p: number) => {
 }
 
 /** `call` may return its own latency (ms) to leave its cleanup out of the measure. */
-async function measure(label: string, benchmark: string, samples: number, call: () => Promise<number | void>, o: { baseline?: boolean; concurrency?: number } = {}): Promise<Row> {
+async function measure(
+  label: string,
+  benchmark: string,
+  samples: number,
+  call: () => Promise<number | void>,
+  o: { baseline?: boolean; concurrency?: number } = {},
+): Promise<Row> {
   for (let i = 0; i < Math.min(20, samples / 10); i++) await call()
   const lat: number[] = []
   const ticks0 = processTicks(process.pid)
@@ -58,7 +64,18 @@ async function measure(label: string, benchmark: string, samples: number, call: 
     )
     rps = samples / ((performance.now() - t1) / 1000)
   }
-  return { benchmark, case: label, ...(o.baseline === true ? { baseline: true } : {}), requests: samples, durationS: seqS, rps, cpuUsPerReq: cpuUs, latencyP50Ms: pct(lat, 50), latencyP99Ms: pct(lat, 99), errors: 0 }
+  return {
+    benchmark,
+    case: label,
+    ...(o.baseline === true ? { baseline: true } : {}),
+    requests: samples,
+    durationS: seqS,
+    rps,
+    cpuUsPerReq: cpuUs,
+    latencyP50Ms: pct(lat, 50),
+    latencyP99Ms: pct(lat, 99),
+    errors: 0,
+  }
 }
 
 /** One sandbox per call; with `call: false`, returns the time from start to the ready frame only. */
@@ -81,7 +98,18 @@ function singleUse(driver: SandboxDriver, prefix: string, o: { call: boolean }):
 }
 
 async function warmPoolCase(driver: SandboxDriver, label: string, o: { baseline?: boolean } = {}): Promise<Row> {
-  const pool = createWarmPool({ name: 'bench', driver, spec: (id) => ({ id, mode: 'exclusive', network: false, limits: LIMITS }), minSize: CONCURRENCY, maxSize: CONCURRENCY, minIdle: CONCURRENCY, maxExecutions: 1_000_000, healthIntervalMs: 60_000, idleTimeoutMs: 3_600_000, log })
+  const pool = createWarmPool({
+    name: 'bench',
+    driver,
+    spec: (id) => ({ id, mode: 'exclusive', network: false, limits: LIMITS }),
+    minSize: CONCURRENCY,
+    maxSize: CONCURRENCY,
+    minIdle: CONCURRENCY,
+    maxExecutions: 1_000_000,
+    healthIntervalMs: 60_000,
+    idleTimeoutMs: 3_600_000,
+    log,
+  })
   try {
     let i = 0
     const call = async () => {
@@ -97,7 +125,8 @@ async function warmPoolCase(driver: SandboxDriver, label: string, o: { baseline?
 
 const benchmark: Benchmark = {
   name: 'sandbox-docker',
-  description: 'Docker driver on podman system service: container start to ready, single-use and warm-pool calls, against bubblewrap',
+  description:
+    'Docker driver on podman system service: container start to ready, single-use and warm-pool calls, against bubblewrap',
   async run() {
     const missing = ensurePodman()
     if (missing !== null) throw new Error(`podman unavailable: ${missing}`)
@@ -105,22 +134,52 @@ const benchmark: Benchmark = {
     const socketDir = mkdtempSync(join(tmpdir(), 'platform-podman-bench-'))
     const prefix = `bench${String(process.pid)}-`
     try {
-      const svc = await startPodmanService({ teardown: (fn) => teardowns.push(fn) }, { socketDir, containerPrefix: prefix })
+      const svc = await startPodmanService(
+        { teardown: (fn) => teardowns.push(fn) },
+        { socketDir, containerPrefix: prefix },
+      )
       const docker = dockerDriver({ socketPath: svc.socketPath, image: svc.image })
       const bwrap = bubblewrapDriver({ python: '/usr/bin/python3' })
       const rows: Row[] = []
 
-      rows.push(await measure('single-use bubblewrap execution (start, ready, call, destroy)', 'sandbox-docker-cold', COLD_SAMPLES, singleUse(bwrap, 'bw', { call: true }), { baseline: true }))
-      rows.push(await measure('container create, attach, start to the runner\'s ready frame', 'sandbox-docker-cold', COLD_SAMPLES, singleUse(docker, `${prefix}r`, { call: false })))
-      rows.push(await measure('single-use container execution (create, start, ready, call, remove)', 'sandbox-docker-cold', COLD_SAMPLES, singleUse(docker, `${prefix}c`, { call: true })))
+      rows.push(
+        await measure(
+          'single-use bubblewrap execution (start, ready, call, destroy)',
+          'sandbox-docker-cold',
+          COLD_SAMPLES,
+          singleUse(bwrap, 'bw', { call: true }),
+          { baseline: true },
+        ),
+      )
+      rows.push(
+        await measure(
+          "container create, attach, start to the runner's ready frame",
+          'sandbox-docker-cold',
+          COLD_SAMPLES,
+          singleUse(docker, `${prefix}r`, { call: false }),
+        ),
+      )
+      rows.push(
+        await measure(
+          'single-use container execution (create, start, ready, call, remove)',
+          'sandbox-docker-cold',
+          COLD_SAMPLES,
+          singleUse(docker, `${prefix}c`, { call: true }),
+        ),
+      )
 
-      rows.push(await warmPoolCase(bwrap, `warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`, { baseline: true }))
+      rows.push(
+        await warmPoolCase(bwrap, `warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`, { baseline: true }),
+      )
       rows.push(await warmPoolCase(docker, `warm pool call (docker, ${String(CONCURRENCY)} containers)`))
 
       const [bwCold, ready, dCold, bwWarm, dWarm] = rows
-      if (bwCold !== undefined && ready !== undefined) ready.note = `latency without the remove that follows; req/s with it; p50 ${(ready.latencyP50Ms / bwCold.latencyP50Ms).toFixed(1)}× a single-use bubblewrap execution`
-      if (bwCold !== undefined && dCold !== undefined) dCold.note = `p50 ${(dCold.latencyP50Ms / bwCold.latencyP50Ms).toFixed(1)}× bubblewrap`
-      if (bwWarm !== undefined && dWarm !== undefined) dWarm.note = `p50 ${(dWarm.latencyP50Ms / bwWarm.latencyP50Ms).toFixed(2)}× the warm bubblewrap call`
+      if (bwCold !== undefined && ready !== undefined)
+        ready.note = `latency without the remove that follows; req/s with it; p50 ${(ready.latencyP50Ms / bwCold.latencyP50Ms).toFixed(1)}× a single-use bubblewrap execution`
+      if (bwCold !== undefined && dCold !== undefined)
+        dCold.note = `p50 ${(dCold.latencyP50Ms / bwCold.latencyP50Ms).toFixed(1)}× bubblewrap`
+      if (bwWarm !== undefined && dWarm !== undefined)
+        dWarm.note = `p50 ${(dWarm.latencyP50Ms / bwWarm.latencyP50Ms).toFixed(2)}× the warm bubblewrap call`
       return rows
     } finally {
       for (const fn of teardowns.reverse()) await fn()

@@ -58,13 +58,16 @@ function descendantTicks(root: number): number {
     }
     // the command name (field 2) may hold spaces and parentheses: split after the last ')'
     const f = text.slice(text.lastIndexOf(')') + 2).split(' ')
-    stats.set(Number(entry), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) })
+    stats.set(Number(entry), {
+      ppid: Number(f[1]),
+      ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+    })
   }
   const own = readFileSync(`/proc/${String(root)}/stat`, 'utf8')
   const f = own.slice(own.lastIndexOf(')') + 2).split(' ')
   let total = Number(f[13]) + Number(f[14])
   const tree = new Set([root])
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false
     for (const [pid, st] of stats) {
       if (!tree.has(pid) && tree.has(st.ppid)) {
@@ -77,7 +80,13 @@ function descendantTicks(root: number): number {
   return total
 }
 
-async function measure(label: string, benchmark: string, samples: number, call: () => Promise<void>, o: { baseline?: boolean; concurrency?: number; gapMs?: number } = {}): Promise<Row> {
+async function measure(
+  label: string,
+  benchmark: string,
+  samples: number,
+  call: () => Promise<void>,
+  o: { baseline?: boolean; concurrency?: number; gapMs?: number } = {},
+): Promise<Row> {
   for (let i = 0; i < Math.min(50, samples / 10); i++) await call()
   const lat: number[] = []
   const ticks0 = processTicks(process.pid)
@@ -91,8 +100,8 @@ async function measure(label: string, benchmark: string, samples: number, call: 
     lat.push(performance.now() - s)
   }
   const seqS = (performance.now() - t0) / 1000
-  const cpuUs = ((processTicks(process.pid) - ticks0) / clockTicks()) * 1e6 / samples
-  const otherUs = ((descendantTicks(process.pid) - others0) / clockTicks()) * 1e6 / samples
+  const cpuUs = (((processTicks(process.pid) - ticks0) / clockTicks()) * 1e6) / samples
+  const otherUs = (((descendantTicks(process.pid) - others0) / clockTicks()) * 1e6) / samples
   let rps = samples / seqS
   if ((o.concurrency ?? 1) > 1) {
     const t1 = performance.now()
@@ -104,7 +113,19 @@ async function measure(label: string, benchmark: string, samples: number, call: 
     )
     rps = samples / ((performance.now() - t1) / 1000)
   }
-  return { benchmark, case: label, ...(o.baseline === true ? { baseline: true } : {}), requests: samples, durationS: seqS, rps, cpuUsPerReq: cpuUs, otherCpuUsPerReq: otherUs, latencyP50Ms: pct(lat, 50), latencyP99Ms: pct(lat, 99), errors: 0 }
+  return {
+    benchmark,
+    case: label,
+    ...(o.baseline === true ? { baseline: true } : {}),
+    requests: samples,
+    durationS: seqS,
+    rps,
+    cpuUsPerReq: cpuUs,
+    otherCpuUsPerReq: otherUs,
+    latencyP50Ms: pct(lat, 50),
+    latencyP99Ms: pct(lat, 99),
+    errors: 0,
+  }
 }
 
 /** A warm Python process answering framed JSON on a pipe: the floor of any warm call. */
@@ -138,7 +159,17 @@ function barePython(): { call: () => Promise<void>; stop: () => void } {
     call: () =>
       new Promise<void>((resolve) => {
         pending = resolve
-        const body = Buffer.from(JSON.stringify({ op: 'exec', id: String(++n), code: CODE, entrypoint: 'handler', input: n, context: {}, timeout_ms: 5000 }))
+        const body = Buffer.from(
+          JSON.stringify({
+            op: 'exec',
+            id: String(++n),
+            code: CODE,
+            entrypoint: 'handler',
+            input: n,
+            context: {},
+            timeout_ms: 5000,
+          }),
+        )
         const head = Buffer.alloc(4)
         head.writeUInt32BE(body.length)
         child.stdin?.write(Buffer.concat([head, body]))
@@ -149,7 +180,34 @@ function barePython(): { call: () => Promise<void>; stop: () => void } {
 
 const rawBwrap = () =>
   new Promise<void>((resolve, reject) => {
-    const c = spawn('/usr/bin/bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', PYTHON, '-I', '-S', '-c', 'pass'], { stdio: 'ignore' })
+    const c = spawn(
+      '/usr/bin/bwrap',
+      [
+        '--unshare-all',
+        '--die-with-parent',
+        '--ro-bind',
+        '/usr',
+        '/usr',
+        '--symlink',
+        'usr/lib',
+        '/lib',
+        '--symlink',
+        'usr/lib64',
+        '/lib64',
+        '--proc',
+        '/proc',
+        '--dev',
+        '/dev',
+        '--tmpfs',
+        '/tmp',
+        PYTHON,
+        '-I',
+        '-S',
+        '-c',
+        'pass',
+      ],
+      { stdio: 'ignore' },
+    )
     c.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bwrap exited ${String(code)}`))))
   })
 
@@ -159,35 +217,73 @@ const benchmark: Benchmark = {
   async run() {
     const rows: Row[] = []
     const bare = barePython()
-    rows.push(await measure('bare pipe round trip to warm python3 (floor)', 'sandbox-warm', SAMPLES, bare.call, { baseline: true, gapMs: GAP_MS }))
+    rows.push(
+      await measure('bare pipe round trip to warm python3 (floor)', 'sandbox-warm', SAMPLES, bare.call, {
+        baseline: true,
+        gapMs: GAP_MS,
+      }),
+    )
     bare.stop()
 
     const driver = bubblewrapDriver({ python: '/usr/bin/python3' })
     // as `npm start` does: installs bubblewrap when missing (as root) and says why it cannot run
     const usable = await driver.check()
     if (!usable.ok) throw new Error(`bubblewrap sandboxes cannot run here: ${usable.reason}`)
-    const pool = createWarmPool({ name: 'bench', driver, spec: (id) => ({ id, mode: 'exclusive', network: false, limits: LIMITS }), minSize: CONCURRENCY, maxSize: CONCURRENCY, minIdle: CONCURRENCY, maxExecutions: 1_000_000, healthIntervalMs: 60_000, idleTimeoutMs: 3_600_000, log })
+    const pool = createWarmPool({
+      name: 'bench',
+      driver,
+      spec: (id) => ({ id, mode: 'exclusive', network: false, limits: LIMITS }),
+      minSize: CONCURRENCY,
+      maxSize: CONCURRENCY,
+      minIdle: CONCURRENCY,
+      maxExecutions: 1_000_000,
+      healthIntervalMs: 60_000,
+      idleTimeoutMs: 3_600_000,
+      log,
+    })
     let i = 0
     const warm = async () => {
       const r = await pool.run({ code: CODE, entrypoint: 'handler', input: ++i, context: {}, timeoutMs: 5_000 })
       if (!r.ok) throw new Error(r.error.message)
     }
     await warm()
-    rows.push(await measure(`warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`, 'sandbox-warm', SAMPLES, warm, { concurrency: CONCURRENCY, gapMs: GAP_MS }))
+    rows.push(
+      await measure(`warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`, 'sandbox-warm', SAMPLES, warm, {
+        concurrency: CONCURRENCY,
+        gapMs: GAP_MS,
+      }),
+    )
     await pool.close()
 
-    rows.push(await measure('raw bwrap python3 -I -S -c pass (floor)', 'sandbox-cold', COLD_SAMPLES, rawBwrap, { baseline: true }))
+    rows.push(
+      await measure('raw bwrap python3 -I -S -c pass (floor)', 'sandbox-cold', COLD_SAMPLES, rawBwrap, {
+        baseline: true,
+      }),
+    )
     let k = 0
     const cold = async () => {
       // the single_use executor's own path (the teardown is off the caller's path there)
-      const r = await runOnce(driver, { id: `cold${String(++k)}`, mode: 'exclusive', network: false, limits: LIMITS, singleUse: true }, { code: CODE, entrypoint: 'handler', input: k, context: {}, timeoutMs: 5_000 })
+      const r = await runOnce(
+        driver,
+        { id: `cold${String(++k)}`, mode: 'exclusive', network: false, limits: LIMITS, singleUse: true },
+        { code: CODE, entrypoint: 'handler', input: k, context: {}, timeoutMs: 5_000 },
+      )
       if (!r.ok) throw new Error(r.error.message)
     }
-    rows.push(await measure('single-use bubblewrap execution (start, ready, call, destroy)', 'sandbox-cold', COLD_SAMPLES, cold))
+    rows.push(
+      await measure(
+        'single-use bubblewrap execution (start, ready, call, destroy)',
+        'sandbox-cold',
+        COLD_SAMPLES,
+        cold,
+      ),
+    )
 
     const [floorW, warmR, floorC, coldR] = rows
-    if (floorW !== undefined && warmR !== undefined) warmR.note = `p50 ${(warmR.latencyP50Ms / floorW.latencyP50Ms).toFixed(2)}× the bare pipe (target ≤ 2×)`
-    if (floorC !== undefined && coldR !== undefined) coldR.note = `p50 ${(coldR.latencyP50Ms / floorC.latencyP50Ms).toFixed(2)}× raw bwrap (target ≤ 1.3×)`
+    if (floorW !== undefined && warmR !== undefined)
+      warmR.note = `p50 ${(warmR.latencyP50Ms / floorW.latencyP50Ms).toFixed(2)}× the bare pipe (target ≤ 2×)`
+    if (floorC !== undefined && coldR !== undefined)
+      coldR.note = `p50 ${(coldR.latencyP50Ms / floorC.latencyP50Ms).toFixed(2)}× raw bwrap (target ≤ 1.3×)`
     return rows
   },
 }

@@ -69,17 +69,35 @@ function fireStub(nc: NatsConnection, names: NatsNames, fires: FireLog) {
 
 const scheduleId = (i: number) => `s${String(i).padStart(5, '0')}`
 
-async function setAll(nc: NatsConnection, names: NatsNames, version: number, cron: (i: number) => string): Promise<void> {
+async function setAll(
+  nc: NatsConnection,
+  names: NatsNames,
+  version: number,
+  cron: (i: number) => string,
+): Promise<void> {
   const js = jetstream(nc)
   for (let i = 0; i < COUNT; i += 500) {
     await Promise.all(
-      Array.from({ length: Math.min(500, COUNT - i) }, (_, j) => sendToActor(js, names, scheduleProtocol, scheduleId(i + j), 'set', { version, cron_expression: cron(i + j), timezone: 'UTC', active: true })),
+      Array.from({ length: Math.min(500, COUNT - i) }, (_, j) =>
+        sendToActor(js, names, scheduleProtocol, scheduleId(i + j), 'set', {
+          version,
+          cron_expression: cron(i + j),
+          timezone: 'UTC',
+          active: true,
+        }),
+      ),
     )
   }
 }
 
 /** The ticks of one case in [from, to): every (schedule, tick) that should fire, with its lateness if it did. */
-async function firingCase(label: string, host: ServerChild, natsPid: number, fires: FireLog, firstSecond: (i: number) => number): Promise<Row> {
+async function firingCase(
+  label: string,
+  host: ServerChild,
+  natsPid: number,
+  fires: FireLog,
+  firstSecond: (i: number) => number,
+): Promise<Row> {
   // measure from the next whole period on, so every schedule has armed its new cron
   const from = (Math.floor(Date.now() / (PERIOD_S * 1000)) + 2) * PERIOD_S * 1000
   const to = from + WINDOW_S * 1000
@@ -90,7 +108,9 @@ async function firingCase(label: string, host: ServerChild, natsPid: number, fir
   const ticks = processTicks(host.pid) - ticks0
   const natsTicks = processTicks(natsPid) - nats0
   const expected: string[] = []
-  for (let i = 0; i < COUNT; i++) for (let t = from + firstSecond(i) * 1000; t < to; t += PERIOD_S * 1000) expected.push(`${scheduleId(i)}:${String(t)}`)
+  for (let i = 0; i < COUNT; i++)
+    for (let t = from + firstSecond(i) * 1000; t < to; t += PERIOD_S * 1000)
+      expected.push(`${scheduleId(i)}:${String(t)}`)
   // late fires of the window still count: wait for them (at most 30 s more)
   const waitUntil = Date.now() + 30_000
   while (Date.now() < waitUntil && expected.some((k) => !fires.seen.has(k))) await sleep(500)
@@ -116,7 +136,9 @@ async function firingCase(label: string, host: ServerChild, natsPid: number, fir
     latencyP50Ms: quantile(late, 0.5),
     latencyP99Ms: quantile(late, 0.99),
     errors: missing,
-    checks: [`max late ${String(Math.round(max))} ms ≤${String(LATE_LIMIT_MS)} ${max <= LATE_LIMIT_MS ? 'ok' : 'OVER'}`],
+    checks: [
+      `max late ${String(Math.round(max))} ms ≤${String(LATE_LIMIT_MS)} ${max <= LATE_LIMIT_MS ? 'ok' : 'OVER'}`,
+    ],
     note: `${label}: p50/p99 = how late a fire reached the service after its tick (ms); errors = ticks of the window never fired; max ${String(Math.round(max))} ms; host ${(pctCore * 100).toFixed(1)} % of a core while firing`,
   }
 }
@@ -134,7 +156,11 @@ async function run(): Promise<Row[]> {
     await provisionActors(nc, names, { leaseTtlMs: 15_000 })
     const fires = new FireLog()
     const sub = fireStub(nc, names, fires)
-    host = await startServerChild('schedule-host', 'schedule-host.ts', { NATS_URL: nats.url, NATS_PREFIX: PREFIX, NODE_ID: 'h1' })
+    host = await startServerChild('schedule-host', 'schedule-host.ts', {
+      NATS_URL: nats.url,
+      NATS_PREFIX: PREFIX,
+      NODE_ID: 'h1',
+    })
     const leases = await new Kvm(nc).open(names.bucket('ACTOR_LEASES'))
     for (;;) {
       let owned = 0
@@ -142,20 +168,41 @@ async function run(): Promise<Row[]> {
       if (owned === scheduleProtocol.partitions) break
       await sleep(200)
     }
-    process.stderr.write(`  host owns the ${String(scheduleProtocol.partitions)} schedule partitions; creating ${String(COUNT)} schedules\n`)
+    process.stderr.write(
+      `  host owns the ${String(scheduleProtocol.partitions)} schedule partitions; creating ${String(COUNT)} schedules\n`,
+    )
     const t0 = performance.now()
     await setAll(nc, names, 1, (i) => `${String(i % PERIOD_S)}-59/${String(PERIOD_S)} * * * * *`)
-    process.stderr.write(`  ${String(COUNT)} set messages sent in ${String(Math.round(performance.now() - t0))} ms; waiting for every schedule's first fire\n`)
+    process.stderr.write(
+      `  ${String(COUNT)} set messages sent in ${String(Math.round(performance.now() - t0))} ms; waiting for every schedule's first fire\n`,
+    )
     const deadline = Date.now() + 180_000
     while (fires.ids.size < COUNT && Date.now() < deadline) await sleep(500)
-    if (fires.ids.size < COUNT) throw new Error(`only ${String(fires.ids.size)} of ${String(COUNT)} schedules fired within 180 s`)
+    if (fires.ids.size < COUNT)
+      throw new Error(`only ${String(fires.ids.size)} of ${String(COUNT)} schedules fired within 180 s`)
     process.stderr.write(`  all fired once after ${String(Math.round(performance.now() - t0))} ms; measuring spread\n`)
-    rows.push(await firingCase(`${String(COUNT)} schedules, each every ${String(PERIOD_S)} s, spread (${String(COUNT / PERIOD_S)} fires every second)`, host, nats.pid, fires, (i) => i % PERIOD_S))
+    rows.push(
+      await firingCase(
+        `${String(COUNT)} schedules, each every ${String(PERIOD_S)} s, spread (${String(COUNT / PERIOD_S)} fires every second)`,
+        host,
+        nats.pid,
+        fires,
+        (i) => i % PERIOD_S,
+      ),
+    )
 
     process.stderr.write('  re-setting all to one second of the period (aligned bursts)\n')
     await setAll(nc, names, 2, () => `*/${String(PERIOD_S)} * * * * *`)
     await sleep(PERIOD_S * 1000)
-    rows.push(await firingCase(`${String(COUNT)} schedules, each every ${String(PERIOD_S)} s, aligned (${String(COUNT)} on the same second)`, host, nats.pid, fires, () => 0))
+    rows.push(
+      await firingCase(
+        `${String(COUNT)} schedules, each every ${String(PERIOD_S)} s, aligned (${String(COUNT)} on the same second)`,
+        host,
+        nats.pid,
+        fires,
+        () => 0,
+      ),
+    )
 
     process.stderr.write('  re-setting all to once a year (idle)\n')
     await setAll(nc, names, 3, () => '0 0 0 1 1 *')
@@ -180,7 +227,9 @@ async function run(): Promise<Row[]> {
       latencyP50Ms: 0,
       latencyP99Ms: 0,
       errors: 0,
-      checks: [`${(share * 100).toFixed(1)} % of a core ≤${String(IDLE_LIMIT * 100)} % ${share <= IDLE_LIMIT ? 'ok' : 'OVER'}`],
+      checks: [
+        `${(share * 100).toFixed(1)} % of a core ≤${String(IDLE_LIMIT * 100)} % ${share <= IDLE_LIMIT ? 'ok' : 'OVER'}`,
+      ],
       note: 'idle row: "CPU µs/req" and "other µs/req" are CPU µs per second of wall time (10,000 = 1 % of a core) of the host and of nats-server',
     })
     sub.unsubscribe()
@@ -193,5 +242,10 @@ async function run(): Promise<Row[]> {
   return rows
 }
 
-const bench: Benchmark = { name: NAME, description: 'one actor host with 10,000 schedules: how late each fires after its tick (spread and aligned), and its idle CPU', run }
+const bench: Benchmark = {
+  name: NAME,
+  description:
+    'one actor host with 10,000 schedules: how late each fires after its tick (spread and aligned), and its idle CPU',
+  run,
+}
 export default bench

@@ -13,7 +13,17 @@ import { createLogger } from '../src/kernel/log.ts'
 import { startNats } from '../src/platform/local-services.ts'
 import { natsNames, type NatsNames } from '../src/platform/nats-names.ts'
 import { connectNats, provisionNats } from '../src/platform/nats.ts'
-import { EVENT_HEADER, SEQUENCE_HEADER, newChannelId, publishStreamEvent, publishStreamEventNoAck, sseInSubject, sseLiveSubject, sseStreamName, streamReply } from '../src/streaming/channel.ts'
+import {
+  EVENT_HEADER,
+  SEQUENCE_HEADER,
+  newChannelId,
+  publishStreamEvent,
+  publishStreamEventNoAck,
+  sseInSubject,
+  sseLiveSubject,
+  sseStreamName,
+  streamReply,
+} from '../src/streaming/channel.ts'
 import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { processTicks, ticksToMicros } from './lib/cpu.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -57,7 +67,17 @@ const NAME = 'sse'
 const ROUTE_ID = 'bench.sse'
 const PATH = '/bench/sse'
 const PREFIX = 'bsse'
-const route: RouteDef = { id: ROUTE_ID, method: 'GET', path: PATH, surface: 'runtime', summary: 'bench stream', tags: ['bench'], auth: false, target: 'rpc', stream: { format: 'platform' } }
+const route: RouteDef = {
+  id: ROUTE_ID,
+  method: 'GET',
+  path: PATH,
+  surface: 'runtime',
+  summary: 'bench stream',
+  tags: ['bench'],
+  auth: false,
+  target: 'rpc',
+  stream: { format: 'platform' },
+}
 
 const envNum = (name: string, fallback: number): number => {
   const raw = process.env[name]
@@ -75,21 +95,39 @@ const out = (s: string) => process.stderr.write(`  ${s}\n`)
 async function gatewayRole(): Promise<void> {
   const log = createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn', svc: 'bench-sse-gw' })
   const nc = await connectNats(process.env['NATS_URL'] ?? '', 'bench-sse-gateway', log)
-  const gw = await startGateway({ nc, names: natsNames(PREFIX), routes: [route], log, secretKey: 'bench-secret-bench-secret-bench-secret-0', corsOrigins: '', maxBodyBytes: 1024, version: 'bench' }, '127.0.0.1', 0)
+  const gw = await startGateway(
+    {
+      nc,
+      names: natsNames(PREFIX),
+      routes: [route],
+      log,
+      secretKey: 'bench-secret-bench-secret-bench-secret-0',
+      corsOrigins: '',
+      maxBodyBytes: 1024,
+      version: 'bench',
+    },
+    '127.0.0.1',
+    0,
+  )
   if (process.env['BENCH_SSE_LAG'] === '1') {
     const { monitorEventLoopDelay } = await import('node:perf_hooks')
     const h = monitorEventLoopDelay({ resolution: 5 })
     h.enable()
     setInterval(() => {
-      process.stderr.write(`event loop lag max ${(h.max / 1e6).toFixed(0)} ms p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms, streams ${String(gw.sseStreams())}\n`)
+      process.stderr.write(
+        `event loop lag max ${(h.max / 1e6).toFixed(0)} ms p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms, streams ${String(gw.sseStreams())}\n`,
+      )
       h.reset()
     }, 1000).unref()
   }
-  const stats = nc.subscribe(natsNames(PREFIX).subject(`bench.sse.gwstats.${process.env['BENCH_SSE_GW_INDEX'] ?? '0'}`), {
-    callback: (_err, msg) => {
-      msg.respond(JSON.stringify(gw.sseStats()))
+  const stats = nc.subscribe(
+    natsNames(PREFIX).subject(`bench.sse.gwstats.${process.env['BENCH_SSE_GW_INDEX'] ?? '0'}`),
+    {
+      callback: (_err, msg) => {
+        msg.respond(JSON.stringify(gw.sseStats()))
+      },
     },
-  })
+  )
   onShutdown(async () => {
     stats.unsubscribe()
     gw.close()
@@ -154,7 +192,8 @@ async function publisherRole(): Promise<void> {
   const tick = () => {
     if (!running) return
     const due = Math.floor((performance.now() - started) / slotMs)
-    for (; nextSlot <= due; nextSlot++) for (const ch of bySlot[nextSlot % slots] as Channel[]) for (let b = 0; b < burst; b++) publish(ch)
+    for (; nextSlot <= due; nextSlot++)
+      for (const ch of bySlot[nextSlot % slots] as Channel[]) for (let b = 0; b < burst; b++) publish(ch)
     setTimeout(tick, 1)
   }
   tick()
@@ -282,9 +321,24 @@ function clientsRole(): void {
       const socket = netConnect(port, '127.0.0.1')
       socket.setEncoding('latin1')
       socket.setNoDelay(true)
-      const s: ClientStream = { socket, channel: '', buf: '', headersDone: false, chunkLeft: 0, body: '', seen: new Uint8Array(64), received: 0, dups: 0, lastId: 0, idDisorder: 0, closed: false }
+      const s: ClientStream = {
+        socket,
+        channel: '',
+        buf: '',
+        headersDone: false,
+        chunkLeft: 0,
+        body: '',
+        seen: new Uint8Array(64),
+        received: 0,
+        dups: 0,
+        lastId: 0,
+        idDisorder: 0,
+        closed: false,
+      }
       let ready = false
-      socket.once('connect', () => socket.write(`GET ${PATH} HTTP/1.1\r\nhost: bench\r\naccept: text/event-stream\r\n\r\n`))
+      socket.once('connect', () =>
+        socket.write(`GET ${PATH} HTTP/1.1\r\nhost: bench\r\naccept: text/event-stream\r\n\r\n`),
+      )
       socket.on('data', (chunk: string) => {
         try {
           onData(s, chunk)
@@ -312,9 +366,11 @@ function clientsRole(): void {
     void (async () => {
       if (cmd.type === 'connect') {
         let failures = 0
-        for (let done = 0; done < cmd.n; ) {
+        for (let done = 0; done < cmd.n;) {
           const batch = Math.min(250, cmd.n - done)
-          const got = await Promise.allSettled(Array.from({ length: batch }, (_, k) => open(cmd.ports[(done + k) % cmd.ports.length] as number)))
+          const got = await Promise.allSettled(
+            Array.from({ length: batch }, (_, k) => open(cmd.ports[(done + k) % cmd.ports.length] as number)),
+          )
           for (const g of got) {
             if (g.status === 'fulfilled') streams.push(g.value)
             else failures++
@@ -330,8 +386,15 @@ function clientsRole(): void {
           send({ type: 'measuring' })
         } else {
           const sorted = latencies.slice(0, nLat).sort()
-          const pct = (p: number) => (nLat === 0 ? 0 : (sorted[Math.min(nLat - 1, Math.floor((p / 100) * nLat))] as number))
-          send({ type: 'measured', events: windowEvents, p50: pct(50), p99: pct(99), max: nLat === 0 ? 0 : (sorted[nLat - 1] as number) })
+          const pct = (p: number) =>
+            nLat === 0 ? 0 : (sorted[Math.min(nLat - 1, Math.floor((p / 100) * nLat))] as number)
+          send({
+            type: 'measured',
+            events: windowEvents,
+            p50: pct(50),
+            p99: pct(99),
+            max: nLat === 0 ? 0 : (sorted[nLat - 1] as number),
+          })
         }
       } else if (cmd.type === 'verify') {
         let lost = 0
@@ -387,7 +450,10 @@ function startClients(): Promise<ClientsChild> {
         pid: child.pid as number,
         ask: <R>(cmd: ClientCommand, reply: string, timeoutMs = 600_000) =>
           new Promise<R>((res, rej) => {
-            const timer = setTimeout(() => rej(new Error(`sse clients: no ${reply} within ${String(timeoutMs)} ms`)), timeoutMs)
+            const timer = setTimeout(
+              () => rej(new Error(`sse clients: no ${reply} within ${String(timeoutMs)} ms`)),
+              timeoutMs,
+            )
             const onMessage = (m: { type: string; message?: string }) => {
               if (m.type === 'error') {
                 clearTimeout(timer)
@@ -422,7 +488,14 @@ const rssMb = (pid: number): { rss: number; hwm: number } => {
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 }
 }
 
-async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 'stream' | 'live', gateways: number, nc: NatsConnection): Promise<Row> {
+async function streamsCase(
+  natsUrl: string,
+  natsPid: number,
+  n: number,
+  mode: 'stream' | 'live',
+  gateways: number,
+  nc: NatsConnection,
+): Promise<Row> {
   const durationS = envNum('BENCH_DURATION', 10)
   const warmupS = envNum('BENCH_WARMUP', 3)
   const rate = envNum('BENCH_SSE_RATE', 10)
@@ -432,7 +505,9 @@ async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 's
   const gwStat = async (i: number): Promise<{ events: number; writes: number }> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        const reply = await nc.request(natsNames(PREFIX).subject(`bench.sse.gwstats.${String(i)}`), '', { timeout: 30_000 })
+        const reply = await nc.request(natsNames(PREFIX).subject(`bench.sse.gwstats.${String(i)}`), '', {
+          timeout: 30_000,
+        })
         return JSON.parse(new TextDecoder().decode(reply.data)) as { events: number; writes: number }
       } catch (err) {
         if (attempt === 10) throw err
@@ -442,20 +517,30 @@ async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 's
   }
   const gwStats = async () => {
     const all = await Promise.all(Array.from({ length: gateways }, (_, i) => gwStat(i)))
-    return all.reduce((a, b) => ({ events: a.events + b.events, writes: a.writes + b.writes }), { events: 0, writes: 0 })
+    return all.reduce((a, b) => ({ events: a.events + b.events, writes: a.writes + b.writes }), {
+      events: 0,
+      writes: 0,
+    })
   }
   try {
     const env = { NATS_URL: natsUrl, LOG_LEVEL: 'warn', BENCH_SSE_MODE: mode }
     // startServerChild runs bench/servers/<script>: '../sse.bench.ts' is this file, in the role BENCH_SSE_ROLE.
     const gws: ServerChild[] = []
     for (let i = 0; i < gateways; i++) {
-      const gw = await startServerChild(`sse-gateway${gateways > 1 ? String(i + 1) : ''}`, '../sse.bench.ts', { ...env, BENCH_SSE_ROLE: 'gateway', BENCH_SSE_GW_INDEX: String(i) })
+      const gw = await startServerChild(`sse-gateway${gateways > 1 ? String(i + 1) : ''}`, '../sse.bench.ts', {
+        ...env,
+        BENCH_SSE_ROLE: 'gateway',
+        BENCH_SSE_GW_INDEX: String(i),
+      })
       started.push(gw)
       gws.push(gw)
     }
     const gwPids = gws.map((g) => g.pid)
     const gwTicksNow = () => gwPids.reduce((sum, pid) => sum + processTicks(pid), 0)
-    const publisher: ServerChild = await startServerChild('sse-publisher', '../sse.bench.ts', { ...env, BENCH_SSE_ROLE: 'publisher' })
+    const publisher: ServerChild = await startServerChild('sse-publisher', '../sse.bench.ts', {
+      ...env,
+      BENCH_SSE_ROLE: 'publisher',
+    })
     started.push(publisher)
     const clients = await startClients()
     started.push(clients)
@@ -465,8 +550,13 @@ async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 's
     const rssBefore = gwPids.map((pid) => rssMb(pid))
     out(`${mode}: connecting ${String(n)} SSE clients to ${String(gateways)} gateway process(es)…`)
     const t0 = performance.now()
-    const conn = await clients.ask<{ streams: number; failures: number }>({ type: 'connect', ports: gws.map((g) => g.info.port), n }, 'connected')
-    out(`${mode}: ${String(conn.streams)} connected in ${String(Math.round(performance.now() - t0))} ms (${String(conn.failures)} failed); warm-up ${String(warmupS)} s`)
+    const conn = await clients.ask<{ streams: number; failures: number }>(
+      { type: 'connect', ports: gws.map((g) => g.info.port), n },
+      'connected',
+    )
+    out(
+      `${mode}: ${String(conn.streams)} connected in ${String(Math.round(performance.now() - t0))} ms (${String(conn.failures)} failed); warm-up ${String(warmupS)} s`,
+    )
     await sleep(warmupS * 1000)
     const gw0 = gwTicksNow()
     const perGw0 = gwPids.map((pid) => processTicks(pid))
@@ -477,7 +567,10 @@ async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 's
     await clients.ask({ type: 'measure', on: true }, 'measuring')
     const w0 = performance.now()
     await sleep(durationS * 1000)
-    const m = await clients.ask<{ events: number; p50: number; p99: number; max: number }>({ type: 'measure', on: false }, 'measured')
+    const m = await clients.ask<{ events: number; p50: number; p99: number; max: number }>(
+      { type: 'measure', on: false },
+      'measured',
+    )
     const elapsed = (performance.now() - w0) / 1000
     const st1 = await gwStats()
     const gwTicks = gwTicksNow() - gw0
@@ -490,10 +583,23 @@ async function streamsCase(natsUrl: string, natsPid: number, n: number, mode: 's
     const cpus = `CPU % of a core: gateway ${gwPct}, nats-server ${pct(natsTicks)}, publisher ${pct(pubTicks)}, clients ${pct(processTicks(clients.pid) - cl0)}; host load average ${(loadavg()[0] as number).toFixed(1)}`
     const writesPerEvent = (st1.writes - st0.writes) / Math.max(1, st1.events - st0.events)
     const rss = gwPids.map((pid) => rssMb(pid))
-    const rssText = rss.map((r, i) => `${r.rss.toFixed(0)} MB (idle ${(rssBefore[i]?.rss ?? 0).toFixed(0)}, peak ${r.hwm.toFixed(0)})`).join(' + ')
-    const published = JSON.parse(new TextDecoder().decode((await nc.request(natsNames(PREFIX).subject('bench.sse.stop'), '', { timeout: 120_000 })).data)) as Record<string, number>
+    const rssText = rss
+      .map((r, i) => `${r.rss.toFixed(0)} MB (idle ${(rssBefore[i]?.rss ?? 0).toFixed(0)}, peak ${r.hwm.toFixed(0)})`)
+      .join(' + ')
+    const published = JSON.parse(
+      new TextDecoder().decode(
+        (await nc.request(natsNames(PREFIX).subject('bench.sse.stop'), '', { timeout: 120_000 })).data,
+      ),
+    ) as Record<string, number>
     await sleep(2_000) // let events in flight arrive
-    const v = await clients.ask<{ lost: number; dups: number; disorder: number; unknown: number; closed: number; received: number }>({ type: 'verify', published }, 'verified')
+    const v = await clients.ask<{
+      lost: number
+      dups: number
+      disorder: number
+      unknown: number
+      closed: number
+      received: number
+    }>({ type: 'verify', published }, 'verified')
     const total = Object.values(published).reduce((a, b) => a + b, 0)
     await clients.ask({ type: 'close' }, 'closed')
     const gwCpuPerEvent = ticksToMicros(gwTicks) / Math.max(1, m.events)
@@ -530,7 +636,8 @@ async function publishCases(natsUrl: string, natsPid: number, names: NatsNames):
     [
       'await publishStreamEvent each',
       async (ch) => {
-        for (let i = 0; i < n; i++) await publishStreamEvent(js, names, ch, { event: 'message', data: { i, content: 'a delta of some tokens' } })
+        for (let i = 0; i < n; i++)
+          await publishStreamEvent(js, names, ch, { event: 'message', data: { i, content: 'a delta of some tokens' } })
       },
     ],
     [
@@ -538,7 +645,13 @@ async function publishCases(natsUrl: string, natsPid: number, names: NatsNames):
       async (ch) => {
         for (let i = 0; i < n; i += 100) {
           const batch: Promise<number>[] = []
-          for (let k = i; k < Math.min(n, i + 100); k++) batch.push(publishStreamEvent(js, names, ch, { event: 'message', data: { i: k, content: 'a delta of some tokens' } }))
+          for (let k = i; k < Math.min(n, i + 100); k++)
+            batch.push(
+              publishStreamEvent(js, names, ch, {
+                event: 'message',
+                data: { i: k, content: 'a delta of some tokens' },
+              }),
+            )
           await Promise.all(batch)
         }
       },
@@ -567,7 +680,9 @@ async function publishCases(natsUrl: string, natsPid: number, names: NatsNames):
       const natsTicks = processTicks(natsPid) - nats0
       const stored = (await jsm.streams.info(sseStreamName(names))).state.messages - before
       const events = label.includes('terminal') ? n + 1 : n
-      out(`publish: ${label}: ${String(n)} events in ${ms.toFixed(0)} ms, ${((cpu.user + cpu.system) / n).toFixed(1)} µs CPU/event, stored ${String(stored)}/${String(events)}`)
+      out(
+        `publish: ${label}: ${String(n)} events in ${ms.toFixed(0)} ms, ${((cpu.user + cpu.system) / n).toFixed(1)} µs CPU/event, stored ${String(stored)}/${String(events)}`,
+      )
       rows.push({
         benchmark: NAME,
         case: `publisher: ${label}`,
@@ -633,7 +748,9 @@ async function replayCases(natsUrl: string, names: NatsNames): Promise<Row[]> {
         let next = 1
         let got = 0
         for (;;) {
-          const m = await nc.request(direct, enc.encode(JSON.stringify({ seq: next, next_by_subj: subject })), { timeout: 5000 })
+          const m = await nc.request(direct, enc.encode(JSON.stringify({ seq: next, next_by_subj: subject })), {
+            timeout: 5000,
+          })
           if (m.headers?.code === 404) break
           got++
           next = Number(m.headers?.get(SEQUENCE_HEADER)) + 1
@@ -659,9 +776,18 @@ async function replayCases(natsUrl: string, names: NatsNames): Promise<Row[]> {
 }
 
 async function run(): Promise<Row[]> {
-  const counts = (process.env['BENCH_SSE_CLIENTS'] ?? '1000').split(',').map((s) => Number(s.trim())).filter((x) => Number.isInteger(x) && x > 0)
-  const gatewayCounts = (process.env['BENCH_SSE_GATEWAYS'] ?? '1').split(',').map((s) => Number(s.trim())).filter((x) => Number.isInteger(x) && x > 0)
-  const modes = (process.env['BENCH_SSE_MODES'] ?? 'stream,live').split(',').map((s) => s.trim()) as ('stream' | 'live')[]
+  const counts = (process.env['BENCH_SSE_CLIENTS'] ?? '1000')
+    .split(',')
+    .map((s) => Number(s.trim()))
+    .filter((x) => Number.isInteger(x) && x > 0)
+  const gatewayCounts = (process.env['BENCH_SSE_GATEWAYS'] ?? '1')
+    .split(',')
+    .map((s) => Number(s.trim()))
+    .filter((x) => Number.isInteger(x) && x > 0)
+  const modes = (process.env['BENCH_SSE_MODES'] ?? 'stream,live').split(',').map((s) => s.trim()) as (
+    | 'stream'
+    | 'live'
+  )[]
   const dir = tempDir('bench-sse-')
   const log = createLogger({ level: process.env['BENCH_SSE_NATS_LOG'] ?? 'warn', svc: 'bench-sse' })
   const nats = await startNats({ dir, log })
@@ -684,7 +810,18 @@ async function run(): Promise<Row[]> {
             } catch (err) {
               // One case failing (e.g. 10k clients cannot connect on a saturated host) keeps the other rows; the failure is a row.
               out(`${mode} N=${String(n)} gateways=${String(g)} failed: ${String(err)}`)
-              rows.push({ benchmark: NAME, case: `${String(n)} SSE streams, ${String(g)} gateway(s), ${mode}: FAILED`, requests: 0, durationS: 0, rps: 0, cpuUsPerReq: 0, latencyP50Ms: 0, latencyP99Ms: 0, errors: 1, note: `failed: ${String(err).slice(0, 200)}` })
+              rows.push({
+                benchmark: NAME,
+                case: `${String(n)} SSE streams, ${String(g)} gateway(s), ${mode}: FAILED`,
+                requests: 0,
+                durationS: 0,
+                rps: 0,
+                cpuUsPerReq: 0,
+                latencyP50Ms: 0,
+                latencyP99Ms: 0,
+                errors: 1,
+                note: `failed: ${String(err).slice(0, 200)}`,
+              })
             }
           }
         }
@@ -701,7 +838,8 @@ async function run(): Promise<Row[]> {
 
 const bench: Benchmark = {
   name: NAME,
-  description: 'concurrent SSE streams through one gateway process: delivery latency, loss, gateway CPU and RSS; publish and replay costs',
+  description:
+    'concurrent SSE streams through one gateway process: delivery latency, loss, gateway CPU and RSS; publish and replay costs',
   run,
 }
 export default bench

@@ -26,7 +26,11 @@ async function run(): Promise<Row[]> {
     const base = `http://127.0.0.1:${String(child.info.port)}`
     const headers = { authorization: `Bearer ${token}` }
     const post = async (path: string, body: unknown) => {
-      const r = await fetch(`${base}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      const r = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
       if (r.status !== 201) throw new Error(`${path}: ${String(r.status)} ${await r.text()}`)
     }
     const value = { customer: 'ACME Corporation', tier: 'gold', tags: ['a', 'b', 'c'], notes: 'x'.repeat(120) }
@@ -41,15 +45,39 @@ async function run(): Promise<Row[]> {
       await expectOk(target.url, target.headers)
       rows.push({ benchmark: NAME, case: label, ...(await measure(target)), ...extra })
     }
-    await load('GET /api/v1/agents/default/default (resource read)', { url: `${base}/api/v1/agents/default/default`, headers, pid, helperPids }, { baseline: true, note: 'CPU is the whole platform process (gateway + service)' })
+    await load(
+      'GET /api/v1/agents/default/default (resource read)',
+      { url: `${base}/api/v1/agents/default/default`, headers, pid, helperPids },
+      { baseline: true, note: 'CPU is the whole platform process (gateway + service)' },
+    )
     // target (issue 14): a state read costs no more than the resource read, in CPU and in req/s
     const target = { limit: 1, rpsLimit: 1 }
-    await load('GET /stores/bench/kv/states/customer:42', { url: `${base}/stores/bench/kv/states/customer:42`, headers, pid, helperPids }, target)
-    await load('GET /stores/bench/vault/states/customer:42 (encrypted)', { url: `${base}/stores/bench/vault/states/customer:42`, headers, pid, helperPids }, target)
+    await load(
+      'GET /stores/bench/kv/states/customer:42',
+      { url: `${base}/stores/bench/kv/states/customer:42`, headers, pid, helperPids },
+      target,
+    )
+    await load(
+      'GET /stores/bench/vault/states/customer:42 (encrypted)',
+      { url: `${base}/stores/bench/vault/states/customer:42`, headers, pid, helperPids },
+      target,
+    )
     // a write for reference (no target): the update's commit, then the cache's `states.changed` publish and flush
-    const put = { url: `${base}/stores/bench/kv/states/customer:42`, method: 'PUT', body: JSON.stringify({ value }), headers: { ...headers, 'content-type': 'application/json' }, pid, helperPids }
+    const put = {
+      url: `${base}/stores/bench/kv/states/customer:42`,
+      method: 'PUT',
+      body: JSON.stringify({ value }),
+      headers: { ...headers, 'content-type': 'application/json' },
+      pid,
+      helperPids,
+    }
     process.stderr.write('  measuring PUT\n')
-    rows.push({ benchmark: NAME, case: 'PUT /stores/bench/kv/states/customer:42 (one key, 50 connections)', ...(await measure(put)), note: 'for reference: every write updates the same row' })
+    rows.push({
+      benchmark: NAME,
+      case: 'PUT /stores/bench/kv/states/customer:42 (one key, 50 connections)',
+      ...(await measure(put)),
+      note: 'for reference: every write updates the same row',
+    })
   } finally {
     await child?.stop()
     removeTempDir(dataDir)

@@ -35,14 +35,43 @@ async function run(): Promise<Row[]> {
       const r = await fetch(`${base}${path}`, { method: 'POST', headers: auth, body: JSON.stringify(body) })
       if (r.status !== 201) throw new Error(`POST ${path}: ${String(r.status)} ${await r.text()}`)
     }
-    await post('/api/v1/functions', { namespace: 'bench', name: 'noop', code: 'def handler(input, context):\n    return None\n' })
-    await post('/api/v1/webhooks', { path: 'bench/noop', function_namespace: 'bench', function_name: 'noop', requires_auth: true })
-    await post('/api/v1/webhooks', { path: 'bench/noop-anon', function_namespace: 'bench', function_name: 'noop', requires_auth: false })
+    await post('/api/v1/functions', {
+      namespace: 'bench',
+      name: 'noop',
+      code: 'def handler(input, context):\n    return None\n',
+    })
+    await post('/api/v1/webhooks', {
+      path: 'bench/noop',
+      function_namespace: 'bench',
+      function_name: 'noop',
+      requires_auth: true,
+    })
+    await post('/api/v1/webhooks', {
+      path: 'bench/noop-anon',
+      function_namespace: 'bench',
+      function_name: 'noop',
+      requires_auth: false,
+    })
     const anon = { 'content-type': 'application/json' }
     const cases = [
-      { label: 'POST /functions/bench/noop/execute', url: `${base}/functions/bench/noop/execute`, headers: auth, body: JSON.stringify({ input: { n: 1 } }) },
-      { label: 'POST /webhooks/bench/noop (bearer)', url: `${base}/webhooks/bench/noop`, headers: auth, body: JSON.stringify({ n: 1 }) },
-      { label: 'POST /webhooks/bench/noop-anon (anonymous, as the owner)', url: `${base}/webhooks/bench/noop-anon`, headers: anon, body: JSON.stringify({ n: 1 }) },
+      {
+        label: 'POST /functions/bench/noop/execute',
+        url: `${base}/functions/bench/noop/execute`,
+        headers: auth,
+        body: JSON.stringify({ input: { n: 1 } }),
+      },
+      {
+        label: 'POST /webhooks/bench/noop (bearer)',
+        url: `${base}/webhooks/bench/noop`,
+        headers: auth,
+        body: JSON.stringify({ n: 1 }),
+      },
+      {
+        label: 'POST /webhooks/bench/noop-anon (anonymous, as the owner)',
+        url: `${base}/webhooks/bench/noop-anon`,
+        headers: anon,
+        body: JSON.stringify({ n: 1 }),
+      },
     ]
     for (const c of cases) {
       const r = await fetch(c.url, { method: 'POST', headers: c.headers, body: c.body })
@@ -56,7 +85,11 @@ async function run(): Promise<Row[]> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of cases) {
         process.stderr.write(`  one at a time (round ${String(round + 1)}/${String(ROUNDS)}): ${c.label}\n`)
-        const m = await sequentialRun({ url: c.url, method: 'POST', headers: c.headers, body: c.body, pid }, { samples: Math.ceil(SAMPLES / ROUNDS) }, { samples: round === 0 ? 30 : 5 })
+        const m = await sequentialRun(
+          { url: c.url, method: 'POST', headers: c.headers, body: c.body, pid },
+          { samples: Math.ceil(SAMPLES / ROUNDS) },
+          { samples: round === 0 ? 30 : 5 },
+        )
         one.set(c.label, [...(one.get(c.label) ?? []), m])
       }
     }
@@ -67,7 +100,12 @@ async function run(): Promise<Row[]> {
     for (const [i, c] of cases.entries()) {
       process.stderr.write(`  50 connections: ${c.label}\n`)
       const m = await measure({ url: c.url, method: 'POST', headers: c.headers, body: c.body, pid, helperPids })
-      rows.push({ benchmark: NAME, case: `${c.label}, 50 connections`, ...m, ...(i === 0 ? {} : { reference: EXECUTE_LOAD }) })
+      rows.push({
+        benchmark: NAME,
+        case: `${c.label}, 50 connections`,
+        ...m,
+        ...(i === 0 ? {} : { reference: EXECUTE_LOAD }),
+      })
     }
   } finally {
     await platform?.stop()
@@ -76,5 +114,10 @@ async function run(): Promise<Row[]> {
   return rows
 }
 
-const bench: Benchmark = { name: NAME, description: 'webhook → no-op function → response vs POST /functions/{ns}/{name}/execute (p50 one at a time, req/s and CPU at load)', run }
+const bench: Benchmark = {
+  name: NAME,
+  description:
+    'webhook → no-op function → response vs POST /functions/{ns}/{name}/execute (p50 one at a time, req/s and CPU at load)',
+  run,
+}
 export default bench

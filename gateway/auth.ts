@@ -25,14 +25,19 @@ export function createTokenVerifier(secret: string, options: { cacheSize?: numbe
   const max = options.cacheSize ?? 10_000
   return {
     async verify(authorization) {
-      if (!authorization.startsWith('Bearer ') && !authorization.startsWith('bearer ')) throw unauthorized('expected a Bearer token', 'auth.bad_scheme')
+      if (!authorization.startsWith('Bearer ') && !authorization.startsWith('bearer '))
+        throw unauthorized('expected a Bearer token', 'auth.bad_scheme')
       const token = authorization.slice(7).trim()
       if (isApiKey(token)) return { sub: '', via: 'api_key', keyHash: hashApiKey(token) }
       const hit = cache.get(token)
       const nowSec = Date.now() / 1000
       if (hit !== undefined && hit.exp > nowSec) return hit.caller
       try {
-        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], typ: 'JWT', requiredClaims: ['sub', 'exp'] })
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          typ: 'JWT',
+          requiredClaims: ['sub', 'exp'],
+        })
         if (payload['type'] !== 'access') throw unauthorized('not an access token', 'auth.wrong_token_type')
         // frozen: the cached caller is shared by every request with this token, and a service in
         // this process receives it as is (src/api/local-rpc.ts), not a copy decoded from NATS
@@ -41,7 +46,12 @@ export function createTokenVerifier(secret: string, options: { cacheSize?: numbe
         cache.set(token, { caller, exp: payload.exp as number })
         return caller
       } catch (err) {
-        if (err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('ERR_JWT_EXPIRED')) {
+        if (
+          err instanceof Error &&
+          'code' in err &&
+          typeof err.code === 'string' &&
+          err.code.startsWith('ERR_JWT_EXPIRED')
+        ) {
           throw unauthorized('token expired', 'auth.token_expired')
         }
         if (err instanceof Error && err.name === 'AppError') throw err

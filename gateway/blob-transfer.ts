@@ -31,7 +31,12 @@ const QUEUE_HIGH_WATER = 1024 * 1024
 /** Room for multipart boundaries and form fields when a declared Content-Length is compared with the plan. */
 export const MULTIPART_SLACK = 256 * 1024
 
-export const tooLarge = (max: number): AppError => new AppError(413, 'file.too_large', `the file is larger than the ${String(max)} bytes this upload may take (max_file_size_mb, or what is left of max_total_size_gb)`)
+export const tooLarge = (max: number): AppError =>
+  new AppError(
+    413,
+    'file.too_large',
+    `the file is larger than the ${String(max)} bytes this upload may take (max_file_size_mb, or what is left of max_total_size_gb)`,
+  )
 
 /** Request body chunks of CHUNK_BYTES (the last one shorter), pulled on demand, with uWS paused while enough wait. */
 export class BodyQueue {
@@ -88,7 +93,8 @@ export class BodyQueue {
 
   /** The chunk being filled joins the queue (the end of the body, or it is full). */
   private seal(): void {
-    if (this.filling !== null && this.used > 0) this.chunks.push(this.used === this.filling.length ? this.filling : this.filling.subarray(0, this.used))
+    if (this.filling !== null && this.used > 0)
+      this.chunks.push(this.used === this.filling.length ? this.filling : this.filling.subarray(0, this.used))
     this.filling = null
     this.used = 0
   }
@@ -146,7 +152,11 @@ export class BodyQueue {
 }
 
 /** A byte stream that errors one byte past `max`; its `pull` fetches the next chunk only when `put` asks. */
-function limited(source: () => Promise<Uint8Array | null>, max: number, counted: { bytes: number }): ReadableStream<Uint8Array> {
+function limited(
+  source: () => Promise<Uint8Array | null>,
+  max: number,
+  counted: { bytes: number },
+): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -178,7 +188,13 @@ export interface ReceivedUpload {
  * Streams the request body into `object`. Resolves with what was stored; rejects with an AppError
  * (413 over `max`, 422 a malformed or file-less form) after the object store dropped the chunks.
  */
-export async function receiveUpload(q: BodyQueue, store: BlobStore, object: string, max: number, contentType: string): Promise<ReceivedUpload> {
+export async function receiveUpload(
+  q: BodyQueue,
+  store: BlobStore,
+  object: string,
+  max: number,
+  contentType: string,
+): Promise<ReceivedUpload> {
   const counted = { bytes: 0 }
   const failed = (err: unknown): never => {
     q.discard()
@@ -188,15 +204,36 @@ export async function receiveUpload(q: BodyQueue, store: BlobStore, object: stri
     throw err
   }
   if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
-    const info = await store.put(object, limited(() => q.next(), max, counted)).catch(failed)
-    return { info, filename: null, contentType: contentType === '' ? 'application/octet-stream' : contentType.split(';')[0]?.trim() || 'application/octet-stream', fields: {} }
+    const info = await store
+      .put(
+        object,
+        limited(() => q.next(), max, counted),
+      )
+      .catch(failed)
+    return {
+      info,
+      filename: null,
+      contentType:
+        contentType === ''
+          ? 'application/octet-stream'
+          : contentType.split(';')[0]?.trim() || 'application/octet-stream',
+      fields: {},
+    }
   }
   let bb: busboy.Busboy
   try {
-    bb = busboy({ headers: { 'content-type': contentType }, preservePath: true, limits: { files: 1, fields: 32, fieldSize: 64 * 1024, parts: 40, headerPairs: 50 } })
+    bb = busboy({
+      headers: { 'content-type': contentType },
+      preservePath: true,
+      limits: { files: 1, fields: 32, fieldSize: 64 * 1024, parts: 40, headerPairs: 50 },
+    })
   } catch (err) {
     q.discard()
-    throw new AppError(422, 'file.invalid_form', `not a readable multipart/form-data body: ${err instanceof Error ? err.message : String(err)}`)
+    throw new AppError(
+      422,
+      'file.invalid_form',
+      `not a readable multipart/form-data body: ${err instanceof Error ? err.message : String(err)}`,
+    )
   }
   const fields: Record<string, string> = {}
   bb.on('field', (name, value) => {
@@ -217,7 +254,13 @@ export async function receiveUpload(q: BodyQueue, store: BlobStore, object: stri
         return r.done === true ? null : r.value
       }
       store.put(object, limited(source, max, counted)).then(
-        (info) => resolve({ info, filename: meta.filename ?? null, contentType: meta.mimeType || 'application/octet-stream', fields }),
+        (info) =>
+          resolve({
+            info,
+            filename: meta.filename ?? null,
+            contentType: meta.mimeType || 'application/octet-stream',
+            fields,
+          }),
         (err: unknown) => {
           file.resume() // let the parser run to the end of the body
           reject(err)
@@ -240,7 +283,10 @@ export async function receiveUpload(q: BodyQueue, store: BlobStore, object: stri
   })()
   pump.catch(() => undefined)
   const result = await Promise.race([stored, pump.then(() => stored)]).catch(failed)
-  if (parseError !== null) failed(new AppError(422, 'file.invalid_form', `malformed multipart/form-data: ${String((parseError as Error).message)}`))
+  if (parseError !== null)
+    failed(
+      new AppError(422, 'file.invalid_form', `malformed multipart/form-data: ${String((parseError as Error).message)}`),
+    )
   if (result === null) failed(new AppError(422, 'file.missing', 'the form has no file part'))
   // the fields after the file part arrive with the rest of the body
   await pump.catch(failed)
@@ -275,7 +321,13 @@ interface WriteState {
  * handed to uWS; a failure after the head was sent closes the connection (the client sees a short
  * body, never a silently different file).
  */
-export async function sendBlob(res: HttpResponse, state: WriteState, store: BlobStore, blob: BlobReply, extra: Record<string, string>): Promise<void> {
+export async function sendBlob(
+  res: HttpResponse,
+  state: WriteState,
+  store: BlobStore,
+  blob: BlobReply,
+  extra: Record<string, string>,
+): Promise<void> {
   const info = await store.info(blob.object)
   if (info === null) throw new AppError(404, 'file.not_found', 'the file content is gone')
   if (state.aborted || state.done) return

@@ -1,14 +1,20 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 
 /** An IPv4 client of a dual-stack listener shows up as ::ffff:a.b.c.d; one spelling per client. */
-const plainIp = (ip: string): string => ip.trim().toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '')
+const plainIp = (ip: string): string =>
+  ip
+    .trim()
+    .toLowerCase()
+    .replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '')
 
 /**
  * The client address for rate limits: the peer, unless the peer is a trusted proxy (TRUSTED_PROXIES,
  * comma-separated); then the nearest X-Forwarded-For hop that is not itself a trusted proxy (hops
  * further left are whatever the client chose to send, so they are never believed).
  */
-export function clientAddressResolver(trustedProxies: string | undefined): (res: HttpResponse, req: HttpRequest) => string {
+export function clientAddressResolver(
+  trustedProxies: string | undefined,
+): (res: HttpResponse, req: HttpRequest) => string {
   const trusted = new Set((trustedProxies ?? '').split(',').map(plainIp).filter(Boolean))
   return (res, req) => {
     const peer = plainIp(Buffer.from(res.getRemoteAddressAsText()).toString())

@@ -27,11 +27,18 @@ export function compileRoute(def: RouteDef, names: NatsNames): CompiledRoute {
     def,
     paramNames: [...def.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string),
     params: def.params === undefined ? undefined : TypeCompiler.Compile(def.params),
-    query: def.query === undefined ? undefined : { schema: def.query, check: TypeCompiler.Compile(def.query), keys: Object.keys(def.query.properties) },
+    query:
+      def.query === undefined
+        ? undefined
+        : { schema: def.query, check: TypeCompiler.Compile(def.query), keys: Object.keys(def.query.properties) },
     body: def.body === undefined ? undefined : TypeCompiler.Compile(def.body),
     subject: rpcSubject(names, def.id),
-    pattern: new RegExp(`^${greedy ? def.path.replace(/\{[^}]+\}$/, '.+').replace(/\{[^}]+\}/g, '[^/]+') : def.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-    uwsPath: greedy ? def.path.replace(/\{[^}]+\}$/, '*').replace(/\{([^}]+)\}/g, ':$1') : def.path.replace(/\{([^}]+)\}/g, ':$1'),
+    pattern: new RegExp(
+      `^${greedy ? def.path.replace(/\{[^}]+\}$/, '.+').replace(/\{[^}]+\}/g, '[^/]+') : def.path.replace(/\{[^}]+\}/g, '[^/]+')}$`,
+    ),
+    uwsPath: greedy
+      ? def.path.replace(/\{[^}]+\}$/, '*').replace(/\{([^}]+)\}/g, ':$1')
+      : def.path.replace(/\{([^}]+)\}/g, ':$1'),
     greedyPrefix: greedy ? def.path.slice(0, def.path.lastIndexOf('{')) : '',
   }
 }

@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { COMPONENT_ASSET_PREFIX, PLATFORM_UI_ASSET, PLATFORM_UI_FILE, REACT_ASSET, REACT_DOM_ASSET } from '../src/components/assets.ts'
+import {
+  COMPONENT_ASSET_PREFIX,
+  PLATFORM_UI_ASSET,
+  PLATFORM_UI_FILE,
+  REACT_ASSET,
+  REACT_DOM_ASSET,
+} from '../src/components/assets.ts'
 
 /*
  * What rendered component pages load (src/components/assets.ts names them): React's UMD builds

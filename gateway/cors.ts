@@ -26,11 +26,21 @@ const opaqueTicketCall = (origin: string, url: string) => origin === 'null' && u
 
 export function createCors(setting: string): Cors {
   const any = setting.trim() === '*'
-  const allowed = new Set(setting.split(',').map((s) => s.trim()).filter((s) => s !== '' && s !== '*'))
+  const allowed = new Set(
+    setting
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '' && s !== '*'),
+  )
   const allows = (origin: string) => origin !== '' && origin !== 'null' && (any || allowed.has(origin))
   return {
     headersFor(origin, url) {
-      if (opaqueTicketCall(origin, url)) return [['access-control-allow-origin', 'null'], ['vary', 'Origin'], ['access-control-expose-headers', 'x-request-id']]
+      if (opaqueTicketCall(origin, url))
+        return [
+          ['access-control-allow-origin', 'null'],
+          ['vary', 'Origin'],
+          ['access-control-expose-headers', 'x-request-id'],
+        ]
       if (!allows(origin)) return []
       return [
         ['access-control-allow-origin', origin],

@@ -98,7 +98,9 @@ export class Forwarder {
       const params: Record<string, string> = {}
       for (let i = 0; i < route.paramNames.length; i++) {
         const rest = greedy && i === route.paramNames.length - 1
-        params[route.paramNames[i] as string] = safeDecode(rest ? state.url.slice(route.greedyPrefix.length) : (req.getParameter(i) ?? ''))
+        params[route.paramNames[i] as string] = safeDecode(
+          rest ? state.url.slice(route.greedyPrefix.length) : (req.getParameter(i) ?? ''),
+        )
       }
       const rawQuery = req.getQuery() ?? ''
       const lastEventId = route.def.stream === undefined ? '' : req.getHeader('last-event-id')
@@ -109,25 +111,48 @@ export class Forwarder {
         if (v !== '') (headers ??= {})[name] = v
       }
       // only the cookies the route names leave the edge (uWS headers are readable only now)
-      const cookies = route.def.cookies === undefined ? undefined : pickCookies(req.getHeader('cookie'), route.def.cookies)
+      const cookies =
+        route.def.cookies === undefined ? undefined : pickCookies(req.getHeader('cookie'), route.def.cookies)
       const declared = Number(req.getHeader('content-length') || '0')
       if (route.def.blob === 'upload' && !isJson(contentType)) {
         // a file body streams to the object store (gateway/blob-transfer.ts); nothing is read before the service agrees
         const declaredBytes = req.getHeader('content-length') === '' ? null : declared
         const queue = new BodyQueue(res, declaredBytes)
         state.onAbort = () => queue.abort()
-        void this.forwardUpload(res, state, route, { authorization, clientIp, contentType, params, rawQuery, queue, declaredBytes })
+        void this.forwardUpload(res, state, route, {
+          authorization,
+          clientIp,
+          contentType,
+          params,
+          rawQuery,
+          queue,
+          declaredBytes,
+        })
         return
       }
       let bodyPromise: Promise<Buffer | null> | undefined
       if (route.body !== undefined) {
         if (declared > this.d.maxBodyBytes) {
-          this.d.cycle.fail(res, state, new AppError(413, 'request.too_large', `body larger than ${String(this.d.maxBodyBytes)} bytes`))
+          this.d.cycle.fail(
+            res,
+            state,
+            new AppError(413, 'request.too_large', `body larger than ${String(this.d.maxBodyBytes)} bytes`),
+          )
           return
         }
         bodyPromise = readBody(res, this.d.maxBodyBytes)
       }
-      void this.forward(res, state, route, { authorization, clientIp, contentType, params, rawQuery, lastEventId, bodyPromise, headers, cookies })
+      void this.forward(res, state, route, {
+        authorization,
+        clientIp,
+        contentType,
+        params,
+        rawQuery,
+        lastEventId,
+        bodyPromise,
+        headers,
+        cookies,
+      })
     }
   }
 
@@ -143,15 +168,28 @@ export class Forwarder {
       const { caller, query } = await checkPrelude(route, input, this.d.verifier)
       let body: Uint8Array = EMPTY
       let value: unknown
-      if (route.body !== undefined && input.bodyPromise !== undefined) ({ bytes: body, value } = checkJsonBody(route.body, await input.bodyPromise, input.contentType, this.d.maxBodyBytes))
+      if (route.body !== undefined && input.bodyPromise !== undefined)
+        ({ bytes: body, value } = checkJsonBody(
+          route.body,
+          await input.bodyPromise,
+          input.contentType,
+          this.d.maxBodyBytes,
+        ))
       if (state.aborted) return
       // Stream routes: listen on a fresh channel before forwarding, so no early event is missed.
       let streamLastId: number | undefined
       if (route.def.stream !== undefined && streamsOn(route.def.stream.bodyFlag, value)) {
         const fromHeader = parseLastId(input.lastEventId.trim())
-        const fromQuery = parseLastId(input.rawQuery === '' ? '' : (new URLSearchParams(input.rawQuery).get('last_id') ?? ''))
+        const fromQuery = parseLastId(
+          input.rawQuery === '' ? '' : (new URLSearchParams(input.rawQuery).get('last_id') ?? ''),
+        )
         const lastId = fromHeader !== undefined ? fromHeader : fromQuery
-        if (lastId === null) throw new AppError(422, 'request.invalid', 'Last-Event-ID / last_id must be an event id (a non-negative integer)')
+        if (lastId === null)
+          throw new AppError(
+            422,
+            'request.invalid',
+            'Last-Event-ID / last_id must be an event id (a non-negative integer)',
+          )
         streamLastId = lastId
         stream = this.d.sse.open(newChannelId())
       }
@@ -213,7 +251,11 @@ export class Forwarder {
     try {
       const { caller, query } = await checkPrelude(route, input, this.d.verifier)
       const meta = { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }
-      const planned = await this.call(route, { ...meta, blob: { phase: 'prepare', declaredBytes: input.declaredBytes, contentType: input.contentType } }, EMPTY)
+      const planned = await this.call(
+        route,
+        { ...meta, blob: { phase: 'prepare', declaredBytes: input.declaredBytes, contentType: input.contentType } },
+        EMPTY,
+      )
       if (planned.status !== 200) {
         input.queue.discard()
         send(res, state, planned.status, planned.data, 'application/json', planned.headers)
@@ -228,7 +270,8 @@ export class Forwarder {
         )
       const multipart = input.contentType.toLowerCase().startsWith('multipart/form-data')
       // a declared length over the plan is refused before a byte is read
-      if (input.declaredBytes !== null && input.declaredBytes > plan.max_bytes + (multipart ? MULTIPART_SLACK : 0)) throw tooLarge(plan.max_bytes)
+      if (input.declaredBytes !== null && input.declaredBytes > plan.max_bytes + (multipart ? MULTIPART_SLACK : 0))
+        throw tooLarge(plan.max_bytes)
       const got = await receiveUpload(input.queue, await this.d.blobs(), plan.object, plan.max_bytes, input.contentType)
       if (state.aborted) {
         abandon()
@@ -237,7 +280,18 @@ export class Forwarder {
       abandon = null
       const committed = await this.call(
         route,
-        { ...meta, blob: { phase: 'commit', object: plan.object, size: got.info.size, sha256: got.info.sha256, filename: got.filename, contentType: got.contentType, fields: got.fields } },
+        {
+          ...meta,
+          blob: {
+            phase: 'commit',
+            object: plan.object,
+            size: got.info.size,
+            sha256: got.info.sha256,
+            filename: got.filename,
+            contentType: got.contentType,
+            fields: got.fields,
+          },
+        },
         EMPTY,
       )
       send(res, state, committed.status, committed.data, 'application/json', committed.headers)

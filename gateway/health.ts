@@ -15,7 +15,11 @@ export interface HealthComponent {
 
 export type HealthComponents = () => Record<string, HealthComponent>
 
-export function healthReport(nats: NatsLinkState, version: string, components: Record<string, HealthComponent> = {}): { code: number; body: Record<string, unknown> } {
+export function healthReport(
+  nats: NatsLinkState,
+  version: string,
+  components: Record<string, HealthComponent> = {},
+): { code: number; body: Record<string, unknown> } {
   const parts = Object.entries(components)
   const status = nats !== 'connected' ? 'down' : parts.every(([, c]) => c.ok) ? 'ok' : 'degraded'
   const body: Record<string, unknown> = { status, nats, version }

@@ -14,15 +14,41 @@ export interface ResponseState {
 }
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 302: 'Found', 303: 'See Other', 400: 'Bad Request', 401: 'Unauthorized',
-  403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 408: 'Request Timeout', 409: 'Conflict', 410: 'Gone',
-  413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity', 429: 'Too Many Requests',
-  500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No Content',
+  302: 'Found',
+  303: 'See Other',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 }
 
 const statusLine = (status: number): string => `${String(status)} ${STATUS_TEXT[status] ?? 'Status'}`
 
-export function send(res: HttpResponse, state: ResponseState, status: number, body: Uint8Array | string, contentType = 'application/json', extra?: Record<string, string>): void {
+export function send(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  body: Uint8Array | string,
+  contentType = 'application/json',
+  extra?: Record<string, string>,
+): void {
   if (state.aborted || state.done) return
   state.done = true
   res.cork(() => {
@@ -39,7 +65,13 @@ export function send(res: HttpResponse, state: ResponseState, status: number, bo
   })
 }
 
-export function sendError(res: HttpResponse, state: ResponseState, status: number, error: ErrorBody, extra?: Record<string, string>): void {
+export function sendError(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  error: ErrorBody,
+  extra?: Record<string, string>,
+): void {
   send(res, state, status, JSON.stringify(error), 'application/json', extra)
 }
 
@@ -68,6 +100,11 @@ export function readBody(res: HttpResponse, limit: number): Promise<Buffer | nul
 }
 
 /** A page route's 200 (`RouteDef.html`): the reply's data is the page's UTF-8 bytes, sent as they are. */
-export function sendPage(res: HttpResponse, state: ResponseState, data: Uint8Array, headers: Record<string, string>): void {
+export function sendPage(
+  res: HttpResponse,
+  state: ResponseState,
+  data: Uint8Array,
+  headers: Record<string, string>,
+): void {
   send(res, state, 200, Buffer.from(data.buffer, data.byteOffset, data.byteLength), 'text/html; charset=utf-8', headers)
 }

@@ -23,7 +23,8 @@ function hex4(b: Uint8Array, i: number): number {
   let v = 0
   for (let k = i; k < i + 4; k++) {
     const c = b[k] as number
-    const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1
+    const d =
+      c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1
     if (d < 0) return -1
     v = v * 16 + d
   }

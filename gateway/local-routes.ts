@@ -31,7 +31,13 @@ const DOCS = [
 type Asset = { body: Buffer; type: string }
 
 /** `prefix*` answered from an in-memory table read once at start. */
-function serveAssets(app: TemplatedApp, cycle: RequestCycle, prefix: string, assets: Map<string, Asset>, headers: Record<string, string>): void {
+function serveAssets(
+  app: TemplatedApp,
+  cycle: RequestCycle,
+  prefix: string,
+  assets: Map<string, Asset>,
+  headers: Record<string, string>,
+): void {
   app.get(`${prefix}*`, (res, req) => {
     const state = cycle.begin(res, req)
     const asset = assets.get(state.url.slice(prefix.length))
@@ -80,7 +86,12 @@ export function serveLocalRoutes(app: TemplatedApp, cycle: RequestCycle, d: Loca
 }
 
 /** CORS preflights, then 405 (with Allow) for a known path with another method, else 404. Registered last. */
-export function serveFallback(app: TemplatedApp, cycle: RequestCycle, cors: Cors, compiled: readonly CompiledRoute[]): void {
+export function serveFallback(
+  app: TemplatedApp,
+  cycle: RequestCycle,
+  cors: Cors,
+  compiled: readonly CompiledRoute[],
+): void {
   app.options('/*', (res, req) => {
     const state = cycle.begin(res, req)
     state.headers = cors.preflight(req.getHeader('origin'), state.url)
@@ -91,7 +102,13 @@ export function serveFallback(app: TemplatedApp, cycle: RequestCycle, cors: Cors
     const state = cycle.begin(res, req)
     const allowed = compiled.filter((r) => r.pattern.test(state.url)).map((r) => r.def.method)
     if (allowed.length > 0) {
-      sendError(res, state, 405, { detail: `${state.method} is not allowed here`, code: 'route.method_not_allowed' }, { allow: [...new Set(allowed)].join(', ') })
+      sendError(
+        res,
+        state,
+        405,
+        { detail: `${state.method} is not allowed here`, code: 'route.method_not_allowed' },
+        { allow: [...new Set(allowed)].join(', ') },
+      )
       cycle.finish(state, 405)
       return
     }

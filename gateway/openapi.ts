@@ -7,14 +7,30 @@ import type { RouteDef, Surface } from '../src/api/route.ts'
  * requests are the documented ones (TypeBox schemas are JSON Schema, which 3.1 uses as is).
  */
 const TITLES: Record<Surface, { title: string; description: string }> = {
-  runtime: { title: 'Agent Platform — Runtime API', description: 'Authentication, chats, executions, state, files and discovery.' },
-  management: { title: 'Agent Platform — Management API', description: 'CRUD on every resource and admin operations (/api/v1).' },
-  adapter: { title: 'Agent Platform — OpenAI-compatible adapter', description: 'Chat completions and models mapped to agents and LLM providers.' },
+  runtime: {
+    title: 'Agent Platform — Runtime API',
+    description: 'Authentication, chats, executions, state, files and discovery.',
+  },
+  management: {
+    title: 'Agent Platform — Management API',
+    description: 'CRUD on every resource and admin operations (/api/v1).',
+  },
+  adapter: {
+    title: 'Agent Platform — OpenAI-compatible adapter',
+    description: 'Chat completions and models mapped to agents and LLM providers.',
+  },
 }
 
 const ERROR_TEXT: Record<number, string> = {
-  400: 'Malformed request', 401: 'Missing or invalid credentials', 403: 'Not allowed', 404: 'Not found (or not visible to the caller)',
-  409: 'Already exists', 413: 'Body too large', 415: 'Body is not JSON', 422: 'Validation failed', 503: 'Service unavailable',
+  400: 'Malformed request',
+  401: 'Missing or invalid credentials',
+  403: 'Not allowed',
+  404: 'Not found (or not visible to the caller)',
+  409: 'Already exists',
+  413: 'Body too large',
+  415: 'Body is not JSON',
+  422: 'Validation failed',
+  503: 'Service unavailable',
 }
 
 /** JSON Schema without TypeBox's symbol keys and without `$id`s (components are referenced by position). */
@@ -26,24 +42,50 @@ export function buildOpenApi(routes: readonly RouteDef[], surface: Surface, vers
   const paths: Record<string, Record<string, unknown>> = {}
   for (const r of routes.filter((x) => x.surface === surface)) {
     const parameters: unknown[] = []
-    for (const [where, schema] of [['path', r.params], ['query', r.query]] as const) {
+    for (const [where, schema] of [
+      ['path', r.params],
+      ['query', r.query],
+    ] as const) {
       if (schema === undefined) continue
       const required = new Set((schema.required as string[] | undefined) ?? [])
       for (const [name, s] of Object.entries(schema.properties)) {
-        parameters.push({ name, in: where, required: where === 'path' || required.has(name), schema: clean(s as TSchema) })
+        parameters.push({
+          name,
+          in: where,
+          required: where === 'path' || required.has(name),
+          schema: clean(s as TSchema),
+        })
       }
     }
-    for (const name of r.headers ?? []) parameters.push({ name, in: 'header', required: false, schema: { type: 'string' } })
+    for (const name of r.headers ?? [])
+      parameters.push({ name, in: 'header', required: false, schema: { type: 'string' } })
     const status = String(r.status ?? 200)
     const responses: Record<string, unknown> = {
-      [status]: r.response === undefined || status === '204' ? { description: 'Success' } : { description: 'Success', content: { 'application/json': { schema: clean(r.response) } } },
+      [status]:
+        r.response === undefined || status === '204'
+          ? { description: 'Success' }
+          : { description: 'Success', content: { 'application/json': { schema: clean(r.response) } } },
     }
-    if (r.html === true) responses[status] = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
+    if (r.html === true)
+      responses[status] = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
     if (r.stream !== undefined) {
       // gateway/sse.ts: the relayed channel; resumable by event id in the platform format.
       if (r.stream.format === 'platform') {
-        parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, description: 'resume after this event id', schema: { type: 'integer', minimum: 0 } })
-        if (r.query?.properties['last_id'] === undefined) parameters.push({ name: 'last_id', in: 'query', required: false, description: 'resume after this event id (when the header cannot be set)', schema: { type: 'integer', minimum: 0 } })
+        parameters.push({
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          description: 'resume after this event id',
+          schema: { type: 'integer', minimum: 0 },
+        })
+        if (r.query?.properties['last_id'] === undefined)
+          parameters.push({
+            name: 'last_id',
+            in: 'query',
+            required: false,
+            description: 'resume after this event id (when the header cannot be set)',
+            schema: { type: 'integer', minimum: 0 },
+          })
       }
       const description =
         r.stream.format === 'platform'
@@ -51,12 +93,20 @@ export function buildOpenApi(routes: readonly RouteDef[], surface: Surface, vers
           : 'Server-Sent Events: `data:` lines holding chat.completion.chunk objects, ending with `data: [DONE]`'
       responses[status] = { description, content: { 'text/event-stream': { schema: { type: 'string' } } } }
     }
-    const errors = new Set([...(r.errors ?? []), ...(r.auth ? [401] : []), ...(r.body !== undefined ? [400, 413, 415, 422] : r.query !== undefined ? [422] : [])])
+    const errors = new Set([
+      ...(r.errors ?? []),
+      ...(r.auth ? [401] : []),
+      ...(r.body !== undefined ? [400, 413, 415, 422] : r.query !== undefined ? [422] : []),
+    ])
     for (const code of [...errors].sort()) {
-      responses[String(code)] = { description: ERROR_TEXT[code] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } }
+      responses[String(code)] = {
+        description: ERROR_TEXT[code] ?? 'Error',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+      }
     }
     const op: Record<string, unknown> = { operationId: r.id, summary: r.summary, tags: r.tags, parameters, responses }
-    if (r.body !== undefined) op['requestBody'] = { required: true, content: { 'application/json': { schema: clean(r.body) } } }
+    if (r.body !== undefined)
+      op['requestBody'] = { required: true, content: { 'application/json': { schema: clean(r.body) } } }
     if (r.auth) op['security'] = [{ bearer: [] }]
     const methods = paths[r.path] ?? {}
     methods[r.method.toLowerCase()] = op

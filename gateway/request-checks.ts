@@ -16,7 +16,9 @@ import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
 
 /** Text Postgres cannot store (NUL, lone surrogates) is the client's fault: 400 naming every place. */
 export const invalidText = (issues: FieldIssue[]): AppError =>
-  new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', { issues })
+  new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', {
+    issues,
+  })
 
 /** Issues for the string values of a flat record (path or query parameters). */
 export function textIssues(values: Record<string, unknown>, prefix: string): FieldIssue[] {
@@ -30,7 +32,9 @@ export function textIssues(values: Record<string, unknown>, prefix: string): Fie
 }
 
 export const issuesOf = (check: TypeCheck<TSchema>, value: unknown, prefix: string): FieldIssue[] =>
-  [...check.Errors(value)].slice(0, 20).map((e) => ({ path: `${prefix}${e.path.replace(/^\//, '').replace(/\//g, '.')}`, message: e.message }))
+  [...check.Errors(value)]
+    .slice(0, 20)
+    .map((e) => ({ path: `${prefix}${e.path.replace(/^\//, '').replace(/\//g, '.')}`, message: e.message }))
 
 export interface PreludeInput {
   authorization: string
@@ -40,7 +44,11 @@ export interface PreludeInput {
 }
 
 /** Authentication, then path, header and query checks, as for every forwarded route. */
-export async function checkPrelude(route: CompiledRoute, input: PreludeInput, verifier: TokenVerifier): Promise<{ caller: Caller | null; query: Record<string, unknown> }> {
+export async function checkPrelude(
+  route: CompiledRoute,
+  input: PreludeInput,
+  verifier: TokenVerifier,
+): Promise<{ caller: Caller | null; query: Record<string, unknown> }> {
   let caller: Caller | null = null
   if (route.def.auth) {
     if (input.authorization === '') throw new AppError(401, 'auth.unauthorized', 'authentication required')
@@ -53,7 +61,9 @@ export async function checkPrelude(route: CompiledRoute, input: PreludeInput, ve
     if (headerIssues.length > 0) throw invalidText(headerIssues)
   }
   if (route.params !== undefined && !route.params.Check(input.params)) {
-    throw new AppError(422, 'request.invalid', 'invalid path parameters', { issues: issuesOf(route.params, input.params, '') })
+    throw new AppError(422, 'request.invalid', 'invalid path parameters', {
+      issues: issuesOf(route.params, input.params, ''),
+    })
   }
   let query: Record<string, unknown> = {}
   if (route.query !== undefined && input.rawQuery !== '') {
@@ -66,7 +76,10 @@ export async function checkPrelude(route: CompiledRoute, input: PreludeInput, ve
     const queryIssues = textIssues(picked, 'query')
     if (queryIssues.length > 0) throw invalidText(queryIssues)
     query = Value.Convert(route.query.schema, picked) as Record<string, unknown>
-    if (!route.query.check.Check(query)) throw new AppError(422, 'request.invalid', 'invalid query parameters', { issues: issuesOf(route.query.check, query, '') })
+    if (!route.query.check.Check(query))
+      throw new AppError(422, 'request.invalid', 'invalid query parameters', {
+        issues: issuesOf(route.query.check, query, ''),
+      })
   }
   return { caller, query }
 }
@@ -76,11 +89,18 @@ export async function checkPrelude(route: CompiledRoute, input: PreludeInput, ve
  * the value they parse to. One byte pass before parsing bounds the depth and finds `\u` escapes of
  * text Postgres rejects.
  */
-export function checkJsonBody(check: TypeCheck<TSchema>, raw: Buffer | null, contentType: string, maxBodyBytes: number): { bytes: Uint8Array; value: unknown } {
+export function checkJsonBody(
+  check: TypeCheck<TSchema>,
+  raw: Buffer | null,
+  contentType: string,
+  maxBodyBytes: number,
+): { bytes: Uint8Array; value: unknown } {
   if (raw === null) throw new AppError(413, 'request.too_large', `body larger than ${String(maxBodyBytes)} bytes`)
-  if (!contentType.toLowerCase().startsWith('application/json')) throw new AppError(415, 'request.unsupported_media_type', 'send the body as application/json')
+  if (!contentType.toLowerCase().startsWith('application/json'))
+    throw new AppError(415, 'request.unsupported_media_type', 'send the body as application/json')
   const scan = scanJson(raw)
-  if (scan === 'too_deep') throw new AppError(400, 'request.too_deep', `the body is nested deeper than ${String(MAX_JSON_DEPTH)} levels`)
+  if (scan === 'too_deep')
+    throw new AppError(400, 'request.too_deep', `the body is nested deeper than ${String(MAX_JSON_DEPTH)} levels`)
   let parsed: unknown
   try {
     parsed = JSON.parse(raw.toString('utf8'))
@@ -91,6 +111,9 @@ export function checkJsonBody(check: TypeCheck<TSchema>, raw: Buffer | null, con
     const found = listUnstorable(parsed, 'body')
     if (found.length > 0) throw invalidText(found.map((at) => ({ path: at.path, message: `contains ${at.reason}` })))
   }
-  if (!check.Check(parsed)) throw new AppError(422, 'request.invalid', 'the body does not match the schema', { issues: issuesOf(check, parsed, '') })
+  if (!check.Check(parsed))
+    throw new AppError(422, 'request.invalid', 'the body does not match the schema', {
+      issues: issuesOf(check, parsed, ''),
+    })
   return { bytes: raw, value: parsed }
 }

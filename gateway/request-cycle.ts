@@ -27,7 +27,8 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
   let seq = 0
   const finish = (state: RequestState, status: number): void => {
     const ms = Math.round((performance.now() - state.started) * 100) / 100
-    if (state.url === '/health') log.debug({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
+    if (state.url === '/health')
+      log.debug({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
     else log.info({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
   }
   return {
@@ -37,7 +38,10 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
       const state: RequestState = {
         aborted: false,
         done: false,
-        requestId: given !== '' && given.length <= 128 && CLIENT_REQUEST_ID.test(given) ? given : `${bootId}-${(++seq).toString(36)}`,
+        requestId:
+          given !== '' && given.length <= 128 && CLIENT_REQUEST_ID.test(given)
+            ? given
+            : `${bootId}-${(++seq).toString(36)}`,
         headers: cors.headersFor(req.getHeader('origin'), url),
         method: req.getCaseSensitiveMethod(),
         url,

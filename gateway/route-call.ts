@@ -33,13 +33,16 @@ export class RouteCaller {
     const local = localRoute(this.d.nc, subject)
     if (local !== undefined) return this.d.link.guard(() => this.answerHere(local, meta, body))
     const out = encodeRequest(meta, body)
-    const msg = await this.d.link.guard(() => this.d.nc.request(subject, out.data, { timeout: this.d.rpcTimeoutMs, headers: out.headers })).catch((err: unknown) => {
-      if (err instanceof AppError) throw err
-      const failure = classifyNatsError(err)
-      if (failure === 'no_responders' || failure === 'closed') throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
-      if (failure === 'timeout') throw timedOut()
-      throw err
-    })
+    const msg = await this.d.link
+      .guard(() => this.d.nc.request(subject, out.data, { timeout: this.d.rpcTimeoutMs, headers: out.headers }))
+      .catch((err: unknown) => {
+        if (err instanceof AppError) throw err
+        const failure = classifyNatsError(err)
+        if (failure === 'no_responders' || failure === 'closed')
+          throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+        if (failure === 'timeout') throw timedOut()
+        throw err
+      })
     return decodeReply(msg.headers, msg.data)
   }
 
@@ -50,7 +53,10 @@ export class RouteCaller {
       caller: meta.caller,
       params: meta.params,
       query: meta.query,
-      body: body.length === 0 ? undefined : JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')),
+      body:
+        body.length === 0
+          ? undefined
+          : JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')),
       clientIp: meta.clientIp ?? '',
     }
     if (meta.streamChannelId !== undefined) req.streamChannelId = meta.streamChannelId

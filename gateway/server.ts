@@ -58,7 +58,9 @@ const UWS_METHOD = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELET
 export async function startGateway(options: GatewayOptions, host: string, port: number): Promise<Gateway> {
   const { nc, log } = options
   // webhook paths come from the WEBHOOKS bucket (watched) only when webhook routes are served
-  const webhooks = options.routes.some((r) => r.webhook === true) ? await watchWebhooks(nc, options.names, log.child({ mod: 'webhooks' })) : undefined
+  const webhooks = options.routes.some((r) => r.webhook === true)
+    ? await watchWebhooks(nc, options.names, log.child({ mod: 'webhooks' }))
+    : undefined
   const verifier = createTokenVerifier(options.secretKey)
   const cors = createCors(options.corsOrigins)
   const cycle = createRequestCycle(cors, log)
@@ -71,13 +73,36 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
   const blobs = options.blobs ?? (() => openBlobStore(nc, options.names))
 
   serveLocalRoutes(app, cycle, { routes: options.routes, version: options.version, link, health: options.health, cors })
-  const forwarder = new Forwarder({ nc, link, log, cycle, verifier, sse, blobs, clientAddress, maxBodyBytes: options.maxBodyBytes, rpcTimeoutMs })
+  const forwarder = new Forwarder({
+    nc,
+    link,
+    log,
+    cycle,
+    verifier,
+    sse,
+    blobs,
+    clientAddress,
+    maxBodyBytes: options.maxBodyBytes,
+    rpcTimeoutMs,
+  })
   for (const route of compiled) {
     if (route.def.target !== 'rpc' || route.def.webhook === true) continue
     app[UWS_METHOD[route.def.method]](route.uwsPath, forwarder.handler(route))
   }
   if (webhooks !== undefined) {
-    app.any('/webhooks/*', webhookHandler({ nc, names: options.names, table: webhooks, verifier, link, maxBodyBytes: options.maxBodyBytes, rpcTimeoutMs, ...cycle }))
+    app.any(
+      '/webhooks/*',
+      webhookHandler({
+        nc,
+        names: options.names,
+        table: webhooks,
+        verifier,
+        link,
+        maxBodyBytes: options.maxBodyBytes,
+        rpcTimeoutMs,
+        ...cycle,
+      }),
+    )
   }
   serveFallback(app, cycle, cors, compiled)
 

@@ -26,7 +26,12 @@ export function toEvent(h: MsgHdrs | undefined, data: Uint8Array, knownSeq?: num
 function dataLines(data: Uint8Array): Buffer {
   const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
   if (raw.indexOf(10) === -1 && raw.indexOf(13) === -1) return raw
-  return Buffer.from(raw.toString('utf8').split(/\r\n|\r|\n/).join('\ndata: '))
+  return Buffer.from(
+    raw
+      .toString('utf8')
+      .split(/\r\n|\r|\n/)
+      .join('\ndata: '),
+  )
 }
 
 /** The event as SSE bytes: `id`/`event`/`data` (platform) or `data` only, `[DONE]` after `done` and `error` (openai). */

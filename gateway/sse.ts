@@ -136,7 +136,8 @@ export class SseRelay {
     const msg = await this.nc.request(this.directSubject, query, { timeout: this.settings.replayTimeoutMs })
     const h = msg.headers
     if (h?.code === 404) return null
-    if (h === undefined || (h.code !== 0 && h.code !== 200)) throw new Error(`stream replay failed: ${String(h?.code)} ${h?.description ?? 'no headers'}`)
+    if (h === undefined || (h.code !== 0 && h.code !== 200))
+      throw new Error(`stream replay failed: ${String(h?.code)} ${h?.description ?? 'no headers'}`)
     const ev = toEvent(h, msg.data)
     if (ev === null) throw new Error('stream replay returned a message without sequence or event name')
     return ev
@@ -289,7 +290,13 @@ export class SseStream {
    * Answers the request with `text/event-stream` and relays `target.channelId` from after
    * `target.lastId` (a resume) or from the first event (a new stream).
    */
-  start(res: HttpResponse, rstate: ResponseState, target: { channelId: string; lastId: number | undefined }, format: SseFormat, extraHeaders: Record<string, string> = {}): void {
+  start(
+    res: HttpResponse,
+    rstate: ResponseState,
+    target: { channelId: string; lastId: number | undefined },
+    format: SseFormat,
+    extraHeaders: Record<string, string> = {},
+  ): void {
     if (rstate.aborted || rstate.done || this.phase === 'closed') {
       this.close()
       // The client left while the request was on its way: its turn may already be running.
@@ -403,7 +410,15 @@ export class SseStream {
   }
 
   private overflow(): void {
-    this.relay.log.warn({ channel: this.channel, owed: this.out.owed, limit: this.relay.settings.maxBufferBytes, reqId: this.rstate?.requestId }, 'sse client too slow: connection dropped (it may resume with Last-Event-ID)')
+    this.relay.log.warn(
+      {
+        channel: this.channel,
+        owed: this.out.owed,
+        limit: this.relay.settings.maxBufferBytes,
+        reqId: this.rstate?.requestId,
+      },
+      'sse client too slow: connection dropped (it may resume with Last-Event-ID)',
+    )
     this.drop('slow client')
   }
 
@@ -432,7 +447,8 @@ export class SseStream {
       this.close()
       return
     }
-    const body = this.format === 'openai' ? { error: { message: detail, type: 'stream_error', code } } : { detail, code }
+    const body =
+      this.format === 'openai' ? { error: { message: detail, type: 'stream_error', code } } : { detail, code }
     this.write(frame(this.format, { seq: this.lastSeq, event: 'error', data: encoder.encode(JSON.stringify(body)) }))
     this.end()
   }
@@ -459,6 +475,10 @@ export class SseStream {
     if (this.counted !== null) this.relay.left(this.counted, !this.terminal)
     this.held.clear()
     this.out.release()
-    if (this.out.res !== undefined) this.relay.log.debug({ channel: this.channel, events: this.events, reqId: this.rstate?.requestId }, 'sse stream closed')
+    if (this.out.res !== undefined)
+      this.relay.log.debug(
+        { channel: this.channel, events: this.events, reqId: this.rstate?.requestId },
+        'sse stream closed',
+      )
   }
 }

@@ -4,7 +4,14 @@ import { Value } from '@sinclair/typebox/value'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { WEBHOOK_PATH_PATTERN, WebhookEntry } from '../schemas/triggers.ts'
 import { rpcSubject, type Caller } from '../src/api/route.ts'
-import { ENVELOPE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, webhookKey, webhookRouteId, webhooksBucket } from '../src/api/webhook-wire.ts'
+import {
+  ENVELOPE_HEADER,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  webhookKey,
+  webhookRouteId,
+  webhooksBucket,
+} from '../src/api/webhook-wire.ts'
 import { AppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import { listUnstorable } from '../src/kernel/storable-text.ts'
@@ -71,7 +78,12 @@ export async function watchWebhooks(nc: NatsConnection, names: NatsNames, log: L
       // a path no webhook can have is not looked up (nor sent to the server as a key)
       if (path.length > 255 || !VALID_PATH.test(path)) return undefined
       const e = await kv.get(webhookKey(path)).catch((err: unknown) => {
-        throw new AppError(503, 'service.unavailable', 'the webhook table cannot be read right now; try again shortly', { cause: err })
+        throw new AppError(
+          503,
+          'service.unavailable',
+          'the webhook table cannot be read right now; try again shortly',
+          { cause: err },
+        )
       })
       if (e === null || e.operation !== 'PUT' || e.length === 0) return undefined
       try {
@@ -117,14 +129,16 @@ function queryInput(raw: string): Record<string, unknown> {
 
 function bodyInput(raw: Buffer): Record<string, unknown> {
   if (raw.length === 0) return {}
-  if (scanJson(raw) === 'too_deep') throw new AppError(400, 'request.too_deep', `the body is nested deeper than ${String(MAX_JSON_DEPTH)} levels`)
+  if (scanJson(raw) === 'too_deep')
+    throw new AppError(400, 'request.too_deep', `the body is nested deeper than ${String(MAX_JSON_DEPTH)} levels`)
   let parsed: unknown
   try {
     parsed = JSON.parse(raw.toString('utf8'))
   } catch {
     throw new AppError(400, 'request.malformed_json', 'the body is not valid JSON (this webhook takes a JSON object)')
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AppError(422, 'request.invalid', 'the body must be a JSON object (it becomes the function input)')
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new AppError(422, 'request.invalid', 'the body must be a JSON object (it becomes the function input)')
   return parsed as Record<string, unknown>
 }
 
@@ -143,7 +157,11 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
     let body: Promise<Buffer | null> | undefined
     if (BODY_METHODS.has(method)) {
       if (declared > ctx.maxBodyBytes) {
-        ctx.fail(res, state, new AppError(413, 'request.too_large', `body larger than ${String(ctx.maxBodyBytes)} bytes`))
+        ctx.fail(
+          res,
+          state,
+          new AppError(413, 'request.too_large', `body larger than ${String(ctx.maxBodyBytes)} bytes`),
+        )
         return
       }
       body = readBody(res, ctx.maxBodyBytes)
@@ -155,39 +173,77 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
         if (entry === undefined || !entry.is_active || entry.http_method !== method) entry = await ctx.table.fresh(path)
         if (entry === undefined || !entry.is_active) throw notFound()
         if (entry.http_method !== method) {
-          sendError(res, state, 405, { detail: `this webhook answers ${entry.http_method} only`, code: 'route.method_not_allowed' }, { allow: entry.http_method })
+          sendError(
+            res,
+            state,
+            405,
+            { detail: `this webhook answers ${entry.http_method} only`, code: 'route.method_not_allowed' },
+            { allow: entry.http_method },
+          )
           ctx.finish(state, 405)
           return
         }
         let caller: Caller | null = null
         if (entry.requires_auth) {
-          if (authorization === '') throw new AppError(401, 'auth.unauthorized', 'this webhook requires a Bearer token or an API key')
+          if (authorization === '')
+            throw new AppError(401, 'auth.unauthorized', 'this webhook requires a Bearer token or an API key')
           caller = await ctx.verifier.verify(authorization)
         }
         // a signed webhook: refused here at once without the headers; checked by the service, which holds the secret
-        if (entry.signed === true && (timestamp === '' || signature === '')) throw AppError.of('webhook.signature_invalid', `this webhook requires signed calls: ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER} (sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">)`)
+        if (entry.signed === true && (timestamp === '' || signature === ''))
+          throw AppError.of(
+            'webhook.signature_invalid',
+            `this webhook requires signed calls: ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER} (sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">)`,
+          )
         let input: Record<string, unknown>
         let rawBody: Buffer | undefined
         if (body !== undefined) {
           const raw = await body
-          if (raw === null) throw new AppError(413, 'request.too_large', `body larger than ${String(ctx.maxBodyBytes)} bytes`)
+          if (raw === null)
+            throw new AppError(413, 'request.too_large', `body larger than ${String(ctx.maxBodyBytes)} bytes`)
           input = bodyInput(raw)
           rawBody = raw
         } else input = queryInput(rawQuery)
         const bad = listUnstorable(input, 'input')
-        if (bad.length > 0) throw new AppError(400, 'request.invalid_text', 'text must not contain NUL characters (U+0000) or lone surrogates', { issues: bad.map((b) => ({ path: b.path, message: `contains ${b.reason}` })) })
+        if (bad.length > 0)
+          throw new AppError(
+            400,
+            'request.invalid_text',
+            'text must not contain NUL characters (U+0000) or lone surrogates',
+            { issues: bad.map((b) => ({ path: b.path, message: `contains ${b.reason}` })) },
+          )
         const async = new URLSearchParams(rawQuery).get('async')
         if (state.aborted) return
         // a signed call goes as the bytes it was signed over (the body as received, or the query string), which the service verifies
         const signed = entry.signed === true
-        const sent = !signed ? JSON.stringify(input) : rawBody !== undefined ? JSON.stringify({ payload: rawBody.toString('utf8') }) : JSON.stringify({ payload: rawQuery, input })
-        const headers = signed ? { [ENVELOPE_HEADER]: '1', [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: signature } : undefined
+        const sent = !signed
+          ? JSON.stringify(input)
+          : rawBody !== undefined
+            ? JSON.stringify({ payload: rawBody.toString('utf8') })
+            : JSON.stringify({ payload: rawQuery, input })
+        const headers = signed
+          ? { [ENVELOPE_HEADER]: '1', [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: signature }
+          : undefined
         // in memory when this process serves the trigger route, else over NATS (gateway/route-call.ts)
         const reply = await service
-          .call(rpcSubject(ctx.names, webhookRouteId(method)), { requestId: state.requestId, caller, params: { path }, query: async === '1' || async === 'true' ? { async } : {}, ...(headers === undefined ? {} : { headers }) }, Buffer.from(sent))
+          .call(
+            rpcSubject(ctx.names, webhookRouteId(method)),
+            {
+              requestId: state.requestId,
+              caller,
+              params: { path },
+              query: async === '1' || async === 'true' ? { async } : {},
+              ...(headers === undefined ? {} : { headers }),
+            },
+            Buffer.from(sent),
+          )
           .catch((err: unknown) => {
             if (err instanceof AppError && err.code === 'service.timeout') {
-              throw new AppError(504, 'service.timeout', 'the function did not answer within the gateway timeout; it goes on running (call with ?async=1 for long functions)')
+              throw new AppError(
+                504,
+                'service.timeout',
+                'the function did not answer within the gateway timeout; it goes on running (call with ?async=1 for long functions)',
+              )
             }
             throw err
           })

@@ -92,7 +92,10 @@ export function openChannel(sb: SandboxProcess, readyTimeoutMs = 30_000): Runner
   // a never-awaited ready rejection must not crash the process
   ready.catch(() => undefined)
   let started = false
-  const readyTimer = setTimeout(() => fail(new SandboxBroken(`sandbox ${sb.name} did not start within ${String(readyTimeoutMs)} ms`)), readyTimeoutMs)
+  const readyTimer = setTimeout(
+    () => fail(new SandboxBroken(`sandbox ${sb.name} did not start within ${String(readyTimeoutMs)} ms`)),
+    readyTimeoutMs,
+  )
 
   function fail(err: Error): void {
     if (broken !== null) return
@@ -154,7 +157,11 @@ export function openChannel(sb: SandboxProcess, readyTimeoutMs = 30_000): Runner
   const onExit = async (): Promise<void> => {
     const e = await sb.exited
     // broken at once (nothing new is sent); the waiters fail once the output is read
-    exited = new SandboxExited(`sandbox ${sb.name} exited (code ${String(e.code)}, signal ${String(e.signal)})`, e, started)
+    exited = new SandboxExited(
+      `sandbox ${sb.name} exited (code ${String(e.code)}, signal ${String(e.signal)})`,
+      e,
+      started,
+    )
     let timer: NodeJS.Timeout | undefined
     await Promise.race([drained, new Promise((resolve) => (timer = setTimeout(resolve, EXIT_DRAIN_MS)))])
     clearTimeout(timer)
@@ -202,14 +209,26 @@ export function openChannel(sb: SandboxProcess, readyTimeoutMs = 30_000): Runner
     const e = (frame['error'] ?? {}) as Partial<ExecError>
     return {
       ok: false,
-      error: { type: String(e.type ?? 'Error'), message: String(e.message ?? ''), traceback: String(e.traceback ?? '') },
+      error: {
+        type: String(e.type ?? 'Error'),
+        message: String(e.message ?? ''),
+        traceback: String(e.traceback ?? ''),
+      },
       output,
       durationMs,
       timedOut: frame['timed_out'] === true,
     }
   }
 
-  const execBody = (req: ExecRequest): Record<string, unknown> => ({ op: 'exec', code: req.code, entrypoint: req.entrypoint, input: req.input, context: req.context, timeout_ms: req.timeoutMs, name: req.name ?? '' })
+  const execBody = (req: ExecRequest): Record<string, unknown> => ({
+    op: 'exec',
+    code: req.code,
+    entrypoint: req.entrypoint,
+    input: req.input,
+    context: req.context,
+    timeout_ms: req.timeoutMs,
+    name: req.name ?? '',
+  })
 
   return {
     ready,
@@ -229,7 +248,11 @@ export function openChannel(sb: SandboxProcess, readyTimeoutMs = 30_000): Runner
       const timeLimit = new Promise<ExecOutcome>((resolve) => {
         const arm = async (): Promise<void> => {
           await ready
-          if (!settled) timer = setTimeout(() => resolve(timedOut(req, performance.now() - sent)), req.timeoutMs + SINGLE_USE_TIMEOUT_GRACE_MS)
+          if (!settled)
+            timer = setTimeout(
+              () => resolve(timedOut(req, performance.now() - sent)),
+              req.timeoutMs + SINGLE_USE_TIMEOUT_GRACE_MS,
+            )
         }
         arm().catch(() => undefined)
       })
@@ -251,7 +274,17 @@ export function openChannel(sb: SandboxProcess, readyTimeoutMs = 30_000): Runner
 
 /** What the runner answers for an execution past its time (runner.py main_exclusive). */
 function timedOut(req: ExecRequest, durationMs: number): ExecOutcome {
-  return { ok: false, error: { type: 'TimeoutError', message: `the function ran longer than its timeout of ${String(req.timeoutMs / 1000)} s`, traceback: '' }, output: '', durationMs, timedOut: true }
+  return {
+    ok: false,
+    error: {
+      type: 'TimeoutError',
+      message: `the function ran longer than its timeout of ${String(req.timeoutMs / 1000)} s`,
+      traceback: '',
+    },
+    output: '',
+    durationMs,
+    timedOut: true,
+  }
 }
 
 /**
@@ -259,9 +292,21 @@ function timedOut(req: ExecRequest, durationMs: number): ExecOutcome {
  * and container inits exit with 128 + the signal's number when their process was killed.
  */
 function died(exit: SandboxExit, durationMs: number): ExecOutcome {
-  const byName = exit.signal === null ? undefined : (constants.signals as Record<string, number | undefined>)[exit.signal]
+  const byName =
+    exit.signal === null ? undefined : (constants.signals as Record<string, number | undefined>)[exit.signal]
   const sig = byName ?? (exit.code !== null && exit.code > 128 ? exit.code - 128 : undefined)
-  const why = sig === constants.signals.SIGXCPU ? ' (CPU time limit)' : sig === constants.signals.SIGKILL ? ' (memory or process limit)' : ''
+  const why =
+    sig === constants.signals.SIGXCPU
+      ? ' (CPU time limit)'
+      : sig === constants.signals.SIGKILL
+        ? ' (memory or process limit)'
+        : ''
   const how = sig !== undefined ? `was killed by signal ${String(sig)}${why}` : `exited with code ${String(exit.code)}`
-  return { ok: false, error: { type: 'ProcessDied', message: `the function's process ${how} before it returned a result`, traceback: '' }, output: '', durationMs, timedOut: false }
+  return {
+    ok: false,
+    error: { type: 'ProcessDied', message: `the function's process ${how} before it returned a result`, traceback: '' },
+    output: '',
+    durationMs,
+    timedOut: false,
+  }
 }

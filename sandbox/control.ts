@@ -3,7 +3,14 @@ import type { KV } from '@nats-io/kv'
 import { watchDesired, readDesired } from '../actors/pool/desired.ts'
 import { POOL_APPLIED_SUBJECT } from '../actors/pool/protocol.ts'
 import { openActorStates } from '../actors/runtime/provision.ts'
-import { POOL_KEYS, type PoolApplied, type PoolDesired, type PoolKey, type PoolNodeState, type SandboxNodeInfo } from '../schemas/sandbox-pool.ts'
+import {
+  POOL_KEYS,
+  type PoolApplied,
+  type PoolDesired,
+  type PoolKey,
+  type PoolNodeState,
+  type SandboxNodeInfo,
+} from '../schemas/sandbox-pool.ts'
 import type { Config } from '../src/kernel/config.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import { startHeartbeat, workersBucket, type Heartbeat } from '../src/platform/heartbeat.ts'
@@ -68,13 +75,22 @@ export async function startSandboxControl(o: {
   let stopped = false
   const isStopped = (): boolean => stopped
 
-  const nodeState = (a: Applied): PoolNodeState => ({ seq: a.seq, generation: a.generation, share: a.share, reloads: a.reloads })
+  const nodeState = (a: Applied): PoolNodeState => ({
+    seq: a.seq,
+    generation: a.generation,
+    share: a.share,
+    reloads: a.reloads,
+  })
   const info = (): SandboxNodeInfo => ({
     ...sbx.stats(),
     names: sbx.pool?.names() ?? [],
     pid: process.pid,
     interval_ms: intervalMs,
-    shared: { started: sbx.sharedStarted(), count: sbx.sharedCount(), workers: sbx.sharedStarted() ? (sbx.shared?.list() ?? []) : [] },
+    shared: {
+      started: sbx.sharedStarted(),
+      count: sbx.sharedCount(),
+      workers: sbx.sharedStarted() ? (sbx.shared?.list() ?? []) : [],
+    },
     pools: { sandbox: nodeState(applied.sandbox), shared: nodeState(applied.shared) },
   })
 
@@ -94,20 +110,27 @@ export async function startSandboxControl(o: {
   })
   let writes: Promise<void> = Promise.resolve()
   const write = (): Promise<void> => {
-    writes = writes.then(() => heartbeat.beat()).catch((err: unknown) => log.warn({ err }, 'sandbox heartbeat write failed'))
+    writes = writes
+      .then(() => heartbeat.beat())
+      .catch((err: unknown) => log.warn({ err }, 'sandbox heartbeat write failed'))
     return writes
   }
   await heartbeat.beat()
-  const poll = setInterval(() => {
-    if (JSON.stringify(info()) !== written) void write()
-  }, Math.min(POLL_MS, intervalMs))
+  const poll = setInterval(
+    () => {
+      if (JSON.stringify(info()) !== written) void write()
+    },
+    Math.min(POLL_MS, intervalMs),
+  )
   poll.unref()
 
   // --- converging to the pool actors' state --------------------------------------------------
   const reload = async (pool: PoolKey): Promise<Record<string, unknown>> => {
     if (pool === 'sandbox') return sbx.pool === null ? { idle_containers: 0, success: 0, failed: 0 } : sbx.pool.reload()
     // shared workers not started yet start later with the new settings: nothing to recycle
-    return sbx.sharedStarted() && sbx.shared !== null ? sbx.shared.reload() : { total_workers: 0, success: 0, failed: 0 }
+    return sbx.sharedStarted() && sbx.shared !== null
+      ? sbx.shared.reload()
+      : { total_workers: 0, success: 0, failed: 0 }
   }
   const scale = async (pool: PoolKey, n: number): Promise<Record<string, unknown>> => {
     if (pool === 'sandbox') {
@@ -128,13 +151,19 @@ export async function startSandboxControl(o: {
     members = { at: Date.now(), nodes: await directory.live() }
     return members.nodes
   }
-  const sharing = (pool: PoolKey, nodes: readonly LiveNode[]): string[] => nodes.filter((n) => pool === 'shared' || n.info.executor === 'pool').map((n) => n.node)
+  const sharing = (pool: PoolKey, nodes: readonly LiveNode[]): string[] =>
+    nodes.filter((n) => pool === 'shared' || n.info.executor === 'pool').map((n) => n.node)
 
   const applyOnce = async (pool: PoolKey, d: PoolDesired): Promise<void> => {
     const a = applied[pool]
     const hasPool = pool === 'shared' || sbx.pool !== null
     // a listing younger than a heartbeat interval is good enough; a new request lists again
-    const fresh = d.seq === a.seq && Date.now() - members.at < intervalMs ? members.nodes : d.target === null ? [] : await listMembers()
+    const fresh =
+      d.seq === a.seq && Date.now() - members.at < intervalMs
+        ? members.nodes
+        : d.target === null
+          ? []
+          : await listMembers()
     const share = d.target === null || !hasPool ? null : shareOf(d.target, sharing(pool, fresh), nodeId)
     const p = plan(d, a, share, packagesNow)
     if (d.seq === a.seq && p.scale === null && !p.reload && p.packages === undefined) return
@@ -150,14 +179,21 @@ export async function startSandboxControl(o: {
         a.reloads++
       }
       if (p.scale !== null) report.scale = await scale(pool, p.scale)
-      if (p.restarts.length > 0) report.restart = await Promise.all(p.restarts.map(async (name) => ({ name, found: await restart(name) })))
+      if (p.restarts.length > 0)
+        report.restart = await Promise.all(p.restarts.map(async (name) => ({ name, found: await restart(name) })))
     } catch (err) {
       failed = true
       report.error = err instanceof Error ? err.message : String(err)
       log.warn({ err, pool, seq: d.seq }, 'applying the pool state failed')
     }
     // a failed scale is tried again at the next check (the share stays what was applied)
-    applied[pool] = { seq: d.seq, generation: d.generation, share: failed ? a.share : share, packages: d.packages_dir !== undefined ? d.packages_dir : a.packages, reloads: a.reloads }
+    applied[pool] = {
+      seq: d.seq,
+      generation: d.generation,
+      share: failed ? a.share : share,
+      packages: d.packages_dir !== undefined ? d.packages_dir : a.packages,
+      reloads: a.reloads,
+    }
     log.info({ pool, seq: d.seq, share, reload: p.reload, restarts: p.restarts.length }, 'pool state applied')
     // the beat first: whoever reads the stats after the answer sees what was applied
     await bounded(write(), BEAT_WAIT_MS)
@@ -181,7 +217,8 @@ export async function startSandboxControl(o: {
         for (let more = true; more; more = again[pool] && !isStopped()) {
           again[pool] = false
           const d = latest[pool]
-          if (d !== undefined) await applyOnce(pool, d).catch((err: unknown) => log.warn({ err, pool }, 'pool state check failed'))
+          if (d !== undefined)
+            await applyOnce(pool, d).catch((err: unknown) => log.warn({ err, pool }, 'pool state check failed'))
         }
       } finally {
         running[pool] = false

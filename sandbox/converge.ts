@@ -13,7 +13,8 @@ import type { NatsNames } from '../src/platform/nats-names.ts'
  */
 
 /** Split `total` over `n` nodes as evenly as possible (the first ones take the remainder). */
-export const splitTarget = (total: number, n: number, i: number): number => Math.floor(total / n) + (i < total % n ? 1 : 0)
+export const splitTarget = (total: number, n: number, i: number): number =>
+  Math.floor(total / n) + (i < total % n ? 1 : 0)
 
 /** This node's share of `target`: the nodes are ordered by id, so every node computes the same split. */
 export function shareOf(target: number, nodes: readonly string[], me: string): number {

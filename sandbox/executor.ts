@@ -47,7 +47,15 @@ export interface SharedWorkers {
   run(req: ExecRequest): Promise<ExecOutcome>
   count(): number
   list(): SharedWorkerInfo[]
-  scale(target: number): Promise<{ action: 'scale_up' | 'scale_down'; previous_count: number; current_count: number; added?: number; removed?: number }>
+  scale(
+    target: number,
+  ): Promise<{
+    action: 'scale_up' | 'scale_down'
+    previous_count: number
+    current_count: number
+    added?: number
+    removed?: number
+  }>
   reload(): Promise<{ total_workers: number; success: number; failed: number }>
   restart(name: string): Promise<boolean>
   close(): Promise<void>
@@ -58,7 +66,13 @@ export function storageMb(s: string): number {
   if (m === null) return 1024
   const n = Number(m[1])
   const unit = (m[2] ?? '').toLowerCase()
-  return unit === 'g' ? n * 1024 : unit === 'k' ? Math.max(1, Math.ceil(n / 1024)) : unit === 'm' ? n : Math.max(1, Math.ceil(n / 1024 / 1024))
+  return unit === 'g'
+    ? n * 1024
+    : unit === 'k'
+      ? Math.max(1, Math.ceil(n / 1024))
+      : unit === 'm'
+        ? n
+        : Math.max(1, Math.ceil(n / 1024 / 1024))
 }
 
 export function limitsOf(config: Config): SandboxLimits {
@@ -77,22 +91,38 @@ export function limitsOf(config: Config): SandboxLimits {
 
 export async function localDriver(config: Config): Promise<SandboxDriver> {
   if (config.SANDBOX_DRIVER === 'docker') {
-    const [{ dockerDriver }, { ensureSandboxImage }, { default: Docker }] = await Promise.all([import('./drivers/docker.ts'), import('./image.ts'), import('dockerode')])
+    const [{ dockerDriver }, { ensureSandboxImage }, { default: Docker }] = await Promise.all([
+      import('./drivers/docker.ts'),
+      import('./image.ts'),
+      import('dockerode'),
+    ])
     // DOCKER_HOST wins: `unix:///path` is a socket, `tcp://host:port` an address.
     const unix = config.DOCKER_HOST.startsWith('unix://') ? config.DOCKER_HOST.slice('unix://'.length) : undefined
     const host = config.DOCKER_HOST === '' || unix !== undefined ? undefined : config.DOCKER_HOST
     const socketPath = unix ?? config.SANDBOX_DOCKER_SOCKET
     // The image is imported through the engine's own API (Docker and podman alike), not a CLI.
-    const engine = host === undefined ? new Docker({ socketPath }) : new Docker({ host: new URL(host).hostname, port: Number(new URL(host).port) })
+    const engine =
+      host === undefined
+        ? new Docker({ socketPath })
+        : new Docker({ host: new URL(host).hostname, port: Number(new URL(host).port) })
     const image = config.SANDBOX_IMAGE !== '' ? config.SANDBOX_IMAGE : await ensureSandboxImage({ docker: engine })
     // an outer uid per sandbox: RLIMIT_NPROC then counts one sandbox's processes, not all of them
-    return dockerDriver({ ...(host === undefined ? {} : { host }), socketPath, image, ...(config.SANDBOX_UID_BASE > 0 ? { uidBase: config.SANDBOX_UID_BASE } : {}) })
+    return dockerDriver({
+      ...(host === undefined ? {} : { host }),
+      socketPath,
+      image,
+      ...(config.SANDBOX_UID_BASE > 0 ? { uidBase: config.SANDBOX_UID_BASE } : {}),
+    })
   }
   return bubblewrapDriver({ python: config.SANDBOX_PYTHON, uidBase: config.SANDBOX_UID_BASE })
 }
 
 export function disabledError(): AppError {
-  return new AppError(422, 'sandbox.disabled', 'sandbox executions are disabled on this platform (SANDBOX_EXECUTOR=disabled); only trusted shared_pool functions run')
+  return new AppError(
+    422,
+    'sandbox.disabled',
+    'sandbox executions are disabled on this platform (SANDBOX_EXECUTOR=disabled); only trusted shared_pool functions run',
+  )
 }
 
 /**
@@ -102,7 +132,12 @@ export function disabledError(): AppError {
  * A `singleUse` spec's runner runs the execution in its own process and the time limit is kept
  * here (`execOnce`); a timed-out sandbox is destroyed below like any other.
  */
-export async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: ExecRequest, signal?: AbortSignal): Promise<ExecOutcome> {
+export async function runOnce(
+  driver: SandboxDriver,
+  spec: SandboxSpec,
+  req: ExecRequest,
+  signal?: AbortSignal,
+): Promise<ExecOutcome> {
   const proc = await driver.start(spec)
   const onAbort = () => void proc.destroy().catch(() => undefined)
   signal?.addEventListener('abort', onAbort, { once: true })
@@ -119,7 +154,12 @@ export async function runOnce(driver: SandboxDriver, spec: SandboxSpec, req: Exe
   }
 }
 
-function createSharedWorkers(o: { driver: SandboxDriver; spec: (id: string) => SandboxSpec; count: number; log: Logger }): SharedWorkers {
+function createSharedWorkers(o: {
+  driver: SandboxDriver
+  spec: (id: string) => SandboxSpec
+  count: number
+  log: Logger
+}): SharedWorkers {
   interface W {
     id: string
     proc: SandboxProcess
@@ -180,7 +220,13 @@ function createSharedWorkers(o: { driver: SandboxDriver; spec: (id: string) => S
       throw new SandboxBroken('no shared worker is available')
     },
     count: () => workers.length,
-    list: () => settled().map((w) => ({ name: w.proc.name, inflight: w.channel.inflight, executions: w.executions, started_at: w.startedAt })),
+    list: () =>
+      settled().map((w) => ({
+        name: w.proc.name,
+        inflight: w.channel.inflight,
+        executions: w.executions,
+        started_at: w.startedAt,
+      })),
     async scale(target) {
       const previous = workers.length
       if (target >= previous) {
@@ -223,10 +269,16 @@ function createSharedWorkers(o: { driver: SandboxDriver; spec: (id: string) => S
   }
 }
 
-export async function createSandboxExecutor(config: Config, log: Logger, o: { packagesDir?: string | undefined } = {}): Promise<SandboxExecutor> {
+export async function createSandboxExecutor(
+  config: Config,
+  log: Logger,
+  o: { packagesDir?: string | undefined } = {},
+): Promise<SandboxExecutor> {
   const limits = limitsOf(config)
   let packagesDir = o.packagesDir
-  const spec = (mode: 'exclusive' | 'shared', network: boolean) => (id: string): SandboxSpec => ({ id, mode, limits, network, ...(packagesDir === undefined ? {} : { packagesDir }) })
+  const spec =
+    (mode: 'exclusive' | 'shared', network: boolean) =>
+    (id: string): SandboxSpec => ({ id, mode, limits, network, ...(packagesDir === undefined ? {} : { packagesDir }) })
   let pool: WarmPool | null = null
   let untrusted: ((req: ExecRequest, signal?: AbortSignal) => Promise<ExecOutcome>) | null = null
   let driverName = 'none'
@@ -278,9 +330,19 @@ export async function createSandboxExecutor(config: Config, log: Logger, o: { pa
   const sharedWorkers = (): SharedWorkers => {
     if (shared !== null) return shared
     if (config.TRUSTED_EXECUTOR === 'inprocess') {
-      shared = createSharedWorkers({ driver: processDriver({ python: config.SANDBOX_PYTHON }), spec: spec('shared', true), count: 1, log })
+      shared = createSharedWorkers({
+        driver: processDriver({ python: config.SANDBOX_PYTHON }),
+        spec: spec('shared', true),
+        count: 1,
+        log,
+      })
     } else {
-      shared = createSharedWorkers({ driver: bubblewrapDriver({ python: config.SANDBOX_PYTHON, uidBase: config.SANDBOX_UID_BASE }), spec: spec('shared', true), count: config.DEFAULT_WORKER_COUNT, log })
+      shared = createSharedWorkers({
+        driver: bubblewrapDriver({ python: config.SANDBOX_PYTHON, uidBase: config.SANDBOX_UID_BASE }),
+        spec: spec('shared', true),
+        count: config.DEFAULT_WORKER_COUNT,
+        log,
+      })
     }
     return shared
   }
@@ -291,14 +353,26 @@ export async function createSandboxExecutor(config: Config, log: Logger, o: { pa
       return sharedWorkers()
     },
     sharedStarted: () => shared !== null,
-    sharedCount: () => (shared !== null ? shared.count() : config.TRUSTED_EXECUTOR === 'inprocess' ? 1 : config.DEFAULT_WORKER_COUNT),
+    sharedCount: () =>
+      shared !== null ? shared.count() : config.TRUSTED_EXECUTOR === 'inprocess' ? 1 : config.DEFAULT_WORKER_COUNT,
     async run(req, { trusted, signal }) {
       if (trusted) return sharedWorkers().run(req)
       if (untrusted === null) throw disabledError()
       return untrusted(req, signal)
     },
     stats() {
-      const base: PoolStats = pool?.stats() ?? { idle: 0, in_use: 0, starting: 0, total: 0, min_size: 0, max_size: 0, waiting: 0, executions: 0, recycled: 0, destroyed_on_error: 0 }
+      const base: PoolStats = pool?.stats() ?? {
+        idle: 0,
+        in_use: 0,
+        starting: 0,
+        total: 0,
+        min_size: 0,
+        max_size: 0,
+        waiting: 0,
+        executions: 0,
+        recycled: 0,
+        destroyed_on_error: 0,
+      }
       return { ...base, executor: config.SANDBOX_EXECUTOR, driver: driverName }
     },
     setPackagesDir(dir) {

@@ -1,6 +1,19 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import type Docker from 'dockerode'
@@ -24,10 +37,23 @@ import { RUNNER_SOURCE } from './runner-path.ts'
 const RECIPE = 'sandbox-rootfs-2'
 
 /** Parts of the stdlib a function never needs (and that make most of its size). */
-const STDLIB_EXCLUDES = new Set(['test', 'idlelib', 'tkinter', 'turtledemo', 'lib2to3', 'ensurepip', 'pydoc_data', 'venv', 'curses', 'dist-packages', 'site-packages'])
+const STDLIB_EXCLUDES = new Set([
+  'test',
+  'idlelib',
+  'tkinter',
+  'turtledemo',
+  'lib2to3',
+  'ensurepip',
+  'pydoc_data',
+  'venv',
+  'curses',
+  'dist-packages',
+  'site-packages',
+])
 
 /** Extension modules left out: terminals, NIS, Berkeley DB, audio devices, CPython's test modules (and with them ncurses, readline, libdb, libnsl, libtirpc and Kerberos). */
-const DYNLOAD_EXCLUDES = /^(readline|_curses|_curses_panel|nis|_dbm|ossaudiodev|_tkinter|xxlimited|xxlimited_35|_xxsubinterpreters|_ctypes_test|_test\w*|_xxtestfuzz)\./
+const DYNLOAD_EXCLUDES =
+  /^(readline|_curses|_curses_panel|nis|_dbm|ossaudiodev|_tkinter|xxlimited|xxlimited_35|_xxsubinterpreters|_ctypes_test|_test\w*|_xxtestfuzz)\./
 
 export interface ImageLog {
   info(obj: object, msg?: string): void
@@ -124,9 +150,15 @@ export function buildRootfs(root: string, pythonPath = '/usr/bin/python3'): void
   if (version === undefined) throw new Error(`cannot tell the Python version of ${python}`)
   const stdlib = join(dirname(dirname(python)), 'lib', `python${version}`)
   const seen = new Set<string>()
-  for (const d of ['usr/bin', 'usr/lib', 'usr/lib64', 'etc', 'runner', 'proc', 'dev', 'sys', 'packages']) mkdirSync(join(root, d), { recursive: true })
+  for (const d of ['usr/bin', 'usr/lib', 'usr/lib64', 'etc', 'runner', 'proc', 'dev', 'sys', 'packages'])
+    mkdirSync(join(root, d), { recursive: true })
   // merged /usr: the loader and libraries are found through /lib and /lib64
-  for (const [name, to] of [['lib', 'usr/lib'], ['lib64', 'usr/lib64'], ['bin', 'usr/bin']] as const) symlinkSync(to, join(root, name))
+  for (const [name, to] of [
+    ['lib', 'usr/lib'],
+    ['lib64', 'usr/lib64'],
+    ['bin', 'usr/bin'],
+  ] as const)
+    symlinkSync(to, join(root, name))
   mkdirSync(join(root, 'tmp'), { mode: 0o1777 })
   chmodSync(join(root, 'tmp'), 0o1777)
   copyWithLinks(root, python, seen)
@@ -157,11 +189,18 @@ export function buildRootfs(root: string, pythonPath = '/usr/bin/python3'): void
   for (const lib of sharedLibraries([python, ...listSharedObjects(join(root, stdlib))])) copyWithLinks(root, lib, seen)
   cpSync(RUNNER_SOURCE, join(root, 'runner', 'runner.py'))
   chmodSync(join(root, 'runner', 'runner.py'), 0o644)
-  writeFileSync(join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/nonexistent\nnobody:x:65534:65534:nobody:/tmp:/nonexistent\n')
+  writeFileSync(
+    join(root, 'etc/passwd'),
+    'root:x:0:0:root:/root:/nonexistent\nnobody:x:65534:65534:nobody:/tmp:/nonexistent\n',
+  )
   writeFileSync(join(root, 'etc/group'), 'root:x:0:\nnogroup:x:65534:\n')
 }
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv | undefined): Promise<{ code: number | null; out: string; err: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(cmd, args, { env: env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
@@ -188,7 +227,11 @@ async function imageExists(o: EnsureImageOptions, tag: string): Promise<boolean>
 
 async function importTarball(o: EnsureImageOptions, tarball: string, tag: string): Promise<void> {
   if (o.docker === undefined) {
-    const imp = await run(o.podman ?? 'podman', [...(o.podmanArgs ?? []), 'import', '--change', 'WORKDIR /tmp', '--change', 'USER 65534:65534', tarball, tag], o.env)
+    const imp = await run(
+      o.podman ?? 'podman',
+      [...(o.podmanArgs ?? []), 'import', '--change', 'WORKDIR /tmp', '--change', 'USER 65534:65534', tarball, tag],
+      o.env,
+    )
     if (imp.code !== 0) throw new Error(`podman import failed: ${imp.err.trim()}`)
     return
   }
@@ -199,12 +242,21 @@ async function importTarball(o: EnsureImageOptions, tarball: string, tag: string
   // `repo` may carry the tag (Docker's API); podman 4.3 reads it whole and ignores `tag`
   const stream = await docker.importImage(tarball, { repo: tag, changes: ['WORKDIR /tmp', 'USER 65534:65534'] })
   const events = await new Promise<Array<Record<string, unknown>>>((resolveImport, reject) => {
-    ;(docker.modem as { followProgress(s: NodeJS.ReadableStream, done: (err: Error | null, out: Array<Record<string, unknown>>) => void): void }).followProgress(stream, (err, out) => (err === null ? resolveImport(out) : reject(err)))
+    ;(
+      docker.modem as {
+        followProgress(
+          s: NodeJS.ReadableStream,
+          done: (err: Error | null, out: Array<Record<string, unknown>>) => void,
+        ): void
+      }
+    ).followProgress(stream, (err, out) => (err === null ? resolveImport(out) : reject(err)))
   })
   const failed = events.find((e) => typeof e['error'] === 'string')
   if (failed !== undefined) throw new Error(`image import failed: ${String(failed['error'])}`)
   // podman's compatible API ignores repo/tag on import: tag the imported id (Docker: a no-op)
-  const id = events.map((e) => (typeof e['status'] === 'string' && e['status'].startsWith('sha256:') ? e['status'] : null)).find((x) => x !== null)
+  const id = events
+    .map((e) => (typeof e['status'] === 'string' && e['status'].startsWith('sha256:') ? e['status'] : null))
+    .find((x) => x !== null)
   if (!(await imageExists(o, tag))) {
     if (id === undefined || id === null) throw new Error('image import returned no image id')
     await docker.getImage(id).tag({ repo, tag: version })
@@ -227,7 +279,11 @@ export async function ensureSandboxImage(o: EnsureImageOptions): Promise<string>
     buildRootfs(root, o.python)
     const tarball = join(work, 'rootfs.tar')
     // numeric owner root:root for everything; --sort for a reproducible archive
-    const tar = await run('tar', ['--numeric-owner', '--owner=0', '--group=0', '--sort=name', '-C', root, '-cf', tarball, '.'], process.env)
+    const tar = await run(
+      'tar',
+      ['--numeric-owner', '--owner=0', '--group=0', '--sort=name', '-C', root, '-cf', tarball, '.'],
+      process.env,
+    )
     if (tar.code !== 0) throw new Error(`tar failed: ${tar.err.trim()}`)
     await importTarball(o, tarball, tag)
     o.log?.info({ tag, ms: Date.now() - started, bytes: lstatSync(tarball).size }, 'sandbox image imported')

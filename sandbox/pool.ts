@@ -59,7 +59,9 @@ export interface WarmPool {
   stats(): PoolStats
   names(): string[]
   /** Sets the pool size (SPEC §4.3 scale): grows now, shrinks by removing idle sandboxes only. */
-  scale(target: number): Promise<{ action: 'scale_up' | 'scale_down'; previous: number; current: number; added?: number; removed?: number }>
+  scale(
+    target: number,
+  ): Promise<{ action: 'scale_up' | 'scale_down'; previous: number; current: number; added?: number; removed?: number }>
   /** Replaces every idle sandbox with a fresh one (e.g. after packages were installed). */
   reload(): Promise<{ idle_containers: number; success: number; failed: number }>
   /** Destroys the named sandbox (busy ones are marked to go after their execution); false when unknown. */
@@ -102,7 +104,16 @@ export function createWarmPool(o: PoolOptions): WarmPool {
         await proc.destroy()
         throw err
       }
-      const m: Member = { id, name: proc.name, proc, channel, state: 'idle', executions: 0, lastUsed: Date.now(), gen: born }
+      const m: Member = {
+        id,
+        name: proc.name,
+        proc,
+        channel,
+        state: 'idle',
+        executions: 0,
+        lastUsed: Date.now(),
+        gen: born,
+      }
       if (closed || born !== generation) {
         await proc.destroy()
         if (!closed) setImmediate(replenish)
@@ -152,7 +163,10 @@ export function createWarmPool(o: PoolOptions): WarmPool {
     }
   }
 
-  async function destroy(m: Member, reason: 'recycle' | 'error' | 'scale' | 'reload' | 'restart' | 'cancel'): Promise<void> {
+  async function destroy(
+    m: Member,
+    reason: 'recycle' | 'error' | 'scale' | 'reload' | 'restart' | 'cancel',
+  ): Promise<void> {
     // counted once: a cancelled execution's sandbox is destroyed by the abort and again by the
     // failed exec that follows
     const known = members.delete(m.id)
@@ -231,7 +245,8 @@ export function createWarmPool(o: PoolOptions): WarmPool {
       executions++
       m.executions++
       // A timed-out or dead execution may have left the sandbox in any state: never reuse it.
-      const tainted = !outcome.ok && (outcome.timedOut || outcome.error.type === 'ProcessDied' || outcome.error.type === 'BadResult')
+      const tainted =
+        !outcome.ok && (outcome.timedOut || outcome.error.type === 'ProcessDied' || outcome.error.type === 'BadResult')
       if (cancelled) await destroy(m, 'cancel')
       else if (tainted || m.channel.broken) await destroy(m, 'error')
       else if (m.executions >= o.maxExecutions) await destroy(m, 'recycle')

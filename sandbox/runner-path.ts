@@ -6,13 +6,18 @@ export const RUNNER_SOURCE = join(import.meta.dirname, 'runner', 'runner.py')
 
 export function runnerArgs(spec: SandboxSpec, o: { isolated: boolean; packagesPath?: string | undefined }): string[] {
   return [
-    '--mode', spec.mode,
+    '--mode',
+    spec.mode,
     ...(o.isolated ? ['--isolated'] : []),
     ...(spec.singleUse === true ? ['--single-use'] : []),
-    '--memory-mb', String(spec.limits.memoryMb),
-    '--file-mb', String(spec.limits.fileMb),
-    '--max-procs', String(spec.limits.maxProcs),
-    '--max-files', String(spec.limits.maxFiles),
+    '--memory-mb',
+    String(spec.limits.memoryMb),
+    '--file-mb',
+    String(spec.limits.fileMb),
+    '--max-procs',
+    String(spec.limits.maxProcs),
+    '--max-files',
+    String(spec.limits.maxFiles),
     ...(o.packagesPath === undefined ? [] : ['--packages', o.packagesPath]),
   ]
 }

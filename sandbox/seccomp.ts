@@ -17,8 +17,38 @@
 
 /** Syscall numbers per architecture (x86_64: arch/x86/entry/syscalls; aarch64: asm-generic). */
 const DENIED: Record<'x86_64' | 'aarch64', Record<string, number>> = {
-  x86_64: { ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, unshare: 272, setns: 308, keyctl: 250, add_key: 248, request_key: 249, bpf: 321, perf_event_open: 298, userfaultfd: 323, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427 },
-  aarch64: { ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, unshare: 97, setns: 268, keyctl: 219, add_key: 217, request_key: 218, bpf: 280, perf_event_open: 241, userfaultfd: 282, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427 },
+  x86_64: {
+    ptrace: 101,
+    process_vm_readv: 310,
+    process_vm_writev: 311,
+    unshare: 272,
+    setns: 308,
+    keyctl: 250,
+    add_key: 248,
+    request_key: 249,
+    bpf: 321,
+    perf_event_open: 298,
+    userfaultfd: 323,
+    io_uring_setup: 425,
+    io_uring_enter: 426,
+    io_uring_register: 427,
+  },
+  aarch64: {
+    ptrace: 117,
+    process_vm_readv: 270,
+    process_vm_writev: 271,
+    unshare: 97,
+    setns: 268,
+    keyctl: 219,
+    add_key: 217,
+    request_key: 218,
+    bpf: 280,
+    perf_event_open: 241,
+    userfaultfd: 282,
+    io_uring_setup: 425,
+    io_uring_enter: 426,
+    io_uring_register: 427,
+  },
 }
 const CLONE = { x86_64: 56, aarch64: 220 }
 const CLONE3 = 435 // the same number on both
@@ -50,7 +80,10 @@ type Insn = { code: number; k: number; jt?: Target; jf?: Target } | { label: Tar
 /** The filter: per architecture, the denied numbers answer EPERM; any other architecture's calls
  * (i386 through int 0x80 on x86_64) answer EPERM entirely. */
 export function seccompProgram(): Buffer {
-  const prog: Insn[] = [{ code: LD_W_ABS, k: OFF_ARCH }, { code: JEQ_K, k: AUDIT_ARCH.x86_64, jf: 'aarch64' }]
+  const prog: Insn[] = [
+    { code: LD_W_ABS, k: OFF_ARCH },
+    { code: JEQ_K, k: AUDIT_ARCH.x86_64, jf: 'aarch64' },
+  ]
   const body = (arch: 'x86_64' | 'aarch64'): Insn[] => [
     { code: LD_W_ABS, k: OFF_NR },
     ...(arch === 'x86_64' ? [{ code: JGE_K, k: X32_SYSCALL_BIT, jt: 'deny' as const }] : []),
@@ -60,7 +93,11 @@ export function seccompProgram(): Buffer {
   ]
   prog.push(...body('x86_64'))
   prog.push({ label: 'aarch64' }, { code: JEQ_K, k: AUDIT_ARCH.aarch64, jf: 'foreign' }, ...body('aarch64'))
-  prog.push({ label: 'clone' }, { code: LD_W_ABS, k: OFF_ARG0_LOW }, { code: JSET_K, k: CLONE_NEWUSER, jt: 'deny', jf: 'allow' })
+  prog.push(
+    { label: 'clone' },
+    { code: LD_W_ABS, k: OFF_ARG0_LOW },
+    { code: JSET_K, k: CLONE_NEWUSER, jt: 'deny', jf: 'allow' },
+  )
   prog.push({ label: 'allow' }, { code: RET_K, k: RET_ALLOW })
   prog.push({ label: 'foreign' }, { label: 'deny' }, { code: RET_K, k: RET_ERRNO | EPERM })
   prog.push({ label: 'enosys' }, { code: RET_K, k: RET_ERRNO | ENOSYS })
@@ -102,7 +139,12 @@ export function dockerSeccompProfile(): string {
     architectures: ['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32', 'SCMP_ARCH_AARCH64', 'SCMP_ARCH_ARM'],
     syscalls: [
       { names: [...DENIED_SYSCALLS], action: 'SCMP_ACT_ERRNO', errnoRet: EPERM },
-      { names: ['clone'], action: 'SCMP_ACT_ERRNO', errnoRet: EPERM, args: [{ index: 0, value: CLONE_NEWUSER, valueTwo: CLONE_NEWUSER, op: 'SCMP_CMP_MASKED_EQ' }] },
+      {
+        names: ['clone'],
+        action: 'SCMP_ACT_ERRNO',
+        errnoRet: EPERM,
+        args: [{ index: 0, value: CLONE_NEWUSER, valueTwo: CLONE_NEWUSER, op: 'SCMP_CMP_MASKED_EQ' }],
+      },
       { names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: ENOSYS },
     ],
   })

@@ -8,7 +8,11 @@ import { Name, Namespace, Nullable, Uuid } from './common.ts'
  */
 
 /** One tool call of an assistant message; `arguments` is the model's JSON text. */
-export const ToolCall = T.Object({ id: T.String(), type: T.Literal('function'), function: T.Object({ name: T.String(), arguments: T.String() }) })
+export const ToolCall = T.Object({
+  id: T.String(),
+  type: T.Literal('function'),
+  function: T.Object({ name: T.String(), arguments: T.String() }),
+})
 export type ToolCall = Static<typeof ToolCall>
 
 export const MessageRole = T.Union([T.Literal('user'), T.Literal('assistant'), T.Literal('system'), T.Literal('tool')])
@@ -55,7 +59,12 @@ export const ChatRow = T.Object({ ...chatFields, agent_id: Uuid, internal: T.Boo
 export type ChatRow = Static<typeof ChatRow>
 
 /** A tool call waiting for the user's decision (POST /chats/{id}/approve-tool). */
-export const Approval = T.Object({ tool_call_id: T.String(), function_namespace: T.String(), function_name: T.String(), arguments: T.Record(T.String(), T.Unknown()) })
+export const Approval = T.Object({
+  tool_call_id: T.String(),
+  function_namespace: T.String(),
+  function_name: T.String(),
+  arguments: T.Record(T.String(), T.Unknown()),
+})
 export type Approval = Static<typeof Approval>
 
 /* The chat routes' params, bodies and answers (SPEC §4.1). */
@@ -64,18 +73,30 @@ export const ChatParams = T.Object({ id: Uuid })
 export const ChatStreamParams = T.Object({ id: Uuid, channel_id: T.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) })
 export const ChatStreamQuery = T.Object({ last_id: T.Optional(T.Integer({ minimum: 0 })) })
 export const ToolApprovalParams = T.Object({ id: Uuid, tool_call_id: T.String({ minLength: 1, maxLength: 200 }) })
-export const ChatListQuery = T.Object({ include_archived: T.Optional(T.Boolean()), limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })), offset: T.Optional(T.Integer({ minimum: 0 })) })
+export const ChatListQuery = T.Object({
+  include_archived: T.Optional(T.Boolean()),
+  limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
+  offset: T.Optional(T.Integer({ minimum: 0 })),
+})
 
 export const ChatCreateBody = T.Object(
   {
     input: T.Optional(T.Record(T.String(), T.Unknown())),
     title: T.Optional(T.String({ maxLength: 500 })),
-    expires_in: T.Optional(T.Integer({ minimum: 1, maximum: 365 * 86_400, description: 'seconds; the chat is hard-deleted after' })),
+    expires_in: T.Optional(
+      T.Integer({ minimum: 1, maximum: 365 * 86_400, description: 'seconds; the chat is hard-deleted after' }),
+    ),
   },
   { additionalProperties: false },
 )
-export const ChatUpdateBody = T.Object({ archived: T.Optional(T.Boolean()), title: T.Optional(Nullable(T.String({ maxLength: 500 }))) }, { additionalProperties: false })
-export const MessageBody = T.Object({ content: T.String({ minLength: 1, maxLength: 1_000_000 }) }, { additionalProperties: false })
+export const ChatUpdateBody = T.Object(
+  { archived: T.Optional(T.Boolean()), title: T.Optional(Nullable(T.String({ maxLength: 500 }))) },
+  { additionalProperties: false },
+)
+export const MessageBody = T.Object(
+  { content: T.String({ minLength: 1, maxLength: 1_000_000 }) },
+  { additionalProperties: false },
+)
 export const ToolApprovalBody = T.Object({ approved: T.Boolean() }, { additionalProperties: false })
 export const InvokeBody = T.Object(
   {
@@ -87,7 +108,14 @@ export const InvokeBody = T.Object(
   { additionalProperties: false },
 )
 
-export const ChatWithMessages = T.Intersect([ChatRecord, T.Object({ messages: T.Array(MessageRecord), pending_approvals: T.Array(Approval) })])
+export const ChatWithMessages = T.Intersect([
+  ChatRecord,
+  T.Object({ messages: T.Array(MessageRecord), pending_approvals: T.Array(Approval) }),
+])
 export const SentMessage = T.Intersect([MessageRecord, T.Object({ status: T.String() })])
-export const ToolApprovalAnswer = T.Object({ status: T.Union([T.Literal('approved'), T.Literal('rejected')]), tool_call_id: T.String(), channel_id: T.String() })
+export const ToolApprovalAnswer = T.Object({
+  status: T.Union([T.Literal('approved'), T.Literal('rejected')]),
+  tool_call_id: T.String(),
+  channel_id: T.String(),
+})
 export const InvokeAnswer = T.Object({ reply: T.String(), chat_id: Uuid, session_key: Nullable(T.String()) })

@@ -8,8 +8,17 @@ import { Type as T, type TSchema } from '@sinclair/typebox'
 export const NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,62}$'
 const SEGMENT = '[a-z0-9][a-z0-9_-]{0,62}'
 
-export const Name = T.String({ pattern: NAME_PATTERN, maxLength: 63, description: 'lowercase letters, digits, - and _; at most 63 characters' })
-export const Namespace = T.String({ pattern: NAME_PATTERN, maxLength: 63, default: 'default', description: 'namespace (default `default`)' })
+export const Name = T.String({
+  pattern: NAME_PATTERN,
+  maxLength: 63,
+  description: 'lowercase letters, digits, - and _; at most 63 characters',
+})
+export const Namespace = T.String({
+  pattern: NAME_PATTERN,
+  maxLength: 63,
+  default: 'default',
+  description: 'namespace (default `default`)',
+})
 export const Uuid = T.String({ format: 'uuid' })
 export const Timestamp = T.String({ format: 'date-time' })
 

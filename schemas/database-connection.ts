@@ -11,15 +11,39 @@ export const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-f
 
 export const ConnectionPoolConfig = T.Object(
   {
-    min_pool_size: T.Optional(T.Integer({ minimum: 0, maximum: 100, description: 'connections kept open while idle (default DATABASE_POOL_MIN_SIZE)' })),
-    max_pool_size: T.Optional(T.Integer({ minimum: 1, maximum: 100, description: 'connections at most (default DATABASE_POOL_MAX_SIZE)' })),
+    min_pool_size: T.Optional(
+      T.Integer({
+        minimum: 0,
+        maximum: 100,
+        description: 'connections kept open while idle (default DATABASE_POOL_MIN_SIZE)',
+      }),
+    ),
+    max_pool_size: T.Optional(
+      T.Integer({ minimum: 1, maximum: 100, description: 'connections at most (default DATABASE_POOL_MAX_SIZE)' }),
+    ),
     // Snowflake only
-    account: T.Optional(T.String({ maxLength: 255, description: 'snowflake: account identifier (informational; the host names the account)' })),
+    account: T.Optional(
+      T.String({
+        maxLength: 255,
+        description: 'snowflake: account identifier (informational; the host names the account)',
+      }),
+    ),
     warehouse: T.Optional(T.String({ maxLength: 255, description: 'snowflake: warehouse' })),
     schema: T.Optional(T.String({ maxLength: 255, description: 'snowflake: schema' })),
-    role: T.Optional(T.String({ maxLength: 255, description: 'snowflake: role for write queries (and read queries without read_role)' })),
-    read_role: T.Optional(T.String({ maxLength: 255, description: 'snowflake: role for read queries (grant it SELECT only)' })),
-    token_type: T.Optional(T.Union([T.Literal('OAUTH'), T.Literal('PROGRAMMATIC_ACCESS_TOKEN'), T.Literal('KEYPAIR_JWT')], { description: 'snowflake: X-Snowflake-Authorization-Token-Type (default OAUTH)' })),
+    role: T.Optional(
+      T.String({
+        maxLength: 255,
+        description: 'snowflake: role for write queries (and read queries without read_role)',
+      }),
+    ),
+    read_role: T.Optional(
+      T.String({ maxLength: 255, description: 'snowflake: role for read queries (grant it SELECT only)' }),
+    ),
+    token_type: T.Optional(
+      T.Union([T.Literal('OAUTH'), T.Literal('PROGRAMMATIC_ACCESS_TOKEN'), T.Literal('KEYPAIR_JWT')], {
+        description: 'snowflake: X-Snowflake-Authorization-Token-Type (default OAUTH)',
+      }),
+    ),
   },
   { additionalProperties: true, default: {} },
 )
@@ -28,21 +52,34 @@ export const DatabaseConnectionSpec = T.Object(
   {
     connection_type: T.Union(
       CONNECTION_TYPES.map((c) => T.Literal(c)),
-      { description: 'postgresql, clickhouse (columnar analytics, HTTP interface) or snowflake (warehouse, REST SQL API)' },
+      {
+        description:
+          'postgresql, clickhouse (columnar analytics, HTTP interface) or snowflake (warehouse, REST SQL API)',
+      },
     ),
-    host: T.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9._:\\-\\[\\]]+$', description: 'host name or address' }),
-    port: T.Union([T.Integer({ minimum: 1, maximum: 65535 }), T.Null()], { default: null, description: 'null: 5432 (postgresql), 8123 or 8443 with TLS (clickhouse), 443 (snowflake)' }),
+    host: T.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[A-Za-z0-9._:\\-\\[\\]]+$',
+      description: 'host name or address',
+    }),
+    port: T.Union([T.Integer({ minimum: 1, maximum: 65535 }), T.Null()], {
+      default: null,
+      description: 'null: 5432 (postgresql), 8123 or 8443 with TLS (clickhouse), 443 (snowflake)',
+    }),
     database: T.String({ default: '', maxLength: 255 }),
     username: T.String({ default: '', maxLength: 255 }),
     password: T.Union([T.String({ maxLength: 8192 }), T.Null()], { default: null, description: 'write-only' }),
     ssl_mode: T.Union([T.Union(SSL_MODES.map((m) => T.Literal(m))), T.Null()], {
       default: null,
-      description: 'postgresql: as libpq (null = prefer… treated as disable); clickhouse/snowflake: disable = plain http, anything else https (snowflake default https)',
+      description:
+        'postgresql: as libpq (null = prefer… treated as disable); clickhouse/snowflake: disable = plain http, anything else https (snowflake default https)',
     }),
     config: ConnectionPoolConfig,
     allow_platform_database: T.Boolean({
       default: false,
-      description: "postgresql: the connection may lead to the platform's own database (same host, port and database as the platform's); refused unless set",
+      description:
+        "postgresql: the connection may lead to the platform's own database (same host, port and database as the platform's); refused unless set",
     }),
   },
   { additionalProperties: false },
@@ -71,7 +108,8 @@ export const ConnectionTestResult = T.Object(
     server_version: T.Union([T.String(), T.Null()]),
     duration_ms: T.Number(),
     warnings: T.Array(T.String(), {
-      description: 'postgresql: what the connected role may do beyond a query author\'s business (a superuser, pg_read_server_files, pg_execute_server_program, pg_write_server_files): use a role without them',
+      description:
+        "postgresql: what the connected role may do beyond a query author's business (a superuser, pg_read_server_files, pg_execute_server_program, pg_write_server_files): use a role without them",
     }),
   },
   { title: 'DatabaseConnectionTestResult' },

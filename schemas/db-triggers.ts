@@ -11,7 +11,12 @@ import { Name, Namespace, Nullable, Timestamp, Uuid } from './common.ts'
  * characters without NUL. It is never written into SQL as given: it is looked up in
  * information_schema as a bound value and then quoted ("…" with "" escapes).
  */
-export const SqlIdentifier = T.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$', description: 'a Postgres identifier as it is spelled in the catalog (case-sensitive; quoted when used)' })
+export const SqlIdentifier = T.String({
+  minLength: 1,
+  maxLength: 63,
+  pattern: '^[^\\x00]+$',
+  description: 'a Postgres identifier as it is spelled in the catalog (case-sensitive; quoted when used)',
+})
 /** What a poll can see. DELETE cannot be detected by polling (SPEC §2.12) and is refused. */
 export const DbTriggerOperation = T.Union([T.Literal('INSERT'), T.Literal('UPDATE')])
 export const DbTriggerOperations = T.Array(DbTriggerOperation, {
@@ -22,9 +27,25 @@ export const DbTriggerOperations = T.Array(DbTriggerOperation, {
     'INSERT, UPDATE or both. A single one needs the table to tell them apart: a poll column filled by a sequence or identity (grows on INSERT only: INSERT), or a `created_column` (equal to the poll column: INSERT, else UPDATE); otherwise 422 `db_trigger.operations_undetectable`. Default: what the table can tell (INSERT for a sequence column, both otherwise). DELETE cannot be detected',
 })
 /** A column set once at INSERT to the poll column's value (e.g. created_at beside an updated_at poll column). */
-export const CreatedColumn = Nullable(T.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$', description: 'a column the row takes at INSERT with the same value as the poll column and keeps (e.g. `created_at` beside an `updated_at` poll column, both `default now()`): a row whose two values are equal was inserted, otherwise updated; null: none' }))
-export const PollInterval = T.Integer({ minimum: 1, maximum: 3600, description: 'seconds between polls (1–3600, default 10)' })
-export const BatchSize = T.Integer({ minimum: 1, maximum: 10000, description: 'rows per function call at most (1–10000, default 100)' })
+export const CreatedColumn = Nullable(
+  T.String({
+    minLength: 1,
+    maxLength: 63,
+    pattern: '^[^\\x00]+$',
+    description:
+      'a column the row takes at INSERT with the same value as the poll column and keeps (e.g. `created_at` beside an `updated_at` poll column, both `default now()`): a row whose two values are equal was inserted, otherwise updated; null: none',
+  }),
+)
+export const PollInterval = T.Integer({
+  minimum: 1,
+  maximum: 3600,
+  description: 'seconds between polls (1–3600, default 10)',
+})
+export const BatchSize = T.Integer({
+  minimum: 1,
+  maximum: 10000,
+  description: 'rows per function call at most (1–10000, default 100)',
+})
 
 export const DbTriggerCreateBody = T.Object(
   {
@@ -80,8 +101,10 @@ export const DbTrigger = T.Object(
     batch_size: T.Integer(),
     description: T.String(),
     is_active: T.Boolean(),
-    last_poll_value: Nullable(T.String({ description: 'the bookmark (the poll column\'s value as text); null until the first activation' })),
-    error_message: Nullable(T.String({ description: 'the last poll\'s error; null after a poll that worked' })),
+    last_poll_value: Nullable(
+      T.String({ description: "the bookmark (the poll column's value as text); null until the first activation" }),
+    ),
+    error_message: Nullable(T.String({ description: "the last poll's error; null after a poll that worked" })),
     last_polled_at: Nullable(Timestamp),
     version: T.Integer(),
     created_at: Timestamp,
@@ -100,15 +123,29 @@ export const DbTriggerListQuery = T.Object(
   },
   { additionalProperties: false },
 )
-export const DbTriggerOwnerQuery = T.Object({ owner_id: T.Optional(T.String({ format: 'uuid', description: "another user's trigger (needs the :all permission)" })) }, { additionalProperties: false })
+export const DbTriggerOwnerQuery = T.Object(
+  {
+    owner_id: T.Optional(
+      T.String({ format: 'uuid', description: "another user's trigger (needs the :all permission)" }),
+    ),
+  },
+  { additionalProperties: false },
+)
 
 /** The function input of one batch (SPEC §6.2). */
 export const DbTriggerInput = T.Object(
   {
     table: T.String({ description: '<schema>.<table>' }),
-    operation: T.Union([T.Literal('INSERT'), T.Literal('UPDATE'), T.Literal('CHANGE')], { description: "the batch's operation: INSERT or UPDATE when every row is one, CHANGE when the rows are mixed or the table cannot tell" }),
+    operation: T.Union([T.Literal('INSERT'), T.Literal('UPDATE'), T.Literal('CHANGE')], {
+      description:
+        "the batch's operation: INSERT or UPDATE when every row is one, CHANGE when the rows are mixed or the table cannot tell",
+    }),
     rows: T.Array(T.Record(T.String(), T.Unknown())),
-    row_operations: T.Optional(T.Array(T.Union([T.Literal('INSERT'), T.Literal('UPDATE')]), { description: 'with a created_column: the operation of each row, in the order of `rows`' })),
+    row_operations: T.Optional(
+      T.Array(T.Union([T.Literal('INSERT'), T.Literal('UPDATE')]), {
+        description: 'with a created_column: the operation of each row, in the order of `rows`',
+      }),
+    ),
     poll_column: T.String(),
     count: T.Integer(),
     timestamp: Timestamp,
@@ -118,7 +155,10 @@ export const DbTriggerInput = T.Object(
 export type DbTriggerInput = Static<typeof DbTriggerInput>
 
 /** The db-trigger actor asks the resource service for one poll (NATS request `svc.dbtriggers.poll`). */
-export const DbTriggerPoll = T.Object({ trigger_id: Uuid, fence: T.Integer({ minimum: 0, description: 'the actor\'s lease revision' }) }, { additionalProperties: false })
+export const DbTriggerPoll = T.Object(
+  { trigger_id: Uuid, fence: T.Integer({ minimum: 0, description: "the actor's lease revision" }) },
+  { additionalProperties: false },
+)
 export type DbTriggerPoll = Static<typeof DbTriggerPoll>
 
 /**
@@ -133,7 +173,9 @@ export type DbTriggerPoll = Static<typeof DbTriggerPoll>
 export const DbTriggerPollReply = T.Union([
   T.Object({
     ok: T.Literal(true),
-    status: T.Union(['initialized', 'fired', 'idle', 'held', 'busy', 'inactive', 'gone', 'stale'].map((s) => T.Literal(s))),
+    status: T.Union(
+      ['initialized', 'fired', 'idle', 'held', 'busy', 'inactive', 'gone', 'stale'].map((s) => T.Literal(s)),
+    ),
     rows: T.Integer({ minimum: 0 }),
     more: T.Boolean(),
     job_id: Nullable(T.String()),

@@ -10,9 +10,16 @@ export const FunctionSpec = T.Object(
     input_schema: JsonSchemaObject,
     output_schema: JsonSchemaObject,
     icon: Icon,
-    shared_pool: T.Boolean({ default: false, description: 'admin only: run in persistent shared workers (trusted code)' }),
+    shared_pool: T.Boolean({
+      default: false,
+      description: 'admin only: run in persistent shared workers (trusted code)',
+    }),
     requires_approval: T.Boolean({ default: false, description: 'agent tool calls wait for a user approval' }),
-    timeout: T.Union([T.Integer({ minimum: 1, maximum: 86_400 }), T.Null()], { default: null, description: 'seconds; null = FUNCTION_TIMEOUT, and never more than FUNCTION_TIMEOUT (a larger value is clamped at run time)' }),
+    timeout: T.Union([T.Integer({ minimum: 1, maximum: 86_400 }), T.Null()], {
+      default: null,
+      description:
+        'seconds; null = FUNCTION_TIMEOUT, and never more than FUNCTION_TIMEOUT (a larger value is clamped at run time)',
+    }),
   },
   { additionalProperties: false },
 )

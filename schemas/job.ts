@@ -2,7 +2,10 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { Nullable, Uuid } from './common.ts'
 
 /* Wire shapes of jobs, executions and the queue admin endpoints (WIRE.md "Functions and executions"). */
-export const JobStatus = T.Union(['scheduled', 'queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => T.Literal(s)), { description: 'job status' })
+export const JobStatus = T.Union(
+  ['scheduled', 'queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => T.Literal(s)),
+  { description: 'job status' },
+)
 
 /**
  * How a job failed, as the job state carries it: `code` is a registered error code
@@ -11,7 +14,11 @@ export const JobStatus = T.Union(['scheduled', 'queued', 'running', 'completed',
  * `error` fields stay text: `jobErrorText` (src/jobs/job-state.ts) renders `type: message`.
  */
 export const JobError = T.Object(
-  { code: T.String(), type: T.String({ description: "Python exception type for function errors, '' otherwise" }), message: T.String() },
+  {
+    code: T.String(),
+    type: T.String({ description: "Python exception type for function errors, '' otherwise" }),
+    message: T.String(),
+  },
   { title: 'JobError' },
 )
 
@@ -68,7 +75,14 @@ export const QueueStats = T.Object(
       agents: T.Object({ pending: T.Integer(), executing: T.Integer() }),
       subagents: T.Object({ pending: T.Integer(), executing: T.Integer() }),
     }),
-    jobs: T.Object({ scheduled: T.Integer(), queued: T.Integer(), running: T.Integer(), completed: T.Integer(), failed: T.Integer(), cancelled: T.Integer() }),
+    jobs: T.Object({
+      scheduled: T.Integer(),
+      queued: T.Integer(),
+      running: T.Integer(),
+      completed: T.Integer(),
+      failed: T.Integer(),
+      cancelled: T.Integer(),
+    }),
     dlq: T.Object({ size: T.Integer() }),
     workers: T.Object({ functions: T.Integer(), agents: T.Integer(), subagents: T.Integer() }),
   },
@@ -76,7 +90,16 @@ export const QueueStats = T.Object(
 )
 
 export const DlqEntry = T.Object(
-  { job_id: Uuid, pool: T.String(), kind: T.String(), namespace: T.String(), name: T.String(), error: Nullable(T.String()), attempts: T.Integer(), created_at: T.String() },
+  {
+    job_id: Uuid,
+    pool: T.String(),
+    kind: T.String(),
+    namespace: T.String(),
+    name: T.String(),
+    error: Nullable(T.String()),
+    attempts: T.Integer(),
+    created_at: T.String(),
+  },
   { title: 'DlqEntry' },
 )
 
@@ -156,7 +179,9 @@ export const ExecutionEvent = T.Object({
   chat_id: T.Union([T.String(), T.Null()]),
   parent_id: T.Union([T.String(), T.Null()]),
   error: T.Union([T.String(), T.Null()]),
-  result: T.Optional(T.Unknown({ description: 'on completed, when it fits in 64 KB; otherwise GET /jobs/{id}/result' })),
+  result: T.Optional(
+    T.Unknown({ description: 'on completed, when it fits in 64 KB; otherwise GET /jobs/{id}/result' }),
+  ),
   created_at: T.String(),
   started_at: T.Union([T.String(), T.Null()]),
   finished_at: T.Union([T.String(), T.Null()]),

@@ -8,6 +8,10 @@ export const ExecutionParams = T.Object({ execution_id: Uuid })
 export const JobResult = T.Unknown({ description: "the function's output" })
 export const JobCancelled = T.Object({ status: T.Literal('cancelled'), job_id: Uuid })
 export const StuckJobsFlushed = T.Object({ flushed: T.Integer(), job_ids: T.Array(Uuid) })
-export const QueueJobsQuery = T.Object({ status: T.Optional(JobStatus), limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000, default: 100 })), offset: T.Optional(T.Integer({ minimum: 0, default: 0 })) })
+export const QueueJobsQuery = T.Object({
+  status: T.Optional(JobStatus),
+  limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  offset: T.Optional(T.Integer({ minimum: 0, default: 0 })),
+})
 export const DlqRetried = T.Object({ status: T.Literal('queued'), job_id: Uuid, retry_of: Uuid })
 export const DlqFlushed = T.Object({ flushed: T.Integer() })

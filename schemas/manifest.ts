@@ -4,7 +4,11 @@ import { Name, NAME_PATTERN, Namespace, Ref } from './common.ts'
 /* Manifest fields (SPEC.md §2.13) and its status answer (§4.6). */
 export const ResourceRefSpec = T.Object(
   {
-    type: T.String({ pattern: '^[a-z][a-z_]{0,62}$', description: 'the resource kind, singular (`agent`, `function`, `skill`, `collection`, `store`, ...); the plural (`agents`) is accepted too' }),
+    type: T.String({
+      pattern: '^[a-z][a-z_]{0,62}$',
+      description:
+        'the resource kind, singular (`agent`, `function`, `skill`, `collection`, `store`, ...); the plural (`agents`) is accepted too',
+    }),
     namespace: Namespace,
     name: Name,
   },
@@ -20,7 +24,11 @@ export const StoreDependency = T.Object(
 export const ExposedNamespaces = T.Record(
   T.String({ pattern: '^[a-z][a-z_-]{0,62}$' }),
   T.Array(T.Union([T.String({ pattern: NAME_PATTERN, maxLength: 63 }), T.Literal('*')]), { maxItems: 200 }),
-  { default: {}, description: 'namespace filter per resource type (plural keys: agents, functions, skills, collections, templates, ...); `*` = every namespace' },
+  {
+    default: {},
+    description:
+      'namespace filter per resource type (plural keys: agents, functions, skills, collections, templates, ...); `*` = every namespace',
+  },
 )
 
 const Permission = T.String({ minLength: 1, maxLength: 300, pattern: '^platform\\.[^\\s]+$' })
@@ -43,12 +51,17 @@ const StoreStatus = T.Object({
   store: T.String(),
   key: T.Union([T.String(), T.Null()]),
   exists: T.Boolean(),
-  key_checked: T.Boolean({ description: 'false while no store module can look keys up (the store itself was checked)' }),
+  key_checked: T.Boolean({
+    description: 'false while no store module can look keys up (the store itself was checked)',
+  }),
 })
 
 export const ManifestStatus = T.Object(
   {
-    ready: T.Boolean({ description: 'every required resource exists, every required permission is granted and every store dependency exists' }),
+    ready: T.Boolean({
+      description:
+        'every required resource exists, every required permission is granted and every store dependency exists',
+    }),
     resources: T.Object({ satisfied: T.Array(ResourceStatus), missing: T.Array(ResourceStatus) }),
     permissions: T.Object({ required: PermissionStatus, optional: PermissionStatus }),
     stores: T.Object({ satisfied: T.Array(StoreStatus), missing: T.Array(StoreStatus) }),

@@ -11,15 +11,32 @@ import { LlmMessage } from './llm.ts'
 
 export const TextPart = T.Object({ type: T.Literal('text'), text: T.String() }, { additionalProperties: true })
 export type TextPart = Static<typeof TextPart>
-const Content = T.Union([T.String(), T.Null(), T.Array(T.Object({ type: T.String() }, { additionalProperties: true }), { maxItems: 1000 })])
+const Content = T.Union([
+  T.String(),
+  T.Null(),
+  T.Array(T.Object({ type: T.String() }, { additionalProperties: true }), { maxItems: 1000 }),
+])
 const WireToolCall = T.Object(
-  { id: T.String({ minLength: 1, maxLength: 200 }), type: T.Optional(T.Literal('function')), function: T.Object({ name: T.String({ minLength: 1, maxLength: 200 }), arguments: T.String() }, { additionalProperties: true }) },
+  {
+    id: T.String({ minLength: 1, maxLength: 200 }),
+    type: T.Optional(T.Literal('function')),
+    function: T.Object(
+      { name: T.String({ minLength: 1, maxLength: 200 }), arguments: T.String() },
+      { additionalProperties: true },
+    ),
+  },
   { additionalProperties: true },
 )
 /** A request message as clients send it (roles incl. developer, content parts, loose tool calls). */
 export const OpenAiMessage = T.Object(
   {
-    role: T.Union([T.Literal('system'), T.Literal('developer'), T.Literal('user'), T.Literal('assistant'), T.Literal('tool')]),
+    role: T.Union([
+      T.Literal('system'),
+      T.Literal('developer'),
+      T.Literal('user'),
+      T.Literal('assistant'),
+      T.Literal('tool'),
+    ]),
     content: T.Optional(Content),
     name: T.Optional(T.String({ maxLength: 200 })),
     tool_calls: T.Optional(T.Union([T.Array(WireToolCall, { maxItems: 128 }), T.Null()])),
@@ -42,12 +59,21 @@ const Tool = T.Object(
   },
   { additionalProperties: true },
 )
-const ToolChoice = T.Union([T.Literal('none'), T.Literal('auto'), T.Literal('required'), T.Object({ type: T.Literal('function'), function: T.Object({ name: T.String() }) }, { additionalProperties: true })])
+const ToolChoice = T.Union([
+  T.Literal('none'),
+  T.Literal('auto'),
+  T.Literal('required'),
+  T.Object({ type: T.Literal('function'), function: T.Object({ name: T.String() }) }, { additionalProperties: true }),
+])
 const opt = <S extends Parameters<typeof T.Optional>[0]>(s: S) => T.Optional(T.Union([s, T.Null()]))
 
 export const ChatCompletionBody = T.Object(
   {
-    model: T.String({ minLength: 1, maxLength: 400, description: '`agent:<namespace>/<name>` or `<provider name>/<model>` (GET /adapters/openai/v1/models)' }),
+    model: T.String({
+      minLength: 1,
+      maxLength: 400,
+      description: '`agent:<namespace>/<name>` or `<provider name>/<model>` (GET /adapters/openai/v1/models)',
+    }),
     messages: T.Array(OpenAiMessage, { minItems: 1, maxItems: 10_000 }),
     stream: opt(T.Boolean()),
     stream_options: opt(T.Object({ include_usage: T.Optional(T.Boolean()) }, { additionalProperties: true })),
@@ -59,7 +85,9 @@ export const ChatCompletionBody = T.Object(
     n: opt(T.Integer({ minimum: 1, maximum: 1 })),
     user: opt(T.String({ maxLength: 500 })),
     /** Structured output (`text`, `json_object`, `json_schema`): passed to a provider model; an agent model answers by its own output_schema. */
-    response_format: opt(T.Object({ type: T.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: true })),
+    response_format: opt(
+      T.Object({ type: T.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: true }),
+    ),
     /** Not OpenAI: an agent's input variables (its input_schema), for `agent:` models. */
     input: opt(T.Record(T.String(), T.Unknown())),
   },
@@ -74,7 +102,12 @@ export const OpenAiOutboundMessage = T.Object({ ...LlmMessage.properties, name: 
 export type OpenAiOutboundMessage = Static<typeof OpenAiOutboundMessage>
 
 /** The assistant message of a `chat.completion`. */
-export const CompletionMessage = T.Object({ role: T.Literal('assistant'), content: T.Union([T.String(), T.Null()]), refusal: T.Null(), tool_calls: T.Optional(T.Array(ToolCall)) })
+export const CompletionMessage = T.Object({
+  role: T.Literal('assistant'),
+  content: T.Union([T.String(), T.Null()]),
+  refusal: T.Null(),
+  tool_calls: T.Optional(T.Array(ToolCall)),
+})
 export type CompletionMessage = Static<typeof CompletionMessage>
 
 /** The `delta` of a `chat.completion.chunk`. */
@@ -100,7 +133,7 @@ export type ChunkDelta = Static<typeof ChunkDelta>
  */
 export const ChatCompletionRequestDoc = T.Record(T.String(), T.Unknown(), {
   description:
-    'The OpenAI request: model, messages (system, developer, user, assistant with tool_calls, tool), stream, stream_options.include_usage, temperature, max_tokens / max_completion_tokens, tools, tool_choice; `input` (not OpenAI): an agent\'s input variables. Other OpenAI parameters are ignored.',
+    "The OpenAI request: model, messages (system, developer, user, assistant with tool_calls, tool), stream, stream_options.include_usage, temperature, max_tokens / max_completion_tokens, tools, tool_choice; `input` (not OpenAI): an agent's input variables. Other OpenAI parameters are ignored.",
 })
 export const ChatCompletion = T.Object(
   {
@@ -108,16 +141,28 @@ export const ChatCompletion = T.Object(
     object: T.Literal('chat.completion'),
     created: T.Integer(),
     model: T.String(),
-    choices: T.Array(T.Object({ index: T.Integer(), message: T.Record(T.String(), T.Unknown()), finish_reason: T.String() })),
-    usage: T.Optional(T.Object({ prompt_tokens: T.Integer(), completion_tokens: T.Integer(), total_tokens: T.Integer() })),
+    choices: T.Array(
+      T.Object({ index: T.Integer(), message: T.Record(T.String(), T.Unknown()), finish_reason: T.String() }),
+    ),
+    usage: T.Optional(
+      T.Object({ prompt_tokens: T.Integer(), completion_tokens: T.Integer(), total_tokens: T.Integer() }),
+    ),
   },
   { title: 'ChatCompletion' },
 )
 export const OpenAiModel = T.Object(
-  { id: T.String(), object: T.Literal('model'), created: T.Integer({ description: 'unix seconds' }), owned_by: T.String({ description: '`agent:<namespace>` for agents, the provider name for provider models' }) },
+  {
+    id: T.String(),
+    object: T.Literal('model'),
+    created: T.Integer({ description: 'unix seconds' }),
+    owned_by: T.String({ description: '`agent:<namespace>` for agents, the provider name for provider models' }),
+  },
   { title: 'Model' },
 )
 
 export const ModelList = T.Object({ object: T.Literal('list'), data: T.Array(OpenAiModel) })
 export const ModelParams = T.Object({ model_id: T.String({ minLength: 1, maxLength: 400 }) })
-export const ModelPathParams = T.Object({ owner: T.String({ minLength: 1, maxLength: 200 }), model: T.String({ minLength: 1, maxLength: 300 }) })
+export const ModelPathParams = T.Object({
+  owner: T.String({ minLength: 1, maxLength: 200 }),
+  model: T.String({ minLength: 1, maxLength: 300 }),
+})

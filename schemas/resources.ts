@@ -2,7 +2,15 @@ import { Type as T } from '@sinclair/typebox'
 import { Name, Namespace, Uuid } from './common.ts'
 
 /* Shapes every resource kind's management routes share (SPEC.md §4); each kind's own record and bodies come from its spec via defineKind. */
-export const ResourceVersion = T.Object({ version: T.Integer(), fields: T.Record(T.String(), T.Unknown()), created_by: T.Union([Uuid, T.Null()]), created_at: T.String() }, { title: 'ResourceVersion' })
+export const ResourceVersion = T.Object(
+  {
+    version: T.Integer(),
+    fields: T.Record(T.String(), T.Unknown()),
+    created_by: T.Union([Uuid, T.Null()]),
+    created_at: T.String(),
+  },
+  { title: 'ResourceVersion' },
+)
 
 /** A namespaced kind's address. */
 export const NamespacedParams = T.Object({ namespace: Namespace, name: Name })
@@ -12,4 +20,7 @@ export const NameParams = T.Object({ name: Name })
 export const IdParams = T.Object({ id: Uuid })
 
 /** The message on `resources.changed` (NATS): the publishing process `o`, a kind `k`, and one row of it (`i`, its addresses `a`) or all of it. */
-export const ResourceChange = T.Object({ o: T.String(), k: T.String(), i: T.Optional(T.String()), a: T.Optional(T.Array(T.String())) }, { title: 'ResourceChange' })
+export const ResourceChange = T.Object(
+  { o: T.String(), k: T.String(), i: T.Optional(T.String()), a: T.Optional(T.Array(T.String())) },
+  { title: 'ResourceChange' },
+)

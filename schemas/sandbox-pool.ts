@@ -30,11 +30,23 @@ export const PoolDesired = T.Object({
   /** Recent restart requests by container name, with the seq that carried them (last 32). */
   restarts: T.Array(T.Object({ name: T.String({ maxLength: 200 }), seq: T.Integer() })),
   /** Recent requests with the seq that carried them (last 32): a duplicate id changes nothing. */
-  requests: T.Array(T.Object({ id: RequestId, seq: T.Integer(), op: T.Union([T.Literal('scale'), T.Literal('reload'), T.Literal('restart')]) })),
+  requests: T.Array(
+    T.Object({
+      id: RequestId,
+      seq: T.Integer(),
+      op: T.Union([T.Literal('scale'), T.Literal('reload'), T.Literal('restart')]),
+    }),
+  ),
 })
 export type PoolDesired = Static<typeof PoolDesired>
 
-export const initialPoolDesired = (): PoolDesired => ({ seq: 0, target: null, generation: 0, restarts: [], requests: [] })
+export const initialPoolDesired = (): PoolDesired => ({
+  seq: 0,
+  target: null,
+  generation: 0,
+  restarts: [],
+  requests: [],
+})
 
 const Count = T.Integer({ minimum: 0 })
 
@@ -63,7 +75,12 @@ export const PoolNodeState = T.Object({
 })
 export type PoolNodeState = Static<typeof PoolNodeState>
 
-export const SharedWorkerEntry = T.Object({ name: T.String(), inflight: T.Integer(), executions: T.Integer(), started_at: T.String() })
+export const SharedWorkerEntry = T.Object({
+  name: T.String(),
+  inflight: T.Integer(),
+  executions: T.Integer(),
+  started_at: T.String(),
+})
 
 /** A worker process's heartbeat (`sandbox.<node>` in WORKERS): its pools' stats and what it applied. */
 export const SandboxNodeInfo = T.Object(

@@ -12,8 +12,16 @@ import { Name, Namespace, Nullable, Timestamp, Uuid } from './common.ts'
  * part of one (no traversal), and the path is usable as-is in a URL.
  */
 export const WEBHOOK_PATH_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,62}){0,7}$'
-export const WebhookPath = T.String({ pattern: WEBHOOK_PATH_PATTERN, maxLength: 255, description: 'URL path below /webhooks/: 1–8 segments `<segment>/<segment>` of letters, digits, _ - . (a segment starts with a letter or digit)' })
-export const WebhookMethod = T.Union(['GET', 'POST', 'PUT', 'DELETE', 'PATCH'].map((m) => T.Literal(m)), { description: 'the one HTTP method the webhook answers' })
+export const WebhookPath = T.String({
+  pattern: WEBHOOK_PATH_PATTERN,
+  maxLength: 255,
+  description:
+    'URL path below /webhooks/: 1–8 segments `<segment>/<segment>` of letters, digits, _ - . (a segment starts with a letter or digit)',
+})
+export const WebhookMethod = T.Union(
+  ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'].map((m) => T.Literal(m)),
+  { description: 'the one HTTP method the webhook answers' },
+)
 export const JsonObject = T.Record(T.String(), T.Unknown())
 
 export const WebhookCreateBody = T.Object(
@@ -22,11 +30,24 @@ export const WebhookCreateBody = T.Object(
     http_method: T.Optional(WebhookMethod),
     function_namespace: T.Optional(Namespace),
     function_name: Name,
-    requires_auth: T.Optional(T.Boolean({ default: true, description: 'true: the caller presents a Bearer token or API key and runs as itself; false: anonymous calls run as the webhook owner' })),
-    default_values: T.Optional(T.Record(T.String(), T.Unknown(), { description: 'merged beneath the request data (request wins)' })),
+    requires_auth: T.Optional(
+      T.Boolean({
+        default: true,
+        description:
+          'true: the caller presents a Bearer token or API key and runs as itself; false: anonymous calls run as the webhook owner',
+      }),
+    ),
+    default_values: T.Optional(
+      T.Record(T.String(), T.Unknown(), { description: 'merged beneath the request data (request wins)' }),
+    ),
     description: T.Optional(T.String({ maxLength: 4000 })),
     is_active: T.Optional(T.Boolean()),
-    signing_secret: T.Optional(T.Union([T.String({ minLength: 16, maxLength: 256 }), T.Null()], { description: 'optional HMAC-SHA256 key (16–256 characters; write-only, stored encrypted): calls must then carry `X-Webhook-Timestamp` and `X-Webhook-Signature: sha256=<hex HMAC of "<timestamp>.<raw body>">` (the raw query string for GET/DELETE) within WEBHOOK_SIGNATURE_TOLERANCE_SECONDS; null removes it' })),
+    signing_secret: T.Optional(
+      T.Union([T.String({ minLength: 16, maxLength: 256 }), T.Null()], {
+        description:
+          'optional HMAC-SHA256 key (16–256 characters; write-only, stored encrypted): calls must then carry `X-Webhook-Timestamp` and `X-Webhook-Signature: sha256=<hex HMAC of "<timestamp>.<raw body>">` (the raw query string for GET/DELETE) within WEBHOOK_SIGNATURE_TOLERANCE_SECONDS; null removes it',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'WebhookCreate' },
 )
@@ -41,7 +62,12 @@ export const WebhookUpdateBody = T.Object(
     default_values: T.Optional(JsonObject),
     description: T.Optional(T.String({ maxLength: 4000 })),
     is_active: T.Optional(T.Boolean()),
-    signing_secret: T.Optional(T.Union([T.String({ minLength: 16, maxLength: 256 }), T.Null()], { description: 'optional HMAC-SHA256 key (16–256 characters; write-only, stored encrypted): calls must then carry `X-Webhook-Timestamp` and `X-Webhook-Signature: sha256=<hex HMAC of "<timestamp>.<raw body>">` (the raw query string for GET/DELETE) within WEBHOOK_SIGNATURE_TOLERANCE_SECONDS; null removes it' })),
+    signing_secret: T.Optional(
+      T.Union([T.String({ minLength: 16, maxLength: 256 }), T.Null()], {
+        description:
+          'optional HMAC-SHA256 key (16–256 characters; write-only, stored encrypted): calls must then carry `X-Webhook-Timestamp` and `X-Webhook-Signature: sha256=<hex HMAC of "<timestamp>.<raw body>">` (the raw query string for GET/DELETE) within WEBHOOK_SIGNATURE_TOLERANCE_SECONDS; null removes it',
+      }),
+    ),
   },
   { additionalProperties: false, title: 'WebhookUpdate' },
 )
@@ -84,13 +110,23 @@ export const WebhookEntry = T.Object({
 export type WebhookEntry = Static<typeof WebhookEntry>
 
 export const WebhookParams = T.Object({ path: WebhookPath })
-export const WebhookCallQuery = T.Object({ async: T.Optional(T.Union([T.Literal('1'), T.Literal('true')], { description: 'answer 202 {execution_id} at once instead of waiting for the result' })) })
+export const WebhookCallQuery = T.Object({
+  async: T.Optional(
+    T.Union([T.Literal('1'), T.Literal('true')], {
+      description: 'answer 202 {execution_id} at once instead of waiting for the result',
+    }),
+  ),
+})
 export const WebhookAccepted = T.Object({ execution_id: Uuid, status: T.Literal('queued') })
 
 // ---- schedules
 
 export const ScheduleType = T.Union([T.Literal('function'), T.Literal('agent')])
-export const CronExpression = T.String({ minLength: 9, maxLength: 200, description: 'cron: 5 fields (minute precision) or 6 with seconds first (`*/10 * * * * *`)' })
+export const CronExpression = T.String({
+  minLength: 9,
+  maxLength: 200,
+  description: 'cron: 5 fields (minute precision) or 6 with seconds first (`*/10 * * * * *`)',
+})
 export const TimeZone = T.String({ minLength: 1, maxLength: 64, description: 'IANA time zone (default `UTC`)' })
 
 export const ScheduleCreateBody = T.Object(
@@ -102,7 +138,9 @@ export const ScheduleCreateBody = T.Object(
     cron_expression: CronExpression,
     timezone: T.Optional(TimeZone),
     input_data: T.Optional(JsonObject),
-    content: T.Optional(T.String({ maxLength: 100_000, description: 'the message sent to the agent (agent schedules)' })),
+    content: T.Optional(
+      T.String({ maxLength: 100_000, description: 'the message sent to the agent (agent schedules)' }),
+    ),
     description: T.Optional(T.String({ maxLength: 4000 })),
     is_active: T.Optional(T.Boolean()),
   },
@@ -130,7 +168,10 @@ export const ScheduleRun = T.Object(
     fired_at: Timestamp,
     job_id: Nullable(Uuid),
     chat_id: Nullable(Uuid),
-    status: T.String({ description: 'the job status (queued, running, completed, failed, cancelled) or `refused` when the owner could not run the target then' }),
+    status: T.String({
+      description:
+        'the job status (queued, running, completed, failed, cancelled) or `refused` when the owner could not run the target then',
+    }),
     error: Nullable(T.String()),
   },
   { title: 'ScheduleRun' },
@@ -158,22 +199,48 @@ export const Schedule = T.Object(
 )
 export type Schedule = Static<typeof Schedule>
 
-export const ScheduleDetail = T.Intersect([
-  Schedule,
-  T.Object({
-    next_run: Nullable(Timestamp),
-    last_run: Nullable(ScheduleRun),
-    runs: T.Array(ScheduleRun, { description: 'the last runs, newest first' }),
-  }),
-], { title: 'ScheduleDetail' })
+export const ScheduleDetail = T.Intersect(
+  [
+    Schedule,
+    T.Object({
+      next_run: Nullable(Timestamp),
+      last_run: Nullable(ScheduleRun),
+      runs: T.Array(ScheduleRun, { description: 'the last runs, newest first' }),
+    }),
+  ],
+  { title: 'ScheduleDetail' },
+)
 
 export const ScheduleParams = T.Object({ name: Name })
-export const ScheduleListQuery = T.Object({ limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })), offset: T.Optional(T.Integer({ minimum: 0 })) }, { additionalProperties: false })
-export const ScheduleOwnerQuery = T.Object({ owner_id: T.Optional(T.String({ format: 'uuid', description: "another user's schedule (needs the :all permission)" })) }, { additionalProperties: false })
-export const ScheduleGetQuery = T.Object({ owner_id: T.Optional(Uuid), runs: T.Optional(T.Integer({ minimum: 0, maximum: 500, description: 'how many recent runs (default 20)' })) }, { additionalProperties: false })
+export const ScheduleListQuery = T.Object(
+  { limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })), offset: T.Optional(T.Integer({ minimum: 0 })) },
+  { additionalProperties: false },
+)
+export const ScheduleOwnerQuery = T.Object(
+  {
+    owner_id: T.Optional(
+      T.String({ format: 'uuid', description: "another user's schedule (needs the :all permission)" }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export const ScheduleGetQuery = T.Object(
+  {
+    owner_id: T.Optional(Uuid),
+    runs: T.Optional(T.Integer({ minimum: 0, maximum: 500, description: 'how many recent runs (default 20)' })),
+  },
+  { additionalProperties: false },
+)
 
 /** The schedule actor asks the resource service to run one tick (NATS request `svc.schedules.fire`). */
-export const ScheduleFire = T.Object({ schedule_id: Uuid, tick: T.Integer({ minimum: 0, description: 'epoch ms of the cron time' }), version: T.Integer({ minimum: 0 }) }, { additionalProperties: false })
+export const ScheduleFire = T.Object(
+  {
+    schedule_id: Uuid,
+    tick: T.Integer({ minimum: 0, description: 'epoch ms of the cron time' }),
+    version: T.Integer({ minimum: 0 }),
+  },
+  { additionalProperties: false },
+)
 export type ScheduleFire = Static<typeof ScheduleFire>
 export const ScheduleFireReply = T.Union([
   T.Object({ ok: T.Literal(true), job_id: Nullable(T.String()), status: T.String() }),
@@ -188,14 +255,31 @@ export const ActorPartition = T.Object({
   owner: Nullable(T.String({ description: 'node id of the host holding the lease; null: nobody (being taken over)' })),
   fence: Nullable(T.Integer({ description: 'lease revision: the fencing token' })),
   lease_age_ms: Nullable(T.Integer({ description: 'time since the lease was last written (acquired or renewed)' })),
-  backlog: Nullable(T.Integer({ description: 'mailbox messages not yet handled (consumer num_pending + num_ack_pending); null when the partition has no consumer' })),
+  backlog: Nullable(
+    T.Integer({
+      description:
+        'mailbox messages not yet handled (consumer num_pending + num_ack_pending); null when the partition has no consumer',
+    }),
+  ),
 })
-export const ActorHostInfo = T.Object({ node_id: T.String(), last_seen: T.String(), partitions: T.Integer({ description: 'partitions owned, from the lease bucket' }) })
+export const ActorHostInfo = T.Object({
+  node_id: T.String(),
+  last_seen: T.String(),
+  partitions: T.Integer({ description: 'partitions owned, from the lease bucket' }),
+})
 export const SystemActors = T.Object(
   {
     lease_ttl_ms: Nullable(T.Integer()),
     hosts: T.Array(ActorHostInfo),
-    types: T.Array(T.Object({ type: T.String(), partitions: T.Integer(), owned: T.Integer(), backlog: T.Integer(), shards: T.Array(ActorPartition) })),
+    types: T.Array(
+      T.Object({
+        type: T.String(),
+        partitions: T.Integer(),
+        owned: T.Integer(),
+        backlog: T.Integer(),
+        shards: T.Array(ActorPartition),
+      }),
+    ),
   },
   { title: 'SystemActors' },
 )

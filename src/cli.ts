@@ -28,8 +28,13 @@ async function start(): Promise<void> {
     out(`  API            ${base}   (health: ${base}/health)`)
     out(`  API docs       ${base}/docs  ·  ${base}/api/v1/docs  ·  ${base}/adapters/openai/docs`)
   }
-  out(`  NATS           ${platform.natsUrl}${config.NATS_URL === '' ? '  (local nats-server, data in ' + join(config.DATA_DIR, 'nats') + ')' : ''}`)
-  if (platform.databaseUrl !== undefined) out(`  Postgres       ${decodeURIComponent(platform.databaseUrl.replace(/:[^:@/]+@/, ':***@'))}${databaseUrlOf(config) === undefined ? '  (local cluster, data in ' + join(config.DATA_DIR, 'pg') + ')' : ''}`)
+  out(
+    `  NATS           ${platform.natsUrl}${config.NATS_URL === '' ? '  (local nats-server, data in ' + join(config.DATA_DIR, 'nats') + ')' : ''}`,
+  )
+  if (platform.databaseUrl !== undefined)
+    out(
+      `  Postgres       ${decodeURIComponent(platform.databaseUrl.replace(/:[^:@/]+@/, ':***@'))}${databaseUrlOf(config) === undefined ? '  (local cluster, data in ' + join(config.DATA_DIR, 'pg') + ')' : ''}`,
+    )
   out(`  Superadmin     ${config.SUPERADMIN_EMAIL}`)
   out(`  Access token   npm run token`)
   out('  Stop           Ctrl-C')
@@ -100,8 +105,13 @@ async function reencrypt(): Promise<void> {
   const config = loadConfig()
   const db = await createDb(resolveDatabaseUrl(config), { maximumPoolSize: 1 })
   try {
-    const r = await reencryptSecrets(db, createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)))
-    out(`rows with secrets: ${String(r.rows)}, fields: ${String(r.fields)}, re-encrypted: ${String(r.reencrypted)}, skipped (changed meanwhile, run again): ${String(r.skipped)}`)
+    const r = await reencryptSecrets(
+      db,
+      createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)),
+    )
+    out(
+      `rows with secrets: ${String(r.rows)}, fields: ${String(r.fields)}, re-encrypted: ${String(r.reencrypted)}, skipped (changed meanwhile, run again): ${String(r.skipped)}`,
+    )
   } finally {
     await db.end()
   }
@@ -128,6 +138,8 @@ if (command === undefined) {
 }
 command().catch((err: unknown) => {
   const e = err as Error & { issues?: { path: string; message: string }[] }
-  process.stderr.write(`error: ${e.message}${e.issues === undefined ? "" : "\n" + e.issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}\n`)
+  process.stderr.write(
+    `error: ${e.message}${e.issues === undefined ? '' : '\n' + e.issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}\n`,
+  )
   process.exit(1)
 })

@@ -27,13 +27,17 @@ import { startWorkerRole } from './roles/workers.ts'
  */
 export { FEATURES }
 
-export const VERSION = (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version
+export const VERSION = (
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }
+).version
 export type { Role }
 export { databaseUrlOf } from './roles/infrastructure.ts'
 
 export function rolesOf(config: Config): Set<Role> {
   const all: Role[] = ['gateway', 'resources', 'workers', 'actors']
-  const asked = config.ROLES.split(',').map((s) => s.trim()).filter(Boolean)
+  const asked = config.ROLES.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   if (asked.includes('all')) return new Set(all)
   const unknown = asked.filter((r) => !all.includes(r as Role))
   if (unknown.length > 0) throw new Error(`unknown ROLES: ${unknown.join(', ')} (known: all, ${all.join(', ')})`)
@@ -69,13 +73,33 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     const gateway = roles.has('gateway') ? await startGatewayRole(infra, allRoutes(), VERSION, life) : undefined
     if (life.local.nats !== undefined || life.local.postgres !== undefined) {
       const file = join(config.DATA_DIR, 'runtime.json')
-      writeFileSync(file, JSON.stringify({ pid: process.pid, natsUrl: infra.natsUrl, databaseUrl: infra.databaseUrl, gatewayPort: gateway?.port }, null, 2))
+      writeFileSync(
+        file,
+        JSON.stringify(
+          { pid: process.pid, natsUrl: infra.natsUrl, databaseUrl: infra.databaseUrl, gatewayPort: gateway?.port },
+          null,
+          2,
+        ),
+      )
       chmodSync(file, 0o600)
     }
     const { db, resources, jobs, superadminId } = service ?? {}
-    return { gateway, natsUrl: infra.natsUrl, databaseUrl: infra.databaseUrl, db, nc: infra.nc, resources, jobs, sandboxes, superadminId, get local() {
-      return life.local
-    }, close: () => life.close(), abort: () => life.abort() }
+    return {
+      gateway,
+      natsUrl: infra.natsUrl,
+      databaseUrl: infra.databaseUrl,
+      db,
+      nc: infra.nc,
+      resources,
+      jobs,
+      sandboxes,
+      superadminId,
+      get local() {
+        return life.local
+      },
+      close: () => life.close(),
+      abort: () => life.abort(),
+    }
   } catch (err) {
     await life.close()
     throw err

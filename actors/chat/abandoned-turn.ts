@@ -8,17 +8,33 @@ import { chatProtocol } from './protocol.ts'
 /** Ends a lost turn's stream (if it has one) with an `error` event saying so. */
 export async function announceLostTurn(d: { js: JetStreamClient; names: NatsNames }, job: JobState): Promise<void> {
   const input = job.input as { channel_id?: string | null }
-  if (typeof input.channel_id === 'string') await publishStreamEvent(d.js, d.names, input.channel_id, { event: 'error', data: { detail: 'the worker running this turn was lost; send the message again', code: 'turn.worker_lost' } })
+  if (typeof input.channel_id === 'string')
+    await publishStreamEvent(d.js, d.names, input.channel_id, {
+      event: 'error',
+      data: { detail: 'the worker running this turn was lost; send the message again', code: 'turn.worker_lost' },
+    })
 }
 
 /**
  * A turn whose worker died (the job system marked its job failed): its stream ends with an `error`
  * event and its chat is told the turn ended, which frees it for the next message.
  */
-export function chatAbandonedTurnHandler(d: { js: JetStreamClient; names: NatsNames }): (job: JobState) => Promise<void> {
+export function chatAbandonedTurnHandler(d: {
+  js: JetStreamClient
+  names: NatsNames
+}): (job: JobState) => Promise<void> {
   return async (job) => {
     const input = job.input as { chat_id?: string }
     await announceLostTurn(d, job)
-    if (typeof input.chat_id === 'string') await sendToActor(d.js, d.names, chatProtocol, input.chat_id, 'ended', { job_id: job.id }, { msgId: `chat-ended-${job.id}` })
+    if (typeof input.chat_id === 'string')
+      await sendToActor(
+        d.js,
+        d.names,
+        chatProtocol,
+        input.chat_id,
+        'ended',
+        { job_id: job.id },
+        { msgId: `chat-ended-${job.id}` },
+      )
   }
 }

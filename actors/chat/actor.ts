@@ -53,7 +53,10 @@ export function chatActor(d: ChatActorDeps): Actor {
   const watchdogMs = d.agentTimeoutMs + 60_000
 
   /** Starts the next queued turn when none runs: its job is started (here, or through the queue) and the watchdog armed. */
-  const startNext = async (ctx: ActorContext<ChatActorState, 'watchdog'>, s: ChatActorState): Promise<ChatActorState> => {
+  const startNext = async (
+    ctx: ActorContext<ChatActorState, 'watchdog'>,
+    s: ChatActorState,
+  ): Promise<ChatActorState> => {
     const chatId = ctx.key
     let cur = s
     for (;;) {
@@ -78,7 +81,10 @@ export function chatActor(d: ChatActorDeps): Actor {
         triggerId: chatId,
         chatId,
         parent: next.parent ?? null,
-        meta: { delegation_depth: next.delegation_depth ?? 0, ...(next.resume_to === undefined ? {} : { resume_to: next.resume_to }) },
+        meta: {
+          delegation_depth: next.delegation_depth ?? 0,
+          ...(next.resume_to === undefined ? {} : { resume_to: next.resume_to }),
+        },
       }
       const started = d.local === undefined ? 'full' : await d.local.start(prepareJob(d.enqueue, req))
       // over already (a redelivered message whose turn ran): nothing to wait for, on to the next
@@ -92,7 +98,11 @@ export function chatActor(d: ChatActorDeps): Actor {
       // is here (actors/runtime/tell.ts) and lost if the process dies before the state is written:
       // the watchdog looks at every turn's job that often, not only at the local ones'.
       ctx.setTimer('watchdog', d.localCheck?.everyMs ?? watchdogMs)
-      return { ...cur, running: { job_id: next.job_id, started_ms: Date.now(), ...(local ? { local: true } : {}) }, queue: cur.queue.slice(1) }
+      return {
+        ...cur,
+        running: { job_id: next.job_id, started_ms: Date.now(), ...(local ? { local: true } : {}) },
+        queue: cur.queue.slice(1),
+      }
     }
   }
 
@@ -126,14 +136,28 @@ export function chatActor(d: ChatActorDeps): Actor {
           // its own died: the watchdog finds it, fails it and ends its stream, as a pull would.
           const lost = check !== undefined && cur.state.status === 'running' && !(await check.runs(cur.state))
           const failed = lost
-            ? await d.store.transition(running.job_id, (s) => (s.status === 'running' && s.worker === cur.state.worker && s.attempts === cur.state.attempts ? { ...s, status: 'failed', error: jobError('job.worker_lost', 'worker lost during the run; agent jobs are not retried'), finished_at: new Date().toISOString() } : null), cur)
+            ? await d.store.transition(
+                running.job_id,
+                (s) =>
+                  s.status === 'running' && s.worker === cur.state.worker && s.attempts === cur.state.attempts
+                    ? {
+                        ...s,
+                        status: 'failed',
+                        error: jobError('job.worker_lost', 'worker lost during the run; agent jobs are not retried'),
+                        finished_at: new Date().toISOString(),
+                      }
+                    : null,
+                cur,
+              )
             : null
           if (failed === null) {
             ctx.setTimer('watchdog', d.localCheck?.everyMs ?? 30_000)
             return
           }
           ctx.log.warn({ job: running.job_id }, 'agent job of a lost worker: marked failed')
-          await check?.announceLost(failed.state).catch((err: unknown) => ctx.log.warn({ err }, 'ending the stream of a lost turn failed'))
+          await check
+            ?.announceLost(failed.state)
+            .catch((err: unknown) => ctx.log.warn({ err }, 'ending the stream of a lost turn failed'))
         }
         // ended without telling us (worker lost, or the job expired): go on with the next message
         ctx.setState(await startNext(ctx, { ...unknownCount(ctx.state), running: null }))
@@ -153,6 +177,13 @@ export const chatActorFactory: ActorFactory = async ({ nc, js, names, config, lo
     agentTimeoutMs: config.AGENT_JOB_TIMEOUT * 1000,
     ...(localJobs === undefined || workers === undefined
       ? {}
-      : { local: localJobs, localCheck: { everyMs: config.QUEUE_ACK_WAIT_SECONDS * 1000, runs: (job) => runsOnWorker(workers, heartbeatMs, job), announceLost: (job) => announceLostTurn({ js, names }, job) } }),
+      : {
+          local: localJobs,
+          localCheck: {
+            everyMs: config.QUEUE_ACK_WAIT_SECONDS * 1000,
+            runs: (job) => runsOnWorker(workers, heartbeatMs, job),
+            announceLost: (job) => announceLostTurn({ js, names }, job),
+          },
+        }),
   })
 }

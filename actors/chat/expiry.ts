@@ -9,7 +9,9 @@ import { chatStore } from '../../src/chats/store.ts'
  */
 export function startExpiredChatSweep(d: { db: Db; log: Logger }, everyMs = 60_000): () => Promise<void> {
   const timer = setInterval(() => {
-    chatStore(d.db).deleteExpired().catch((err: unknown) => d.log.warn({ err }, 'deleting expired chats failed'))
+    chatStore(d.db)
+      .deleteExpired()
+      .catch((err: unknown) => d.log.warn({ err }, 'deleting expired chats failed'))
   }, everyMs)
   timer.unref()
   return async () => clearInterval(timer)

@@ -19,7 +19,14 @@ export const ChatTurn = T.Object({
   /** Continue a suspended turn (AGENT_DELEGATE_MODE=suspend): no new user message. */
   resume: T.Optional(T.Boolean()),
   /** A sub-agent turn of a suspended parent: where its reply goes when it ends. */
-  resume_to: T.Optional(T.Object({ chat_id: T.String(), tool_call_id: T.String(), channel_id: T.Union([T.String(), T.Null()]), user_id: T.String() })),
+  resume_to: T.Optional(
+    T.Object({
+      chat_id: T.String(),
+      tool_call_id: T.String(),
+      channel_id: T.Union([T.String(), T.Null()]),
+      user_id: T.String(),
+    }),
+  ),
 })
 export type ChatTurn = Static<typeof ChatTurn>
 
@@ -29,6 +36,9 @@ export const chatProtocol = {
   messages: {
     send: ChatTurn,
     /** `message_count`: the chat's count after the turn, when the turn was its only writer since its read. */
-    ended: T.Object({ job_id: T.String(), message_count: T.Optional(T.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+    ended: T.Object(
+      { job_id: T.String(), message_count: T.Optional(T.Integer({ minimum: 0 })) },
+      { additionalProperties: false },
+    ),
   },
 } as const satisfies ActorProtocol

@@ -9,7 +9,11 @@ import { isTerminalEvent, publishStreamEvent, publishStreamEventNoAck } from '..
  * connection, cheap per token), the terminal event acknowledged (a client must not miss the end).
  * A turn without a channel (synchronous send, sub-agent) emits nothing.
  */
-export function chatStreamEmitter(d: { nc: NatsConnection; js: JetStreamClient; names: NatsNames }): (channelId: string | null) => Emit {
+export function chatStreamEmitter(d: {
+  nc: NatsConnection
+  js: JetStreamClient
+  names: NatsNames
+}): (channelId: string | null) => Emit {
   return (channelId) =>
     channelId === null
       ? async () => undefined

@@ -52,7 +52,10 @@ export function dbTriggerActor(d: DbTriggerActorDeps): Actor {
 
   return defineActor({
     protocol: dbTriggerProtocol,
-    state: { initial: (): DbTriggerActorState => ({ version: 0, active: false, intervalMs: 10_000, failures: 0 }), idleMs: 60_000 },
+    state: {
+      initial: (): DbTriggerActorState => ({ version: 0, active: false, intervalMs: 10_000, failures: 0 }),
+      idleMs: 60_000,
+    },
     handlers: {
       async set(ctx, m) {
         if (m.version <= ctx.state.version) return
@@ -76,7 +79,11 @@ export function dbTriggerActor(d: DbTriggerActorDeps): Actor {
           try {
             reply = await d.poll({ trigger_id: ctx.key, fence: ctx.fence })
           } catch (err) {
-            return fail(ctx, s, `no answer from the resource service: ${err instanceof Error ? err.message : String(err)}`)
+            return fail(
+              ctx,
+              s,
+              `no answer from the resource service: ${err instanceof Error ? err.message : String(err)}`,
+            )
           }
           if (!reply.ok) return fail(ctx, s, reply.error)
           const ok = { ...s, failures: 0 }
@@ -116,7 +123,8 @@ export function pollOverNats(nc: NatsConnection, names: NatsNames, timeoutMs: nu
   return async (req) => {
     const msg = await nc.request(names.subject(DB_TRIGGER_POLL_SUBJECT), JSON.stringify(req), { timeout: timeoutMs })
     const reply: unknown = msg.json()
-    if (!Value.Check(DbTriggerPollReply, reply)) throw new Error('the database trigger service answered something unreadable')
+    if (!Value.Check(DbTriggerPollReply, reply))
+      throw new Error('the database trigger service answered something unreadable')
     return reply
   }
 }

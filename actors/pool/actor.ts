@@ -13,7 +13,12 @@ const KEEP = 32
 
 type Ctx = ActorContext<PoolDesired>
 
-function change(ctx: Ctx, op: 'scale' | 'reload' | 'restart', requestId: string, edit: (s: PoolDesired, seq: number) => Partial<PoolDesired>): void {
+function change(
+  ctx: Ctx,
+  op: 'scale' | 'reload' | 'restart',
+  requestId: string,
+  edit: (s: PoolDesired, seq: number) => Partial<PoolDesired>,
+): void {
   const s = ctx.state
   if (s.requests.some((r) => r.id === requestId)) return
   const seq = s.seq + 1
@@ -29,10 +34,15 @@ export function poolActor(): Actor {
         change(ctx, 'scale', m.request_id, () => ({ target: m.target }))
       },
       async reload(ctx, m) {
-        change(ctx, 'reload', m.request_id, (s) => ({ generation: s.generation + 1, ...(m.packages_dir === undefined ? {} : { packages_dir: m.packages_dir }) }))
+        change(ctx, 'reload', m.request_id, (s) => ({
+          generation: s.generation + 1,
+          ...(m.packages_dir === undefined ? {} : { packages_dir: m.packages_dir }),
+        }))
       },
       async restart(ctx, m) {
-        change(ctx, 'restart', m.request_id, (s, seq) => ({ restarts: [...s.restarts, { name: m.name, seq }].slice(-KEEP) }))
+        change(ctx, 'restart', m.request_id, (s, seq) => ({
+          restarts: [...s.restarts, { name: m.name, seq }].slice(-KEEP),
+        }))
       },
     },
   })

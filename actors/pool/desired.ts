@@ -27,7 +27,11 @@ export async function readDesired(states: KV, pool: PoolKey): Promise<PoolDesire
  * watcher is an ordered consumer the client recreates after a gap; callers still re-read
  * periodically (a missed update is repaired at the next read). Returns a stop function.
  */
-export async function watchDesired(states: KV, onChange: (pool: PoolKey, d: PoolDesired) => void, log: Logger): Promise<() => void> {
+export async function watchDesired(
+  states: KV,
+  onChange: (pool: PoolKey, d: PoolDesired) => void,
+  log: Logger,
+): Promise<() => void> {
   const prefix = `${poolProtocol.type}.`
   const it = await states.watch({ key: `${prefix}>` })
   void (async () => {

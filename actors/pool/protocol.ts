@@ -13,11 +13,20 @@ export const poolProtocol = {
   partitions: 4,
   messages: {
     /** The pool's size summed over every live worker process. */
-    scale: T.Object({ request_id: RequestId, target: T.Integer({ minimum: 0, maximum: 10_000 }) }, { additionalProperties: false }),
+    scale: T.Object(
+      { request_id: RequestId, target: T.Integer({ minimum: 0, maximum: 10_000 }) },
+      { additionalProperties: false },
+    ),
     /** Recycle the idle members once; with `packages_dir` (null: none), the package set they mount. */
-    reload: T.Object({ request_id: RequestId, packages_dir: T.Optional(T.Union([T.String({ maxLength: 4096 }), T.Null()])) }, { additionalProperties: false }),
+    reload: T.Object(
+      { request_id: RequestId, packages_dir: T.Optional(T.Union([T.String({ maxLength: 4096 }), T.Null()])) },
+      { additionalProperties: false },
+    ),
     /** Destroy and replace the member of that name, wherever it runs. */
-    restart: T.Object({ request_id: RequestId, name: T.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+    restart: T.Object(
+      { request_id: RequestId, name: T.String({ minLength: 1, maxLength: 200 }) },
+      { additionalProperties: false },
+    ),
   },
 } as const satisfies ActorProtocol
 

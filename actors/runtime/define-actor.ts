@@ -52,16 +52,24 @@ export interface Actor {
 
 export const KEY_PATTERN = /^[A-Za-z0-9_-]{1,200}$/
 
-export function defineActor<P extends ActorProtocol, S, TimerName extends string = never>(decl: ActorDeclaration<P, S, TimerName>): Actor {
+export function defineActor<P extends ActorProtocol, S, TimerName extends string = never>(
+  decl: ActorDeclaration<P, S, TimerName>,
+): Actor {
   const { type, partitions } = decl.protocol
   if (!/^[a-z][a-z0-9_-]*$/.test(type)) throw new Error(`actor type ${type}: lower-case letters, digits, - and _`)
-  if (!Number.isInteger(partitions) || partitions < 1 || partitions > 1024) throw new Error(`actor type ${type}: partitions must be 1..1024`)
-  const missing = Object.keys(decl.protocol.messages).filter((n) => typeof (decl.handlers as Record<string, unknown>)[n] !== 'function')
+  if (!Number.isInteger(partitions) || partitions < 1 || partitions > 1024)
+    throw new Error(`actor type ${type}: partitions must be 1..1024`)
+  const missing = Object.keys(decl.protocol.messages).filter(
+    (n) => typeof (decl.handlers as Record<string, unknown>)[n] !== 'function',
+  )
   if (missing.length > 0) throw new Error(`actor type ${type}: no handler for ${missing.join(', ')}`)
   // The one place types are erased: the host validated the payload against this protocol.
   type Handler = (ctx: ActorContext<unknown>, msg: unknown) => Promise<void>
   const handlers = decl.handlers as unknown as Record<string, Handler>
-  const timers = (decl.timers ?? {}) as unknown as Record<string, ((ctx: ActorContext<unknown>) => Promise<void>) | undefined>
+  const timers = (decl.timers ?? {}) as unknown as Record<
+    string,
+    ((ctx: ActorContext<unknown>) => Promise<void>) | undefined
+  >
   return {
     protocol: decl.protocol,
     idleMs: decl.state.idleMs ?? 5 * 60_000,

@@ -78,14 +78,38 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const teller = hostTeller(env, runs, handOffs)
   let stopped = false
 
-  const heartbeat = startHeartbeat({ kv: workers, role: 'actors', nodeId: o.nodeId, info: () => ({ partitions: runs.size }), log: env.log, intervalMs: tickMs })
+  const heartbeat = startHeartbeat({
+    kv: workers,
+    role: 'actors',
+    nodeId: o.nodeId,
+    info: () => ({ partitions: runs.size }),
+    log: env.log,
+    intervalMs: tickMs,
+  })
   await heartbeat.beat()
 
   const startRun = async (def: Actor, p: number, leaseKey: string, rev: number, sentAt: number): Promise<void> => {
     await replaceMailboxConsumer(env, def.protocol.type, p)
-    const run: PartitionRun = { def, p, leaseKey, fence: rev, rev, validUntil: leaseDeadline(env, sentAt), messages: undefined, loop: Promise.resolve(), keys: new Map(), loading: new Map(), stopping: false, restorePending: false, turns: new Set(), caughtUp: false }
+    const run: PartitionRun = {
+      def,
+      p,
+      leaseKey,
+      fence: rev,
+      rev,
+      validUntil: leaseDeadline(env, sentAt),
+      messages: undefined,
+      loop: Promise.resolve(),
+      keys: new Map(),
+      loading: new Map(),
+      stopping: false,
+      restorePending: false,
+      turns: new Set(),
+      caughtUp: false,
+    }
     await restoreTimedKeys(env, run, await stateKeys(def.protocol.type))
-    run.loop = consumeMailbox(env, run).catch((err: unknown) => env.log.warn({ err, partition: leaseKey }, 'mailbox loop ended'))
+    run.loop = consumeMailbox(env, run).catch((err: unknown) =>
+      env.log.warn({ err, partition: leaseKey }, 'mailbox loop ended'),
+    )
     runs.set(leaseKey, run)
     env.log.info({ partition: leaseKey, fence: rev }, 'partition acquired')
   }
@@ -101,7 +125,10 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     // the last acks go out before the release: the next owner's fresh consumer must not get them
     await env.out.flushed()
     if (release) await releaseLease(env, run.leaseKey, run.rev)
-    env.log.info({ partition: run.leaseKey, release }, release ? 'partition handed off' : 'partition lease lost: stopped')
+    env.log.info(
+      { partition: run.leaseKey, release },
+      release ? 'partition handed off' : 'partition lease lost: stopped',
+    )
   }
 
   /** One owned partition's tick: timers, then stop (lease lost or moved) or renew. */

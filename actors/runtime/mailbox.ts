@@ -64,7 +64,10 @@ export async function moveToDlq(env: HostEnv, type: string, key: string, m: JsMs
   h.set('X-Error', reason.slice(0, 1000).replace(/[\r\n]+/g, ' '))
   h.set('X-Attempts', String(m.info.deliveryCount))
   h.set('X-Orig-Subject', m.subject)
-  await publishDurably(env.js, env.names.subject(`dlq.actor.${type}.${key}`), m.data, { msgID: `dlq-${m.info.stream}-${String(m.seq)}`, headers: h })
+  await publishDurably(env.js, env.names.subject(`dlq.actor.${type}.${key}`), m.data, {
+    msgID: `dlq-${m.info.stream}-${String(m.seq)}`,
+    headers: h,
+  })
   m.term()
   env.log.warn({ type, key, reason }, 'actor message moved to the dead letter queue')
 }
@@ -90,7 +93,13 @@ export async function onMailboxMessage(env: HostEnv, run: PartitionRun, m: JsMsg
     await moveToDlq(env, type, key, m, `failed ${String(MAX_DELIVERIES)} deliveries`)
     return
   }
-  queueForKey(env, run, key, { m, name: decoded.name, payload: decoded.payload }, m.info.deliveryCount === 1 && m.headers?.get(FRESH_KEY_HEADER) === '1')
+  queueForKey(
+    env,
+    run,
+    key,
+    { m, name: decoded.name, payload: decoded.payload },
+    m.info.deliveryCount === 1 && m.headers?.get(FRESH_KEY_HEADER) === '1',
+  )
 }
 
 /**
@@ -220,7 +229,16 @@ export async function drainInbox(env: HostEnv, run: PartitionRun, key: string, a
  * A failing handler is retried in place first, so the key's later messages wait behind it (per-key
  * order); only then is the message handed back, counting toward the DLQ.
  */
-export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: string, m: Delivery, name: string, payload: unknown, firstAttempt = 0, firstErr?: unknown): Promise<void> {
+export async function handleWithRetries(
+  env: HostEnv,
+  run: PartitionRun,
+  key: string,
+  m: Delivery,
+  name: string,
+  payload: unknown,
+  firstAttempt = 0,
+  firstErr?: unknown,
+): Promise<void> {
   let lastErr: unknown = firstErr
   for (let attempt = firstAttempt; attempt < IN_PLACE_RETRIES; attempt++) {
     if (attempt > 0) {
@@ -228,7 +246,13 @@ export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: st
       await new Promise((r) => setTimeout(r, 50 * 2 ** (attempt - 1)))
     }
     try {
-      const ok = await runTurn(env, run, key, (ctx) => run.def.handle(ctx, name, payload), () => m.working())
+      const ok = await runTurn(
+        env,
+        run,
+        key,
+        (ctx) => run.def.handle(ctx, name, payload),
+        () => m.working(),
+      )
       if (ok) env.out.ack(m)
       else m.nak()
       return
@@ -237,6 +261,9 @@ export async function handleWithRetries(env: HostEnv, run: PartitionRun, key: st
       if (run.stopping) break
     }
   }
-  env.log.warn({ err: lastErr, type: run.def.protocol.type, key, delivery: m.info?.deliveryCount ?? 'told' }, 'actor handler failed; message handed back for redelivery')
+  env.log.warn(
+    { err: lastErr, type: run.def.protocol.type, key, delivery: m.info?.deliveryCount ?? 'told' },
+    'actor handler failed; message handed back for redelivery',
+  )
   m.nak(500)
 }

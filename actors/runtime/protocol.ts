@@ -25,7 +25,8 @@ export interface Envelope {
   p: unknown
 }
 
-export const encodeEnvelope = (name: string, payload: unknown): string => JSON.stringify({ m: name, p: payload } satisfies Envelope)
+export const encodeEnvelope = (name: string, payload: unknown): string =>
+  JSON.stringify({ m: name, p: payload } satisfies Envelope)
 
 export type Decoded = { ok: true; name: string; payload: unknown } | { ok: false; reason: string }
 
@@ -59,7 +60,8 @@ export function decodeEnvelope(protocol: ActorProtocol, data: Uint8Array): Decod
   } catch {
     return { ok: false, reason: 'message is not JSON' }
   }
-  if (typeof env !== 'object' || env === null || typeof (env as Envelope).m !== 'string') return { ok: false, reason: 'message is not an actor envelope' }
+  if (typeof env !== 'object' || env === null || typeof (env as Envelope).m !== 'string')
+    return { ok: false, reason: 'message is not an actor envelope' }
   const { m, p } = env as Envelope
   const schema = Object.hasOwn(protocol.messages, m) ? protocol.messages[m] : undefined
   if (schema === undefined) return { ok: false, reason: `unknown ${protocol.type} message ${JSON.stringify(m)}` }

@@ -8,18 +8,31 @@ import type { NatsNames } from '../../src/platform/nats-names.ts'
  * state in ACTOR_STATE (history 1, no TTL), partition leases in ACTOR_LEASES whose bucket TTL *is*
  * the lease TTL (2.9 has no per-key TTL; research §1.1). Idempotent; brings the TTL up to date.
  */
-export async function provisionActors(nc: NatsConnection, names: NatsNames, opts: { leaseTtlMs: number }): Promise<void> {
+export async function provisionActors(
+  nc: NatsConnection,
+  names: NatsNames,
+  opts: { leaseTtlMs: number },
+): Promise<void> {
   const jsm = await jetstreamManager(nc)
   const stream = names.stream('ACTORS')
   if ((await jsm.streams.info(stream).catch(() => null)) === null) {
-    await jsm.streams.add({ name: stream, subjects: [names.subject('actor.>')], retention: RetentionPolicy.Workqueue, storage: StorageType.File, duplicate_window: 10 * 60 * 1e9 })
+    await jsm.streams.add({
+      name: stream,
+      subjects: [names.subject('actor.>')],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      duplicate_window: 10 * 60 * 1e9,
+    })
   }
   const kvm = new Kvm(nc)
   await openActorStates(nc, names)
   const leases = await kvm.create(names.bucket('ACTOR_LEASES'), { history: 1, ttl: opts.leaseTtlMs })
   const status = await leases.status()
   if (status.ttl !== opts.leaseTtlMs) {
-    await jsm.streams.update(status.streamInfo.config.name, { ...status.streamInfo.config, max_age: opts.leaseTtlMs * 1e6 })
+    await jsm.streams.update(status.streamInfo.config.name, {
+      ...status.streamInfo.config,
+      max_age: opts.leaseTtlMs * 1e6,
+    })
   }
 }
 

@@ -17,9 +17,11 @@ export const FRESH_KEY_HEADER = 'Actor-Fresh-Key'
 
 /** Refuses (422) a key that is not subject-safe, a message name the protocol lacks, or a payload its schema does not accept. */
 export function checkMessage(protocol: ActorProtocol, key: string, name: string, payload: unknown): void {
-  if (!KEY_PATTERN.test(key)) throw invalid(`actor key ${JSON.stringify(key)} is not subject-safe`, undefined, 'actor.bad_key')
+  if (!KEY_PATTERN.test(key))
+    throw invalid(`actor key ${JSON.stringify(key)} is not subject-safe`, undefined, 'actor.bad_key')
   const schema = Object.hasOwn(protocol.messages, name) ? protocol.messages[name] : undefined
-  if (schema === undefined) throw invalid(`${protocol.type} has no message ${JSON.stringify(name)}`, undefined, 'actor.unknown_message')
+  if (schema === undefined)
+    throw invalid(`${protocol.type} has no message ${JSON.stringify(name)}`, undefined, 'actor.unknown_message')
   if (!checkerOf(schema)(payload)) {
     const issues = [...Value.Errors(schema, payload)].slice(0, 10).map((e) => ({ path: e.path, message: e.message }))
     throw invalid(`invalid ${protocol.type} message ${name}`, issues, 'actor.invalid_message')
@@ -47,5 +49,8 @@ export async function sendToActor<P extends ActorProtocol, N extends MessageName
   const subject = mailboxSubject(names, protocol.type, partitionOf(key, protocol.partitions), key)
   const h = opts.fresh === true ? headers() : undefined
   h?.set(FRESH_KEY_HEADER, '1')
-  await publishDurably(js, subject, encodeEnvelope(name, payload), { msgID: opts.msgId ?? crypto.randomUUID(), ...(h === undefined ? {} : { headers: h }) })
+  await publishDurably(js, subject, encodeEnvelope(name, payload), {
+    msgID: opts.msgId ?? crypto.randomUUID(),
+    ...(h === undefined ? {} : { headers: h }),
+  })
 }

@@ -43,7 +43,8 @@ export function startKey(run: PartitionRun, key: string, stored: Stored | null, 
 }
 
 /** The key's logger, made on first use: a pino child per turn cost more than the tally handler. */
-const keyLog = (env: HostEnv, run: PartitionRun, key: string, a: KeyActor): Logger => (a.log ??= env.log.child({ actor: run.def.protocol.type, key }))
+const keyLog = (env: HostEnv, run: PartitionRun, key: string, a: KeyActor): Logger =>
+  (a.log ??= env.log.child({ actor: run.def.protocol.type, key }))
 
 /**
  * Keeps long turns' messages from being redelivered under them: called from the host's timer
@@ -65,7 +66,13 @@ export function keepTurnsAlive(env: HostEnv, run: PartitionRun, now = performanc
  * `keepAlive` is called while the turn runs (the message's `working()`), so a long handler is not
  * redelivered under it. A handler that throws commits nothing, and its error propagates.
  */
-export async function runTurn(env: HostEnv, run: PartitionRun, key: string, body: TurnBody, keepAlive?: () => void): Promise<boolean> {
+export async function runTurn(
+  env: HostEnv,
+  run: PartitionRun,
+  key: string,
+  body: TurnBody,
+  keepAlive?: () => void,
+): Promise<boolean> {
   const out = await runTurns(env, run, key, [body], keepAlive)
   if (out.failed) throw out.error
   return out.committed
@@ -90,7 +97,13 @@ export interface TurnsOutcome {
  * first handler that throws (that handler's changes are dropped; the earlier ones' are committed)
  * and before the next handler once the partition is stopping.
  */
-export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bodies: readonly TurnBody[], keepAlive?: () => void): Promise<TurnsOutcome> {
+export async function runTurns(
+  env: HostEnv,
+  run: PartitionRun,
+  key: string,
+  bodies: readonly TurnBody[],
+  keepAlive?: () => void,
+): Promise<TurnsOutcome> {
   const a = run.keys.get(key) ?? (await loadKey(env, run, key))
   a.lastUsed = Date.now()
   // `next` is never changed in place (each change makes a new object), so keeping the state from
@@ -149,7 +162,13 @@ export async function runTurns(env: HostEnv, run: PartitionRun, key: string, bod
 }
 
 /** Writes a key's next state by CAS on the revision it was read at (0: the key holds nothing yet). */
-export async function commitState(env: HostEnv, run: PartitionRun, key: string, a: KeyActor, next: Stored): Promise<boolean> {
+export async function commitState(
+  env: HostEnv,
+  run: PartitionRun,
+  key: string,
+  a: KeyActor,
+  next: Stored,
+): Promise<boolean> {
   try {
     a.rev = await env.writer.write(stateKeyOf(run.def.protocol.type, key), JSON.stringify(next), a.rev)
     a.stored = next

@@ -26,14 +26,26 @@ import { checkMessage, sendToActor } from './send.ts'
  */
 export interface ActorTeller {
   /** Whether the message was taken in-process; false: send it (`sendToActor`). Throws for an invalid message, as a send does. */
-  tell<P extends ActorProtocol, N extends MessageName<P>>(protocol: P, key: string, name: N, payload: MessagePayload<P, N>, opts?: { msgId?: string }): boolean
+  tell<P extends ActorProtocol, N extends MessageName<P>>(
+    protocol: P,
+    key: string,
+    name: N,
+    payload: MessagePayload<P, N>,
+    opts?: { msgId?: string },
+  ): boolean
   /**
    * Null when not taken in-process (send it); else settled once the message is durable: committed
    * by the actor here, or stored in the mailbox stream when it was handed there (rejected when
    * that send failed, as `sendToActor` would have). `fresh`: as `sendToActor`'s (nothing is read
    * for a key its sender has just made).
    */
-  tellDurably<P extends ActorProtocol, N extends MessageName<P>>(protocol: P, key: string, name: N, payload: MessagePayload<P, N>, opts?: { msgId?: string; fresh?: boolean }): Promise<void> | null
+  tellDurably<P extends ActorProtocol, N extends MessageName<P>>(
+    protocol: P,
+    key: string,
+    name: N,
+    payload: MessagePayload<P, N>,
+    opts?: { msgId?: string; fresh?: boolean },
+  ): Promise<void> | null
 }
 
 /** A teller for code built before the host starts (the job workers, the services): tells nothing until bound to a host. */
@@ -57,8 +69,18 @@ export function lateTeller(): LateTeller {
 }
 
 /** The host's teller over the partitions it works (`runs`); `handOffs` holds the sends in flight, awaited at stop. */
-export function hostTeller(env: HostEnv, runs: ReadonlyMap<string, PartitionRun>, handOffs: Set<Promise<void>>): ActorTeller {
-  const told = <P extends ActorProtocol, N extends MessageName<P>>(protocol: P, key: string, name: N, payload: MessagePayload<P, N>, opts: { msgId?: string; fresh?: boolean }): Promise<void> | null => {
+export function hostTeller(
+  env: HostEnv,
+  runs: ReadonlyMap<string, PartitionRun>,
+  handOffs: Set<Promise<void>>,
+): ActorTeller {
+  const told = <P extends ActorProtocol, N extends MessageName<P>>(
+    protocol: P,
+    key: string,
+    name: N,
+    payload: MessagePayload<P, N>,
+    opts: { msgId?: string; fresh?: boolean },
+  ): Promise<void> | null => {
     checkMessage(protocol, key, name, payload)
     const run = runs.get(`${protocol.type}.${String(partitionOf(key, protocol.partitions))}`)
     if (run === undefined || run.stopping || !run.caughtUp || performance.now() > run.validUntil) return null
@@ -83,7 +105,13 @@ export function hostTeller(env: HostEnv, runs: ReadonlyMap<string, PartitionRun>
       settled = true
       durable()
     }
-    queueForKey(env, run, key, { m: { ack: committed, working: () => undefined, nak: handOff }, name, payload }, opts.fresh === true)
+    queueForKey(
+      env,
+      run,
+      key,
+      { m: { ack: committed, working: () => undefined, nak: handOff }, name, payload },
+      opts.fresh === true,
+    )
     return outcome
   }
   return {
@@ -98,5 +126,8 @@ export function hostTeller(env: HostEnv, runs: ReadonlyMap<string, PartitionRun>
 }
 
 function lostTell(log: Logger, type: string, key: string, name: string, err: unknown): void {
-  log.error({ err, type, key, message: name }, 'a told actor message could not be handed to the mailbox: it is lost (what it reported is recovered by the actor itself)')
+  log.error(
+    { err, type, key, message: name },
+    'a told actor message could not be handed to the mailbox: it is lost (what it reported is recovered by the actor itself)',
+  )
 }

@@ -55,7 +55,8 @@ export function evictIdle(run: PartitionRun, now: number): void {
 }
 
 // the cheap comparisons first: most keys of a busy host were used recently or have a timer armed
-const isIdle = (a: KeyActor, now: number, idleMs: number): boolean => a.pending === 0 && now - a.lastUsed > idleMs && !hasTimers(a.stored)
+const isIdle = (a: KeyActor, now: number, idleMs: number): boolean =>
+  a.pending === 0 && now - a.lastUsed > idleMs && !hasTimers(a.stored)
 
 const hasTimers = (stored: Stored): boolean => {
   for (const _ in stored.timers) return true
@@ -85,7 +86,10 @@ export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[]
       listing,
       new Promise<null>((resolve) => {
         timer = setTimeout(() => {
-          env.log.warn({ type }, 'listing actor state keys timed out: the timers of the partitions acquired now are restored on a later tick')
+          env.log.warn(
+            { type },
+            'listing actor state keys timed out: the timers of the partitions acquired now are restored on a later tick',
+          )
           resolve(null)
         }, 3_000).unref()
       }),
@@ -108,6 +112,7 @@ export async function restoreTimedKeys(env: HostEnv, run: PartitionRun, stateKey
     const key = k.slice(type.length + 1)
     if (partitionOf(key, run.def.protocol.partitions) !== run.p) continue
     const e = await env.states.get(stateKeyOf(type, key))
-    if (e !== null && e.operation === 'PUT' && e.length > 0 && Object.keys(e.json<Stored>().timers).length > 0) await loadKey(env, run, key)
+    if (e !== null && e.operation === 'PUT' && e.length > 0 && Object.keys(e.json<Stored>().timers).length > 0)
+      await loadKey(env, run, key)
   }
 }

@@ -49,15 +49,36 @@ export function scheduleActor(d: ScheduleActorDeps): Actor {
 
   return defineActor({
     protocol: scheduleProtocol,
-    state: { initial: (): ScheduleActorState => ({ version: 0, cron: null, tz: 'UTC', active: false, next: null, fired: null }), idleMs: 60_000 },
+    state: {
+      initial: (): ScheduleActorState => ({
+        version: 0,
+        cron: null,
+        tz: 'UTC',
+        active: false,
+        next: null,
+        fired: null,
+      }),
+      idleMs: 60_000,
+    },
     handlers: {
       async set(ctx, m) {
         const s = ctx.state
         if (m.version <= s.version) return
         const same = s.cron === m.cron_expression && s.tz === m.timezone && s.active && m.active
         // unchanged timing keeps the armed tick (an update of the input must not skip or move it)
-        const next = !m.active ? null : same && s.next !== null ? s.next : nextTick(m.cron_expression, m.timezone, now())
-        ctx.setState({ version: m.version, cron: m.cron_expression, tz: m.timezone, active: m.active, next, fired: s.fired })
+        const next = !m.active
+          ? null
+          : same && s.next !== null
+            ? s.next
+            : nextTick(m.cron_expression, m.timezone, now())
+        ctx.setState({
+          version: m.version,
+          cron: m.cron_expression,
+          tz: m.timezone,
+          active: m.active,
+          next,
+          fired: s.fired,
+        })
         arm(ctx, next)
       },
       async remove(ctx, m) {
@@ -74,11 +95,19 @@ export function scheduleActor(d: ScheduleActorDeps): Actor {
         let fired = s.fired
         const t0 = now()
         for (let n = 0; next !== null && next <= t0 && n < d.maxCatchUp; n++) {
-          if (t0 - next > d.misfireGraceMs) ctx.log.warn({ tick: new Date(next).toISOString(), late_ms: t0 - next }, 'schedule tick missed (later than SCHEDULE_MISFIRE_GRACE_SECONDS): skipped')
+          if (t0 - next > d.misfireGraceMs)
+            ctx.log.warn(
+              { tick: new Date(next).toISOString(), late_ms: t0 - next },
+              'schedule tick missed (later than SCHEDULE_MISFIRE_GRACE_SECONDS): skipped',
+            )
           else {
             // throws when no service answered: nothing is committed and the timer stays due
             const reply = await d.fire({ schedule_id: ctx.key, tick: next, version: s.version })
-            if (!reply.ok) ctx.log.warn({ tick: new Date(next).toISOString(), error: reply.error }, 'schedule tick refused by the service')
+            if (!reply.ok)
+              ctx.log.warn(
+                { tick: new Date(next).toISOString(), error: reply.error },
+                'schedule tick refused by the service',
+              )
             else if (reply.status === 'gone') {
               // deleted while its `remove` was lost: stop firing
               ctx.setState({ ...s, active: false, next: null, fired })
@@ -108,4 +137,8 @@ export function fireOverNats(nc: NatsConnection, names: NatsNames, timeoutMs = 1
 
 /** The schedule actor of an actor host process. */
 export const scheduleActorFactory: ActorFactory = async ({ nc, names, config }) =>
-  scheduleActor({ fire: fireOverNats(nc, names), misfireGraceMs: config.SCHEDULE_MISFIRE_GRACE_SECONDS * 1000, maxCatchUp: config.SCHEDULE_MAX_CATCHUP })
+  scheduleActor({
+    fire: fireOverNats(nc, names),
+    misfireGraceMs: config.SCHEDULE_MISFIRE_GRACE_SECONDS * 1000,
+    maxCatchUp: config.SCHEDULE_MAX_CATCHUP,
+  })

@@ -82,19 +82,30 @@ function forwardOutput(child: ChildProcess, name: string, tail: string[]): void 
 /** Extra node flags for the server children, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const nodeArgs = (): string[] => (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean)
 
-export function startServerChild(name: string, script: string, env: Record<string, string>, timeoutMs = 180_000): Promise<ServerChild> {
-  const child = spawn(process.execPath, [...nodeArgs(), '--import', 'tsx', join(import.meta.dirname, '..', 'servers', script)], {
-    cwd: join(import.meta.dirname, '..', '..'),
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: { ...process.env, ...env },
-  })
+export function startServerChild(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  timeoutMs = 180_000,
+): Promise<ServerChild> {
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs(), '--import', 'tsx', join(import.meta.dirname, '..', 'servers', script)],
+    {
+      cwd: join(import.meta.dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: { ...process.env, ...env },
+    },
+  )
   live.add(child)
   const tail: string[] = []
   forwardOutput(child, name, tail)
   return new Promise((resolve, reject) => {
     const failed = (why: string) => {
       clearTimeout(timer)
-      void stopProcess(child).finally(() => reject(new Error(`${name}: ${why}${tail.length > 0 ? `\n${tail.join('\n')}` : ''}`)))
+      void stopProcess(child).finally(() =>
+        reject(new Error(`${name}: ${why}${tail.length > 0 ? `\n${tail.join('\n')}` : ''}`)),
+      )
     }
     const timer = setTimeout(() => failed(`not ready within ${String(timeoutMs)} ms`), timeoutMs)
     child.once('exit', (code, signal) => failed(`exited during start (${signal ?? `code ${String(code)}`})`))
@@ -120,9 +131,22 @@ export function startServerChild(name: string, script: string, env: Record<strin
  */
 export function startPlatformChild(dataDir: string, env: Record<string, string> = {}): Promise<ServerChild> {
   return startServerChild('platform', 'platform.ts', {
-    NODE_ENV: 'development', HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', DATA_DIR: dataDir, AUTO_APPLY_CONFIG: 'false',
-    SECRET_KEY: randomBytes(32).toString('base64url'), ENCRYPTION_KEY: randomBytes(32).toString('base64url'), DATABASE_PASSWORD: randomBytes(16).toString('hex'),
-    QUEUE_STORE_URL: '', DATABASE_HOST: '', ROLES: 'all', NATS_URL: '', DATABASE_URL: '', NATS_PREFIX: '', BENCH_REMOVE_DATA_DIR: '1',
+    NODE_ENV: 'development',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    AUTO_APPLY_CONFIG: 'false',
+    SECRET_KEY: randomBytes(32).toString('base64url'),
+    ENCRYPTION_KEY: randomBytes(32).toString('base64url'),
+    DATABASE_PASSWORD: randomBytes(16).toString('hex'),
+    QUEUE_STORE_URL: '',
+    DATABASE_HOST: '',
+    ROLES: 'all',
+    NATS_URL: '',
+    DATABASE_URL: '',
+    NATS_PREFIX: '',
+    BENCH_REMOVE_DATA_DIR: '1',
     ...env,
   })
 }

@@ -44,7 +44,15 @@ export interface Measurement {
 }
 
 const fire = (t: LoadTarget, duration: number) =>
-  autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, pipelining: PIPELINING, duration, ...(t.method === undefined ? {} : { method: t.method }), ...(t.body === undefined ? {} : { body: t.body }) })
+  autocannon({
+    url: t.url,
+    headers: t.headers,
+    connections: CONNECTIONS,
+    pipelining: PIPELINING,
+    duration,
+    ...(t.method === undefined ? {} : { method: t.method }),
+    ...(t.body === undefined ? {} : { body: t.body }),
+  })
 
 export async function measure(target: LoadTarget): Promise<Measurement> {
   const { durationS, warmupS } = loadSettings()

@@ -5,7 +5,9 @@ export async function committedTransactions(databaseUrl: string): Promise<number
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {
-    const r = await client.query<{ n: string }>('select xact_commit::text as n from pg_stat_database where datname = current_database()')
+    const r = await client.query<{ n: string }>(
+      'select xact_commit::text as n from pg_stat_database where datname = current_database()',
+    )
     return Number(r.rows[0]?.n ?? 0)
   } finally {
     await client.end()

@@ -12,7 +12,12 @@ export const TABLE_END = '<!-- bench-table:end -->'
 export function withTable(readme: string, lines: readonly string[]): string {
   const start = readme.indexOf(TABLE_START)
   const end = readme.indexOf(TABLE_END)
-  if (start < 0 || end < start || readme.indexOf(TABLE_START, start + 1) >= 0 || readme.indexOf(TABLE_END, end + 1) >= 0) {
+  if (
+    start < 0 ||
+    end < start ||
+    readme.indexOf(TABLE_START, start + 1) >= 0 ||
+    readme.indexOf(TABLE_END, end + 1) >= 0
+  ) {
     throw new Error(`bench/README.md needs the markers ${TABLE_START} and ${TABLE_END}, once each, in order`)
   }
   return `${readme.slice(0, start + TABLE_START.length)}\n${lines.join('\n')}\n${readme.slice(end)}`

@@ -11,7 +11,8 @@ import { loadSettings, type LoadTarget, type Measurement } from './load.ts'
  */
 
 /** The value at quantile q (0..1) of ascending `sorted` (nearest rank). */
-export const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0
+export const quantile = (sorted: readonly number[], q: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0
 
 /** One measured stretch: every successful sample's latency (ms, ascending), so stretches can be pooled. */
 export interface SequentialRun {
@@ -77,7 +78,9 @@ export function pooled(runs: readonly SequentialRun[], url = 'the target'): Meas
   const errors = runs.reduce((s, r) => s + r.errors, 0)
   if (lat.length === 0) throw new Error(`no request to ${url} succeeded (errors ${String(errors)})`)
   const durationS = runs.reduce((s, r) => s + r.durationS, 0)
-  const helpers = runs.every((r) => r.helperTicks !== undefined) ? runs.reduce((s, r) => s + (r.helperTicks ?? 0), 0) : undefined
+  const helpers = runs.every((r) => r.helperTicks !== undefined)
+    ? runs.reduce((s, r) => s + (r.helperTicks ?? 0), 0)
+    : undefined
   return {
     requests: lat.length,
     durationS,

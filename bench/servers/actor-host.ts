@@ -12,7 +12,16 @@ try {
   const env = (k: string) => process.env[k] ?? ''
   const log = createLogger({ level: 'warn' })
   const nc = await connectNats(env('NATS_URL'), `bench-actor-${env('NODE_ID')}`, log)
-  const host = await startActorHost({ nc, names: natsNames(env('NATS_PREFIX')), nodeId: env('NODE_ID'), actors: [tallyActor], log, leaseTtlMs: Number(env('LEASE_TTL_MS')), tickMs: Number(env('TICK_MS')) || undefined, ackWaitMs: 2000 })
+  const host = await startActorHost({
+    nc,
+    names: natsNames(env('NATS_PREFIX')),
+    nodeId: env('NODE_ID'),
+    actors: [tallyActor],
+    log,
+    leaseTtlMs: Number(env('LEASE_TTL_MS')),
+    tickMs: Number(env('TICK_MS')) || undefined,
+    ackWaitMs: 2000,
+  })
   onShutdown(async () => {
     await host.stop()
     await nc.drain()

@@ -27,8 +27,15 @@ const platform = await starting
 if (platform !== undefined) {
   try {
     const token =
-      platform.superadminId === undefined ? undefined : await issueAccessToken(config.SECRET_KEY, { sub: platform.superadminId, email: config.SUPERADMIN_EMAIL }, 120)
-    reportReady({ port: platform.gateway?.port ?? 0, token, natsUrl: platform.natsUrl, databaseUrl: platform.databaseUrl })
+      platform.superadminId === undefined
+        ? undefined
+        : await issueAccessToken(config.SECRET_KEY, { sub: platform.superadminId, email: config.SUPERADMIN_EMAIL }, 120)
+    reportReady({
+      port: platform.gateway?.port ?? 0,
+      token,
+      natsUrl: platform.natsUrl,
+      databaseUrl: platform.databaseUrl,
+    })
   } catch (err) {
     await platform.close()
     reportFailure(err)

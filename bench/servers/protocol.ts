@@ -20,7 +20,8 @@ export function reportReady(info: ReadyInfo): void {
 export function reportFailure(err: unknown): void {
   const message = err instanceof Error ? (err.stack ?? err.message) : String(err)
   process.stderr.write(`${message}\n`)
-  if (process.send !== undefined) process.send({ type: 'failed', message } satisfies ChildMessage, () => process.exit(1))
+  if (process.send !== undefined)
+    process.send({ type: 'failed', message } satisfies ChildMessage, () => process.exit(1))
   else process.exit(1)
 }
 

@@ -15,7 +15,15 @@ import { onShutdown, reportFailure, reportReady } from './protocol.ts'
 try {
   const env = (k: string) => process.env[k] ?? ''
   const log = createLogger({ level: 'warn' })
-  const config = loadConfig({ NODE_ENV: 'development', NATS_URL: env('NATS_URL'), NATS_PREFIX: env('NATS_PREFIX'), SECRET_KEY: 'x'.repeat(40), ENCRYPTION_KEY: 'y'.repeat(40), DATABASE_PASSWORD: 'unused', LOG_LEVEL: 'warn' })
+  const config = loadConfig({
+    NODE_ENV: 'development',
+    NATS_URL: env('NATS_URL'),
+    NATS_PREFIX: env('NATS_PREFIX'),
+    SECRET_KEY: 'x'.repeat(40),
+    ENCRYPTION_KEY: 'y'.repeat(40),
+    DATABASE_PASSWORD: 'unused',
+    LOG_LEVEL: 'warn',
+  })
   const nc = await connectNats(env('NATS_URL'), `bench-schedule-host-${env('NODE_ID')}`, log)
   const names = natsNames(env('NATS_PREFIX'))
   const host = await startActorHost({

@@ -20,7 +20,12 @@ try {
   if (route === undefined) throw new Error(`BENCH_STUB_ROUTE: no rpc route ${routeId}`)
   const body: unknown = JSON.parse(process.env['BENCH_STUB_BODY'] ?? 'null')
   const nc = await connectNats(config.NATS_URL, 'bench-stub', log, natsAuthOf(config))
-  const rpc = serveRpc({ nc, names: natsNames(config.NATS_PREFIX), routes: [bind({ ...route, auth: false }, () => Promise.resolve({ status: 200, body }))], log })
+  const rpc = serveRpc({
+    nc,
+    names: natsNames(config.NATS_PREFIX),
+    routes: [bind({ ...route, auth: false }, () => Promise.resolve({ status: 200, body }))],
+    log,
+  })
   onShutdown(async () => {
     await rpc.close()
     await nc.drain()

@@ -1,6 +1,15 @@
 import { execFile, spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Writable } from 'node:stream'
@@ -66,14 +75,29 @@ async function runnerFiles(python: string): Promise<{ dir: string; script: strin
   chmodSync(dir, 0o755)
   const source = readFileSync(RUNNER_SOURCE)
   const st = statSync(python)
-  const hash = createHash('sha256').update(source).update(`\0${python}\0${String(st.size)}\0${String(st.mtimeMs)}`).digest('hex').slice(0, 16)
+  const hash = createHash('sha256')
+    .update(source)
+    .update(`\0${python}\0${String(st.size)}\0${String(st.mtimeMs)}`)
+    .digest('hex')
+    .slice(0, 16)
   const py = `runner-${hash}.py`
   const pyc = `runner-${hash}.pyc`
   if (!existsSync(join(dir, py))) writeAtomically(join(dir, py), source)
   if (existsSync(join(dir, pyc))) return { dir, script: `/runner/${pyc}` }
   const tmp = join(dir, `${pyc}.${String(process.pid)}.tmp`)
   try {
-    await execFileAsync(python, ['-I', '-S', '-c', 'import py_compile, sys\npy_compile.compile(sys.argv[1], cfile=sys.argv[2], dfile="/runner/runner.py", doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)', join(dir, py), tmp], { env: {}, timeout: 30_000 })
+    await execFileAsync(
+      python,
+      [
+        '-I',
+        '-S',
+        '-c',
+        'import py_compile, sys\npy_compile.compile(sys.argv[1], cfile=sys.argv[2], dfile="/runner/runner.py", doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)',
+        join(dir, py),
+        tmp,
+      ],
+      { env: {}, timeout: 30_000 },
+    )
     chmodSync(tmp, 0o644)
     renameSync(tmp, join(dir, pyc))
     return { dir, script: `/runner/${pyc}` }
@@ -100,7 +124,11 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
     async check() {
       if (!existsSync(bwrap) && isRoot) {
         // `npm start` brings up what it needs: as root, install bubblewrap from Debian.
-        spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 300_000 })
+        spawnSync('sh', ['-c', 'apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap'], {
+          stdio: 'ignore',
+          env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+          timeout: 300_000,
+        })
       }
       if (!existsSync(bwrap)) return { ok: false, reason: `${bwrap} not found (Debian package bubblewrap)` }
       try {
@@ -108,9 +136,41 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
       } catch {
         return { ok: false, reason: `python ${o.python} not found` }
       }
-      if (!python.startsWith('/usr/')) return { ok: false, reason: `python ${python} is outside /usr, the only host tree a sandbox sees; set SANDBOX_PYTHON to a system interpreter` }
-      const r = spawnSync(bwrap, ['--unshare-all', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', python, '-I', '-S', '-c', 'pass'], { timeout: 10_000 })
-      if (r.status !== 0) return { ok: false, reason: `bwrap cannot start a sandbox here: ${r.stderr.toString().trim() || String(r.error ?? r.status)}` }
+      if (!python.startsWith('/usr/'))
+        return {
+          ok: false,
+          reason: `python ${python} is outside /usr, the only host tree a sandbox sees; set SANDBOX_PYTHON to a system interpreter`,
+        }
+      const r = spawnSync(
+        bwrap,
+        [
+          '--unshare-all',
+          '--ro-bind',
+          '/usr',
+          '/usr',
+          '--symlink',
+          'usr/lib',
+          '/lib',
+          '--symlink',
+          'usr/lib64',
+          '/lib64',
+          '--proc',
+          '/proc',
+          '--dev',
+          '/dev',
+          python,
+          '-I',
+          '-S',
+          '-c',
+          'pass',
+        ],
+        { timeout: 10_000 },
+      )
+      if (r.status !== 0)
+        return {
+          ok: false,
+          reason: `bwrap cannot start a sandbox here: ${r.stderr.toString().trim() || String(r.error ?? r.status)}`,
+        }
       return { ok: true }
     },
     async start(spec: SandboxSpec): Promise<SandboxProcess> {
@@ -124,46 +184,88 @@ export function bubblewrapDriver(o: BubblewrapOptions): SandboxDriver {
         '--unshare-uts',
         '--unshare-cgroup-try',
         ...(spec.network ? [] : ['--unshare-net']),
-        '--uid', '65534',
-        '--gid', '65534',
-        '--hostname', 'sandbox',
+        '--uid',
+        '65534',
+        '--gid',
+        '65534',
+        '--hostname',
+        'sandbox',
         '--die-with-parent',
         '--new-session',
-        '--cap-drop', 'ALL',
+        '--cap-drop',
+        'ALL',
         '--disable-userns',
         '--assert-userns-disabled',
         // the filter arrives on fd 3 (see spawn below)
-        '--seccomp', '3',
+        '--seccomp',
+        '3',
         '--clearenv',
-        '--setenv', 'PATH', '/usr/bin:/bin',
-        '--setenv', 'HOME', '/tmp',
-        '--setenv', 'LANG', 'C.UTF-8',
-        '--setenv', 'PYTHONDONTWRITEBYTECODE', '1',
-        '--ro-bind', '/usr', '/usr',
-        '--symlink', 'usr/lib', '/lib',
-        '--symlink', 'usr/lib64', '/lib64',
-        '--symlink', 'usr/bin', '/bin',
-        '--proc', '/proc',
+        '--setenv',
+        'PATH',
+        '/usr/bin:/bin',
+        '--setenv',
+        'HOME',
+        '/tmp',
+        '--setenv',
+        'LANG',
+        'C.UTF-8',
+        '--setenv',
+        'PYTHONDONTWRITEBYTECODE',
+        '1',
+        '--ro-bind',
+        '/usr',
+        '/usr',
+        '--symlink',
+        'usr/lib',
+        '/lib',
+        '--symlink',
+        'usr/lib64',
+        '/lib64',
+        '--symlink',
+        'usr/bin',
+        '/bin',
+        '--proc',
+        '/proc',
         // /dev is bwrap's minimal one, then read-only: a writable /dev is a tmpfs of half the RAM
         // that nothing empties. The two writable mounts under it are small or hold only queues.
-        '--dev', '/dev',
-        '--size', String(shmMbOf(spec.limits) * 1024 * 1024),
-        '--perms', '1777',
-        '--tmpfs', '/dev/shm',
-        '--mqueue', '/dev/mqueue',
-        '--remount-ro', '/dev',
-        '--size', String(spec.limits.tmpMb * 1024 * 1024),
-        '--tmpfs', '/tmp',
-        '--ro-bind', runnerDir, '/runner',
+        '--dev',
+        '/dev',
+        '--size',
+        String(shmMbOf(spec.limits) * 1024 * 1024),
+        '--perms',
+        '1777',
+        '--tmpfs',
+        '/dev/shm',
+        '--mqueue',
+        '/dev/mqueue',
+        '--remount-ro',
+        '/dev',
+        '--size',
+        String(spec.limits.tmpMb * 1024 * 1024),
+        '--tmpfs',
+        '/tmp',
+        '--ro-bind',
+        runnerDir,
+        '/runner',
         ...(spec.packagesDir === undefined ? [] : ['--ro-bind', spec.packagesDir, '/packages']),
         // the root itself is a tmpfs bwrap made: read-only, so only /tmp takes writes
-        '--remount-ro', '/',
-        '--chdir', '/tmp',
-        python, '-I', '-S', '-B', script,
+        '--remount-ro',
+        '/',
+        '--chdir',
+        '/tmp',
+        python,
+        '-I',
+        '-S',
+        '-B',
+        script,
         ...runnerArgs(spec, { isolated: true, packagesPath: spec.packagesDir === undefined ? undefined : '/packages' }),
       ]
       const uid = uidBase > 0 ? uidBase + (uidCounter++ % 50_000) : undefined
-      const child = spawn(bwrap, args, { stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: {}, ...(uid === undefined ? {} : { uid, gid: uid }) })
+      const child = spawn(bwrap, args, {
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+        env: {},
+        ...(uid === undefined ? {} : { uid, gid: uid }),
+      })
       // bwrap reads the program to EOF before it starts the sandbox (a few hundred bytes: the pipe holds them)
       const filterPipe = child.stdio[3] as Writable
       filterPipe.on('error', () => undefined)

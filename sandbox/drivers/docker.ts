@@ -67,7 +67,11 @@ function connect(o: DockerDriverOptions): Docker {
   if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) })
   if (host.startsWith('tcp://') || host.startsWith('http://') || host.startsWith('https://')) {
     const u = new URL(host.replace(/^tcp:/, 'http:'))
-    return new Docker({ host: u.hostname, port: Number(u.port || 2375), protocol: u.protocol === 'https:' ? 'https' : 'http' })
+    return new Docker({
+      host: u.hostname,
+      port: Number(u.port || 2375),
+      protocol: u.protocol === 'https:' ? 'https' : 'http',
+    })
   }
   if (host !== '') return new Docker({ socketPath: host })
   return new Docker({ socketPath: o.socketPath ?? '/var/run/docker.sock' })
@@ -114,11 +118,18 @@ function attach(container: Docker.Container): Promise<Duplex> {
         isStream: true,
         hijack: true,
         openStdin: true,
-        statusCodes: { 101: true, 200: true, 404: 'no such container', 409: 'container stopped or paused', 500: 'server error' },
+        statusCodes: {
+          101: true,
+          200: true,
+          404: 'no such container',
+          409: 'container stopped or paused',
+          500: 'server error',
+        },
         options: { stream: true, stdin: true, stdout: true, stderr: true },
         file: Buffer.alloc(0),
       },
-      (err, stream) => (err !== null || stream === null ? reject(err ?? new Error('attach returned no stream')) : resolve(stream)),
+      (err, stream) =>
+        err !== null || stream === null ? reject(err ?? new Error('attach returned no stream')) : resolve(stream),
     )
   })
 }
@@ -162,7 +173,11 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
       Image: o.image,
       Entrypoint: [],
       Cmd: [
-        '/usr/bin/python3', '-I', '-S', '-B', '/runner/runner.py',
+        '/usr/bin/python3',
+        '-I',
+        '-S',
+        '-B',
+        '/runner/runner.py',
         ...runnerArgs(spec, { isolated: true, packagesPath: spec.packagesDir === undefined ? undefined : '/packages' }),
       ],
       User: nextUser(),
@@ -253,12 +268,19 @@ export function dockerDriver(o: DockerDriverOptions): SandboxDriver {
       try {
         await docker.ping()
       } catch (err) {
-        return { ok: false, reason: `the Docker Engine API does not answer (${o.host ?? o.socketPath ?? '/var/run/docker.sock'}): ${messageOf(err)}` }
+        return {
+          ok: false,
+          reason: `the Docker Engine API does not answer (${o.host ?? o.socketPath ?? '/var/run/docker.sock'}): ${messageOf(err)}`,
+        }
       }
       try {
         await docker.getImage(o.image).inspect()
       } catch (err) {
-        return { ok: false, reason: statusOf(err) === 404 ? `image ${o.image} not found` : `cannot inspect image ${o.image}: ${messageOf(err)}` }
+        return {
+          ok: false,
+          reason:
+            statusOf(err) === 404 ? `image ${o.image} not found` : `cannot inspect image ${o.image}: ${messageOf(err)}`,
+        }
       }
       return { ok: true }
     },

@@ -41,7 +41,10 @@ const POD_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 /** `platform-sbx-<id>`: a DNS label (<= 63), so the id is also a valid label value. */
 export function sandboxPodName(id: string): string {
   const name = `platform-sbx-${id}`
-  if (name.length > 63 || !POD_NAME.test(name)) throw new Error(`sandbox id ${JSON.stringify(id)} cannot name a pod: lowercase letters, digits and '-', at most 50 characters`)
+  if (name.length > 63 || !POD_NAME.test(name))
+    throw new Error(
+      `sandbox id ${JSON.stringify(id)} cannot name a pod: lowercase letters, digits and '-', at most 50 characters`,
+    )
   return name
 }
 
@@ -86,7 +89,16 @@ export function sandboxPodManifest(spec: SandboxSpec, s: SandboxPodSettings): V1
         {
           name: SANDBOX_CONTAINER,
           image: s.image,
-          command: ['python3', '-I', '-S', '-B', '-c', START_GATE, RUNNER_IN_IMAGE, ...runnerArgs(spec, { isolated: true })],
+          command: [
+            'python3',
+            '-I',
+            '-S',
+            '-B',
+            '-c',
+            START_GATE,
+            RUNNER_IN_IMAGE,
+            ...runnerArgs(spec, { isolated: true }),
+          ],
           workingDir: '/tmp',
           env: [
             { name: 'HOME', value: '/tmp' },
@@ -108,7 +120,10 @@ export function sandboxPodManifest(spec: SandboxSpec, s: SandboxPodSettings): V1
             seccompProfile: { type: 'RuntimeDefault' },
           },
           // /dev/shm as a sized in-memory volume: the runtime's own is 64 MB whatever the limits
-          volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, { name: 'shm', mountPath: '/dev/shm' }],
+          volumeMounts: [
+            { name: 'tmp', mountPath: '/tmp' },
+            { name: 'shm', mountPath: '/dev/shm' },
+          ],
         },
       ],
       volumes: [
@@ -138,15 +153,35 @@ const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null &&
  * timeout and a minute of margin.
  */
 export function podSettingsFromConfig(
-  c: Pick<Config, 'K8S_SANDBOX_IMAGE' | 'K8S_SANDBOX_SERVICE_ACCOUNT' | 'K8S_RELEASE_NAME' | 'K8S_SANDBOX_NODE_SELECTOR' | 'K8S_SANDBOX_TOLERATIONS' | 'K8S_SANDBOX_AFFINITY' | 'K8S_SANDBOX_POD_READY_TIMEOUT' | 'FUNCTION_TIMEOUT'>,
+  c: Pick<
+    Config,
+    | 'K8S_SANDBOX_IMAGE'
+    | 'K8S_SANDBOX_SERVICE_ACCOUNT'
+    | 'K8S_RELEASE_NAME'
+    | 'K8S_SANDBOX_NODE_SELECTOR'
+    | 'K8S_SANDBOX_TOLERATIONS'
+    | 'K8S_SANDBOX_AFFINITY'
+    | 'K8S_SANDBOX_POD_READY_TIMEOUT'
+    | 'FUNCTION_TIMEOUT'
+  >,
   o: { functionImage?: string } = {},
 ): Omit<SandboxPodSettings, 'namespace'> {
   return {
     image: c.K8S_SANDBOX_IMAGE === '' ? (o.functionImage ?? '') : c.K8S_SANDBOX_IMAGE,
     serviceAccount: c.K8S_SANDBOX_SERVICE_ACCOUNT,
     releaseName: c.K8S_RELEASE_NAME,
-    nodeSelector: parseJsonSetting('K8S_SANDBOX_NODE_SELECTOR', c.K8S_SANDBOX_NODE_SELECTOR, (v) => isObject(v) && Object.values(v as object).every((x) => typeof x === 'string'), 'an object of strings'),
-    tolerations: parseJsonSetting('K8S_SANDBOX_TOLERATIONS', c.K8S_SANDBOX_TOLERATIONS, (v) => Array.isArray(v) && v.every(isObject), 'an array of objects'),
+    nodeSelector: parseJsonSetting(
+      'K8S_SANDBOX_NODE_SELECTOR',
+      c.K8S_SANDBOX_NODE_SELECTOR,
+      (v) => isObject(v) && Object.values(v as object).every((x) => typeof x === 'string'),
+      'an object of strings',
+    ),
+    tolerations: parseJsonSetting(
+      'K8S_SANDBOX_TOLERATIONS',
+      c.K8S_SANDBOX_TOLERATIONS,
+      (v) => Array.isArray(v) && v.every(isObject),
+      'an array of objects',
+    ),
     affinity: parseJsonSetting('K8S_SANDBOX_AFFINITY', c.K8S_SANDBOX_AFFINITY, isObject, 'an object'),
     activeDeadlineSeconds: c.K8S_SANDBOX_POD_READY_TIMEOUT + c.FUNCTION_TIMEOUT + 60,
   }

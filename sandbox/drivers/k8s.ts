@@ -56,7 +56,10 @@ export interface K8sPodDriverOptions extends Omit<SandboxPodSettings, 'namespace
  * ~/.kube/config). These are the client's standard variables, not platform settings. Returns a
  * reason instead of the client's silent fallback to http://localhost:8080.
  */
-export function loadKubeConfig(env: Record<string, string | undefined> = process.env, home: string = homedir()): KubeConfig | { reason: string } {
+export function loadKubeConfig(
+  env: Record<string, string | undefined> = process.env,
+  home: string = homedir(),
+): KubeConfig | { reason: string } {
   const kc = new KubeConfig()
   try {
     if ((env['KUBERNETES_SERVICE_HOST'] ?? '') !== '' && existsSync(join(SERVICE_ACCOUNT_DIR, 'token'))) {
@@ -65,7 +68,10 @@ export function loadKubeConfig(env: Record<string, string | undefined> = process
     }
     const files = (env['KUBECONFIG'] ?? '').split(':').filter((f) => f !== '')
     const file = files[0] ?? join(home, '.kube', 'config')
-    if (!existsSync(file)) return { reason: `no Kubernetes configuration: not running in a pod (KUBERNETES_SERVICE_HOST and ${SERVICE_ACCOUNT_DIR}/token) and no kubeconfig (${file})` }
+    if (!existsSync(file))
+      return {
+        reason: `no Kubernetes configuration: not running in a pod (KUBERNETES_SERVICE_HOST and ${SERVICE_ACCOUNT_DIR}/token) and no kubeconfig (${file})`,
+      }
     kc.loadFromFile(file)
   } catch (err) {
     return { reason: `cannot load the Kubernetes configuration: ${(err as Error).message}` }
@@ -75,7 +81,11 @@ export function loadKubeConfig(env: Record<string, string | undefined> = process
 }
 
 /** K8S_SANDBOX_NAMESPACE, else the platform pod's own namespace, else the kubeconfig context's, else "default". */
-export function resolveNamespace(configured: string, kc: KubeConfig, file: string = join(SERVICE_ACCOUNT_DIR, 'namespace')): string {
+export function resolveNamespace(
+  configured: string,
+  kc: KubeConfig,
+  file: string = join(SERVICE_ACCOUNT_DIR, 'namespace'),
+): string {
   if (configured !== '') return configured
   try {
     const own = readFileSync(file, 'utf8').trim()
@@ -102,7 +112,10 @@ function apiStatus(err: unknown): { code: number | null; message: string } {
         // plain text body
       }
     }
-    const msg = typeof body === 'object' && body !== null ? ((body as ApiStatus).message ?? JSON.stringify(body)) : String(body ?? '')
+    const msg =
+      typeof body === 'object' && body !== null
+        ? ((body as ApiStatus).message ?? JSON.stringify(body))
+        : String(body ?? '')
     return { code: e.code, message: msg === '' ? `HTTP ${String(e.code)}` : msg }
   }
   return { code: null, message: (err as Error).message }
@@ -112,9 +125,11 @@ function apiStatus(err: unknown): { code: number | null; message: string } {
 function podWaitReason(pod: V1Pod): string {
   const st = pod.status
   const waiting = st?.containerStatuses?.[0]?.state?.waiting
-  if (waiting?.reason !== undefined) return `${waiting.reason}${waiting.message === undefined ? '' : `: ${waiting.message}`}`
+  if (waiting?.reason !== undefined)
+    return `${waiting.reason}${waiting.message === undefined ? '' : `: ${waiting.message}`}`
   const unscheduled = st?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False')
-  if (unscheduled !== undefined) return `${unscheduled.reason ?? 'not scheduled'}${unscheduled.message === undefined ? '' : `: ${unscheduled.message}`}`
+  if (unscheduled !== undefined)
+    return `${unscheduled.reason ?? 'not scheduled'}${unscheduled.message === undefined ? '' : `: ${unscheduled.message}`}`
   return st?.reason ?? st?.message ?? 'no status yet'
 }
 
@@ -165,11 +180,17 @@ export function k8sPodDriver(o: K8sPodDriverOptions): SandboxDriver {
     let last = 'no status yet'
     for (;;) {
       const left = deadline - Date.now()
-      if (left <= 0) throw new SandboxStartError(`sandbox pod ${ns}/${name} was not running after ${String(o.podReadyTimeoutMs / 1000)} s (K8S_SANDBOX_POD_READY_TIMEOUT); last state: ${last}`)
+      if (left <= 0)
+        throw new SandboxStartError(
+          `sandbox pod ${ns}/${name} was not running after ${String(o.podReadyTimeoutMs / 1000)} s (K8S_SANDBOX_POD_READY_TIMEOUT); last state: ${last}`,
+        )
       let pod: V1Pod | 'timeout'
       let timer: NodeJS.Timeout | undefined
       try {
-        pod = await Promise.race([api.readNamespacedPod({ name, namespace: ns }), new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), left)))])
+        pod = await Promise.race([
+          api.readNamespacedPod({ name, namespace: ns }),
+          new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), left))),
+        ])
       } catch (err) {
         const s = apiStatus(err)
         if (s.code === 404) throw new SandboxStartError(`sandbox pod ${ns}/${name} was deleted before it ran`)
@@ -182,7 +203,9 @@ export function k8sPodDriver(o: K8sPodDriverOptions): SandboxDriver {
       if (phase === 'Running' && pod.status?.containerStatuses?.[0]?.state?.running !== undefined) return
       if (phase === 'Succeeded' || phase === 'Failed') {
         const e = podExit(pod)
-        throw new SandboxStartError(`sandbox pod ${ns}/${name} ended before it ran (${phase}, exit code ${String(e.code)}${e.signal === null ? '' : `, ${e.signal}`})`)
+        throw new SandboxStartError(
+          `sandbox pod ${ns}/${name} ended before it ran (${phase}, exit code ${String(e.code)}${e.signal === null ? '' : `, ${e.signal}`})`,
+        )
       }
       last = `${phase ?? 'Unknown'} (${podWaitReason(pod)})`
       await sleep(Math.min(readyPollMs, Math.max(0, deadline - Date.now())))
@@ -198,8 +221,10 @@ export function k8sPodDriver(o: K8sPodDriverOptions): SandboxDriver {
       } catch (err) {
         return { ok: false, reason: (err as Error).message }
       }
-      if (o.image === '') return { ok: false, reason: 'no sandbox image: set K8S_SANDBOX_IMAGE (or the function image)' }
-      if (c.kc.getCurrentCluster() === null) return { ok: false, reason: 'the Kubernetes configuration has no current cluster' }
+      if (o.image === '')
+        return { ok: false, reason: 'no sandbox image: set K8S_SANDBOX_IMAGE (or the function image)' }
+      if (c.kc.getCurrentCluster() === null)
+        return { ok: false, reason: 'the Kubernetes configuration has no current cluster' }
       return { ok: true }
     },
 
@@ -211,8 +236,11 @@ export function k8sPodDriver(o: K8sPodDriverOptions): SandboxDriver {
         await api.createNamespacedPod({ namespace: ns, body: manifest })
       } catch (err) {
         const s = apiStatus(err)
-        if (s.code === 403 && /exceeded quota/i.test(s.message)) throw new SandboxQuotaError(`sandbox pod quota exceeded in namespace ${ns}: ${s.message}`)
-        throw new SandboxStartError(`creating sandbox pod ${ns}/${name} failed${s.code === null ? '' : ` (HTTP ${String(s.code)})`}: ${s.message}`)
+        if (s.code === 403 && /exceeded quota/i.test(s.message))
+          throw new SandboxQuotaError(`sandbox pod quota exceeded in namespace ${ns}: ${s.message}`)
+        throw new SandboxStartError(
+          `creating sandbox pod ${ns}/${name} failed${s.code === null ? '' : ` (HTTP ${String(s.code)})`}: ${s.message}`,
+        )
       }
 
       const stdin = new PassThrough()
@@ -233,12 +261,21 @@ export function k8sPodDriver(o: K8sPodDriverOptions): SandboxDriver {
             handler.connect(path, text, (stream, buff) => {
               // stdout and stderr go through the client's handler; the status channel (3) and
               // anything unknown are not passed on: its JSON.parse must not throw in a socket callback.
-              if (stream === WebSocketHandler.StdoutStream || stream === WebSocketHandler.StderrStream) return binary === null ? true : binary(stream, buff)
+              if (stream === WebSocketHandler.StdoutStream || stream === WebSocketHandler.StderrStream)
+                return binary === null ? true : binary(stream, buff)
               if (stream === WebSocketHandler.StatusStream) stdout.end()
               return true
             }),
         })
-        ws = (await attach.attach(ns, name, SANDBOX_CONTAINER, stdout, stderrSink, stdin, false)) as unknown as AttachSocket
+        ws = (await attach.attach(
+          ns,
+          name,
+          SANDBOX_CONTAINER,
+          stdout,
+          stderrSink,
+          stdin,
+          false,
+        )) as unknown as AttachSocket
       } catch (err) {
         await deletePod(api, ns, name).catch(() => undefined)
         if (err instanceof SandboxStartError) throw err
@@ -265,7 +302,11 @@ export function k8sPodDriver(o: K8sPodDriverOptions): SandboxDriver {
         // The attach ends with the container: the pod's status says how it ended (best effort).
         // A status the kubelet has not updated yet says nothing: then only "attach closed".
         const endedAs = (pod: V1Pod): SandboxExit | null =>
-          pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' || pod.status?.containerStatuses?.[0]?.state?.terminated !== undefined ? podExit(pod) : null
+          pod.status?.phase === 'Succeeded' ||
+          pod.status?.phase === 'Failed' ||
+          pod.status?.containerStatuses?.[0]?.state?.terminated !== undefined
+            ? podExit(pod)
+            : null
         void Promise.race([api.readNamespacedPod({ name, namespace: ns }).then(endedAs), sleep(2_000).then(() => null)])
           .catch(() => null)
           .then((e) => finish(e ?? { code: null, signal: 'attach closed' }))

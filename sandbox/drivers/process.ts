@@ -21,10 +21,20 @@ export function processDriver(o: { python: string }): SandboxDriver {
       }
     },
     async start(spec: SandboxSpec): Promise<SandboxProcess> {
-      const child = spawn(resolvePython(o.python), ['-I', '-S', '-B', RUNNER_SOURCE, ...runnerArgs({ ...spec, mode: 'shared' }, { isolated: false, packagesPath: spec.packagesDir })], {
-        stdio: ['pipe', 'pipe', 'inherit'],
-        env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' },
-      })
+      const child = spawn(
+        resolvePython(o.python),
+        [
+          '-I',
+          '-S',
+          '-B',
+          RUNNER_SOURCE,
+          ...runnerArgs({ ...spec, mode: 'shared' }, { isolated: false, packagesPath: spec.packagesDir }),
+        ],
+        {
+          stdio: ['pipe', 'pipe', 'inherit'],
+          env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1' },
+        },
+      )
       const exited = new Promise<SandboxExit>((resolve) => {
         child.on('exit', (code, signal) => resolve({ code, signal }))
         child.on('error', () => resolve({ code: null, signal: 'spawn-error' }))

@@ -28,7 +28,10 @@ const P = {
   rolesCreate: registerPermission('platform.roles.create:all', 'create roles'),
   rolesUpdate: registerPermission('platform.roles.update:all', 'change role grants and membership'),
   rolesDelete: registerPermission('platform.roles.delete:all', 'delete roles'),
-  keysRead: registerPermission('platform.api_keys.read:all', 'list and read every API key (own keys need no permission)'),
+  keysRead: registerPermission(
+    'platform.api_keys.read:all',
+    'list and read every API key (own keys need no permission)',
+  ),
   keysDelete: registerPermission('platform.api_keys.delete:all', 'revoke any API key'),
 }
 // Checked by the job system and identity; registered here from their exported constants.
@@ -50,7 +53,11 @@ const KEY_COLUMNS = sql.unsafe`id, name, key_prefix, user_id, permissions, expir
 
 function checkGrants(grants: Record<string, boolean>): void {
   const bad = Object.keys(grants).filter((p) => !isValidPermission(p))
-  if (bad.length > 0) throw invalid('invalid permission strings', bad.map((p) => ({ path: `/permissions/${p}`, message: 'expected <service>.<resource>.<action>:own|all' })))
+  if (bad.length > 0)
+    throw invalid(
+      'invalid permission strings',
+      bad.map((p) => ({ path: `/permissions/${p}`, message: 'expected <service>.<resource>.<action>:own|all' })),
+    )
 }
 
 /**
@@ -60,7 +67,8 @@ function checkGrants(grants: Record<string, boolean>): void {
 const on = <T extends RouteDef & { auth: true }>(route: T, handler: RouteHandler<T>): BoundRoute =>
   bind(route, async (input) => {
     const p: Principal | null = input.principal
-    if (p?.executionId !== undefined) throw forbidden('an execution token cannot manage users, roles or API keys', 'auth.execution_token')
+    if (p?.executionId !== undefined)
+      throw forbidden('an execution token cannot manage users, roles or API keys', 'auth.execution_token')
     return handler(input)
   })
 
@@ -87,15 +95,25 @@ export function accessHandlers(db: Db): BoundRoute[] {
   const setRoles = async (userId: string, roles: string[]) => {
     const found = await db.anyFirst(sql.unsafe`select name from roles where name = any(${sql.array(roles, 'text')})`)
     const missing = roles.filter((r) => !found.includes(r))
-    if (missing.length > 0) throw invalid('unknown roles', missing.map((r) => ({ path: '/roles', message: `no role ${r}` })))
+    if (missing.length > 0)
+      throw invalid(
+        'unknown roles',
+        missing.map((r) => ({ path: '/roles', message: `no role ${r}` })),
+      )
     await db.query(sql.unsafe`delete from user_roles where user_id = ${userId}::uuid`)
-    await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = any(${sql.array(roles, 'text')})`)
+    await db.query(
+      sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = any(${sql.array(roles, 'text')})`,
+    )
   }
   const usersList = on(R.usersList, async ({ principal: p, query }) => {
     const { limit, offset } = paging(query)
     const all = can(p, P.usersRead)
     const where = all ? sql.unsafe`` : sql.unsafe`where u.id = ${p.userId}::uuid`
-    const rows = await anyRows(db, UserRow, sql.unsafe`${userSelect} ${where} group by u.id order by u.created_at, u.id limit ${limit} offset ${offset}`)
+    const rows = await anyRows(
+      db,
+      UserRow,
+      sql.unsafe`${userSelect} ${where} group by u.id order by u.created_at, u.id limit ${limit} offset ${offset}`,
+    )
     const total = all ? await db.oneFirst(sql.unsafe`select count(*) from users`) : 1
     return { body: rows, headers: { 'x-total-count': String(total) } }
   })
@@ -105,7 +123,11 @@ export function accessHandlers(db: Db): BoundRoute[] {
   })
   const usersCreate = on(R.usersCreate, async ({ principal: p, body: b }) => {
     admin(p, P.usersCreate)
-    const created = await maybeRow(db, IdRow, sql.unsafe`insert into users (email, is_active) values (${b.email.toLowerCase()}, ${b.is_active ?? true}) on conflict do nothing returning id`)
+    const created = await maybeRow(
+      db,
+      IdRow,
+      sql.unsafe`insert into users (email, is_active) values (${b.email.toLowerCase()}, ${b.is_active ?? true}) on conflict do nothing returning id`,
+    )
     if (created === null) throw conflict('a user with this email exists', 'user.exists')
     await setRoles(created.id, b.roles ?? ['Users'])
     return { status: 201, body: await userById(created.id) }
@@ -115,11 +137,16 @@ export function accessHandlers(db: Db): BoundRoute[] {
     admin(p, P.usersUpdate)
     await userById(id)
     if (b.email !== undefined) {
-      const taken = await db.maybeOneFirst(sql.unsafe`select id from users where lower(email) = ${b.email.toLowerCase()} and id <> ${id}::uuid`)
+      const taken = await db.maybeOneFirst(
+        sql.unsafe`select id from users where lower(email) = ${b.email.toLowerCase()} and id <> ${id}::uuid`,
+      )
       if (taken !== null) throw conflict('a user with this email exists', 'user.exists')
-      await db.query(sql.unsafe`update users set email = ${b.email.toLowerCase()}, updated_at = now() where id = ${id}::uuid`)
+      await db.query(
+        sql.unsafe`update users set email = ${b.email.toLowerCase()}, updated_at = now() where id = ${id}::uuid`,
+      )
     }
-    if (b.is_active !== undefined) await db.query(sql.unsafe`update users set is_active = ${b.is_active}, updated_at = now() where id = ${id}::uuid`)
+    if (b.is_active !== undefined)
+      await db.query(sql.unsafe`update users set is_active = ${b.is_active}, updated_at = now() where id = ${id}::uuid`)
     if (b.roles !== undefined) await setRoles(id, b.roles)
     await invalidateUsers([id])
     return { body: await userById(id) }
@@ -138,13 +165,24 @@ export function accessHandlers(db: Db): BoundRoute[] {
   // ---- roles
   const rolesReference = on(R.rolesPermissionsReference, async () => ({ body: permissionReference(KINDS) }))
   const roleOut = async (name: string) => {
-    const row = await maybeRow(db, RoleRow, sql.unsafe`select r.id, r.name, r.description, r.permissions, r.created_at,
+    const row = await maybeRow(
+      db,
+      RoleRow,
+      sql.unsafe`select r.id, r.name, r.description, r.permissions, r.created_at,
         coalesce(array_agg(ur.user_id::text) filter (where ur.user_id is not null), '{}') as users
-      from roles r left join user_roles ur on ur.role_id = r.id where r.name = ${name} group by r.id`)
+      from roles r left join user_roles ur on ur.role_id = r.id where r.name = ${name} group by r.id`,
+    )
     if (row === null) throw notFound('role not found', 'role.not_found')
     return row
   }
-  const membersOf = async (name: string) => (await anyRows(db, UserIdRow, sql.unsafe`select ur.user_id from user_roles ur join roles r on r.id = ur.role_id where r.name = ${name}`)).map((m) => m.user_id)
+  const membersOf = async (name: string) =>
+    (
+      await anyRows(
+        db,
+        UserIdRow,
+        sql.unsafe`select ur.user_id from user_roles ur join roles r on r.id = ur.role_id where r.name = ${name}`,
+      )
+    ).map((m) => m.user_id)
   const rolesList = on(R.rolesList, async ({ principal: p }) => {
     admin(p, P.rolesRead)
     const roles = await anyRows(db, NameRow, sql.unsafe`select name from roles order by name`)
@@ -157,7 +195,9 @@ export function accessHandlers(db: Db): BoundRoute[] {
   const rolesCreate = on(R.rolesCreate, async ({ principal: p, body: b }) => {
     admin(p, P.rolesCreate)
     checkGrants(b.permissions ?? {})
-    const id = await db.maybeOneFirst(sql.unsafe`insert into roles (name, description, permissions) values (${b.name}, ${b.description ?? ''}, ${sql.jsonb(b.permissions ?? {})}) on conflict do nothing returning id`)
+    const id = await db.maybeOneFirst(
+      sql.unsafe`insert into roles (name, description, permissions) values (${b.name}, ${b.description ?? ''}, ${sql.jsonb(b.permissions ?? {})}) on conflict do nothing returning id`,
+    )
     if (id === null) throw conflict('a role with this name exists', 'role.exists')
     return { status: 201, body: await roleOut(b.name) }
   })
@@ -166,9 +206,14 @@ export function accessHandlers(db: Db): BoundRoute[] {
     await roleOut(name)
     if (b.permissions !== undefined) {
       checkGrants(b.permissions)
-      await db.query(sql.unsafe`update roles set permissions = ${sql.jsonb(b.permissions)}, updated_at = now() where name = ${name}`)
+      await db.query(
+        sql.unsafe`update roles set permissions = ${sql.jsonb(b.permissions)}, updated_at = now() where name = ${name}`,
+      )
     }
-    if (b.description !== undefined) await db.query(sql.unsafe`update roles set description = ${b.description}, updated_at = now() where name = ${name}`)
+    if (b.description !== undefined)
+      await db.query(
+        sql.unsafe`update roles set description = ${b.description}, updated_at = now() where name = ${name}`,
+      )
     await invalidateUsers(await membersOf(name))
     return { body: await roleOut(name) }
   })
@@ -180,28 +225,51 @@ export function accessHandlers(db: Db): BoundRoute[] {
     await invalidateUsers(members)
     return { status: 204 }
   })
-  const membership = (add: boolean) => async ({ principal: p, params: { name, id: userId } }: { principal: Principal; params: { name: string; id: string } }) => {
-    admin(p, P.rolesUpdate)
-    await roleOut(name)
-    await userById(userId)
-    if (add) await db.query(sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = ${name} on conflict do nothing`)
-    else await db.query(sql.unsafe`delete from user_roles where user_id = ${userId}::uuid and role_id = (select id from roles where name = ${name})`)
-    await invalidateUsers([userId])
-    return { body: await roleOut(name) }
-  }
+  const membership =
+    (add: boolean) =>
+    async ({
+      principal: p,
+      params: { name, id: userId },
+    }: {
+      principal: Principal
+      params: { name: string; id: string }
+    }) => {
+      admin(p, P.rolesUpdate)
+      await roleOut(name)
+      await userById(userId)
+      if (add)
+        await db.query(
+          sql.unsafe`insert into user_roles (user_id, role_id) select ${userId}::uuid, id from roles where name = ${name} on conflict do nothing`,
+        )
+      else
+        await db.query(
+          sql.unsafe`delete from user_roles where user_id = ${userId}::uuid and role_id = (select id from roles where name = ${name})`,
+        )
+      await invalidateUsers([userId])
+      return { body: await roleOut(name) }
+    }
   const rolesUsersAdd = on(R.rolesUsersAdd, membership(true))
   const rolesUsersRemove = on(R.rolesUsersRemove, membership(false))
 
   // ---- API keys
   const visibleKey = async (p: Principal, id: string, action: 'read' | 'delete') => {
-    const row = await maybeRow(db, StoredKeyRow, sql.unsafe`select ${KEY_COLUMNS}, key_hash from api_keys where id = ${id}::uuid`)
-    if (row === null || (row.user_id !== p.userId && !can(p, action === 'read' ? P.keysRead : P.keysDelete))) throw notFound('API key not found', 'api_key.not_found')
+    const row = await maybeRow(
+      db,
+      StoredKeyRow,
+      sql.unsafe`select ${KEY_COLUMNS}, key_hash from api_keys where id = ${id}::uuid`,
+    )
+    if (row === null || (row.user_id !== p.userId && !can(p, action === 'read' ? P.keysRead : P.keysDelete)))
+      throw notFound('API key not found', 'api_key.not_found')
     return row
   }
   const apiKeysList = on(R.apiKeysList, async ({ principal: p, query }) => {
     const { limit, offset } = paging(query)
     const where = can(p, P.keysRead) ? sql.unsafe`` : sql.unsafe`where user_id = ${p.userId}::uuid`
-    const rows = await anyRows(db, ApiKeyRow, sql.unsafe`select ${KEY_COLUMNS} from api_keys ${where} order by created_at, id limit ${limit} offset ${offset}`)
+    const rows = await anyRows(
+      db,
+      ApiKeyRow,
+      sql.unsafe`select ${KEY_COLUMNS} from api_keys ${where} order by created_at, id limit ${limit} offset ${offset}`,
+    )
     const total = await db.oneFirst(sql.unsafe`select count(*) from api_keys ${where}`)
     return { body: rows, headers: { 'x-total-count': String(total) } }
   })
@@ -213,11 +281,17 @@ export function accessHandlers(db: Db): BoundRoute[] {
     checkGrants(b.permissions)
     // A key never carries more than its minter holds now (a key minting a key is bounded by itself).
     const wider = grantsOf(b.permissions).filter((g) => !hasPermission(p.permissions, g))
-    if (wider.length > 0) throw forbidden(`the key would grant what you do not hold: ${wider.join(', ')}`, 'api_key.wider_than_owner')
-    if (b.expires_at != null && Date.parse(b.expires_at) <= Date.now()) throw invalid('expires_at is in the past', [{ path: '/expires_at', message: 'must be in the future' }])
+    if (wider.length > 0)
+      throw forbidden(`the key would grant what you do not hold: ${wider.join(', ')}`, 'api_key.wider_than_owner')
+    if (b.expires_at != null && Date.parse(b.expires_at) <= Date.now())
+      throw invalid('expires_at is in the past', [{ path: '/expires_at', message: 'must be in the future' }])
     const k = newApiKey()
-    const row = await oneRow(db, ApiKeyRow, sql.unsafe`insert into api_keys (user_id, name, key_hash, key_prefix, permissions, expires_at)
-      values (${p.userId}::uuid, ${b.name}, ${k.hash}, ${k.prefix}, ${sql.jsonb(b.permissions)}, ${b.expires_at ?? null}) returning ${KEY_COLUMNS}`)
+    const row = await oneRow(
+      db,
+      ApiKeyRow,
+      sql.unsafe`insert into api_keys (user_id, name, key_hash, key_prefix, permissions, expires_at)
+      values (${p.userId}::uuid, ${b.name}, ${k.hash}, ${k.prefix}, ${sql.jsonb(b.permissions)}, ${b.expires_at ?? null}) returning ${KEY_COLUMNS}`,
+    )
     return { status: 201, body: { ...row, key: k.key } }
   })
   const apiKeysDelete = on(R.apiKeysDelete, async ({ principal: p, params }) => {
@@ -226,5 +300,23 @@ export function accessHandlers(db: Db): BoundRoute[] {
     await cache()?.invalidateKeys([row.key_hash])
     return { status: 204 }
   })
-  return [usersList, usersGet, usersCreate, usersUpdate, usersDelete, rolesReference, rolesList, rolesGet, rolesCreate, rolesUpdate, rolesDelete, rolesUsersAdd, rolesUsersRemove, apiKeysList, apiKeysGet, apiKeysCreate, apiKeysDelete]
+  return [
+    usersList,
+    usersGet,
+    usersCreate,
+    usersUpdate,
+    usersDelete,
+    rolesReference,
+    rolesList,
+    rolesGet,
+    rolesCreate,
+    rolesUpdate,
+    rolesDelete,
+    rolesUsersAdd,
+    rolesUsersRemove,
+    apiKeysList,
+    apiKeysGet,
+    apiKeysCreate,
+    apiKeysDelete,
+  ]
 }

@@ -3,4 +3,8 @@ import { accessHandlers } from './handlers.ts'
 import { accessRoutes } from './routes.ts'
 
 /* Users, roles, API keys and the permission reference. */
-export const accessFeature = defineFeature({ name: 'access', routes: accessRoutes, service: (ctx) => ({ routes: accessHandlers(ctx.db) }) })
+export const accessFeature = defineFeature({
+  name: 'access',
+  routes: accessRoutes,
+  service: (ctx) => ({ routes: accessHandlers(ctx.db) }),
+})

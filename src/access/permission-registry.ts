@@ -21,7 +21,14 @@ export interface PermissionInfo {
 
 export function permissionReference(kinds: readonly AnyKind[]): PermissionInfo[] {
   const out = new Map<string, string>()
-  for (const kind of kinds) for (const p of kindPermissions(kind)) out.set(p, `${kind.title}: ${p.split('.').at(-1)?.replace(':', ' (')})${kind.adminOnly ? ', admin-only kind' : ''}`)
+  for (const kind of kinds)
+    for (const p of kindPermissions(kind))
+      out.set(
+        p,
+        `${kind.title}: ${p.split('.').at(-1)?.replace(':', ' (')})${kind.adminOnly ? ', admin-only kind' : ''}`,
+      )
   for (const [p, d] of registered) out.set(p, d)
-  return [...out].map(([permission, description]) => ({ permission, description })).sort((a, b) => a.permission.localeCompare(b.permission))
+  return [...out]
+    .map(([permission, description]) => ({ permission, description }))
+    .sort((a, b) => a.permission.localeCompare(b.permission))
 }

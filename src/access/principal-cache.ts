@@ -53,7 +53,10 @@ export interface PrincipalCache {
 
 export async function openPrincipalCache(nc: NatsConnection, names: NatsNames): Promise<PrincipalCache> {
   const kvm = new Kvm(nc)
-  return createPrincipalCache(await kvm.open(names.bucket('AUTH_CACHE')), await kvm.open(names.bucket('JOB_STATE')), { nc, names })
+  return createPrincipalCache(await kvm.open(names.bucket('AUTH_CACHE')), await kvm.open(names.bucket('JOB_STATE')), {
+    nc,
+    names,
+  })
 }
 
 /** Longest a process answers from its own copy of an entry without hearing of it (a bound for a missed change message). */
@@ -67,7 +70,11 @@ const LOCAL_MAX_AGE_MS = 60_000
  * was parsed there, so a revoked role or key stops working on the very next request. Copies are
  * also dropped when the NATS connection drops or comes back, and after LOCAL_MAX_AGE_MS.
  */
-export function createPrincipalCache(kv: KV, jobs?: KV, link?: { nc: NatsConnection; names: NatsNames }): PrincipalCache {
+export function createPrincipalCache(
+  kv: KV,
+  jobs?: KV,
+  link?: { nc: NatsConnection; names: NatsNames },
+): PrincipalCache {
   const local = new Map<string, { value: unknown; at: number }>()
   // Bumped by every invalidation of a key: a fill that started before it does not keep its value locally.
   const generation = new Map<string, number>()
@@ -128,7 +135,11 @@ export function createPrincipalCache(kv: KV, jobs?: KV, link?: { nc: NatsConnect
       const entry = jobs === undefined ? null : await jobs.get(jobId)
       if (entry === null || entry.operation !== 'PUT' || entry.length === 0) return null
       const s = entry.json<Partial<ExecutionState>>()
-      return { status: String(s.status), attempts: Number(s.attempts), user_id: typeof s.user_id === 'string' ? s.user_id : null }
+      return {
+        status: String(s.status),
+        attempts: Number(s.attempts),
+        user_id: typeof s.user_id === 'string' ? s.user_id : null,
+      }
     },
   }
 }

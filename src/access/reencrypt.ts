@@ -17,13 +17,22 @@ export interface ReencryptReport {
 }
 
 /** A resource's stored ciphertexts: field name → ciphertext. */
-const SecretsRow = rowType(T.Object({ id: T.String(), kind: T.String(), secrets: T.Record(T.String(), T.String()) }, { title: 'resource secrets' }))
+const SecretsRow = rowType(
+  T.Object(
+    { id: T.String(), kind: T.String(), secrets: T.Record(T.String(), T.String()) },
+    { title: 'resource secrets' },
+  ),
+)
 
 // Running processes keep answering from their row caches (src/resources/row-cache.ts) with the ciphertexts they
 // loaded; those still open while ENCRYPTION_KEY_PREVIOUS is set, and the restart that drops it reloads them.
 export async function reencryptSecrets(db: Db, box: SecretBox): Promise<ReencryptReport> {
   const report: ReencryptReport = { rows: 0, fields: 0, reencrypted: 0, skipped: 0 }
-  const rows = await anyRows(db, SecretsRow, sql.unsafe`select id, kind, secrets from resources where secrets <> '{}'::jsonb order by id`)
+  const rows = await anyRows(
+    db,
+    SecretsRow,
+    sql.unsafe`select id, kind, secrets from resources where secrets <> '{}'::jsonb order by id`,
+  )
   for (const row of rows) {
     report.rows++
     const { id, kind, secrets: before } = row
@@ -39,7 +48,9 @@ export async function reencryptSecrets(db: Db, box: SecretBox): Promise<Reencryp
       changed++
     }
     if (changed === 0) continue
-    const updated = await db.maybeOneFirst(sql.unsafe`update resources set secrets = ${sql.jsonb(after)} where id = ${id}::uuid and secrets = ${sql.jsonb(before)} returning id`)
+    const updated = await db.maybeOneFirst(
+      sql.unsafe`update resources set secrets = ${sql.jsonb(after)} where id = ${id}::uuid and secrets = ${sql.jsonb(before)} returning id`,
+    )
     if (updated === null) report.skipped++
     else report.reencrypted += changed
   }

@@ -34,20 +34,33 @@ export function adapterHandlers(d: AdapterDeps): BoundRoute[] {
   const errorReply = (err: unknown, requestId: string): RpcReply => {
     const e = toAdapterError(err)
     if (e.status >= 500 && e.code === 'internal') c.log.error({ err, requestId }, 'adapter request failed')
-    return { status: e.status, body: e.body(), ...(e.status === 401 ? { headers: { 'www-authenticate': 'Bearer' } } : {}) }
+    return {
+      status: e.status,
+      body: e.body(),
+      ...(e.status === 401 ? { headers: { 'www-authenticate': 'Bearer' } } : {}),
+    }
   }
   const handler = <T extends RouteDef>(route: T, fn: RouteHandler<T>): BoundRoute => bind(route, fn, { errorReply })
 
   return [
     handler(R.adapterOpenaiModelsList, async ({ principal: p }) => modelList(c, p)),
     handler(R.adapterOpenaiModelsGet, async ({ principal: p, params }) => modelInfo(c, p, params.model_id)),
-    handler(R.adapterOpenaiModelsGetPath, async ({ principal: p, params }) => modelInfo(c, p, `${params.owner}/${params.model}`)),
+    handler(R.adapterOpenaiModelsGetPath, async ({ principal: p, params }) =>
+      modelInfo(c, p, `${params.owner}/${params.model}`),
+    ),
     handler(R.adapterOpenaiChatCompletions, async ({ principal: p, body: raw, request: req }) => {
-        const body = parseChatRequest(raw)
-        const target = parseModelId(body.model)
-        if (target === null) throw modelNotFound(body.model)
-        if (target.kind === 'agent') return viaAgent(c, p, body, await chatAgent(c, p, target.namespace, target.name, body.model), req)
-        return viaProvider(c, body, await providerModel(c, p, target.provider, target.model, body.model), target.model, req)
-      }),
+      const body = parseChatRequest(raw)
+      const target = parseModelId(body.model)
+      if (target === null) throw modelNotFound(body.model)
+      if (target.kind === 'agent')
+        return viaAgent(c, p, body, await chatAgent(c, p, target.namespace, target.name, body.model), req)
+      return viaProvider(
+        c,
+        body,
+        await providerModel(c, p, target.provider, target.model, body.model),
+        target.model,
+        req,
+      )
+    }),
   ]
 }

@@ -7,6 +7,16 @@ export const adapterFeature = defineFeature({
   name: 'adapter',
   routes: adapterRoutes,
   service: (ctx) => ({
-    routes: adapterHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store, actorsHere: ctx.actorsHere, log: ctx.log.child({ mod: 'adapter' }) }),
+    routes: adapterHandlers({
+      db: ctx.db,
+      nc: ctx.nc,
+      js: ctx.js,
+      names: ctx.names,
+      config: ctx.config,
+      resources: ctx.resources,
+      jobStore: ctx.jobs.store,
+      actorsHere: ctx.actorsHere,
+      log: ctx.log.child({ mod: 'adapter' }),
+    }),
   }),
 })

@@ -1,7 +1,13 @@
 import { registerPermission } from '../access/permission-registry.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
-import { createLlmClient, providerEntryOf, providerRowOf, type LlmClientOptions, type ProviderEntry } from '../llm/registry.ts'
+import {
+  createLlmClient,
+  providerEntryOf,
+  providerRowOf,
+  type LlmClientOptions,
+  type ProviderEntry,
+} from '../llm/registry.ts'
 import type { LlmClient } from '../llm/types.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 
@@ -17,10 +23,17 @@ import type { ResourceRecord, ResourceService } from '../resources/service.ts'
  *   platform.llm/<provider>.chat:all   one provider (`platform.llm/*.chat:all`: any)
  * llm_provider is an admin-only kind, so a caller without either sees no provider model at all.
  */
-export const LLM_CHAT_ALL = registerPermission('platform.llm.chat:all', 'LLM: call every provider model directly through the OpenAI adapter (admin)')
-registerPermission('platform.llm/{provider}.chat:all', "LLM: call one provider's models directly through the OpenAI adapter")
+export const LLM_CHAT_ALL = registerPermission(
+  'platform.llm.chat:all',
+  'LLM: call every provider model directly through the OpenAI adapter (admin)',
+)
+registerPermission(
+  'platform.llm/{provider}.chat:all',
+  "LLM: call one provider's models directly through the OpenAI adapter",
+)
 
-export const mayUseProvider = (p: Principal, provider: string): boolean => can(p, LLM_CHAT_ALL) || can(p, `platform.llm/${provider}.chat:all`)
+export const mayUseProvider = (p: Principal, provider: string): boolean =>
+  can(p, LLM_CHAT_ALL) || can(p, `platform.llm/${provider}.chat:all`)
 
 export interface AdapterProvider extends ProviderEntry {
   created_at: string
@@ -36,7 +49,9 @@ function providerOf(row: ResourceRecord): AdapterProvider | null {
   if (entry === null) return null
   const { config } = entry
   const defaultModel = entry.default_model === '' ? null : entry.default_model
-  const listed = Array.isArray(config['models']) ? (config['models'] as unknown[]).filter((m): m is string => typeof m === 'string' && m !== '' && m.length <= 300) : []
+  const listed = Array.isArray(config['models'])
+    ? (config['models'] as unknown[]).filter((m): m is string => typeof m === 'string' && m !== '' && m.length <= 300)
+    : []
   return {
     ...entry,
     default_model: defaultModel,
@@ -55,7 +70,11 @@ export interface ProviderDirectory {
   invalidate(): void
 }
 
-export function providerDirectory(d: { resources: Pick<ResourceService, 'secretsOf' | 'all'>; ttlMs?: number; clientOptions?: LlmClientOptions }): ProviderDirectory {
+export function providerDirectory(d: {
+  resources: Pick<ResourceService, 'secretsOf' | 'all'>
+  ttlMs?: number
+  clientOptions?: LlmClientOptions
+}): ProviderDirectory {
   const ttl = d.ttlMs ?? 10_000
   let current: { at: number; byName: Map<string, AdapterProvider> } | null = null
   let loading: Promise<Map<string, AdapterProvider>> | null = null
@@ -87,7 +106,9 @@ export function providerDirectory(d: { resources: Pick<ResourceService, 'secrets
     client(p) {
       let c = clients.get(p.version)
       if (c === undefined) {
-        c = d.resources.secretsOf(llmProviderKind, p.id).then((secrets) => createLlmClient({ ...p, api_key: secrets['api_key'] ?? null }, d.clientOptions ?? {}))
+        c = d.resources
+          .secretsOf(llmProviderKind, p.id)
+          .then((secrets) => createLlmClient({ ...p, api_key: secrets['api_key'] ?? null }, d.clientOptions ?? {}))
         c.catch(() => clients.delete(p.version))
         clients.set(p.version, c)
       }

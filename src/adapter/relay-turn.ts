@@ -13,7 +13,11 @@ type Json = Record<string, unknown>
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export const approvalNeeded = () =>
-  new AdapterError(409, 'the agent wants to call a tool that needs approval, which this API cannot give; use the platform chat API (/agents/{namespace}/{name}/chats) for this agent', { code: 'approval_required' })
+  new AdapterError(
+    409,
+    'the agent wants to call a tool that needs approval, which this API cannot give; use the platform chat API (/agents/{namespace}/{name}/chats) for this agent',
+    { code: 'approval_required' },
+  )
 
 /**
  * Turn events → chunks: `message` text deltas become content deltas (the agent's own tool calls
@@ -21,7 +25,14 @@ export const approvalNeeded = () =>
  * event. Should the turn's terminal event not arrive (a worker wired without stream events, a
  * lost connection), the job's outcome ends the stream: the reply's remaining text, or the error.
  */
-export async function relayTurn(c: AdapterContext, channel: string, chunks: ChunkWriter, sub: Subscription, jobId: string, watch?: JobWatch): Promise<void> {
+export async function relayTurn(
+  c: AdapterContext,
+  channel: string,
+  chunks: ChunkWriter,
+  sub: Subscription,
+  jobId: string,
+  watch?: JobWatch,
+): Promise<void> {
   let sent = ''
   let terminal: { event: string; data: Json } | null = null
   const outcome = c.svc.result(jobId, watch).then(
@@ -41,7 +52,11 @@ export async function relayTurn(c: AdapterContext, channel: string, chunks: Chun
       }
       if (event === 'message') {
         const content = data['content']
-        if (typeof content === 'string' && content !== '' && (data['tool_calls'] === null || data['tool_calls'] === undefined)) {
+        if (
+          typeof content === 'string' &&
+          content !== '' &&
+          (data['tool_calls'] === null || data['tool_calls'] === undefined)
+        ) {
           sent += content
           publishChunk(c, channel, chunks.delta({ content }))
         }
@@ -57,7 +72,11 @@ export async function relayTurn(c: AdapterContext, channel: string, chunks: Chun
     if (terminal?.event === 'error') {
       const code = String(terminal.data['code'] ?? 'turn.failed')
       // an answer not matching the agent's output_schema is not a provider failure
-      throw new AdapterError(code === 'agent.output_invalid' ? 422 : 502, String(terminal.data['detail'] ?? 'the agent turn failed'), { code })
+      throw new AdapterError(
+        code === 'agent.output_invalid' ? 422 : 502,
+        String(terminal.data['detail'] ?? 'the agent turn failed'),
+        { code },
+      )
     }
     let status = terminal === null ? null : String(terminal.data['status'] ?? 'completed')
     let usage = terminal === null ? undefined : (terminal.data['usage'] as Usage | undefined)
@@ -69,7 +88,8 @@ export async function relayTurn(c: AdapterContext, channel: string, chunks: Chun
         status ??= o.r.status
         usage ??= o.r.usage
         const text = o.r.message?.content ?? ''
-        if (terminal === null && text.startsWith(sent) && text.length > sent.length) publishChunk(c, channel, chunks.delta({ content: text.slice(sent.length) }))
+        if (terminal === null && text.startsWith(sent) && text.length > sent.length)
+          publishChunk(c, channel, chunks.delta({ content: text.slice(sent.length) }))
       }
     }
     if (status === 'awaiting_approval') throw approvalNeeded()

@@ -1,4 +1,11 @@
-import { ChatCompletion, ChatCompletionRequestDoc, ModelList, ModelParams, ModelPathParams, OpenAiModel } from '../../schemas/openai-wire.ts'
+import {
+  ChatCompletion,
+  ChatCompletionRequestDoc,
+  ModelList,
+  ModelParams,
+  ModelPathParams,
+  OpenAiModel,
+} from '../../schemas/openai-wire.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
@@ -27,7 +34,14 @@ export const ADAPTER_ROUTES = {
     errors: [400, 403, 404, 409, 422, 502, 504],
     stream: { format: 'openai', bodyFlag: 'stream' },
   }),
-  adapterOpenaiModelsList: defineRoute({ ...base, id: 'adapter.openai.models.list', method: 'GET', path: '/adapters/openai/v1/models', summary: 'The models the caller may use: agents it may chat with, provider models it may call', response: ModelList }),
+  adapterOpenaiModelsList: defineRoute({
+    ...base,
+    id: 'adapter.openai.models.list',
+    method: 'GET',
+    path: '/adapters/openai/v1/models',
+    summary: 'The models the caller may use: agents it may chat with, provider models it may call',
+    response: ModelList,
+  }),
   adapterOpenaiModelsGet: defineRoute({
     ...base,
     id: 'adapter.openai.models.get',

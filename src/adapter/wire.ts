@@ -3,7 +3,14 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { NAME_PATTERN } from '../../schemas/common.ts'
 import { AppError } from '../kernel/errors.ts'
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition, Usage } from '../llm/types.ts'
-import { ChatCompletionBody, type ChatCompletionRequest, type ChunkDelta, type CompletionMessage, type OpenAiMessage as WireMessage, type TextPart } from '../../schemas/openai-wire.ts'
+import {
+  ChatCompletionBody,
+  type ChatCompletionRequest,
+  type ChunkDelta,
+  type CompletionMessage,
+  type OpenAiMessage as WireMessage,
+  type TextPart,
+} from '../../schemas/openai-wire.ts'
 
 /*
  * The OpenAI Chat Completions wire as the adapter speaks it: the request body (checked here, not by
@@ -58,16 +65,30 @@ export function toAdapterError(err: unknown): AdapterError {
   return new AdapterError(500, 'internal error', { code: 'internal' })
 }
 
-export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) => new AdapterError(400, message, { param, code })
+export const invalidRequest = (message: string, param: string | null = null, code: string | null = null) =>
+  new AdapterError(400, message, { param, code })
 export const modelNotFound = (model: string) =>
-  new AdapterError(404, `The model \`${model}\` does not exist or you do not have access to it (models: GET /adapters/openai/v1/models)`, { code: 'model_not_found', param: 'model' })
+  new AdapterError(
+    404,
+    `The model \`${model}\` does not exist or you do not have access to it (models: GET /adapters/openai/v1/models)`,
+    { code: 'model_not_found', param: 'model' },
+  )
 
 /** The body, checked. OpenAI answers 400 `invalid_request_error` naming the parameter. */
 export function parseChatRequest(body: unknown): ChatCompletionRequest {
   if (checkBody.Check(body)) return body
   const first = checkBody.Errors(body).First()
-  const param = first === undefined ? null : first.path.replace(/^\//, '').replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.')
-  throw invalidRequest(first === undefined ? 'invalid request body' : `${param === '' ? 'body' : String(param)}: ${first.message}`, param === '' ? null : param)
+  const param =
+    first === undefined
+      ? null
+      : first.path
+          .replace(/^\//, '')
+          .replace(/\/(\d+)/g, '[$1]')
+          .replace(/\//g, '.')
+  throw invalidRequest(
+    first === undefined ? 'invalid request body' : `${param === '' ? 'body' : String(param)}: ${first.message}`,
+    param === '' ? null : param,
+  )
 }
 
 /** Text of a message's content: a string, null, or text parts (other parts, e.g. images, are refused). */
@@ -77,7 +98,12 @@ function textOf(content: WireMessage['content'], at: string): string | null {
   let out = ''
   for (let i = 0; i < content.length; i++) {
     const part = content[i] as { type: string; text?: unknown }
-    if (part.type !== 'text' || typeof part.text !== 'string') throw invalidRequest(`${at}.content[${String(i)}]: only text content parts are supported (got ${part.type})`, `${at}.content`, 'unsupported_content')
+    if (part.type !== 'text' || typeof part.text !== 'string')
+      throw invalidRequest(
+        `${at}.content[${String(i)}]: only text content parts are supported (got ${part.type})`,
+        `${at}.content`,
+        'unsupported_content',
+      )
     out += (part as TextPart).text
   }
   return out
@@ -98,14 +124,27 @@ export function toNeutralMessages(messages: readonly WireMessage[]): ChatMessage
         out.push({ role: m.role === 'developer' ? 'system' : m.role, content: text ?? '' })
         break
       case 'assistant': {
-        const toolCalls: ToolCall[] = (m.tool_calls ?? []).map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }))
+        const toolCalls: ToolCall[] = (m.tool_calls ?? []).map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.function.name, arguments: c.function.arguments },
+        }))
         for (const c of toolCalls) calls.add(c.id)
-        out.push(toolCalls.length > 0 ? { role: 'assistant', content: text, tool_calls: toolCalls } : { role: 'assistant', content: text ?? '' })
+        out.push(
+          toolCalls.length > 0
+            ? { role: 'assistant', content: text, tool_calls: toolCalls }
+            : { role: 'assistant', content: text ?? '' },
+        )
         break
       }
       case 'tool':
-        if (m.tool_call_id === undefined) throw invalidRequest(`${at}: a tool message needs tool_call_id`, `${at}.tool_call_id`)
-        if (!calls.has(m.tool_call_id)) throw invalidRequest(`${at}: tool_call_id ${m.tool_call_id} answers no earlier assistant tool call`, `${at}.tool_call_id`)
+        if (m.tool_call_id === undefined)
+          throw invalidRequest(`${at}: a tool message needs tool_call_id`, `${at}.tool_call_id`)
+        if (!calls.has(m.tool_call_id))
+          throw invalidRequest(
+            `${at}: tool_call_id ${m.tool_call_id} answers no earlier assistant tool call`,
+            `${at}.tool_call_id`,
+          )
         out.push({ role: 'tool', content: text ?? '', tool_call_id: m.tool_call_id })
         break
     }
@@ -119,12 +158,17 @@ export function toNeutralMessages(messages: readonly WireMessage[]): ChatMessage
  * `required` offer them all (the provider is not forced to call one).
  */
 export function toolsFor(req: ChatCompletionRequest): ToolDefinition[] {
-  const tools = (req.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? { type: 'object', properties: {} } }))
+  const tools = (req.tools ?? []).map((t) => ({
+    name: t.function.name,
+    description: t.function.description ?? '',
+    parameters: t.function.parameters ?? { type: 'object', properties: {} },
+  }))
   const choice = req.tool_choice
   if (choice === 'none') return []
   if (typeof choice === 'object' && choice !== null) {
     const named = tools.filter((t) => t.name === choice.function.name)
-    if (named.length === 0) throw invalidRequest(`tool_choice names ${choice.function.name}, which is not in tools`, 'tool_choice')
+    if (named.length === 0)
+      throw invalidRequest(`tool_choice names ${choice.function.name}, which is not in tools`, 'tool_choice')
     return named
   }
   return tools
@@ -133,7 +177,9 @@ export function toolsFor(req: ChatCompletionRequest): ToolDefinition[] {
 // ---------------------------------------------------------------------------------------------
 // Models
 
-export type ModelTarget = { kind: 'agent'; namespace: string; name: string } | { kind: 'provider'; provider: string; model: string }
+export type ModelTarget =
+  | { kind: 'agent'; namespace: string; name: string }
+  | { kind: 'provider'; provider: string; model: string }
 
 const NAME = new RegExp(NAME_PATTERN)
 
@@ -165,7 +211,15 @@ export const unixSeconds = (iso: string | number | Date): number => Math.floor(n
 
 export const completionId = (): string => `chatcmpl-${pooledRandomBytes(15).toString('base64url')}`
 
-export function completion(o: { id: string; created: number; model: string; content: string | null; toolCalls?: readonly ToolCall[]; finishReason: string; usage: Usage | null }) {
+export function completion(o: {
+  id: string
+  created: number
+  model: string
+  content: string | null
+  toolCalls?: readonly ToolCall[]
+  finishReason: string
+  usage: Usage | null
+}) {
   const message: CompletionMessage = { role: 'assistant', content: o.content, refusal: null }
   if (o.toolCalls !== undefined && o.toolCalls.length > 0) message.tool_calls = [...o.toolCalls]
   return {
@@ -180,7 +234,13 @@ export function completion(o: { id: string; created: number; model: string; cont
 }
 
 export const resultCompletion = (r: ChatResult, meta: { id: string; created: number; model: string }) =>
-  completion({ ...meta, content: r.content ?? (r.tool_calls.length > 0 ? null : ''), toolCalls: r.tool_calls, finishReason: r.finish_reason, usage: r.usage })
+  completion({
+    ...meta,
+    content: r.content ?? (r.tool_calls.length > 0 ? null : ''),
+    toolCalls: r.tool_calls,
+    finishReason: r.finish_reason,
+    usage: r.usage,
+  })
 
 /**
  * Builds the `chat.completion.chunk` objects of one stream. With `include_usage` every chunk has
@@ -196,10 +256,20 @@ export class ChunkWriter {
     this.includeUsage = includeUsage
   }
   private base() {
-    return { id: this.id, object: 'chat.completion.chunk' as const, created: this.created, model: this.model, system_fingerprint: null }
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk' as const,
+      created: this.created,
+      model: this.model,
+      system_fingerprint: null,
+    }
   }
   delta(delta: ChunkDelta, finishReason: string | null = null) {
-    return { ...this.base(), choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(this.includeUsage ? { usage: null } : {}) }
+    return {
+      ...this.base(),
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      ...(this.includeUsage ? { usage: null } : {}),
+    }
   }
   usage(usage: Usage | null) {
     return { ...this.base(), choices: [], usage }

@@ -9,10 +9,16 @@ import type { RouteDef, RpcReply, RpcRequest } from './route.ts'
  * input or loads the caller itself.
  */
 
-type StaticOr<R, K extends 'params' | 'query' | 'body', Fallback> = R extends { [P in K]: infer S extends TSchema } ? Static<S> : Fallback
+type StaticOr<R, K extends 'params' | 'query' | 'body', Fallback> = R extends { [P in K]: infer S extends TSchema }
+  ? Static<S>
+  : Fallback
 
 /** `Principal` on an `auth: true` route, `null` on an open one. */
-export type PrincipalFor<R extends RouteDef> = R['auth'] extends true ? Principal : R['auth'] extends false ? null : Principal | null
+export type PrincipalFor<R extends RouteDef> = R['auth'] extends true
+  ? Principal
+  : R['auth'] extends false
+    ? null
+    : Principal | null
 
 /** What the request carries besides its validated input; body, params and query are not here on purpose. */
 export type RequestMeta = Omit<RpcRequest, 'params' | 'query' | 'body'>
@@ -54,7 +60,11 @@ export interface BoundRoute {
   errorReply?: (err: unknown, requestId: string) => RpcReply
 }
 
-export function bind<R extends RouteDef>(route: R, handler: RouteHandler<R>, options: { errorReply?: (err: unknown, requestId: string) => RpcReply } = {}): BoundRoute {
+export function bind<R extends RouteDef>(
+  route: R,
+  handler: RouteHandler<R>,
+  options: { errorReply?: (err: unknown, requestId: string) => RpcReply } = {},
+): BoundRoute {
   return {
     route,
     ...(options.errorReply === undefined ? {} : { errorReply: options.errorReply }),
@@ -62,7 +72,11 @@ export function bind<R extends RouteDef>(route: R, handler: RouteHandler<R>, opt
       // The RPC server checked params/query/body against these very schemas and resolved the
       // principal as `auth` says: this is the one place the checked values take their static type.
       const out = await handler(input as unknown as RouteInput<R>)
-      return { status: out.status ?? 200, body: out.body, ...(out.headers === undefined ? {} : { headers: out.headers }) }
+      return {
+        status: out.status ?? 200,
+        body: out.body,
+        ...(out.headers === undefined ? {} : { headers: out.headers }),
+      }
     },
   }
 }

@@ -157,7 +157,15 @@ export interface RpcRequest {
  */
 export type BlobPhase =
   | { phase: 'prepare'; declaredBytes: number | null; contentType: string }
-  | { phase: 'commit'; object: string; size: number; sha256: string; filename: string | null; contentType: string; fields: Record<string, string> }
+  | {
+      phase: 'commit'
+      object: string
+      size: number
+      sha256: string
+      filename: string | null
+      contentType: string
+      fields: Record<string, string>
+    }
   /** The body never reached the object store whole (refused, client gone): the reservation may go now. */
   | { phase: 'abort'; object: string }
 

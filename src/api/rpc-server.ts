@@ -30,7 +30,11 @@ const compileChecks = (r: RouteDef): Checks => ({
 })
 
 const invalidInput = (what: string, check: TypeCheck<TSchema>, value: unknown): AppError =>
-  new AppError(422, 'request.invalid', `invalid ${what}`, { issues: [...check.Errors(value)].slice(0, 20).map((e) => ({ path: e.path.replace(/^\//, '').replace(/\//g, '.'), message: e.message })) })
+  new AppError(422, 'request.invalid', `invalid ${what}`, {
+    issues: [...check.Errors(value)]
+      .slice(0, 20)
+      .map((e) => ({ path: e.path.replace(/^\//, '').replace(/\//g, '.'), message: e.message })),
+  })
 
 /**
  * Checks the input against the route's schemas once more. The gateway already did, with the same
@@ -42,13 +46,20 @@ const invalidInput = (what: string, check: TypeCheck<TSchema>, value: unknown): 
 function checkInput(c: Checks, req: RpcRequest): void {
   if (!c.upload) delete req.blob
   if (c.params !== undefined && !c.params.Check(req.params)) throw invalidInput('path parameters', c.params, req.params)
-  if (c.query !== undefined && Object.keys(req.query).length > 0 && !c.query.Check(req.query)) throw invalidInput('query parameters', c.query, req.query)
+  if (c.query !== undefined && Object.keys(req.query).length > 0 && !c.query.Check(req.query))
+    throw invalidInput('query parameters', c.query, req.query)
   // a streamed upload's phases carry no body (the bytes went to the object store): the handler checks `request.blob`
-  if (c.body !== undefined && (req.blob === undefined || req.body !== undefined) && !c.body.Check(req.body)) throw invalidInput('body', c.body, req.body)
+  if (c.body !== undefined && (req.blob === undefined || req.body !== undefined) && !c.body.Check(req.body))
+    throw invalidInput('body', c.body, req.body)
 }
 
 /** Decodes a NATS request, answers it, responds on the message. */
-async function respondTo(msg: Msg, answer: RouteAnswer, page: boolean, errorReply: BoundRoute['errorReply']): Promise<void> {
+async function respondTo(
+  msg: Msg,
+  answer: RouteAnswer,
+  page: boolean,
+  errorReply: BoundRoute['errorReply'],
+): Promise<void> {
   let reply: RpcReply
   try {
     reply = await answer(decodeRequest(msg.headers, msg.data))
@@ -77,7 +88,14 @@ export type RouteAnswer = (req: RpcRequest) => Promise<RpcReply>
  * checks and the principal are the same either way. RPC_IN_PROCESS=false turns it off: every
  * request then goes over NATS and the queue group spreads them over all service processes.
  */
-export function serveRpc(options: { nc: NatsConnection; names: NatsNames; routes: readonly BoundRoute[]; principal?: PrincipalResolver; log: Logger; inProcess?: boolean }): { close(): Promise<void> } {
+export function serveRpc(options: {
+  nc: NatsConnection
+  names: NatsNames
+  routes: readonly BoundRoute[]
+  principal?: PrincipalResolver
+  log: Logger
+  inProcess?: boolean
+}): { close(): Promise<void> } {
   const { nc, log, principal: resolve } = options
   const subs: Subscription[] = []
   const local: (() => void)[] = []
@@ -103,9 +121,15 @@ export function serveRpc(options: { nc: NatsConnection; names: NatsNames; routes
       } catch (e) {
         if (bound.errorReply !== undefined) return bound.errorReply(e, req.requestId)
         // a database outage is the platform being unavailable, not a failure of this request
-        const appErr = isDatabaseUnavailable(e) ? unavailable('the database is unavailable right now; retry shortly', 'service.database_unavailable') : toAppError(e)
+        const appErr = isDatabaseUnavailable(e)
+          ? unavailable('the database is unavailable right now; retry shortly', 'service.database_unavailable')
+          : toAppError(e)
         if (appErr.status >= 500) log.error({ err: e, route: id, requestId: req.requestId }, 'rpc handler failed')
-        return { status: appErr.status, error: appErr.toWire(), ...(appErr.headers === undefined ? {} : { headers: appErr.headers }) }
+        return {
+          status: appErr.status,
+          error: appErr.toWire(),
+          ...(appErr.headers === undefined ? {} : { headers: appErr.headers }),
+        }
       }
     }
     const page = route.html === true

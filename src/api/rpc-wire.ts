@@ -100,11 +100,27 @@ const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, s
 export function renderReply(reply: RpcReply, page = false): DecodedReply {
   if (page && reply.status === 200 && reply.error === undefined) {
     const body = reply.body
-    if (typeof body !== 'string' && !(body instanceof Uint8Array)) return renderReply({ status: 500, error: { status: 500, detail: 'internal error', code: 'internal' } })
-    return { status: 200, headers: reply.headers ?? NO_HEADERS, data: typeof body === 'string' ? encoder.encode(body) : body }
+    if (typeof body !== 'string' && !(body instanceof Uint8Array))
+      return renderReply({ status: 500, error: { status: 500, detail: 'internal error', code: 'internal' } })
+    return {
+      status: 200,
+      headers: reply.headers ?? NO_HEADERS,
+      data: typeof body === 'string' ? encoder.encode(body) : body,
+    }
   }
-  const payload = reply.error !== undefined ? { detail: reply.error.detail, code: reply.error.code, ...(reply.error.errors === undefined ? {} : { errors: reply.error.errors }) } : reply.body
-  return { status: reply.status, headers: reply.headers ?? NO_HEADERS, data: payload === undefined ? EMPTY : encoder.encode(JSON.stringify(payload)) }
+  const payload =
+    reply.error !== undefined
+      ? {
+          detail: reply.error.detail,
+          code: reply.error.code,
+          ...(reply.error.errors === undefined ? {} : { errors: reply.error.errors }),
+        }
+      : reply.body
+  return {
+    status: reply.status,
+    headers: reply.headers ?? NO_HEADERS,
+    data: payload === undefined ? EMPTY : encoder.encode(JSON.stringify(payload)),
+  }
 }
 
 /** The reply as a NATS message: the body as data, status and headers in NATS headers. */
@@ -119,5 +135,9 @@ export function encodeReply(reply: RpcReply, page = false): EncodedRequest {
 export function decodeReply(h: MsgHdrs | undefined, data: Uint8Array): DecodedReply {
   const status = Number(h?.get(H_STATUS) ?? '500')
   const extra = h?.get(H_HEADERS) ?? ''
-  return { status: Number.isInteger(status) ? status : 500, headers: extra === '' ? {} : (JSON.parse(extra) as Record<string, string>), data }
+  return {
+    status: Number.isInteger(status) ? status : 500,
+    headers: extra === '' ? {} : (JSON.parse(extra) as Record<string, string>),
+    data,
+  }
 }

@@ -11,7 +11,8 @@ export const WEBHOOKS_BUCKET = 'WEBHOOKS'
 /** KV keys allow `[-/_=.a-zA-Z0-9]`; a path is base64url-encoded so any valid path maps to one key. */
 export const webhookKey = (path: string): string => `p.${Buffer.from(path, 'utf8').toString('base64url')}`
 
-export const webhookPathOfKey = (key: string): string | null => (key.startsWith('p.') ? Buffer.from(key.slice(2), 'base64url').toString('utf8') : null)
+export const webhookPathOfKey = (key: string): string | null =>
+  key.startsWith('p.') ? Buffer.from(key.slice(2), 'base64url').toString('utf8') : null
 
 /** The route id (and `rpc.<id>` subject) a call with this method is forwarded to. */
 export const webhookRouteId = (method: string): string => `webhooks.trigger.${method.toLowerCase()}`

@@ -19,7 +19,8 @@ function parse(permission: string): Parsed | null {
   const colon = permission.lastIndexOf(':')
   const scope = colon < 0 ? '' : permission.slice(colon + 1)
   const body = colon < 0 ? '' : permission.slice(0, colon)
-  const parsed = (scope === 'own' || scope === 'all') && body !== '' ? { segments: body.split(/[./]/), scope: scope as Scope } : null
+  const parsed =
+    (scope === 'own' || scope === 'all') && body !== '' ? { segments: body.split(/[./]/), scope: scope as Scope } : null
   if (cache.size > 10_000) cache.clear()
   cache.set(permission, parsed)
   return parsed

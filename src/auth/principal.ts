@@ -37,11 +37,24 @@ export function principalCacheOf(db: Db): PrincipalCache | undefined {
 
 /* Rows as they come back (timestamps as ISO strings, jsonb parsed: src/platform/db.ts). Grants stay `unknown`-valued: grantsOf keeps the `true` ones. */
 const StoredGrants = T.Record(T.String(), T.Unknown())
-const UserGrantsRow = rowType(T.Object({ email: T.String(), is_active: T.Boolean(), grants: T.Array(StoredGrants), revoked_sessions: T.Array(T.String()) }, { title: 'user grants' }))
-const KeyRow = rowType(T.Object({ id: T.String(), user_id: T.String(), permissions: StoredGrants, expires_at: T.Union([T.String(), T.Null()]) }, { title: 'API key' }))
+const UserGrantsRow = rowType(
+  T.Object(
+    { email: T.String(), is_active: T.Boolean(), grants: T.Array(StoredGrants), revoked_sessions: T.Array(T.String()) },
+    { title: 'user grants' },
+  ),
+)
+const KeyRow = rowType(
+  T.Object(
+    { id: T.String(), user_id: T.String(), permissions: StoredGrants, expires_at: T.Union([T.String(), T.Null()]) },
+    { title: 'API key' },
+  ),
+)
 
 export async function loadUserRow(db: Db, userId: string): Promise<CachedUser | null> {
-  const row = await maybeRow(db, UserGrantsRow, sql.unsafe`
+  const row = await maybeRow(
+    db,
+    UserGrantsRow,
+    sql.unsafe`
     select u.email, u.is_active,
            coalesce(jsonb_agg(r.permissions) filter (where r.id is not null), '[]'::jsonb) as grants,
            -- a revoked family's access tokens live at most as long as its refresh tokens (minutes against days)
@@ -51,14 +64,24 @@ export async function loadUserRow(db: Db, userId: string): Promise<CachedUser | 
     left join user_roles ur on ur.user_id = u.id
     left join roles r on r.id = ur.role_id
     where u.id = ${userId}::uuid
-    group by u.id`)
+    group by u.id`,
+  )
   if (row === null) return null
   const grants = row.grants.flatMap(grantsOf)
-  return { email: row.email, active: row.is_active, permissions: [...new Set(grants)], revoked_sessions: row.revoked_sessions }
+  return {
+    email: row.email,
+    active: row.is_active,
+    permissions: [...new Set(grants)],
+    revoked_sessions: row.revoked_sessions,
+  }
 }
 
 async function loadKeyRow(db: Db, hash: string): Promise<CachedKey | null> {
-  const row = await maybeRow(db, KeyRow, sql.unsafe`select id, user_id, permissions, expires_at from api_keys where key_hash = ${hash}`)
+  const row = await maybeRow(
+    db,
+    KeyRow,
+    sql.unsafe`select id, user_id, permissions, expires_at from api_keys where key_hash = ${hash}`,
+  )
   if (row === null) return null
   return { ...row, permissions: grantsOf(row.permissions) }
 }
@@ -86,10 +109,16 @@ export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> 
     const hash = caller.keyHash ?? ''
     const key = cache === undefined ? await loadKeyRow(db, hash) : await cache.key(hash, () => loadKeyRow(db, hash))
     if (key === null) throw unauthorized('invalid API key', 'auth.invalid_api_key')
-    if (key.expires_at !== null && Date.parse(key.expires_at) <= Date.now()) throw unauthorized('API key expired', 'auth.api_key_expired')
+    if (key.expires_at !== null && Date.parse(key.expires_at) <= Date.now())
+      throw unauthorized('API key expired', 'auth.api_key_expired')
     const owner = await user(key.user_id)
     if (owner === null || !owner.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
-    return { userId: key.user_id, email: owner.email, permissions: intersectGrants(key.permissions, owner.permissions), apiKeyId: key.id }
+    return {
+      userId: key.user_id,
+      email: owner.email,
+      permissions: intersectGrants(key.permissions, owner.permissions),
+      apiKeyId: key.id,
+    }
   }
   // The gateway already refuses such tokens; checked again because a Caller may come from elsewhere
   // and a non-UUID would otherwise fail inside Postgres as a 500.
@@ -101,8 +130,15 @@ export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> 
   const row = await user(caller.sub)
   if (row === null || !row.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
   // Logout revoked this token's session: the list is part of the cached user (no query here).
-  if (caller.sid !== undefined && row.revoked_sessions?.includes(caller.sid) === true) throw unauthorized('the session of this token was logged out', 'auth.session_revoked')
-  if (exe !== undefined) return { userId: caller.sub, email: row.email, permissions: intersectGrants(EXECUTION_SCOPE, row.permissions), executionId: exe.id }
+  if (caller.sid !== undefined && row.revoked_sessions?.includes(caller.sid) === true)
+    throw unauthorized('the session of this token was logged out', 'auth.session_revoked')
+  if (exe !== undefined)
+    return {
+      userId: caller.sub,
+      email: row.email,
+      permissions: intersectGrants(EXECUTION_SCOPE, row.permissions),
+      executionId: exe.id,
+    }
   return { userId: caller.sub, email: row.email, permissions: row.permissions }
 }
 
@@ -110,7 +146,11 @@ export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> 
  * An execution token is good only while the attempt it was minted for runs, for the user it runs
  * as. Without a job-state reader (no cache attached) it is refused: failing closed.
  */
-async function checkExecutionLive(cache: PrincipalCache | undefined, sub: string, exe: { id: string; attempt: number }): Promise<void> {
+async function checkExecutionLive(
+  cache: PrincipalCache | undefined,
+  sub: string,
+  exe: { id: string; attempt: number },
+): Promise<void> {
   const job = cache === undefined || !isUuid(exe.id) ? null : await cache.execution(exe.id)
   if (job === null || job.status !== 'running' || job.attempts !== exe.attempt || job.user_id !== sub) {
     throw unauthorized('the execution this token belongs to has ended', 'auth.execution_ended')

@@ -7,10 +7,18 @@ import { EXECUTION_SCOPE_CLAIM } from '../api/route.ts'
  * `sid` names the login session (its refresh-token family): logging out revokes the family, and
  * with it every access token carrying its id (src/auth/principal.ts).
  */
-export async function issueAccessToken(secret: string, claims: { sub: string; email: string; sid?: string }, ttlMinutes: number): Promise<string> {
-  return sign(secret, { email: claims.email, type: 'access', ...(claims.sid === undefined ? {} : { sid: claims.sid }) }, claims.sub, ttlMinutes)
+export async function issueAccessToken(
+  secret: string,
+  claims: { sub: string; email: string; sid?: string },
+  ttlMinutes: number,
+): Promise<string> {
+  return sign(
+    secret,
+    { email: claims.email, type: 'access', ...(claims.sid === undefined ? {} : { sid: claims.sid }) },
+    claims.sub,
+    ttlMinutes,
+  )
 }
-
 
 /*
  * The token a function receives: an access token that also names its execution (`exe`, the job
@@ -24,7 +32,12 @@ export async function issueExecutionToken(
   claims: { sub: string; email: string; executionId: string; attempt: number },
   ttlMinutes: number,
 ): Promise<string> {
-  return sign(secret, { email: claims.email, type: 'access', scope: EXECUTION_SCOPE_CLAIM, exe: claims.executionId, att: claims.attempt }, claims.sub, ttlMinutes)
+  return sign(
+    secret,
+    { email: claims.email, type: 'access', scope: EXECUTION_SCOPE_CLAIM, exe: claims.executionId, att: claims.attempt },
+    claims.sub,
+    ttlMinutes,
+  )
 }
 
 function sign(secret: string, payload: Record<string, unknown>, sub: string, ttlMinutes: number): Promise<string> {

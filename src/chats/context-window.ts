@@ -17,14 +17,25 @@ import { truncateForContext } from './truncate.ts'
 
 /** A stored message as the LLM sees it (tool results truncated to TOOL_RESULT_CONTEXT_MAX_SIZE). */
 export function toLlm(config: Config, m: ContextMessage): ChatMessage {
-  if (m.role === 'tool') return { role: 'tool', content: truncateForContext(m.content ?? '', config.TOOL_RESULT_CONTEXT_MAX_SIZE), tool_call_id: m.tool_call_id ?? '' }
-  if (m.role === 'assistant' && m.tool_calls !== null && m.tool_calls.length > 0) return { role: 'assistant', content: m.content, tool_calls: m.tool_calls }
+  if (m.role === 'tool')
+    return {
+      role: 'tool',
+      content: truncateForContext(m.content ?? '', config.TOOL_RESULT_CONTEXT_MAX_SIZE),
+      tool_call_id: m.tool_call_id ?? '',
+    }
+  if (m.role === 'assistant' && m.tool_calls !== null && m.tool_calls.length > 0)
+    return { role: 'assistant', content: m.content, tool_calls: m.tool_calls }
   return { role: m.role, content: m.content ?? '' }
 }
 
 /** What stands in for an older tool result: which call it answered and how long it was. */
 export function omittedResult(m: ContextMessage): string {
-  return JSON.stringify({ _omitted: true, tool_call_id: m.tool_call_id ?? '', characters: (m.content ?? '').length, note: 'an older tool result, left out of the context; call the tool again if it is needed' })
+  return JSON.stringify({
+    _omitted: true,
+    tool_call_id: m.tool_call_id ?? '',
+    characters: (m.content ?? '').length,
+    note: 'an older tool result, left out of the context; call the tool again if it is needed',
+  })
 }
 
 /** The history window (oldest first) as LLM messages. */

@@ -34,7 +34,12 @@ interface FollowUpInput {
 }
 
 /** Enqueues the follow-up; answers its job (id and due time). */
-export async function scheduleFollowUp(enqueue: EnqueueDeps, ctx: ToolContext, content: string, delaySeconds: number): Promise<JobState> {
+export async function scheduleFollowUp(
+  enqueue: EnqueueDeps,
+  ctx: ToolContext,
+  content: string,
+  delaySeconds: number,
+): Promise<JobState> {
   const input: FollowUpInput = { chat_id: ctx.chat.id, content }
   return enqueueJob(enqueue, {
     pool: 'agent',
@@ -69,13 +74,33 @@ export function followUpRunner(d: FollowUpDeps): (job: JobState) => Promise<{ ch
     if (chat === null) throw new TurnError('chat.not_found', 'the chat no longer exists')
     if (chat.archived) throw new TurnError('chat.follow_up_refused', 'the chat was archived')
     const agent = await loadAgent(d.resources, chat.agent_id)
-    if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
-    if (!knownSystemTools(agent.system_tools).some((e) => e.name === 'schedule_message')) throw new TurnError('chat.follow_up_refused', `agent ${agent.namespace}/${agent.name} no longer offers schedule_message`)
+    if (agent === null)
+      throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
+    if (!knownSystemTools(agent.system_tools).some((e) => e.name === 'schedule_message'))
+      throw new TurnError(
+        'chat.follow_up_refused',
+        `agent ${agent.namespace}/${agent.name} no longer offers schedule_message`,
+      )
     const principal = await loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })
-    if (!canOnResource(principal, agentKind, 'chat', { namespace: agent.namespace, name: agent.name, ownerId: agent.owner_id })) throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
+    if (
+      !canOnResource(principal, agentKind, 'chat', {
+        namespace: agent.namespace,
+        name: agent.name,
+        ownerId: agent.owner_id,
+      })
+    )
+      throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
     const turnJobId = randomUUID()
     // the follow-up's own id dedupes the send: it is sent once even if this job ran twice
-    await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', { job_id: turnJobId, content: input.content, channel_id: null, user_id: chat.user_id, pool: 'agent' }, { msgId: `chat-follow-up-${job.id}` })
+    await sendToActor(
+      d.js,
+      d.names,
+      chatProtocol,
+      chat.id,
+      'send',
+      { job_id: turnJobId, content: input.content, channel_id: null, user_id: chat.user_id, pool: 'agent' },
+      { msgId: `chat-follow-up-${job.id}` },
+    )
     return { chat_id: chat.id, turn_job_id: turnJobId }
   }
 }
@@ -85,7 +110,9 @@ export function withFollowUps(turn: JobExecutor, runFollowUp: (job: JobState) =>
   const run = (jc: JobContext): Promise<unknown> => (jc.job.kind === FOLLOW_UP_KIND ? runFollowUp(jc.job) : turn(jc))
   return Object.assign(run, {
     // a follow-up reads no chat history before its claim
-    ...(turn.prefetch === undefined ? {} : { prefetch: (job: JobState): unknown => (job.kind === FOLLOW_UP_KIND ? undefined : turn.prefetch?.(job)) }),
+    ...(turn.prefetch === undefined
+      ? {}
+      : { prefetch: (job: JobState): unknown => (job.kind === FOLLOW_UP_KIND ? undefined : turn.prefetch?.(job)) }),
     ...(turn.speculative === undefined ? {} : { speculative: turn.speculative }),
     ...(turn.answersBeforeRecord === undefined ? {} : { answersBeforeRecord: turn.answersBeforeRecord }),
   })

@@ -30,7 +30,10 @@ import { EVENT_HEADER, newChannelId, sseLiveSubject, streamReply } from '../stre
  * actor (per-chat order) under a job id chosen here, then waits on that job's done channel.
  */
 const READ_ALL = registerPermission('platform.chats.read:all', "Chats: read every user's chats (admin)")
-const UPDATE_ALL = registerPermission('platform.chats.update:all', "Chats: archive or delete every user's chats (admin)")
+const UPDATE_ALL = registerPermission(
+  'platform.chats.update:all',
+  "Chats: archive or delete every user's chats (admin)",
+)
 
 export interface ChatHandlerDeps {
   db: Db
@@ -75,13 +78,18 @@ export function chatService(d: ChatHandlerDeps) {
       if (err instanceof AppError && err.status === 404) return null
       throw err
     })
-    if (agent === null || !canOnResource(p, agentKind, 'chat', { namespace, name, ownerId: (agent['owner_id'] as string | null) ?? null })) throw notFound(`agent ${namespace}/${name} not found`, 'resource.not_found')
+    if (
+      agent === null ||
+      !canOnResource(p, agentKind, 'chat', { namespace, name, ownerId: (agent['owner_id'] as string | null) ?? null })
+    )
+      throw notFound(`agent ${namespace}/${name} not found`, 'resource.not_found')
     return agent
   }
 
   const chatOf = async (p: Principal, id: string, write = false): Promise<ChatRow> => {
     const chat = await store.get(id)
-    if (chat === null || chat.internal || (chat.user_id !== p.userId && !can(p, write ? UPDATE_ALL : READ_ALL))) throw notFound(`chat ${id} not found`, 'chat.not_found')
+    if (chat === null || chat.internal || (chat.user_id !== p.userId && !can(p, write ? UPDATE_ALL : READ_ALL)))
+      throw notFound(`chat ${id} not found`, 'chat.not_found')
     return chat
   }
 
@@ -103,7 +111,8 @@ export function chatService(d: ChatHandlerDeps) {
   }
 
   /** A chat the caller speaks in, from memory when its owner spoke in it before. */
-  const speakIn = async (p: Principal, id: string): Promise<ChatRef> => (owners.get(id) === p.userId ? { id } : ownChat(p, id))
+  const speakIn = async (p: Principal, id: string): Promise<ChatRef> =>
+    owners.get(id) === p.userId ? { id } : ownChat(p, id)
 
   const checkedInput = (agent: ResourceRecord, given: Record<string, unknown> | undefined): Record<string, unknown> => {
     const input = given ?? {}
@@ -112,14 +121,40 @@ export function chatService(d: ChatHandlerDeps) {
     return input
   }
 
-  const createChat = async (p: Principal, agent: ResourceRecord, o: { input?: Record<string, unknown>; title?: string | null; expiresIn?: number | null; sessionKey?: string | null }): Promise<ChatRow> => {
+  const createChat = async (
+    p: Principal,
+    agent: ResourceRecord,
+    o: {
+      input?: Record<string, unknown>
+      title?: string | null
+      expiresIn?: number | null
+      sessionKey?: string | null
+    },
+  ): Promise<ChatRow> => {
     const input = checkedInput(agent, o.input)
-    return store.create({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input, title: o.title ?? null, expiresIn: o.expiresIn ?? null, sessionKey: o.sessionKey ?? null })
+    return store.create({
+      userId: p.userId,
+      agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name },
+      input,
+      title: o.title ?? null,
+      expiresIn: o.expiresIn ?? null,
+      sessionKey: o.sessionKey ?? null,
+    })
   }
 
   /** The session's chat, made with `input` when there is none (see `openSession`: concurrent first calls share one). */
-  const openSession = async (p: Principal, agent: ResourceRecord, sessionKey: string, input: Record<string, unknown> | undefined): Promise<{ chat: ChatRow; created: boolean }> =>
-    store.openSession({ userId: p.userId, agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name }, input: checkedInput(agent, input), sessionKey })
+  const openSession = async (
+    p: Principal,
+    agent: ResourceRecord,
+    sessionKey: string,
+    input: Record<string, unknown> | undefined,
+  ): Promise<{ chat: ChatRow; created: boolean }> =>
+    store.openSession({
+      userId: p.userId,
+      agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name },
+      input: checkedInput(agent, input),
+      sessionKey,
+    })
 
   /** Queues a turn with the chat's actor under `jobId`. */
   const queue = async (p: Principal, chat: ChatRef, o: SendOptions, jobId: string): Promise<void> => {
@@ -127,7 +162,14 @@ export function chatService(d: ChatHandlerDeps) {
     // reads it, and whoever resumes the stream learns its id from this request's answer. Should
     // it fail once the message is accepted, the message stands (an error would have the client
     // send it twice); only resuming that stream then finds nothing.
-    const recorded = o.channelId === null || o.resumable === false ? null : store.setChannel(chat.id, o.channelId).catch((err: unknown) => d.log?.warn({ err, chat: chat.id }, "recording the chat's stream failed: it cannot be resumed"))
+    const recorded =
+      o.channelId === null || o.resumable === false
+        ? null
+        : store
+            .setChannel(chat.id, o.channelId)
+            .catch((err: unknown) =>
+              d.log?.warn({ err, chat: chat.id }, "recording the chat's stream failed: it cannot be resumed"),
+            )
     const turn = {
       job_id: jobId,
       ...(o.content === undefined ? {} : { content: o.content }),
@@ -138,7 +180,8 @@ export function chatService(d: ChatHandlerDeps) {
     }
     const opts = { msgId: `chat-send-${jobId}`, fresh: o.fresh === true }
     // the chat's actor in this process (the usual single-node case): no stream write, publish, delivery or ack
-    await (d.actorsHere?.tellDurably(chatProtocol, chat.id, 'send', turn, opts) ?? sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', turn, opts))
+    await (d.actorsHere?.tellDurably(chatProtocol, chat.id, 'send', turn, opts) ??
+      sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', turn, opts))
     await recorded
   }
 
@@ -163,15 +206,28 @@ export function chatService(d: ChatHandlerDeps) {
   }
 
   /** Waits for a turn; the final assistant message, or the turn's error as 502/504. */
-  const result = async (jobId: string, watch?: JobWatch): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
+  const result = async (
+    jobId: string,
+    watch?: JobWatch,
+  ): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
     const timeoutMs = d.config.AGENT_JOB_TIMEOUT * 1000 + 60_000
-    const done = watch === undefined ? await waitForJob(d.nc, d.names, d.jobStore, jobId, timeoutMs) : await watch.result(timeoutMs)
-    if (done === null || done.status === 'queued' || done.status === 'running' || done.status === 'scheduled') throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
+    const done =
+      watch === undefined
+        ? await waitForJob(d.nc, d.names, d.jobStore, jobId, timeoutMs)
+        : await watch.result(timeoutMs)
+    if (done === null || done.status === 'queued' || done.status === 'running' || done.status === 'scheduled')
+      throw new AppError(504, 'chat.turn_timeout', 'the reply did not come in time; it will still appear in the chat')
     // the chat went away after the message was accepted (deleted, expired): as if checked at the door
-    if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'chat.not_found') throw notFound('chat not found', 'chat.not_found')
+    if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'chat.not_found')
+      throw notFound('chat not found', 'chat.not_found')
     // an answer that does not match the agent's output_schema is the agent's failure, not a provider's (422)
-    if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'agent.output_invalid') throw AppError.of('agent.output_invalid', jobErrorOf(done.error)?.message ?? 'the answer does not match the output_schema')
-    if (done.status !== 'completed') throw new AppError(502, 'chat.turn_failed', jobErrorText(done.error) ?? `the turn ended ${done.status}`)
+    if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'agent.output_invalid')
+      throw AppError.of(
+        'agent.output_invalid',
+        jobErrorOf(done.error)?.message ?? 'the answer does not match the output_schema',
+      )
+    if (done.status !== 'completed')
+      throw new AppError(502, 'chat.turn_failed', jobErrorText(done.error) ?? `the turn ended ${done.status}`)
     return done.result as TurnResult
   }
 
@@ -179,7 +235,11 @@ export function chatService(d: ChatHandlerDeps) {
    * Sends and waits for the final answer. A turn that suspended for sub-agents (suspend mode) ends
    * in a later job; its end is the channel's terminal event, which is listened for from the start.
    */
-  const sendAndWait = async (p: Principal, chat: ChatRef, o: Omit<SendOptions, 'channelId'>): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
+  const sendAndWait = async (
+    p: Principal,
+    chat: ChatRef,
+    o: Omit<SendOptions, 'channelId'>,
+  ): Promise<{ status: TurnResult['status']; message: MessageRow | null }> => {
     // only a turn that may suspend needs its events: in block mode the job's result is the answer
     if (d.config.AGENT_DELEGATE_MODE !== 'suspend') {
       const { jobId, watch } = await submit(p, chat, { ...o, channelId: null })
@@ -195,10 +255,18 @@ export function chatService(d: ChatHandlerDeps) {
       try {
         for await (const m of sub) {
           const event = m.headers?.get(EVENT_HEADER) ?? ''
-          if (event === 'error') throw new AppError(502, 'chat.turn_failed', String((m.json<{ detail?: string }>()).detail ?? 'the turn failed'))
+          if (event === 'error')
+            throw new AppError(
+              502,
+              'chat.turn_failed',
+              String(m.json<{ detail?: string }>().detail ?? 'the turn failed'),
+            )
           if (event === 'done') {
             const last = (await store.messages(chat.id, 1))[0] ?? null
-            return { status: String(m.json<{ status?: string }>().status ?? 'completed') as TurnResult['status'], message: last?.role === 'assistant' ? last : null }
+            return {
+              status: String(m.json<{ status?: string }>().status ?? 'completed') as TurnResult['status'],
+              message: last?.role === 'assistant' ? last : null,
+            }
           }
         }
       } finally {
@@ -227,11 +295,19 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
   return [
     bind(R.chatsCreate, async ({ principal: p, params, body }) => {
       const agent = await svc.agentFor(p, params.namespace, params.name)
-      const chat = await svc.createChat(p, agent, { ...(body.input === undefined ? {} : { input: body.input }), title: body.title ?? null, expiresIn: body.expires_in ?? null })
+      const chat = await svc.createChat(p, agent, {
+        ...(body.input === undefined ? {} : { input: body.input }),
+        title: body.title ?? null,
+        expiresIn: body.expires_in ?? null,
+      })
       return { status: 201, body: publicChat(chat) }
     }),
     bind(R.chatsList, async ({ principal: p, query: q }) => {
-      const chats = await store.list(p.userId, { includeArchived: q.include_archived === true, limit: q.limit ?? 100, offset: q.offset ?? 0 })
+      const chats = await store.list(p.userId, {
+        includeArchived: q.include_archived === true,
+        limit: q.limit ?? 100,
+        offset: q.offset ?? 0,
+      })
       return { body: chats.map(publicChat) }
     }),
     bind(R.chatsGet, async ({ principal: p, params }) => {
@@ -267,17 +343,23 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
       const chat = await svc.chatOf(p, params.id)
       const channelId = params.channel_id
       // a chat's channels are its own: only its current (or last) channel resumes
-      if (chat.active_channel_id !== channelId) throw notFound(`no stream ${channelId} in this chat`, 'chat.stream_not_found')
+      if (chat.active_channel_id !== channelId)
+        throw notFound(`no stream ${channelId} in this chat`, 'chat.stream_not_found')
       return streamReply(channelId, request.streamLastId ?? query.last_id ?? 0)
     }),
     bind(R.chatsApproveTool, async ({ principal: p, params: { id, tool_call_id: toolCallId }, body: { approved } }) => {
       const chat = await svc.ownChat(p, id)
       const pending = await store.approval(chat.id, toolCallId)
-      if (pending === null) throw notFound(`no tool call ${toolCallId} waits for approval in this chat`, 'chat.approval_not_found')
-      if (!(await store.decide(chat.id, toolCallId, approved))) throw conflict(`tool call ${toolCallId} was already ${pending.status}`, 'chat.approval_decided')
+      if (pending === null)
+        throw notFound(`no tool call ${toolCallId} waits for approval in this chat`, 'chat.approval_not_found')
+      if (!(await store.decide(chat.id, toolCallId, approved)))
+        throw conflict(`tool call ${toolCallId} was already ${pending.status}`, 'chat.approval_decided')
       const channelId = newChannelId()
       await svc.send(p, chat, { approval: { tool_call_id: toolCallId, approved }, channelId })
-      return { status: 202, body: { status: approved ? 'approved' : 'rejected', tool_call_id: toolCallId, channel_id: channelId } }
+      return {
+        status: 202,
+        body: { status: approved ? 'approved' : 'rejected', tool_call_id: toolCallId, channel_id: channelId },
+      }
     }),
     bind(R.agentsInvoke, async ({ principal: p, params: { namespace: ns, name }, body }) => {
       const agent = await svc.agentFor(p, ns, name)

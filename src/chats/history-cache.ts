@@ -117,7 +117,11 @@ export function historyCache(store: Pick<ChatStore, 'turnContext'>, maxChats: nu
       const { history: added, message_count, ...chat } = row
       // something was missed (written out of seq order, or deleted): read it all
       if (h.count + added.length !== message_count) return readWhole(chatId, limit)
-      const next: Held = { count: message_count, history: added.length === 0 ? h.history : [...h.history, ...added].slice(-limit), chat }
+      const next: Held = {
+        count: message_count,
+        history: added.length === 0 ? h.history : [...h.history, ...added].slice(-limit),
+        chat,
+      }
       keep(chatId, next)
       return next
     },

@@ -11,7 +11,8 @@ import type { TurnRuntime } from './turn-runtime.ts'
 type HookReply = { content?: string; block?: boolean; reply?: string } | null
 
 /** The reply of a message a hook could not check: the user learns that it was stopped, and by which hook. */
-export const hookUnavailableReply = (fn: string): string => `This message was not processed: the agent's hook ${fn} could not run.`
+export const hookUnavailableReply = (fn: string): string =>
+  `This message was not processed: the agent's hook ${fn} could not run.`
 /** The reply of a message whose hook raised or timed out with `on_timeout: block`. */
 export const hookFailedReply = 'The message could not be checked; please try again.'
 
@@ -53,15 +54,41 @@ export async function runHooks(
   for (const hook of agent.hooks[which]) {
     const fn = await hookFunction(rt, p, hook.function)
     if (typeof fn === 'string') {
-      log.error({ hook: hook.function, event: which, reason: fn, user: p.userId, async: hook.async === true }, hook.async === true ? 'async hook cannot run' : 'hook cannot run: message blocked')
+      log.error(
+        { hook: hook.function, event: which, reason: fn, user: p.userId, async: hook.async === true },
+        hook.async === true ? 'async hook cannot run' : 'hook cannot run: message blocked',
+      )
       if (hook.async === true) continue
       return { block: true, reply: hookUnavailableReply(hook.function) }
     }
-    const input = { message: { role: message.role, content }, chat_id: chat.id, agent: { namespace: agent.namespace, name: agent.name }, user_id: chat.user_id }
-    const run = invokeFunction(d.invoke, p, fn, { input, triggerType: 'hook', triggerId: `${which}:${chat.id}`, chatId: chat.id, parent: { id: job.id, depth: job.depth } })
+    const input = {
+      message: { role: message.role, content },
+      chat_id: chat.id,
+      agent: { namespace: agent.namespace, name: agent.name },
+      user_id: chat.user_id,
+    }
+    const run = invokeFunction(d.invoke, p, fn, {
+      input,
+      triggerType: 'hook',
+      triggerId: `${which}:${chat.id}`,
+      chatId: chat.id,
+      parent: { id: job.id, depth: job.depth },
+    })
     if (hook.async === true) {
       void run.then(
-        (out) => (out.status === 'success' ? undefined : log.error({ hook: hook.function, event: which, status: out.status, error: out.error, execution_id: out.execution_id }, 'async hook failed')),
+        (out) =>
+          out.status === 'success'
+            ? undefined
+            : log.error(
+                {
+                  hook: hook.function,
+                  event: which,
+                  status: out.status,
+                  error: out.error,
+                  execution_id: out.execution_id,
+                },
+                'async hook failed',
+              ),
         (err: unknown) => log.error({ err, hook: hook.function, event: which }, 'async hook failed'),
       )
       continue
@@ -70,7 +97,12 @@ export async function runHooks(
     if (out.status !== 'success') {
       // a raise and a timeout alike: the hook did not say the message is fine
       const block = hook.on_timeout === 'block'
-      log.warn({ hook: hook.function, event: which, status: out.status, error: out.error, execution_id: out.execution_id }, block ? 'hook failed: message blocked (on_timeout: block)' : 'hook failed: message passes unchanged (on_timeout: passthrough)')
+      log.warn(
+        { hook: hook.function, event: which, status: out.status, error: out.error, execution_id: out.execution_id },
+        block
+          ? 'hook failed: message blocked (on_timeout: block)'
+          : 'hook failed: message passes unchanged (on_timeout: passthrough)',
+      )
       if (block) return { block: true, reply: hookFailedReply }
       continue
     }

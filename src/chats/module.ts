@@ -18,9 +18,23 @@ export const chatsFeature = defineFeature({
   routes: chatRoutes,
   service: (ctx) => {
     const stopExpiry = startExpiredChatSweep({ db: ctx.db, log: ctx.log }, ctx.config.CHAT_EXPIRY_SWEEP_SECONDS * 1000)
-    const stopRetention = startToolResultSweep({ db: ctx.db, log: ctx.log.child({ mod: 'chats' }), days: ctx.config.TOOL_RESULT_RETENTION_DAYS })
+    const stopRetention = startToolResultSweep({
+      db: ctx.db,
+      log: ctx.log.child({ mod: 'chats' }),
+      days: ctx.config.TOOL_RESULT_RETENTION_DAYS,
+    })
     return {
-      routes: chatHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store, actorsHere: ctx.actorsHere, log: ctx.log.child({ mod: 'chats' }) }),
+      routes: chatHandlers({
+        db: ctx.db,
+        nc: ctx.nc,
+        js: ctx.js,
+        names: ctx.names,
+        config: ctx.config,
+        resources: ctx.resources,
+        jobStore: ctx.jobs.store,
+        actorsHere: ctx.actorsHere,
+        log: ctx.log.child({ mod: 'chats' }),
+      }),
       stop: async () => {
         await Promise.all([stopExpiry(), stopRetention()])
       },

@@ -20,7 +20,10 @@ export function outputSchemaOf(agent: Pick<AgentRecord, 'output_schema'>): Recor
  * The schema as OpenAI's response_format. Not `strict`: strict mode accepts only a subset of JSON
  * Schema (every property required, additionalProperties false), which an agent's schema need not be.
  */
-export function responseFormatFor(agent: Pick<AgentRecord, 'namespace' | 'name'>, schema: Record<string, unknown>): ResponseFormat {
+export function responseFormatFor(
+  agent: Pick<AgentRecord, 'namespace' | 'name'>,
+  schema: Record<string, unknown>,
+): ResponseFormat {
   // OpenAI: the name is [a-zA-Z0-9_-], at most 64 characters
   const name = `${agent.namespace}_${agent.name}`.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64)
   return { type: 'json_schema', json_schema: { name, schema } }
@@ -42,13 +45,22 @@ export function checkOutput(schema: Record<string, unknown>, text: string): Outp
   }
   const issues = validateAgainst(schema, value, '')
   if (issues.length === 0) return { ok: true, content: json }
-  return { ok: false, problem: issues.slice(0, 20).map((i) => `${i.path === '' ? '(root)' : i.path} ${i.message}`).join('; ') }
+  return {
+    ok: false,
+    problem: issues
+      .slice(0, 20)
+      .map((i) => `${i.path === '' ? '(root)' : i.path} ${i.message}`)
+      .join('; '),
+  }
 }
 
 /** What the model is told before its one retry: its answer and what was wrong with it. */
 export function correction(answer: string, problem: string): ChatMessage[] {
   return [
     { role: 'assistant', content: answer },
-    { role: 'user', content: `Your answer does not match the required output JSON Schema: ${problem}. Answer again with only a JSON value that matches the schema.` },
+    {
+      role: 'user',
+      content: `Your answer does not match the required output JSON Schema: ${problem}. Answer again with only a JSON value that matches the schema.`,
+    },
   ]
 }

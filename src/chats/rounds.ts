@@ -21,16 +21,33 @@ type Usage = NonNullable<TurnResult['usage']>
  * problem told to the model (that exchange is not stored), then the turn fails with
  * `agent.output_invalid` (src/chats/output-schema.ts).
  */
-export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log: Logger, tx: Transcript, ready?: Promise<void>): Promise<TurnResult> {
+export async function rounds(
+  rt: TurnRuntime,
+  ctx: ToolContext,
+  emit: Emit,
+  log: Logger,
+  tx: Transcript,
+  ready?: Promise<void>,
+): Promise<TurnResult> {
   const { d } = rt
   const { chat, agent } = ctx
-  const [{ client, model, fallback }, tools, skills] = await Promise.all([d.llm(agent), discoverTools(rt.providers, ctx), preloadedSkills(rt.toolDeps, ctx.principal, agent)])
+  const [{ client, model, fallback }, tools, skills] = await Promise.all([
+    d.llm(agent),
+    discoverTools(rt.providers, ctx),
+    preloadedSkills(rt.toolDeps, ctx.principal, agent),
+  ])
   // resolution is cached per worker: the fallback to the default provider is told here, once per turn
   if (fallback !== undefined) log.warn({ agent: `${agent.namespace}/${agent.name}` }, fallback)
   const rendered = renderTemplate(agent.system_prompt, chat.input)
-  const system = [rendered, ...skills.map((s) => `## Skill ${s.namespace}/${s.name}\n${s.content}`)].filter((s) => s !== '').join('\n\n')
+  const system = [rendered, ...skills.map((s) => `## Skill ${s.namespace}/${s.name}\n${s.content}`)]
+    .filter((s) => s !== '')
+    .join('\n\n')
   const initial = agent.initial_messages.map((m): ChatMessage => ({ role: m.role, content: m.content }))
-  const toolDefs = [...tools.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+  const toolDefs = [...tools.values()].map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: t.parameters,
+  }))
   const outputSchema = outputSchemaOf(agent)
   const responseFormat = outputSchema === null ? undefined : responseFormatFor(agent, outputSchema)
   // an answer that is checked is sent once it passed, not streamed as it comes
@@ -43,16 +60,31 @@ export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log:
   for (let round = 0; ; round++) {
     // the history read with the chat plus what this turn added (nobody else writes the chat meanwhile)
     const history = contextHistory(d.config, tx.window(d.config.MAX_HISTORY_MESSAGES))
-    const messages: ChatMessage[] = [...(system === '' ? [] : [{ role: 'system' as const, content: system }]), ...initial, ...history, ...retry]
+    const messages: ChatMessage[] = [
+      ...(system === '' ? [] : [{ role: 'system' as const, content: system }]),
+      ...initial,
+      ...history,
+      ...retry,
+    ]
     const offerTools = round < maxRounds && toolDefs.length > 0
-    const { text, calls } = await llmRound(ctx, { client, model }, { messages, tools: offerTools ? toolDefs : undefined, streamText: !bufferReply, responseFormat }, usage, emit)
+    const { text, calls } = await llmRound(
+      ctx,
+      { client, model },
+      { messages, tools: offerTools ? toolDefs : undefined, streamText: !bufferReply, responseFormat },
+      usage,
+      emit,
+    )
     // hooks and tools follow only once the turn's claim is held (a run started before it, run-turn.ts)
     await ready
     if (calls.length === 0) {
       if (outputSchema === null) return finishReply(rt, ctx, text, bufferReply, usage, emit, log, tx)
       const checked = checkOutput(outputSchema, text)
       if (checked.ok) return finishReply(rt, ctx, checked.content, bufferReply, usage, emit, log, tx)
-      if (retried) throw new TurnError('agent.output_invalid', `the answer does not match the agent's output_schema (after one retry): ${checked.problem}`)
+      if (retried)
+        throw new TurnError(
+          'agent.output_invalid',
+          `the answer does not match the agent's output_schema (after one retry): ${checked.problem}`,
+        )
       log.info({ problem: checked.problem }, 'the answer does not match output_schema: asking once more')
       retried = true
       retry = correction(text, checked.problem)
@@ -60,7 +92,11 @@ export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log:
     }
     // tool calls instead of the corrected answer: the exchange before them is not part of the chat
     retry = []
-    if (round >= maxRounds) throw new TurnError('turn.too_many_tool_rounds', `stopped after MAX_TOOL_ITERATIONS (${String(maxRounds)}) tool rounds`)
+    if (round >= maxRounds)
+      throw new TurnError(
+        'turn.too_many_tool_rounds',
+        `stopped after MAX_TOOL_ITERATIONS (${String(maxRounds)}) tool rounds`,
+      )
     tx.add({ role: 'assistant', content: text === '' ? null : text, tool_calls: calls })
     // stored before the tools run: a sub-agent in suspend mode writes its answer into this chat
     await tx.flush()
@@ -86,14 +122,27 @@ export async function rounds(rt: TurnRuntime, ctx: ToolContext, emit: Emit, log:
 export async function llmRound(
   ctx: ToolContext,
   llm: { client: LlmClient; model: string },
-  req: { messages: ChatMessage[]; tools: ToolDefinition[] | undefined; streamText: boolean; responseFormat?: ResponseFormat | undefined },
+  req: {
+    messages: ChatMessage[]
+    tools: ToolDefinition[] | undefined
+    streamText: boolean
+    responseFormat?: ResponseFormat | undefined
+  },
   usage: Usage,
   emit: Emit,
 ): Promise<{ text: string; calls: ToolCall[] }> {
   const { agent, signal } = ctx
   let text = ''
   let calls: ToolCall[] = []
-  for await (const ev of llm.client.stream({ model: llm.model, messages: req.messages, ...(req.tools === undefined ? {} : { tools: req.tools }), temperature: agent.temperature, ...(typeof agent.max_tokens === 'number' ? { max_tokens: agent.max_tokens } : {}), ...(req.responseFormat === undefined ? {} : { response_format: req.responseFormat }), signal })) {
+  for await (const ev of llm.client.stream({
+    model: llm.model,
+    messages: req.messages,
+    ...(req.tools === undefined ? {} : { tools: req.tools }),
+    temperature: agent.temperature,
+    ...(typeof agent.max_tokens === 'number' ? { max_tokens: agent.max_tokens } : {}),
+    ...(req.responseFormat === undefined ? {} : { response_format: req.responseFormat }),
+    signal,
+  })) {
     if (ev.type === 'text') {
       text += ev.delta
       if (req.streamText) await emit('message', { content: ev.delta, tool_calls: null, finish_reason: null })
@@ -109,15 +158,42 @@ export async function llmRound(
 }
 
 /** The model's text answer: through the on_assistant_message hooks (sync ones were buffered for), stored, `done` sent. */
-export async function finishReply(rt: TurnRuntime, ctx: ToolContext, text: string, bufferReply: boolean, usage: Usage, emit: Emit, log: Logger, tx: Transcript): Promise<TurnResult> {
+export async function finishReply(
+  rt: TurnRuntime,
+  ctx: ToolContext,
+  text: string,
+  bufferReply: boolean,
+  usage: Usage,
+  emit: Emit,
+  log: Logger,
+  tx: Transcript,
+): Promise<TurnResult> {
   const { chat, agent } = ctx
   let content = text
   if (bufferReply) {
-    const gate = await runHooks(rt, 'on_assistant_message', ctx.principal, chat, agent, ctx.job, { role: 'assistant', content }, log)
+    const gate = await runHooks(
+      rt,
+      'on_assistant_message',
+      ctx.principal,
+      chat,
+      agent,
+      ctx.job,
+      { role: 'assistant', content },
+      log,
+    )
     content = 'block' in gate ? gate.reply : gate.content
     await emit('message', { content, tool_calls: null, finish_reason: null })
   } else {
-    void runHooks(rt, 'on_assistant_message', ctx.principal, chat, agent, ctx.job, { role: 'assistant', content }, log).catch(() => undefined)
+    void runHooks(
+      rt,
+      'on_assistant_message',
+      ctx.principal,
+      chat,
+      agent,
+      ctx.job,
+      { role: 'assistant', content },
+      log,
+    ).catch(() => undefined)
   }
   tx.add({ role: 'assistant', content })
   // the turn's one insert: the user message (and any tool results) with the reply

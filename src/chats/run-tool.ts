@@ -8,7 +8,8 @@ export async function runTool(tool: Tool, call: ToolCall, ctx: ToolContext): Pro
   let args: Record<string, unknown>
   try {
     const parsed = JSON.parse(call.function.arguments === '' ? '{}' : call.function.arguments) as unknown
-    args = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
+    args =
+      parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
   } catch {
     return { error: 'the arguments were not valid JSON' }
   }

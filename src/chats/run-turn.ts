@@ -44,7 +44,8 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
   const input = job.input as TurnInput
   // A streamed turn nobody listens to any more is cancelled (after the reconnect window);
   // a synchronous send (no channel) is unaffected.
-  const watch = input.channel_id === null || d.watchListeners === undefined ? undefined : d.watchListeners(input.channel_id)
+  const watch =
+    input.channel_id === null || d.watchListeners === undefined ? undefined : d.watchListeners(input.channel_id)
   const signal = watch === undefined ? jc.signal : AbortSignal.any([jc.signal, watch.signal])
   // Started while its claim is written (a local start, src/jobs/local-run.ts): the reads, the
   // checks and the provider call go ahead; events, writes, hooks and tools wait for the claim.
@@ -89,13 +90,36 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
       ready,
     )
     // permissions now, not when the message was accepted (the agent comes from the row cache)
-    const [agent, principal] = await Promise.all([loadAgent(d.resources, chat.agent_id), early !== null && job.user_id === chat.user_id ? early : loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' })])
-    if (agent === null) throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
-    if (!canOnResource(principal, agentKind, 'chat', { namespace: agent.namespace, name: agent.name, ownerId: agent.owner_id })) throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
+    const [agent, principal] = await Promise.all([
+      loadAgent(d.resources, chat.agent_id),
+      early !== null && job.user_id === chat.user_id ? early : loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' }),
+    ])
+    if (agent === null)
+      throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)
+    if (
+      !canOnResource(principal, agentKind, 'chat', {
+        namespace: agent.namespace,
+        name: agent.name,
+        ownerId: agent.owner_id,
+      })
+    )
+      throw new TurnError('auth.forbidden', `not permitted to chat with ${agent.namespace}/${agent.name}`)
     const delegationDepth = Number((job.meta ?? {})['delegation_depth'] ?? 0)
-    const ctx: ToolContext = { principal, chat, agent, job, delegationDepth, signal, blocking: jc.blocking ?? (<T>(p: Promise<T>) => p) }
+    const ctx: ToolContext = {
+      principal,
+      chat,
+      agent,
+      job,
+      delegationDepth,
+      signal,
+      blocking: jc.blocking ?? (<T>(p: Promise<T>) => p),
+    }
     // only a plain message without on_user_message hooks starts with nothing anyone could see
-    if (ready !== undefined && (input.resume === true || input.approval !== undefined || agent.hooks.on_user_message.length > 0)) await ready
+    if (
+      ready !== undefined &&
+      (input.resume === true || input.approval !== undefined || agent.hooks.on_user_message.length > 0)
+    )
+      await ready
     const ended = await beginTurn(rt, ctx, input, emit, log, tx)
     suspended = ended?.status === 'suspended'
     if (ended !== null) return ended
@@ -106,12 +130,20 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
   } catch (caught) {
     if (notOurs()) throw caught
     // Abandoned by its listeners: whatever the abort broke (the LLM call, a tool), that is the reason.
-    const err: unknown = watch?.signal.aborted === true && !jc.signal.aborted ? new TurnError('chat.stream_abandoned', (watch.signal.reason as Error).message) : caught
+    const err: unknown =
+      watch?.signal.aborted === true && !jc.signal.aborted
+        ? new TurnError('chat.stream_abandoned', (watch.signal.reason as Error).message)
+        : caught
     if (err !== caught) log.info({ channel: input.channel_id }, 'streamed turn cancelled: no client listens')
     parentResult = { error: err instanceof Error ? err.message : String(err) }
     // what the turn added so far (the user message at least) stays in the chat, as before a failure
     await tx?.flush().catch((e: unknown) => log.warn({ err: e }, 'storing the messages of a failed turn failed'))
-    const code = err instanceof TurnError ? err.code : typeof (err as { code?: unknown }).code === 'string' ? String((err as { code: string }).code) : 'turn.failed'
+    const code =
+      err instanceof TurnError
+        ? err.code
+        : typeof (err as { code?: unknown }).code === 'string'
+          ? String((err as { code: string }).code)
+          : 'turn.failed'
     await emit('error', { detail: err instanceof Error ? err.message : String(err), code }).catch(() => undefined)
     throw err
   } finally {
@@ -120,8 +152,13 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     if (!notOurs()) {
       // not awaited: the turn's result is recorded (and its waiter answered) without waiting for it
       const count = suspended ? undefined : (held as Held | null)?.count
-      void d.turnEnded(input.chat_id, job.id, count).catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
-      if (resumeTo !== undefined) await d.resumeParent(resumeTo, parentResult).catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
+      void d
+        .turnEnded(input.chat_id, job.id, count)
+        .catch((err: unknown) => log.warn({ err }, 'telling the chat actor the turn ended failed'))
+      if (resumeTo !== undefined)
+        await d
+          .resumeParent(resumeTo, parentResult)
+          .catch((err: unknown) => log.warn({ err }, 'resuming the parent turn failed'))
     }
   }
 }
@@ -143,7 +180,14 @@ function afterClaim(emit: Emit, ready: Promise<void>): Emit {
  * through the on_user_message hooks. Answers the turn's result when it ends here (still waiting
  * for sub-agents, or blocked by a hook), null when the LLM rounds follow.
  */
-export async function beginTurn(rt: TurnRuntime, ctx: ToolContext, input: TurnInput, emit: Emit, log: Logger, tx: Transcript): Promise<TurnResult | null> {
+export async function beginTurn(
+  rt: TurnRuntime,
+  ctx: ToolContext,
+  input: TurnInput,
+  emit: Emit,
+  log: Logger,
+  tx: Transcript,
+): Promise<TurnResult | null> {
   const { chat } = ctx
   if (input.resume === true) {
     // Resumed by a sub-agent's reply: go on only when every call of the last round has its result
@@ -152,13 +196,24 @@ export async function beginTurn(rt: TurnRuntime, ctx: ToolContext, input: TurnIn
     // judging by a later read could run the round without it; and a round an earlier resume went
     // on with already ends in the assistant's answer.
     const history = tx.window(Number.MAX_SAFE_INTEGER)
-    const lastCalls = [...history].reverse().find((m) => m.role === 'assistant' && m.tool_calls !== null)?.tool_calls ?? []
+    const lastCalls =
+      [...history].reverse().find((m) => m.role === 'assistant' && m.tool_calls !== null)?.tool_calls ?? []
     const answered = new Set(history.filter((m) => m.role === 'tool').map((m) => m.tool_call_id))
-    if (history.at(-1)?.role !== 'tool' || lastCalls.some((c) => !answered.has(c.id))) return { status: 'suspended', message: null } satisfies TurnResult
+    if (history.at(-1)?.role !== 'tool' || lastCalls.some((c) => !answered.has(c.id)))
+      return { status: 'suspended', message: null } satisfies TurnResult
   } else if (input.approval !== undefined) {
     await resumeApproval(rt, ctx, input.approval, tx)
   } else {
-    const gate = await runHooks(rt, 'on_user_message', ctx.principal, chat, ctx.agent, ctx.job, { role: 'user', content: input.content ?? '' }, log)
+    const gate = await runHooks(
+      rt,
+      'on_user_message',
+      ctx.principal,
+      chat,
+      ctx.agent,
+      ctx.job,
+      { role: 'user', content: input.content ?? '' },
+      log,
+    )
     if ('block' in gate) {
       tx.add({ role: 'user', content: input.content ?? '' })
       tx.add({ role: 'assistant', content: gate.reply })

@@ -25,14 +25,22 @@ export async function sweepToolResults(db: Db, days: number): Promise<number> {
   let total = 0
   for (;;) {
     // a function whose statement's plan matches the partial index of unswept results
-    const { n } = await oneRow(db, Swept, sql.unsafe`select chat_sweep_tool_results(${days}::integer, ${BATCH}::integer) as n`)
+    const { n } = await oneRow(
+      db,
+      Swept,
+      sql.unsafe`select chat_sweep_tool_results(${days}::integer, ${BATCH}::integer) as n`,
+    )
     total += n
     if (n < BATCH) return total
   }
 }
 
 /** Starts the periodic sweep; returns the stop function. */
-export function startToolResultSweep(d: { db: Db; log: Logger; days: number }, everyMs = 3_600_000, firstMs = 60_000): () => Promise<void> {
+export function startToolResultSweep(
+  d: { db: Db; log: Logger; days: number },
+  everyMs = 3_600_000,
+  firstMs = 60_000,
+): () => Promise<void> {
   let running: Promise<void> | null = null
   const sweep = async () => {
     try {

@@ -105,13 +105,26 @@ function ownerNamespaces(d: ToolDeps, agent: AgentRecord): Promise<Set<string>> 
  * pick up a function a plain user planted in a namespace the admin never granted (it would run
  * with the chatting admin's identity). An agent without an owner expands wildcards to nothing.
  */
-export async function expandAndLoad<S extends TObject>(d: ToolDeps, p: Principal, agent: AgentRecord, kind: Kind<S>, patterns: readonly string[], actions?: readonly string[]): Promise<Loaded<S>[]> {
+export async function expandAndLoad<S extends TObject>(
+  d: ToolDeps,
+  p: Principal,
+  agent: AgentRecord,
+  kind: Kind<S>,
+  patterns: readonly string[],
+  actions?: readonly string[],
+): Promise<Loaded<S>[]> {
   if (patterns.length === 0) return []
   const hasWildcard = patterns.some((pat) => pat.includes('*'))
   const wildcardNamespaces = hasWildcard ? await ownerNamespaces(d, agent) : undefined
-  const refs = await d.resources.expand(p, kind, patterns, { ...(wildcardNamespaces === undefined ? {} : { wildcardNamespaces }), ...(actions === undefined ? {} : { actions }) })
+  const refs = await d.resources.expand(p, kind, patterns, {
+    ...(wildcardNamespaces === undefined ? {} : { wildcardNamespaces }),
+    ...(actions === undefined ? {} : { actions }),
+  })
   if (refs.length === 0) return []
-  const records = await d.resources.loadMany(kind, refs.map((r) => `${r.namespace}/${r.name}`))
+  const records = await d.resources.loadMany(
+    kind,
+    refs.map((r) => `${r.namespace}/${r.name}`),
+  )
   return records.filter((r) => r.is_active !== false) as Loaded<S>[]
 }
 
@@ -125,12 +138,20 @@ function functionTools(d: ToolDeps): ToolProvider {
     name: 'functions',
     async discover(ctx) {
       // offered to a user who may read or execute it (`execute` alone runs it)
-      const fns = await expandAndLoad(d, ctx.principal, ctx.agent, functionKind, ctx.agent.enabled_functions, ['read', 'execute'])
+      const fns = await expandAndLoad(d, ctx.principal, ctx.agent, functionKind, ctx.agent.enabled_functions, [
+        'read',
+        'execute',
+      ])
       const presets = ctx.agent.function_parameters
       return fns.map((fn): Tool => {
         const ref = `${fn.namespace}/${fn.name}`
         // defaults pre-filled when the agent calls the function; string values are templates over the chat's input
-        const defaults = Object.fromEntries(Object.entries(presets[ref] ?? {}).map(([k, v]) => [k, typeof v === 'string' ? renderTemplate(v, ctx.chat.input) : v]))
+        const defaults = Object.fromEntries(
+          Object.entries(presets[ref] ?? {}).map(([k, v]) => [
+            k,
+            typeof v === 'string' ? renderTemplate(v, ctx.chat.input) : v,
+          ]),
+        )
         return {
           name: toolName('', fn.namespace, fn.name),
           description: fn.description || `function ${ref}`,
@@ -145,8 +166,17 @@ function functionTools(d: ToolDeps): ToolProvider {
             }
             const input = { ...defaults, ...args }
             const issues = validateAgainst((record['input_schema'] ?? {}) as Record<string, unknown>, input, '')
-            if (issues.length > 0) return { error: `invalid arguments: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}` }
-            const out = await c.blocking(invokeFunction(d.invoke, c.principal, record, { input, triggerType: 'agent', triggerId: `chat:${c.chat.id}`, chatId: c.chat.id, parent: { id: c.job.id, depth: c.job.depth } }))
+            if (issues.length > 0)
+              return { error: `invalid arguments: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}` }
+            const out = await c.blocking(
+              invokeFunction(d.invoke, c.principal, record, {
+                input,
+                triggerType: 'agent',
+                triggerId: `chat:${c.chat.id}`,
+                chatId: c.chat.id,
+                parent: { id: c.job.id, depth: c.job.depth },
+              }),
+            )
             return out.status === 'success' ? out.result : { error: out.error }
           },
         }
@@ -162,26 +192,36 @@ function agentTools(d: ToolDeps): ToolProvider {
       const agents = await expandAndLoad(d, ctx.principal, ctx.agent, agentKind, ctx.agent.enabled_agents)
       return agents
         .filter((a) => a.id !== ctx.agent.id)
-        .map(
-          (a): Tool => ({
-            name: toolName('call_agent__', a.namespace, a.name),
-            description: `Ask the agent ${a.namespace}/${a.name}: ${a.description}`.trim(),
-            parameters: { type: 'object', properties: { message: { type: 'string', description: 'what to ask the agent' } }, required: ['message'] },
-            requiresApproval: false,
-            ref: { namespace: a.namespace, name: a.name },
-            async run(args, c, call) {
-              const max = d.config.AGENT_MAX_DELEGATION_DEPTH
-              if (max > 0 && c.delegationDepth + 1 > max) return { error: `delegation deeper than AGENT_MAX_DELEGATION_DEPTH (${String(max)})` }
-              if (!canOnResource(c.principal, agentKind, 'chat', { namespace: a.namespace, name: a.name, ownerId: a.owner_id })) return { error: `not permitted to call ${a.namespace}/${a.name}` }
-              const message = typeof args['message'] === 'string' ? args['message'] : JSON.stringify(args)
-              if (d.config.AGENT_DELEGATE_MODE === 'suspend') {
-                await d.delegateSuspended(c, a, message, call.id)
-                return SUSPENDED
-              }
-              return { reply: await d.delegate(c, a, message) }
-            },
-          }),
-        )
+        .map((a): Tool => ({
+          name: toolName('call_agent__', a.namespace, a.name),
+          description: `Ask the agent ${a.namespace}/${a.name}: ${a.description}`.trim(),
+          parameters: {
+            type: 'object',
+            properties: { message: { type: 'string', description: 'what to ask the agent' } },
+            required: ['message'],
+          },
+          requiresApproval: false,
+          ref: { namespace: a.namespace, name: a.name },
+          async run(args, c, call) {
+            const max = d.config.AGENT_MAX_DELEGATION_DEPTH
+            if (max > 0 && c.delegationDepth + 1 > max)
+              return { error: `delegation deeper than AGENT_MAX_DELEGATION_DEPTH (${String(max)})` }
+            if (
+              !canOnResource(c.principal, agentKind, 'chat', {
+                namespace: a.namespace,
+                name: a.name,
+                ownerId: a.owner_id,
+              })
+            )
+              return { error: `not permitted to call ${a.namespace}/${a.name}` }
+            const message = typeof args['message'] === 'string' ? args['message'] : JSON.stringify(args)
+            if (d.config.AGENT_DELEGATE_MODE === 'suspend') {
+              await d.delegateSuspended(c, a, message, call.id)
+              return SUSPENDED
+            }
+            return { reply: await d.delegate(c, a, message) }
+          },
+        }))
     },
   }
 }
@@ -195,8 +235,14 @@ export interface SkillContent {
 /** Skills enabled with preload: their content goes into the system prompt. */
 export async function preloadedSkills(d: ToolDeps, p: Principal, agent: AgentRecord): Promise<SkillContent[]> {
   const entries = agent.enabled_skills
-  const patterns = entries.filter((e) => typeof e !== 'string' && e.preload === true).map((e) => (e as { skill: string }).skill)
-  return (await expandAndLoad(d, p, agent, skillKind, patterns)).map((s) => ({ namespace: s.namespace, name: s.name, content: s.content }))
+  const patterns = entries
+    .filter((e) => typeof e !== 'string' && e.preload === true)
+    .map((e) => (e as { skill: string }).skill)
+  return (await expandAndLoad(d, p, agent, skillKind, patterns)).map((s) => ({
+    namespace: s.namespace,
+    name: s.name,
+    content: s.content,
+  }))
 }
 
 function skillTools(d: ToolDeps): ToolProvider {
@@ -204,21 +250,25 @@ function skillTools(d: ToolDeps): ToolProvider {
     name: 'skills',
     async discover(ctx) {
       const entries = ctx.agent.enabled_skills
-      const patterns = entries.filter((e) => typeof e === 'string' || e.preload !== true).map((e) => (typeof e === 'string' ? e : e.skill))
+      const patterns = entries
+        .filter((e) => typeof e === 'string' || e.preload !== true)
+        .map((e) => (typeof e === 'string' ? e : e.skill))
       const skills = await expandAndLoad(d, ctx.principal, ctx.agent, skillKind, patterns)
-      return skills.map(
-        (s): Tool => ({
-          name: toolName('get_skill__', s.namespace, s.name),
-          description: `Instructions: ${s.description || `${s.namespace}/${s.name}`}`,
-          parameters: { type: 'object', properties: {} },
-          requiresApproval: false,
-          ref: { namespace: s.namespace, name: s.name },
-          async run(_args, c) {
-            const record = await d.resources.get(c.principal, skillKind, { namespace: s.namespace, name: s.name }).catch(() => null)
-            return record === null ? { error: `skill ${s.namespace}/${s.name} is not available` } : { content: record['content'] }
-          },
-        }),
-      )
+      return skills.map((s): Tool => ({
+        name: toolName('get_skill__', s.namespace, s.name),
+        description: `Instructions: ${s.description || `${s.namespace}/${s.name}`}`,
+        parameters: { type: 'object', properties: {} },
+        requiresApproval: false,
+        ref: { namespace: s.namespace, name: s.name },
+        async run(_args, c) {
+          const record = await d.resources
+            .get(c.principal, skillKind, { namespace: s.namespace, name: s.name })
+            .catch(() => null)
+          return record === null
+            ? { error: `skill ${s.namespace}/${s.name} is not available` }
+            : { content: record['content'] }
+        },
+      }))
     },
   }
 }

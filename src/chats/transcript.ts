@@ -31,7 +31,13 @@ export class Transcript {
   /** What the first write waits for (the turn's claim, when the turn started before it). */
   private before: Promise<void> | undefined
 
-  constructor(store: ChatStore, chatId: string, history: readonly ContextMessage[], hook?: WrittenHook, before?: Promise<void>) {
+  constructor(
+    store: ChatStore,
+    chatId: string,
+    history: readonly ContextMessage[],
+    hook?: WrittenHook,
+    before?: Promise<void>,
+  ) {
     this.store = store
     this.chatId = chatId
     this.all = [...history]
@@ -43,7 +49,12 @@ export class Transcript {
   add(m: NewMessage): void {
     // an id of its own: a flush retried after an unclear failure writes nothing twice
     this.pending.push({ ...m, id: m.id ?? randomUUID() })
-    this.all.push({ role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null })
+    this.all.push({
+      role: m.role,
+      content: m.content,
+      tool_calls: m.tool_calls ?? null,
+      tool_call_id: m.tool_call_id ?? null,
+    })
   }
 
   /** The last `limit` messages, oldest first. */

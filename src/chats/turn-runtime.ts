@@ -14,7 +14,20 @@ export interface TurnRuntime {
 }
 
 export function turnRuntime(d: TurnDeps): TurnRuntime {
-  const toolDeps: ToolDeps = { db: d.db, config: d.config, resources: d.resources, invoke: d.invoke, delegate: (c, a, m) => d.delegate(c, a, m), delegateSuspended: (c, a, m, id) => d.delegateSuspended(c, a, m, id) }
+  const toolDeps: ToolDeps = {
+    db: d.db,
+    config: d.config,
+    resources: d.resources,
+    invoke: d.invoke,
+    delegate: (c, a, m) => d.delegate(c, a, m),
+    delegateSuspended: (c, a, m, id) => d.delegateSuspended(c, a, m, id),
+  }
   const store = chatStore(d.db)
-  return { d, store, history: historyCache(store, d.config.CHAT_HISTORY_CACHE_CHATS), toolDeps, providers: [...toolProviders(toolDeps), systemToolProvider(toolDeps)] }
+  return {
+    d,
+    store,
+    history: historyCache(store, d.config.CHAT_HISTORY_CACHE_CHATS),
+    toolDeps,
+    providers: [...toolProviders(toolDeps), systemToolProvider(toolDeps)],
+  }
 }

@@ -94,5 +94,9 @@ export function turnExecutor(d: TurnDeps): JobExecutor {
   // the chat with its history is read while the job is claimed (see runTurn: `jc.prefetched`)
   // and, started in this process, the turn runs while it is claimed (run-turn.ts: `ready`); its
   // reply is in the chat before the job's completion is written: a waiter here gets it first
-  return Object.assign(run, { prefetch: (job: JobState): TurnContextRead => readTurnContext(rt, job), speculative: true, answersBeforeRecord: true })
+  return Object.assign(run, {
+    prefetch: (job: JobState): TurnContextRead => readTurnContext(rt, job),
+    speculative: true,
+    answersBeforeRecord: true,
+  })
 }

@@ -48,24 +48,45 @@ const LLM_CACHE_MS = 10_000
 
 export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
   const store = chatStore(d.db)
-  const llmCache = new Map<string, { at: number; value: Promise<{ client: LlmClient; model: string; fallback?: string }> }>()
+  const llmCache = new Map<
+    string,
+    { at: number; value: Promise<{ client: LlmClient; model: string; fallback?: string }> }
+  >()
 
   /** A sub-agent turn in a hidden chat of its own, one delegation level deeper; returns its job id. */
-  const startSubAgentTurn = async (ctx: ToolContext, agent: AgentRecord, message: string, resumeTo?: ResumeTo): Promise<string> => {
-    const { chat } = await store.createInternal({ userId: ctx.chat.user_id, agent: { id: agent.id, namespace: agent.namespace, name: agent.name }, input: {}, expiresIn: 86_400 })
+  const startSubAgentTurn = async (
+    ctx: ToolContext,
+    agent: AgentRecord,
+    message: string,
+    resumeTo?: ResumeTo,
+  ): Promise<string> => {
+    const { chat } = await store.createInternal({
+      userId: ctx.chat.user_id,
+      agent: { id: agent.id, namespace: agent.namespace, name: agent.name },
+      input: {},
+      expiresIn: 86_400,
+    })
     // its turn (often in this process) then reads nothing
     seedChat({ chat, history: [], count: 0 })
     const jobId = randomUUID()
-    await sendToActor(d.js, d.names, chatProtocol, chat.id, 'send', {
-      job_id: jobId,
-      content: message,
-      channel_id: null,
-      user_id: ctx.chat.user_id,
-      pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
-      parent: { id: ctx.job.id, depth: ctx.job.depth },
-      delegation_depth: ctx.delegationDepth + 1,
-      ...(resumeTo === undefined ? {} : { resume_to: resumeTo }),
-    }, { msgId: `chat-send-${jobId}`, fresh: true })
+    await sendToActor(
+      d.js,
+      d.names,
+      chatProtocol,
+      chat.id,
+      'send',
+      {
+        job_id: jobId,
+        content: message,
+        channel_id: null,
+        user_id: ctx.chat.user_id,
+        pool: d.config.AGENT_SUBAGENT_QUEUE ? 'subagent' : 'agent',
+        parent: { id: ctx.job.id, depth: ctx.job.depth },
+        delegation_depth: ctx.delegationDepth + 1,
+        ...(resumeTo === undefined ? {} : { resume_to: resumeTo }),
+      },
+      { msgId: `chat-send-${jobId}`, fresh: true },
+    )
     return jobId
   }
   const turns = turnExecutor({
@@ -81,7 +102,11 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       const hit = llmCache.get(key)
       if (hit !== undefined && Date.now() - hit.at < LLM_CACHE_MS) return hit.value
       // a provider lookup and an api_key decryption per turn are avoidable I/O on the hot path
-      const value = resolveAgentLlm({ resources: d.resources }, settings).then((r) => ({ client: r.client, model: r.model, ...(r.fallback === undefined ? {} : { fallback: r.fallback }) }))
+      const value = resolveAgentLlm({ resources: d.resources }, settings).then((r) => ({
+        client: r.client,
+        model: r.model,
+        ...(r.fallback === undefined ? {} : { fallback: r.fallback }),
+      }))
       llmCache.set(key, { at: Date.now(), value })
       value.catch(() => llmCache.delete(key))
       if (llmCache.size > 1000) llmCache.delete(llmCache.keys().next().value as string)
@@ -89,28 +114,61 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     },
     async delegate(ctx, agent, message) {
       const jobId = await startSubAgentTurn(ctx, agent, message)
-      const done = await ctx.blocking(waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_DELEGATE_TIMEOUT * 1000))
+      const done = await ctx.blocking(
+        waitForJob(d.nc, d.names, d.jobStore, jobId, d.config.AGENT_DELEGATE_TIMEOUT * 1000),
+      )
       // out of time, the wait answers the job as it still is (queued, running) or nothing
-      if (done === null || !isTerminal(done.status)) throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: timeout (AGENT_DELEGATE_TIMEOUT, ${String(d.config.AGENT_DELEGATE_TIMEOUT)} s)`)
-      if (done.status !== 'completed') throw new TurnError('agent.delegation_failed', `${agent.namespace}/${agent.name} did not answer: ${jobErrorText(done.error) ?? done.status}`)
+      if (done === null || !isTerminal(done.status))
+        throw new TurnError(
+          'agent.delegation_failed',
+          `${agent.namespace}/${agent.name} did not answer: timeout (AGENT_DELEGATE_TIMEOUT, ${String(d.config.AGENT_DELEGATE_TIMEOUT)} s)`,
+        )
+      if (done.status !== 'completed')
+        throw new TurnError(
+          'agent.delegation_failed',
+          `${agent.namespace}/${agent.name} did not answer: ${jobErrorText(done.error) ?? done.status}`,
+        )
       return (done.result as TurnResult).message?.content ?? ''
     },
     async delegateSuspended(ctx, agent, message, toolCallId) {
       const channelId = (ctx.job.input as { channel_id?: string | null }).channel_id ?? null
-      await startSubAgentTurn(ctx, agent, message, { chat_id: ctx.chat.id, tool_call_id: toolCallId, channel_id: channelId, user_id: ctx.chat.user_id })
+      await startSubAgentTurn(ctx, agent, message, {
+        chat_id: ctx.chat.id,
+        tool_call_id: toolCallId,
+        channel_id: channelId,
+        user_id: ctx.chat.user_id,
+      })
     },
     async resumeParent(to, result) {
       const history = await store.messages(to.chat_id, 200)
       const call = history.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === to.tool_call_id)
       // appended once: a redelivered sub-agent end finds the result there already
       if (!history.some((m) => m.role === 'tool' && m.tool_call_id === to.tool_call_id)) {
-        await store.append(to.chat_id, { role: 'tool', content: JSON.stringify(result), tool_call_id: to.tool_call_id, name: call?.function.name ?? null })
-        await d.emitter(to.channel_id)('tool_end', { tool_call_id: to.tool_call_id, name: call?.function.name ?? '', result })
+        await store.append(to.chat_id, {
+          role: 'tool',
+          content: JSON.stringify(result),
+          tool_call_id: to.tool_call_id,
+          name: call?.function.name ?? null,
+        })
+        await d.emitter(to.channel_id)('tool_end', {
+          tool_call_id: to.tool_call_id,
+          name: call?.function.name ?? '',
+          result,
+        })
       }
       const jobId = randomUUID()
-      await sendToActor(d.js, d.names, chatProtocol, to.chat_id, 'send', { job_id: jobId, channel_id: to.channel_id, user_id: to.user_id, pool: 'agent', resume: true }, { msgId: `chat-resume-${to.chat_id}-${to.tool_call_id}` })
+      await sendToActor(
+        d.js,
+        d.names,
+        chatProtocol,
+        to.chat_id,
+        'send',
+        { job_id: jobId, channel_id: to.channel_id, user_id: to.user_id, pool: 'agent', resume: true },
+        { msgId: `chat-resume-${to.chat_id}-${to.tool_call_id}` },
+      )
     },
-    watchListeners: (channelId) => watchListeners(d.nc, d.names, channelId, d.config.SSE_RECONNECT_WINDOW_SECONDS * 1000),
+    watchListeners: (channelId) =>
+      watchListeners(d.nc, d.names, channelId, d.config.SSE_RECONNECT_WINDOW_SECONDS * 1000),
     async turnEnded(chatId, jobId, messageCount) {
       const msgId = `chat-ended-${jobId}`
       const ended = { job_id: jobId, ...(messageCount === undefined ? {} : { message_count: messageCount }) }

@@ -16,8 +16,14 @@ export interface ComponentAsset {
   npm?: { pkg: string; file: string }
 }
 
-export const REACT_ASSET: ComponentAsset = { path: `react@${REACT_VERSION}/umd/react.production.min.js`, npm: { pkg: 'react', file: 'umd/react.production.min.js' } }
-export const REACT_DOM_ASSET: ComponentAsset = { path: `react-dom@${REACT_VERSION}/umd/react-dom.production.min.js`, npm: { pkg: 'react-dom', file: 'umd/react-dom.production.min.js' } }
+export const REACT_ASSET: ComponentAsset = {
+  path: `react@${REACT_VERSION}/umd/react.production.min.js`,
+  npm: { pkg: 'react', file: 'umd/react.production.min.js' },
+}
+export const REACT_DOM_ASSET: ComponentAsset = {
+  path: `react-dom@${REACT_VERSION}/umd/react-dom.production.min.js`,
+  npm: { pkg: 'react-dom', file: 'umd/react-dom.production.min.js' },
+}
 export const PLATFORM_UI_ASSET: ComponentAsset = { path: `platform-ui@${PLATFORM_UI_VERSION}/platform-ui.js` }
 
 /** The platform-ui runtime's source file (read by the gateway at start). */

@@ -33,9 +33,18 @@ const pageGlobals: Plugin = {
     b.onResolve({ filter: /.*/ }, (args) => {
       if (args.kind === 'entry-point') return undefined
       if (Object.hasOwn(GLOBAL_MODULES, args.path)) return { path: args.path, namespace: 'page-global' }
-      return { errors: [{ text: `cannot import "${args.path}": a component may import only ${Object.keys(GLOBAL_MODULES).join(', ')}` }] }
+      return {
+        errors: [
+          {
+            text: `cannot import "${args.path}": a component may import only ${Object.keys(GLOBAL_MODULES).join(', ')}`,
+          },
+        ],
+      }
     })
-    b.onLoad({ filter: /.*/, namespace: 'page-global' }, (args) => ({ contents: GLOBAL_MODULES[args.path] ?? '', loader: 'js' }))
+    b.onLoad({ filter: /.*/, namespace: 'page-global' }, (args) => ({
+      contents: GLOBAL_MODULES[args.path] ?? '',
+      loader: 'js',
+    }))
   },
 }
 
@@ -71,12 +80,29 @@ export async function compileComponent(source: string, maxBundleBytes: number): 
     if (!Array.isArray(errors)) throw err
     const issues = errors.slice(0, 20).map(issueOf)
     const first = issues[0]
-    throw new AppError(422, 'component.compile_failed', first === undefined ? 'the source does not compile' : `the source does not compile: ${first.message}`, { issues })
+    throw new AppError(
+      422,
+      'component.compile_failed',
+      first === undefined ? 'the source does not compile' : `the source does not compile: ${first.message}`,
+      { issues },
+    )
   }
   // esbuild (platform browser) writes `</script` in strings as `<\/script`; anything left (a regex,
   // a template) is escaped the same way, so the bundle can sit inside the page's <script> element
   const bundle = (result.outputFiles[0]?.text ?? '').replace(/<\/(script)/gi, '<\\/$1')
   const bytes = Buffer.byteLength(bundle)
-  if (bytes > maxBundleBytes) throw new AppError(422, 'component.bundle_too_large', `the bundle is ${String(bytes)} bytes; COMPONENT_MAX_BUNDLE_BYTES is ${String(maxBundleBytes)}`)
-  return { bundle, sourceSha256: sourceSha256(source), warnings: result.warnings.slice(0, 50).map((w) => { const i = issueOf(w); return { line: i.line, column: i.column, message: w.text } }) }
+  if (bytes > maxBundleBytes)
+    throw new AppError(
+      422,
+      'component.bundle_too_large',
+      `the bundle is ${String(bytes)} bytes; COMPONENT_MAX_BUNDLE_BYTES is ${String(maxBundleBytes)}`,
+    )
+  return {
+    bundle,
+    sourceSha256: sourceSha256(source),
+    warnings: result.warnings.slice(0, 50).map((w) => {
+      const i = issueOf(w)
+      return { line: i.line, column: i.column, message: w.text }
+    }),
+  }
 }

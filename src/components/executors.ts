@@ -14,20 +14,41 @@ import type { ProxyExecutorFactory } from './proxy-registry.ts'
  * theirs in their own modules (proxy-registry.ts).
  */
 export const functionProxy: ProxyExecutorFactory = (ctx) => {
-  const invokeDeps = { nc: ctx.nc, names: ctx.names, config: ctx.config, enqueue: ctx.jobs.enqueue, store: ctx.jobs.store, results: ctx.jobs.results }
+  const invokeDeps = {
+    nc: ctx.nc,
+    names: ctx.names,
+    config: ctx.config,
+    enqueue: ctx.jobs.enqueue,
+    store: ctx.jobs.store,
+    results: ctx.jobs.results,
+  }
   return async ({ principal: p, target: { namespace, name }, body, component }) => {
     const fn = await activeFunction(ctx.resources, p, namespace, name)
     if (fn.shared_pool !== true && ctx.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
     const issues = validateAgainst(fn.input_schema, body['input'], '/input')
-    if (issues.length > 0) throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
+    if (issues.length > 0)
+      throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
     const timeout = typeof body['timeout'] === 'number' ? body['timeout'] : undefined
-    const out = await invokeFunction(invokeDeps, p, fn, { input: body['input'], triggerType: 'component', triggerId: `${component.namespace}/${component.name}`, ...(timeout === undefined ? {} : { timeoutS: timeout }) })
+    const out = await invokeFunction(invokeDeps, p, fn, {
+      input: body['input'],
+      triggerType: 'component',
+      triggerId: `${component.namespace}/${component.name}`,
+      ...(timeout === undefined ? {} : { timeoutS: timeout }),
+    })
     return { body: out.status === 'success' ? { ...out, error: null } : { ...out, result: null } }
   }
 }
 
 export const agentProxy: ProxyExecutorFactory = (ctx) => {
-  const chats = chatService({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, resources: ctx.resources, jobStore: ctx.jobs.store })
+  const chats = chatService({
+    db: ctx.db,
+    nc: ctx.nc,
+    js: ctx.js,
+    names: ctx.names,
+    config: ctx.config,
+    resources: ctx.resources,
+    jobStore: ctx.jobs.store,
+  })
   return async ({ principal: p, target: { namespace, name }, body, component, scope }) => {
     const agent = await chats.agentFor(p, namespace, name)
     const given = typeof body['session_key'] === 'string' ? body['session_key'] : undefined
@@ -44,7 +65,11 @@ export const agentProxy: ProxyExecutorFactory = (ctx) => {
     }
     const input = body['input'] as Record<string, unknown> | undefined
     const fresh = chat === null
-    chat ??= await chats.createChat(p, agent, { ...(input === undefined ? {} : { input }), sessionKey, title: `via component ${component.namespace}/${component.name}` })
+    chat ??= await chats.createChat(p, agent, {
+      ...(input === undefined ? {} : { input }),
+      sessionKey,
+      title: `via component ${component.namespace}/${component.name}`,
+    })
     const out = await chats.sendAndWait(p, chat, { content: String(body['message']), fresh })
     return { body: { reply: out.message?.content ?? '', chat_id: chat.id, session_key: given ?? null } }
   }

@@ -41,7 +41,8 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   const log = ctx.log.child({ mod: 'components' })
 
   const meta = (c: Component) => ({ namespace: c.namespace, name: c.name, ownerId: c.owner_id ?? null })
-  const mayView = (p: Principal, c: Component): boolean => c.is_active !== false && (c.visibility === 'public' || canOnResource(p, componentKind, 'read', meta(c)))
+  const mayView = (p: Principal, c: Component): boolean =>
+    c.is_active !== false && (c.visibility === 'public' || canOnResource(p, componentKind, 'read', meta(c)))
 
   /** The component at ns/name if `p` may view it (404 otherwise, like a missing one). */
   const viewable = async (p: Principal, namespace: string, name: string): Promise<Component> => {
@@ -53,7 +54,8 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   /** The component if `p` may change it: 404 when it may not even read it, 403 when it may only read it. */
   const changeable = async (p: Principal, namespace: string, name: string): Promise<Component> => {
     const c = { ...(await resources.get(p, componentKind, { namespace, name })), namespace }
-    if (!canOnResource(p, componentKind, 'update', meta(c))) throw forbidden(`not allowed to change component ${namespace}/${name}`)
+    if (!canOnResource(p, componentKind, 'update', meta(c)))
+      throw forbidden(`not allowed to change component ${namespace}/${name}`)
     return c
   }
 
@@ -76,14 +78,36 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
     const hit = served.get(c.id)
     if (hit !== undefined && hit.source === c.source_code) return hit.bundle
     const stored = await store.bundle(c.id)
-    if (stored !== null && stored.source_sha256 === sourceSha256(c.source_code)) return remember(c.id, c.source_code, stored.bundle)
-    return remember(c.id, c.source_code, (await store.saveBundle(c.id, await compileComponent(c.source_code, config.COMPONENT_MAX_BUNDLE_BYTES))).bundle)
+    if (stored !== null && stored.source_sha256 === sourceSha256(c.source_code))
+      return remember(c.id, c.source_code, stored.bundle)
+    return remember(
+      c.id,
+      c.source_code,
+      (await store.saveBundle(c.id, await compileComponent(c.source_code, config.COMPONENT_MAX_BUNDLE_BYTES))).bundle,
+    )
   }
 
-  const shareUrl = (token: string) => `${config.DOMAIN === '' ? '' : `https://${config.DOMAIN}`}/components/shared/${token}`
-  const publicShare = (s: ShareRecord) => ({ token: s.token, url: shareUrl(s.token), expires_at: s.expires_at, max_views: s.max_views, views: s.views, created_at: s.created_at })
+  const shareUrl = (token: string) =>
+    `${config.DOMAIN === '' ? '' : `https://${config.DOMAIN}`}/components/shared/${token}`
+  const publicShare = (s: ShareRecord) => ({
+    token: s.token,
+    url: shareUrl(s.token),
+    expires_at: s.expires_at,
+    max_views: s.max_views,
+    views: s.views,
+    created_at: s.created_at,
+  })
 
-  const page = (c: Component, o: { ticket: string | null; mode: 'user' | 'share'; input: Record<string, unknown>; bundle: string; embedded?: boolean }): RouteReply => {
+  const page = (
+    c: Component,
+    o: {
+      ticket: string | null
+      mode: 'user' | 'share'
+      input: Record<string, unknown>
+      bundle: string
+      embedded?: boolean
+    },
+  ): RouteReply => {
     const out = renderPage(config, {
       title: c.title === '' ? `${c.namespace}/${c.name}` : c.title,
       bundle: o.bundle,
@@ -98,34 +122,56 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   }
 
   /** The common proxy path: enabled-list check, then the area's executor. */
-  const runProxy = async (area: ProxyArea, call: Omit<ProxyCall, 'target'>, params: Record<string, string>): Promise<RouteReply> => {
+  const runProxy = async (
+    area: ProxyArea,
+    call: Omit<ProxyCall, 'target'>,
+    params: Record<string, string>,
+  ): Promise<RouteReply> => {
     const a = PROXY_AREAS[area]
     const target = a.target(params, call.body)
     if (!a.allows(call.component, target, call.body)) {
-      throw new AppError(403, 'component.proxy_not_enabled', `${a.kind} ${target.namespace}/${target.name} is not in ${a.field} of component ${call.component.namespace}/${call.component.name}${area === 'states' ? ' (or the store is readonly there)' : ''}`)
+      throw new AppError(
+        403,
+        'component.proxy_not_enabled',
+        `${a.kind} ${target.namespace}/${target.name} is not in ${a.field} of component ${call.component.namespace}/${call.component.name}${area === 'states' ? ' (or the store is readonly there)' : ''}`,
+      )
     }
     const exec = executors.get(area)
-    if (exec === undefined) throw new AppError(501, 'component.proxy_unavailable', `the ${area} proxy is not available on this platform yet`)
+    if (exec === undefined)
+      throw new AppError(501, 'component.proxy_unavailable', `the ${area} proxy is not available on this platform yet`)
     return exec({ ...call, target })
   }
 
   /** Who a page's ticket runs as; 401 for an unknown or expired ticket or a share link gone. */
-  const pageCaller = async (ticket: string): Promise<{ principal: Principal; component: Component; via: 'page' | 'share'; scope: string; ticket: TicketRecord }> => {
+  const pageCaller = async (
+    ticket: string,
+  ): Promise<{
+    principal: Principal
+    component: Component
+    via: 'page' | 'share'
+    scope: string
+    ticket: TicketRecord
+  }> => {
     const t = await store.ticket(ticket)
-    if (t === null || !t.share_live) throw new AppError(401, 'component.ticket_invalid', 'the view ticket is unknown or has expired; reload the page')
+    if (t === null || !t.share_live)
+      throw new AppError(401, 'component.ticket_invalid', 'the view ticket is unknown or has expired; reload the page')
     const c = await resources.byId(componentKind, t.component_id)
     if (c === null) throw new AppError(401, 'component.ticket_invalid', 'the component of this page no longer exists')
     const component: Component = { ...c, namespace: String(c.namespace) }
-    if (t.acting_user_id === null) throw forbidden('this page has nobody to run its calls as (the component has no owner)')
+    if (t.acting_user_id === null)
+      throw forbidden('this page has nobody to run its calls as (the component has no owner)')
     const live = await loadPrincipal(db, { sub: t.acting_user_id, via: 'jwt' }).catch(() => {
       throw new AppError(401, 'component.ticket_invalid', 'the user this page runs as is no longer active')
     })
-    const principal: Principal = t.permissions === null ? live : { ...live, permissions: intersectGrants(t.permissions, live.permissions) }
+    const principal: Principal =
+      t.permissions === null ? live : { ...live, permissions: intersectGrants(t.permissions, live.permissions) }
     if (t.share_id !== null) {
-      if (component.is_active === false || component.visibility === 'private') throw new AppError(401, 'component.ticket_invalid', 'the component is no longer shared')
+      if (component.is_active === false || component.visibility === 'private')
+        throw new AppError(401, 'component.ticket_invalid', 'the component is no longer shared')
       return { principal, component, via: 'share', scope: `share:${t.hash.slice(0, 16)}`, ticket: t }
     }
-    if (!mayView(principal, component)) throw new AppError(401, 'component.ticket_invalid', 'the viewer may no longer view this component')
+    if (!mayView(principal, component))
+      throw new AppError(401, 'component.ticket_invalid', 'the viewer may no longer view this component')
     return { principal, component, via: 'page', scope: 'page', ticket: t }
   }
 
@@ -135,11 +181,21 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
     try {
       input = JSON.parse(raw)
     } catch {
-      throw invalid('input is not valid JSON', [{ path: 'input', message: 'expected a JSON object' }], 'component.input_invalid')
+      throw invalid(
+        'input is not valid JSON',
+        [{ path: 'input', message: 'expected a JSON object' }],
+        'component.input_invalid',
+      )
     }
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid('input must be a JSON object', [{ path: 'input', message: 'expected a JSON object' }], 'component.input_invalid')
+    if (typeof input !== 'object' || input === null || Array.isArray(input))
+      throw invalid(
+        'input must be a JSON object',
+        [{ path: 'input', message: 'expected a JSON object' }],
+        'component.input_invalid',
+      )
     const issues = validateAgainst(c.input_schema, input, '/input')
-    if (issues.length > 0) throw invalid("input does not match the component's input_schema", issues, 'component.input_invalid')
+    if (issues.length > 0)
+      throw invalid("input does not match the component's input_schema", issues, 'component.input_invalid')
     return input as Record<string, unknown>
   }
 
@@ -149,16 +205,40 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       const compiled = await compileComponent(c.source_code, config.COMPONENT_MAX_BUNDLE_BYTES)
       const row = await store.saveBundle(c.id, compiled)
       remember(c.id, c.source_code, row.bundle)
-      log.info({ component: `${c.namespace}/${c.name}`, bytes: Buffer.byteLength(row.bundle), by: p.userId }, 'component compiled')
+      log.info(
+        { component: `${c.namespace}/${c.name}`, bytes: Buffer.byteLength(row.bundle), by: p.userId },
+        'component compiled',
+      )
       return {
-        body: { namespace: c.namespace, name: c.name, compiled_bundle: row.bundle, bundle_bytes: Buffer.byteLength(row.bundle), source_sha256: row.source_sha256, compiled_at: row.compiled_at, warnings: row.warnings },
+        body: {
+          namespace: c.namespace,
+          name: c.name,
+          compiled_bundle: row.bundle,
+          bundle_bytes: Buffer.byteLength(row.bundle),
+          source_sha256: row.source_sha256,
+          compiled_at: row.compiled_at,
+          warnings: row.warnings,
+        },
       }
     }),
     bind(R.sharesCreate, async ({ principal: p, params, body }) => {
       const c = await changeable(p, params.namespace, params.name)
-      if (c.visibility === 'private') throw new AppError(409, 'component.not_shareable', `component ${c.namespace}/${c.name} is private: set visibility to shared or public to share it by link`)
+      if (c.visibility === 'private')
+        throw new AppError(
+          409,
+          'component.not_shareable',
+          `component ${c.namespace}/${c.name} is private: set visibility to shared or public to share it by link`,
+        )
       const share = await store.createShare(c.id, p.userId, { expiresIn: body.expires_in, maxViews: body.max_views })
-      log.info({ component: `${c.namespace}/${c.name}`, by: p.userId, max_views: share.max_views, expires_at: share.expires_at }, 'component share link created')
+      log.info(
+        {
+          component: `${c.namespace}/${c.name}`,
+          by: p.userId,
+          max_views: share.max_views,
+          expires_at: share.expires_at,
+        },
+        'component share link created',
+      )
       return { status: 201, body: publicShare(share) }
     }),
     bind(R.sharesList, async ({ principal: p, params }) => {
@@ -167,7 +247,8 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
     }),
     bind(R.sharesDelete, async ({ principal: p, params }) => {
       const c = await changeable(p, params.namespace, params.name)
-      if (!(await store.deleteShare(c.id, params.token))) throw notFound('share link not found', 'component.share_not_found')
+      if (!(await store.deleteShare(c.id, params.token)))
+        throw notFound('share link not found', 'component.share_not_found')
       return { status: 204 }
     }),
     bind(R.list, async ({ principal: p, query }) => {
@@ -176,7 +257,12 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
         (r) =>
           r.is_active === true &&
           (namespaces.size === 0 || namespaces.has(r.namespace ?? '')) &&
-          (r.visibility === 'public' || canOnResource(p, componentKind, 'read', { namespace: r.namespace ?? '', name: r.name, ownerId: r.owner_id ?? null })),
+          (r.visibility === 'public' ||
+            canOnResource(p, componentKind, 'read', {
+              namespace: r.namespace ?? '',
+              name: r.name,
+              ownerId: r.owner_id ?? null,
+            })),
       )
       const offset = query.offset ?? 0
       return {
@@ -200,7 +286,13 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       const ticket =
         p.executionId !== undefined
           ? null
-          : store.mintTicket({ componentId: c.id, actingUserId: p.userId, shareId: null, permissions: p.apiKeyId === undefined ? null : p.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
+          : store.mintTicket({
+              componentId: c.id,
+              actingUserId: p.userId,
+              shareId: null,
+              permissions: p.apiKeyId === undefined ? null : p.permissions,
+              ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS,
+            })
       return page(c, { ticket, mode: 'user', input, bundle })
     }),
     /*
@@ -217,29 +309,54 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
       const caller = await pageCaller(typeof query.ticket === 'string' ? query.ticket : '')
       const target = { namespace: params.target_namespace, name: params.target_name }
       if (!caller.component.enabled_components.some((pattern) => refMatches(pattern, target))) {
-        throw new AppError(403, 'component.proxy_not_enabled', `component ${target.namespace}/${target.name} is not in enabled_components of component ${caller.component.namespace}/${caller.component.name}`)
+        throw new AppError(
+          403,
+          'component.proxy_not_enabled',
+          `component ${target.namespace}/${target.name} is not in enabled_components of component ${caller.component.namespace}/${caller.component.name}`,
+        )
       }
-      if (caller.ticket.depth >= MAX_EMBED_DEPTH) throw new AppError(403, 'component.proxy_not_enabled', `embedded components nest ${String(MAX_EMBED_DEPTH)} levels deep at most`)
+      if (caller.ticket.depth >= MAX_EMBED_DEPTH)
+        throw new AppError(
+          403,
+          'component.proxy_not_enabled',
+          `embedded components nest ${String(MAX_EMBED_DEPTH)} levels deep at most`,
+        )
       const c = await viewable(caller.principal, target.namespace, target.name)
-      if (caller.via === 'share' && c.visibility === 'private') throw notFound(`component ${target.namespace}/${target.name} not found`)
+      if (caller.via === 'share' && c.visibility === 'private')
+        throw notFound(`component ${target.namespace}/${target.name} not found`)
       const input = parseInput(c, query.input)
       const bundle = await bundleOf(c)
       const t = caller.ticket
-      const ticket = store.mintTicket({ componentId: c.id, actingUserId: t.acting_user_id, shareId: t.share_id, permissions: t.permissions, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS, notAfterMs: t.expires_ms, depth: t.depth + 1 })
+      const ticket = store.mintTicket({
+        componentId: c.id,
+        actingUserId: t.acting_user_id,
+        shareId: t.share_id,
+        permissions: t.permissions,
+        ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS,
+        notAfterMs: t.expires_ms,
+        depth: t.depth + 1,
+      })
       return page(c, { ticket, mode: caller.via === 'share' ? 'share' : 'user', input, bundle, embedded: true })
     }),
     bind(R.shared, async ({ params }) => {
       const view = await store.countView(params.token)
       if (!view.ok) {
         if (view.reason === 'expired') throw new AppError(410, 'component.share_expired', 'the share link has expired')
-        if (view.reason === 'exhausted') throw new AppError(410, 'component.share_exhausted', 'the share link has reached its view limit')
+        if (view.reason === 'exhausted')
+          throw new AppError(410, 'component.share_exhausted', 'the share link has reached its view limit')
         throw notFound('share link not found', 'component.share_not_found')
       }
       const c = await resources.byId(componentKind, view.componentId)
       if (c === null) throw notFound('share link not found', 'component.share_not_found')
       const component: Component = { ...c, namespace: String(c.namespace) }
       const bundle = await bundleOf(component)
-      const ticket = store.mintTicket({ componentId: c.id, actingUserId: view.ownerId, shareId: view.shareId, permissions: null, ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS })
+      const ticket = store.mintTicket({
+        componentId: c.id,
+        actingUserId: view.ownerId,
+        shareId: view.shareId,
+        permissions: null,
+        ttlSeconds: config.COMPONENT_VIEW_TICKET_SECONDS,
+      })
       return page(component, { ticket, mode: 'share', input: {}, bundle })
     }),
   ]
@@ -248,7 +365,11 @@ export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
     routes.push(
       bind(PROXY_ROUTES[area], async ({ principal: p, params, body }) => {
         const c = await viewable(p, params.namespace, params.name)
-        return runProxy(area, { principal: p, component: c, body: body as Record<string, unknown>, via: 'bearer', scope: 'api' }, params)
+        return runProxy(
+          area,
+          { principal: p, component: c, body: body as Record<string, unknown>, via: 'bearer', scope: 'api' },
+          params,
+        )
       }),
       bind(PAGE_PROXY_ROUTES[area], async ({ params, body }) => {
         const { ticket, ...rest } = body as Record<string, unknown> & { ticket: string }

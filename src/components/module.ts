@@ -8,4 +8,8 @@ registerComponentProxy('functions', functionProxy)
 registerComponentProxy('agents', agentProxy)
 
 /* Components: compile, render, share links, visibility and the proxies (CRUD is the resource engine's). */
-export const componentsFeature = defineFeature({ name: 'components', routes: componentRoutes, service: (ctx) => ({ routes: componentHandlers(ctx) }) })
+export const componentsFeature = defineFeature({
+  name: 'components',
+  routes: componentRoutes,
+  service: (ctx) => ({ routes: componentHandlers(ctx) }),
+})

@@ -1,6 +1,12 @@
 import { pooledRandomBytes } from '../kernel/pooled-random.ts'
 import type { Config } from '../kernel/config.ts'
-import { COMPONENT_ASSET_PREFIX, PLATFORM_UI_ASSET, PLATFORM_UI_VERSION, REACT_ASSET, REACT_DOM_ASSET } from './assets.ts'
+import {
+  COMPONENT_ASSET_PREFIX,
+  PLATFORM_UI_ASSET,
+  PLATFORM_UI_VERSION,
+  REACT_ASSET,
+  REACT_DOM_ASSET,
+} from './assets.ts'
 
 /*
  * The HTML page of a rendered component. Everything the page runs carries a fresh nonce, and the
@@ -29,14 +35,22 @@ export interface PageInput {
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${String(c.charCodeAt(0))};`)
 /** JSON inside <script type="application/json">: no `<` (so no `</script`), no line separators. */
-const inertJson = (v: unknown): string => JSON.stringify(v).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+const inertJson = (v: unknown): string =>
+  JSON.stringify(v)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029')
 const inertCss = (css: string): string => css.replace(/<\/(style)/gi, '<\\/$1')
 
 /** Where the page loads React from: the platform's own copy, or COMPONENT_UI_CDN. */
 export function libraryUrls(config: Config): { react: string; reactDom: string; runtime: string } {
   const cdn = config.COMPONENT_UI_CDN.replace(/\/+$/, '')
   const npm = (path: string) => (cdn === '' ? `${COMPONENT_ASSET_PREFIX}${path}` : `${cdn}/${path}`)
-  return { react: npm(REACT_ASSET.path), reactDom: npm(REACT_DOM_ASSET.path), runtime: `${COMPONENT_ASSET_PREFIX}${PLATFORM_UI_ASSET.path}` }
+  return {
+    react: npm(REACT_ASSET.path),
+    reactDom: npm(REACT_DOM_ASSET.path),
+    runtime: `${COMPONENT_ASSET_PREFIX}${PLATFORM_UI_ASSET.path}`,
+  }
 }
 
 /*
@@ -65,7 +79,13 @@ function tailBytes(bundle: string): Buffer {
 export function renderPage(config: Config, p: PageInput): { html: Buffer; headers: Record<string, string> } {
   const nonce = pooledRandomBytes(18).toString('base64')
   const urls = libraryUrls(config)
-  const settings = { version: PLATFORM_UI_VERSION, component: p.component, input: p.input, ticket: p.ticket, mode: p.mode }
+  const settings = {
+    version: PLATFORM_UI_VERSION,
+    component: p.component,
+    input: p.input,
+    ticket: p.ticket,
+    mode: p.mode,
+  }
   const html = `<!doctype html>
 <html lang="en">
 <head>

@@ -19,7 +19,12 @@
   }
   function post(path, body) {
     body.ticket = cfg.ticket
-    return fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'omit' }).then(function (res) {
+    return fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      credentials: 'omit',
+    }).then(function (res) {
       return res.text().then(function (text) {
         var data = null
         try {
@@ -108,7 +113,9 @@
       return
     }
     try {
-      window.ReactDOM.createRoot(document.getElementById('root')).render(window.React.createElement(C, { input: ui.input, platform: ui }))
+      window.ReactDOM.createRoot(document.getElementById('root')).render(
+        window.React.createElement(C, { input: ui.input, platform: ui }),
+      )
     } catch (e) {
       fail(String((e && e.message) || e))
     }

@@ -1,7 +1,13 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
 import { ExecuteResult } from '../../schemas/functions-api.ts'
 import { InvokeAnswer } from '../../schemas/chat.ts'
-import { ProxyAgentBody, ProxyFunctionBody, ProxyQueryBody, ProxyStateBody, type ComponentSpec } from '../../schemas/component.ts'
+import {
+  ProxyAgentBody,
+  ProxyFunctionBody,
+  ProxyQueryBody,
+  ProxyStateBody,
+  type ComponentSpec,
+} from '../../schemas/component.ts'
 
 /*
  * The proxy areas of a component, as data: the route paths of both proxy families (routes.ts),
@@ -38,8 +44,13 @@ export function refMatches(pattern: string, t: ProxyTarget): boolean {
   return (ns === '*' || ns === t.namespace) && (name === '*' || name === t.name)
 }
 
-const named = (params: Record<string, string>): ProxyTarget => ({ namespace: params['target_namespace'] ?? '', name: params['target_name'] ?? '' })
-const inList = (field: 'enabled_functions' | 'enabled_agents' | 'enabled_queries') => (spec: ComponentSpec, t: ProxyTarget) => spec[field].some((p) => refMatches(p, t))
+const named = (params: Record<string, string>): ProxyTarget => ({
+  namespace: params['target_namespace'] ?? '',
+  name: params['target_name'] ?? '',
+})
+const inList =
+  (field: 'enabled_functions' | 'enabled_agents' | 'enabled_queries') => (spec: ComponentSpec, t: ProxyTarget) =>
+    spec[field].some((p) => refMatches(p, t))
 
 export const PROXY_AREAS: Record<ProxyArea, ProxyAreaDef> = {
   functions: {
@@ -58,7 +69,8 @@ export const PROXY_AREAS: Record<ProxyArea, ProxyAreaDef> = {
     path: 'agents/{target_namespace}/{target_name}/invoke',
     body: ProxyAgentBody,
     response: InvokeAnswer,
-    summary: 'Send a message to an agent of the enabled_agents list (answer as POST /agents/{ns}/{name}/invoke; session keys are scoped to the component)',
+    summary:
+      'Send a message to an agent of the enabled_agents list (answer as POST /agents/{ns}/{name}/invoke; session keys are scoped to the component)',
     target: named,
     allows: inList('enabled_agents'),
   },
@@ -76,7 +88,8 @@ export const PROXY_AREAS: Record<ProxyArea, ProxyAreaDef> = {
     field: 'enabled_stores',
     path: 'states/{target_namespace}',
     body: ProxyStateBody,
-    summary: 'Read (list, get) or write (set, delete; readwrite stores only) a store of the enabled_stores list (501 until the stores feature registers its executor)',
+    summary:
+      'Read (list, get) or write (set, delete; readwrite stores only) a store of the enabled_stores list (501 until the stores feature registers its executor)',
     target: (params, body) => ({ namespace: params['target_namespace'] ?? '', name: String(body['store'] ?? '') }),
     allows: (spec, t, body) => {
       const write = body['action'] === 'set' || body['action'] === 'delete'

@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, createSecretKey, randomUUID, type KeyObject } from 'node:crypto'
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  createSecretKey,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto'
 import { Type as T, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { pooledRandomBytes } from '../kernel/pooled-random.ts'
@@ -21,16 +29,38 @@ import type { Compiled } from './compile.ts'
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex')
 
 const BundleRow = rowType(
-  T.Object({ source_sha256: T.String(), bundle: T.String(), warnings: T.Array(T.Object({ line: T.Number(), column: T.Number(), message: T.String() })), compiled_at: T.String() }, { title: 'component bundle' }),
+  T.Object(
+    {
+      source_sha256: T.String(),
+      bundle: T.String(),
+      warnings: T.Array(T.Object({ line: T.Number(), column: T.Number(), message: T.String() })),
+      compiled_at: T.String(),
+    },
+    { title: 'component bundle' },
+  ),
 )
 const ShareRow = rowType(
   T.Object(
-    { id: T.String(), component_id: T.String(), expires_at: T.Union([T.String(), T.Null()]), max_views: T.Union([T.Number(), T.Null()]), views: T.Number(), created_at: T.String() },
+    {
+      id: T.String(),
+      component_id: T.String(),
+      expires_at: T.Union([T.String(), T.Null()]),
+      max_views: T.Union([T.Number(), T.Null()]),
+      views: T.Number(),
+      created_at: T.String(),
+    },
     { title: 'component share' },
   ),
 )
-const ViewRow = rowType(T.Object({ id: T.String(), component_id: T.String(), owner_id: T.Union([T.String(), T.Null()]) }, { title: 'counted share view' }))
-const ShareState = rowType(T.Object({ expired: T.Boolean(), exhausted: T.Boolean(), visible: T.Boolean() }, { title: 'share state' }))
+const ViewRow = rowType(
+  T.Object(
+    { id: T.String(), component_id: T.String(), owner_id: T.Union([T.String(), T.Null()]) },
+    { title: 'counted share view' },
+  ),
+)
+const ShareState = rowType(
+  T.Object({ expired: T.Boolean(), exhausted: T.Boolean(), visible: T.Boolean() }, { title: 'share state' }),
+)
 const TicketRecord = T.Object({
   component_id: T.String(),
   acting_user_id: T.Union([T.String(), T.Null()]),
@@ -95,16 +125,23 @@ export function openViewTicket(secretKey: string, ticket: string): TicketPayload
 
 export type ShareRecord = (typeof ShareRow.schema)['static'] & { token: string }
 export type TicketRecord = Static<typeof TicketRecord>
-export type CountedView = { ok: true; shareId: string; componentId: string; ownerId: string | null } | { ok: false; reason: 'not_found' | 'expired' | 'exhausted' }
+export type CountedView =
+  | { ok: true; shareId: string; componentId: string; ownerId: string | null }
+  | { ok: false; reason: 'not_found' | 'expired' | 'exhausted' }
 
 export function componentStore(db: Db, secretKey: string) {
-  const tokenOf = (shareId: string): string => `cs_${createHmac('sha256', secretKey).update(`component-share:${shareId}`).digest('base64url')}`
+  const tokenOf = (shareId: string): string =>
+    `cs_${createHmac('sha256', secretKey).update(`component-share:${shareId}`).digest('base64url')}`
   const withToken = (r: (typeof ShareRow.schema)['static']): ShareRecord => ({ ...r, token: tokenOf(r.id) })
   const SHARE_COLUMNS = sql.unsafe`id, component_id, expires_at, max_views, views, created_at`
 
   return {
     async bundle(componentId: string) {
-      return maybeRow(db, BundleRow, sql.unsafe`select source_sha256, bundle, warnings, compiled_at from component_bundles where component_id = ${componentId}::uuid`)
+      return maybeRow(
+        db,
+        BundleRow,
+        sql.unsafe`select source_sha256, bundle, warnings, compiled_at from component_bundles where component_id = ${componentId}::uuid`,
+      )
     },
 
     async saveBundle(componentId: string, c: Compiled) {
@@ -117,9 +154,14 @@ export function componentStore(db: Db, secretKey: string) {
       )
     },
 
-    async createShare(componentId: string, by: string, o: { expiresIn?: number | undefined; maxViews?: number | undefined }): Promise<ShareRecord> {
+    async createShare(
+      componentId: string,
+      by: string,
+      o: { expiresIn?: number | undefined; maxViews?: number | undefined },
+    ): Promise<ShareRecord> {
       const id = randomUUID()
-      const expires = o.expiresIn === undefined ? sql.unsafe`null` : sql.unsafe`now() + make_interval(secs => ${o.expiresIn})`
+      const expires =
+        o.expiresIn === undefined ? sql.unsafe`null` : sql.unsafe`now() + make_interval(secs => ${o.expiresIn})`
       const row = await oneRow(
         db,
         ShareRow,
@@ -131,11 +173,19 @@ export function componentStore(db: Db, secretKey: string) {
     },
 
     async shares(componentId: string): Promise<ShareRecord[]> {
-      return (await anyRows(db, ShareRow, sql.unsafe`select ${SHARE_COLUMNS} from component_shares where component_id = ${componentId}::uuid order by created_at`)).map(withToken)
+      return (
+        await anyRows(
+          db,
+          ShareRow,
+          sql.unsafe`select ${SHARE_COLUMNS} from component_shares where component_id = ${componentId}::uuid order by created_at`,
+        )
+      ).map(withToken)
     },
 
     async deleteShare(componentId: string, token: string): Promise<boolean> {
-      const gone = await db.maybeOneFirst(sql.unsafe`delete from component_shares where component_id = ${componentId}::uuid and token_hash = ${sha256(token)} returning id`)
+      const gone = await db.maybeOneFirst(
+        sql.unsafe`delete from component_shares where component_id = ${componentId}::uuid and token_hash = ${sha256(token)} returning id`,
+      )
       return gone !== null
     },
 
@@ -169,9 +219,24 @@ export function componentStore(db: Db, secretKey: string) {
     },
 
     /** A sealed view ticket for a rendered page (nothing is written). */
-    mintTicket(o: { componentId: string; actingUserId: string | null; shareId: string | null; permissions: readonly string[] | null; ttlSeconds: number; notAfterMs?: number; depth?: number }): string {
+    mintTicket(o: {
+      componentId: string
+      actingUserId: string | null
+      shareId: string | null
+      permissions: readonly string[] | null
+      ttlSeconds: number
+      notAfterMs?: number
+      depth?: number
+    }): string {
       const e = Math.min(Date.now() + o.ttlSeconds * 1000, o.notAfterMs ?? Number.POSITIVE_INFINITY)
-      return sealViewTicket(secretKey, { c: o.componentId, u: o.actingUserId, s: o.shareId, p: o.permissions === null ? null : [...o.permissions], e, ...(o.depth === undefined || o.depth === 0 ? {} : { d: o.depth }) })
+      return sealViewTicket(secretKey, {
+        c: o.componentId,
+        u: o.actingUserId,
+        s: o.shareId,
+        p: o.permissions === null ? null : [...o.permissions],
+        e,
+        ...(o.depth === undefined || o.depth === 0 ? {} : { d: o.depth }),
+      })
     },
 
     /** A live ticket (sealed here, unexpired; for a share page, its link still there and unexpired); null otherwise. */
@@ -180,10 +245,23 @@ export function componentStore(db: Db, secretKey: string) {
       if (t === null || t.e <= Date.now()) return null
       let shareLive = true
       if (t.s !== null) {
-        const row = await maybeRow(db, ShareLive, sql.unsafe`select (expires_at is null or expires_at > now()) as live from component_shares where id = ${t.s}::uuid`)
+        const row = await maybeRow(
+          db,
+          ShareLive,
+          sql.unsafe`select (expires_at is null or expires_at > now()) as live from component_shares where id = ${t.s}::uuid`,
+        )
         shareLive = row?.live === true
       }
-      return { component_id: t.c, acting_user_id: t.u, share_id: t.s, permissions: t.p, share_live: shareLive, expires_ms: t.e, depth: t.d ?? 0, hash: sha256(ticket) }
+      return {
+        component_id: t.c,
+        acting_user_id: t.u,
+        share_id: t.s,
+        permissions: t.p,
+        share_live: shareLive,
+        expires_ms: t.e,
+        depth: t.d ?? 0,
+        hash: sha256(ticket),
+      }
     },
   }
 }

@@ -18,16 +18,26 @@ export interface ConnectorDeps {
   lookup?: OutboundDeps['lookup']
 }
 
-export type ConnectorRecord = ResourceRecord<Static<typeof ConnectorSpec>> & { namespace: string; owner_id: string | null }
+export type ConnectorRecord = ResourceRecord<Static<typeof ConnectorSpec>> & {
+  namespace: string
+  owner_id: string | null
+}
 
 /**
  * The guarded client's options for every request a connector makes (its API, the OAuth token and
  * revocation endpoints): HTTPS unless an admin listed the host in CONNECTOR_HTTP_HOSTS, private
  * addresses refused after DNS (never `allowPrivate`: the URL is a user's choice), response capped.
  */
-export function outboundPolicy(config: Config): Pick<OutboundOptions, 'httpsOnly' | 'httpHosts' | 'maxResponseBytes' | 'allowPrivate'> {
+export function outboundPolicy(
+  config: Config,
+): Pick<OutboundOptions, 'httpsOnly' | 'httpHosts' | 'maxResponseBytes' | 'allowPrivate'> {
   const http = parseHostList(config.CONNECTOR_HTTP_HOSTS)
-  return { httpsOnly: http !== '*', httpHosts: http === '*' ? [] : http, maxResponseBytes: config.CONNECTOR_MAX_RESPONSE_BYTES, allowPrivate: false }
+  return {
+    httpsOnly: http !== '*',
+    httpHosts: http === '*' ? [] : http,
+    maxResponseBytes: config.CONNECTOR_MAX_RESPONSE_BYTES,
+    allowPrivate: false,
+  }
 }
 
 export function outboundDeps(d: Pick<ConnectorDeps, 'config' | 'lookup'>): OutboundDeps {
@@ -36,4 +46,5 @@ export function outboundDeps(d: Pick<ConnectorDeps, 'config' | 'lookup'>): Outbo
 }
 
 /** Per-attempt timeout: the connector's own, clamped to CONNECTOR_TIMEOUT_SECONDS. */
-export const attemptTimeoutMs = (config: Config, seconds: number): number => Math.round(Math.min(seconds, config.CONNECTOR_TIMEOUT_SECONDS) * 1000)
+export const attemptTimeoutMs = (config: Config, seconds: number): number =>
+  Math.round(Math.min(seconds, config.CONNECTOR_TIMEOUT_SECONDS) * 1000)

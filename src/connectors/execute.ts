@@ -31,15 +31,25 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
 const RETRYABLE_CODES = new Set(['outbound.connect_failed', 'outbound.timeout'])
 
 /** The connector as `p` may use it: 404 when it may not read it, 403 without execute. */
-export async function connectorFor(d: ConnectorDeps, p: Principal, namespace: string, name: string): Promise<ConnectorRecord> {
+export async function connectorFor(
+  d: ConnectorDeps,
+  p: Principal,
+  namespace: string,
+  name: string,
+): Promise<ConnectorRecord> {
   const c = (await d.resources.get(p, connectorKind, { namespace, name })) as ConnectorRecord
   if (c.is_active === false) throw notFound(`connector ${namespace}/${name} not found`)
-  if (!canOnResource(p, connectorKind, 'execute', { namespace, name, ownerId: c.owner_id })) throw forbidden(`not allowed to execute connector ${namespace}/${name}`)
+  if (!canOnResource(p, connectorKind, 'execute', { namespace, name, ownerId: c.owner_id }))
+    throw forbidden(`not allowed to execute connector ${namespace}/${name}`)
   return c
 }
 
 /** Credentials as headers (or a query parameter for api_key in the query). */
-async function credentials(d: ConnectorDeps, p: Principal, c: ConnectorRecord): Promise<{ headers: Record<string, string>; query: Record<string, string>; secretHeaders: string[] }> {
+async function credentials(
+  d: ConnectorDeps,
+  p: Principal,
+  c: ConnectorRecord,
+): Promise<{ headers: Record<string, string>; query: Record<string, string>; secretHeaders: string[] }> {
   const a = c.auth
   const secret = () => secretValue(d, c, a.secret as string)
   switch (a.type) {
@@ -48,7 +58,11 @@ async function credentials(d: ConnectorDeps, p: Principal, c: ConnectorRecord): 
     case 'basic': {
       const value = await secret()
       const pair = a.username !== undefined ? `${a.username}:${value}` : value
-      return { headers: { authorization: `Basic ${Buffer.from(pair, 'utf8').toString('base64')}` }, query: {}, secretHeaders: [] }
+      return {
+        headers: { authorization: `Basic ${Buffer.from(pair, 'utf8').toString('base64')}` },
+        query: {},
+        secretHeaders: [],
+      }
     }
     case 'api_key': {
       const value = await secret()
@@ -89,11 +103,19 @@ function bodyOf(res: OutboundResponse): unknown {
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-export async function callOperation(d: ConnectorDeps, p: Principal, c: ConnectorRecord, opName: string, input: Record<string, unknown>): Promise<OperationResult> {
+export async function callOperation(
+  d: ConnectorDeps,
+  p: Principal,
+  c: ConnectorRecord,
+  opName: string,
+  input: Record<string, unknown>,
+): Promise<OperationResult> {
   const op = c.operations.find((o) => o.name === opName)
-  if (op === undefined) throw notFound(`connector ${c.namespace}/${c.name} has no operation ${opName}`, 'connector.operation_not_found')
+  if (op === undefined)
+    throw notFound(`connector ${c.namespace}/${c.name} has no operation ${opName}`, 'connector.operation_not_found')
   const issues = validateAgainst(op.parameters ?? {}, input, 'input')
-  if (issues.length > 0) throw invalid(`the input does not match the parameters of ${opName}`, issues, 'connector.invalid_input')
+  if (issues.length > 0)
+    throw invalid(`the input does not match the parameters of ${opName}`, issues, 'connector.invalid_input')
   const built = buildRequest(c.base_url, c.headers, op, input)
   const cred = await credentials(d, p, c)
   const url = new URL(built.url)
@@ -121,7 +143,16 @@ export async function callOperation(d: ConnectorDeps, p: Principal, c: Connector
       if (!(err instanceof AppError) || !RETRYABLE_CODES.has(err.code) || attempt >= retries) throw err
     }
     if (res !== undefined && (!(c.retry.on_status ?? []).includes(res.status) || attempt >= retries)) {
-      d.log.debug({ connector: `${c.namespace}/${c.name}`, op: opName, status: res.status, attempts: attempt + 1, ms: Date.now() - started }, 'connector call')
+      d.log.debug(
+        {
+          connector: `${c.namespace}/${c.name}`,
+          op: opName,
+          status: res.status,
+          attempts: attempt + 1,
+          ms: Date.now() - started,
+        },
+        'connector call',
+      )
       return { status: res.status, headers: headersOf(res.headers), body: bodyOf(res) }
     }
     await pause((c.retry.backoff_ms ?? 0) * 2 ** attempt)

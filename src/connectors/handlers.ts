@@ -13,15 +13,24 @@ import { CONNECTOR_ROUTES as R, NONCE_COOKIE } from './routes.ts'
  * (start, callback, status, disconnect). Permissions come from the resource engine (create,
  * update, read) and `execute` on the connector, checked in `connectorFor` on every call.
  */
-registerPermission('platform.connectors/{namespace}/{name}.execute:own', "call operations of one's own connectors and connect them with OAuth")
-registerPermission('platform.connectors/{namespace}/{name}.execute:all', 'call operations of any connector and connect it with OAuth')
+registerPermission(
+  'platform.connectors/{namespace}/{name}.execute:own',
+  "call operations of one's own connectors and connect them with OAuth",
+)
+registerPermission(
+  'platform.connectors/{namespace}/{name}.execute:all',
+  'call operations of any connector and connect it with OAuth',
+)
 
 export function connectorHandlers(d: ConnectorDeps): BoundRoute[] {
   return [
     bind(R.import, async ({ principal: p, body: b }) => {
       const api = await importOpenApi(b.openapi, d.config.CONNECTOR_MAX_OPERATIONS)
       const baseUrl = b.base_url ?? api.baseUrl
-      if (baseUrl === null) throw invalid('base_url is required: the document has no absolute `servers` URL', [{ path: 'base_url', message: 'required' }])
+      if (baseUrl === null)
+        throw invalid('base_url is required: the document has no absolute `servers` URL', [
+          { path: 'base_url', message: 'required' },
+        ])
       const spec: Record<string, unknown> = {
         base_url: baseUrl,
         operations: api.operations,
@@ -33,10 +42,12 @@ export function connectorHandlers(d: ConnectorDeps): BoundRoute[] {
       }
       const namespace = b.namespace ?? 'default'
       if (b.replace === true) {
-        const updated = await d.resources.update(p, connectorKind, { namespace, name: b.name }, spec).catch((err: unknown) => {
-          if (err instanceof AppError && err.status === 404) return null
-          throw err
-        })
+        const updated = await d.resources
+          .update(p, connectorKind, { namespace, name: b.name }, spec)
+          .catch((err: unknown) => {
+            if (err instanceof AppError && err.status === 404) return null
+            throw err
+          })
         if (updated !== null) return { status: 200, body: updated }
       }
       return { status: 201, body: await d.resources.create(p, connectorKind, { namespace, name: b.name, ...spec }) }
@@ -50,18 +61,23 @@ export function connectorHandlers(d: ConnectorDeps): BoundRoute[] {
     bind(R.oauthStart, async ({ principal: p, params }) => {
       const c = await connectorFor(d, p, params.namespace, params.name)
       const flow = await startFlow(d, p.userId, c)
-      return { body: { authorization_url: flow.authorization_url, state: flow.state, expires_in: flow.expires_in }, ...(flow.cookie === undefined ? {} : { headers: { 'set-cookie': flow.cookie } }) }
+      return {
+        body: { authorization_url: flow.authorization_url, state: flow.state, expires_in: flow.expires_in },
+        ...(flow.cookie === undefined ? {} : { headers: { 'set-cookie': flow.cookie } }),
+      }
     }),
 
     bind(R.oauthStatus, async ({ principal: p, params }) => {
       const c = await connectorFor(d, p, params.namespace, params.name)
-      if (c.auth.type !== 'oauth2') throw new AppError(422, 'connector.not_oauth2', `connector ${c.namespace}/${c.name} does not use OAuth 2`)
+      if (c.auth.type !== 'oauth2')
+        throw new AppError(422, 'connector.not_oauth2', `connector ${c.namespace}/${c.name} does not use OAuth 2`)
       return { body: await tokenStatus(d, p.userId, c) }
     }),
 
     bind(R.oauthDisconnect, async ({ principal: p, params }) => {
       const c = await connectorFor(d, p, params.namespace, params.name)
-      if (c.auth.type !== 'oauth2') throw new AppError(422, 'connector.not_oauth2', `connector ${c.namespace}/${c.name} does not use OAuth 2`)
+      if (c.auth.type !== 'oauth2')
+        throw new AppError(422, 'connector.not_oauth2', `connector ${c.namespace}/${c.name} does not use OAuth 2`)
       const { revoked } = await disconnect(d, p.userId, c)
       return { status: 204, headers: { 'x-oauth-revoked': String(revoked) } }
     }),
@@ -69,7 +85,12 @@ export function connectorHandlers(d: ConnectorDeps): BoundRoute[] {
     bind(R.oauthCallback, async ({ query, request }) => {
       const done = await finishFlow(d, query, request.cookies?.[NONCE_COOKIE])
       return {
-        body: { status: 'connected', connector: { namespace: done.connector.namespace, name: done.connector.name }, scope: done.scope, expires_at: done.expires_at },
+        body: {
+          status: 'connected',
+          connector: { namespace: done.connector.namespace, name: done.connector.name },
+          scope: done.scope,
+          expires_at: done.expires_at,
+        },
         headers: { 'set-cookie': clearNonceCookie(), 'cache-control': 'no-store' },
       }
     }),

@@ -16,10 +16,20 @@ export const connectorsFeature = defineFeature({
   service: (ctx) => {
     connectorLimits.maxOperations = ctx.config.CONNECTOR_MAX_OPERATIONS
     const box = createSecretBox(ctx.config.ENCRYPTION_KEY, previousKeys(ctx.config.ENCRYPTION_KEY_PREVIOUS))
-    const deps = { db: ctx.db, config: ctx.config, resources: ctx.resources, box, log: ctx.log.child({ mod: 'connectors' }) }
+    const deps = {
+      db: ctx.db,
+      config: ctx.config,
+      resources: ctx.resources,
+      box,
+      log: ctx.log.child({ mod: 'connectors' }),
+    }
     // a deleted connector's OAuth tokens are revoked at the provider, not just cascaded away
     ctx.resources.beforeRemove(connectorKind, async (record) => {
-      await revokeConnectorTokens(deps, { ...record, namespace: record.namespace ?? '', owner_id: record.owner_id ?? null } as ConnectorRecord)
+      await revokeConnectorTokens(deps, {
+        ...record,
+        namespace: record.namespace ?? '',
+        owner_id: record.owner_id ?? null,
+      } as ConnectorRecord)
     })
     return { routes: connectorHandlers(deps) }
   },

@@ -62,14 +62,21 @@ const TokenRow = rowType(
 
 function settings(connector: ConnectorRecord) {
   const o = connector.auth.oauth2
-  if (connector.auth.type !== 'oauth2' || o === undefined) throw oauthError(422, 'connector.not_oauth2', `connector ${connector.namespace}/${connector.name} does not use OAuth 2`)
+  if (connector.auth.type !== 'oauth2' || o === undefined)
+    throw oauthError(
+      422,
+      'connector.not_oauth2',
+      `connector ${connector.namespace}/${connector.name} does not use OAuth 2`,
+    )
   return o
 }
 
 export function redirectUriOf(d: Pick<ConnectorDeps, 'config'>, connector: ConnectorRecord): string {
   const o = settings(connector)
   if (o.redirect_uri !== undefined) return o.redirect_uri
-  return d.config.DOMAIN !== '' ? `https://${d.config.DOMAIN}${CALLBACK_PATH}` : `http://localhost:${String(d.config.PORT)}${CALLBACK_PATH}`
+  return d.config.DOMAIN !== ''
+    ? `https://${d.config.DOMAIN}${CALLBACK_PATH}`
+    : `http://localhost:${String(d.config.PORT)}${CALLBACK_PATH}`
 }
 
 export interface StartedFlow {
@@ -91,7 +98,8 @@ export async function startFlow(d: ConnectorDeps, userId: string, connector: Con
   const redirectUri = redirectUriOf(d, connector)
   // old flows are dropped as new ones start (no sweeper needed: an expired flow is refused anyway)
   await d.db.query(sql.unsafe`delete from connector_oauth_flows where expires_at < now()`)
-  await d.db.query(sql.unsafe`insert into connector_oauth_flows (state, nonce_hash, user_id, connector_id, code_verifier, redirect_uri, expires_at)
+  await d.db
+    .query(sql.unsafe`insert into connector_oauth_flows (state, nonce_hash, user_id, connector_id, code_verifier, redirect_uri, expires_at)
     values (${state}, ${nonce === null ? null : sha256hex(nonce)}, ${userId}::uuid, ${connector.id}::uuid, ${d.box.encrypt(verifier, FLOW_AAD(state))}, ${redirectUri},
       now() + make_interval(secs => ${ttl}))`)
   const url = new URL(o.authorization_url)
@@ -107,12 +115,17 @@ export async function startFlow(d: ConnectorDeps, userId: string, connector: Con
     authorization_url: url.toString(),
     state,
     expires_in: ttl,
-    ...(nonce === null ? {} : { cookie: `${NONCE_COOKIE}=${nonce}; Path=${CALLBACK_PATH}; Max-Age=${String(ttl)}; HttpOnly; Secure; SameSite=Lax` }),
+    ...(nonce === null
+      ? {}
+      : {
+          cookie: `${NONCE_COOKIE}=${nonce}; Path=${CALLBACK_PATH}; Max-Age=${String(ttl)}; HttpOnly; Secure; SameSite=Lax`,
+        }),
   }
 }
 
 /** The Set-Cookie that removes the nonce once the callback has used it. */
-export const clearNonceCookie = (): string => `${NONCE_COOKIE}=; Path=${CALLBACK_PATH}; Max-Age=0; HttpOnly; Secure; SameSite=Lax`
+export const clearNonceCookie = (): string =>
+  `${NONCE_COOKIE}=; Path=${CALLBACK_PATH}; Max-Age=0; HttpOnly; Secure; SameSite=Lax`
 
 interface TokenAnswer {
   access_token: string
@@ -126,7 +139,12 @@ interface TokenAnswer {
 const clientSecretOf = async (d: ConnectorDeps, connector: ConnectorRecord): Promise<string | null> =>
   connector.auth.secret === undefined ? null : secretValue(d, connector, connector.auth.secret)
 
-async function tokenRequest(d: ConnectorDeps, connector: ConnectorRecord, form: Record<string, string>, clientSecret: string | null): Promise<TokenAnswer> {
+async function tokenRequest(
+  d: ConnectorDeps,
+  connector: ConnectorRecord,
+  form: Record<string, string>,
+  clientSecret: string | null,
+): Promise<TokenAnswer> {
   const o = settings(connector)
   const body = new URLSearchParams({ ...form, client_id: o.client_id })
   if (clientSecret !== null) body.set('client_secret', clientSecret)
@@ -155,15 +173,27 @@ async function tokenRequest(d: ConnectorDeps, connector: ConnectorRecord, form: 
   return parsed as unknown as TokenAnswer
 }
 
-const expiresAt = (t: TokenAnswer): string | null => (typeof t.expires_in === 'number' && t.expires_in > 0 ? new Date(Date.now() + t.expires_in * 1000).toISOString() : null)
+const expiresAt = (t: TokenAnswer): string | null =>
+  typeof t.expires_in === 'number' && t.expires_in > 0 ? new Date(Date.now() + t.expires_in * 1000).toISOString() : null
 
-async function storeTokens(d: ConnectorDeps, userId: string, connectorId: string, t: TokenAnswer, keepRefresh: string | null): Promise<{ scope: string | null; expires_at: string | null }> {
-  const existing = await maybeRow(d.db, rowType(T.Object({ id: T.String() })), sql.unsafe`select id from connector_oauth_tokens where user_id = ${userId}::uuid and connector_id = ${connectorId}::uuid`)
+async function storeTokens(
+  d: ConnectorDeps,
+  userId: string,
+  connectorId: string,
+  t: TokenAnswer,
+  keepRefresh: string | null,
+): Promise<{ scope: string | null; expires_at: string | null }> {
+  const existing = await maybeRow(
+    d.db,
+    rowType(T.Object({ id: T.String() })),
+    sql.unsafe`select id from connector_oauth_tokens where user_id = ${userId}::uuid and connector_id = ${connectorId}::uuid`,
+  )
   const id = existing?.id ?? randomUUID()
   const refresh = t.refresh_token ?? keepRefresh
   const expires = expiresAt(t)
   const scope = t.scope ?? null
-  await d.db.query(sql.unsafe`insert into connector_oauth_tokens (id, user_id, connector_id, access_token, refresh_token, token_type, scope, expires_at)
+  await d.db
+    .query(sql.unsafe`insert into connector_oauth_tokens (id, user_id, connector_id, access_token, refresh_token, token_type, scope, expires_at)
     values (${id}::uuid, ${userId}::uuid, ${connectorId}::uuid, ${d.box.encrypt(t.access_token, TOKEN_AAD(id, 'access_token'))},
       ${refresh === null ? null : d.box.encrypt(refresh, TOKEN_AAD(id, 'refresh_token'))}, ${t.token_type ?? 'bearer'}, ${scope}, ${expires}::timestamptz)
     on conflict (user_id, connector_id) do update set access_token = excluded.access_token, refresh_token = excluded.refresh_token,
@@ -187,21 +217,33 @@ export async function finishFlow(
   q: { state?: string; code?: string; error?: string },
   cookieNonce: string | undefined,
 ): Promise<{ connector: ConnectorRecord; scope: string | null; expires_at: string | null }> {
-  if (q.state === undefined || q.state === '') throw oauthError(400, 'oauth.invalid_state', 'the callback carries no state')
-  const flow = await maybeRow(d.db, FlowRow, sql.unsafe`select state, nonce_hash, user_id, connector_id, code_verifier, redirect_uri, expires_at < now() as expired
-    from connector_oauth_flows where state = ${q.state}`)
-  if (flow === null || flow.expired) throw oauthError(400, 'oauth.invalid_state', 'unknown or expired OAuth state: start the connection again')
+  if (q.state === undefined || q.state === '')
+    throw oauthError(400, 'oauth.invalid_state', 'the callback carries no state')
+  const flow = await maybeRow(
+    d.db,
+    FlowRow,
+    sql.unsafe`select state, nonce_hash, user_id, connector_id, code_verifier, redirect_uri, expires_at < now() as expired
+    from connector_oauth_flows where state = ${q.state}`,
+  )
+  if (flow === null || flow.expired)
+    throw oauthError(400, 'oauth.invalid_state', 'unknown or expired OAuth state: start the connection again')
   if (flow.nonce_hash !== null && !sameNonce(cookieNonce, flow.nonce_hash)) {
     throw oauthError(403, 'oauth.browser_mismatch', 'this OAuth callback belongs to a flow started in another browser')
   }
   const consumed = await d.db.query(sql.unsafe`delete from connector_oauth_flows where state = ${flow.state}`)
   if (consumed.rowCount === 0) throw oauthError(400, 'oauth.invalid_state', 'the OAuth state was already used')
   if (q.error !== undefined) throw oauthError(400, 'oauth.denied', `the provider answered ${q.error}`)
-  if (q.code === undefined || q.code === '') throw oauthError(400, 'oauth.invalid_state', 'the callback carries no code')
+  if (q.code === undefined || q.code === '')
+    throw oauthError(400, 'oauth.invalid_state', 'the callback carries no code')
   const connector = (await d.resources.byId(connectorKind, flow.connector_id)) as ConnectorRecord | null
   if (connector === null) throw oauthError(400, 'oauth.invalid_state', 'the connector of this flow no longer exists')
   const verifier = d.box.decrypt(flow.code_verifier, FLOW_AAD(flow.state))
-  const tokens = await tokenRequest(d, connector, { grant_type: 'authorization_code', code: q.code, redirect_uri: flow.redirect_uri, code_verifier: verifier }, await clientSecretOf(d, connector))
+  const tokens = await tokenRequest(
+    d,
+    connector,
+    { grant_type: 'authorization_code', code: q.code, redirect_uri: flow.redirect_uri, code_verifier: verifier },
+    await clientSecretOf(d, connector),
+  )
   const stored = await storeTokens(d, flow.user_id, connector.id, tokens, null)
   d.log.info({ connector: `${connector.namespace}/${connector.name}`, user: flow.user_id }, 'connector OAuth connected')
   return { connector, ...stored }
@@ -214,10 +256,18 @@ export async function finishFlow(
  */
 export async function accessToken(d: ConnectorDeps, userId: string, connector: ConnectorRecord): Promise<string> {
   settings(connector)
-  const select = (lock: boolean) => sql.unsafe`select id, access_token, refresh_token, scope, expires_at, updated_at from connector_oauth_tokens
+  const select = (
+    lock: boolean,
+  ) => sql.unsafe`select id, access_token, refresh_token, scope, expires_at, updated_at from connector_oauth_tokens
     where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid ${lock ? sql.unsafe`for update` : sql.unsafe``}`
-  const fresh = (row: { expires_at: string | null }) => row.expires_at === null || Date.parse(row.expires_at) - Date.now() > EXPIRY_MARGIN_MS
-  const notConnected = () => oauthError(409, 'connector.oauth_not_connected', `connect your account first: POST /api/v1/connectors/${connector.namespace}/${connector.name}/oauth/start`)
+  const fresh = (row: { expires_at: string | null }) =>
+    row.expires_at === null || Date.parse(row.expires_at) - Date.now() > EXPIRY_MARGIN_MS
+  const notConnected = () =>
+    oauthError(
+      409,
+      'connector.oauth_not_connected',
+      `connect your account first: POST /api/v1/connectors/${connector.namespace}/${connector.name}/oauth/start`,
+    )
   const seen = await maybeRow(d.db, TokenRow, select(false))
   if (seen === null) throw notConnected()
   if (fresh(seen)) return d.box.decrypt(seen.access_token, TOKEN_AAD(seen.id, 'access_token'))
@@ -228,21 +278,33 @@ export async function accessToken(d: ConnectorDeps, userId: string, connector: C
     if (row === null) throw notConnected()
     // another call may have refreshed while this one waited for the lock
     if (fresh(row)) return d.box.decrypt(row.access_token, TOKEN_AAD(row.id, 'access_token'))
-    if (row.refresh_token === null) throw oauthError(409, 'connector.oauth_not_connected', 'the OAuth token expired and there is no refresh token: connect again')
+    if (row.refresh_token === null)
+      throw oauthError(
+        409,
+        'connector.oauth_not_connected',
+        'the OAuth token expired and there is no refresh token: connect again',
+      )
     const refresh = d.box.decrypt(row.refresh_token, TOKEN_AAD(row.id, 'refresh_token'))
     const t = await tokenRequest(d, connector, { grant_type: 'refresh_token', refresh_token: refresh }, clientSecret)
     const next = t.refresh_token ?? refresh
     await tx.query(sql.unsafe`update connector_oauth_tokens set access_token = ${d.box.encrypt(t.access_token, TOKEN_AAD(row.id, 'access_token'))},
       refresh_token = ${d.box.encrypt(next, TOKEN_AAD(row.id, 'refresh_token'))}, expires_at = ${expiresAt(t)}::timestamptz,
       scope = coalesce(${t.scope ?? null}, scope), updated_at = now() where id = ${row.id}::uuid`)
-    d.log.info({ connector: `${connector.namespace}/${connector.name}`, user: userId }, 'connector OAuth token refreshed')
+    d.log.info(
+      { connector: `${connector.namespace}/${connector.name}`, user: userId },
+      'connector OAuth token refreshed',
+    )
     return t.access_token
   })
 }
 
 export async function tokenStatus(d: ConnectorDeps, userId: string, connector: ConnectorRecord) {
-  const row = await maybeRow(d.db, TokenRow, sql.unsafe`select id, access_token, refresh_token, scope, expires_at, updated_at from connector_oauth_tokens
-    where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid`)
+  const row = await maybeRow(
+    d.db,
+    TokenRow,
+    sql.unsafe`select id, access_token, refresh_token, scope, expires_at, updated_at from connector_oauth_tokens
+    where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid`,
+  )
   return {
     connected: row !== null,
     scope: row?.scope ?? null,
@@ -252,7 +314,12 @@ export async function tokenStatus(d: ConnectorDeps, userId: string, connector: C
   }
 }
 
-const TokenPair = rowType(T.Object({ id: T.String(), access_token: T.String(), refresh_token: T.Union([T.String(), T.Null()]) }, { title: 'oauth token pair' }))
+const TokenPair = rowType(
+  T.Object(
+    { id: T.String(), access_token: T.String(), refresh_token: T.Union([T.String(), T.Null()]) },
+    { title: 'oauth token pair' },
+  ),
+)
 type Tokens = Static<typeof TokenPair.schema>
 
 /**
@@ -261,11 +328,17 @@ type Tokens = Static<typeof TokenPair.schema>
  * refuses must not keep anyone from removing the connection; answers whether both were accepted
  * (false as well when the connector names no revocation URL).
  */
-async function revokeAtProvider(d: ConnectorDeps, connector: ConnectorRecord, row: Tokens, clientSecret: string | null): Promise<boolean> {
+async function revokeAtProvider(
+  d: ConnectorDeps,
+  connector: ConnectorRecord,
+  row: Tokens,
+  clientSecret: string | null,
+): Promise<boolean> {
   const o = connector.auth.oauth2
   if (o?.revocation_url === undefined) return false
   const tokens: [string, string][] = []
-  if (row.refresh_token !== null) tokens.push([d.box.decrypt(row.refresh_token, TOKEN_AAD(row.id, 'refresh_token')), 'refresh_token'])
+  if (row.refresh_token !== null)
+    tokens.push([d.box.decrypt(row.refresh_token, TOKEN_AAD(row.id, 'refresh_token')), 'refresh_token'])
   tokens.push([d.box.decrypt(row.access_token, TOKEN_AAD(row.id, 'access_token')), 'access_token'])
   let revoked = true
   for (const [token, hint] of tokens) {
@@ -274,7 +347,14 @@ async function revokeAtProvider(d: ConnectorDeps, connector: ConnectorRecord, ro
       if (clientSecret !== null) body.set('client_secret', clientSecret)
       const res = await guardedFetch(
         o.revocation_url,
-        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString(), timeoutMs: attemptTimeoutMs(d.config, connector.timeout_seconds), ...outboundPolicy(d.config), maxRedirects: 0 },
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: body.toString(),
+          timeoutMs: attemptTimeoutMs(d.config, connector.timeout_seconds),
+          ...outboundPolicy(d.config),
+          maxRedirects: 0,
+        },
         outboundDeps(d),
       )
       if (res.status !== 200) revoked = false
@@ -287,9 +367,17 @@ async function revokeAtProvider(d: ConnectorDeps, connector: ConnectorRecord, ro
 }
 
 /** The user's disconnect: the tokens are deleted here, then revoked at the provider. */
-export async function disconnect(d: ConnectorDeps, userId: string, connector: ConnectorRecord): Promise<{ revoked: boolean }> {
-  const row = await maybeRow(d.db, TokenRow, sql.unsafe`delete from connector_oauth_tokens where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid
-    returning id, access_token, refresh_token, scope, expires_at, updated_at`)
+export async function disconnect(
+  d: ConnectorDeps,
+  userId: string,
+  connector: ConnectorRecord,
+): Promise<{ revoked: boolean }> {
+  const row = await maybeRow(
+    d.db,
+    TokenRow,
+    sql.unsafe`delete from connector_oauth_tokens where user_id = ${userId}::uuid and connector_id = ${connector.id}::uuid
+    returning id, access_token, refresh_token, scope, expires_at, updated_at`,
+  )
   if (row === null) throw oauthError(404, 'connector.oauth_not_found', 'no OAuth connection to remove')
   const clientSecret = await clientSecretOf(d, connector).catch(() => null)
   return { revoked: await revokeAtProvider(d, connector, row, clientSecret) }
@@ -305,17 +393,30 @@ const REVOKE_CONCURRENCY = 4
  * through the connector. The rows are taken out first, in one statement, so a token cannot be used
  * or refreshed while it is being revoked; revocation stays best effort (the delete goes on).
  */
-export async function revokeConnectorTokens(d: ConnectorDeps, connector: ConnectorRecord): Promise<{ users: number; revoked: number }> {
-  const all = await anyRows(d.db, TokenPair, sql.unsafe`delete from connector_oauth_tokens where connector_id = ${connector.id}::uuid returning id, access_token, refresh_token`)
+export async function revokeConnectorTokens(
+  d: ConnectorDeps,
+  connector: ConnectorRecord,
+): Promise<{ users: number; revoked: number }> {
+  const all = await anyRows(
+    d.db,
+    TokenPair,
+    sql.unsafe`delete from connector_oauth_tokens where connector_id = ${connector.id}::uuid returning id, access_token, refresh_token`,
+  )
   // flows still open for it could otherwise complete after the revocation (until the row is gone)
   await d.db.query(sql.unsafe`delete from connector_oauth_flows where connector_id = ${connector.id}::uuid`)
   if (all.length === 0) return { users: 0, revoked: 0 }
-  const clientSecret = connector.auth.oauth2?.revocation_url === undefined ? null : await clientSecretOf(d, connector).catch(() => null)
+  const clientSecret =
+    connector.auth.oauth2?.revocation_url === undefined ? null : await clientSecretOf(d, connector).catch(() => null)
   let revoked = 0
   for (let i = 0; i < all.length; i += REVOKE_CONCURRENCY) {
-    const done = await Promise.all(all.slice(i, i + REVOKE_CONCURRENCY).map((row) => revokeAtProvider(d, connector, row, clientSecret)))
+    const done = await Promise.all(
+      all.slice(i, i + REVOKE_CONCURRENCY).map((row) => revokeAtProvider(d, connector, row, clientSecret)),
+    )
     revoked += done.filter(Boolean).length
   }
-  d.log.info({ connector: `${connector.namespace}/${connector.name}`, users: all.length, revoked }, 'connector deleted: OAuth tokens revoked and removed')
+  d.log.info(
+    { connector: `${connector.namespace}/${connector.name}`, users: all.length, revoked },
+    'connector deleted: OAuth tokens revoked and removed',
+  )
   return { users: all.length, revoked }
 }

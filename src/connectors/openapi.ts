@@ -26,7 +26,8 @@ const MAX_NODES = 200_000
 const MAX_DEPTH = 64
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
-const bad = (detail: string, path = 'openapi') => invalid(detail, [{ path, message: detail }], 'connector.invalid_openapi')
+const bad = (detail: string, path = 'openapi') =>
+  invalid(detail, [{ path, message: detail }], 'connector.invalid_openapi')
 
 /** YAML or JSON text, or an already parsed object. YAML: no custom tags, aliases bounded. */
 export function parseDocument(input: string | Json): Json {
@@ -35,7 +36,9 @@ export function parseDocument(input: string | Json): Json {
   try {
     doc = parseYaml(input, { maxAliasCount: 100, customTags: [], schema: 'core', uniqueKeys: true })
   } catch (err) {
-    throw bad(`the document is not valid YAML or JSON: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`)
+    throw bad(
+      `the document is not valid YAML or JSON: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`,
+    )
   }
   if (!isObject(doc)) throw bad('the document must be an object')
   return doc
@@ -43,7 +46,8 @@ export function parseDocument(input: string | Json): Json {
 
 /** A copy of a resolved (possibly DAG-shaped) value, bounded in size and depth; left-over (circular) `$ref`s become open schemas. */
 function boundedCopy(value: unknown, budget: { nodes: number }, depth = 0): unknown {
-  if (--budget.nodes < 0) throw bad(`the document expands to more than ${String(MAX_NODES)} nodes once its $refs are resolved`)
+  if (--budget.nodes < 0)
+    throw bad(`the document expands to more than ${String(MAX_NODES)} nodes once its $refs are resolved`)
   if (depth > MAX_DEPTH) return {}
   if (Array.isArray(value)) return value.map((v) => boundedCopy(v, budget, depth + 1))
   if (!isObject(value)) return value
@@ -81,7 +85,14 @@ function bodyOf(op: Json): { schema: Json; encoding: 'json' | 'form'; required: 
   return { schema, encoding: json !== undefined ? 'json' : 'form', required: rb['required'] === true }
 }
 
-function buildOperation(method: string, path: string, pathItem: Json, op: Json, name: string, budget: { nodes: number }): Operation {
+function buildOperation(
+  method: string,
+  path: string,
+  pathItem: Json,
+  op: Json,
+  name: string,
+  budget: { nodes: number },
+): Operation {
   const properties: Json = {}
   const required: string[] = []
   const locations: Record<string, 'path' | 'query' | 'header' | 'body'> = {}
@@ -89,14 +100,17 @@ function buildOperation(method: string, path: string, pathItem: Json, op: Json, 
   const params = new Map<string, Json>()
   for (const list of [pathItem['parameters'], op['parameters']]) {
     if (!Array.isArray(list)) continue
-    for (const p of list) if (isObject(p) && typeof p['name'] === 'string' && typeof p['in'] === 'string') params.set(`${p['in']}:${p['name']}`, p)
+    for (const p of list)
+      if (isObject(p) && typeof p['name'] === 'string' && typeof p['in'] === 'string')
+        params.set(`${p['in']}:${p['name']}`, p)
   }
   for (const p of params.values()) {
     const where = p['in'] as string
     const pname = p['name'] as string
     if (where !== 'path' && where !== 'query' && where !== 'header') continue // cookie parameters are not supported
     const schema = (isObject(p['schema']) ? boundedCopy(p['schema'], budget) : {}) as Json
-    if (typeof p['description'] === 'string' && schema['description'] === undefined) schema['description'] = p['description']
+    if (typeof p['description'] === 'string' && schema['description'] === undefined)
+      schema['description'] = p['description']
     properties[pname] = schema
     locations[pname] = where
     if (where === 'path' || p['required'] === true) required.push(pname)
@@ -109,7 +123,9 @@ function buildOperation(method: string, path: string, pathItem: Json, op: Json, 
     const schema = boundedCopy(body.schema, budget) as Json
     const props = isObject(schema['properties']) ? schema['properties'] : null
     if (props !== null && (schema['type'] === undefined || schema['type'] === 'object')) {
-      const bodyRequired = Array.isArray(schema['required']) ? schema['required'].filter((x): x is string => typeof x === 'string') : []
+      const bodyRequired = Array.isArray(schema['required'])
+        ? schema['required'].filter((x): x is string => typeof x === 'string')
+        : []
       const mapping: Record<string, string> = {}
       let renamed = false
       for (const [field, fieldSchema] of Object.entries(props)) {
@@ -131,7 +147,8 @@ function buildOperation(method: string, path: string, pathItem: Json, op: Json, 
       if (body.required) required.push(pname)
     }
   }
-  const summary = typeof op['summary'] === 'string' ? op['summary'] : typeof op['description'] === 'string' ? op['description'] : ''
+  const summary =
+    typeof op['summary'] === 'string' ? op['summary'] : typeof op['description'] === 'string' ? op['description'] : ''
   return {
     name,
     description: summary.slice(0, 4000),
@@ -177,10 +194,12 @@ export interface ImportedApi {
 export async function importOpenApi(input: string | Json, maxOperations: number): Promise<ImportedApi> {
   const doc = parseDocument(input)
   const version = doc['openapi']
-  if (typeof version !== 'string' || !version.startsWith('3.')) throw bad('only OpenAPI 3.x documents can be imported (the `openapi` field)')
+  if (typeof version !== 'string' || !version.startsWith('3.'))
+    throw bad('only OpenAPI 3.x documents can be imported (the `openapi` field)')
   if (!isObject(doc['paths'])) throw bad('the document has no paths')
   const external = externalRef(doc)
-  if (external !== null) throw bad(`external $refs are not followed (${external.slice(0, 200)}): bundle the document into one file first`)
+  if (external !== null)
+    throw bad(`external $refs are not followed (${external.slice(0, 200)}): bundle the document into one file first`)
   let resolved: Json
   try {
     resolved = (await dereference(structuredClone(doc), {
@@ -200,8 +219,12 @@ export async function importOpenApi(input: string | Json, maxOperations: number)
     for (const method of METHODS) {
       const op = item[method]
       if (!isObject(op)) continue
-      if (operations.length >= maxOperations) throw bad(`the document has more than ${String(maxOperations)} operations (CONNECTOR_MAX_OPERATIONS)`)
-      const base = typeof op['operationId'] === 'string' && op['operationId'] !== '' ? sanitize(op['operationId']) : sanitize(`${method}_${path}`)
+      if (operations.length >= maxOperations)
+        throw bad(`the document has more than ${String(maxOperations)} operations (CONNECTOR_MAX_OPERATIONS)`)
+      const base =
+        typeof op['operationId'] === 'string' && op['operationId'] !== ''
+          ? sanitize(op['operationId'])
+          : sanitize(`${method}_${path}`)
       operations.push(buildOperation(method, path, item, op, uniqueName(base, taken), budget))
     }
   }

@@ -18,21 +18,35 @@ export interface BuiltRequest {
 }
 
 /** Headers neither a connector nor a parameter may set: the client owns them. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer', 'keep-alive', 'proxy-authorization', 'expect'])
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'upgrade',
+  'te',
+  'trailer',
+  'keep-alive',
+  'proxy-authorization',
+  'expect',
+])
 
-const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v))
+const text = (v: unknown): string =>
+  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v)
 
 function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
   const parts = dotted.split('.')
   let at = target
   for (const part of parts.slice(0, -1)) {
-    if (part === '__proto__' || part === 'constructor' || part === 'prototype') throw invalid(`body_mapping: ${dotted} is not allowed`)
+    if (part === '__proto__' || part === 'constructor' || part === 'prototype')
+      throw invalid(`body_mapping: ${dotted} is not allowed`)
     const next = at[part]
     if (typeof next !== 'object' || next === null || Array.isArray(next)) at[part] = {}
     at = at[part] as Record<string, unknown>
   }
   const last = parts.at(-1) as string
-  if (last === '__proto__' || last === 'constructor' || last === 'prototype') throw invalid(`body_mapping: ${dotted} is not allowed`)
+  if (last === '__proto__' || last === 'constructor' || last === 'prototype')
+    throw invalid(`body_mapping: ${dotted} is not allowed`)
   at[last] = value
 }
 
@@ -43,7 +57,12 @@ export function headerIssue(name: string, value: string): string | null {
   return null
 }
 
-export function buildRequest(baseUrl: string, staticHeaders: Record<string, string>, op: Operation, input: Record<string, unknown>): BuiltRequest {
+export function buildRequest(
+  baseUrl: string,
+  staticHeaders: Record<string, string>,
+  op: Operation,
+  input: Record<string, unknown>,
+): BuiltRequest {
   const locations = op.locations ?? {}
   const issues: { path: string; message: string }[] = []
   const path = op.path.replace(/\{([^{}/]+)\}/g, (_m, name: string) => {
@@ -53,7 +72,8 @@ export function buildRequest(baseUrl: string, staticHeaders: Record<string, stri
       return ''
     }
     const s = text(v)
-    if (s === '' || s === '.' || s === '..') issues.push({ path: `input.${name}`, message: 'not a usable path segment' })
+    if (s === '' || s === '.' || s === '..')
+      issues.push({ path: `input.${name}`, message: 'not a usable path segment' })
     return encodeURIComponent(s)
   })
   const url = new URL(`${baseUrl.replace(/\/+$/, '')}${path}`)
@@ -77,7 +97,8 @@ export function buildRequest(baseUrl: string, staticHeaders: Record<string, stri
       else headers[name.toLowerCase()] = v
     } else bodyParams[name] = value
   }
-  if (issues.length > 0) throw invalid('the operation cannot be called with this input', issues, 'connector.invalid_input')
+  if (issues.length > 0)
+    throw invalid('the operation cannot be called with this input', issues, 'connector.invalid_input')
 
   let payload: unknown = undefined
   const mapping = op.body_mapping ?? null
@@ -97,7 +118,8 @@ export function buildRequest(baseUrl: string, staticHeaders: Record<string, stri
     if (op.body_encoding === 'form') {
       const form = new URLSearchParams()
       if (typeof payload === 'object' && payload !== null && !Array.isArray(payload)) {
-        for (const [k, v] of Object.entries(payload)) for (const item of Array.isArray(v) ? v : [v]) form.append(k, text(item))
+        for (const [k, v] of Object.entries(payload))
+          for (const item of Array.isArray(v) ? v : [v]) form.append(k, text(item))
       }
       body = form.toString()
       headers['content-type'] = 'application/x-www-form-urlencoded'

@@ -28,7 +28,8 @@ export const CONNECTOR_ROUTES = {
     id: 'connectors.import',
     method: 'POST',
     path: '/api/v1/connectors/import',
-    summary: 'Create (or with `replace`, update) a connector from an OpenAPI 3 document (object, or YAML/JSON text); operation name = operationId, or method_path',
+    summary:
+      'Create (or with `replace`, update) a connector from an OpenAPI 3 document (object, or YAML/JSON text); operation name = operationId, or method_path',
     body: ConnectorImportBody,
     response: connectorKind.record,
     status: 201,
@@ -40,7 +41,8 @@ export const CONNECTOR_ROUTES = {
     id: 'connectors.execute',
     method: 'POST',
     path: `${base}/operations/{op}/execute`,
-    summary: 'Call one operation; answers the upstream status, headers and body (a refused address or a too large answer is an `outbound.*` error)',
+    summary:
+      'Call one operation; answers the upstream status, headers and body (a refused address or a too large answer is an `outbound.*` error)',
     params: OperationParams,
     body: ExecuteOperationBody,
     response: ExecuteOperationResult,
@@ -53,7 +55,8 @@ export const CONNECTOR_ROUTES = {
     id: 'connectors.oauth-start',
     method: 'POST',
     path: `${base}/oauth/start`,
-    summary: 'Start the OAuth 2 authorization-code flow (PKCE S256) for the caller; answers the provider URL to open in the browser and sets the HttpOnly nonce cookie binding the flow to that browser',
+    summary:
+      'Start the OAuth 2 authorization-code flow (PKCE S256) for the caller; answers the provider URL to open in the browser and sets the HttpOnly nonce cookie binding the flow to that browser',
     params: ConnectorParams,
     response: OAuthStartResult,
     permission: 'platform.connectors/{namespace}/{name}.execute:own',
@@ -76,7 +79,8 @@ export const CONNECTOR_ROUTES = {
     id: 'connectors.oauth-disconnect',
     method: 'DELETE',
     path: `${base}/oauth/token`,
-    summary: "Remove the caller's OAuth connection: the tokens are revoked at the provider (RFC 7009, best effort) and deleted",
+    summary:
+      "Remove the caller's OAuth connection: the tokens are revoked at the provider (RFC 7009, best effort) and deleted",
     params: ConnectorParams,
     status: 204,
     errors: [403, 404, 422],
@@ -89,7 +93,8 @@ export const CONNECTOR_ROUTES = {
     id: 'connectors.oauth-callback',
     method: 'GET',
     path: CALLBACK_PATH,
-    summary: "The provider's redirect back (no token: the single-use state identifies the flow, the nonce cookie the browser)",
+    summary:
+      "The provider's redirect back (no token: the single-use state identifies the flow, the nonce cookie the browser)",
     query: OAuthCallbackQuery,
     cookies: [NONCE_COOKIE],
     response: OAuthConnected,

@@ -12,16 +12,24 @@ import type { ConnectorDeps, ConnectorRecord } from './deps.ts'
  */
 const unavailable = (detail: string) => new AppError(409, 'connector.secret_unavailable', detail)
 
-export async function secretValue(d: Pick<ConnectorDeps, 'db' | 'resources'>, connector: ConnectorRecord, ref: string): Promise<string> {
+export async function secretValue(
+  d: Pick<ConnectorDeps, 'db' | 'resources'>,
+  connector: ConnectorRecord,
+  ref: string,
+): Promise<string> {
   const [secret] = await d.resources.loadMany(secretKind, [ref])
-  if (secret === undefined || secret.is_active === false) throw unavailable(`the secret ${ref} of connector ${connector.namespace}/${connector.name} does not exist`)
+  if (secret === undefined || secret.is_active === false)
+    throw unavailable(`the secret ${ref} of connector ${connector.namespace}/${connector.name} does not exist`)
   const [ns, name] = ref.split('/') as [string, string]
   let allowed = connector.owner_id !== null && secret.owner_id === connector.owner_id
   if (!allowed && connector.owner_id !== null) {
     const owner = await loadPrincipal(d.db, { sub: connector.owner_id, via: 'jwt' }).catch(() => null)
-    allowed = owner !== null && canOnResource(owner, secretKind, 'read', { namespace: ns, name, ownerId: secret.owner_id ?? null })
+    allowed =
+      owner !== null &&
+      canOnResource(owner, secretKind, 'read', { namespace: ns, name, ownerId: secret.owner_id ?? null })
   }
-  if (!allowed) throw unavailable(`the owner of connector ${connector.namespace}/${connector.name} may not use the secret ${ref}`)
+  if (!allowed)
+    throw unavailable(`the owner of connector ${connector.namespace}/${connector.name} may not use the secret ${ref}`)
   const value = (await d.resources.secretsOf(secretKind, secret.id))['value']
   if (value === undefined || value === '') throw unavailable(`the secret ${ref} has no value`)
   return value

@@ -1,6 +1,13 @@
 import type { Static } from '@sinclair/typebox'
 import type { ConnectorOperation } from '../../schemas/connector.ts'
-import { registerToolProvider, toolName, type Tool, type ToolContext, type ToolDeps, type ToolProvider } from '../chats/tools.ts'
+import {
+  registerToolProvider,
+  toolName,
+  type Tool,
+  type ToolContext,
+  type ToolDeps,
+  type ToolProvider,
+} from '../chats/tools.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { AppError } from '../kernel/errors.ts'
 import { createLogger, logLevelOf } from '../kernel/log.ts'
@@ -39,7 +46,10 @@ function visibleSchema(op: Operation, locked: ReadonlySet<string>): Record<strin
 
 function describe(c: ConnectorRecord, op: Operation): string {
   const what = op.description !== undefined && op.description !== '' ? op.description : `${op.method} ${op.path}`
-  return `${what} (connector ${c.namespace}/${c.name}${c.description === '' ? '' : `: ${c.description}`})`.slice(0, 1024)
+  return `${what} (connector ${c.namespace}/${c.name}${c.description === '' ? '' : `: ${c.description}`})`.slice(
+    0,
+    1024,
+  )
 }
 
 export function connectorToolProvider(deps: (t: ToolDeps) => ConnectorDeps): (t: ToolDeps) => ToolProvider {
@@ -51,14 +61,29 @@ export function connectorToolProvider(deps: (t: ToolDeps) => ConnectorDeps): (t:
         const entries = ctx.agent.enabled_connectors
         if (entries.length === 0) return []
         const wildcard = entries.some((e) => e.connector.includes('*'))
-        const within = wildcard ? (ctx.agent.owner_id === null ? new Set<string>() : await namespacesUsedBy(t.db, ctx.agent.owner_id)) : undefined
+        const within = wildcard
+          ? ctx.agent.owner_id === null
+            ? new Set<string>()
+            : await namespacesUsedBy(t.db, ctx.agent.owner_id)
+          : undefined
         const tools: Tool[] = []
         for (const entry of entries) {
-          const refs = await t.resources.expand(ctx.principal, connectorKind, [entry.connector], within === undefined ? {} : { wildcardNamespaces: within })
-          const connectors = (await t.resources.loadMany(connectorKind, refs.map((r) => `${r.namespace}/${r.name}`))) as ConnectorRecord[]
+          const refs = await t.resources.expand(
+            ctx.principal,
+            connectorKind,
+            [entry.connector],
+            within === undefined ? {} : { wildcardNamespaces: within },
+          )
+          const connectors = (await t.resources.loadMany(
+            connectorKind,
+            refs.map((r) => `${r.namespace}/${r.name}`),
+          )) as ConnectorRecord[]
           for (const c of connectors) {
             if (c.is_active === false) continue
-            const ops = entry.operations.length === 0 ? c.operations : c.operations.filter((o) => entry.operations.includes(o.name))
+            const ops =
+              entry.operations.length === 0
+                ? c.operations
+                : c.operations.filter((o) => entry.operations.includes(o.name))
             for (const op of ops) {
               const presets = entry.parameters?.[op.name] ?? {}
               const locked = new Set(Object.keys(presets))
@@ -71,8 +96,16 @@ export function connectorToolProvider(deps: (t: ToolDeps) => ConnectorDeps): (t:
                 async run(args, runCtx) {
                   try {
                     // locked values win over anything the LLM sent
-                    const fixed = Object.fromEntries(Object.entries(presets).map(([k, v]) => [k, typeof v === 'string' ? renderTemplate(v, runCtx.chat.input) : v]))
-                    const input = { ...Object.fromEntries(Object.entries(args).filter(([k]) => !locked.has(k))), ...fixed }
+                    const fixed = Object.fromEntries(
+                      Object.entries(presets).map(([k, v]) => [
+                        k,
+                        typeof v === 'string' ? renderTemplate(v, runCtx.chat.input) : v,
+                      ]),
+                    )
+                    const input = {
+                      ...Object.fromEntries(Object.entries(args).filter(([k]) => !locked.has(k))),
+                      ...fixed,
+                    }
                     const current = await connectorFor(d, runCtx.principal, c.namespace, c.name)
                     const out = await runCtx.blocking(callOperation(d, runCtx.principal, current, op.name, input))
                     return { status: out.status, body: out.body }

@@ -9,7 +9,13 @@ import { connectionPools } from './pools.ts'
  */
 export const queryProxy: ProxyExecutorFactory = (ctx) => {
   const log = ctx.log.child({ mod: 'data' })
-  const deps = { db: ctx.db, config: ctx.config, resources: ctx.resources, pools: connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log }), log }
+  const deps = {
+    db: ctx.db,
+    config: ctx.config,
+    resources: ctx.resources,
+    pools: connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log }),
+    log,
+  }
   return async ({ principal: p, target, body }) => {
     const q = await executableQuery(deps, p, target.namespace, target.name)
     const input = (body['input'] ?? {}) as Record<string, unknown>

@@ -26,26 +26,37 @@ const exact = (names: string) => {
   const set = new Set(names.split(/\s+/).filter((n) => n !== ''))
   return (name: string) => set.has(name)
 }
-const prefix = (...prefixes: string[]) => (name: string) => prefixes.some((p) => name.startsWith(p))
+const prefix =
+  (...prefixes: string[]) =>
+  (name: string) =>
+    prefixes.some((p) => name.startsWith(p))
 
 const RULES: Rule[] = [
   {
     tier: 'server',
-    why: "reads or lists files of the database server",
+    why: 'reads or lists files of the database server',
     test: (n) =>
-      exact('pg_read_file pg_read_binary_file pg_stat_file pg_current_logfile pg_hba_file_rules pg_ident_file_mappings pg_show_all_file_settings pg_logdir_ls')(n) ||
-      prefix('pg_ls_', 'pg_file_')(n),
+      exact(
+        'pg_read_file pg_read_binary_file pg_stat_file pg_current_logfile pg_hba_file_rules pg_ident_file_mappings pg_show_all_file_settings pg_logdir_ls',
+      )(n) || prefix('pg_ls_', 'pg_file_')(n),
   },
   {
     tier: 'server',
     why: 'works on large objects (lo_import / lo_export read and write server files)',
-    test: exact('lo_close lo_creat lo_create lo_export lo_from_bytea lo_get lo_import lo_lseek lo_lseek64 lo_open lo_put lo_tell lo_tell64 lo_truncate lo_truncate64 lo_unlink loread lowrite'),
+    test: exact(
+      'lo_close lo_creat lo_create lo_export lo_from_bytea lo_get lo_import lo_lseek lo_lseek64 lo_open lo_put lo_tell lo_tell64 lo_truncate lo_truncate64 lo_unlink loread lowrite',
+    ),
   },
-  { tier: 'server', why: 'connects to another database server', test: (n) => n === 'dblink' || n.startsWith('dblink_') },
+  {
+    tier: 'server',
+    why: 'connects to another database server',
+    test: (n) => n === 'dblink' || n.startsWith('dblink_'),
+  },
   {
     tier: 'server',
     why: 'runs SQL text the check never sees',
-    test: (n) => prefix('query_to_xml', 'cursor_to_xml', 'table_to_xml', 'schema_to_xml', 'database_to_xml')(n) || n === 'ts_stat',
+    test: (n) =>
+      prefix('query_to_xml', 'cursor_to_xml', 'table_to_xml', 'schema_to_xml', 'database_to_xml')(n) || n === 'ts_stat',
   },
   {
     tier: 'server',
@@ -56,9 +67,14 @@ const RULES: Rule[] = [
           'pg_create_restore_point pg_backup_start pg_backup_stop pg_start_backup pg_stop_backup pg_log_backend_memory_contexts pg_import_system_collations ' +
           'pg_create_physical_replication_slot pg_create_logical_replication_slot pg_drop_replication_slot pg_copy_physical_replication_slot ' +
           'pg_copy_logical_replication_slot pg_replication_slot_advance pg_sync_replication_slots pg_logical_emit_message pg_stat_statements_reset pg_config',
-      )(n) || prefix('pg_stat_reset', 'pg_wal_replay_', 'pg_xlog_replay_', 'pg_replication_origin_', 'pg_logical_slot_')(n),
+      )(n) ||
+      prefix('pg_stat_reset', 'pg_wal_replay_', 'pg_xlog_replay_', 'pg_replication_origin_', 'pg_logical_slot_')(n),
   },
-  { tier: 'session', why: 'takes or releases an advisory lock (session state a read must not leave behind)', test: prefix('pg_advisory_', 'pg_try_advisory_') },
+  {
+    tier: 'session',
+    why: 'takes or releases an advisory lock (session state a read must not leave behind)',
+    test: prefix('pg_advisory_', 'pg_try_advisory_'),
+  },
   { tier: 'session', why: 'sends a notification (a read has no effects)', test: exact('pg_notify') },
   { tier: 'session', why: 'changes a setting (a read has no effects)', test: exact('set_config') },
 ]

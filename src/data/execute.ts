@@ -31,7 +31,10 @@ import type { ConnectionPools } from './pools.ts'
  */
 registerPermission('platform.queries/{namespace}/{name}.execute:own', 'Query: execute (own queries)')
 registerPermission('platform.queries/{namespace}/{name}.execute:all', 'Query: execute (any query)')
-registerPermission('platform.database-connections/{name}.use:all', "Database connection: may be the connection of queries this user owns (admins hold it through platform.*:all)")
+registerPermission(
+  'platform.database-connections/{name}.use:all',
+  'Database connection: may be the connection of queries this user owns (admins hold it through platform.*:all)',
+)
 
 export type QueryRecord = ResourceRecord<Static<typeof QuerySpec>> & { namespace: string }
 export type QueryResult = Static<typeof QueryExecuteResult>
@@ -49,10 +52,19 @@ export interface QueryRunDeps {
  * SQL, so `read` is not required); 404 for a query that does not exist and for one the caller may
  * not run alike, so nothing leaks about queries the caller may not use.
  */
-export async function executableQuery(d: { resources: Pick<ResourceService, 'loadMany'> }, p: Principal, namespace: string, name: string): Promise<QueryRecord> {
+export async function executableQuery(
+  d: { resources: Pick<ResourceService, 'loadMany'> },
+  p: Principal,
+  namespace: string,
+  name: string,
+): Promise<QueryRecord> {
   // the platform's own read (no `read` check): the execute permission below is the check
-  const [q] = namespace === '' || name === '' || name.includes('/') ? [] : await d.resources.loadMany(queryKind, [`${namespace}/${name}`])
-  if (q === undefined || !canOnResource(p, queryKind, 'execute', { namespace, name, ownerId: q.owner_id ?? null })) throw notFound(`query ${namespace}/${name} not found`)
+  const [q] =
+    namespace === '' || name === '' || name.includes('/')
+      ? []
+      : await d.resources.loadMany(queryKind, [`${namespace}/${name}`])
+  if (q === undefined || !canOnResource(p, queryKind, 'execute', { namespace, name, ownerId: q.owner_id ?? null }))
+    throw notFound(`query ${namespace}/${name} not found`)
   return q as QueryRecord
 }
 
@@ -63,12 +75,20 @@ async function assertOwnerMayUse(d: QueryRunDeps, p: Principal, q: QueryRecord, 
   if (q.owner_id === p.userId && can(p, permission)) return
   const owner = q.owner_id === null || q.owner_id === undefined ? null : await loadUserRow(d.db, q.owner_id)
   if (owner === null || !owner.active || !hasPermission(owner.permissions, permission)) {
-    throw AppError.of('query.connection_forbidden', `the owner of query ${q.namespace}/${q.name} may not use database connection ${connectionName} (${permission})`)
+    throw AppError.of(
+      'query.connection_forbidden',
+      `the owner of query ${q.namespace}/${q.name} may not use database connection ${connectionName} (${permission})`,
+    )
   }
 }
 
 /** The parameter values: input, nulls for optional parameters left out, the caller's identity last. */
-function bindValues(q: QueryRecord, names: readonly string[], input: Record<string, unknown>, p: Principal): Record<string, unknown> {
+function bindValues(
+  q: QueryRecord,
+  names: readonly string[],
+  input: Record<string, unknown>,
+  p: Principal,
+): Record<string, unknown> {
   const values: Record<string, unknown> = { ...input, user_id: p.userId, user_email: p.email }
   const declared = (q.input_schema['properties'] ?? {}) as Record<string, unknown>
   const missing: string[] = []
@@ -78,17 +98,29 @@ function bindValues(q: QueryRecord, names: readonly string[], input: Record<stri
     else missing.push(n)
   }
   if (missing.length > 0) {
-    throw AppError.of('query.missing_parameter', `no value for :${missing.join(', :')}`, { issues: missing.map((m) => ({ path: `/input/${m}`, message: 'required by the SQL' })) })
+    throw AppError.of('query.missing_parameter', `no value for :${missing.join(', :')}`, {
+      issues: missing.map((m) => ({ path: `/input/${m}`, message: 'required by the SQL' })),
+    })
   }
   return values
 }
 
-export async function runQuery(d: QueryRunDeps, p: Principal, q: QueryRecord, input: Record<string, unknown>): Promise<QueryResult> {
+export async function runQuery(
+  d: QueryRunDeps,
+  p: Principal,
+  q: QueryRecord,
+  input: Record<string, unknown>,
+): Promise<QueryResult> {
   if (q.is_active === false) throw AppError.of('query.inactive', `query ${q.namespace}/${q.name} is not active`)
   const inputIssues = validateAgainst(q.input_schema, input, '/input')
-  if (inputIssues.length > 0) throw AppError.of('query.invalid_input', "input does not match the query's input_schema", { issues: inputIssues })
+  if (inputIssues.length > 0)
+    throw AppError.of('query.invalid_input', "input does not match the query's input_schema", { issues: inputIssues })
   const connection = await d.resources.byId(databaseConnectionKind, q.database_connection_id)
-  if (connection === null) throw AppError.of('database.connection_not_found', `the database connection of query ${q.namespace}/${q.name} does not exist`)
+  if (connection === null)
+    throw AppError.of(
+      'database.connection_not_found',
+      `the database connection of query ${q.namespace}/${q.name} does not exist`,
+    )
   await assertOwnerMayUse(d, p, q, connection.name)
   const pieces = splitPlaceholders(q.sql)
   const params = bindValues(q, placeholderNames(pieces), input, p)
@@ -104,14 +136,28 @@ export async function runQuery(d: QueryRunDeps, p: Principal, q: QueryRecord, in
   const started = performance.now()
   const timeoutMs = Math.min(q.timeout_ms, d.config.QUERY_TIMEOUT_MS_MAX)
   const maxRows = Math.min(q.max_rows, d.config.QUERY_MAX_ROWS_MAX)
-  const out = await d.pools.withConnection(connection.id, (pool) => pool.run({ pieces, params, readOnly, timeoutMs, maxRows, ...(checkedText === undefined ? {} : { checkedText }) }), connection)
+  const out = await d.pools.withConnection(
+    connection.id,
+    (pool) =>
+      pool.run({ pieces, params, readOnly, timeoutMs, maxRows, ...(checkedText === undefined ? {} : { checkedText }) }),
+    connection,
+  )
   const duration = Math.round((performance.now() - started) * 100) / 100
   const schema = q.output_schema
   if (Object.keys(schema).length > 0) {
-    const issues = schema['type'] === 'array' ? validateAgainst(schema, out.rows, '/rows') : out.rows.flatMap((row, i) => validateAgainst(schema, row, `/rows/${String(i)}`))
-    if (issues.length > 0) throw AppError.of('query.output_invalid', "the rows do not match the query's output_schema", { issues: issues.slice(0, 20) })
+    const issues =
+      schema['type'] === 'array'
+        ? validateAgainst(schema, out.rows, '/rows')
+        : out.rows.flatMap((row, i) => validateAgainst(schema, row, `/rows/${String(i)}`))
+    if (issues.length > 0)
+      throw AppError.of('query.output_invalid', "the rows do not match the query's output_schema", {
+        issues: issues.slice(0, 20),
+      })
   }
-  d.log.debug({ query: `${q.namespace}/${q.name}`, by: p.userId, rows: out.rows.length, ms: duration }, 'query executed')
+  d.log.debug(
+    { query: `${q.namespace}/${q.name}`, by: p.userId, rows: out.rows.length, ms: duration },
+    'query executed',
+  )
   return {
     operation: q.operation,
     rows: out.rows,

@@ -24,7 +24,8 @@ export interface DataHandlerDeps {
 
 /** Connections are an admin-only area: 403 for anyone without the `:all` grant. */
 function assertAdmin(p: Principal, action: string): void {
-  if (!can(p, resourcePermission(databaseConnectionKind, action, { namespace: '', name: '*' }, 'all'))) throw forbidden('database-connections are admin-only', 'auth.admin_only')
+  if (!can(p, resourcePermission(databaseConnectionKind, action, { namespace: '', name: '*' }, 'all')))
+    throw forbidden('database-connections are admin-only', 'auth.admin_only')
 }
 
 /**
@@ -42,10 +43,22 @@ async function testConnection(s: ConnectionSettings, allowPlatformDatabase: bool
     const version = await pool.serverVersion(d.config.DATABASE_CONNECT_TIMEOUT_MS)
     // a server that answers like Postgres without its catalog (a proxy, a compatible engine) still tests fine
     const warnings = (await pool.privilegeWarnings?.().catch(() => [])) ?? []
-    return { success: true, message: version, server_version: version, duration_ms: Math.round(performance.now() - started), warnings }
+    return {
+      success: true,
+      message: version,
+      server_version: version,
+      duration_ms: Math.round(performance.now() - started),
+      warnings,
+    }
   } catch (err) {
     const message = err instanceof AppError ? err.message : String(err)
-    return { success: false, message, server_version: null, duration_ms: Math.round(performance.now() - started), warnings: [] }
+    return {
+      success: false,
+      message,
+      server_version: null,
+      duration_ms: Math.round(performance.now() - started),
+      warnings: [],
+    }
   } finally {
     await pool.close().catch(() => undefined)
   }
@@ -61,20 +74,39 @@ export async function warnAboutRole(d: DataHandlerDeps, connectionId: string): P
     const record = await d.resources.byId(databaseConnectionKind, connectionId)
     if (record === null || record.connection_type !== 'postgresql') return
     const secrets = await d.resources.secretsOf(databaseConnectionKind, record.id)
-    const pool = openPool({ ...settingsOf(record, secrets['password'] ?? null, d.config), minPool: 0, maxPool: 1 }, d.config, d.log)
+    const pool = openPool(
+      { ...settingsOf(record, secrets['password'] ?? null, d.config), minPool: 0, maxPool: 1 },
+      d.config,
+      d.log,
+    )
     try {
       const warnings = (await pool.privilegeWarnings?.()) ?? []
-      if (warnings.length > 0) d.log.warn({ connection: record.name, warnings }, 'database connection saved with a role that can do more than queries need')
+      if (warnings.length > 0)
+        d.log.warn(
+          { connection: record.name, warnings },
+          'database connection saved with a role that can do more than queries need',
+        )
     } finally {
       await pool.close().catch(() => undefined)
     }
   } catch (err) {
-    d.log.debug({ connection: connectionId, err: String(err) }, 'could not check the role of a saved database connection')
+    d.log.debug(
+      { connection: connectionId, err: String(err) },
+      'could not check the role of a saved database connection',
+    )
   }
 }
 
 export function dataHandlers(d: DataHandlerDeps): BoundRoute[] {
-  const execute = async ({ principal, params, body }: { principal: Principal; params: { namespace: string; name: string }; body: { input?: Record<string, unknown> } }) => {
+  const execute = async ({
+    principal,
+    params,
+    body,
+  }: {
+    principal: Principal
+    params: { namespace: string; name: string }
+    body: { input?: Record<string, unknown> }
+  }) => {
     const q = await executableQuery(d, principal, params.namespace, params.name)
     return { body: await runQuery(d, principal, q, body.input ?? {}) }
   }
@@ -82,7 +114,17 @@ export function dataHandlers(d: DataHandlerDeps): BoundRoute[] {
     bind(R.testRaw, async ({ principal, body }) => {
       assertAdmin(principal, 'read')
       const spec = settingsOf(
-        { connection_type: body.connection_type, host: body.host, port: body.port ?? null, database: body.database ?? '', username: body.username ?? '', password: null, ssl_mode: body.ssl_mode ?? null, config: body.config ?? {}, allow_platform_database: false },
+        {
+          connection_type: body.connection_type,
+          host: body.host,
+          port: body.port ?? null,
+          database: body.database ?? '',
+          username: body.username ?? '',
+          password: null,
+          ssl_mode: body.ssl_mode ?? null,
+          config: body.config ?? {},
+          allow_platform_database: false,
+        },
         body.password ?? null,
         d.config,
       )
@@ -93,7 +135,13 @@ export function dataHandlers(d: DataHandlerDeps): BoundRoute[] {
       const record = await d.resources.byId(databaseConnectionKind, params.id)
       if (record === null) throw notFound(`database connection ${params.id} not found`)
       const secrets = await d.resources.secretsOf(databaseConnectionKind, record.id)
-      return { body: await testConnection(settingsOf(record, secrets['password'] ?? null, d.config), record.allow_platform_database === true, d) }
+      return {
+        body: await testConnection(
+          settingsOf(record, secrets['password'] ?? null, d.config),
+          record.allow_platform_database === true,
+          d,
+        ),
+      }
     }),
     bind(R.execute, execute),
     bind(R.executeManagement, execute),

@@ -62,7 +62,16 @@ export const dataFeature = defineFeature({
   workers: (ctx) => {
     provideChecks(ctx)
     // the pools agent turns use: opened with this role's logger, told about changes like the service's
-    subscribeInvalidations(ctx.nc, ctx.names, connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log: ctx.log.child({ mod: 'data' }) }))
+    subscribeInvalidations(
+      ctx.nc,
+      ctx.names,
+      connectionPools({
+        db: ctx.db,
+        resources: ctx.resources,
+        config: ctx.config,
+        log: ctx.log.child({ mod: 'data' }),
+      }),
+    )
     return {}
   },
 })

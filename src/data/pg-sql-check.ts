@@ -75,7 +75,12 @@ const WRITE_DENIED: Record<string, string> = {
 }
 
 // A data-modifying statement inside a read (WITH x AS (INSERT …)) is named by its node type.
-const STATEMENT_NAMES: Record<string, string> = { InsertStmt: 'INSERT', UpdateStmt: 'UPDATE', DeleteStmt: 'DELETE', MergeStmt: 'MERGE' }
+const STATEMENT_NAMES: Record<string, string> = {
+  InsertStmt: 'INSERT',
+  UpdateStmt: 'UPDATE',
+  DeleteStmt: 'DELETE',
+  MergeStmt: 'MERGE',
+}
 
 /** SQL as the driver sends it, and a way back from its byte offsets to characters of the saved SQL. */
 interface Rendered {
@@ -115,7 +120,12 @@ function renderForParse(pieces: readonly Piece[]): Rendered {
       for (const s of segments) if (s.byteStart <= offset) seg = s
       if (seg === undefined) return 0
       if (seg.text === null) return seg.savedStart
-      return seg.savedStart + Buffer.from(seg.text).subarray(0, offset - seg.byteStart).toString().length
+      return (
+        seg.savedStart +
+        Buffer.from(seg.text)
+          .subarray(0, offset - seg.byteStart)
+          .toString().length
+      )
     },
   }
 }
@@ -130,7 +140,8 @@ function where(sql: string, charOffset: number): string {
 
 type Json = Record<string, unknown>
 const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
-const strings = (list: unknown): string[] => (Array.isArray(list) ? list.flatMap((n) => (isObj(n) && isObj(n['String']) ? [String(n['String']['sval'])] : [])) : [])
+const strings = (list: unknown): string[] =>
+  Array.isArray(list) ? list.flatMap((n) => (isObj(n) && isObj(n['String']) ? [String(n['String']['sval'])] : [])) : []
 
 interface Finding {
   message: string
@@ -160,23 +171,34 @@ function inspect(root: unknown, operation: Operation, series: SeriesCall[]): Fin
         const name = strings(value['funcname']).at(-1) ?? ''
         const args = Array.isArray(value['args']) ? value['args'].length : 0
         const why = deniedFunction(name, operation, args)
-        if (why !== null) found = { message: `the function ${name}() is not allowed in a ${operation} query: it ${why}`, location: Number(value['location']) }
+        if (why !== null)
+          found = {
+            message: `the function ${name}() is not allowed in a ${operation} query: it ${why}`,
+            location: Number(value['location']),
+          }
       } else if ((key === 'A_Indirection' || key === 'ColumnRef') && isObj(value)) {
         // attribute notation calls a one-argument function: ('/etc/passwd'::text).pg_read_file
         const fields = key === 'ColumnRef' ? strings(value['fields']).slice(1) : strings(value['indirection'])
         for (const f of fields) {
           const why = deniedFunction(f, operation, 1)
           if (why !== null) {
-            found = { message: `the function ${f}() (called as .${f}) is not allowed in a ${operation} query: it ${why}`, location: Number(value['location'] ?? NaN) }
+            found = {
+              message: `the function ${f}() (called as .${f}) is not allowed in a ${operation} query: it ${why}`,
+              location: Number(value['location'] ?? NaN),
+            }
             return
           }
         }
       } else if (operation === 'read' && key in STATEMENT_NAMES) {
-        found = { message: `a read query may not contain ${STATEMENT_NAMES[key] ?? key} (a data-modifying WITH is a write)` }
+        found = {
+          message: `a read query may not contain ${STATEMENT_NAMES[key] ?? key} (a data-modifying WITH is a write)`,
+        }
       } else if (operation === 'read' && key.endsWith('Stmt') && key !== 'SelectStmt') {
         found = { message: `a read query may not contain ${key.replace(/Stmt$/, '')} statements` }
       } else if (operation === 'read' && key === 'lockingClause' && Array.isArray(value) && value.length > 0) {
-        found = { message: 'a read query may not lock rows (FOR UPDATE / FOR NO KEY UPDATE / FOR SHARE / FOR KEY SHARE)' }
+        found = {
+          message: 'a read query may not lock rows (FOR UPDATE / FOR NO KEY UPDATE / FOR SHARE / FOR KEY SHARE)',
+        }
       } else if (operation === 'read' && key === 'RangeFunction' && isObj(value)) {
         const call = seriesCall(value)
         if (call !== null) series.push(call)
@@ -231,18 +253,28 @@ function namedDeniedFunction(root: unknown): { name: string; why: string } | nul
  * named after the alias or the function, which the rewrite keeps.
  */
 function seriesCall(rf: Json): SeriesCall | null {
-  if (rf['ordinality'] === true || rf['is_rowsfrom'] === true || (Array.isArray(rf['coldeflist']) && rf['coldeflist'].length > 0)) return null
+  if (
+    rf['ordinality'] === true ||
+    rf['is_rowsfrom'] === true ||
+    (Array.isArray(rf['coldeflist']) && rf['coldeflist'].length > 0)
+  )
+    return null
   const fns = rf['functions']
   if (!Array.isArray(fns) || fns.length !== 1) return null
   const pair = isObj(fns[0]) && isObj(fns[0]['List']) ? fns[0]['List']['items'] : null
   const call = Array.isArray(pair) && isObj(pair[0]) ? pair[0]['FuncCall'] : null
   if (!isObj(call)) return null
   const name = strings(call['funcname'])
-  if (name.at(-1) !== 'generate_series' || (name.length === 2 && name[0] !== 'pg_catalog') || name.length > 2) return null
+  if (name.at(-1) !== 'generate_series' || (name.length === 2 && name[0] !== 'pg_catalog') || name.length > 2)
+    return null
   if (call['agg_star'] === true || call['func_variadic'] === true || call['over'] !== undefined) return null
   const alias = isObj(rf['alias']) ? rf['alias'] : null
   if (alias !== null && strings(alias['colnames']).length > 1) return null
-  return { location: Number(call['location']), alias: alias === null ? null : String(alias['aliasname']), lateral: rf['lateral'] === true }
+  return {
+    location: Number(call['location']),
+    alias: alias === null ? null : String(alias['aliasname']),
+    lateral: rf['lateral'] === true,
+  }
 }
 
 const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`
@@ -257,7 +289,11 @@ let parser: Promise<Parser> | undefined
 const loadParser = (): Promise<Parser> => (parser ??= import('libpg-query') as Promise<Parser>)
 
 /** Rewrites each qualifying generate_series of FROM into `lateral (select generate_series(…) as "col")`. */
-async function rewriteSeries(p: Parser, text: Buffer, calls: SeriesCall[]): Promise<{ text: Buffer; delta: (offset: number) => number }> {
+async function rewriteSeries(
+  p: Parser,
+  text: Buffer,
+  calls: SeriesCall[],
+): Promise<{ text: Buffer; delta: (offset: number) => number }> {
   if (calls.length === 0) return { text, delta: () => 0 }
   const tokens = (await p.scan(text.toString())).tokens
   const spans: { start: number; end: number; replacement: string }[] = []
@@ -291,7 +327,13 @@ async function rewriteSeries(p: Parser, text: Buffer, calls: SeriesCall[]): Prom
     out = Buffer.concat([out.subarray(0, s.start), Buffer.from(s.replacement), out.subarray(s.end)])
     applied.push(s)
   }
-  return { text: out, delta: (offset) => applied.filter((a) => a.end <= offset).reduce((d, a) => d + Buffer.byteLength(a.replacement) - (a.end - a.start), 0) }
+  return {
+    text: out,
+    delta: (offset) =>
+      applied
+        .filter((a) => a.end <= offset)
+        .reduce((d, a) => d + Buffer.byteLength(a.replacement) - (a.end - a.start), 0),
+  }
 }
 
 async function check(sql: string, pieces: readonly Piece[], operation: Operation): Promise<PgSqlCheck> {
@@ -299,7 +341,10 @@ async function check(sql: string, pieces: readonly Piece[], operation: Operation
   const r = renderForParse(pieces)
   const refuse = (message: string, byteOffset?: number): PgSqlCheck => ({
     ok: false,
-    message: byteOffset === undefined || !Number.isFinite(byteOffset) || byteOffset < 0 ? message : `${message} (at ${where(sql, r.toSaved(byteOffset))})`,
+    message:
+      byteOffset === undefined || !Number.isFinite(byteOffset) || byteOffset < 0
+        ? message
+        : `${message} (at ${where(sql, r.toSaved(byteOffset))})`,
   })
   let tree: Awaited<ReturnType<Parser['parse']>>
   try {
@@ -312,24 +357,36 @@ async function check(sql: string, pieces: readonly Piece[], operation: Operation
     return refuse(`PostgreSQL cannot parse the SQL: ${String(e.message)}`, byte)
   }
   const stmts = tree.stmts ?? []
-  if (stmts.length !== 1) return refuse(stmts.length === 0 ? 'the SQL holds no statement' : `a query is exactly one statement; this SQL holds ${String(stmts.length)}`, stmts[1]?.stmt_location)
+  if (stmts.length !== 1)
+    return refuse(
+      stmts.length === 0
+        ? 'the SQL holds no statement'
+        : `a query is exactly one statement; this SQL holds ${String(stmts.length)}`,
+      stmts[1]?.stmt_location,
+    )
   const [only] = stmts
   const stmt = only?.stmt
   const kind = isObj(stmt) ? (Object.keys(stmt)[0] ?? '') : ''
   const start = only?.stmt_location ?? 0
   if (operation === 'read') {
     if (kind !== 'SelectStmt') {
-      const label = WRITE_DENIED[kind]?.split(' (')[0] ?? STATEMENT_NAMES[kind] ?? (kind.replace(/Stmt$/, '') || 'not a statement')
+      const label =
+        WRITE_DENIED[kind]?.split(' (')[0] ?? STATEMENT_NAMES[kind] ?? (kind.replace(/Stmt$/, '') || 'not a statement')
       return refuse(`a read query is a SELECT (or VALUES, WITH … SELECT); this is ${label}`, start)
     }
     const select = (stmt as Json)['SelectStmt']
-    if (isObj(select) && select['intoClause'] !== undefined) return refuse('a read query may not be SELECT … INTO (it creates a table)', start)
+    if (isObj(select) && select['intoClause'] !== undefined)
+      return refuse('a read query may not be SELECT … INTO (it creates a table)', start)
   } else if (kind in WRITE_DENIED) {
     return refuse(`a write query may not be ${WRITE_DENIED[kind] ?? kind}`, start)
   }
   if (operation === 'write' && !DML.has(kind)) {
     const named = namedDeniedFunction(stmt)
-    if (named !== null) return refuse(`a write query may not name the function ${named.name}() (${kind.replace(/Stmt$/, '')}): it ${named.why}`, start)
+    if (named !== null)
+      return refuse(
+        `a write query may not name the function ${named.name}() (${kind.replace(/Stmt$/, '')}): it ${named.why}`,
+        start,
+      )
   }
   const series: SeriesCall[] = []
   const found = inspect(stmt, operation, series)

@@ -43,7 +43,13 @@ export function splitPlaceholders(sql: string): Piece[] {
     const c = sql[i] as string
     const next = sql[i + 1]
     let end = -1
-    if (c === "'") end = until("'", i + 1, 'string literal', (i > 0 && /[eE]/.test(sql[i - 1] ?? '') && !isIdent(sql[i - 2] ?? '')) || false)
+    if (c === "'")
+      end = until(
+        "'",
+        i + 1,
+        'string literal',
+        (i > 0 && /[eE]/.test(sql[i - 1] ?? '') && !isIdent(sql[i - 2] ?? '')) || false,
+      )
     else if (c === '"') end = until('"', i + 1, 'quoted identifier')
     else if (c === '`') end = until('`', i + 1, 'quoted identifier')
     else if (c === '-' && next === '-') {
@@ -96,7 +102,9 @@ export function splitPlaceholders(sql: string): Piece[] {
 }
 
 /** The placeholder names in order of first use. */
-export const placeholderNames = (pieces: readonly Piece[]): string[] => [...new Set(pieces.flatMap((p) => ('param' in p ? [p.param] : [])))]
+export const placeholderNames = (pieces: readonly Piece[]): string[] => [
+  ...new Set(pieces.flatMap((p) => ('param' in p ? [p.param] : []))),
+]
 
 /** For the kind's validation: a query whose SQL cannot be split is refused when saved. */
 export function placeholderIssues(sql: string): FieldIssue[] {

@@ -35,8 +35,13 @@ export function platformDatabaseOf(url: string | undefined): PlatformDatabase | 
   }
   const host = decodeURIComponent(u.hostname).replace(/^\[|\]$/g, '')
   const socket = u.searchParams.get('host')
-  const local = host === '' || host.startsWith('/') || (socket !== null && socket.startsWith('/')) || isLoopbackName(host)
-  return { hosts: local ? 'local' : [host.toLowerCase()], port: Number(u.port || 5432), database: decodeURIComponent(u.pathname.replace(/^\//, '')) }
+  const local =
+    host === '' || host.startsWith('/') || (socket !== null && socket.startsWith('/')) || isLoopbackName(host)
+  return {
+    hosts: local ? 'local' : [host.toLowerCase()],
+    port: Number(u.port || 5432),
+    database: decodeURIComponent(u.pathname.replace(/^\//, '')),
+  }
 }
 
 const isLoopbackName = (h: string) => h === 'localhost' || /^127\./.test(h) || h === '::1'
@@ -55,7 +60,8 @@ export async function resolveHost(host: string): Promise<string[]> {
     return (await lookup(bare, { all: true })).map((a) => a.address)
   } catch (err) {
     const code = (err as { code?: unknown }).code
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') throw AppError.of('upstream.dns_failed', `the host name ${bare} did not resolve (${String(code)})`)
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA')
+      throw AppError.of('upstream.dns_failed', `the host name ${bare} did not resolve (${String(code)})`)
     throw err
   }
 }
@@ -65,7 +71,11 @@ export async function resolveHost(host: string): Promise<string[]> {
  * `allowed`; resolves the host on the way, for every type (502 upstream.dns_failed). Only Postgres
  * connections can lead to it.
  */
-export async function assertNotPlatformDatabase(s: Pick<ConnectionSettings, 'type' | 'host' | 'port' | 'database' | 'username'>, own: PlatformDatabase | undefined, allowed: boolean): Promise<void> {
+export async function assertNotPlatformDatabase(
+  s: Pick<ConnectionSettings, 'type' | 'host' | 'port' | 'database' | 'username'>,
+  own: PlatformDatabase | undefined,
+  allowed: boolean,
+): Promise<void> {
   const addresses = await resolveHost(s.host)
   if (s.type !== 'postgresql' || own === undefined || allowed) return
   const database = s.database === '' ? s.username : s.database
@@ -76,7 +86,9 @@ export async function assertNotPlatformDatabase(s: Pick<ConnectionSettings, 'typ
     for (const h of own.hosts) for (const a of await resolveHost(h).catch(() => [])) theirs.add(a)
   }
   const local = localAddresses()
-  const same = addresses.some((a) => theirs.has(a) || (own.hosts === 'local' && (local.has(a) || isLoopbackName(a)))) || theirs.has(s.host.toLowerCase())
+  const same =
+    addresses.some((a) => theirs.has(a) || (own.hosts === 'local' && (local.has(a) || isLoopbackName(a)))) ||
+    theirs.has(s.host.toLowerCase())
   if (same) {
     throw AppError.of(
       'database.platform_database',

@@ -67,12 +67,26 @@ export function settingsOf(spec: Spec, password: string | null, config: Config):
   const minPool = Math.min(spec.config.min_pool_size ?? config.DATABASE_POOL_MIN_SIZE, maxPool)
   const tls = spec.ssl_mode !== null && spec.ssl_mode !== 'disable'
   const port = spec.port ?? (spec.connection_type === 'clickhouse' && tls ? 8443 : DEFAULT_PORTS[spec.connection_type])
-  return { type: spec.connection_type, host: spec.host, port, database: spec.database, username: spec.username, password, sslMode: spec.ssl_mode, config: spec.config, minPool, maxPool }
+  return {
+    type: spec.connection_type,
+    host: spec.host,
+    port,
+    database: spec.database,
+    username: spec.username,
+    password,
+    sslMode: spec.ssl_mode,
+    config: spec.config,
+    minPool,
+    maxPool,
+  }
 }
 
 /** A driver's pool for settings (also for `POST …/test` with raw parameters, closed right after). */
 export function openPool(s: ConnectionSettings, config: Config, log: Logger): DataPool {
-  const timing = { connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS, idleMs: config.DATABASE_POOL_IDLE_SECONDS * 1000 }
+  const timing = {
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    idleMs: config.DATABASE_POOL_IDLE_SECONDS * 1000,
+  }
   if (s.type === 'postgresql') return postgresPool(s, timing, log)
   if (s.type === 'clickhouse') return clickhousePool(s, timing)
   const ca = extraCa(config.OUTBOUND_EXTRA_CA_FILE)
@@ -105,7 +119,8 @@ function createRegistry(d: PoolsDeps): ConnectionPools {
 
   const retire = (e: Entry) => {
     e.retired = true
-    if (e.inflight === 0) e.pool.close().catch((err: unknown) => log.warn({ err: String(err) }, 'closing a database pool failed'))
+    if (e.inflight === 0)
+      e.pool.close().catch((err: unknown) => log.warn({ err: String(err) }, 'closing a database pool failed'))
   }
 
   const build = async (id: string, version: string, spec: Spec): Promise<Entry> => {
@@ -128,7 +143,8 @@ function createRegistry(d: PoolsDeps): ConnectionPools {
       }
       throw AppError.of('database.connection_not_found', `database connection ${id} does not exist`)
     }
-    if (record.is_active === false) throw AppError.of('database.connection_inactive', `database connection ${record.name} is not active`)
+    if (record.is_active === false)
+      throw AppError.of('database.connection_inactive', `database connection ${record.name} is not active`)
     const version = String(record['updated_at'])
     const current = entries.get(id)
     if (current !== undefined && current.version === version) return current

@@ -44,7 +44,13 @@ export async function querySqlIssues(s: Static<typeof QuerySpec>): Promise<Field
 /** A connection that leads to the platform's own database without `allow_platform_database`. */
 export async function connectionIssues(s: Static<typeof DatabaseConnectionSpec>): Promise<FieldIssue[]> {
   if (deps === undefined || s.connection_type !== 'postgresql') return []
-  const settings = { type: s.connection_type, host: s.host, port: s.port ?? deps.defaultPort(s.connection_type), database: s.database, username: s.username }
+  const settings = {
+    type: s.connection_type,
+    host: s.host,
+    port: s.port ?? deps.defaultPort(s.connection_type),
+    database: s.database,
+    username: s.username,
+  }
   try {
     await assertNotPlatformDatabase(settings, deps.platformDatabase, s.allow_platform_database === true)
     return []

@@ -21,7 +21,11 @@ import { connectionPools } from './pools.ts'
  */
 type Preset = { value: unknown; locked: boolean }
 
-function llmSchema(q: QueryRecord, presets: Record<string, Preset>, rendered: Record<string, unknown>): Record<string, unknown> {
+function llmSchema(
+  q: QueryRecord,
+  presets: Record<string, Preset>,
+  rendered: Record<string, unknown>,
+): Record<string, unknown> {
   const schema = structuredClone(q.input_schema)
   const props = { ...((schema['properties'] ?? {}) as Record<string, Record<string, unknown>>) }
   let required = Array.isArray(schema['required']) ? (schema['required'] as string[]) : []
@@ -41,7 +45,12 @@ function llmSchema(q: QueryRecord, presets: Record<string, Preset>, rendered: Re
 export function queryTools(d: ToolDeps): ToolProvider {
   // The feature's workers part opened this process's registry with its logger at start; the
   // fallback only serves a process that runs turns without that part.
-  const pools = connectionPools({ db: d.db, resources: d.resources, config: d.config, log: createLogger({ level: logLevelOf(d.config), svc: 'data' }) })
+  const pools = connectionPools({
+    db: d.db,
+    resources: d.resources,
+    config: d.config,
+    log: createLogger({ level: logLevelOf(d.config), svc: 'data' }),
+  })
   const log = pools.log
   return {
     name: 'queries',
@@ -49,16 +58,31 @@ export function queryTools(d: ToolDeps): ToolProvider {
       const patterns = ctx.agent.enabled_queries
       if (patterns.length === 0) return []
       const wildcard = patterns.some((pat) => pat.includes('*'))
-      const within = wildcard ? (ctx.agent.owner_id === null ? new Set<string>() : await namespacesUsedBy(d.db, ctx.agent.owner_id)) : undefined
+      const within = wildcard
+        ? ctx.agent.owner_id === null
+          ? new Set<string>()
+          : await namespacesUsedBy(d.db, ctx.agent.owner_id)
+        : undefined
       // offered to a user who may read or execute it (`execute` alone runs it)
-      const refs = await d.resources.expand(ctx.principal, queryKind, patterns, { actions: ['read', 'execute'], ...(within === undefined ? {} : { wildcardNamespaces: within }) })
-      const queries = (await d.resources.loadMany(queryKind, refs.map((r) => `${r.namespace}/${r.name}`))) as QueryRecord[]
+      const refs = await d.resources.expand(ctx.principal, queryKind, patterns, {
+        actions: ['read', 'execute'],
+        ...(within === undefined ? {} : { wildcardNamespaces: within }),
+      })
+      const queries = (await d.resources.loadMany(
+        queryKind,
+        refs.map((r) => `${r.namespace}/${r.name}`),
+      )) as QueryRecord[]
       return queries
         .filter((q) => q.is_active !== false)
         .map((q): Tool => {
           const ref = `${q.namespace}/${q.name}`
           const presets = (ctx.agent.query_parameters[ref] ?? {}) as Record<string, Preset>
-          const rendered = Object.fromEntries(Object.entries(presets).map(([k, p]) => [k, typeof p.value === 'string' ? renderTemplate(p.value, ctx.chat.input) : p.value]))
+          const rendered = Object.fromEntries(
+            Object.entries(presets).map(([k, p]) => [
+              k,
+              typeof p.value === 'string' ? renderTemplate(p.value, ctx.chat.input) : p.value,
+            ]),
+          )
           const locked = Object.keys(presets).filter((k) => presets[k]?.locked === true)
           const defaults = Object.fromEntries(Object.entries(rendered).filter(([k]) => !locked.includes(k)))
           return {
@@ -73,9 +97,21 @@ export function queryTools(d: ToolDeps): ToolProvider {
                 const current = await executableQuery(d, c.principal, q.namespace, q.name)
                 const fromLlm = Object.fromEntries(Object.entries(args).filter(([k]) => !locked.includes(k)))
                 const input = { ...defaults, ...fromLlm, ...Object.fromEntries(locked.map((k) => [k, rendered[k]])) }
-                return await c.blocking(runQuery({ db: d.db, config: d.config, resources: d.resources, pools, log }, c.principal, current, input))
+                return await c.blocking(
+                  runQuery(
+                    { db: d.db, config: d.config, resources: d.resources, pools, log },
+                    c.principal,
+                    current,
+                    input,
+                  ),
+                )
               } catch (err) {
-                if (err instanceof AppError) return { error: err.toBody().detail, code: err.code, ...(err.issues === undefined ? {} : { errors: err.issues }) }
+                if (err instanceof AppError)
+                  return {
+                    error: err.toBody().detail,
+                    code: err.code,
+                    ...(err.issues === undefined ? {} : { errors: err.issues }),
+                  }
                 throw err
               }
             },

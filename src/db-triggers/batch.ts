@@ -43,7 +43,13 @@ export class RowTooLargeError extends Error {
 /** A driver row split into the user's columns and the poll's own. */
 export function readRow(r: Record<string, unknown>): ReadRow {
   const { [BOOKMARK_COL]: bookmark, [SETTLED_COL]: settled, [TIE_COL]: tie, [INSERTED_COL]: inserted, ...row } = r
-  return { bookmark: String(bookmark), settled: settled === true, tie: tie === true, inserted: typeof inserted === 'boolean' ? inserted : null, row }
+  return {
+    bookmark: String(bookmark),
+    settled: settled === true,
+    tie: tie === true,
+    inserted: typeof inserted === 'boolean' ? inserted : null,
+    row,
+  }
 }
 
 export function cutBatch(read: readonly ReadRow[], batchSize: number, maxBytes: number): Batch {
@@ -58,7 +64,8 @@ export function cutBatch(read: readonly ReadRow[], batchSize: number, maxBytes: 
     if (bytes > maxBytes) break
     fit++
   }
-  if (fit === 0 && k > 0) throw new RowTooLargeError(`one row is larger than DB_TRIGGER_MAX_BATCH_BYTES (${String(maxBytes)} bytes of JSON)`)
+  if (fit === 0 && k > 0)
+    throw new RowTooLargeError(`one row is larger than DB_TRIGGER_MAX_BATCH_BYTES (${String(maxBytes)} bytes of JSON)`)
   k = fit
   let splitTie = false
   if (k < m && k > 0 && (read[k] as ReadRow).tie) {
@@ -70,11 +77,25 @@ export function cutBatch(read: readonly ReadRow[], batchSize: number, maxBytes: 
     else splitTie = true
   }
   const rows = read.slice(0, k)
-  return { rows: rows.map((r) => r.row), inserted: rows.map((r) => r.inserted), until: rows.at(-1)?.bookmark ?? null, more: k < m, held: k === 0 && m > 0, splitTie }
+  return {
+    rows: rows.map((r) => r.row),
+    inserted: rows.map((r) => r.inserted),
+    until: rows.at(-1)?.bookmark ?? null,
+    more: k < m,
+    held: k === 0 && m > 0,
+    splitTie,
+  }
 }
 
 /** A pending batch read again ((bookmark, pending_until]): every row, no cutting (it was cut before). */
 export function rereadBatch(read: readonly ReadRow[], until: string, batchSize: number): Batch {
   const rows = read.slice(0, batchSize)
-  return { rows: rows.map((r) => r.row), inserted: rows.map((r) => r.inserted), until, more: true, held: false, splitTie: false }
+  return {
+    rows: rows.map((r) => r.row),
+    inserted: rows.map((r) => r.inserted),
+    until,
+    more: true,
+    held: false,
+    splitTie: false,
+  }
 }

@@ -25,13 +25,25 @@ import { movesBookmark, type DbTriggerFields, type DbTriggerStore } from './stor
  * at every poll.
  */
 export const DB_TRIGGER_PERMISSIONS = {
-  create: registerPermission('platform.database-triggers.create:own', 'Database triggers: create (functions you may run, connections you may use)'),
+  create: registerPermission(
+    'platform.database-triggers.create:own',
+    'Database triggers: create (functions you may run, connections you may use)',
+  ),
   readOwn: registerPermission('platform.database-triggers.read:own', 'Database triggers: list and read your own'),
-  readAll: registerPermission('platform.database-triggers.read:all', "Database triggers: list and read everyone's (admin)"),
+  readAll: registerPermission(
+    'platform.database-triggers.read:all',
+    "Database triggers: list and read everyone's (admin)",
+  ),
   updateOwn: registerPermission('platform.database-triggers.update:own', 'Database triggers: change your own'),
-  updateAll: registerPermission('platform.database-triggers.update:all', "Database triggers: change everyone's (admin)"),
+  updateAll: registerPermission(
+    'platform.database-triggers.update:all',
+    "Database triggers: change everyone's (admin)",
+  ),
   deleteOwn: registerPermission('platform.database-triggers.delete:own', 'Database triggers: delete your own'),
-  deleteAll: registerPermission('platform.database-triggers.delete:all', "Database triggers: delete everyone's (admin)"),
+  deleteAll: registerPermission(
+    'platform.database-triggers.delete:all',
+    "Database triggers: delete everyone's (admin)",
+  ),
 }
 
 export interface DbTriggerHandlerDeps {
@@ -46,7 +58,15 @@ export interface DbTriggerHandlerDeps {
 
 /** Tells the trigger's actor its settings (idempotent per version). */
 export async function announce(d: Pick<DbTriggerHandlerDeps, 'js' | 'names'>, t: DbTrigger): Promise<void> {
-  await sendToActor(d.js, d.names, dbTriggerProtocol, t.id, 'set', { version: t.version, active: t.is_active, poll_interval_seconds: t.poll_interval_seconds }, { msgId: `dbtrig-set-${t.id}-${String(t.version)}` })
+  await sendToActor(
+    d.js,
+    d.names,
+    dbTriggerProtocol,
+    t.id,
+    'set',
+    { version: t.version, active: t.is_active, poll_interval_seconds: t.poll_interval_seconds },
+    { msgId: `dbtrig-set-${t.id}-${String(t.version)}` },
+  )
 }
 
 /** At start: every trigger's actor gets its current settings (a no-op for actors already up to date). */
@@ -76,7 +96,13 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
   const P = DB_TRIGGER_PERMISSIONS
 
   /** The trigger named for the principal: its own, or (with `all`) another owner's by owner_id; 404 otherwise. */
-  const visible = async (p: Principal, name: string, ownerId: string | undefined, own: string, all: string): Promise<DbTrigger> => {
+  const visible = async (
+    p: Principal,
+    name: string,
+    ownerId: string | undefined,
+    own: string,
+    all: string,
+  ): Promise<DbTrigger> => {
     const owner = ownerId ?? p.userId
     const allowed = owner === p.userId ? can(p, own) || can(p, all) : can(p, all)
     const row = allowed ? await store.byName(owner, name) : null
@@ -126,7 +152,9 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
       await announce(d, row)
       return { status: 201, body: row }
     }),
-    bind(R.get, async ({ principal: p, params, query }) => ({ body: await visible(p, params.name, query.owner_id, P.readOwn, P.readAll) })),
+    bind(R.get, async ({ principal: p, params, query }) => ({
+      body: await visible(p, params.name, query.owner_id, P.readOwn, P.readAll),
+    })),
     bind(R.update, async ({ principal: p, params, query, body: b }) => {
       const t = await visible(p, params.name, query.owner_id, P.updateOwn, P.updateAll)
       const before = fieldsOf(t)
@@ -142,7 +170,15 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
     bind(R.delete, async ({ principal: p, params, query }) => {
       const t = await visible(p, params.name, query.owner_id, P.deleteOwn, P.deleteAll)
       await store.delete(t.id)
-      await sendToActor(d.js, d.names, dbTriggerProtocol, t.id, 'remove', { version: t.version + 1 }, { msgId: `dbtrig-remove-${t.id}` })
+      await sendToActor(
+        d.js,
+        d.names,
+        dbTriggerProtocol,
+        t.id,
+        'remove',
+        { version: t.version + 1 },
+        { msgId: `dbtrig-remove-${t.id}` },
+      )
       return { status: 204 }
     }),
   ]

@@ -17,10 +17,37 @@ export const dbTriggersFeature = defineFeature({
     const log = ctx.log.child({ mod: 'db-triggers' })
     const store = dbTriggerStore(ctx.db)
     // the process's pools of database connections (the data feature subscribes them to invalidations)
-    const pools = connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log: ctx.log.child({ mod: 'data' }) })
-    const polls = serveTriggerPolls({ db: ctx.db, nc: ctx.nc, names: ctx.names, config: ctx.config, resources: ctx.resources, pools, invoke: { config: ctx.config, enqueue: ctx.jobs.enqueue }, log })
+    const pools = connectionPools({
+      db: ctx.db,
+      resources: ctx.resources,
+      config: ctx.config,
+      log: ctx.log.child({ mod: 'data' }),
+    })
+    const polls = serveTriggerPolls({
+      db: ctx.db,
+      nc: ctx.nc,
+      names: ctx.names,
+      config: ctx.config,
+      resources: ctx.resources,
+      pools,
+      invoke: { config: ctx.config, enqueue: ctx.jobs.enqueue },
+      log,
+    })
     // in the background: a start does not wait for every trigger's message
-    void announceAll({ js: ctx.js, names: ctx.names, store, log }).catch((err: unknown) => log.warn({ err }, 'telling the database trigger actors their settings failed; retried at the next start'))
-    return { routes: dbTriggerHandlers({ js: ctx.js, names: ctx.names, store, resources: ctx.resources, pools, config: ctx.config, log }), stop: () => polls.stop() }
+    void announceAll({ js: ctx.js, names: ctx.names, store, log }).catch((err: unknown) =>
+      log.warn({ err }, 'telling the database trigger actors their settings failed; retried at the next start'),
+    )
+    return {
+      routes: dbTriggerHandlers({
+        js: ctx.js,
+        names: ctx.names,
+        store,
+        resources: ctx.resources,
+        pools,
+        config: ctx.config,
+        log,
+      }),
+      stop: () => polls.stop(),
+    }
   },
 })

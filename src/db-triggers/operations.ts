@@ -34,7 +34,10 @@ const undetectable = (detail: string) => AppError.of('db_trigger.operations_unde
 export function operationPlan(operations: readonly string[], created: string | null, facts: TableFacts): OperationPlan {
   if (created !== null) return 'per-row'
   if (facts.sequenced) {
-    if (!operations.includes('INSERT')) throw undetectable('a poll column filled by a sequence grows on INSERT only: an UPDATE-only trigger never sees a row (name a created_column and poll an updated_at-like column)')
+    if (!operations.includes('INSERT'))
+      throw undetectable(
+        'a poll column filled by a sequence grows on INSERT only: an UPDATE-only trigger never sees a row (name a created_column and poll an updated_at-like column)',
+      )
     return 'insert-only'
   }
   if (operations.includes('INSERT') && operations.includes('UPDATE')) return 'change'
@@ -44,10 +47,15 @@ export function operationPlan(operations: readonly string[], created: string | n
 }
 
 /** The operations of a trigger saved without them: what its table can tell. */
-export const defaultOperations = (created: string | null, facts: TableFacts | null): Operation[] => (created === null && facts?.sequenced === true ? ['INSERT'] : ['INSERT', 'UPDATE'])
+export const defaultOperations = (created: string | null, facts: TableFacts | null): Operation[] =>
+  created === null && facts?.sequenced === true ? ['INSERT'] : ['INSERT', 'UPDATE']
 
 /** The batch's rows the trigger delivers (its operations only) and the input's operation fields. */
-export function deliverable(plan: OperationPlan, operations: readonly string[], batch: Pick<Batch, 'rows' | 'inserted'>): Pick<DbTriggerInput, 'rows' | 'operation' | 'row_operations'> {
+export function deliverable(
+  plan: OperationPlan,
+  operations: readonly string[],
+  batch: Pick<Batch, 'rows' | 'inserted'>,
+): Pick<DbTriggerInput, 'rows' | 'operation' | 'row_operations'> {
   if (plan === 'insert-only') return { rows: batch.rows, operation: 'INSERT' }
   if (plan === 'change') return { rows: batch.rows, operation: 'CHANGE' }
   const rows: Record<string, unknown>[] = []
@@ -66,26 +74,56 @@ export function deliverable(plan: OperationPlan, operations: readonly string[], 
  * The poll column's facts, after checking the created column exists (422
  * `db_trigger.column_not_found`). Throws `db_trigger.column_not_found` for a missing poll column too.
  */
-export async function tableFacts(pool: DataPool, t: Target, timeoutMs: number): Promise<TableFacts & { udt: string; tableType: string }> {
+export async function tableFacts(
+  pool: DataPool,
+  t: Target,
+  timeoutMs: number,
+): Promise<TableFacts & { udt: string; tableType: string }> {
   const found = (await pool.run(columnStatement(t, timeoutMs))).rows[0]
-  if (found === undefined) throw AppError.of('db_trigger.column_not_found', `no column ${t.column} in ${t.schema}.${t.table} (or no privilege to see it)`)
+  if (found === undefined)
+    throw AppError.of(
+      'db_trigger.column_not_found',
+      `no column ${t.column} in ${t.schema}.${t.table} (or no privilege to see it)`,
+    )
   if (t.created !== undefined && t.created !== null) {
     const created = (await pool.run(columnStatement({ ...t, column: t.created }, timeoutMs))).rows[0]
-    if (created === undefined) throw AppError.of('db_trigger.column_not_found', `no created_column ${t.created} in ${t.schema}.${t.table} (or no privilege to see it)`)
+    if (created === undefined)
+      throw AppError.of(
+        'db_trigger.column_not_found',
+        `no created_column ${t.created} in ${t.schema}.${t.table} (or no privilege to see it)`,
+      )
   }
-  return { sequenced: found['sequenced'] === true, udt: String(found['udt_name']), tableType: String(found['table_type']) }
+  return {
+    sequenced: found['sequenced'] === true,
+    udt: String(found['udt_name']),
+    tableType: String(found['table_type']),
+  }
 }
 
 /**
  * At save: the table's facts if it can be inspected now. A missing created column is refused (422);
  * an unreachable database or a missing poll column is left to the polls, which record it.
  */
-export async function inspectAtSave(pools: ConnectionPools, connection: ConnectionRecord, t: Target, timeoutMs: number, log: Logger): Promise<TableFacts | null> {
+export async function inspectAtSave(
+  pools: ConnectionPools,
+  connection: ConnectionRecord,
+  t: Target,
+  timeoutMs: number,
+  log: Logger,
+): Promise<TableFacts | null> {
   try {
     return await pools.withConnection(connection.id, (pool) => tableFacts(pool, t, timeoutMs), connection)
   } catch (err) {
-    if (err instanceof AppError && err.code === 'db_trigger.column_not_found' && err.message.startsWith('no created_column')) throw err
-    log.info({ err, connection: connection.id, table: `${t.schema}.${t.table}` }, 'database trigger saved without inspecting its table (the polls check it)')
+    if (
+      err instanceof AppError &&
+      err.code === 'db_trigger.column_not_found' &&
+      err.message.startsWith('no created_column')
+    )
+      throw err
+    log.info(
+      { err, connection: connection.id, table: `${t.schema}.${t.table}` },
+      'database trigger saved without inspecting its table (the polls check it)',
+    )
     return null
   }
 }

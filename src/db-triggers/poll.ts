@@ -19,7 +19,14 @@ import { uuidV5 } from '../schedules/tick-id.ts'
 import { cutBatch, readRow, rereadBatch, RowTooLargeError, type Batch, type ReadRow } from './batch.ts'
 import { deliverable, operationPlan, tableFacts, type OperationPlan } from './operations.ts'
 import { pollRows } from './store.ts'
-import { BOOKMARK_TYPES, maxStatement, reachStatement, rowsStatement, writersStatement, type Target } from './target-sql.ts'
+import {
+  BOOKMARK_TYPES,
+  maxStatement,
+  reachStatement,
+  rowsStatement,
+  writersStatement,
+  type Target,
+} from './target-sql.ts'
 
 /*
  * One poll of one database trigger, asked by its actor over NATS (`svc.dbtriggers.poll`, queue
@@ -53,17 +60,35 @@ export interface PollDeps {
   log: Logger
 }
 
-const reply = (status: string, rows = 0, more = false, jobId: string | null = null): DbTriggerPollReply => ({ ok: true, status, rows, more, job_id: jobId })
+const reply = (status: string, rows = 0, more = false, jobId: string | null = null): DbTriggerPollReply => ({
+  ok: true,
+  status,
+  rows,
+  more,
+  job_id: jobId,
+})
 
 class Stale extends Error {}
 
 /** The connection, if it is a Postgres one the owner may use now. */
-export async function usableConnection(d: Pick<PollDeps, 'resources'>, p: Principal, id: string): Promise<ConnectionRecord> {
+export async function usableConnection(
+  d: Pick<PollDeps, 'resources'>,
+  p: Principal,
+  id: string,
+): Promise<ConnectionRecord> {
   const c = await d.resources.byId(databaseConnectionKind, id)
   if (c === null) throw AppError.of('database.connection_not_found', `database connection ${id} does not exist`)
   const permission = `platform.database-connections/${c.name}.use:all`
-  if (!can(p, permission)) throw AppError.of('db_trigger.connection_forbidden', `the trigger's owner may not use database connection ${c.name} (${permission})`)
-  if (c['connection_type'] !== 'postgresql') throw AppError.of('db_trigger.unsupported_connection', `database triggers poll PostgreSQL connections; ${c.name} is ${String(c['connection_type'])}`)
+  if (!can(p, permission))
+    throw AppError.of(
+      'db_trigger.connection_forbidden',
+      `the trigger's owner may not use database connection ${c.name} (${permission})`,
+    )
+  if (c['connection_type'] !== 'postgresql')
+    throw AppError.of(
+      'db_trigger.unsupported_connection',
+      `database triggers poll PostgreSQL connections; ${c.name} is ${String(c['connection_type'])}`,
+    )
   return c
 }
 
@@ -71,11 +96,24 @@ export async function usableConnection(d: Pick<PollDeps, 'resources'>, p: Princi
  * The bookmark's cast type, whether the xmin horizon applies (a table, not a view), and how rows
  * get their operation (operations.ts; refused when the table cannot tell the trigger's operations).
  */
-async function detectColumn(d: PollDeps, pool: DataPool, t: Target, operations: readonly string[]): Promise<{ cast: string; horizon: boolean; plan: OperationPlan }> {
+async function detectColumn(
+  d: PollDeps,
+  pool: DataPool,
+  t: Target,
+  operations: readonly string[],
+): Promise<{ cast: string; horizon: boolean; plan: OperationPlan }> {
   const found = await tableFacts(pool, t, d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS)
   const cast = Object.hasOwn(BOOKMARK_TYPES, found.udt) ? BOOKMARK_TYPES[found.udt] : undefined
-  if (cast === undefined) throw AppError.of('db_trigger.unsupported_column', `poll column ${t.column} is of type ${found.udt}; a bookmark needs an integer, numeric, float, date or timestamp column`)
-  return { cast, horizon: d.config.DB_TRIGGER_COMMIT_HORIZON && found.tableType === 'BASE TABLE', plan: operationPlan(operations, t.created ?? null, found) }
+  if (cast === undefined)
+    throw AppError.of(
+      'db_trigger.unsupported_column',
+      `poll column ${t.column} is of type ${found.udt}; a bookmark needs an integer, numeric, float, date or timestamp column`,
+    )
+  return {
+    cast,
+    horizon: d.config.DB_TRIGGER_COMMIT_HORIZON && found.tableType === 'BASE TABLE',
+    plan: operationPlan(operations, t.created ?? null, found),
+  }
 }
 
 /**
@@ -96,17 +134,31 @@ async function detectColumn(d: PollDeps, pool: DataPool, t: Target, operations: 
  * anywhere in the cluster, for a value taken by a transaction that locked the table only later
  * (a `now()` taken at its start, before it wrote here).
  */
-async function settledRead(pool: DataPool, t: Target, cast: string, o: { after: string | null; limit: number; waitMs: number; timeoutMs: number }): Promise<ReadRow[] | 'held'> {
+async function settledRead(
+  pool: DataPool,
+  t: Target,
+  cast: string,
+  o: { after: string | null; limit: number; waitMs: number; timeoutMs: number },
+): Promise<ReadRow[] | 'held'> {
   const reach = (await pool.run(reachStatement(t, cast, o))).rows[0]
   const v = reach?.['v']
   if (typeof v !== 'string') return []
   const writers = JSON.parse(String(reach?.['writers'] ?? '[]')) as string[]
   if (writers.length > 0 && !(await writersEnded(pool, writers, o.waitMs, o.timeoutMs))) return 'held'
-  return (await pool.run(rowsStatement(t, cast, { after: o.after, upTo: v, limit: o.limit, horizon: true, timeoutMs: o.timeoutMs }))).rows.map(readRow)
+  return (
+    await pool.run(
+      rowsStatement(t, cast, { after: o.after, upTo: v, limit: o.limit, horizon: true, timeoutMs: o.timeoutMs }),
+    )
+  ).rows.map(readRow)
 }
 
 /** Whether every one of `writers` ended within `waitMs` (checked at growing intervals, 1 ms to 20 ms). */
-async function writersEnded(pool: DataPool, writers: readonly string[], waitMs: number, timeoutMs: number): Promise<boolean> {
+async function writersEnded(
+  pool: DataPool,
+  writers: readonly string[],
+  waitMs: number,
+  timeoutMs: number,
+): Promise<boolean> {
   const until = Date.now() + waitMs
   for (let pause = 1; ; pause = Math.min(pause * 2, 20)) {
     const open = Number((await pool.run(writersStatement(writers, timeoutMs))).rows[0]?.['n'] ?? 0)
@@ -135,7 +187,9 @@ export async function pollTrigger(d: PollDeps, req: DbTriggerPoll): Promise<DbTr
         const message = known ? `${err.code}: ${err.message}` : 'internal error while polling (see the service log)'
         if (!known) d.log.error({ err, trigger: row.id }, 'database trigger poll failed')
         // recorded for the owner (GET shows it); a poll that cannot even record it still answers
-        await q.failed(message).catch((e: unknown) => d.log.warn({ err: e, trigger: row.id }, 'recording a database trigger error failed'))
+        await q
+          .failed(message)
+          .catch((e: unknown) => d.log.warn({ err: e, trigger: row.id }, 'recording a database trigger error failed'))
         return { ok: false, error: message }
       }
     } finally {
@@ -154,7 +208,12 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
   // the function the trigger calls, if the owner may run it now
   const fn = await activeFunction(d.resources, p, row.function_namespace, row.function_name)
   const connection = await usableConnection(d, p, row.database_connection_id)
-  const t: Target = { schema: row.schema_name, table: row.table_name, column: row.poll_column, created: row.created_column }
+  const t: Target = {
+    schema: row.schema_name,
+    table: row.table_name,
+    column: row.poll_column,
+    created: row.created_column,
+  }
   const timeoutMs = d.config.DB_TRIGGER_STATEMENT_TIMEOUT_MS
 
   let plan: OperationPlan = 'change'
@@ -171,12 +230,35 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
         return 'initialized'
       }
       if (row.pending_until !== null) {
-        const read = await pool.run(rowsStatement(t, cast, { after: row.last_poll_value, upTo: row.pending_until, limit: row.batch_size, horizon: false, timeoutMs }))
+        const read = await pool.run(
+          rowsStatement(t, cast, {
+            after: row.last_poll_value,
+            upTo: row.pending_until,
+            limit: row.batch_size,
+            horizon: false,
+            timeoutMs,
+          }),
+        )
         return rereadBatch(read.rows.map(readRow), row.pending_until, row.batch_size)
       }
       const read = horizon
-        ? await settledRead(pool, t, cast, { after: row.last_poll_value, limit: row.batch_size + 1, waitMs: d.config.DB_TRIGGER_WRITER_WAIT_MS, timeoutMs })
-        : (await pool.run(rowsStatement(t, cast, { after: row.last_poll_value, upTo: null, limit: row.batch_size + 1, horizon, timeoutMs }))).rows.map(readRow)
+        ? await settledRead(pool, t, cast, {
+            after: row.last_poll_value,
+            limit: row.batch_size + 1,
+            waitMs: d.config.DB_TRIGGER_WRITER_WAIT_MS,
+            timeoutMs,
+          })
+        : (
+            await pool.run(
+              rowsStatement(t, cast, {
+                after: row.last_poll_value,
+                upTo: null,
+                limit: row.batch_size + 1,
+                horizon,
+                timeoutMs,
+              }),
+            )
+          ).rows.map(readRow)
       if (read === 'held') return { rows: [], inserted: [], until: null, more: false, held: true, splitTie: false }
       try {
         return cutBatch(read, row.batch_size, d.config.DB_TRIGGER_MAX_BATCH_BYTES)
@@ -192,7 +274,11 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
     must(await q.idle())
     return reply(batch.held ? 'held' : 'idle', 0, batch.more)
   }
-  if (batch.splitTie) d.log.warn({ trigger: row.id, bookmark: batch.until, batch_size: row.batch_size }, 'more rows share one poll value than batch_size: the rest of that value is skipped (use a unique poll column)')
+  if (batch.splitTie)
+    d.log.warn(
+      { trigger: row.id, bookmark: batch.until, batch_size: row.batch_size },
+      'more rows share one poll value than batch_size: the rest of that value is skipped (use a unique poll column)',
+    )
   // the rows of the operations the trigger asks for (with a created column an UPDATE-only trigger skips inserted rows, and the reverse)
   const delivered = deliverable(plan, row.operations, batch)
   if (delivered.rows.length === 0) {
@@ -209,7 +295,13 @@ async function pollOnce(d: PollDeps, q: ReturnType<typeof pollRows>, row: Row): 
     count: delivered.rows.length,
     timestamp: new Date().toISOString(),
   }
-  await enqueueFunction(d.invoke, p, fn, { input, sync: false, triggerType: 'database_trigger', triggerId: row.id, id: jobId })
+  await enqueueFunction(d.invoke, p, fn, {
+    input,
+    sync: false,
+    triggerType: 'database_trigger',
+    triggerId: row.id,
+    id: jobId,
+  })
   must(await q.advance(batch.until))
   return reply('fired', delivered.rows.length, batch.more, jobId)
 }
@@ -224,7 +316,10 @@ export function serveTriggerPolls(d: PollDeps): { stop(): Promise<void> } {
       refused: { ok: false, error: 'not a database trigger poll request' },
       log: d.log,
       // the platform database is unreachable (the lock, the row): the actor gets no answer and backs off
-      failure: { msg: 'database trigger poll failed before it started', fields: (req) => ({ trigger: req.trigger_id }) },
+      failure: {
+        msg: 'database trigger poll failed before it started',
+        fields: (req) => ({ trigger: req.trigger_id }),
+      },
     },
     (req): Promise<DbTriggerPollReply> => pollTrigger(d, req),
   )

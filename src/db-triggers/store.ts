@@ -44,29 +44,49 @@ export interface DbTriggerFields {
 
 /** Whether changing from `a` to `b` points the trigger at other rows (the bookmark starts again). */
 export const movesBookmark = (a: DbTriggerFields, b: DbTriggerFields): boolean =>
-  a.database_connection_id !== b.database_connection_id || a.schema_name !== b.schema_name || a.table_name !== b.table_name || a.poll_column !== b.poll_column
+  a.database_connection_id !== b.database_connection_id ||
+  a.schema_name !== b.schema_name ||
+  a.table_name !== b.table_name ||
+  a.poll_column !== b.poll_column
 
 type Q = Pick<CommonQueryMethods, 'any' | 'maybeOne' | 'query'>
 
 export function dbTriggerStore(db: Db) {
   return {
-    byName: (ownerId: string, name: string) => maybeRow(db, TriggerRow, sql.unsafe`select ${columns} from db_triggers where owner_id = ${ownerId}::uuid and name = ${name}`),
+    byName: (ownerId: string, name: string) =>
+      maybeRow(
+        db,
+        TriggerRow,
+        sql.unsafe`select ${columns} from db_triggers where owner_id = ${ownerId}::uuid and name = ${name}`,
+      ),
     list: (ownerId: string | null, limit: number, offset: number) =>
-      anyRows(db, TriggerRow, sql.unsafe`select ${columns} from db_triggers ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by name, created_at limit ${limit} offset ${offset}`),
+      anyRows(
+        db,
+        TriggerRow,
+        sql.unsafe`select ${columns} from db_triggers ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by name, created_at limit ${limit} offset ${offset}`,
+      ),
     all: () => anyRows(db, TriggerRow, sql.unsafe`select ${columns} from db_triggers`),
     /** null when the owner already has a trigger of this name. */
     create: (ownerId: string, name: string, f: DbTriggerFields) =>
-      maybeRow(db, TriggerRow, sql.unsafe`insert into db_triggers (name, owner_id, database_connection_id, schema_name, table_name, operations, created_column, function_namespace, function_name, poll_column, poll_interval_seconds, batch_size, description, is_active)
+      maybeRow(
+        db,
+        TriggerRow,
+        sql.unsafe`insert into db_triggers (name, owner_id, database_connection_id, schema_name, table_name, operations, created_column, function_namespace, function_name, poll_column, poll_interval_seconds, batch_size, description, is_active)
         values (${name}, ${ownerId}::uuid, ${f.database_connection_id}::uuid, ${f.schema_name}, ${f.table_name}, ${sql.array(f.operations, 'text')}, ${f.created_column}, ${f.function_namespace}, ${f.function_name}, ${f.poll_column},
           ${f.poll_interval_seconds}, ${f.batch_size}, ${f.description}, ${f.is_active})
-        on conflict (owner_id, name) do nothing returning ${columns}`),
+        on conflict (owner_id, name) do nothing returning ${columns}`,
+      ),
     /** `reset`: the trigger now points at other rows: the bookmark starts again (a new first activation). */
     update: (id: string, f: DbTriggerFields, reset: boolean) =>
-      maybeRow(db, TriggerRow, sql.unsafe`update db_triggers set database_connection_id = ${f.database_connection_id}::uuid, schema_name = ${f.schema_name}, table_name = ${f.table_name},
+      maybeRow(
+        db,
+        TriggerRow,
+        sql.unsafe`update db_triggers set database_connection_id = ${f.database_connection_id}::uuid, schema_name = ${f.schema_name}, table_name = ${f.table_name},
         operations = ${sql.array(f.operations, 'text')}, created_column = ${f.created_column}, function_namespace = ${f.function_namespace}, function_name = ${f.function_name}, poll_column = ${f.poll_column},
         poll_interval_seconds = ${f.poll_interval_seconds}, batch_size = ${f.batch_size}, description = ${f.description}, is_active = ${f.is_active},
         ${reset ? sql.unsafe`last_poll_value = null, bookmark_set = false, pending_until = null, bookmark_epoch = bookmark_epoch + 1, error_message = null,` : sql.unsafe``}
-        version = version + 1, updated_at = now() where id = ${id}::uuid returning ${columns}`),
+        version = version + 1, updated_at = now() where id = ${id}::uuid returning ${columns}`,
+      ),
     delete: (id: string) => db.query(sql.unsafe`delete from db_triggers where id = ${id}::uuid`),
   }
 }
@@ -81,14 +101,25 @@ export function pollRows(q: Q, id: string, fence: number) {
     return r.rowCount > 0
   }
   return {
-    load: () => maybeRow(q, PollRow, sql.unsafe`select ${columns}, bookmark_set, pending_until, bookmark_epoch, fence from db_triggers where id = ${id}::uuid`),
+    load: () =>
+      maybeRow(
+        q,
+        PollRow,
+        sql.unsafe`select ${columns}, bookmark_set, pending_until, bookmark_epoch, fence from db_triggers where id = ${id}::uuid`,
+      ),
     /** Takes the trigger for this lease revision (refused when a newer one has). */
     claim: () => fenced(sql.unsafe`fence = ${fence}`),
-    initialize: (bookmark: string | null) => fenced(sql.unsafe`last_poll_value = ${bookmark}, bookmark_set = true, pending_until = null, error_message = null, last_polled_at = now()`),
+    initialize: (bookmark: string | null) =>
+      fenced(
+        sql.unsafe`last_poll_value = ${bookmark}, bookmark_set = true, pending_until = null, error_message = null, last_polled_at = now()`,
+      ),
     /** Records the batch before its job is enqueued (a retried poll reads exactly it again). */
     pending: (until: string) => fenced(sql.unsafe`pending_until = ${until}`),
     /** The batch's job was accepted: the bookmark moves past it. */
-    advance: (until: string) => fenced(sql.unsafe`last_poll_value = ${until}, pending_until = null, error_message = null, last_polled_at = now()`),
+    advance: (until: string) =>
+      fenced(
+        sql.unsafe`last_poll_value = ${until}, pending_until = null, error_message = null, last_polled_at = now()`,
+      ),
     idle: () => fenced(sql.unsafe`error_message = null, last_polled_at = now()`),
     failed: (message: string) => fenced(sql.unsafe`error_message = ${message}, last_polled_at = now()`),
   }

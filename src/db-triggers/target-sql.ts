@@ -42,7 +42,12 @@ export interface Target {
   created?: string | null
 }
 
-const statement = (pieces: Piece[], params: Record<string, unknown>, timeoutMs: number, maxRows: number): Statement => ({ pieces, params, readOnly: true, timeoutMs, maxRows })
+const statement = (
+  pieces: Piece[],
+  params: Record<string, unknown>,
+  timeoutMs: number,
+  maxRows: number,
+): Statement => ({ pieces, params, readOnly: true, timeoutMs, maxRows })
 
 /**
  * The column's type, whether the relation is a table, and whether the column is filled by a
@@ -52,7 +57,9 @@ const statement = (pieces: Piece[], params: Record<string, unknown>, timeoutMs: 
 export function columnStatement(t: Target, timeoutMs: number): Statement {
   return statement(
     [
-      { text: "select c.udt_name, tb.table_type, (c.is_identity = 'YES' or coalesce(c.column_default, '') like 'nextval(%') as sequenced from information_schema.columns c join information_schema.tables tb on tb.table_schema = c.table_schema and tb.table_name = c.table_name where c.table_schema = " },
+      {
+        text: "select c.udt_name, tb.table_type, (c.is_identity = 'YES' or coalesce(c.column_default, '') like 'nextval(%') as sequenced from information_schema.columns c join information_schema.tables tb on tb.table_schema = c.table_schema and tb.table_name = c.table_name where c.table_schema = ",
+      },
       { param: 'schema' },
       { text: ' and c.table_name = ' },
       { param: 'table' },
@@ -81,9 +88,17 @@ const WRITE_LOCKS = `'RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock
  * lock on the table or one of its partitions (inheritance children), read from pg_locks during
  * execution, i.e. after the statement's snapshot.
  */
-export function reachStatement(t: Target, cast: string, o: { after: string | null; limit: number; timeoutMs: number }): Statement {
+export function reachStatement(
+  t: Target,
+  cast: string,
+  o: { after: string | null; limit: number; timeoutMs: number },
+): Statement {
   const col = `t.${quoteIdent(t.column)}`
-  const pieces: Piece[] = [{ text: `select (select max(s.v)::text from (select ${col} as v from ${relation(t)} as t where ${col} is not null` }]
+  const pieces: Piece[] = [
+    {
+      text: `select (select max(s.v)::text from (select ${col} as v from ${relation(t)} as t where ${col} is not null`,
+    },
+  ]
   const params: Record<string, unknown> = { rel: relation(t) }
   if (o.after !== null) {
     pieces.push({ text: ` and ${col} > cast(` }, { param: 'after' }, { text: ` as ${cast})` })
@@ -94,8 +109,12 @@ export function reachStatement(t: Target, cast: string, o: { after: string | nul
     // the table and its partitions (or inheritance children), at every level: a writer may insert into one directly
     { text: '(with recursive tree(oid) as (select cast(cast(' },
     { param: 'rel' },
-    { text: ' as text) as regclass)::oid union select i.inhrelid from pg_inherits as i join tree on i.inhparent = tree.oid) ' },
-    { text: `select coalesce(json_agg(distinct l.virtualtransaction), '[]'::json)::text from pg_locks as l where l.locktype = 'relation' and l.database = (select d.oid from pg_database as d where d.datname = current_database()) and l.granted and l.mode in (${WRITE_LOCKS}) and l.pid is distinct from pg_backend_pid() and l.relation in (select tree.oid from tree)) as writers` },
+    {
+      text: ' as text) as regclass)::oid union select i.inhrelid from pg_inherits as i join tree on i.inhparent = tree.oid) ',
+    },
+    {
+      text: `select coalesce(json_agg(distinct l.virtualtransaction), '[]'::json)::text from pg_locks as l where l.locktype = 'relation' and l.database = (select d.oid from pg_database as d where d.datname = current_database()) and l.granted and l.mode in (${WRITE_LOCKS}) and l.pid is distinct from pg_backend_pid() and l.relation in (select tree.oid from tree)) as writers`,
+    },
   )
   return statement(pieces, params, o.timeoutMs, 1)
 }
@@ -103,7 +122,13 @@ export function reachStatement(t: Target, cast: string, o: { after: string | nul
 /** How many of `writers` (virtual transaction ids from `reachStatement`) are still running. */
 export function writersStatement(writers: readonly string[], timeoutMs: number): Statement {
   return statement(
-    [{ text: 'select count(distinct l.virtualtransaction)::int as n from pg_locks as l where l.virtualtransaction in (select jsonb_array_elements_text(cast(' }, { param: 'vx' }, { text: ' as jsonb)))' }],
+    [
+      {
+        text: 'select count(distinct l.virtualtransaction)::int as n from pg_locks as l where l.virtualtransaction in (select jsonb_array_elements_text(cast(',
+      },
+      { param: 'vx' },
+      { text: ' as jsonb)))' },
+    ],
     { vx: JSON.stringify(writers) },
     timeoutMs,
     1,
@@ -112,7 +137,12 @@ export function writersStatement(writers: readonly string[], timeoutMs: number):
 
 /** The first bookmark: MAX(poll_column) as text (null for an empty table). */
 export function maxStatement(t: Target, timeoutMs: number): Statement {
-  return statement([{ text: `select max(t.${quoteIdent(t.column)})::text as v from ${relation(t)} as t` }], {}, timeoutMs, 1)
+  return statement(
+    [{ text: `select max(t.${quoteIdent(t.column)})::text as v from ${relation(t)} as t` }],
+    {},
+    timeoutMs,
+    1,
+  )
 }
 
 /**
@@ -124,15 +154,24 @@ export function maxStatement(t: Target, timeoutMs: number): Statement {
  * transaction commits later, so the batch stops before it. The xid comparison is modulo 2^32
  * (wraparound-safe; xids 0–2 are the special, always-committed ones).
  */
-export function rowsStatement(t: Target, cast: string, o: { after: string | null; upTo: string | null; limit: number; horizon: boolean; timeoutMs: number }): Statement {
+export function rowsStatement(
+  t: Target,
+  cast: string,
+  o: { after: string | null; upTo: string | null; limit: number; horizon: boolean; timeoutMs: number },
+): Statement {
   const col = `t.${quoteIdent(t.column)}`
   const settled = o.horizon
     ? `(t.xmin::text::bigint < 3 or ((select txid_snapshot_xmin(txid_current_snapshot())) % 4294967296 - t.xmin::text::bigint + 4294967296) % 4294967296 between 1 and 2147483647)`
     : 'true'
   // the created column exists (checked like the poll column) and is compared as it is stored: equal values → an INSERT
-  const inserted = t.created === undefined || t.created === null ? '' : `, (t.${quoteIdent(t.created)} is not distinct from ${col}) as ${quoteIdent(INSERTED_COL)}`
+  const inserted =
+    t.created === undefined || t.created === null
+      ? ''
+      : `, (t.${quoteIdent(t.created)} is not distinct from ${col}) as ${quoteIdent(INSERTED_COL)}`
   const pieces: Piece[] = [
-    { text: `select t.*, ${col}::text as ${quoteIdent(BOOKMARK_COL)}, ${settled} as ${quoteIdent(SETTLED_COL)}, coalesce(${col} = lag(${col}) over (order by ${col}), false) as ${quoteIdent(TIE_COL)}${inserted} from ${relation(t)} as t where ${col} is not null` },
+    {
+      text: `select t.*, ${col}::text as ${quoteIdent(BOOKMARK_COL)}, ${settled} as ${quoteIdent(SETTLED_COL)}, coalesce(${col} = lag(${col}) over (order by ${col}), false) as ${quoteIdent(TIE_COL)}${inserted} from ${relation(t)} as t where ${col} is not null`,
+    },
   ]
   const params: Record<string, unknown> = {}
   if (o.after !== null) {

@@ -17,10 +17,16 @@ import { DEPENDENCY_ROUTES as R } from './routes.ts'
  */
 export const DEPENDENCY_PERMISSIONS = {
   read: registerPermission('platform.dependencies.read:all', 'list Python package requests and their status (admin)'),
-  create: registerPermission('platform.dependencies.create:own', 'request Python packages (installed once an admin approves them)'),
+  create: registerPermission(
+    'platform.dependencies.create:own',
+    'request Python packages (installed once an admin approves them)',
+  ),
   update: registerPermission('platform.dependencies.update:all', 'reject Python package requests (admin)'),
   // approving is what makes a package installed into every sandbox: its own verb
-  install: registerPermission('platform.dependencies.install:all', 'approve Python package requests, which installs them at the next reload (admin)'),
+  install: registerPermission(
+    'platform.dependencies.install:all',
+    'approve Python package requests, which installs them at the next reload (admin)',
+  ),
   delete: registerPermission('platform.dependencies.delete:all', 'delete Python package requests (admin)'),
 }
 
@@ -36,7 +42,11 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
   }
   const columns = sql.unsafe`id, package_name, version, status, error, requested_by, approved_by, created_at, updated_at, approved_at, installed_at`
   const byId = async (id: string) => {
-    const row = await maybeRow(db, DependencyRow, sql.unsafe`select ${columns} from dependencies where id = ${id}::uuid`)
+    const row = await maybeRow(
+      db,
+      DependencyRow,
+      sql.unsafe`select ${columns} from dependencies where id = ${id}::uuid`,
+    )
     if (row === null) throw notFound('dependency not found', 'dependency.not_found')
     return row
   }
@@ -45,27 +55,47 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
     bind(R.list, async ({ principal: p, query: { status } }) => {
       need(p, DEPENDENCY_PERMISSIONS.read)
       const where = status === undefined ? sql.unsafe`` : sql.unsafe`where status = ${status}`
-      return { body: await anyRows(db, DependencyRow, sql.unsafe`select ${columns} from dependencies ${where} order by package_name`) }
+      return {
+        body: await anyRows(
+          db,
+          DependencyRow,
+          sql.unsafe`select ${columns} from dependencies ${where} order by package_name`,
+        ),
+      }
     }),
 
     // the requester follows its own request; everyone else's answers 404 like a missing one
     bind(R.get, async ({ principal: p, params }) => {
       const row = await byId(params.id)
-      if (row.requested_by !== p.userId && !can(p, DEPENDENCY_PERMISSIONS.read)) throw notFound('dependency not found', 'dependency.not_found')
+      if (row.requested_by !== p.userId && !can(p, DEPENDENCY_PERMISSIONS.read))
+        throw notFound('dependency not found', 'dependency.not_found')
       return { body: row }
     }),
 
     bind(R.create, async ({ principal: p, body: b }) => {
       need(p, DEPENDENCY_PERMISSIONS.create)
       const raw = b.package_name
-      if (!NAME_RE.test(raw)) throw invalid('invalid package name', [{ path: '/package_name', message: 'a PEP 508 project name: letters, digits, . _ -, starting and ending with a letter or digit' }])
+      if (!NAME_RE.test(raw))
+        throw invalid('invalid package name', [
+          {
+            path: '/package_name',
+            message: 'a PEP 508 project name: letters, digits, . _ -, starting and ending with a letter or digit',
+          },
+        ])
       const version = normalizeVersion(b.version)
-      if (version === undefined) throw invalid('invalid version spec', [{ path: '/version', message: 'a PEP 440 specifier set without spaces, e.g. ==1.2.0 or >=1.0,<2' }])
+      if (version === undefined)
+        throw invalid('invalid version spec', [
+          { path: '/version', message: 'a PEP 440 specifier set without spaces, e.g. ==1.2.0 or >=1.0,<2' },
+        ])
       const name = normalizeName(raw)
       const reason = notAllowedReason(config, name)
       if (reason !== null) throw notAllowed(reason)
-      const row = await maybeRow(db, DependencyRow, sql.unsafe`insert into dependencies (package_name, version, requested_by) values (${name}, ${version}, ${p.userId}::uuid)
-        on conflict (package_name) do nothing returning ${columns}`)
+      const row = await maybeRow(
+        db,
+        DependencyRow,
+        sql.unsafe`insert into dependencies (package_name, version, requested_by) values (${name}, ${version}, ${p.userId}::uuid)
+        on conflict (package_name) do nothing returning ${columns}`,
+      )
       if (row === null) throw conflict(`${name} was already requested`, 'dependency.exists')
       return { status: 201, body: row }
     }),
@@ -76,14 +106,18 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
       const reason = notAllowedReason(config, row.package_name)
       if (reason !== null) throw notAllowed(reason)
       if (row.status === 'approved' || row.status === 'installed') return { body: row }
-      await db.query(sql.unsafe`update dependencies set status = 'approved', error = null, approved_by = ${p.userId}::uuid, approved_at = now(), updated_at = now() where id = ${id}::uuid`)
+      await db.query(
+        sql.unsafe`update dependencies set status = 'approved', error = null, approved_by = ${p.userId}::uuid, approved_at = now(), updated_at = now() where id = ${id}::uuid`,
+      )
       return { body: await byId(id) }
     }),
 
     bind(R.reject, async ({ principal: p, params: { id } }) => {
       need(p, DEPENDENCY_PERMISSIONS.update)
       await byId(id)
-      await db.query(sql.unsafe`update dependencies set status = 'rejected', approved_by = null, approved_at = null, updated_at = now() where id = ${id}::uuid`)
+      await db.query(
+        sql.unsafe`update dependencies set status = 'rejected', approved_by = null, approved_at = null, updated_at = now() where id = ${id}::uuid`,
+      )
       return { body: await byId(id) }
     }),
 

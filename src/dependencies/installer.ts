@@ -49,7 +49,12 @@ export function normalizeVersion(v: string | null | undefined): string | null | 
 
 /** ALLOWED_PACKAGES as normalized names; empty = every name is allowed. */
 export const allowedPackages = (config: Config): Set<string> =>
-  new Set(config.ALLOWED_PACKAGES.split(',').map((s) => s.trim()).filter(Boolean).map(normalizeName))
+  new Set(
+    config.ALLOWED_PACKAGES.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map(normalizeName),
+  )
 
 /** Why a package may not be requested or installed under this configuration, or null. */
 export function notAllowedReason(config: Config, normalizedName: string): string | null {
@@ -59,7 +64,8 @@ export function notAllowedReason(config: Config, normalizedName: string): string
   return null
 }
 
-export const packagesRoot = (config: Config): string => (config.PACKAGES_DIR !== '' ? resolve(config.PACKAGES_DIR) : join(config.DATA_DIR, 'packages'))
+export const packagesRoot = (config: Config): string =>
+  config.PACKAGES_DIR !== '' ? resolve(config.PACKAGES_DIR) : join(config.DATA_DIR, 'packages')
 
 /** The directory of the last successful install (`<root>/current`), or undefined when there is none. */
 export function currentPackagesDir(config: Config): string | undefined {
@@ -85,12 +91,22 @@ interface Row {
 }
 
 /** An approved request as stored: the name and spec are checked again before they reach pip. */
-const ApprovedRow = rowType(T.Object({ id: T.String(), package_name: T.String(), version: T.Union([T.String(), T.Null()]) }, { title: 'approved dependency' }))
+const ApprovedRow = rowType(
+  T.Object(
+    { id: T.String(), package_name: T.String(), version: T.Union([T.String(), T.Null()]) },
+    { title: 'approved dependency' },
+  ),
+)
 
 const serial = new Map<string, Promise<unknown>>()
 
 /** Installs every approved (and already installed) package; see the file comment. One run at a time per root. */
-export async function installApprovedPackages(o: { db: Db; config: Config; log: Logger; timeoutMs?: number }): Promise<InstallResult> {
+export async function installApprovedPackages(o: {
+  db: Db
+  config: Config
+  log: Logger
+  timeoutMs?: number
+}): Promise<InstallResult> {
   const root = packagesRoot(o.config)
   const previous = serial.get(root) ?? Promise.resolve()
   const run = previous.catch(() => undefined).then(() => install(root, o))
@@ -102,13 +118,20 @@ export async function installApprovedPackages(o: { db: Db; config: Config; log: 
   }
 }
 
-async function install(root: string, o: { db: Db; config: Config; log: Logger; timeoutMs?: number }): Promise<InstallResult> {
+async function install(
+  root: string,
+  o: { db: Db; config: Config; log: Logger; timeoutMs?: number },
+): Promise<InstallResult> {
   const { db, config, log } = o
   if (!config.ALLOW_PACKAGE_INSTALLATION) {
     await setCurrent(root, undefined)
     return { dir: undefined, installed: [], failed: [] }
   }
-  const rows = await anyRows(db, ApprovedRow, sql.unsafe`select id, package_name, version from dependencies where status in ('approved', 'installed') order by package_name`)
+  const rows = await anyRows(
+    db,
+    ApprovedRow,
+    sql.unsafe`select id, package_name, version from dependencies where status in ('approved', 'installed') order by package_name`,
+  )
   const failed: { row: Row; error: string }[] = []
   const candidates: Row[] = []
   for (const r of rows) {
@@ -117,7 +140,8 @@ async function install(root: string, o: { db: Db; config: Config; log: Logger; t
     const row: Row = { id: r.id, name, spec: `${name}${version ?? ''}` }
     const reason = notAllowedReason(config, name)
     if (reason !== null) failed.push({ row, error: reason })
-    else if (!NAME_RE.test(name) || normalizeName(name) !== name || version === undefined) failed.push({ row, error: 'invalid package name or version spec' })
+    else if (!NAME_RE.test(name) || normalizeName(name) !== name || version === undefined)
+      failed.push({ row, error: 'invalid package name or version spec' })
     else candidates.push(row)
   }
 
@@ -125,13 +149,22 @@ async function install(root: string, o: { db: Db; config: Config; log: Logger; t
   const installed: Row[] = []
   if (candidates.length > 0) {
     const index = config.PACKAGE_INDEX_DIR === '' ? '' : resolve(config.PACKAGE_INDEX_DIR)
-    const indexProblem = index === '' ? 'PACKAGE_INDEX_DIR is not set: there is no package index to install from (PyPI is not used)' : isDir(index) ? null : `PACKAGE_INDEX_DIR ${index} is not a readable directory`
+    const indexProblem =
+      index === ''
+        ? 'PACKAGE_INDEX_DIR is not set: there is no package index to install from (PyPI is not used)'
+        : isDir(index)
+          ? null
+          : `PACKAGE_INDEX_DIR ${index} is not a readable directory`
     if (indexProblem !== null) {
       for (const row of candidates) failed.push({ row, error: indexProblem })
     } else {
       await mkdir(root, { recursive: true, mode: 0o755 })
       await chmod(root, 0o755)
-      const pip = (specs: string[], target: string) => runPip(['install', ...PIP_FLAGS, '--find-links', index, '--target', target, '--', ...specs], { cwd: root, timeoutMs: o.timeoutMs ?? PIP_TIMEOUT_MS })
+      const pip = (specs: string[], target: string) =>
+        runPip(['install', ...PIP_FLAGS, '--find-links', index, '--target', target, '--', ...specs], {
+          cwd: root,
+          timeoutMs: o.timeoutMs ?? PIP_TIMEOUT_MS,
+        })
       const installSet = async (set: Row[]): Promise<{ dir: string } | { error: string }> => {
         const specs = set.map((r) => r.spec).sort()
         const target = join(root, setHash(specs, index))
@@ -175,7 +208,11 @@ async function install(root: string, o: { db: Db; config: Config; log: Logger; t
             dir = rest.dir
             installed.push(...good)
           } else {
-            for (const row of good) failed.push({ row, error: `installs alone but not together with the other approved packages: ${rest.error}` })
+            for (const row of good)
+              failed.push({
+                row,
+                error: `installs alone but not together with the other approved packages: ${rest.error}`,
+              })
           }
         }
       }
@@ -185,13 +222,22 @@ async function install(root: string, o: { db: Db; config: Config; log: Logger; t
 
   if (installed.length > 0) {
     await db.query(sql.unsafe`update dependencies set status = 'installed', error = null, installed_at = now(), updated_at = now()
-      where id = any(${sql.array(installed.map((r) => r.id), 'uuid')}) and status in ('approved', 'installed')`)
+      where id = any(${sql.array(
+        installed.map((r) => r.id),
+        'uuid',
+      )}) and status in ('approved', 'installed')`)
   }
   for (const f of failed) {
-    await db.query(sql.unsafe`update dependencies set status = 'failed', error = ${f.error}, updated_at = now() where id = ${f.row.id}::uuid and status in ('approved', 'installed')`)
+    await db.query(
+      sql.unsafe`update dependencies set status = 'failed', error = ${f.error}, updated_at = now() where id = ${f.row.id}::uuid and status in ('approved', 'installed')`,
+    )
   }
   await setCurrent(root, dir)
-  const result = { dir, installed: installed.map((r) => r.name), failed: failed.map((f) => ({ name: f.row.name, error: f.error })) }
+  const result = {
+    dir,
+    installed: installed.map((r) => r.name),
+    failed: failed.map((f) => ({ name: f.row.name, error: f.error })),
+  }
   log.info({ dir, installed: result.installed, failed: result.failed.map((f) => f.name) }, 'packages installed')
   return result
 }
@@ -202,11 +248,14 @@ const PIP_FLAGS = [
   '--disable-pip-version-check',
   '--no-cache-dir',
   '--no-color',
-  '--progress-bar', 'off',
-  '--root-user-action', 'ignore',
+  '--progress-bar',
+  'off',
+  '--root-user-action',
+  'ignore',
   '--no-warn-script-location',
   '--no-index',
-  '--only-binary', ':all:',
+  '--only-binary',
+  ':all:',
 ]
 
 function runPip(args: string[], o: { cwd: string; timeoutMs: number }): Promise<{ ok: boolean; output: string }> {
@@ -214,11 +263,20 @@ function runPip(args: string[], o: { cwd: string; timeoutMs: number }): Promise<
     execFile(
       PYTHON,
       ['-I', '-m', 'pip', ...args],
-      { cwd: o.cwd, env: { PATH: '/usr/bin:/bin', PIP_CONFIG_FILE: '/dev/null' }, timeout: o.timeoutMs, killSignal: 'SIGKILL', maxBuffer: 8 * 1024 * 1024, shell: false, encoding: 'utf8' },
+      {
+        cwd: o.cwd,
+        env: { PATH: '/usr/bin:/bin', PIP_CONFIG_FILE: '/dev/null' },
+        timeout: o.timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 8 * 1024 * 1024,
+        shell: false,
+        encoding: 'utf8',
+      },
       (err, stdout, stderr) => {
         if (err === null) return done({ ok: true, output: '' })
         const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: unknown }
-        if (e.killed === true) return done({ ok: false, output: `pip timed out after ${String(Math.round(o.timeoutMs / 1000))} s` })
+        if (e.killed === true)
+          return done({ ok: false, output: `pip timed out after ${String(Math.round(o.timeoutMs / 1000))} s` })
         if (e.code === 'ENOENT') return done({ ok: false, output: `${PYTHON} not found` })
         done({ ok: false, output: pipErrorTail(`${stdout}\n${stderr}`) })
       },
@@ -228,7 +286,10 @@ function runPip(args: string[], o: { cwd: string; timeoutMs: number }): Promise<
 
 /** The `ERROR:` lines of pip's output when there are any, else its last lines; at most 2000 characters. */
 export function pipErrorTail(output: string): string {
-  const lines = output.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '')
+  const lines = output
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l !== '')
   const errors = lines.filter((l) => l.startsWith('ERROR:'))
   const text = (errors.length > 0 ? errors : lines.slice(-15)).join('\n')
   return text.length > 2000 ? `…${text.slice(-2000)}` : text || 'pip failed without output'
@@ -238,10 +299,13 @@ function setHash(specs: string[], index: string): string {
   // the index listing is part of the key: a new wheel for an unpinned spec makes a new set
   let listing: string[] = []
   try {
-    listing = readdirSync(index).filter((f) => f.endsWith('.whl')).sort().map((f) => {
-      const s = statSync(join(index, f))
-      return `${f}:${String(s.size)}:${String(s.mtimeMs)}`
-    })
+    listing = readdirSync(index)
+      .filter((f) => f.endsWith('.whl'))
+      .sort()
+      .map((f) => {
+        const s = statSync(join(index, f))
+        return `${f}:${String(s.size)}:${String(s.mtimeMs)}`
+      })
   } catch {
     listing = []
   }
@@ -287,7 +351,10 @@ function warnIfUnreachable(dir: string, log: Logger): void {
     try {
       const s = statSync(d)
       if ((s.mode & 0o001) === 0) {
-        log.warn({ dir, blocked_at: d }, 'packages directory is not reachable by sandbox uids (a parent lacks o+x); set PACKAGES_DIR to a world-traversable path')
+        log.warn(
+          { dir, blocked_at: d },
+          'packages directory is not reachable by sandbox uids (a parent lacks o+x); set PACKAGES_DIR to a world-traversable path',
+        )
         return
       }
     } catch {

@@ -33,7 +33,13 @@ export function discoveryHandlers(d: { resources: ResourceService }): BoundRoute
   /** undefined = no filter; [] = nothing exposed. */
   async function exposedNamespaces(app: string | undefined, type: DiscoveryType): Promise<string[] | undefined> {
     if (app === undefined || app === '') return undefined
-    if (!APP_RE.test(app)) throw new AppError(422, 'discovery.bad_app', `application ${JSON.stringify(app.slice(0, 130))} is not <namespace>/<name>`, { issues: [{ path: 'app', message: 'must be <namespace>/<name>' }] })
+    if (!APP_RE.test(app))
+      throw new AppError(
+        422,
+        'discovery.bad_app',
+        `application ${JSON.stringify(app.slice(0, 130))} is not <namespace>/<name>`,
+        { issues: [{ path: 'app', message: 'must be <namespace>/<name>' }] },
+      )
     const [manifest] = await resources.loadMany(manifestKind, [app])
     if (manifest === undefined || manifest.is_active !== true) return []
     const listed = manifest.exposed_namespaces[type] ?? []
@@ -45,12 +51,19 @@ export function discoveryHandlers(d: { resources: ResourceService }): BoundRoute
     if (kind === undefined) return []
     const namespaces = await exposedNamespaces(app, type)
     if (namespaces !== undefined && namespaces.length === 0) return []
-    const { items } = await resources.list(p, kind, { ...(namespaces === undefined ? {} : { namespaces }), limit: DISCOVERY_LIMIT })
+    const { items } = await resources.list(p, kind, {
+      ...(namespaces === undefined ? {} : { namespaces }),
+      limit: DISCOVERY_LIMIT,
+    })
     return items.filter((r) => r.is_active === true)
   }
 
   return [
-    bind(R.list, async ({ principal, params, query, request }) => ({ body: await discover(principal, params.type, query.app ?? request.headers?.['x-application']) })),
-    bind(R.listV1, async ({ principal, params, query, request }) => ({ body: await discover(principal, params.type, query.app ?? request.headers?.['x-application']) })),
+    bind(R.list, async ({ principal, params, query, request }) => ({
+      body: await discover(principal, params.type, query.app ?? request.headers?.['x-application']),
+    })),
+    bind(R.listV1, async ({ principal, params, query, request }) => ({
+      body: await discover(principal, params.type, query.app ?? request.headers?.['x-application']),
+    })),
   ]
 }

@@ -3,4 +3,8 @@ import { discoveryHandlers } from './handlers.ts'
 import { discoveryRoutes } from './routes.ts'
 
 /* GET /discovery/{type}: what the caller can see, optionally narrowed to an application (SPEC.md §4.9). */
-export const discoveryFeature = defineFeature({ name: 'discovery', routes: discoveryRoutes, service: (ctx) => ({ routes: discoveryHandlers({ resources: ctx.resources }) }) })
+export const discoveryFeature = defineFeature({
+  name: 'discovery',
+  routes: discoveryRoutes,
+  service: (ctx) => ({ routes: discoveryHandlers({ resources: ctx.resources }) }),
+})

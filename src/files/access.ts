@@ -20,19 +20,42 @@ import type { FileRowT } from './store.ts'
  * Anything the caller may not see answers 404, like a missing one.
  */
 export const FILE_PERMISSIONS = {
-  readPrivate: registerPermission('platform.collections/{namespace}/{name}.read_private:all', 'Collection: see and manage private files of other users'),
-  uploadOwn: registerPermission('platform.collections/{namespace}/{name}.upload:own', 'Collection: upload files (own collections)'),
-  uploadAll: registerPermission('platform.collections/{namespace}/{name}.upload:all', 'Collection: upload files (any collection)'),
-  downloadOwn: registerPermission('platform.collections/{namespace}/{name}.download:own', 'Collection: download files (own collections)'),
-  downloadAll: registerPermission('platform.collections/{namespace}/{name}.download:all', 'Collection: download files (any collection)'),
+  readPrivate: registerPermission(
+    'platform.collections/{namespace}/{name}.read_private:all',
+    'Collection: see and manage private files of other users',
+  ),
+  uploadOwn: registerPermission(
+    'platform.collections/{namespace}/{name}.upload:own',
+    'Collection: upload files (own collections)',
+  ),
+  uploadAll: registerPermission(
+    'platform.collections/{namespace}/{name}.upload:all',
+    'Collection: upload files (any collection)',
+  ),
+  downloadOwn: registerPermission(
+    'platform.collections/{namespace}/{name}.download:own',
+    'Collection: download files (own collections)',
+  ),
+  downloadAll: registerPermission(
+    'platform.collections/{namespace}/{name}.download:all',
+    'Collection: download files (any collection)',
+  ),
 }
 
-export type CollectionRecord = ResourceRecord<Static<typeof CollectionSpec>> & { namespace: string; owner_id: string | null }
+export type CollectionRecord = ResourceRecord<Static<typeof CollectionSpec>> & {
+  namespace: string
+  owner_id: string | null
+}
 
 const meta = (c: CollectionRecord) => ({ namespace: c.namespace, name: c.name, ownerId: c.owner_id ?? null })
 
 /** The collection when the caller may read it (404 otherwise, or when it is inactive). */
-export async function readableCollection(resources: ResourceService, p: Principal, namespace: string, name: string): Promise<CollectionRecord> {
+export async function readableCollection(
+  resources: ResourceService,
+  p: Principal,
+  namespace: string,
+  name: string,
+): Promise<CollectionRecord> {
   const c = (await resources.get(p, collectionKind, { namespace, name }).catch((err: unknown) => {
     if (err instanceof AppError && err.status === 404) return null
     throw err
@@ -42,9 +65,15 @@ export async function readableCollection(resources: ResourceService, p: Principa
 }
 
 /** The collection when the caller may change or delete its files (`update`; 404 when it may not even read it, 403 when read-only). */
-export async function writableCollection(resources: ResourceService, p: Principal, namespace: string, name: string): Promise<CollectionRecord> {
+export async function writableCollection(
+  resources: ResourceService,
+  p: Principal,
+  namespace: string,
+  name: string,
+): Promise<CollectionRecord> {
   const c = await readableCollection(resources, p, namespace, name)
-  if (!canOnResource(p, collectionKind, 'update', meta(c))) throw forbidden(`not allowed to write files in collection ${namespace}/${name}`)
+  if (!canOnResource(p, collectionKind, 'update', meta(c)))
+    throw forbidden(`not allowed to write files in collection ${namespace}/${name}`)
   return c
 }
 
@@ -53,12 +82,21 @@ export async function writableCollection(resources: ResourceService, p: Principa
  * read the collection nor do that (nothing leaks), 403 when it sees the collection but lacks the
  * verb. The verb alone is enough: a role may let files in or out without the rest of `read`.
  */
-export async function collectionFor(resources: ResourceService, p: Principal, namespace: string, name: string, action: 'upload' | 'download'): Promise<CollectionRecord> {
+export async function collectionFor(
+  resources: ResourceService,
+  p: Principal,
+  namespace: string,
+  name: string,
+  action: 'upload' | 'download',
+): Promise<CollectionRecord> {
   // the platform's own read (no `read` check): the verbs below are the check
-  const [c] = name.includes('/') ? [] : ((await resources.loadMany(collectionKind, [`${namespace}/${name}`])) as CollectionRecord[])
+  const [c] = name.includes('/')
+    ? []
+    : ((await resources.loadMany(collectionKind, [`${namespace}/${name}`])) as CollectionRecord[])
   const m = c === undefined ? null : meta(c)
   const may = m !== null && canOnResource(p, collectionKind, action, m)
-  if (c === undefined || m === null || c.is_active === false || (!may && !canOnResource(p, collectionKind, 'read', m))) throw notFound(`collection ${namespace}/${name} not found`)
+  if (c === undefined || m === null || c.is_active === false || (!may && !canOnResource(p, collectionKind, 'read', m)))
+    throw notFound(`collection ${namespace}/${name} not found`)
   if (!may) throw forbidden(`not allowed to ${action} files in collection ${namespace}/${name}`)
   return c
 }
@@ -73,4 +111,5 @@ export function canChangeFile(p: Principal, c: CollectionRecord, f: FileRowT): b
   return f.owner_id === p.userId || can(p, resourcePermission(collectionKind, 'update', meta(c), 'all'))
 }
 
-export const fileNotFound = (c: CollectionRecord, name: string) => notFound(`file ${name} not found in ${c.namespace}/${c.name}`, 'file.not_found')
+export const fileNotFound = (c: CollectionRecord, name: string) =>
+  notFound(`file ${name} not found in ${c.namespace}/${c.name}`, 'file.not_found')

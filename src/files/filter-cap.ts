@@ -15,10 +15,20 @@ const MIB = 1024 * 1024
 export function filterCapCheck(config: Pick<Config, 'FILES_CONTENT_FILTER_MAX_BYTES'>): SpecCheck {
   const cap = config.FILES_CONTENT_FILTER_MAX_BYTES
   return (kind, spec): FieldIssue[] => {
-    if (kind.kind !== 'collection' || spec['content_filter_function'] === null || spec['content_filter_function'] === undefined) return []
+    if (
+      kind.kind !== 'collection' ||
+      spec['content_filter_function'] === null ||
+      spec['content_filter_function'] === undefined
+    )
+      return []
     const mb = spec['max_file_size_mb']
     if (typeof mb !== 'number' || mb * MIB <= cap) return []
     const most = Math.floor((cap / MIB) * 1000) / 1000
-    return [{ path: 'max_file_size_mb', message: `a collection with a content_filter_function takes files up to FILES_CONTENT_FILTER_MAX_BYTES (${String(cap)} bytes): the filter is given the whole file in one message; set max_file_size_mb to at most ${String(most)}` }]
+    return [
+      {
+        path: 'max_file_size_mb',
+        message: `a collection with a content_filter_function takes files up to FILES_CONTENT_FILTER_MAX_BYTES (${String(cap)} bytes): the filter is given the whole file in one message; set max_file_size_mb to at most ${String(most)}`,
+      },
+    ]
   }
 }

@@ -27,13 +27,27 @@ export interface FilesDeps {
  * it belongs to the collection's owner (who attached it to the collection) — never a function of
  * a third party that the uploader could not run. A filter that cannot run refuses the upload.
  */
-export async function runCollectionFunction(d: FilesDeps, p: Principal, c: CollectionRecord, ref: string, input: unknown, mode: 'sync' | 'async'): Promise<InvokeOutcome | undefined> {
+export async function runCollectionFunction(
+  d: FilesDeps,
+  p: Principal,
+  c: CollectionRecord,
+  ref: string,
+  input: unknown,
+  mode: 'sync' | 'async',
+): Promise<InvokeOutcome | undefined> {
   const [fn] = await d.resources.loadMany(functionKind, [ref])
-  const unavailable = () => new AppError(502, 'file.filter_failed', `the collection's function ${ref} is missing, inactive or not allowed for this upload`)
+  const unavailable = () =>
+    new AppError(
+      502,
+      'file.filter_failed',
+      `the collection's function ${ref} is missing, inactive or not allowed for this upload`,
+    )
   if (fn === undefined || fn.is_active === false) throw unavailable()
   const [namespace, name] = ref.split('/') as [string, string]
   const owner = (fn.owner_id as string | null | undefined) ?? null
-  const allowed = canOnResource(p, functionKind, 'execute', { namespace, name, ownerId: owner }) || (owner !== null && owner === c.owner_id)
+  const allowed =
+    canOnResource(p, functionKind, 'execute', { namespace, name, ownerId: owner }) ||
+    (owner !== null && owner === c.owner_id)
   if (!allowed) throw unavailable()
   const triggerId = `collection:${c.namespace}/${c.name}`
   if (mode === 'async') {

@@ -2,13 +2,32 @@ import { bind, type BoundRoute } from '../api/bind.ts'
 import type { Principal } from '../auth/principal.ts'
 import { collectionKind } from '../kinds/collection/kind.ts'
 import { forbidden, notFound } from '../kernel/errors.ts'
-import { canChangeFile, canSeeFile, collectionFor, fileNotFound, readableCollection, writableCollection, type CollectionRecord } from './access.ts'
+import {
+  canChangeFile,
+  canSeeFile,
+  collectionFor,
+  fileNotFound,
+  readableCollection,
+  writableCollection,
+  type CollectionRecord,
+} from './access.ts'
 import type { FilesDeps } from './functions.ts'
 import { toFileRecord } from './records.ts'
 import { FILE_ROUTES as R } from './routes.ts'
 import { searchCollection } from './search.ts'
 import { signFileVersion, verifyFileToken } from './signed-url.ts'
-import { deleteFile, fileById, fileByName, filesOf, updateFile, versionById, versionOf, versionsOf, type FileRowT, type VersionRowT } from './store.ts'
+import {
+  deleteFile,
+  fileById,
+  fileByName,
+  filesOf,
+  updateFile,
+  versionById,
+  versionOf,
+  versionsOf,
+  type FileRowT,
+  type VersionRowT,
+} from './store.ts'
 import { abandonUpload, commitUpload, jsonUpload, prepareUpload } from './upload.ts'
 import { validateAgainst } from '../functions/json-schema.ts'
 import { invalid } from '../kernel/errors.ts'
@@ -22,12 +41,26 @@ import type { Config } from '../kernel/config.ts'
  */
 
 /** Where links the platform hands out point (PUBLIC_BASE_URL, else https://DOMAIN, else relative). */
-export const publicBase = (config: Config): string => (config.PUBLIC_BASE_URL !== '' ? config.PUBLIC_BASE_URL.replace(/\/+$/, '') : config.DOMAIN !== '' ? `https://${config.DOMAIN}` : '')
+export const publicBase = (config: Config): string =>
+  config.PUBLIC_BASE_URL !== ''
+    ? config.PUBLIC_BASE_URL.replace(/\/+$/, '')
+    : config.DOMAIN !== ''
+      ? `https://${config.DOMAIN}`
+      : ''
 
 export const signedPath = (token: string): string => `/files/_signed/${token}`
 
 const blobReply = (f: FileRowT, v: VersionRowT) => ({
-  body: { blob: { object: v.object_name, size: v.size_bytes, content_type: v.content_type, filename: f.name, sha256: v.hash_sha256, version: v.version } },
+  body: {
+    blob: {
+      object: v.object_name,
+      size: v.size_bytes,
+      content_type: v.content_type,
+      filename: f.name,
+      sha256: v.hash_sha256,
+      version: v.version,
+    },
+  },
 })
 
 export function fileHandlers(d: FilesDeps): BoundRoute[] {
@@ -39,7 +72,8 @@ export function fileHandlers(d: FilesDeps): BoundRoute[] {
   }
   const version = async (c: CollectionRecord, f: FileRowT, n: number | undefined): Promise<VersionRowT> => {
     const v = await versionOf(d.db, f.id, n ?? f.current_version)
-    if (v === null) throw notFound(`version ${String(n)} of ${f.name} not found in ${c.namespace}/${c.name}`, 'file.not_found')
+    if (v === null)
+      throw notFound(`version ${String(n)} of ${f.name} not found in ${c.namespace}/${c.name}`, 'file.not_found')
     return v
   }
 
@@ -61,7 +95,10 @@ export function fileHandlers(d: FilesDeps): BoundRoute[] {
       const files = (await filesOf(d.db, c.id, query.prefix)).filter((f) => canSeeFile(p, c, f))
       const offset = query.offset ?? 0
       const page = files.slice(offset, offset + (query.limit ?? 100))
-      const versions = await versionsOf(d.db, page.map((f) => f.id))
+      const versions = await versionsOf(
+        d.db,
+        page.map((f) => f.id),
+      )
       return { body: page.map((f) => toFileRecord(c, f, versions)), headers: { 'x-total-count': String(files.length) } }
     }),
 
@@ -83,9 +120,17 @@ export function fileHandlers(d: FilesDeps): BoundRoute[] {
       if (!canChangeFile(p, c, f)) throw forbidden(`not allowed to change ${f.name}`)
       if (body.file_metadata !== undefined) {
         const issues = validateAgainst(c.metadata_schema, body.file_metadata, '/file_metadata')
-        if (issues.length > 0) throw invalid("file_metadata does not match the collection's metadata_schema", issues, 'file.invalid_metadata')
+        if (issues.length > 0)
+          throw invalid(
+            "file_metadata does not match the collection's metadata_schema",
+            issues,
+            'file.invalid_metadata',
+          )
       }
-      const updated = await updateFile(d.db, f.id, { ...(body.file_metadata === undefined ? {} : { metadata: body.file_metadata }), ...(body.visibility === undefined ? {} : { visibility: body.visibility }) })
+      const updated = await updateFile(d.db, f.id, {
+        ...(body.file_metadata === undefined ? {} : { metadata: body.file_metadata }),
+        ...(body.visibility === undefined ? {} : { visibility: body.visibility }),
+      })
       return { body: toFileRecord(c, updated, await versionsOf(d.db, [f.id])) }
     }),
 
@@ -102,7 +147,10 @@ export function fileHandlers(d: FilesDeps): BoundRoute[] {
       const c = await collectionFor(d.resources, p, params.namespace, params.collection, 'download')
       const f = await visibleFile(p, c, params.filename)
       const v = await version(c, f, body.version)
-      const seconds = Math.min(body.expires_in ?? d.config.FILES_SIGNED_URL_SECONDS, d.config.FILES_SIGNED_URL_MAX_SECONDS)
+      const seconds = Math.min(
+        body.expires_in ?? d.config.FILES_SIGNED_URL_SECONDS,
+        d.config.FILES_SIGNED_URL_MAX_SECONDS,
+      )
       const token = await signFileVersion(d.config.SECRET_KEY, v.id, seconds)
       return { body: { url: `${publicBase(d.config)}${signedPath(token)}`, expires_in: seconds, version: v.version } }
     }),

@@ -31,15 +31,26 @@ const LOCAL_NAMES = /(^|\.)(localhost|local|internal|localdomain)$/
 export function parseCollectionIcon(path: string): { namespace: string; collection: string; filename: string } | null {
   const [namespace, collection, ...rest] = path.split('/')
   const filename = rest.join('/')
-  if (namespace === undefined || collection === undefined || !NAME.test(namespace) || !NAME.test(collection) || !FILE.test(filename)) return null
+  if (
+    namespace === undefined ||
+    collection === undefined ||
+    !NAME.test(namespace) ||
+    !NAME.test(collection) ||
+    !FILE.test(filename)
+  )
+    return null
   return { namespace, collection, filename }
 }
 
 export async function iconIssues(path: string, icon: string | null | undefined): Promise<FieldIssue[]> {
   if (icon === null || icon === undefined) return []
   const bad = (message: string): FieldIssue[] => [{ path, message }]
-  if (icon.startsWith('collection:')) return parseCollectionIcon(icon.slice('collection:'.length)) === null ? bad('collection icons are collection:<namespace>/<collection>/<filename>') : []
-  if (!icon.startsWith('url:')) return bad('an icon is url:<https URL> or collection:<namespace>/<collection>/<filename>')
+  if (icon.startsWith('collection:'))
+    return parseCollectionIcon(icon.slice('collection:'.length)) === null
+      ? bad('collection icons are collection:<namespace>/<collection>/<filename>')
+      : []
+  if (!icon.startsWith('url:'))
+    return bad('an icon is url:<https URL> or collection:<namespace>/<collection>/<filename>')
   let url: URL
   try {
     url = new URL(icon.slice(4))

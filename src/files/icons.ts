@@ -12,7 +12,11 @@ import { fileByName, versionOf, type FileRowT } from './store.ts'
 /** Icons on read (SPEC.md §2.16): see icon-check.ts for the rules on save and what `icon_url` holds. */
 export function iconResolver(d: { db: Db; config: Config; resources: ResourceService; base: string }) {
   /** The collection as the resource's owner sees it; null when the owner cannot read it (or is gone). */
-  async function ownersCollection(ownerId: string, namespace: string, name: string): Promise<{ owner: Principal; c: CollectionRecord } | null> {
+  async function ownersCollection(
+    ownerId: string,
+    namespace: string,
+    name: string,
+  ): Promise<{ owner: Principal; c: CollectionRecord } | null> {
     try {
       const owner = await loadPrincipal(d.db, { sub: ownerId, via: 'jwt' })
       return { owner, c: await readableCollection(d.resources, owner, namespace, name) }
@@ -28,7 +32,8 @@ export function iconResolver(d: { db: Db; config: Config; resources: ResourceSer
    * so without this check B could name A's file in B's agent and read it through icon_url.
    * (An administrator's read_private:all does not count: nobody exposes another user's private file.)
    */
-  const mayExpose = (owner: Principal, c: CollectionRecord, f: FileRowT) => (f.visibility === 'shared' ? canSeeFile(owner, c, f) : f.owner_id === owner.userId)
+  const mayExpose = (owner: Principal, c: CollectionRecord, f: FileRowT) =>
+    f.visibility === 'shared' ? canSeeFile(owner, c, f) : f.owner_id === owner.userId
 
   /** `icon_url` for one record's `icon`: the URL itself, a signed URL of the owner's file, or null. */
   const iconUrl = async (r: ResourceRecord, icon: string): Promise<string | null> => {
@@ -43,7 +48,9 @@ export function iconResolver(d: { db: Db; config: Config; resources: ResourceSer
     const v = await versionOf(d.db, f.id, f.current_version)
     // Shared and private files alike get a signed URL: `/files/…` needs a bearer token, which an
     // <img> cannot send, and no file visibility of SPEC §2.9 is readable without one.
-    return v === null ? null : `${d.base}/files/_signed/${await signFileVersion(d.config.SECRET_KEY, v.id, d.config.FILES_ICON_URL_SECONDS)}`
+    return v === null
+      ? null
+      : `${d.base}/files/_signed/${await signFileVersion(d.config.SECRET_KEY, v.id, d.config.FILES_ICON_URL_SECONDS)}`
   }
 
   return async (_p: Principal, _kind: AnyKind, records: readonly ResourceRecord[]) => {

@@ -22,9 +22,18 @@ export const filesFeature = defineFeature({
   service: (ctx) => {
     const blobs = () => openBlobStore(ctx.nc, ctx.names)
     const log = ctx.log.child({ mod: 'files' })
-    const invoke = { nc: ctx.nc, names: ctx.names, config: ctx.config, enqueue: ctx.jobs.enqueue, store: ctx.jobs.store, results: ctx.jobs.results }
+    const invoke = {
+      nc: ctx.nc,
+      names: ctx.names,
+      config: ctx.config,
+      enqueue: ctx.jobs.enqueue,
+      store: ctx.jobs.store,
+      results: ctx.jobs.results,
+    }
     const sweeper = startBlobSweeper({ db: ctx.db, blobs, log, everyMs: ctx.config.FILES_SWEEP_SECONDS * 1000 })
-    const unregister = registerRecordDecorator(iconResolver({ db: ctx.db, config: ctx.config, resources: ctx.resources, base: publicBase(ctx.config) }))
+    const unregister = registerRecordDecorator(
+      iconResolver({ db: ctx.db, config: ctx.config, resources: ctx.resources, base: publicBase(ctx.config) }),
+    )
     const unregisterCap = registerSpecCheck(filterCapCheck(ctx.config))
     return {
       routes: fileHandlers({ db: ctx.db, config: ctx.config, resources: ctx.resources, blobs, invoke, log }),

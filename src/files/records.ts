@@ -4,7 +4,11 @@ import type { CollectionRecord } from './access.ts'
 import type { FileRowT, VersionRowT } from './store.ts'
 
 /** A file row and its versions (newest first) as the API answers them (WIRE.md "Files"). */
-export function toFileRecord(c: CollectionRecord, f: FileRowT, versions: readonly VersionRowT[]): Static<typeof FileRecord> {
+export function toFileRecord(
+  c: CollectionRecord,
+  f: FileRowT,
+  versions: readonly VersionRowT[],
+): Static<typeof FileRecord> {
   const own = versions.filter((v) => v.file_id === f.id)
   const current = own.find((v) => v.version === f.current_version)
   return {
@@ -20,6 +24,13 @@ export function toFileRecord(c: CollectionRecord, f: FileRowT, versions: readonl
     owner_id: f.owner_id,
     created_at: f.created_at,
     updated_at: f.updated_at,
-    versions: own.map((v) => ({ version: v.version, size_bytes: v.size_bytes, hash_sha256: v.hash_sha256, content_type: v.content_type, uploaded_by: v.uploaded_by, created_at: v.created_at })),
+    versions: own.map((v) => ({
+      version: v.version,
+      size_bytes: v.size_bytes,
+      hash_sha256: v.hash_sha256,
+      content_type: v.content_type,
+      uploaded_by: v.uploaded_by,
+      created_at: v.created_at,
+    })),
   }
 }

@@ -16,9 +16,20 @@ import { filesOf, searchFiles } from './store.ts'
 const MAX_MATCHES = 20
 const MAX_LINE = 300
 
-export async function searchCollection(db: Db, p: Principal, c: CollectionRecord, q: { query?: string; metadata_filter?: Record<string, unknown>; limit?: number }): Promise<Static<typeof FileSearchHit>[]> {
+export async function searchCollection(
+  db: Db,
+  p: Principal,
+  c: CollectionRecord,
+  q: { query?: string; metadata_filter?: Record<string, unknown>; limit?: number },
+): Promise<Static<typeof FileSearchHit>[]> {
   const visible = (await filesOf(db, c.id)).filter((f) => canSeeFile(p, c, f))
-  const hits = await searchFiles(db, visible.map((f) => f.id), q.query, q.metadata_filter, q.limit ?? 20)
+  const hits = await searchFiles(
+    db,
+    visible.map((f) => f.id),
+    q.query,
+    q.metadata_filter,
+    q.limit ?? 20,
+  )
   const needle = (q.query ?? '').toLowerCase()
   return hits.map((h) => {
     const matches: { line: number; text: string }[] = []
@@ -26,7 +37,8 @@ export async function searchCollection(db: Db, p: Principal, c: CollectionRecord
       const lines = h.text_content.split('\n')
       for (let i = 0; i < lines.length && matches.length < MAX_MATCHES; i++) {
         const line = lines[i] as string
-        if (line.toLowerCase().includes(needle)) matches.push({ line: i + 1, text: line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line })
+        if (line.toLowerCase().includes(needle))
+          matches.push({ line: i + 1, text: line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line })
       }
     }
     return { filename: h.name, version: h.version, matches }

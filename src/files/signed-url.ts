@@ -26,7 +26,12 @@ export async function signFileVersion(secret: string, versionId: string, seconds
 /** The version id a token names; null when it is forged, expired or malformed. */
 export async function verifyFileToken(secret: string, token: string): Promise<string | null> {
   try {
-    const { payload } = await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'], issuer: ISSUER, requiredClaims: ['exp', 'sub'], clockTolerance: 0 })
+    const { payload } = await jwtVerify(token, keyOf(secret), {
+      algorithms: ['HS256'],
+      issuer: ISSUER,
+      requiredClaims: ['exp', 'sub'],
+      clockTolerance: 0,
+    })
     return typeof payload.sub === 'string' ? payload.sub : null
   } catch {
     return null

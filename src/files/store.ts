@@ -54,29 +54,58 @@ const VERSION_COLUMNS = sql.unsafe`id, file_id, version, object_name, size_bytes
 export const nfc = (name: string): string => name.normalize('NFC')
 
 export const fileByName = (db: Pick<Db, 'maybeOne'>, collectionId: string, name: string) =>
-  maybeRow(db, FileRow, sql.unsafe`select ${FILE_COLUMNS} from files where collection_id = ${collectionId}::uuid and name = ${nfc(name)}`)
+  maybeRow(
+    db,
+    FileRow,
+    sql.unsafe`select ${FILE_COLUMNS} from files where collection_id = ${collectionId}::uuid and name = ${nfc(name)}`,
+  )
 
 export const filesOf = (db: Db, collectionId: string, prefix?: string) =>
-  anyRows(db, FileRow, sql.unsafe`select ${FILE_COLUMNS} from files where collection_id = ${collectionId}::uuid ${prefix === undefined ? sql.unsafe`` : sql.unsafe`and starts_with(name, ${nfc(prefix)})`} order by name`)
+  anyRows(
+    db,
+    FileRow,
+    sql.unsafe`select ${FILE_COLUMNS} from files where collection_id = ${collectionId}::uuid ${prefix === undefined ? sql.unsafe`` : sql.unsafe`and starts_with(name, ${nfc(prefix)})`} order by name`,
+  )
 
 export const versionsOf = (db: Db, fileIds: readonly string[]) =>
-  fileIds.length === 0 ? Promise.resolve([]) : anyRows(db, VersionRow, sql.unsafe`select ${VERSION_COLUMNS} from file_versions where file_id = any(${sql.array([...fileIds], 'uuid')}) order by version desc`)
+  fileIds.length === 0
+    ? Promise.resolve([])
+    : anyRows(
+        db,
+        VersionRow,
+        sql.unsafe`select ${VERSION_COLUMNS} from file_versions where file_id = any(${sql.array([...fileIds], 'uuid')}) order by version desc`,
+      )
 
 export const versionOf = (db: Db, fileId: string, version: number) =>
-  maybeRow(db, VersionRow, sql.unsafe`select ${VERSION_COLUMNS} from file_versions where file_id = ${fileId}::uuid and version = ${version}`)
+  maybeRow(
+    db,
+    VersionRow,
+    sql.unsafe`select ${VERSION_COLUMNS} from file_versions where file_id = ${fileId}::uuid and version = ${version}`,
+  )
 
 export const versionById = (db: Db, id: string) =>
-  /^[0-9a-f-]{36}$/i.test(id) ? maybeRow(db, VersionRow, sql.unsafe`select ${VERSION_COLUMNS} from file_versions where id = ${id}::uuid`) : Promise.resolve(null)
+  /^[0-9a-f-]{36}$/i.test(id)
+    ? maybeRow(db, VersionRow, sql.unsafe`select ${VERSION_COLUMNS} from file_versions where id = ${id}::uuid`)
+    : Promise.resolve(null)
 
-export const fileById = (db: Db, id: string) => maybeRow(db, FileRow, sql.unsafe`select ${FILE_COLUMNS} from files where id = ${id}::uuid`)
+export const fileById = (db: Db, id: string) =>
+  maybeRow(db, FileRow, sql.unsafe`select ${FILE_COLUMNS} from files where id = ${id}::uuid`)
 
 const Total = rowType(T.Object({ total: T.Number() }, { title: 'collection total' }))
 export const collectionBytes = async (db: Pick<Db, 'one'>, collectionId: string): Promise<number> =>
-  (await oneRow(db, Total, sql.unsafe`select coalesce(sum(size_bytes), 0)::int8 as total from file_versions where collection_id = ${collectionId}::uuid`)).total
+  (
+    await oneRow(
+      db,
+      Total,
+      sql.unsafe`select coalesce(sum(size_bytes), 0)::int8 as total from file_versions where collection_id = ${collectionId}::uuid`,
+    )
+  ).total
 
 /** Reserves an object name: the sweeper deletes the object after `seconds` unless the commit removes the row. */
 export async function reserveObject(db: Db, object: string, seconds: number): Promise<void> {
-  await db.query(sql.unsafe`insert into file_blob_garbage (object_name, not_before) values (${object}, now() + make_interval(secs => ${seconds}))`)
+  await db.query(
+    sql.unsafe`insert into file_blob_garbage (object_name, not_before) values (${object}, now() + make_interval(secs => ${seconds}))`,
+  )
 }
 
 /** Brings an open reservation's deadline to now; false when there is none (the object was recorded, or is unknown). */
@@ -87,7 +116,9 @@ export async function releaseReservation(db: Db, object: string): Promise<boolea
 
 /** The object is to be deleted now (a refused upload). */
 export async function discardObject(db: Db, object: string): Promise<void> {
-  await db.query(sql.unsafe`insert into file_blob_garbage (object_name) values (${object}) on conflict (object_name) do update set not_before = now()`)
+  await db.query(
+    sql.unsafe`insert into file_blob_garbage (object_name) values (${object}) on conflict (object_name) do update set not_before = now()`,
+  )
 }
 
 export interface NewVersion {
@@ -106,7 +137,17 @@ export interface NewVersion {
  */
 export async function recordVersion(
   db: Db,
-  a: { collectionId: string; name: string; userId: string; visibility: 'private' | 'shared' | undefined; metadata: Record<string, unknown> | undefined; updateExisting: boolean; maxTotal: number; mayReplace: (f: FileRowT) => boolean; v: NewVersion },
+  a: {
+    collectionId: string
+    name: string
+    userId: string
+    visibility: 'private' | 'shared' | undefined
+    metadata: Record<string, unknown> | undefined
+    updateExisting: boolean
+    maxTotal: number
+    mayReplace: (f: FileRowT) => boolean
+    v: NewVersion
+  },
 ): Promise<{ file: FileRowT } | { refused: 'exists' | 'over_total' | 'not_visible' }> {
   a = { ...a, name: nfc(a.name) }
   return transaction(db, async (tx) => {
@@ -141,7 +182,11 @@ export async function recordVersion(
   })
 }
 
-export async function updateFile(db: Db, id: string, patch: { metadata?: Record<string, unknown>; visibility?: 'private' | 'shared' }): Promise<FileRowT> {
+export async function updateFile(
+  db: Db,
+  id: string,
+  patch: { metadata?: Record<string, unknown>; visibility?: 'private' | 'shared' },
+): Promise<FileRowT> {
   return oneRow(
     db,
     FileRow,
@@ -157,10 +202,21 @@ export async function deleteFile(db: Db, id: string): Promise<void> {
   await db.query(sql.unsafe`delete from files where id = ${id}::uuid`)
 }
 
-const Hit = rowType(T.Object({ id: T.String(), name: T.String(), version: T.Number(), text_content: T.Union([T.String(), T.Null()]) }, { title: 'search hit' }))
+const Hit = rowType(
+  T.Object(
+    { id: T.String(), name: T.String(), version: T.Number(), text_content: T.Union([T.String(), T.Null()]) },
+    { title: 'search hit' },
+  ),
+)
 
 /** Current versions of the given files whose name or text content holds `query` (case-insensitive) and whose metadata contains `filter`. */
-export function searchFiles(db: Db, fileIds: readonly string[], query: string | undefined, filter: Record<string, unknown> | undefined, limit: number) {
+export function searchFiles(
+  db: Db,
+  fileIds: readonly string[],
+  query: string | undefined,
+  filter: Record<string, unknown> | undefined,
+  limit: number,
+) {
   if (fileIds.length === 0) return Promise.resolve([])
   const pattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
   // names are NFC; text content is as uploaded, so it is matched in both forms
@@ -179,7 +235,11 @@ export function searchFiles(db: Db, fileIds: readonly string[], query: string | 
 
 const Garbage = rowType(T.Object({ object_name: T.String() }, { title: 'blob garbage' }))
 export const dueGarbage = (db: Db, limit: number) =>
-  anyRows(db, Garbage, sql.unsafe`select object_name from file_blob_garbage where not_before <= now() order by not_before limit ${limit}`)
+  anyRows(
+    db,
+    Garbage,
+    sql.unsafe`select object_name from file_blob_garbage where not_before <= now() order by not_before limit ${limit}`,
+  )
 export async function forgetGarbage(db: Db, object: string): Promise<void> {
   await db.query(sql.unsafe`delete from file_blob_garbage where object_name = ${object} and not_before <= now()`)
 }

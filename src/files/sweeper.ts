@@ -10,7 +10,10 @@ import { dueGarbage, forgetGarbage } from './store.ts'
  * a NATS failure means "try again next round", never a leaked blob. Every service replica may
  * sweep: deleting an object twice is harmless.
  */
-export function startBlobSweeper(d: { db: Db; blobs: () => Promise<BlobStore>; log: Logger; everyMs: number }): { sweep(): Promise<number>; stop(): Promise<void> } {
+export function startBlobSweeper(d: { db: Db; blobs: () => Promise<BlobStore>; log: Logger; everyMs: number }): {
+  sweep(): Promise<number>
+  stop(): Promise<void>
+} {
   let running: Promise<number> | null = null
   const sweep = (): Promise<number> => {
     running ??= (async () => {

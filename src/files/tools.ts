@@ -4,7 +4,15 @@ import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { AppError } from '../kernel/errors.ts'
 import { collectionKind } from '../kinds/collection/kind.ts'
 import { openBlobStore } from '../platform/blob-store.ts'
-import { canChangeFile, canSeeFile, collectionFor, fileNotFound, readableCollection, writableCollection, type CollectionRecord } from './access.ts'
+import {
+  canChangeFile,
+  canSeeFile,
+  collectionFor,
+  fileNotFound,
+  readableCollection,
+  writableCollection,
+  type CollectionRecord,
+} from './access.ts'
 import type { FilesDeps } from './functions.ts'
 import { searchCollection } from './search.ts'
 import { deleteFile, fileByName, versionOf } from './store.ts'
@@ -22,7 +30,16 @@ import { checkFileName, isTextType, writeBytes } from './upload.ts'
  */
 type Access = 'readonly' | 'readwrite'
 
-const MIME_BY_EXT: Record<string, string> = { md: 'text/markdown', txt: 'text/plain', json: 'application/json', csv: 'text/csv', html: 'text/html', xml: 'application/xml', yaml: 'application/yaml', yml: 'application/yaml' }
+const MIME_BY_EXT: Record<string, string> = {
+  md: 'text/markdown',
+  txt: 'text/plain',
+  json: 'application/json',
+  csv: 'text/csv',
+  html: 'text/html',
+  xml: 'application/xml',
+  yaml: 'application/yaml',
+  yml: 'application/yaml',
+}
 const guessType = (name: string): string => MIME_BY_EXT[name.split('.').pop()?.toLowerCase() ?? ''] ?? 'text/plain'
 
 const str = (v: unknown, what: string): string => {
@@ -31,7 +48,14 @@ const str = (v: unknown, what: string): string => {
 }
 
 function filesDeps(d: ToolDeps): FilesDeps {
-  return { db: d.db, config: d.config, resources: d.resources, blobs: () => openBlobStore(d.invoke.nc, d.invoke.names), invoke: d.invoke, log: createLogger({ level: logLevelOf(d.config), svc: 'files-tools' }) }
+  return {
+    db: d.db,
+    config: d.config,
+    resources: d.resources,
+    blobs: () => openBlobStore(d.invoke.nc, d.invoke.names),
+    invoke: d.invoke,
+    log: createLogger({ level: logLevelOf(d.config), svc: 'files-tools' }),
+  }
 }
 
 function collectionTools(d: ToolDeps) {
@@ -68,32 +92,69 @@ function collectionTools(d: ToolDeps) {
         async run(args, ctx) {
           const col = await readable(ctx.principal)
           const q = typeof args['query'] === 'string' ? args['query'] : undefined
-          const filter = typeof args['metadata_filter'] === 'object' && args['metadata_filter'] !== null && !Array.isArray(args['metadata_filter']) ? (args['metadata_filter'] as Record<string, unknown>) : undefined
+          const filter =
+            typeof args['metadata_filter'] === 'object' &&
+            args['metadata_filter'] !== null &&
+            !Array.isArray(args['metadata_filter'])
+              ? (args['metadata_filter'] as Record<string, unknown>)
+              : undefined
           const limit = typeof args['limit'] === 'number' ? Math.max(1, Math.min(200, Math.floor(args['limit']))) : 20
-          return { results: await searchCollection(d.db, ctx.principal, col, { ...(q === undefined ? {} : { query: q }), ...(filter === undefined ? {} : { metadata_filter: filter }), limit }) }
+          return {
+            results: await searchCollection(d.db, ctx.principal, col, {
+              ...(q === undefined ? {} : { query: q }),
+              ...(filter === undefined ? {} : { metadata_filter: filter }),
+              limit,
+            }),
+          }
         },
       },
       {
         ...base,
         name: toolName('get_file__', c.namespace, c.name),
         description: `Read a file of collection ${ref} (text files; binary files are described, not shown)`,
-        parameters: { type: 'object', properties: { filename: { type: 'string' }, version: { type: 'integer', minimum: 1 } }, required: ['filename'] },
+        parameters: {
+          type: 'object',
+          properties: { filename: { type: 'string' }, version: { type: 'integer', minimum: 1 } },
+          required: ['filename'],
+        },
         async run(args, ctx) {
-          const { file, v } = await readText(ctx.principal, str(args['filename'], 'filename'), typeof args['version'] === 'number' ? args['version'] : undefined)
-          const about = { filename: file.name, version: v.version, content_type: v.content_type, size_bytes: v.size_bytes, file_metadata: file.file_metadata }
+          const { file, v } = await readText(
+            ctx.principal,
+            str(args['filename'], 'filename'),
+            typeof args['version'] === 'number' ? args['version'] : undefined,
+          )
+          const about = {
+            filename: file.name,
+            version: v.version,
+            content_type: v.content_type,
+            size_bytes: v.size_bytes,
+            file_metadata: file.file_metadata,
+          }
           if (!isTextType(v.content_type)) return { ...about, content: null, note: 'binary file: content not shown' }
           const max = d.config.FILES_TOOL_READ_MAX_CHARS
           const bytes = await (await f.blobs()).readAll(v.object_name, max * 4)
           const text = bytes === null ? null : bytes.toString('utf8')
           if (text === null) return { ...about, content: null, note: `larger than ${String(max)} characters: not read` }
-          return text.length > max ? { ...about, content: text.slice(0, max), _truncated: true, returned: max, total: text.length } : { ...about, content: text }
+          return text.length > max
+            ? { ...about, content: text.slice(0, max), _truncated: true, returned: max, total: text.length }
+            : { ...about, content: text }
         },
       },
     ]
     if (access !== 'readwrite') return tools
-    const write = async (p: Principal, name: string, content: string, contentType: string, metadata: Record<string, unknown> | undefined) => {
+    const write = async (
+      p: Principal,
+      name: string,
+      content: string,
+      contentType: string,
+      metadata: Record<string, unknown> | undefined,
+    ) => {
       const col = await collectionFor(d.resources, p, c.namespace, c.name, 'upload')
-      const rec = await writeBytes(f, p, col, checkFileName(name), Buffer.from(content, 'utf8'), contentType, { visibility: undefined, metadata, updateExisting: true })
+      const rec = await writeBytes(f, p, col, checkFileName(name), Buffer.from(content, 'utf8'), contentType, {
+        visibility: undefined,
+        metadata,
+        updateExisting: true,
+      })
       return { filename: rec.name, version: rec.current_version, size_bytes: rec.size_bytes }
     }
     tools.push(
@@ -101,10 +162,19 @@ function collectionTools(d: ToolDeps) {
         ...base,
         name: toolName('write_file__', c.namespace, c.name),
         description: `Create a file in collection ${ref}, or store a new version of it (text content)`,
-        parameters: { type: 'object', properties: { filename: { type: 'string' }, content: { type: 'string' }, file_metadata: { type: 'object' } }, required: ['filename', 'content'] },
+        parameters: {
+          type: 'object',
+          properties: { filename: { type: 'string' }, content: { type: 'string' }, file_metadata: { type: 'object' } },
+          required: ['filename', 'content'],
+        },
         async run(args, ctx) {
           const name = str(args['filename'], 'filename')
-          const meta = typeof args['file_metadata'] === 'object' && args['file_metadata'] !== null && !Array.isArray(args['file_metadata']) ? (args['file_metadata'] as Record<string, unknown>) : undefined
+          const meta =
+            typeof args['file_metadata'] === 'object' &&
+            args['file_metadata'] !== null &&
+            !Array.isArray(args['file_metadata'])
+              ? (args['file_metadata'] as Record<string, unknown>)
+              : undefined
           return write(ctx.principal, name, str(args['content'], 'content'), guessType(name), meta)
         },
       },
@@ -112,7 +182,11 @@ function collectionTools(d: ToolDeps) {
         ...base,
         name: toolName('edit_file__', c.namespace, c.name),
         description: `Replace one exact piece of text in a text file of collection ${ref} (stored as a new version)`,
-        parameters: { type: 'object', properties: { filename: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' } }, required: ['filename', 'old_text', 'new_text'] },
+        parameters: {
+          type: 'object',
+          properties: { filename: { type: 'string' }, old_text: { type: 'string' }, new_text: { type: 'string' } },
+          required: ['filename', 'old_text', 'new_text'],
+        },
         async run(args, ctx) {
           const name = str(args['filename'], 'filename')
           const oldText = str(args['old_text'], 'old_text')
@@ -122,8 +196,15 @@ function collectionTools(d: ToolDeps) {
           if (bytes === null) return { error: `${name} is too large to edit here` }
           const text = bytes.toString('utf8')
           const count = oldText === '' ? 0 : text.split(oldText).length - 1
-          if (count !== 1) return { error: `old_text must occur exactly once in ${name} (found ${String(count)} times)` }
-          return write(ctx.principal, name, text.replace(oldText, () => str(args['new_text'], 'new_text')), v.content_type, file.file_metadata)
+          if (count !== 1)
+            return { error: `old_text must occur exactly once in ${name} (found ${String(count)} times)` }
+          return write(
+            ctx.principal,
+            name,
+            text.replace(oldText, () => str(args['new_text'], 'new_text')),
+            v.content_type,
+            file.file_metadata,
+          )
         },
       },
       {
@@ -152,20 +233,23 @@ export function registerFileTools(): void {
   if (registered) return
   registered = true
   registerToolProvider((d) => {
-  const make = collectionTools(d)
-  return {
-    name: 'collections',
-    async discover(ctx) {
-      const entries = ctx.agent.enabled_collections
-      if (entries.length === 0) return []
-      // the widest access any matching entry gives (a plain string is read-only)
-      const byRef = new Map<string, { namespace: string; name: string; access: Access }>()
-      for (const access of ['readonly', 'readwrite'] as const) {
-        const patterns = entries.filter((e) => (typeof e === 'string' ? access === 'readonly' : e.access === access)).map((e) => (typeof e === 'string' ? e : e.collection))
-        for (const c of await expandAndLoad(d, ctx.principal, ctx.agent, collectionKind, patterns)) byRef.set(`${c.namespace}/${c.name}`, { namespace: c.namespace, name: c.name, access })
-      }
-      return [...byRef.values()].flatMap((c) => make(c, c.access))
-    },
-  }
-})
+    const make = collectionTools(d)
+    return {
+      name: 'collections',
+      async discover(ctx) {
+        const entries = ctx.agent.enabled_collections
+        if (entries.length === 0) return []
+        // the widest access any matching entry gives (a plain string is read-only)
+        const byRef = new Map<string, { namespace: string; name: string; access: Access }>()
+        for (const access of ['readonly', 'readwrite'] as const) {
+          const patterns = entries
+            .filter((e) => (typeof e === 'string' ? access === 'readonly' : e.access === access))
+            .map((e) => (typeof e === 'string' ? e : e.collection))
+          for (const c of await expandAndLoad(d, ctx.principal, ctx.agent, collectionKind, patterns))
+            byRef.set(`${c.namespace}/${c.name}`, { namespace: c.namespace, name: c.name, access })
+        }
+        return [...byRef.values()].flatMap((c) => make(c, c.access))
+      },
+    }
+  })
 }

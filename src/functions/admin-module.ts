@@ -12,6 +12,15 @@ export const sandboxAdminFeature = defineFeature({
       const r = await installApprovedPackages({ db: ctx.db, config: ctx.config, log })
       return { dir: r.dir, failed: r.failed.length }
     }
-    return { routes: sandboxAdminHandlers({ db: ctx.db, nc: ctx.nc, js: ctx.js, names: ctx.names, config: ctx.config, installPackages }) }
+    return {
+      routes: sandboxAdminHandlers({
+        db: ctx.db,
+        nc: ctx.nc,
+        js: ctx.js,
+        names: ctx.names,
+        config: ctx.config,
+        installPackages,
+      }),
+    }
   },
 })

@@ -17,7 +17,19 @@ import type { Db } from '../platform/db.ts'
 import type { Config } from '../kernel/config.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { ContainerParams, ContainerRestarted, ContainersReloaded, ContainersScaleBody, ContainersScaled, ContainersStats, WorkerCount, WorkerList, WorkersReloaded, WorkersScaleBody, WorkersScaled } from '../../schemas/functions-api.ts'
+import {
+  ContainerParams,
+  ContainerRestarted,
+  ContainersReloaded,
+  ContainersScaleBody,
+  ContainersScaled,
+  ContainersStats,
+  WorkerCount,
+  WorkerList,
+  WorkersReloaded,
+  WorkersScaleBody,
+  WorkersScaled,
+} from '../../schemas/functions-api.ts'
 
 /*
  * Container and shared-worker administration (SPEC §4.3). The pools run in the worker processes;
@@ -30,9 +42,18 @@ import { ContainerParams, ContainerRestarted, ContainersReloaded, ContainersScal
  * out (none at all: 504); the change is kept by the actor and it converges to it later.
  */
 const READ = registerPermission('platform.system.read:all', 'System: read containers, workers and health (admin)')
-const UPDATE = registerPermission('platform.system.update:all', 'System: scale, reload and restart containers and workers; flush stuck jobs (admin)')
+const UPDATE = registerPermission(
+  'platform.system.update:all',
+  'System: scale, reload and restart containers and workers; flush stuck jobs (admin)',
+)
 
-const admin = { auth: true as const, target: 'rpc' as const, surface: 'management' as const, tags: ['System'], errors: [403] }
+const admin = {
+  auth: true as const,
+  target: 'rpc' as const,
+  surface: 'management' as const,
+  tags: ['System'],
+  errors: [403],
+}
 
 export const SANDBOX_ADMIN_ROUTES = {
   containersStats: defineRoute({
@@ -44,7 +65,16 @@ export const SANDBOX_ADMIN_ROUTES = {
     summary: 'Sandbox pool: idle, in use, total, max size, summed over every worker process (admin)',
     response: ContainersStats,
   }),
-  containersScale: defineRoute({ ...admin, permission: UPDATE, id: 'containers.scale', method: 'POST', path: '/api/v1/containers/scale', summary: 'Set the pool size; scale-down removes idle sandboxes only (admin)', body: ContainersScaleBody, response: ContainersScaled }),
+  containersScale: defineRoute({
+    ...admin,
+    permission: UPDATE,
+    id: 'containers.scale',
+    method: 'POST',
+    path: '/api/v1/containers/scale',
+    summary: 'Set the pool size; scale-down removes idle sandboxes only (admin)',
+    body: ContainersScaleBody,
+    response: ContainersScaled,
+  }),
   containersReload: defineRoute({
     ...admin,
     permission: UPDATE,
@@ -65,8 +95,24 @@ export const SANDBOX_ADMIN_ROUTES = {
     response: ContainerRestarted,
     errors: [403, 404],
   }),
-  workersList: defineRoute({ ...admin, permission: READ, id: 'workers.list', method: 'GET', path: '/api/v1/workers', summary: 'Shared (trusted) workers (admin)', response: WorkerList }),
-  workersCount: defineRoute({ ...admin, permission: READ, id: 'workers.count', method: 'GET', path: '/api/v1/workers/count', summary: 'Number of shared workers (admin)', response: WorkerCount }),
+  workersList: defineRoute({
+    ...admin,
+    permission: READ,
+    id: 'workers.list',
+    method: 'GET',
+    path: '/api/v1/workers',
+    summary: 'Shared (trusted) workers (admin)',
+    response: WorkerList,
+  }),
+  workersCount: defineRoute({
+    ...admin,
+    permission: READ,
+    id: 'workers.count',
+    method: 'GET',
+    path: '/api/v1/workers/count',
+    summary: 'Number of shared workers (admin)',
+    response: WorkerCount,
+  }),
   workersScale: defineRoute({
     ...admin,
     permission: UPDATE,
@@ -77,7 +123,15 @@ export const SANDBOX_ADMIN_ROUTES = {
     body: WorkersScaleBody,
     response: WorkersScaled,
   }),
-  workersReload: defineRoute({ ...admin, permission: UPDATE, id: 'workers.reload', method: 'POST', path: '/api/v1/workers/reload', summary: 'Restart every shared worker with the approved packages (admin)', response: WorkersReloaded }),
+  workersReload: defineRoute({
+    ...admin,
+    permission: UPDATE,
+    id: 'workers.reload',
+    method: 'POST',
+    path: '/api/v1/workers/reload',
+    summary: 'Restart every shared worker with the approved packages (admin)',
+    response: WorkersReloaded,
+  }),
 }
 
 export function sandboxAdminRoutes(): RouteDef[] {
@@ -95,7 +149,11 @@ export function sandboxAdminHandlers(d: {
 }): BoundRoute[] {
   const R = SANDBOX_ADMIN_ROUTES
   let opened: Promise<{ directory: NodeDirectory; states: KV }> | undefined
-  const kv = () => (opened ??= (async () => ({ directory: await openNodeDirectory(d.nc, d.names), states: await openActorStates(d.nc, d.names) }))())
+  const kv = () =>
+    (opened ??= (async () => ({
+      directory: await openNodeDirectory(d.nc, d.names),
+      states: await openActorStates(d.nc, d.names),
+    }))())
   const live = async (pool?: PoolKey): Promise<LiveNode[]> => (await kv()).directory.live(pool)
   const controlMs = d.config.SANDBOX_CONTROL_TIMEOUT_SECONDS * 1000
   const restartMs = d.config.CONTAINER_RESTART_TIMEOUT_SECONDS * 1000
@@ -135,21 +193,32 @@ export function sandboxAdminHandlers(d: {
       if (!sub.isClosed()) sub.unsubscribe()
     }
     if (got.size === 0 && expected.length > 0) {
-      throw new AppError(504, 'sandbox.not_applied', `no worker process confirmed the ${name} within ${String(waitMs / 1000)} s; the pool actor keeps it and the processes converge to it`)
+      throw new AppError(
+        504,
+        'sandbox.not_applied',
+        `no worker process confirmed the ${name} within ${String(waitMs / 1000)} s; the pool actor keeps it and the processes converge to it`,
+      )
     }
     return [...got.values()]
   }
 
   /** Every admin route checks the permission its route declares, then answers 200 with what `fn` returns. */
-  const on = <T extends RouteDef & { permission: string }>(route: T, fn: (input: Parameters<RouteHandler<T>>[0]) => Promise<unknown>): BoundRoute =>
+  const on = <T extends RouteDef & { permission: string }>(
+    route: T,
+    fn: (input: Parameters<RouteHandler<T>>[0]) => Promise<unknown>,
+  ): BoundRoute =>
     bind(route, async (input) => {
       const p: Principal | null = input.principal
       if (p === null || !can(p, route.permission)) throw forbidden(`requires ${route.permission}`)
       return { status: 200, body: await fn(input) }
     })
   const num = (v: unknown): number => (typeof v === 'number' ? v : 0)
-  const sum = (xs: readonly PoolApplied[], part: 'scale' | 'reload', key: string) => xs.reduce((a, x) => a + num(x[part]?.[key]), 0)
-  const sumInfo = (ns: readonly LiveNode[], key: 'idle' | 'in_use' | 'total' | 'max_size' | 'starting' | 'waiting' | 'executions') => ns.reduce((a, n) => a + n.info[key], 0)
+  const sum = (xs: readonly PoolApplied[], part: 'scale' | 'reload', key: string) =>
+    xs.reduce((a, x) => a + num(x[part]?.[key]), 0)
+  const sumInfo = (
+    ns: readonly LiveNode[],
+    key: 'idle' | 'in_use' | 'total' | 'max_size' | 'starting' | 'waiting' | 'executions',
+  ) => ns.reduce((a, n) => a + n.info[key], 0)
   const errors = (xs: readonly PoolApplied[]) => xs.filter((x) => x.error !== undefined)
 
   return [
@@ -176,19 +245,33 @@ export function sandboxAdminHandlers(d: {
     }),
     on(R.containersScale, async ({ body: { target } }) => {
       const all = await live()
-      if (all.length === 0) throw new AppError(409, 'sandbox.no_workers', 'no function worker with a sandbox pool is running')
+      if (all.length === 0)
+        throw new AppError(409, 'sandbox.no_workers', 'no function worker with a sandbox pool is running')
       const pooled = all.filter((n) => n.info.executor === 'pool')
-      if (pooled.length === 0) throw new AppError(409, 'sandbox.scale_failed', `SANDBOX_EXECUTOR=${all[0]?.info.executor ?? ''} has no pool to scale`)
+      if (pooled.length === 0)
+        throw new AppError(
+          409,
+          'sandbox.scale_failed',
+          `SANDBOX_EXECUTOR=${all[0]?.info.executor ?? ''} has no pool to scale`,
+        )
       const xs = await request('sandbox', 'scale', (request_id) => ({ request_id, target }), pooled, controlMs)
       const bad = errors(xs)
       if (bad.length > 0) throw new AppError(409, 'sandbox.scale_failed', bad[0]?.error ?? 'scale failed')
       const previous = sum(xs, 'scale', 'previous')
       const current = sum(xs, 'scale', 'current')
-      return current >= previous ? { action: 'scale_up', previous, current, added: sum(xs, 'scale', 'added') } : { action: 'scale_down', previous, current, removed: sum(xs, 'scale', 'removed') }
+      return current >= previous
+        ? { action: 'scale_up', previous, current, added: sum(xs, 'scale', 'added') }
+        : { action: 'scale_down', previous, current, removed: sum(xs, 'scale', 'removed') }
     }),
     on(R.containersReload, async () => {
       const pkgs = d.installPackages === undefined ? undefined : await d.installPackages()
-      const xs = await request('sandbox', 'reload', (request_id) => ({ request_id, ...(pkgs === undefined ? {} : { packages_dir: pkgs.dir ?? null }) }), await live(), controlMs)
+      const xs = await request(
+        'sandbox',
+        'reload',
+        (request_id) => ({ request_id, ...(pkgs === undefined ? {} : { packages_dir: pkgs.dir ?? null }) }),
+        await live(),
+        controlMs,
+      )
       const failures = sum(xs, 'reload', 'failed') + errors(xs).length
       const desired = await readDesired((await kv()).states, 'sandbox')
       return {
@@ -204,11 +287,19 @@ export function sandboxAdminHandlers(d: {
       const ns = await live()
       if (ns.length === 0) throw notFound(`no container named ${name}`, 'container.not_found')
       const xs = await request('sandbox', 'restart', (request_id) => ({ request_id, name }), ns, restartMs)
-      if (xs.some((x) => x.restart?.some((r) => r.name === name && r.found) === true)) return { status: 'restarted', container: name }
-      if (xs.length < ns.length) throw new AppError(504, 'sandbox.not_applied', `${String(ns.length - xs.length)} worker process(es) did not answer within ${String(restartMs / 1000)} s and the others have no container named ${name}`)
+      if (xs.some((x) => x.restart?.some((r) => r.name === name && r.found) === true))
+        return { status: 'restarted', container: name }
+      if (xs.length < ns.length)
+        throw new AppError(
+          504,
+          'sandbox.not_applied',
+          `${String(ns.length - xs.length)} worker process(es) did not answer within ${String(restartMs / 1000)} s and the others have no container named ${name}`,
+        )
       throw notFound(`no container named ${name}`, 'container.not_found')
     }),
-    on(R.workersList, async () => (await live()).flatMap((n) => n.info.shared.workers.map((w) => ({ ...w, node: n.node })))),
+    on(R.workersList, async () =>
+      (await live()).flatMap((n) => n.info.shared.workers.map((w) => ({ ...w, node: n.node }))),
+    ),
     on(R.workersCount, async () => ({ count: (await live()).reduce((a, n) => a + n.info.shared.count, 0) })),
     on(R.workersScale, async ({ body: { target_count: target } }) => {
       const ns = await live()
@@ -218,13 +309,26 @@ export function sandboxAdminHandlers(d: {
       if (bad.length > 0) throw new AppError(409, 'sandbox.scale_failed', bad[0]?.error ?? 'scale failed')
       const previous = sum(xs, 'scale', 'previous_count')
       const current = sum(xs, 'scale', 'current_count')
-      return current >= previous ? { action: 'scale_up', previous_count: previous, current_count: current, added: current - previous } : { action: 'scale_down', previous_count: previous, current_count: current, removed: previous - current }
+      return current >= previous
+        ? { action: 'scale_up', previous_count: previous, current_count: current, added: current - previous }
+        : { action: 'scale_down', previous_count: previous, current_count: current, removed: previous - current }
     }),
     on(R.workersReload, async () => {
       const pkgs = d.installPackages === undefined ? undefined : await d.installPackages()
-      const xs = await request('shared', 'reload', (request_id) => ({ request_id, ...(pkgs === undefined ? {} : { packages_dir: pkgs.dir ?? null }) }), await live(), controlMs)
+      const xs = await request(
+        'shared',
+        'reload',
+        (request_id) => ({ request_id, ...(pkgs === undefined ? {} : { packages_dir: pkgs.dir ?? null }) }),
+        await live(),
+        controlMs,
+      )
       const failures = sum(xs, 'reload', 'failed') + errors(xs).length
-      return { status: failures === 0 ? 'completed' : 'completed_with_errors', total_workers: sum(xs, 'reload', 'total_workers'), success: sum(xs, 'reload', 'success'), failed: failures }
+      return {
+        status: failures === 0 ? 'completed' : 'completed_with_errors',
+        total_workers: sum(xs, 'reload', 'total_workers'),
+        success: sum(xs, 'reload', 'success'),
+        failed: failures,
+      }
     }),
   ]
 }

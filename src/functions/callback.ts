@@ -29,15 +29,24 @@ import type { JobState } from '../jobs/job-state.ts'
  */
 export const CALLBACK_TIMEOUT_MS = 10_000
 
-export async function validateCallbackUrl(url: string, config: Pick<Config, 'CALLBACK_URL_HOSTS'>, deps: Pick<OutboundDeps, 'lookup'> = {}): Promise<void> {
+export async function validateCallbackUrl(
+  url: string,
+  config: Pick<Config, 'CALLBACK_URL_HOSTS'>,
+  deps: Pick<OutboundDeps, 'lookup'> = {},
+): Promise<void> {
   const allow = parseHostList(config.CALLBACK_URL_HOSTS)
-  if (allow !== '*' && allow.length === 0) throw badRequest('callbacks are disabled on this installation (CALLBACK_URL_HOSTS is empty)', 'callback.disabled')
+  if (allow !== '*' && allow.length === 0)
+    throw badRequest('callbacks are disabled on this installation (CALLBACK_URL_HOSTS is empty)', 'callback.disabled')
   try {
     await resolveTarget(url, { httpsOnly: true, allowHosts: allow }, deps)
   } catch (err) {
     // A host that does not resolve stays upstream.dns_failed (502): the URL broke no rule.
-    if (err instanceof AppError && err.code === 'upstream.dns_failed') throw AppError.of(err.code, `callback_url: ${err.message}`, { cause: err })
-    if (err instanceof AppError) throw new AppError(400, err.code.replace(/^outbound\./, 'callback.'), `callback_url: ${err.message}`, { cause: err })
+    if (err instanceof AppError && err.code === 'upstream.dns_failed')
+      throw AppError.of(err.code, `callback_url: ${err.message}`, { cause: err })
+    if (err instanceof AppError)
+      throw new AppError(400, err.code.replace(/^outbound\./, 'callback.'), `callback_url: ${err.message}`, {
+        cause: err,
+      })
     throw err
   }
 }
@@ -103,10 +112,14 @@ export function callbackBody(r: ClaimedRow): Record<string, unknown> {
  * Never throws for delivery problems; a database error does reject.
  */
 export async function deliverCallback(deps: CallbackDeps, state: Pick<JobState, 'id'>): Promise<CallbackOutcome> {
-  const row = await maybeRow(deps.db, ClaimedRow, sql.unsafe`
+  const row = await maybeRow(
+    deps.db,
+    ClaimedRow,
+    sql.unsafe`
     update executions set callback_status = 'sending', updated_at = now()
     where id = ${state.id}::uuid and callback_status is null and callback_url is not null and status in ('completed', 'failed', 'cancelled')
-    returning id, namespace, name, status, trigger_id, user_id, callback_url, output_data, error, created_at, started_at, finished_at`)
+    returning id, namespace, name, status, trigger_id, user_id, callback_url, output_data, error, created_at, started_at, finished_at`,
+  )
   if (row === null) return 'not-claimed'
   const log = deps.log.child({ mod: 'callback', execution: row.id })
   let outcome: { status: 'sent' | 'failed'; code: number | null }
@@ -116,7 +129,8 @@ export async function deliverCallback(deps: CallbackDeps, state: Pick<JobState, 
     log.warn({ err }, 'callback not delivered')
     outcome = { status: 'failed', code: null }
   }
-  await deps.db.query(sql.unsafe`update executions set callback_status = ${outcome.status}, callback_response_code = ${outcome.code}, updated_at = now()
+  await deps.db
+    .query(sql.unsafe`update executions set callback_status = ${outcome.status}, callback_response_code = ${outcome.code}, updated_at = now()
     where id = ${row.id}::uuid`)
   log.info({ callback_status: outcome.status, code: outcome.code }, 'callback attempted')
   return outcome
@@ -125,9 +139,19 @@ export async function deliverCallback(deps: CallbackDeps, state: Pick<JobState, 
 async function post(deps: CallbackDeps, row: ClaimedRow): Promise<{ status: 'sent' | 'failed'; code: number | null }> {
   // The token is the originating user's; a job without a (still active) user gets no callback.
   const user =
-    row.user_id === null ? null : await maybeRow(deps.db, TokenUserRow, sql.unsafe`select id, email from users where id = ${row.user_id}::uuid and is_active`)
+    row.user_id === null
+      ? null
+      : await maybeRow(
+          deps.db,
+          TokenUserRow,
+          sql.unsafe`select id, email from users where id = ${row.user_id}::uuid and is_active`,
+        )
   if (user === null) throw new Error('the execution has no active originating user to issue a token for')
-  const token = await issueAccessToken(deps.config.SECRET_KEY, { sub: user.id, email: user.email }, deps.config.ACCESS_TOKEN_EXPIRE_MINUTES)
+  const token = await issueAccessToken(
+    deps.config.SECRET_KEY,
+    { sub: user.id, email: user.email },
+    deps.config.ACCESS_TOKEN_EXPIRE_MINUTES,
+  )
   const allow = parseHostList(deps.config.CALLBACK_URL_HOSTS)
   if (allow !== '*' && allow.length === 0) throw new Error('callbacks were disabled after the execution was accepted')
   const ca = extraCa(deps.config.OUTBOUND_EXTRA_CA_FILE)
@@ -135,7 +159,11 @@ async function post(deps: CallbackDeps, row: ClaimedRow): Promise<{ status: 'sen
     row.callback_url,
     {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'user-agent': 'agent-platform-callback/1' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'user-agent': 'agent-platform-callback/1',
+      },
       body: JSON.stringify(callbackBody(row)),
       timeoutMs: deps.timeoutMs ?? CALLBACK_TIMEOUT_MS,
       httpsOnly: true,

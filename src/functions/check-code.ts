@@ -51,9 +51,18 @@ async function limited<T>(task: () => Promise<T>): Promise<T> {
   }
 }
 
-function runChecker(python: string, code: string, entrypoint: string): Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }> {
+function runChecker(
+  python: string,
+  code: string,
+  entrypoint: string,
+): Promise<{ status: number | null; stdout: string; stderr: string; error?: Error }> {
   return new Promise((resolve) => {
-    const child = spawn(python, ['-I', '-S', '-c', CHECKER, entrypoint], { env: {}, stdio: ['pipe', 'pipe', 'pipe'], timeout: CHECK_TIMEOUT_MS, killSignal: 'SIGKILL' })
+    const child = spawn(python, ['-I', '-S', '-c', CHECKER, entrypoint], {
+      env: {},
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: CHECK_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    })
     const out: Buffer[] = []
     const err: Buffer[] = []
     let size = 0
@@ -70,15 +79,36 @@ function runChecker(python: string, code: string, entrypoint: string): Promise<{
     child.stdin.on('error', () => undefined)
     child.stdin.end(code)
     child.on('close', (status, signal) => {
-      const error = failed ?? (signal !== null ? new Error(`the checker was stopped (${signal}) after ${String(CHECK_TIMEOUT_MS / 1000)} s or on too much output`) : undefined)
-      resolve({ status, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString(), ...(error === undefined ? {} : { error }) })
+      const error =
+        failed ??
+        (signal !== null
+          ? new Error(
+              `the checker was stopped (${signal}) after ${String(CHECK_TIMEOUT_MS / 1000)} s or on too much output`,
+            )
+          : undefined)
+      resolve({
+        status,
+        stdout: Buffer.concat(out).toString(),
+        stderr: Buffer.concat(err).toString(),
+        ...(error === undefined ? {} : { error }),
+      })
     })
   })
 }
 
-export async function checkPythonCode(code: string, entrypoint: string, python = '/usr/bin/python3'): Promise<FieldIssue[]> {
+export async function checkPythonCode(
+  code: string,
+  entrypoint: string,
+  python = '/usr/bin/python3',
+): Promise<FieldIssue[]> {
   const r = await limited(() => runChecker(python, code, entrypoint))
-  if (r.status !== 0) return [{ path: '/code', message: `the syntax check could not run: ${r.stderr.trim().slice(0, 300) || String(r.error?.message ?? r.status)}` }]
+  if (r.status !== 0)
+    return [
+      {
+        path: '/code',
+        message: `the syntax check could not run: ${r.stderr.trim().slice(0, 300) || String(r.error?.message ?? r.status)}`,
+      },
+    ]
   const out = JSON.parse(r.stdout || '{}') as { message?: string }
   return out.message === undefined ? [] : [{ path: '/code', message: out.message }]
 }

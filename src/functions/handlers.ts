@@ -36,9 +36,11 @@ export interface FunctionHandlerDeps {
 }
 
 export function functionHandlers(d: FunctionHandlerDeps): BoundRoute[] {
-
   /** The function if the caller may execute it; 404 for anything the caller may not see or run. */
-  const executable = async (p: Principal, { namespace, name }: { namespace: string; name: string }): Promise<ResourceRecord> => {
+  const executable = async (
+    p: Principal,
+    { namespace, name }: { namespace: string; name: string },
+  ): Promise<ResourceRecord> => {
     const fn = await activeFunction(d.resources, p, namespace, name)
     if (fn['shared_pool'] !== true && d.config.SANDBOX_EXECUTOR === 'disabled') throw disabledError()
     return fn
@@ -46,22 +48,34 @@ export function functionHandlers(d: FunctionHandlerDeps): BoundRoute[] {
 
   const checkInput = (fn: ResourceRecord, input: unknown) => {
     const issues = validateAgainst((fn['input_schema'] ?? {}) as Record<string, unknown>, input, '/input')
-    if (issues.length > 0) throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
+    if (issues.length > 0)
+      throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
   }
 
-  const invokeDeps = { nc: d.nc, names: d.names, config: d.config, enqueue: d.jobs.enqueue, store: d.jobs.store, results: d.jobs.results }
+  const invokeDeps = {
+    nc: d.nc,
+    names: d.names,
+    config: d.config,
+    enqueue: d.jobs.enqueue,
+    store: d.jobs.store,
+    results: d.jobs.results,
+  }
 
   return [
     bind(R.functionsExecute, async ({ principal: p, params, body }) => {
       const fn = await executable(p, params)
       checkInput(fn, body.input)
-      const out = await invokeFunction(invokeDeps, p, fn, { input: body.input, ...(body.timeout === undefined ? {} : { timeoutS: body.timeout }) })
+      const out = await invokeFunction(invokeDeps, p, fn, {
+        input: body.input,
+        ...(body.timeout === undefined ? {} : { timeoutS: body.timeout }),
+      })
       return { status: 200, body: out.status === 'success' ? { ...out, error: null } : { ...out, result: null } }
     }),
     bind(R.functionsExecuteAsync, async ({ principal: p, params, body }) => {
       const fn = await executable(p, params)
       checkInput(fn, body.input)
-      if (body.callback_url !== undefined && body.callback_url !== '') await validateCallbackUrl(body.callback_url, d.config)
+      if (body.callback_url !== undefined && body.callback_url !== '')
+        await validateCallbackUrl(body.callback_url, d.config)
       const job = await enqueueFunction(invokeDeps, p, fn, {
         input: body.input,
         sync: false,

@@ -51,13 +51,24 @@ export interface InvokeOptions {
  * on save, so lowering FUNCTION_TIMEOUT also bounds functions saved before.
  */
 export function functionTimeout(config: Config, fn: ResourceRecord, asked?: number): number {
-  const own = typeof fn['timeout'] === 'number' ? Math.min(fn['timeout'], config.FUNCTION_TIMEOUT) : config.FUNCTION_TIMEOUT
+  const own =
+    typeof fn['timeout'] === 'number' ? Math.min(fn['timeout'], config.FUNCTION_TIMEOUT) : config.FUNCTION_TIMEOUT
   return Math.max(1, Math.min(own, asked ?? own))
 }
 
-export function enqueueFunction(d: Pick<InvokeDeps, 'config' | 'enqueue'>, p: Principal, fn: ResourceRecord, o: InvokeOptions): Promise<JobState> {
+export function enqueueFunction(
+  d: Pick<InvokeDeps, 'config' | 'enqueue'>,
+  p: Principal,
+  fn: ResourceRecord,
+  o: InvokeOptions,
+): Promise<JobState> {
   const timeoutS = functionTimeout(d.config, fn, o.timeoutS)
-  const meta: FunctionJobMeta = { function_id: fn.id, version: Number(fn['version']), user_email: p.email, shared_pool: fn['shared_pool'] === true }
+  const meta: FunctionJobMeta = {
+    function_id: fn.id,
+    version: Number(fn['version']),
+    user_email: p.email,
+    shared_pool: fn['shared_pool'] === true,
+  }
   return enqueueJob(d.enqueue, {
     ...(o.id === undefined ? {} : { id: o.id }),
     pool: 'fn',
@@ -83,12 +94,21 @@ export type InvokeOutcome =
   | { status: 'error' | 'timeout'; execution_id: string; error: string }
 
 /** Enqueues a single-attempt execution and waits for its end. */
-export async function invokeFunction(d: InvokeDeps, p: Principal, fn: ResourceRecord, o: Omit<InvokeOptions, 'sync' | 'delay' | 'callbackUrl'>): Promise<InvokeOutcome> {
+export async function invokeFunction(
+  d: InvokeDeps,
+  p: Principal,
+  fn: ResourceRecord,
+  o: Omit<InvokeOptions, 'sync' | 'delay' | 'callbackUrl'>,
+): Promise<InvokeOutcome> {
   const timeoutS = functionTimeout(d.config, fn, o.timeoutS)
   const job = await enqueueFunction(d, p, fn, { ...o, sync: true })
   const done = await waitForJob(d.nc, d.names, d.store, job.id, timeoutS * 1000 + 30_000)
   if (done === null || (done.status !== 'completed' && done.status !== 'failed' && done.status !== 'cancelled')) {
-    return { status: 'timeout', execution_id: job.id, error: `no result within ${String(timeoutS)} s; the execution goes on: GET /executions/${job.id}` }
+    return {
+      status: 'timeout',
+      execution_id: job.id,
+      error: `no result within ${String(timeoutS)} s; the execution goes on: GET /executions/${job.id}`,
+    }
   }
   if (done.status === 'completed') {
     let result: unknown = done.result ?? null
@@ -101,5 +121,9 @@ export async function invokeFunction(d: InvokeDeps, p: Principal, fn: ResourceRe
   // decided on the error's code: the sandbox's time limit (`function.timeout`) or the job's (`job.timeout`)
   const code = jobErrorOf(done.error)?.code
   const timedOut = code === 'function.timeout' || code === 'job.timeout'
-  return { status: timedOut ? 'timeout' : 'error', execution_id: job.id, error: jobErrorText(done.error) ?? done.status }
+  return {
+    status: timedOut ? 'timeout' : 'error',
+    execution_id: job.id,
+    error: jobErrorText(done.error) ?? done.status,
+  }
 }

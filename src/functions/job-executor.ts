@@ -26,7 +26,11 @@ interface CodeEntry {
 
 const MAX_CACHED = 500
 
-export function functionJobExecutor(d: { resources: Pick<ResourceService, 'byId'>; config: Config; sandboxes: SandboxExecutor }): JobExecutor {
+export function functionJobExecutor(d: {
+  resources: Pick<ResourceService, 'byId'>
+  config: Config
+  sandboxes: SandboxExecutor
+}): JobExecutor {
   const cache = new Map<string, CodeEntry>()
 
   const load = async (id: string, version: number): Promise<CodeEntry> => {
@@ -54,14 +58,24 @@ export function functionJobExecutor(d: { resources: Pick<ResourceService, 'byId'
    * and FUNCTION_TOKEN_MAX_MINUTES, whichever is shorter; nothing the function's owner sets can
    * lengthen it.
    */
-  const tokenFor = (job: { id: string; user_id: string | null }, attempt: number, email: string, timeoutS: number): Promise<string> | null =>
+  const tokenFor = (
+    job: { id: string; user_id: string | null },
+    attempt: number,
+    email: string,
+    timeoutS: number,
+  ): Promise<string> | null =>
     job.user_id === null
       ? null
-      : issueExecutionToken(d.config.SECRET_KEY, { sub: job.user_id, email, executionId: job.id, attempt }, Math.min(d.config.FUNCTION_TOKEN_MAX_MINUTES, Math.ceil(timeoutS / 60) + 1))
+      : issueExecutionToken(
+          d.config.SECRET_KEY,
+          { sub: job.user_id, email, executionId: job.id, attempt },
+          Math.min(d.config.FUNCTION_TOKEN_MAX_MINUTES, Math.ceil(timeoutS / 60) + 1),
+        )
 
   return async ({ job, attempt, log, signal }) => {
     const meta = (job.meta ?? {}) as Partial<FunctionJobMeta> & { timeout_s?: number }
-    if (typeof meta.function_id !== 'string') throw new JobFailure('job.invalid', 'a function job without its function id', 'BadJob')
+    if (typeof meta.function_id !== 'string')
+      throw new JobFailure('job.invalid', 'a function job without its function id', 'BadJob')
     const fn = await load(meta.function_id, Number(meta.version ?? 0))
     // a job enqueued before FUNCTION_TIMEOUT was lowered still obeys the ceiling
     const timeoutS = Math.min(meta.timeout_s ?? d.config.FUNCTION_TIMEOUT, d.config.FUNCTION_TIMEOUT)
@@ -76,7 +90,14 @@ export function functionJobExecutor(d: { resources: Pick<ResourceService, 'byId'
       function: { namespace: job.namespace, name: job.name },
     }
     const outcome = await d.sandboxes.run(
-      { code: fn.code, entrypoint: fn.entrypoint, input: job.input, context, timeoutMs: timeoutS * 1000, name: `${job.namespace}/${job.name}` },
+      {
+        code: fn.code,
+        entrypoint: fn.entrypoint,
+        input: job.input,
+        context,
+        timeoutMs: timeoutS * 1000,
+        name: `${job.namespace}/${job.name}`,
+      },
       // a cancel (or the job's time limit) kills the sandbox, which frees its place in the pool
       { trusted: fn.sharedPool, signal },
     )
@@ -84,13 +105,26 @@ export function functionJobExecutor(d: { resources: Pick<ResourceService, 'byId'
     if (!outcome.ok) {
       const tb = outcome.error.traceback === '' ? '' : `\n${outcome.error.traceback}`
       const code = outcome.timedOut ? 'function.timeout' : 'function.error'
-      throw new JobFailure(code, `${outcome.error.message}${tb}`.slice(0, Math.max(0, 8000 - outcome.error.type.length - 2)), outcome.error.type)
+      throw new JobFailure(
+        code,
+        `${outcome.error.message}${tb}`.slice(0, Math.max(0, 8000 - outcome.error.type.length - 2)),
+        outcome.error.type,
+      )
     }
     const issues = validateAgainst(fn.outputSchema, outcome.result, '/output')
-    if (issues.length > 0) throw new JobFailure('function.output_invalid', `the result does not match output_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, 'OutputValidationError')
+    if (issues.length > 0)
+      throw new JobFailure(
+        'function.output_invalid',
+        `the result does not match output_schema: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`,
+        'OutputValidationError',
+      )
     // Postgres rejects NUL and lone surrogates: such a result fails here, never answers success
     const unstorable = findUnstorable(outcome.result)
-    if (unstorable !== null) throw new JobFailure('result.unstorable', `result.unstorable: the result contains ${unstorable.reason} at ${unstorable.path}`)
+    if (unstorable !== null)
+      throw new JobFailure(
+        'result.unstorable',
+        `result.unstorable: the result contains ${unstorable.reason} at ${unstorable.path}`,
+      )
     return outcome.result
   }
 }

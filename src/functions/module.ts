@@ -8,7 +8,17 @@ export const functionsFeature = defineFeature({
   name: 'functions',
   routes: functionRoutes,
   service: (ctx) => ({
-    routes: functionHandlers({ db: ctx.db, nc: ctx.nc, names: ctx.names, config: ctx.config, resources: ctx.resources, jobs: ctx.jobs, log: ctx.log.child({ mod: 'functions' }) }),
+    routes: functionHandlers({
+      db: ctx.db,
+      nc: ctx.nc,
+      names: ctx.names,
+      config: ctx.config,
+      resources: ctx.resources,
+      jobs: ctx.jobs,
+      log: ctx.log.child({ mod: 'functions' }),
+    }),
   }),
-  workers: (ctx) => ({ executors: { fn: functionJobExecutor({ resources: ctx.resources, config: ctx.config, sandboxes: ctx.sandboxes }) } }),
+  workers: (ctx) => ({
+    executors: { fn: functionJobExecutor({ resources: ctx.resources, config: ctx.config, sandboxes: ctx.sandboxes }) },
+  }),
 })

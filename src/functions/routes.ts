@@ -1,9 +1,21 @@
-import { ExecuteAsyncBody, ExecuteBody, ExecuteQueued, ExecuteResult, FunctionParams } from '../../schemas/functions-api.ts'
+import {
+  ExecuteAsyncBody,
+  ExecuteBody,
+  ExecuteQueued,
+  ExecuteResult,
+  FunctionParams,
+} from '../../schemas/functions-api.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /* Function execution endpoints (SPEC §4.2, WIRE.md "Functions and executions"). The shapes live in schemas/functions-api.ts. */
 
-const common = { auth: true as const, target: 'rpc' as const, surface: 'runtime' as const, tags: ['Functions'], params: FunctionParams }
+const common = {
+  auth: true as const,
+  target: 'rpc' as const,
+  surface: 'runtime' as const,
+  tags: ['Functions'],
+  params: FunctionParams,
+}
 
 export const FUNCTION_ROUTES = {
   functionsExecute: defineRoute({

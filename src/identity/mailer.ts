@@ -13,9 +13,14 @@ export interface Mailer {
 
 export function checkMailer(config: Config): void {
   if (config.NODE_ENV === 'production' && config.AUTH_MODE.includes('otp') && config.SMTP_HOST === '') {
-    throw new AppError(500, 'config.invalid', `AUTH_MODE=${config.AUTH_MODE} sends login codes by email: production requires SMTP_HOST (and SMTP_PORT, SMTP_USER, SMTP_PASSWORD)`, {
-      issues: [{ path: 'SMTP_HOST', message: `required in production when AUTH_MODE is ${config.AUTH_MODE}` }],
-    })
+    throw new AppError(
+      500,
+      'config.invalid',
+      `AUTH_MODE=${config.AUTH_MODE} sends login codes by email: production requires SMTP_HOST (and SMTP_PORT, SMTP_USER, SMTP_PASSWORD)`,
+      {
+        issues: [{ path: 'SMTP_HOST', message: `required in production when AUTH_MODE is ${config.AUTH_MODE}` }],
+      },
+    )
   }
 }
 
@@ -40,7 +45,11 @@ export function smtpTransport(config: Config): Transporter {
 export function createMailer(config: Config, log: Logger): Mailer {
   const from = senderAddress(config)
   if (config.SMTP_HOST === '') {
-    if (config.AUTH_MODE.includes('otp')) log.warn({ auth_mode: config.AUTH_MODE }, 'SMTP_HOST is not set: login codes cannot be emailed and are written to this log instead (development only)')
+    if (config.AUTH_MODE.includes('otp'))
+      log.warn(
+        { auth_mode: config.AUTH_MODE },
+        'SMTP_HOST is not set: login codes cannot be emailed and are written to this log instead (development only)',
+      )
     return {
       async sendLoginCode(to, code) {
         log.warn({ to, code }, 'SMTP_HOST is not set: login code logged instead of emailed (development only)')

@@ -15,6 +15,14 @@ export const identityFeature = defineFeature({
   async service(ctx) {
     const limiter = createRateLimiter(await openRateLimits(ctx.nc, ctx.names), ctx.config.RATE_LIMIT_WINDOW_SECONDS)
     const mailer = createMailer(ctx.config, ctx.log.child({ mod: 'mail' }))
-    return { routes: identityHandlers({ db: ctx.db, config: ctx.config, mailer, limiter, log: ctx.log.child({ mod: 'identity' }) }) }
+    return {
+      routes: identityHandlers({
+        db: ctx.db,
+        config: ctx.config,
+        mailer,
+        limiter,
+        log: ctx.log.child({ mod: 'identity' }),
+      }),
+    }
   },
 })

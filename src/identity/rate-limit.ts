@@ -33,7 +33,8 @@ export function createRateLimiter(kv: KV, windowSeconds: number): RateLimiter {
   const keyOf = (scope: string, subject: string, window: number) =>
     `${scope}.${createHash('sha256').update(subject.toLowerCase()).digest('hex').slice(0, 32)}.${String(window)}`
   const secondsLeft = (now: number) => Math.ceil((Math.floor(now / windowMs + 1) * windowMs - now) / 1000)
-  const countOf = (e: Awaited<ReturnType<KV['get']>>) => (e === null || e.operation !== 'PUT' || e.length === 0 ? 0 : Number(e.string()))
+  const countOf = (e: Awaited<ReturnType<KV['get']>>) =>
+    e === null || e.operation !== 'PUT' || e.length === 0 ? 0 : Number(e.string())
   return {
     async peek(scope, subject) {
       return countOf(await kv.get(keyOf(scope, subject, Math.floor(Date.now() / windowMs))))

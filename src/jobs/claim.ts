@@ -8,14 +8,27 @@ import { RETRYABLE, type WorkerState } from './worker-state.ts'
 type Verdict = 'claim' | 'skip' | 'busy' | 'lost-agent' | 'exhausted'
 
 /** The state a fresh job's first claim creates (its first attempt, on this worker). */
-export const firstClaim = (carried: JobState, nodeId: string): JobState => ({ ...carried, status: 'running', attempts: 1, worker: nodeId, started_at: new Date().toISOString(), error: null })
+export const firstClaim = (carried: JobState, nodeId: string): JobState => ({
+  ...carried,
+  status: 'running',
+  attempts: 1,
+  worker: nodeId,
+  started_at: new Date().toISOString(),
+  error: null,
+})
 
 /**
  * Claims a pulled job by CAS (queued → running) and answers the claimed entry to run, or null when
  * the delivery was settled instead (terminated, nak'ed for later, failed, or moved to the DLQ).
  * `first`: the state a first claim creates, when the caller made it already (`firstClaim`).
  */
-export async function claimDelivery(w: WorkerState, m: PulledMessage, id: string, carried: JobState, first = firstClaim(carried, w.o.nodeId)): Promise<StateEntry | null> {
+export async function claimDelivery(
+  w: WorkerState,
+  m: PulledMessage,
+  id: string,
+  carried: JobState,
+  first = firstClaim(carried, w.o.nodeId),
+): Promise<StateEntry | null> {
   const { o } = w
   const rev = Number(m.headers?.get('Job-Rev') ?? '0')
   let claimed: StateEntry | null = null
@@ -40,8 +53,19 @@ export async function claimDelivery(w: WorkerState, m: PulledMessage, id: string
     const s: JobState = cur.state
     outcome = await judge(w, s)
     if (outcome !== 'claim') break
-    const next: JobState = { ...s, status: 'running', attempts: s.attempts + 1, worker: o.nodeId, started_at: new Date().toISOString(), error: null }
-    claimed = await o.store.transition(id, (now) => (now.status === s.status && now.attempts === s.attempts ? next : null), cur)
+    const next: JobState = {
+      ...s,
+      status: 'running',
+      attempts: s.attempts + 1,
+      worker: o.nodeId,
+      started_at: new Date().toISOString(),
+      error: null,
+    }
+    claimed = await o.store.transition(
+      id,
+      (now) => (now.status === s.status && now.attempts === s.attempts ? next : null),
+      cur,
+    )
     if (claimed === null) cur = await o.store.get(id)
   }
   if (cur === null || outcome === 'skip' || (outcome === 'claim' && claimed === null)) {
@@ -63,7 +87,13 @@ async function judge(w: WorkerState, s: JobState): Promise<Verdict> {
   return 'claim'
 }
 
-async function settleUnclaimed(w: WorkerState, m: PulledMessage, id: string, cur: StateEntry, outcome: 'busy' | 'lost-agent' | 'exhausted'): Promise<void> {
+async function settleUnclaimed(
+  w: WorkerState,
+  m: PulledMessage,
+  id: string,
+  cur: StateEntry,
+  outcome: 'busy' | 'lost-agent' | 'exhausted',
+): Promise<void> {
   const { o, log } = w
   if (outcome === 'busy') {
     // Look again after an ack_wait; the running worker's ack removes the message meanwhile.
@@ -72,11 +102,24 @@ async function settleUnclaimed(w: WorkerState, m: PulledMessage, id: string, cur
   }
   if (outcome === 'lost-agent') {
     const lost = jobError('job.worker_lost', 'worker lost during the run; agent jobs are not retried')
-    const failed = await o.store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'failed', error: lost, finished_at: new Date().toISOString() }), cur)
+    const failed = await o.store.transition(
+      id,
+      (s) =>
+        isTerminal(s.status) ? null : { ...s, status: 'failed', error: lost, finished_at: new Date().toISOString() },
+      cur,
+    )
     m.term()
-    if (failed !== null) await o.onAbandoned?.(failed.state).catch((err: unknown) => log.warn({ err, job: id }, 'reporting an abandoned job failed'))
+    if (failed !== null)
+      await o
+        .onAbandoned?.(failed.state)
+        .catch((err: unknown) => log.warn({ err, job: id }, 'reporting an abandoned job failed'))
     log.warn({ job: id }, 'agent job redelivered after its worker was lost: marked failed')
     return
   }
-  await moveToDeadLetter(w, m, cur, jobErrorOf(cur.state.error) ?? jobError('job.worker_lost', 'worker lost during the last attempt'))
+  await moveToDeadLetter(
+    w,
+    m,
+    cur,
+    jobErrorOf(cur.state.error) ?? jobError('job.worker_lost', 'worker lost during the last attempt'),
+  )
 }

@@ -53,14 +53,25 @@ export interface EnqueueDeps {
 export const jobSubject = (names: NatsNames, pool: Pool, id: string): string => names.subject(`jobs.${pool}.${id}`)
 
 /** The `queued` (or `scheduled`) state of a job to accept; refuses a chain deeper than MAX_EXECUTION_DEPTH. */
-export function prepareJob(deps: Pick<EnqueueDeps, 'maxDepth' | 'db' | 'maxDelaySeconds'>, req: EnqueueRequest): JobState {
+export function prepareJob(
+  deps: Pick<EnqueueDeps, 'maxDepth' | 'db' | 'maxDelaySeconds'>,
+  req: EnqueueRequest,
+): JobState {
   const depth = req.parent === null || req.parent === undefined ? 0 : req.parent.depth + 1
   if (deps.maxDepth > 0 && depth > deps.maxDepth) {
-    throw invalid(`execution chain deeper than MAX_EXECUTION_DEPTH (${String(deps.maxDepth)})`, undefined, 'job.depth_exceeded')
+    throw invalid(
+      `execution chain deeper than MAX_EXECUTION_DEPTH (${String(deps.maxDepth)})`,
+      undefined,
+      'job.depth_exceeded',
+    )
   }
   const delay = req.delaySeconds ?? 0
   if (deps.maxDelaySeconds !== undefined && delay > deps.maxDelaySeconds) {
-    throw invalid(`delay_seconds may be at most ${String(deps.maxDelaySeconds)}: a delayed job's state is kept JOB_RESULT_TTL_HOURS from its enqueue`, [{ path: 'delay_seconds', message: `at most ${String(deps.maxDelaySeconds)}` }], 'job.delay_too_long')
+    throw invalid(
+      `delay_seconds may be at most ${String(deps.maxDelaySeconds)}: a delayed job's state is kept JOB_RESULT_TTL_HOURS from its enqueue`,
+      [{ path: 'delay_seconds', message: `at most ${String(deps.maxDelaySeconds)}` }],
+      'job.delay_too_long',
+    )
   }
   if (delay > 0 && deps.db === undefined) throw new Error('delayed jobs need the database (timer table)')
   const now = new Date()
@@ -100,7 +111,9 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
   const dueAt = state.due_at
   // deps.db is there whenever dueAt is (checked above); the test narrows both without a cast.
   if (dueAt !== undefined && deps.db !== undefined) {
-    await deps.db.query(sql.unsafe`insert into job_timers (job_id, due_at) values (${state.id}::uuid, ${dueAt}::timestamptz) on conflict do nothing`)
+    await deps.db.query(
+      sql.unsafe`insert into job_timers (job_id, due_at) values (${state.id}::uuid, ${dueAt}::timestamptz) on conflict do nothing`,
+    )
     const rev = await deps.store.create(state)
     if (rev === null) return (await deps.store.get(state.id))?.state ?? state
     return state
@@ -120,11 +133,19 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
  * a function worker may then run it before writing its claim, see job-slots.ts); a caller's id (a
  * schedule tick's) may name a job that ran already, which only the claim's create finds out.
  */
-export async function publishJob(deps: Pick<EnqueueDeps, 'js' | 'names'>, state: JobState, revision: number, fresh = false): Promise<void> {
+export async function publishJob(
+  deps: Pick<EnqueueDeps, 'js' | 'names'>,
+  state: JobState,
+  revision: number,
+  fresh = false,
+): Promise<void> {
   const h = headers()
   h.set('Job-Rev', String(revision))
   if (fresh) h.set('Job-Fresh', '1')
-  await publishDurably(deps.js, jobSubject(deps.names, state.pool, state.id), encodeState(state), { msgID: state.id, headers: h })
+  await publishDurably(deps.js, jobSubject(deps.names, state.pool, state.id), encodeState(state), {
+    msgID: state.id,
+    headers: h,
+  })
 }
 
 /**
@@ -133,7 +154,9 @@ export async function publishJob(deps: Pick<EnqueueDeps, 'js' | 'names'>, state:
  */
 export async function findQueuedJob(jsm: JetStreamManager, names: NatsNames, id: string): Promise<JobState | null> {
   for (const pool of POOLS) {
-    const msg = await jsm.streams.getMessage(names.stream('JOBS'), { last_by_subj: jobSubject(names, pool, id) }).catch(() => null)
+    const msg = await jsm.streams
+      .getMessage(names.stream('JOBS'), { last_by_subj: jobSubject(names, pool, id) })
+      .catch(() => null)
     if (msg !== null && msg.data.length > 0) return decodeState(msg.data)
   }
   return null

@@ -16,7 +16,8 @@ export const executionEventSubject = (names: NatsNames, s: Pick<JobState, 'names
   names.subject(`events.execution.${s.namespace}.${s.name}.${s.status}`)
 
 export function executionEvent(s: JobState, revision: number): ExecutionEvent {
-  const duration = s.started_at !== null && s.finished_at !== null ? Date.parse(s.finished_at) - Date.parse(s.started_at) : null
+  const duration =
+    s.started_at !== null && s.finished_at !== null ? Date.parse(s.finished_at) - Date.parse(s.started_at) : null
   return {
     schema: EXECUTION_EVENT_SCHEMA,
     execution_id: s.id,

@@ -130,7 +130,13 @@ export class JobSlots {
         return
       }
       // Runs now; its claim (the `running` write) follows only if it lasts (run-job.ts).
-      await runJob(this.w, m, { state: firstClaim(carried, this.w.o.nodeId), revision: 0 }, (p) => this.blocking(p), prefetched)
+      await runJob(
+        this.w,
+        m,
+        { state: firstClaim(carried, this.w.o.nodeId), revision: 0 },
+        (p) => this.blocking(p),
+        prefetched,
+      )
       return
     }
     const claimed = await claimDelivery(this.w, m, id, carried)

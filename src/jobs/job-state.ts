@@ -32,20 +32,26 @@ export class JobFailure extends Error {
   readonly type: string
   constructor(code: string, message: string, type = '') {
     super(message)
-    if (errorCodeInfo(code) === undefined) throw new Error(`unregistered error code ${code}: add it to src/kernel/error-codes.ts`)
+    if (errorCodeInfo(code) === undefined)
+      throw new Error(`unregistered error code ${code}: add it to src/kernel/error-codes.ts`)
     this.code = code
     this.type = type
   }
 }
 
-export const jobError = (code: string, message: string, type = ''): JobError => toJobError(new JobFailure(code, message, type))
+export const jobError = (code: string, message: string, type = ''): JobError =>
+  toJobError(new JobFailure(code, message, type))
 
 /** Anything a job threw, as the state records it. Errors with a registered `code` (AppError, TurnError) keep it. */
 export function toJobError(err: unknown): JobError {
   if (err instanceof JobFailure) return { code: err.code, type: err.type, message: err.message }
   const code = (err as { code?: unknown } | null)?.code
   const message = err instanceof Error ? err.message : String(err)
-  return { code: typeof code === 'string' && errorCodeInfo(code) !== undefined ? code : 'job.failed', type: '', message }
+  return {
+    code: typeof code === 'string' && errorCodeInfo(code) !== undefined ? code : 'job.failed',
+    type: '',
+    message,
+  }
 }
 
 /** Reads a state's error, old string-shaped entries included (they carry no code: `job.failed`). */
@@ -93,7 +99,8 @@ export async function openJobStateStore(nc: NatsConnection, names: NatsNames): P
   // kv.create / kv.update send, without their per-call request machinery (acked-publish.ts). No
   // job state is ever deleted, so "nothing stored on the key" is what a create expects.
   const casWrite = kvCasWriter(ackedPublisher(nc), bucket)
-  const write = (id: string, state: JobState, expected: number): Promise<number> => casWrite(id, encodeState(state), expected)
+  const write = (id: string, state: JobState, expected: number): Promise<number> =>
+    casWrite(id, encodeState(state), expected)
   const get = async (id: string): Promise<StateEntry | null> => {
     const e = await throughOutages(() => kv.get(id))
     if (e === null || e.operation !== 'PUT' || e.length === 0) return null

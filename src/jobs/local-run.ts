@@ -25,7 +25,11 @@ export interface LocalJobs {
 }
 
 /** Claims and starts `job` in this worker; resolves once the claim is decided (the run goes on). */
-export async function startLocal(w: WorkerState, job: JobState, blocking: JobContext['blocking']): Promise<Exclude<LocalStart, 'full'>> {
+export async function startLocal(
+  w: WorkerState,
+  job: JobState,
+  blocking: JobContext['blocking'],
+): Promise<Exclude<LocalStart, 'full'>> {
   let settled: 'nak' | 'term' | null = null
   const h = headers()
   h.set('Job-Rev', '0')
@@ -80,7 +84,9 @@ export async function startLocal(w: WorkerState, job: JobState, blocking: JobCon
 }
 
 /** The first worker of the job's pool with a free slot runs it; 'full' when none has one. */
-export function localJobs(workers: readonly { pool: Pool; startLocal(job: JobState): Promise<LocalStart> | null }[]): LocalJobs {
+export function localJobs(
+  workers: readonly { pool: Pool; startLocal(job: JobState): Promise<LocalStart> | null }[],
+): LocalJobs {
   return {
     async start(job) {
       for (const w of workers) {

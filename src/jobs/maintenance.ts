@@ -14,14 +14,31 @@ import { isTerminal, type JobStateStore } from './job-state.ts'
  */
 const StuckRow = rowType(T.Object({ id: T.String() }, { title: 'stuck execution' }))
 
-export async function flushStuckJobs(db: Db, store: JobStateStore, hours: number, log: Logger, cancelled: (id: string) => void): Promise<{ flushed: number; job_ids: string[] }> {
-  const rows = await anyRows(db, StuckRow, sql.unsafe`select id from executions where status = 'running' and started_at < now() - make_interval(secs => ${hours * 3600})`)
+export async function flushStuckJobs(
+  db: Db,
+  store: JobStateStore,
+  hours: number,
+  log: Logger,
+  cancelled: (id: string) => void,
+): Promise<{ flushed: number; job_ids: string[] }> {
+  const rows = await anyRows(
+    db,
+    StuckRow,
+    sql.unsafe`select id from executions where status = 'running' and started_at < now() - make_interval(secs => ${hours * 3600})`,
+  )
   const ids: string[] = []
   const reason = `stuck: running for more than ${String(hours)} hours`
   for (const { id } of rows) {
     const cur = await store.get(id)
     if (cur !== null) {
-      const done = await store.transition(id, (s) => (isTerminal(s.status) ? null : { ...s, status: 'cancelled', error: reason, finished_at: new Date().toISOString() }), cur)
+      const done = await store.transition(
+        id,
+        (s) =>
+          isTerminal(s.status)
+            ? null
+            : { ...s, status: 'cancelled', error: reason, finished_at: new Date().toISOString() },
+        cur,
+      )
       if (done === null) continue
       cancelled(id)
     }

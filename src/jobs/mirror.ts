@@ -37,7 +37,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  */
 const SUSPECT_ESCAPE = /\\u0000|\\ud[89a-f]/i
 const textOf = new TextDecoder()
-const mayBeUnstorable = (json: string | Uint8Array): boolean => SUSPECT_ESCAPE.test(typeof json === 'string' ? json : textOf.decode(json))
+const mayBeUnstorable = (json: string | Uint8Array): boolean =>
+  SUSPECT_ESCAPE.test(typeof json === 'string' ? json : textOf.decode(json))
 
 /** Entries written with one statement at most. */
 const MAX_BATCH = 64
@@ -52,7 +53,15 @@ export interface Mirror {
   stop(): Promise<void>
 }
 
-export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db: Db; results: ResultStore; config: Config; log: Logger; concurrency?: number }): Promise<Mirror> {
+export async function startMirror(o: {
+  nc: NatsConnection
+  names: NatsNames
+  db: Db
+  results: ResultStore
+  config: Config
+  log: Logger
+  concurrency?: number
+}): Promise<Mirror> {
   const js = jetstream(o.nc)
   const consumer = await js.consumers.get(`KV_${o.names.bucket('JOB_STATE')}`, MIRROR_CONSUMER)
   const log = o.log.child({ mod: 'job-mirror' })
@@ -77,10 +86,21 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
     // A result Postgres cannot store fails the execution (it never answers success); any other
     // such text (an error message, the input) is stored with U+FFFD in its place.
     const suspect = mayBeUnstorable(m.data)
-    const badResult = raw.status === 'completed' && (outputText === null ? suspect : mayBeUnstorable(outputText)) ? findUnstorable(output) : null
+    const badResult =
+      raw.status === 'completed' && (outputText === null ? suspect : mayBeUnstorable(outputText))
+        ? findUnstorable(output)
+        : null
     let s = suspect ? (toStorable(raw) as JobState) : raw
     if (badResult !== null) {
-      s = { ...s, status: 'failed', result: null, error: jobError('result.unstorable', `result.unstorable: the result contains ${badResult.reason} at ${badResult.path}`) }
+      s = {
+        ...s,
+        status: 'failed',
+        result: null,
+        error: jobError(
+          'result.unstorable',
+          `result.unstorable: the result contains ${badResult.reason} at ${badResult.path}`,
+        ),
+      }
       output = null
       log.warn({ job: s.id, error: s.error }, 'a job result Postgres cannot store: the execution is recorded as failed')
     }
@@ -90,16 +110,21 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
   /** After the row is written: the callback, the DLQ index, the public event, then the ack. */
   const finish = async (m: JsMsg, { s, rev }: Prepared): Promise<void> => {
     if (s.callback_url !== null && isTerminal(s.status)) {
-      const c = deliverCallback({ db: o.db, config: o.config, log }, s).catch((err: unknown) => log.error({ err, job: s.id }, 'execution callback failed'))
+      const c = deliverCallback({ db: o.db, config: o.config, log }, s).catch((err: unknown) =>
+        log.error({ err, job: s.id }, 'execution callback failed'),
+      )
       callbacks.add(c)
       void c.finally(() => callbacks.delete(c))
     }
     if (s.dlq_seq !== undefined && s.status === 'failed') {
-      await o.db.query(sql.unsafe`insert into dlq_entries (job_id, pool, seq, error, attempts) values (${s.id}::uuid, ${s.pool}, ${s.dlq_seq}, ${jobErrorText(s.error)}, ${s.attempts})
+      await o.db
+        .query(sql.unsafe`insert into dlq_entries (job_id, pool, seq, error, attempts) values (${s.id}::uuid, ${s.pool}, ${s.dlq_seq}, ${jobErrorText(s.error)}, ${s.attempts})
         on conflict (job_id) do nothing`)
     }
     const event = executionEvent(s, rev)
-    await publishDurably(js, executionEventSubject(o.names, s), JSON.stringify(event), { msgID: `${s.id}:${String(rev)}` })
+    await publishDurably(js, executionEventSubject(o.names, s), JSON.stringify(event), {
+      msgID: `${s.id}:${String(rev)}`,
+    })
     m.ack()
   }
 
@@ -126,7 +151,10 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
     const done = new Set<JsMsg>()
     try {
       const prepared = await Promise.all(batch.map(async (m) => ({ m, p: await prepare(m) })))
-      await upsertExecutions(o.db, prepared.flatMap(({ p }) => (p === null ? [] : [p])))
+      await upsertExecutions(
+        o.db,
+        prepared.flatMap(({ p }) => (p === null ? [] : [p])),
+      )
       await Promise.all(
         prepared.map(async ({ m, p }) => {
           if (p === null) m.ack()
@@ -157,7 +185,8 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
     }
     // whatever made the row fail is unknown: columns with a cast get a value that always casts
     const uuidOrNull = (v: string | null) => (v !== null && UUID.test(v) ? v : null)
-    const timeOr = <T extends string | null>(v: string | null, fallback: T): string | T => (v !== null && !Number.isNaN(Date.parse(v)) ? v : fallback)
+    const timeOr = <T extends string | null>(v: string | null, fallback: T): string | T =>
+      v !== null && !Number.isNaN(Date.parse(v)) ? v : fallback
     const failed: JobState = {
       ...s,
       user_id: uuidOrNull(s.user_id),
@@ -168,18 +197,29 @@ export async function startMirror(o: { nc: NatsConnection; names: NatsNames; db:
       status: 'failed',
       result: null,
       result_stored: false,
-      error: jobError('mirror.failed', `mirror.failed: this job state could not be recorded after ${String(MIRROR_MAX_ATTEMPTS)} attempts: ${reason}`),
+      error: jobError(
+        'mirror.failed',
+        `mirror.failed: this job state could not be recorded after ${String(MIRROR_MAX_ATTEMPTS)} attempts: ${reason}`,
+      ),
       finished_at: timeOr(s.finished_at, new Date().toISOString()),
     }
     try {
       await upsertExecution(o.db, failed, m.seq, null)
     } catch (again) {
-      log.error({ err: again, seq: m.seq, job: s.id }, 'recording a poison job state as failed failed too; retrying later')
+      log.error(
+        { err: again, seq: m.seq, job: s.id },
+        'recording a poison job state as failed failed too; retrying later',
+      )
       m.nak(POISON_RETRY_MS)
       return
     }
-    log.error({ err, seq: m.seq, job: s.id }, 'a job state failed to mirror repeatedly: the execution is recorded as failed')
-    await publishDurably(js, executionEventSubject(o.names, failed), JSON.stringify(executionEvent(failed, m.seq)), { msgID: `${s.id}:${String(m.seq)}` }).catch(() => undefined)
+    log.error(
+      { err, seq: m.seq, job: s.id },
+      'a job state failed to mirror repeatedly: the execution is recorded as failed',
+    )
+    await publishDurably(js, executionEventSubject(o.names, failed), JSON.stringify(executionEvent(failed, m.seq)), {
+      msgID: `${s.id}:${String(m.seq)}`,
+    }).catch(() => undefined)
     m.term()
   }
 
@@ -276,10 +316,30 @@ export async function upsertExecutions(db: Db, entries: readonly Prepared[]): Pr
   }
   if (newest.size === 0) return
   const rows = [...newest.values()].map(({ s, rev, output }) => ({
-    id: s.id, pool: s.pool, kind: s.kind, namespace: s.namespace, name: s.name, user_id: s.user_id, status: s.status, attempts: s.attempts,
-    trigger_type: s.trigger_type, trigger_id: s.trigger_id, chat_id: s.chat_id, parent_id: s.parent_id, depth: s.depth,
-    input_data: s.input ?? null, output_data: output ?? null, error: jobErrorText(s.error), worker: s.worker, retry_of: s.retry_of,
-    callback_url: s.callback_url, in_dlq: s.dlq_seq !== undefined, state_rev: rev, created_at: s.created_at, started_at: s.started_at, finished_at: s.finished_at,
+    id: s.id,
+    pool: s.pool,
+    kind: s.kind,
+    namespace: s.namespace,
+    name: s.name,
+    user_id: s.user_id,
+    status: s.status,
+    attempts: s.attempts,
+    trigger_type: s.trigger_type,
+    trigger_id: s.trigger_id,
+    chat_id: s.chat_id,
+    parent_id: s.parent_id,
+    depth: s.depth,
+    input_data: s.input ?? null,
+    output_data: output ?? null,
+    error: jobErrorText(s.error),
+    worker: s.worker,
+    retry_of: s.retry_of,
+    callback_url: s.callback_url,
+    in_dlq: s.dlq_seq !== undefined,
+    state_rev: rev,
+    created_at: s.created_at,
+    started_at: s.started_at,
+    finished_at: s.finished_at,
   }))
   // a function whose statement's plan Postgres keeps per session (migrations/0021-executions-upsert-function.sql)
   await db.query(sql.unsafe`select executions_upsert(${JSON.stringify(rows)}::jsonb)`)

@@ -18,7 +18,10 @@ export interface TopLevelGate {
 }
 
 /** Slots top-level jobs may take in this process, or undefined when nothing is reserved. */
-export function topLevelCap(config: Pick<Config, 'SHARED_POOL_RESERVE' | 'QUEUE_FUNCTION_CONCURRENCY'>, replicas: number): number | undefined {
+export function topLevelCap(
+  config: Pick<Config, 'SHARED_POOL_RESERVE' | 'QUEUE_FUNCTION_CONCURRENCY'>,
+  replicas: number,
+): number | undefined {
   if (config.SHARED_POOL_RESERVE === 0) return undefined
   // a reserve of every slot would starve top-level jobs for ever: one slot stays theirs
   return Math.max(1, replicas * config.QUEUE_FUNCTION_CONCURRENCY - config.SHARED_POOL_RESERVE)

@@ -1,4 +1,11 @@
-import { AckPolicy, DeliverPolicy, jetstreamManager, RetentionPolicy, StorageType, type ConsumerConfig } from '@nats-io/jetstream'
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+} from '@nats-io/jetstream'
 import { Objm } from '@nats-io/obj'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from '../platform/nats.ts'
@@ -20,7 +27,12 @@ export interface JobLayoutOptions {
   resultTtlMs: number
 }
 
-export async function provisionJobs(nc: NatsConnection, names: NatsNames, opts: JobLayoutOptions, log: Logger): Promise<void> {
+export async function provisionJobs(
+  nc: NatsConnection,
+  names: NatsNames,
+  opts: JobLayoutOptions,
+  log: Logger,
+): Promise<void> {
   const jsm = await jetstreamManager(nc)
   const jobs = names.stream('JOBS')
   for (const pool of POOLS) {
@@ -38,14 +50,29 @@ export async function provisionJobs(nc: NatsConnection, names: NatsNames, opts: 
     }
     const existing = await jsm.consumers.info(jobs, poolConsumerName(pool)).catch(() => null)
     if (existing === null) await jsm.consumers.add(jobs, config)
-    else if (existing.config.ack_wait !== config.ack_wait) await jsm.consumers.update(jobs, poolConsumerName(pool), { ack_wait: config.ack_wait })
+    else if (existing.config.ack_wait !== config.ack_wait)
+      await jsm.consumers.update(jobs, poolConsumerName(pool), { ack_wait: config.ack_wait })
   }
   const kvStream = `KV_${names.bucket('JOB_STATE')}`
   if ((await jsm.consumers.info(kvStream, MIRROR_CONSUMER).catch(() => null)) === null) {
-    await jsm.consumers.add(kvStream, { durable_name: MIRROR_CONSUMER, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_deliver: -1, ack_wait: 30e9, max_ack_pending: 1_000 })
+    await jsm.consumers.add(kvStream, {
+      durable_name: MIRROR_CONSUMER,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      max_deliver: -1,
+      ack_wait: 30e9,
+      max_ack_pending: 1_000,
+    })
   }
   const events = names.stream('EVENTS')
-  const eventsConfig = { name: events, subjects: [names.subject('events.>')], retention: RetentionPolicy.Limits, storage: StorageType.File, max_age: 24 * 3600 * 1e9, duplicate_window: 10 * 60 * 1e9 }
+  const eventsConfig = {
+    name: events,
+    subjects: [names.subject('events.>')],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_age: 24 * 3600 * 1e9,
+    duplicate_window: 10 * 60 * 1e9,
+  }
   if ((await jsm.streams.info(events).catch(() => null)) === null) await jsm.streams.add(eventsConfig)
   await new Objm(nc).create(names.bucket('JOB_RESULTS'), { ttl: opts.resultTtlMs * 1e6, storage: StorageType.File })
   log.debug({ stream: jobs }, 'job consumers provisioned')

@@ -38,7 +38,14 @@ const EXPIRES_MS = 5_000
 const GRACE_MS = 3_000
 const encoder = new TextEncoder()
 
-export function startPuller(o: { nc: NatsConnection; stream: string; consumer: string; slots: number; apiPrefix?: string; log: Logger }): Puller {
+export function startPuller(o: {
+  nc: NatsConnection
+  stream: string
+  consumer: string
+  slots: number
+  apiPrefix?: string
+  log: Logger
+}): Puller {
   const inbox = createInbox()
   const nextSubject = `${o.apiPrefix ?? '$JS.API'}.CONSUMER.MSG.NEXT.${o.stream}.${o.consumer}`
   const request = encoder.encode(JSON.stringify({ batch: 1, expires: EXPIRES_MS * 1e6 }))

@@ -12,7 +12,12 @@ export type AttemptOutcome = { ok: true; result: unknown } | { ok: false; reason
  * failed (term), retry (nak with doubling backoff) or the DLQ. A job that is no longer this
  * attempt's (cancelled or flushed meanwhile) has its outcome discarded.
  */
-export async function recordOutcome(w: WorkerState, m: PulledMessage, claimed: StateEntry, outcome: AttemptOutcome): Promise<void> {
+export async function recordOutcome(
+  w: WorkerState,
+  m: PulledMessage,
+  claimed: StateEntry,
+  outcome: AttemptOutcome,
+): Promise<void> {
   const { o, log } = w
   const job = claimed.state
   const attempt = job.attempts
@@ -25,16 +30,26 @@ export async function recordOutcome(w: WorkerState, m: PulledMessage, claimed: S
     // A job whose result is a record of its own (a chat turn's reply, in Postgres already): a
     // waiter in this process has it now, while the job's record is written (wait.ts). It answers
     // what the job did, which a cancel arriving in between (the CAS then refuses) does not undo.
-    if (o.executor.answersBeforeRecord === true) announceJobEnd({ ...job, status: 'completed', finished_at: finishedAt, result: result ?? null })
+    if (o.executor.answersBeforeRecord === true)
+      announceJobEnd({ ...job, status: 'completed', finished_at: finishedAt, result: result ?? null })
     if (large) await o.results.put(job.id, encoded)
     // CAS against the claim's revision: no read on the hot path; a cancel in between makes it
     // fail, re-read, and refuse. A deferred claim's (revision 0) is the entry's create.
     const written = await o.store.transition(
       job.id,
-      (s) => (mine(s) ? { ...s, status: 'completed', finished_at: finishedAt, ...(large ? { result_stored: true } : { result: result ?? null }) } : null),
+      (s) =>
+        mine(s)
+          ? {
+              ...s,
+              status: 'completed',
+              finished_at: finishedAt,
+              ...(large ? { result_stored: true } : { result: result ?? null }),
+            }
+          : null,
       claimed,
     )
-    if (written === null) log.info({ job: job.id }, 'job finished after it was cancelled, flushed or already recorded: nothing to write')
+    if (written === null)
+      log.info({ job: job.id }, 'job finished after it was cancelled, flushed or already recorded: nothing to write')
     m.ack()
     return
   }
@@ -49,10 +64,18 @@ export async function recordOutcome(w: WorkerState, m: PulledMessage, claimed: S
   // Never-retried jobs (agents; synchronous calls, whose caller gets the error) end `failed`
   // without a DLQ entry: there is nothing to retry later.
   if (!RETRYABLE.has(o.pool) || job.max_attempts === 1) {
-    await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'failed', error: reason, finished_at: new Date().toISOString() } : null), cur)
+    await o.store.transition(
+      job.id,
+      (s) => (mine(s) ? { ...s, status: 'failed', error: reason, finished_at: new Date().toISOString() } : null),
+      cur,
+    )
     m.term()
   } else if (attempt < (job.max_attempts ?? w.maxAttempts)) {
-    const back = await o.store.transition(job.id, (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null } : null), cur)
+    const back = await o.store.transition(
+      job.id,
+      (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null } : null),
+      cur,
+    )
     if (back === null) m.term()
     else m.nak(o.retryDelayMs * 2 ** (attempt - 1))
     log.info({ job: job.id, attempt, err: reason.message, code: reason.code }, 'function job failed: retry scheduled')

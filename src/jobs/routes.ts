@@ -1,6 +1,15 @@
 import { Type as T } from '@sinclair/typebox'
 import { DlqEntry, ExecutionRecord, JobRecord, QueueStats, WorkerRecord } from '../../schemas/job.ts'
-import { DlqFlushed, DlqRetried, ExecutionParams, JobCancelled, JobParams, JobResult, QueueJobsQuery, StuckJobsFlushed } from '../../schemas/jobs-api.ts'
+import {
+  DlqFlushed,
+  DlqRetried,
+  ExecutionParams,
+  JobCancelled,
+  JobParams,
+  JobResult,
+  QueueJobsQuery,
+  StuckJobsFlushed,
+} from '../../schemas/jobs-api.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /* The job, execution and queue admin endpoints (SPEC §4.2, §4.3; WIRE.md queue admin). */
@@ -9,7 +18,16 @@ const runtime = { ...rpc, surface: 'runtime' as const, tags: ['Jobs'] }
 const admin = { ...rpc, surface: 'management' as const, tags: ['Queue'] }
 
 export const JOB_ROUTES = {
-  jobsGet: defineRoute({ ...runtime, id: 'jobs.get', method: 'GET', path: '/jobs/{job_id}', summary: 'Status of a job (own jobs; admins all)', params: JobParams, response: JobRecord, errors: [404] }),
+  jobsGet: defineRoute({
+    ...runtime,
+    id: 'jobs.get',
+    method: 'GET',
+    path: '/jobs/{job_id}',
+    summary: 'Status of a job (own jobs; admins all)',
+    params: JobParams,
+    response: JobRecord,
+    errors: [404],
+  }),
   jobsResult: defineRoute({
     ...runtime,
     id: 'jobs.result',
@@ -50,7 +68,15 @@ export const JOB_ROUTES = {
     response: StuckJobsFlushed,
     errors: [403],
   }),
-  queueStats: defineRoute({ ...admin, id: 'queue.stats', method: 'GET', path: '/api/v1/queue/stats', summary: 'Backlog per pool, job counts (24 h), DLQ size, live workers (admin)', response: QueueStats, errors: [403] }),
+  queueStats: defineRoute({
+    ...admin,
+    id: 'queue.stats',
+    method: 'GET',
+    path: '/api/v1/queue/stats',
+    summary: 'Backlog per pool, job counts (24 h), DLQ size, live workers (admin)',
+    response: QueueStats,
+    errors: [403],
+  }),
   queueJobs: defineRoute({
     ...admin,
     id: 'queue.jobs',
@@ -61,7 +87,15 @@ export const JOB_ROUTES = {
     response: T.Array(ExecutionRecord),
     errors: [403],
   }),
-  queueDlqList: defineRoute({ ...admin, id: 'queue.dlq.list', method: 'GET', path: '/api/v1/queue/dlq', summary: 'Jobs in the dead letter queue (admin)', response: T.Array(DlqEntry), errors: [403] }),
+  queueDlqList: defineRoute({
+    ...admin,
+    id: 'queue.dlq.list',
+    method: 'GET',
+    path: '/api/v1/queue/dlq',
+    summary: 'Jobs in the dead letter queue (admin)',
+    response: T.Array(DlqEntry),
+    errors: [403],
+  }),
   queueDlqRetry: defineRoute({
     ...admin,
     id: 'queue.dlq.retry',
@@ -73,8 +107,24 @@ export const JOB_ROUTES = {
     status: 202,
     errors: [403, 404],
   }),
-  queueDlqFlush: defineRoute({ ...admin, id: 'queue.dlq.flush', method: 'POST', path: '/api/v1/queue/dlq/flush', summary: 'Drop every job in the dead letter queue (admin)', response: DlqFlushed, errors: [403] }),
-  queueWorkers: defineRoute({ ...admin, id: 'queue.workers', method: 'GET', path: '/api/v1/queue/workers', summary: 'Live workers from their heartbeats (admin)', response: T.Array(WorkerRecord), errors: [403] }),
+  queueDlqFlush: defineRoute({
+    ...admin,
+    id: 'queue.dlq.flush',
+    method: 'POST',
+    path: '/api/v1/queue/dlq/flush',
+    summary: 'Drop every job in the dead letter queue (admin)',
+    response: DlqFlushed,
+    errors: [403],
+  }),
+  queueWorkers: defineRoute({
+    ...admin,
+    id: 'queue.workers',
+    method: 'GET',
+    path: '/api/v1/queue/workers',
+    summary: 'Live workers from their heartbeats (admin)',
+    response: T.Array(WorkerRecord),
+    errors: [403],
+  }),
 }
 
 export function jobRoutes(): RouteDef[] {

@@ -29,7 +29,13 @@ export class NotClaimed extends Error {
  * With a pending claim the executor starts at once and gets `claimed` to wait on before its first
  * effect; a refused (or failed) claim aborts it and leaves nothing to record.
  */
-export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEntry | PendingClaim, blocking: JobContext['blocking'], prefetched?: unknown): Promise<void> {
+export async function runJob(
+  w: WorkerState,
+  m: PulledMessage,
+  claimed: StateEntry | PendingClaim,
+  blocking: JobContext['blocking'],
+  prefetched?: unknown,
+): Promise<void> {
   const { o, log } = w
   const pending = 'decided' in claimed ? claimed.decided : null
   const job = claimed.state
@@ -44,7 +50,10 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
   w.aborts.set(job.id, ac)
   const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))
   const timeoutMs = job.timeout_ms ?? o.timeoutMs
-  const timeout = setTimeout(() => ac.abort(new JobFailure('job.timeout', `timed out after ${String(Math.round(timeoutMs / 1000))} s`)), timeoutMs)
+  const timeout = setTimeout(
+    () => ac.abort(new JobFailure('job.timeout', `timed out after ${String(Math.round(timeoutMs / 1000))} s`)),
+    timeoutMs,
+  )
   const gate =
     pending === null
       ? undefined
@@ -64,7 +73,7 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
       if (revision === null) ac.abort(new NotClaimed(job.id))
       else entry = { state: job, revision }
     } catch (err) {
-      log.warn({ err, job: job.id }, 'writing a running job\'s claim failed: its outcome creates the entry')
+      log.warn({ err, job: job.id }, "writing a running job's claim failed: its outcome creates the entry")
     }
   }
   const deferred = entry?.revision === 0 ? setTimeout(() => (claiming = writeClaim()), o.runningRecordMs) : undefined
@@ -75,8 +84,18 @@ export async function runJob(w: WorkerState, m: PulledMessage, claimed: StateEnt
   let outcome: AttemptOutcome
   try {
     const result = await Promise.race([
-      o.executor({ job, attempt, signal: ac.signal, log: log.child({ job: job.id, attempt }), blocking, ...(prefetched === undefined ? {} : { prefetched }), ...(gate === undefined ? {} : { claimed: gate }) }),
-      new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true })),
+      o.executor({
+        job,
+        attempt,
+        signal: ac.signal,
+        log: log.child({ job: job.id, attempt }),
+        blocking,
+        ...(prefetched === undefined ? {} : { prefetched }),
+        ...(gate === undefined ? {} : { claimed: gate }),
+      }),
+      new Promise<never>((_, reject) =>
+        ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true }),
+      ),
     ])
     outcome = { ok: true, result }
   } catch (err) {

@@ -55,8 +55,25 @@ const ExecutionRow = rowType(
   T.Object(
     {
       ...T.Pick(JobStateShape, [
-        'id', 'pool', 'kind', 'namespace', 'name', 'status', 'attempts', 'user_id', 'trigger_type', 'trigger_id', 'chat_id', 'parent_id',
-        'depth', 'worker', 'retry_of', 'callback_url', 'created_at', 'started_at', 'finished_at',
+        'id',
+        'pool',
+        'kind',
+        'namespace',
+        'name',
+        'status',
+        'attempts',
+        'user_id',
+        'trigger_type',
+        'trigger_id',
+        'chat_id',
+        'parent_id',
+        'depth',
+        'worker',
+        'retry_of',
+        'callback_url',
+        'created_at',
+        'started_at',
+        'finished_at',
       ]).properties,
       input_data: T.Unknown(),
       output_data: T.Unknown(),
@@ -87,7 +104,11 @@ const DeadLetterRow = rowType(
 )
 const DeadLetterSeqRow = rowType(T.Object({ seq: T.Integer() }, { title: 'dead letter seq' }))
 
-const POOL_LABEL: Record<Pool, 'functions' | 'agents' | 'subagents'> = { fn: 'functions', agent: 'agents', subagent: 'subagents' }
+const POOL_LABEL: Record<Pool, 'functions' | 'agents' | 'subagents'> = {
+  fn: 'functions',
+  agent: 'agents',
+  subagent: 'subagents',
+}
 
 function jobRecord(s: JobState) {
   return {
@@ -139,7 +160,8 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
   const requireAll = (p: Principal, permission: string) => {
     if (!can(p, permission)) throw forbidden(`requires ${permission}`)
   }
-  const visible = (p: Principal, userId: string | null) => (userId !== null && userId === p.userId) || can(p, JOB_PERMISSIONS.readAll)
+  const visible = (p: Principal, userId: string | null) =>
+    (userId !== null && userId === p.userId) || can(p, JOB_PERMISSIONS.readAll)
   /** A completed job's result: inline in its state or, over 64 KB, in the result store (null: expired there). */
   const resultOf = async (s: JobState): Promise<{ value: unknown } | null> => {
     if (s.result_stored !== true) return { value: s.result ?? null }
@@ -192,7 +214,11 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
   on(R.jobsResult, async ({ principal: p, params }) => {
     const job = await jobOf(p, params.job_id)
     if (job.status !== 'completed') {
-      throw new AppError(409, 'job.not_completed', job.status === 'failed' ? `job failed: ${jobErrorText(job.error) ?? 'unknown error'}` : `job is ${job.status}`)
+      throw new AppError(
+        409,
+        'job.not_completed',
+        job.status === 'failed' ? `job failed: ${jobErrorText(job.error) ?? 'unknown error'}` : `job is ${job.status}`,
+      )
     }
     const result = await resultOf(job)
     if (result === null) throw notFound('the result has expired', 'job.result_expired')
@@ -204,7 +230,10 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     if (row !== null && visible(p, row.user_id)) return { body: executionRecord(row) }
     // Accepted moments ago and not mirrored yet (or not started): build the record from the live
     // state or the queued message.
-    const live = row === null ? ((await d.store.get(id))?.state ?? (await findQueuedJob(await jetstreamManager(d.nc), d.names, id))) : null
+    const live =
+      row === null
+        ? ((await d.store.get(id))?.state ?? (await findQueuedJob(await jetstreamManager(d.nc), d.names, id)))
+        : null
     if (live !== null && visible(p, live.user_id)) {
       const s = live
       return {
@@ -224,7 +253,12 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
 
   on(R.queueCancel, async ({ principal: p, params: { job_id: id } }) => {
     requireAll(p, JOB_PERMISSIONS.updateAll)
-    const cancel = (s: JobState): JobState => ({ ...s, status: 'cancelled', error: 'cancelled', finished_at: new Date().toISOString() })
+    const cancel = (s: JobState): JobState => ({
+      ...s,
+      status: 'cancelled',
+      error: 'cancelled',
+      finished_at: new Date().toISOString(),
+    })
     let done: { state: JobState; revision: number } | null = null
     let wasWaiting = false
     let cur = await d.store.get(id)
@@ -252,7 +286,9 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
       // Drop the waiting message so the backlog count is exact; a worker that already pulled it
       // skips it anyway because the state is terminal.
       const jsm = await jetstreamManager(d.nc)
-      await jsm.streams.purge(d.names.stream('JOBS'), { filter: jobSubject(d.names, done.state.pool, id) }).catch(() => undefined)
+      await jsm.streams
+        .purge(d.names.stream('JOBS'), { filter: jobSubject(d.names, done.state.pool, id) })
+        .catch(() => undefined)
     }
     await upsertExecution(d.db, done.state, done.revision, null)
     return { body: { status: 'cancelled', job_id: id } }
@@ -266,21 +302,36 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
   on(R.queueStats, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.readAll)
     const jsm = await jetstreamManager(d.nc)
-    const queues = { functions: { pending: 0, executing: 0 }, agents: { pending: 0, executing: 0 }, subagents: { pending: 0, executing: 0 } }
+    const queues = {
+      functions: { pending: 0, executing: 0 },
+      agents: { pending: 0, executing: 0 },
+      subagents: { pending: 0, executing: 0 },
+    }
     for (const pool of ['fn', 'agent', 'subagent'] as const) {
       const info = await jsm.consumers.info(d.names.stream('JOBS'), poolConsumerName(pool)).catch(() => null)
       if (info !== null) queues[POOL_LABEL[pool]] = { pending: info.num_pending, executing: info.num_ack_pending }
     }
     const jobs = { scheduled: 0, queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0 }
     const counted = (status: string): status is keyof typeof jobs => status in jobs
-    const rows = await anyRows(d.db, StatusCountRow, sql.unsafe`select status, count(*)::int as n from executions where created_at > now() - interval '24 hours' group by status`)
+    const rows = await anyRows(
+      d.db,
+      StatusCountRow,
+      sql.unsafe`select status, count(*)::int as n from executions where created_at > now() - interval '24 hours' group by status`,
+    )
     for (const r of rows) if (counted(r.status)) jobs[r.status] = r.n
     // Jobs nobody has claimed yet have no execution row: count them from the pool backlogs.
     jobs.queued += queues.functions.pending + queues.agents.pending + queues.subagents.pending
     const dlq = await jsm.streams.info(d.names.stream('DLQ'))
     const members = await listMembers(d.workers)
     const count = (role: Pool) => members.filter((m) => m.role === role).length
-    return { body: { queues, jobs, dlq: { size: dlq.state.messages }, workers: { functions: count('fn'), agents: count('agent'), subagents: count('subagent') } } }
+    return {
+      body: {
+        queues,
+        jobs,
+        dlq: { size: dlq.state.messages },
+        workers: { functions: count('fn'), agents: count('agent'), subagents: count('subagent') },
+      },
+    }
   })
 
   on(R.queueJobs, async ({ principal: p, query }) => {
@@ -288,15 +339,23 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     const status = query.status ?? null
     const limit = query.limit ?? 100
     const offset = query.offset ?? 0
-    const rows = await anyRows(d.db, ExecutionRow, sql.unsafe`select * from executions where (${status}::text is null or status = ${status}::text)
-      order by created_at desc limit ${limit} offset ${offset}`)
+    const rows = await anyRows(
+      d.db,
+      ExecutionRow,
+      sql.unsafe`select * from executions where (${status}::text is null or status = ${status}::text)
+      order by created_at desc limit ${limit} offset ${offset}`,
+    )
     return { body: rows.map(executionRecord) }
   })
 
   on(R.queueDlqList, async ({ principal: p }) => {
     requireAll(p, JOB_PERMISSIONS.readAll)
-    const rows = await anyRows(d.db, DeadLetterRow, sql.unsafe`select d.job_id, d.pool, d.error, d.attempts, d.created_at, e.kind, e.namespace, e.name
-      from dlq_entries d left join executions e on e.id = d.job_id where d.retried_as is null order by d.created_at`)
+    const rows = await anyRows(
+      d.db,
+      DeadLetterRow,
+      sql.unsafe`select d.job_id, d.pool, d.error, d.attempts, d.created_at, e.kind, e.namespace, e.name
+      from dlq_entries d left join executions e on e.id = d.job_id where d.retried_as is null order by d.created_at`,
+    )
     return {
       body: rows.map((r) => ({
         job_id: r.job_id,
@@ -313,7 +372,11 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
 
   on(R.queueDlqRetry, async ({ principal: p, params: { job_id: id } }) => {
     requireAll(p, JOB_PERMISSIONS.updateAll)
-    const entry = await maybeRow(d.db, DeadLetterSeqRow, sql.unsafe`select seq from dlq_entries where job_id = ${id}::uuid and retried_as is null`)
+    const entry = await maybeRow(
+      d.db,
+      DeadLetterSeqRow,
+      sql.unsafe`select seq from dlq_entries where job_id = ${id}::uuid and retried_as is null`,
+    )
     if (entry === null) throw notFound(`job ${id} is not in the dead letter queue`, 'dlq.not_found')
     const jsm = await jetstreamManager(d.nc)
     const msg = await jsm.streams.getMessage(d.names.stream('DLQ'), { seq: entry.seq }).catch(() => null)

@@ -36,8 +36,18 @@ export const maxDepthOf = (config: Config): number => config.MAX_EXECUTION_DEPTH
  */
 export const maxDelayOf = (config: Config): number => config.JOB_RESULT_TTL_HOURS * 3600 - 60
 
-export async function provisionJobLayout(nc: NatsConnection, names: NatsNames, config: Config, log: Logger): Promise<void> {
-  await provisionJobs(nc, names, { ackWaitMs: config.QUEUE_ACK_WAIT_SECONDS * 1000, resultTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000 }, log)
+export async function provisionJobLayout(
+  nc: NatsConnection,
+  names: NatsNames,
+  config: Config,
+  log: Logger,
+): Promise<void> {
+  await provisionJobs(
+    nc,
+    names,
+    { ackWaitMs: config.QUEUE_ACK_WAIT_SECONDS * 1000, resultTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000 },
+    log,
+  )
 }
 
 export interface JobService {
@@ -48,18 +58,43 @@ export interface JobService {
   close(): Promise<void>
 }
 
-export async function startJobService(o: { nc: NatsConnection; names: NatsNames; db: Db; config: Config; log: Logger }): Promise<JobService> {
+export async function startJobService(o: {
+  nc: NatsConnection
+  names: NatsNames
+  db: Db
+  config: Config
+  log: Logger
+}): Promise<JobService> {
   const log = o.log.child({ mod: 'jobs' })
   const store = await openJobStateStore(o.nc, o.names)
   const results = await openResultStore(o.nc, o.names)
-  const enqueue: EnqueueDeps = { js: jetstream(o.nc), names: o.names, store, db: o.db, maxDepth: maxDepthOf(o.config), maxDelaySeconds: maxDelayOf(o.config) }
+  const enqueue: EnqueueDeps = {
+    js: jetstream(o.nc),
+    names: o.names,
+    store,
+    db: o.db,
+    maxDepth: maxDepthOf(o.config),
+    maxDelaySeconds: maxDelayOf(o.config),
+  }
   const mirror = await startMirror({ nc: o.nc, names: o.names, db: o.db, results, config: o.config, log })
   const timers = startTimerDispatcher({ db: o.db, deps: enqueue, log })
   const flush = setInterval(() => {
-    flushStuckJobs(o.db, store, o.config.STUCK_JOB_HOURS, log, (id) => announceCancel(o.nc, o.names, id)).catch((err: unknown) => log.warn({ err }, 'periodic stuck-job flush failed'))
+    flushStuckJobs(o.db, store, o.config.STUCK_JOB_HOURS, log, (id) => announceCancel(o.nc, o.names, id)).catch(
+      (err: unknown) => log.warn({ err }, 'periodic stuck-job flush failed'),
+    )
   }, 5 * 60_000)
   flush.unref()
-  const handlers = jobHandlers({ nc: o.nc, names: o.names, db: o.db, store, results, workers: await workersBucket(o.nc, o.names), enqueue, stuckHours: o.config.STUCK_JOB_HOURS, log })
+  const handlers = jobHandlers({
+    nc: o.nc,
+    names: o.names,
+    db: o.db,
+    store,
+    results,
+    workers: await workersBucket(o.nc, o.names),
+    enqueue,
+    stuckHours: o.config.STUCK_JOB_HOURS,
+    log,
+  })
   return {
     handlers,
     enqueue,
@@ -74,9 +109,21 @@ export async function startJobService(o: { nc: NatsConnection; names: NatsNames;
 }
 
 const POOL_SIZING: Record<Pool, (c: Config) => { replicas: number; concurrency: number; timeoutMs: number }> = {
-  fn: (c) => ({ replicas: c.QUEUE_WORKER_REPLICAS, concurrency: c.QUEUE_FUNCTION_CONCURRENCY, timeoutMs: c.FUNCTION_TIMEOUT * 1000 }),
-  agent: (c) => ({ replicas: c.QUEUE_AGENT_REPLICAS, concurrency: c.QUEUE_AGENT_CONCURRENCY, timeoutMs: c.AGENT_JOB_TIMEOUT * 1000 }),
-  subagent: (c) => ({ replicas: c.QUEUE_AGENT_SUB_REPLICAS, concurrency: c.QUEUE_AGENT_SUB_CONCURRENCY, timeoutMs: c.AGENT_JOB_TIMEOUT * 1000 }),
+  fn: (c) => ({
+    replicas: c.QUEUE_WORKER_REPLICAS,
+    concurrency: c.QUEUE_FUNCTION_CONCURRENCY,
+    timeoutMs: c.FUNCTION_TIMEOUT * 1000,
+  }),
+  agent: (c) => ({
+    replicas: c.QUEUE_AGENT_REPLICAS,
+    concurrency: c.QUEUE_AGENT_CONCURRENCY,
+    timeoutMs: c.AGENT_JOB_TIMEOUT * 1000,
+  }),
+  subagent: (c) => ({
+    replicas: c.QUEUE_AGENT_SUB_REPLICAS,
+    concurrency: c.QUEUE_AGENT_SUB_CONCURRENCY,
+    timeoutMs: c.AGENT_JOB_TIMEOUT * 1000,
+  }),
 }
 
 export async function startJobWorkers(o: {

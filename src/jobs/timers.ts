@@ -13,16 +13,24 @@ import { publishJob, type EnqueueDeps } from './enqueue.ts'
  */
 const DueTimerRow = rowType(T.Object({ job_id: T.String() }, { title: 'due job timer' }))
 
-export function startTimerDispatcher(o: { db: Db; deps: EnqueueDeps; log: Logger; intervalMs?: number }): { stop(): Promise<void> } {
+export function startTimerDispatcher(o: { db: Db; deps: EnqueueDeps; log: Logger; intervalMs?: number }): {
+  stop(): Promise<void>
+} {
   const log = o.log.child({ mod: 'job-timers' })
   let running: Promise<void> = Promise.resolve()
   let stopped = false
   const tick = async (): Promise<void> => {
     await transaction(o.db, async (tx) => {
-      const due = await anyRows(tx, DueTimerRow, sql.unsafe`select job_id from job_timers where dispatched_at is null and due_at <= now()
-        order by due_at limit 500 for update skip locked`)
+      const due = await anyRows(
+        tx,
+        DueTimerRow,
+        sql.unsafe`select job_id from job_timers where dispatched_at is null and due_at <= now()
+        order by due_at limit 500 for update skip locked`,
+      )
       for (const { job_id: id } of due) {
-        const queued = await o.deps.store.transition(id, (s) => (s.status === 'scheduled' ? { ...s, status: 'queued' } : null))
+        const queued = await o.deps.store.transition(id, (s) =>
+          s.status === 'scheduled' ? { ...s, status: 'queued' } : null,
+        )
         if (queued !== null) await publishJob(o.deps, queued.state, queued.revision)
         await tx.query(sql.unsafe`update job_timers set dispatched_at = now() where job_id = ${id}::uuid`)
       }

@@ -50,7 +50,10 @@ function listenForEnd(nc: NatsConnection, names: NatsNames, id: string) {
    * The first terminal state from either; the last state seen (`seen`, or null) when the
    * subscription ends first (unsubscribed at `timeoutMs`). Stops listening.
    */
-  const first = async (timeoutMs: number, seen: JobState | null): Promise<{ last: JobState | null; ended: boolean }> => {
+  const first = async (
+    timeoutMs: number,
+    seen: JobState | null,
+  ): Promise<{ last: JobState | null; ended: boolean }> => {
     let last = seen
     const timer = setTimeout(unsubscribe, timeoutMs)
     try {
@@ -74,7 +77,13 @@ function listenForEnd(nc: NatsConnection, names: NatsNames, id: string) {
  * read the state (research §4.5). A core subscription costs one protocol line; a KV watch would
  * create a consumer per waiter. Returns the last state seen when `timeoutMs` passes first (null if none).
  */
-export async function waitForJob(nc: NatsConnection, names: NatsNames, store: JobStateStore, id: string, timeoutMs: number): Promise<JobState | null> {
+export async function waitForJob(
+  nc: NatsConnection,
+  names: NatsNames,
+  store: JobStateStore,
+  id: string,
+  timeoutMs: number,
+): Promise<JobState | null> {
   const end = listenForEnd(nc, names, id)
   try {
     await nc.flush()

@@ -11,7 +11,11 @@ import { AppError } from './errors.ts'
 export const secretAad = (kind: string, rowId: string, field: string): string => `${kind}:${rowId}:${field}`
 
 /** ENCRYPTION_KEY_PREVIOUS as a list (comma-separated in the environment). */
-export const previousKeys = (csv: string): string[] => csv.split(',').map((k) => k.trim()).filter((k) => k !== '')
+export const previousKeys = (csv: string): string[] =>
+  csv
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '')
 
 export interface SecretBox {
   encrypt(plaintext: string, aad: string): string

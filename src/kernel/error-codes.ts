@@ -107,7 +107,10 @@ const CODES: Record<string, Row> = {
   'result.unstorable': [500, 'the result holds text that cannot be stored', 'job'],
   'sandbox.disabled': [422, 'function execution is disabled (SANDBOX_EXECUTOR=disabled)'],
   'sandbox.no_workers': [409, 'no sandbox worker is running'],
-  'sandbox.not_applied': [504, 'no worker process confirmed the change in time (the pool actor keeps it; they converge to it)'],
+  'sandbox.not_applied': [
+    504,
+    'no worker process confirmed the change in time (the pool actor keeps it; they converge to it)',
+  ],
   'sandbox.scale_failed': [409, 'scaling the sandboxes failed'],
   // collections and files (src/files/)
   'file.collection_full': [413, 'the collection has reached max_total_size_gb'],
@@ -130,11 +133,19 @@ const CODES: Record<string, Row> = {
   'chat.approval_decided': [409, 'the approval was already decided'],
   'chat.approval_not_found': [404, 'approval not found'],
   'chat.approval_unknown': [404, 'no such tool call in this chat', 'stream'],
-  'chat.follow_up_refused': [409, 'the scheduled follow-up message was not sent (the chat was archived, or its agent no longer offers schedule_message)', 'job'],
+  'chat.follow_up_refused': [
+    409,
+    'the scheduled follow-up message was not sent (the chat was archived, or its agent no longer offers schedule_message)',
+    'job',
+  ],
   'chat.invalid_input': [422, 'invalid chat input'],
   'chat.not_found': [404, 'chat not found'],
   'chat.stream_not_found': [404, 'the chat has no active stream'],
-  'chat.stream_abandoned': [499, 'every client left the stream and none came back within SSE_RECONNECT_WINDOW_SECONDS: the turn was cancelled', 'stream'],
+  'chat.stream_abandoned': [
+    499,
+    'every client left the stream and none came back within SSE_RECONNECT_WINDOW_SECONDS: the turn was cancelled',
+    'stream',
+  ],
   'chat.turn_failed': [502, 'the turn failed'],
   'chat.turn_timeout': [504, 'the turn did not end in time'],
   'stream.timeout': [504, 'no event within the idle timeout', 'stream'],
@@ -156,21 +167,30 @@ const CODES: Record<string, Row> = {
   // webhooks and schedules (src/webhooks/, src/schedules/)
   'schedule.exists': [409, 'you already have a schedule of this name'],
   'schedule.invalid_cron': [422, 'the cron expression is invalid'],
-  'schedule.interval_too_short': [422, 'the cron expression fires more often than SCHEDULE_MIN_INTERVAL_SECONDS allows'],
+  'schedule.interval_too_short': [
+    422,
+    'the cron expression fires more often than SCHEDULE_MIN_INTERVAL_SECONDS allows',
+  ],
   'schedule.invalid_timezone': [422, 'not an IANA time zone'],
   'schedule.not_found': [404, 'schedule not found'],
   'webhook.exists': [409, 'a webhook already uses this path'],
   'webhook.function_error': [502, "the webhook's function failed"],
   'webhook.function_timeout': [504, "the webhook's function did not finish in time"],
   'webhook.not_found': [404, 'no webhook at this path'],
-  'webhook.signature_expired': [401, 'the X-Webhook-Timestamp of a signed webhook call is outside WEBHOOK_SIGNATURE_TOLERANCE_SECONDS'],
+  'webhook.signature_expired': [
+    401,
+    'the X-Webhook-Timestamp of a signed webhook call is outside WEBHOOK_SIGNATURE_TOLERANCE_SECONDS',
+  ],
   'webhook.signature_invalid': [401, 'a signed webhook call without a valid X-Webhook-Timestamp / X-Webhook-Signature'],
   // database triggers (src/db-triggers/)
   'db_trigger.column_not_found': [422, 'the poll column does not exist in the table (or cannot be seen)'],
   'db_trigger.connection_forbidden': [403, "the trigger's owner may not use the database connection"],
   'db_trigger.exists': [409, 'you already have a database trigger of this name'],
   'db_trigger.not_found': [404, 'database trigger not found'],
-  'db_trigger.operations_undetectable': [422, 'the table cannot tell the operation the trigger asks for from the other (poll a sequence column, name a created_column, or ask for both)'],
+  'db_trigger.operations_undetectable': [
+    422,
+    'the table cannot tell the operation the trigger asks for from the other (poll a sequence column, name a created_column, or ask for both)',
+  ],
   'db_trigger.row_too_large': [422, 'one row is larger than DB_TRIGGER_MAX_BATCH_BYTES'],
   'db_trigger.unsupported_column': [422, 'the poll column is not of a type a bookmark can be kept for'],
   'db_trigger.unsupported_connection': [422, 'database triggers poll PostgreSQL connections only'],
@@ -221,7 +241,10 @@ const CODES: Record<string, Row> = {
   // database connections and queries
   'database.connection_inactive': [409, 'the database connection is not active'],
   'database.connection_not_found': [422, "the query's database connection does not exist"],
-  'database.platform_database': [422, "the connection leads to the platform's own database (allow_platform_database is not set)"],
+  'database.platform_database': [
+    422,
+    "the connection leads to the platform's own database (allow_platform_database is not set)",
+  ],
   'database.unreachable': [502, 'the database could not be reached'],
   'query.connection_forbidden': [403, "the query's owner may not use its database connection"],
   'query.failed': [422, 'the database refused the statement'],
@@ -248,18 +271,27 @@ const CODES: Record<string, Row> = {
 }
 
 const registry = new Map<string, ErrorCodeInfo>(
-  Object.entries(CODES).map(([code, [status, message, surface, isPublic]]) => [code, { status, message, surface: surface ?? 'http', public: isPublic ?? true }]),
+  Object.entries(CODES).map(([code, [status, message, surface, isPublic]]) => [
+    code,
+    { status, message, surface: surface ?? 'http', public: isPublic ?? true },
+  ]),
 )
 // A refused callback_url answers the outbound check's code renamed `callback.*` (functions/callback.ts), as a 400.
 for (const [code, info] of [...registry]) {
-  if (code.startsWith('outbound.')) registry.set(code.replace(/^outbound\./, 'callback.'), { ...info, status: 400, message: `callback_url: ${info.message}` })
+  if (code.startsWith('outbound.'))
+    registry.set(code.replace(/^outbound\./, 'callback.'), {
+      ...info,
+      status: 400,
+      message: `callback_url: ${info.message}`,
+    })
 }
 
 /** For a later module's own codes; a code registered twice with another meaning is a programming error. */
 export function registerErrorCodes(codes: Record<string, ErrorCodeInfo>): void {
   for (const [code, info] of Object.entries(codes)) {
     const had = registry.get(code)
-    if (had !== undefined && JSON.stringify(had) !== JSON.stringify(info)) throw new Error(`error code ${code} is registered twice with different meanings`)
+    if (had !== undefined && JSON.stringify(had) !== JSON.stringify(info))
+      throw new Error(`error code ${code} is registered twice with different meanings`)
     registry.set(code, info)
   }
 }
@@ -270,6 +302,11 @@ export const registeredErrorCodes = (): ReadonlyMap<string, ErrorCodeInfo> => re
 
 /** The README table (`npm run cli -- error-table`). */
 export function errorTable(): string {
-  const rows = [...registry].sort(([a], [b]) => a.localeCompare(b)).map(([code, i]) => `| \`${code}\` | ${String(i.status)} | ${i.surface}${i.public ? '' : ' (internal)'} | ${i.message} |`)
+  const rows = [...registry]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([code, i]) =>
+        `| \`${code}\` | ${String(i.status)} | ${i.surface}${i.public ? '' : ' (internal)'} | ${i.message} |`,
+    )
   return ['| Code | Status | Where | Default message |', '|---|---|---|---|', ...rows].join('\n')
 }

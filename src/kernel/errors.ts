@@ -31,9 +31,19 @@ export class AppError extends Error {
   /** Extra response headers (e.g. `retry-after` on 429). */
   headers: Record<string, string> | undefined
 
-  constructor(status: number, code: string, detail: string, options: { issues?: FieldIssue[]; cause?: unknown; /** From another process (fromWire): it may know codes this one does not. */ remote?: boolean } = {}) {
+  constructor(
+    status: number,
+    code: string,
+    detail: string,
+    options: {
+      issues?: FieldIssue[]
+      cause?: unknown
+      /** From another process (fromWire): it may know codes this one does not. */ remote?: boolean
+    } = {},
+  ) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause })
-    if (options.remote !== true && errorCodeInfo(code) === undefined) throw new Error(`unregistered error code ${code}: add it to src/kernel/error-codes.ts`)
+    if (options.remote !== true && errorCodeInfo(code) === undefined)
+      throw new Error(`unregistered error code ${code}: add it to src/kernel/error-codes.ts`)
     this.status = status
     this.code = code
     this.issues = options.issues
@@ -70,7 +80,12 @@ export const unavailable = (detail: string, code = 'service.unavailable'): AppEr
 
 /** Rebuilds an error that crossed NATS. */
 export function fromWire(w: WireError): AppError {
-  return new AppError(w.status, w.code, w.detail, w.errors === undefined ? { remote: true } : { issues: w.errors, remote: true })
+  return new AppError(
+    w.status,
+    w.code,
+    w.detail,
+    w.errors === undefined ? { remote: true } : { issues: w.errors, remote: true },
+  )
 }
 
 /** Anything thrown becomes an AppError; unknown errors are hidden behind a 500 (the cause is kept for logs). */

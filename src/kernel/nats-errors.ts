@@ -10,7 +10,8 @@ export type NatsFailure = 'no_responders' | 'timeout' | 'closed' | 'cas_conflict
 export function classifyNatsError(err: unknown): NatsFailure | null {
   if (err instanceof errors.NoRespondersError) return 'no_responders'
   // request() wraps everything but a timeout in a RequestError whose cause is the real error
-  if (err instanceof errors.RequestError) return err.isNoResponders() ? 'no_responders' : classifyNatsError(err.cause) ?? 'closed'
+  if (err instanceof errors.RequestError)
+    return err.isNoResponders() ? 'no_responders' : (classifyNatsError(err.cause) ?? 'closed')
   if (err instanceof errors.TimeoutError) return 'timeout'
   if (err instanceof errors.ClosedConnectionError || err instanceof errors.DrainingConnectionError) return 'closed'
   if (isCasConflict(err)) return 'cas_conflict'
@@ -19,5 +20,9 @@ export function classifyNatsError(err: unknown): NatsFailure | null {
 
 /** The server's answer to a write with a stale expected revision (KV update/create, err_code 10071). */
 export function isCasConflict(err: unknown): boolean {
-  return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  return (
+    err instanceof JetStreamApiError &&
+    (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
+      err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  )
 }

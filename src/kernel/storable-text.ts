@@ -31,7 +31,8 @@ export function toStorableText(s: string): string {
 }
 
 const IDENT = /^[A-Za-z_$][\w$]*$/
-const step = (path: string, key: string): string => (IDENT.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(toStorableText(key))}]`)
+const step = (path: string, key: string): string =>
+  IDENT.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(toStorableText(key))}]`
 
 /** Marks an object key found unstorable while walking (in the walk's stack, in document order). */
 class BadKey {
@@ -81,13 +82,15 @@ export function toStorable(value: unknown): unknown {
   if (typeof value === 'string') return toStorableText(value)
   if (findUnstorable(value) === null) return value
   // only reached for a value that needs it: rebuild through JSON with a replacer
-  return JSON.parse(JSON.stringify(value, (_k, v: unknown) => {
-    if (typeof v === 'string') return toStorableText(v)
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-      const out: Record<string, unknown> = {}
-      for (const [k, x] of Object.entries(v)) out[toStorableText(k)] = x
-      return out
-    }
-    return v
-  })) as unknown
+  return JSON.parse(
+    JSON.stringify(value, (_k, v: unknown) => {
+      if (typeof v === 'string') return toStorableText(v)
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+        const out: Record<string, unknown> = {}
+        for (const [k, x] of Object.entries(v)) out[toStorableText(k)] = x
+        return out
+      }
+      return v
+    }),
+  ) as unknown
 }

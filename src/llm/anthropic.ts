@@ -1,5 +1,26 @@
-import { Accumulator, SseFramer, badResponse, drive, effectiveOptions, parseFrame, positiveNumber, postStream, type StreamProtocol, type TransportOptions } from './transport.ts'
-import { LlmError, argumentsObject, collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
+import {
+  Accumulator,
+  SseFramer,
+  badResponse,
+  drive,
+  effectiveOptions,
+  parseFrame,
+  positiveNumber,
+  postStream,
+  type StreamProtocol,
+  type TransportOptions,
+} from './transport.ts'
+import {
+  LlmError,
+  argumentsObject,
+  collect,
+  type ChatEvent,
+  type ChatRequest,
+  type FinishReason,
+  type LlmClient,
+  type ProviderConfig,
+  type ToolDefinition,
+} from './types.ts'
 
 /*
  * Anthropic Messages API (`POST {base}/v1/messages`, `stream: true`, headers `x-api-key` and
@@ -58,27 +79,45 @@ export function toAnthropicRequest(req: ChatRequest): { system: string | undefin
         push('user', m.content === null || m.content === '' ? [] : [{ type: 'text', text: m.content }])
         break
       case 'assistant': {
-        const blocks: AnthropicBlock[] = m.content === null || m.content === '' ? [] : [{ type: 'text', text: m.content }]
-        for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: anthropicId(c.id), name: c.function.name, input: argumentsObject(c.function.arguments) })
+        const blocks: AnthropicBlock[] =
+          m.content === null || m.content === '' ? [] : [{ type: 'text', text: m.content }]
+        for (const c of m.tool_calls ?? [])
+          blocks.push({
+            type: 'tool_use',
+            id: anthropicId(c.id),
+            name: c.function.name,
+            input: argumentsObject(c.function.arguments),
+          })
         push('assistant', blocks)
         break
       }
       case 'tool':
-        if (m.tool_call_id === undefined) throw new LlmError('llm.invalid_request', 'a tool message has no tool_call_id')
+        if (m.tool_call_id === undefined)
+          throw new LlmError('llm.invalid_request', 'a tool message has no tool_call_id')
         push('user', [{ type: 'tool_result', tool_use_id: anthropicId(m.tool_call_id), content: m.content ?? '' }])
         break
     }
   }
   const messages = turns.map(({ role, blocks }): AnthropicMessage => {
     const only = blocks[0]
-    return blocks.length === 1 && only !== undefined && only.type === 'text' ? { role, content: only.text } : { role, content: blocks }
+    return blocks.length === 1 && only !== undefined && only.type === 'text'
+      ? { role, content: only.text }
+      : { role, content: blocks }
   })
   return { system: system.length === 0 ? undefined : system.join('\n\n'), messages }
 }
 
-export const toAnthropicTools = (tools: readonly ToolDefinition[]) => tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }))
+export const toAnthropicTools = (tools: readonly ToolDefinition[]) =>
+  tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }))
 
-const FINISH: Record<string, FinishReason> = { end_turn: 'stop', stop_sequence: 'stop', pause_turn: 'stop', tool_use: 'tool_calls', max_tokens: 'length', refusal: 'content_filter' }
+const FINISH: Record<string, FinishReason> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  refusal: 'content_filter',
+}
 const RETRYABLE_STREAM_ERRORS = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error'])
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -116,7 +155,10 @@ export class AnthropicStream implements StreamProtocol {
         const message = f['message']
         const usage = isRecord(message) ? message['usage'] : undefined
         if (isRecord(usage)) {
-          this.acc.promptTokens = num(usage['input_tokens']) + num(usage['cache_creation_input_tokens']) + num(usage['cache_read_input_tokens'])
+          this.acc.promptTokens =
+            num(usage['input_tokens']) +
+            num(usage['cache_creation_input_tokens']) +
+            num(usage['cache_read_input_tokens'])
           this.acc.completionTokens = num(usage['output_tokens'])
         }
         this.started = true
@@ -133,7 +175,13 @@ export class AnthropicStream implements StreamProtocol {
           this.toolOfBlock[index] = tool
           const input = block['input']
           const initial = isRecord(input) && Object.keys(input).length > 0 ? JSON.stringify(input) : undefined
-          this.acc.tool(tool, typeof block['id'] === 'string' ? block['id'] : undefined, typeof block['name'] === 'string' ? block['name'] : undefined, initial, out)
+          this.acc.tool(
+            tool,
+            typeof block['id'] === 'string' ? block['id'] : undefined,
+            typeof block['name'] === 'string' ? block['name'] : undefined,
+            initial,
+            out,
+          )
         } else if (block['type'] === 'text' && typeof block['text'] === 'string' && block['text'] !== '') {
           this.acc.text(block['text'], out)
         }
@@ -141,13 +189,15 @@ export class AnthropicStream implements StreamProtocol {
       }
       case 'message_delta': {
         const delta = f['delta']
-        if (isRecord(delta) && typeof delta['stop_reason'] === 'string') this.acc.finishReason = FINISH[delta['stop_reason']] ?? delta['stop_reason']
+        if (isRecord(delta) && typeof delta['stop_reason'] === 'string')
+          this.acc.finishReason = FINISH[delta['stop_reason']] ?? delta['stop_reason']
         const usage = f['usage']
         if (isRecord(usage)) {
           // output_tokens is cumulative; input_tokens appears here on newer API versions
           if (typeof usage['output_tokens'] === 'number') this.acc.completionTokens = usage['output_tokens']
           if (typeof usage['input_tokens'] === 'number') {
-            this.acc.promptTokens = usage['input_tokens'] + num(usage['cache_creation_input_tokens']) + num(usage['cache_read_input_tokens'])
+            this.acc.promptTokens =
+              usage['input_tokens'] + num(usage['cache_creation_input_tokens']) + num(usage['cache_read_input_tokens'])
           }
         }
         return
@@ -159,7 +209,9 @@ export class AnthropicStream implements StreamProtocol {
       case 'error': {
         const e = isRecord(f['error']) ? f['error'] : {}
         const type = String(e['type'] ?? 'error')
-        throw new LlmError('llm.stream_error', `the LLM provider reported ${type}: ${String(e['message'] ?? '')}`, { retryable: RETRYABLE_STREAM_ERRORS.has(type) })
+        throw new LlmError('llm.stream_error', `the LLM provider reported ${type}: ${String(e['message'] ?? '')}`, {
+          retryable: RETRYABLE_STREAM_ERRORS.has(type),
+        })
       }
       case 'ping':
       case 'content_block_stop':
@@ -177,7 +229,8 @@ export function formatInstruction(rf: ChatRequest['response_format']): string | 
   if (rf.type === 'json_schema' && rf.json_schema?.schema !== undefined) {
     return `Answer with one JSON value only (no other text, no code fence) that matches this JSON Schema:\n${JSON.stringify(rf.json_schema.schema)}`
   }
-  if (rf.type === 'json_object' || rf.type === 'json_schema') return 'Answer with one JSON object only (no other text, no code fence).'
+  if (rf.type === 'json_object' || rf.type === 'json_schema')
+    return 'Answer with one JSON object only (no other text, no code fence).'
   return undefined
 }
 

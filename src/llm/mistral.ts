@@ -1,7 +1,21 @@
 import { createHash } from 'node:crypto'
-import { OPENAI_FINISH, OpenAiChunks, openAiHeaders, openAiWireStream, toOpenAiMessages, toOpenAiTools } from './openai.ts'
+import {
+  OPENAI_FINISH,
+  OpenAiChunks,
+  openAiHeaders,
+  openAiWireStream,
+  toOpenAiMessages,
+  toOpenAiTools,
+} from './openai.ts'
 import { effectiveOptions, joinUrl, positiveNumber, type TransportOptions } from './transport.ts'
-import { collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig } from './types.ts'
+import {
+  collect,
+  type ChatEvent,
+  type ChatRequest,
+  type FinishReason,
+  type LlmClient,
+  type ProviderConfig,
+} from './types.ts'
 
 /*
  * Mistral La Plateforme (`POST {base}/chat/completions`, default https://api.mistral.ai/v1). The
@@ -22,7 +36,8 @@ const MISTRAL_FINISH: Record<string, FinishReason> = { ...OPENAI_FINISH, model_l
 const MISTRAL_ID = /^[a-zA-Z0-9]{9}$/
 
 /** A tool call id Mistral accepts: kept when it already is one, else a stable digest of it. */
-export const mistralToolCallId = (id: string): string => (MISTRAL_ID.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 9))
+export const mistralToolCallId = (id: string): string =>
+  MISTRAL_ID.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 9)
 
 export function toMistralMessages(req: ChatRequest) {
   const messages = toOpenAiMessages(req.messages, mistralToolCallId)

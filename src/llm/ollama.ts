@@ -1,5 +1,28 @@
-import { Accumulator, NdjsonFramer, badResponse, syntheticCallId, drive, effectiveOptions, joinUrl, parseFrame, positiveNumber, postStream, type StreamProtocol, type TransportOptions } from './transport.ts'
-import { LlmError, argumentsObject, collect, type ChatEvent, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
+import {
+  Accumulator,
+  NdjsonFramer,
+  badResponse,
+  syntheticCallId,
+  drive,
+  effectiveOptions,
+  joinUrl,
+  parseFrame,
+  positiveNumber,
+  postStream,
+  type StreamProtocol,
+  type TransportOptions,
+} from './transport.ts'
+import {
+  LlmError,
+  argumentsObject,
+  collect,
+  type ChatEvent,
+  type ChatRequest,
+  type FinishReason,
+  type LlmClient,
+  type ProviderConfig,
+  type ToolDefinition,
+} from './types.ts'
 
 /*
  * Ollama (`POST {api_endpoint}/api/chat`, `stream: true`, newline-delimited JSON). api_endpoint is
@@ -42,7 +65,10 @@ export function toOllamaMessages(req: ChatRequest): OllamaMessage[] {
 }
 
 export const toOllamaTools = (tools: readonly ToolDefinition[]) =>
-  tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } }))
+  tools.map((t) => ({
+    type: 'function' as const,
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }))
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
@@ -103,7 +129,8 @@ export function ollamaFormat(rf: ChatRequest['response_format']): Record<string,
 }
 
 export function createOllamaClient(provider: ProviderConfig, clientOptions: TransportOptions = {}): OllamaClient {
-  if (provider.api_endpoint === null || provider.api_endpoint === '') throw new LlmError('llm.endpoint_refused', 'an ollama provider needs api_endpoint')
+  if (provider.api_endpoint === null || provider.api_endpoint === '')
+    throw new LlmError('llm.endpoint_refused', 'an ollama provider needs api_endpoint')
   const options = effectiveOptions(provider, clientOptions)
   const url = joinUrl(provider.api_endpoint, '/api/chat')
   const headers: Record<string, string> = {}

@@ -1,6 +1,30 @@
 import type { OpenAiOutboundMessage } from '../../schemas/openai-wire.ts'
-import { Accumulator, badResponse, drive, effectiveOptions, joinUrl, parseFrame, positiveNumber, postStream, readBodyText, SseFramer, toLlmError, type StreamProtocol, type TransportOptions } from './transport.ts'
-import { LlmError, type ChatEvent, type ChatResult, type ChatMessage, type ChatRequest, type FinishReason, type LlmClient, type ProviderConfig, type ToolDefinition } from './types.ts'
+import {
+  Accumulator,
+  badResponse,
+  drive,
+  effectiveOptions,
+  joinUrl,
+  parseFrame,
+  positiveNumber,
+  postStream,
+  readBodyText,
+  SseFramer,
+  toLlmError,
+  type StreamProtocol,
+  type TransportOptions,
+} from './transport.ts'
+import {
+  LlmError,
+  type ChatEvent,
+  type ChatResult,
+  type ChatMessage,
+  type ChatRequest,
+  type FinishReason,
+  type LlmClient,
+  type ProviderConfig,
+  type ToolDefinition,
+} from './types.ts'
 
 /*
  * OpenAI Chat Completions (`POST {base}/chat/completions`, `stream: true`, usage via
@@ -19,12 +43,19 @@ export const OPENAI_DEFAULT_BASE = 'https://api.openai.com/v1'
 export type { OpenAiOutboundMessage as OpenAiWireMessage }
 
 /** Neutral messages are OpenAI's shape already: copied field by field (nothing else reaches the wire). */
-export function toOpenAiMessages(messages: readonly ChatMessage[], mapId: (id: string) => string = (id) => id): OpenAiOutboundMessage[] {
+export function toOpenAiMessages(
+  messages: readonly ChatMessage[],
+  mapId: (id: string) => string = (id) => id,
+): OpenAiOutboundMessage[] {
   const out: OpenAiOutboundMessage[] = []
   for (const m of messages) {
     const w: OpenAiOutboundMessage = { role: m.role, content: m.content }
     if (m.role === 'assistant' && m.tool_calls !== undefined && m.tool_calls.length > 0) {
-      w.tool_calls = m.tool_calls.map((c) => ({ id: mapId(c.id), type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }))
+      w.tool_calls = m.tool_calls.map((c) => ({
+        id: mapId(c.id),
+        type: 'function',
+        function: { name: c.function.name, arguments: c.function.arguments },
+      }))
     }
     if (m.role === 'tool') {
       if (m.tool_call_id === undefined) throw new LlmError('llm.invalid_request', 'a tool message has no tool_call_id')
@@ -37,9 +68,18 @@ export function toOpenAiMessages(messages: readonly ChatMessage[], mapId: (id: s
 }
 
 export const toOpenAiTools = (tools: readonly ToolDefinition[]) =>
-  tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } }))
+  tools.map((t) => ({
+    type: 'function' as const,
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }))
 
-export const OPENAI_FINISH: Record<string, FinishReason> = { stop: 'stop', tool_calls: 'tool_calls', function_call: 'tool_calls', length: 'length', content_filter: 'content_filter' }
+export const OPENAI_FINISH: Record<string, FinishReason> = {
+  stop: 'stop',
+  tool_calls: 'tool_calls',
+  function_call: 'tool_calls',
+  length: 'length',
+  content_filter: 'content_filter',
+}
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
@@ -89,7 +129,11 @@ export class OpenAiChunks {
             index,
             typeof c['id'] === 'string' ? c['id'] : undefined,
             typeof fn['name'] === 'string' ? fn['name'] : undefined,
-            typeof fn['arguments'] === 'string' ? fn['arguments'] : isRecord(fn['arguments']) ? JSON.stringify(fn['arguments']) : undefined,
+            typeof fn['arguments'] === 'string'
+              ? fn['arguments']
+              : isRecord(fn['arguments'])
+                ? JSON.stringify(fn['arguments'])
+                : undefined,
             out,
           )
         }
@@ -156,7 +200,14 @@ export function openAiHeaders(apiKey: string | null, organization: string | null
 }
 
 /** One streamed call on the OpenAI wire (OpenAI, Mistral): the body as that provider's wire wants it. */
-export async function* openAiWireStream(url: string, headers: Record<string, string>, body: Record<string, unknown>, signal: AbortSignal | undefined, options: TransportOptions, chunks: OpenAiChunks): AsyncGenerator<ChatEvent, void, undefined> {
+export async function* openAiWireStream(
+  url: string,
+  headers: Record<string, string>,
+  body: Record<string, unknown>,
+  signal: AbortSignal | undefined,
+  options: TransportOptions,
+  chunks: OpenAiChunks,
+): AsyncGenerator<ChatEvent, void, undefined> {
   const res = await postStream(url, { headers, body: JSON.stringify(body), signal, options })
   yield* drive(res, new SseFramer(), new OpenAiStream(chunks), signal)
 }
@@ -167,7 +218,13 @@ export async function* openAiWireStream(url: string, headers: Record<string, str
  * read as one chunk holding everything, so the result is built by the same accumulator as a
  * stream's.
  */
-export async function jsonChatComplete(url: string, headers: Record<string, string>, body: Record<string, unknown>, signal: AbortSignal | undefined, options: TransportOptions): Promise<ChatResult> {
+export async function jsonChatComplete(
+  url: string,
+  headers: Record<string, string>,
+  body: Record<string, unknown>,
+  signal: AbortSignal | undefined,
+  options: TransportOptions,
+): Promise<ChatResult> {
   const res = await postStream(url, { headers, body: JSON.stringify(body), signal, options })
   let text: string
   try {
@@ -186,10 +243,23 @@ export async function jsonChatComplete(url: string, headers: Record<string, stri
   const choice: unknown = Array.isArray(choices) ? choices[0] : undefined
   if (!isRecord(choice) || !isRecord(choice['message'])) throw badResponse('a chat completion has no message')
   const message = choice['message']
-  const calls = Array.isArray(message['tool_calls']) ? message['tool_calls'].map((c: unknown, index) => (isRecord(c) ? { index, ...c } : c)) : undefined
+  const calls = Array.isArray(message['tool_calls'])
+    ? message['tool_calls'].map((c: unknown, index) => (isRecord(c) ? { index, ...c } : c))
+    : undefined
   const chunks = new OpenAiChunks()
   const events: ChatEvent[] = []
-  chunks.chunk({ usage: reply['usage'], choices: [{ delta: { content: message['content'], ...(calls === undefined ? {} : { tool_calls: calls }) }, finish_reason: choice['finish_reason'] ?? 'stop' }] }, events)
+  chunks.chunk(
+    {
+      usage: reply['usage'],
+      choices: [
+        {
+          delta: { content: message['content'], ...(calls === undefined ? {} : { tool_calls: calls }) },
+          finish_reason: choice['finish_reason'] ?? 'stop',
+        },
+      ],
+    },
+    events,
+  )
   const done = chunks.acc.done()
   return { finish_reason: done.finish_reason, usage: done.usage, tool_calls: done.tool_calls, content: done.content }
 }
@@ -204,13 +274,18 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
   const options = effectiveOptions(provider, clientOptions)
   const baseURL = (provider.api_endpoint ?? OPENAI_DEFAULT_BASE).replace(/\/+$/, '')
   const url = joinUrl(baseURL, '/chat/completions')
-  const maxTokensParam = provider.config['max_tokens_param'] === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens'
+  const maxTokensParam =
+    provider.config['max_tokens_param'] === 'max_completion_tokens' ? 'max_completion_tokens' : 'max_tokens'
   const defaultMaxTokens = positiveNumber(provider.config['max_tokens'])
   const org = provider.config['organization_id']
   const headers = openAiHeaders(provider.api_key, typeof org === 'string' && org !== '' ? org : null)
 
   const bodyOf = (req: ChatRequest, streamed: boolean): Record<string, unknown> => {
-    const body: Record<string, unknown> = { model: req.model, messages: toOpenAiMessages(req.messages), ...(streamed ? { stream: true, stream_options: { include_usage: true } } : {}) }
+    const body: Record<string, unknown> = {
+      model: req.model,
+      messages: toOpenAiMessages(req.messages),
+      ...(streamed ? { stream: true, stream_options: { include_usage: true } } : {}),
+    }
     if (req.tools !== undefined && req.tools.length > 0) body['tools'] = toOpenAiTools(req.tools)
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     const maxTokens = req.max_tokens ?? defaultMaxTokens
@@ -223,5 +298,10 @@ export function createOpenAiClient(provider: ProviderConfig, clientOptions: Tran
     yield* openAiWireStream(url, headers, bodyOf(req, true), req.signal, options, new OpenAiChunks())
   }
 
-  return { providerType: 'openai', url, stream, complete: (req) => jsonChatComplete(url, headers, bodyOf(req, false), req.signal, options) }
+  return {
+    providerType: 'openai',
+    url,
+    stream,
+    complete: (req) => jsonChatComplete(url, headers, bodyOf(req, false), req.signal, options),
+  }
 }

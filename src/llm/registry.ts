@@ -24,7 +24,10 @@ export function createLlmClient(provider: ProviderConfig, options: TransportOpti
     case 'ollama':
       return createOllamaClient(provider, options)
     default:
-      throw new LlmError('llm.endpoint_refused', `unknown provider type ${String((provider as { provider_type: unknown }).provider_type)}`)
+      throw new LlmError(
+        'llm.endpoint_refused',
+        `unknown provider type ${String((provider as { provider_type: unknown }).provider_type)}`,
+      )
   }
 }
 
@@ -56,25 +59,34 @@ const byName = <P extends ProviderEntry>(a: P, b: P) => (a.name < b.name ? -1 : 
  * default either does it fail: `llm.provider_not_found` for an agent that names a provider,
  * `llm.no_provider` for one that names none.
  */
-export function resolveProvider<P extends ProviderEntry>(agent: AgentLlmSettings, providers: readonly P[]): Resolution<P> {
+export function resolveProvider<P extends ProviderEntry>(
+  agent: AgentLlmSettings,
+  providers: readonly P[],
+): Resolution<P> {
   let provider: P | undefined
   let fallback: string | undefined
   if (agent.llm_provider_id !== null) {
     const named = providers.find((p) => p.id === agent.llm_provider_id)
     if (named !== undefined && named.is_active) provider = named
-    else fallback = named === undefined ? `the agent's LLM provider ${agent.llm_provider_id} does not exist` : `the agent's LLM provider ${named.name} is disabled`
+    else
+      fallback =
+        named === undefined
+          ? `the agent's LLM provider ${agent.llm_provider_id} does not exist`
+          : `the agent's LLM provider ${named.name} is disabled`
   }
   if (provider === undefined) {
     // Only one provider can carry is_default (an exclusive flag); the name order makes it deterministic anyway.
     provider = providers.filter((p) => p.is_default && p.is_active).sort(byName)[0]
     if (provider === undefined) {
-      if (fallback !== undefined) throw new LlmError('llm.provider_not_found', `${fallback} and no default provider is configured`)
+      if (fallback !== undefined)
+        throw new LlmError('llm.provider_not_found', `${fallback} and no default provider is configured`)
       throw new LlmError('llm.no_provider', 'the agent names no LLM provider and no default provider is configured')
     }
     if (fallback !== undefined) fallback = `${fallback}: using the default provider ${provider.name}`
   }
   const model = agent.model ?? provider.default_model
-  if (model === null || model === '') throw new LlmError('llm.no_model', `neither the agent nor the LLM provider ${provider.name} names a model`)
+  if (model === null || model === '')
+    throw new LlmError('llm.no_model', `neither the agent nor the LLM provider ${provider.name} names a model`)
   return fallback === undefined ? { provider, model } : { provider, model, fallback }
 }
 
@@ -82,11 +94,19 @@ export function resolveProvider<P extends ProviderEntry>(agent: AgentLlmSettings
 // Loading from the provider resources
 
 /** The columns of an llm_provider row of the `resources` table the registry and the adapter's directory read. */
-export const ProviderRowSchema = T.Object({ id: T.String(), name: T.String(), spec: T.Record(T.String(), T.Unknown()), is_active: T.Boolean() }, { title: 'llm_provider' })
+export const ProviderRowSchema = T.Object(
+  { id: T.String(), name: T.String(), spec: T.Record(T.String(), T.Unknown()), is_active: T.Boolean() },
+  { title: 'llm_provider' },
+)
 export type ProviderRow = Static<typeof ProviderRowSchema>
 
 /** A provider record of the resource service (its spec fields at the top, the api_key left out) as the registry's row. */
-export const providerRowOf = (r: ResourceRecord): ProviderRow => ({ id: r.id, name: r.name, spec: r, is_active: r.is_active !== false })
+export const providerRowOf = (r: ResourceRecord): ProviderRow => ({
+  id: r.id,
+  name: r.name,
+  spec: r,
+  is_active: r.is_active !== false,
+})
 
 const isProviderType = (v: unknown): v is ProviderType => (PROVIDER_TYPES as readonly unknown[]).includes(v)
 
@@ -101,7 +121,10 @@ export function providerEntryOf(row: ProviderRow): ProviderEntry | null {
     provider_type: type,
     api_endpoint: typeof s['api_endpoint'] === 'string' ? s['api_endpoint'] : null,
     default_model: typeof s['default_model'] === 'string' ? s['default_model'] : null,
-    config: typeof s['config'] === 'object' && s['config'] !== null && !Array.isArray(s['config']) ? (s['config'] as Record<string, unknown>) : {},
+    config:
+      typeof s['config'] === 'object' && s['config'] !== null && !Array.isArray(s['config'])
+        ? (s['config'] as Record<string, unknown>)
+        : {},
     is_default: s['is_default'] === true,
     is_active: row.is_active,
   }
@@ -109,7 +132,11 @@ export function providerEntryOf(row: ProviderRow): ProviderEntry | null {
 
 function entryOf(row: ProviderRow): ProviderEntry {
   const entry = providerEntryOf(row)
-  if (entry === null) throw new LlmError('llm.endpoint_refused', `LLM provider ${row.name} has unknown provider_type ${String(row.spec['provider_type'])}`)
+  if (entry === null)
+    throw new LlmError(
+      'llm.endpoint_refused',
+      `LLM provider ${row.name} has unknown provider_type ${String(row.spec['provider_type'])}`,
+    )
   return entry
 }
 
@@ -119,7 +146,10 @@ function entryOf(row: ProviderRow): ProviderEntry {
  * warm): this is the platform's own lookup on behalf of an agent that was already authorised, not
  * a user listing providers (llm_provider is admin-only).
  */
-export async function loadProviderCandidates(resources: Pick<ResourceService, 'all'>, agent: AgentLlmSettings): Promise<ProviderEntry[]> {
+export async function loadProviderCandidates(
+  resources: Pick<ResourceService, 'all'>,
+  agent: AgentLlmSettings,
+): Promise<ProviderEntry[]> {
   const id = agent.llm_provider_id
   const records = await resources.all(llmProviderKind)
   return records.filter((r) => r.id === id || r.is_default === true).map((r) => entryOf(providerRowOf(r)))
@@ -139,6 +169,9 @@ export interface ResolvedLlm extends Resolution {
 export async function resolveAgentLlm(deps: LlmResolverDeps, agent: AgentLlmSettings): Promise<ResolvedLlm> {
   const resolved = resolveProvider(agent, await loadProviderCandidates(deps.resources, agent))
   const secrets = await deps.resources.secretsOf(llmProviderKind, resolved.provider.id)
-  const client = createLlmClient({ ...resolved.provider, api_key: secrets['api_key'] ?? null }, deps.clientOptions ?? {})
+  const client = createLlmClient(
+    { ...resolved.provider, api_key: secrets['api_key'] ?? null },
+    deps.clientOptions ?? {},
+  )
   return { ...resolved, client }
 }

@@ -3,7 +3,16 @@ import { StringDecoder } from 'node:string_decoder'
 import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { AppError } from '../kernel/errors.ts'
 import { guardedStream, type OutboundDeps, type OutboundStream } from '../platform/outbound-http.ts'
-import { LlmError, type ChatEvent, type DoneEvent, type FinishReason, type ToolCall, type ProviderConfig, type ToolCallDeltaEvent, type Usage } from './types.ts'
+import {
+  LlmError,
+  type ChatEvent,
+  type DoneEvent,
+  type FinishReason,
+  type ToolCall,
+  type ProviderConfig,
+  type ToolCallDeltaEvent,
+  type Usage,
+} from './types.ts'
 
 /*
  * What the four clients share: the HTTP exchange through the guarded outbound client, error
@@ -36,7 +45,8 @@ export function effectiveOptions(provider: ProviderConfig, options: TransportOpt
   }
 }
 
-export const positiveNumber = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined)
+export const positiveNumber = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined
 
 /** `base` without trailing slashes, followed by `path`. */
 export const joinUrl = (base: string, path: string) => `${base.replace(/\/+$/, '')}${path}`
@@ -53,21 +63,31 @@ export function toLlmError(err: unknown, signal?: AbortSignal): unknown {
   if (!(err instanceof AppError)) return err
   switch (err.code) {
     case 'outbound.timeout':
-      return new LlmError('llm.timeout', `the LLM provider did not answer in time: ${err.message}`, { retryable: true, cause: err })
+      return new LlmError('llm.timeout', `the LLM provider did not answer in time: ${err.message}`, {
+        retryable: true,
+        cause: err,
+      })
     case 'outbound.aborted':
       return new LlmError('llm.aborted', 'the LLM call was aborted', { cause: err })
     case 'outbound.connect_failed':
     case 'upstream.dns_failed':
-      return new LlmError('llm.connection_failed', `the LLM provider could not be reached: ${err.message}`, { retryable: true, cause: err })
+      return new LlmError('llm.connection_failed', `the LLM provider could not be reached: ${err.message}`, {
+        retryable: true,
+        cause: err,
+      })
     case 'outbound.response_too_large':
       return new LlmError('llm.bad_response', err.message, { cause: err })
     default:
-      if (err.code.startsWith('outbound.')) return new LlmError('llm.endpoint_refused', `the LLM provider endpoint is refused: ${err.message}`, { cause: err })
+      if (err.code.startsWith('outbound.'))
+        return new LlmError('llm.endpoint_refused', `the LLM provider endpoint is refused: ${err.message}`, {
+          cause: err,
+        })
       return err
   }
 }
 
-export const badResponse = (detail: string, cause?: unknown) => new LlmError('llm.bad_response', detail, cause === undefined ? {} : { cause })
+export const badResponse = (detail: string, cause?: unknown) =>
+  new LlmError('llm.bad_response', detail, cause === undefined ? {} : { cause })
 
 /** JSON.parse of one frame; a frame that is not JSON is a protocol error. */
 export function parseFrame(data: string): Record<string, unknown> {
@@ -77,7 +97,8 @@ export function parseFrame(data: string): Record<string, unknown> {
   } catch (err) {
     throw badResponse(`the LLM provider sent a frame that is not JSON: ${data.slice(0, 120)}`, err)
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw badResponse(`the LLM provider sent a frame that is not an object: ${data.slice(0, 120)}`)
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw badResponse(`the LLM provider sent a frame that is not an object: ${data.slice(0, 120)}`)
   return v as Record<string, unknown>
 }
 
@@ -96,7 +117,8 @@ function errorMessage(text: string): string {
     const body = JSON.parse(text) as Record<string, unknown>
     const e = body['error']
     if (typeof e === 'string') return e
-    if (typeof e === 'object' && e !== null && typeof (e as Record<string, unknown>)['message'] === 'string') return (e as Record<string, string>)['message'] as string
+    if (typeof e === 'object' && e !== null && typeof (e as Record<string, unknown>)['message'] === 'string')
+      return (e as Record<string, string>)['message'] as string
     for (const key of ['message', 'detail']) {
       const m = body[key]
       if (typeof m === 'string') return m
@@ -128,7 +150,11 @@ export interface ExchangeInit {
  * this way) and returns it whatever its status; failures before the response head are thrown as
  * `LlmError`.
  */
-export async function openExchange(url: string, init: ExchangeInit, options: TransportOptions): Promise<OutboundStream> {
+export async function openExchange(
+  url: string,
+  init: ExchangeInit,
+  options: TransportOptions,
+): Promise<OutboundStream> {
   const { signal } = init
   try {
     return await guardedStream(
@@ -163,7 +189,12 @@ export async function postStream(url: string, init: PostInit): Promise<OutboundS
     url,
     {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/x-ndjson, application/json', 'user-agent': LLM_USER_AGENT, ...init.headers },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream, application/x-ndjson, application/json',
+        'user-agent': LLM_USER_AGENT,
+        ...init.headers,
+      },
       body: init.body,
       signal: init.signal,
     },
@@ -200,11 +231,15 @@ export async function httpErrorOf(res: OutboundStream): Promise<LlmError> {
   const text = await readBodyText(res, ERROR_BODY_MAX).catch(() => '')
   const message = errorMessage(text).slice(0, 500)
   const retryAfter = retryAfterMs(res.headers['retry-after'])
-  return new LlmError('llm.http_error', `the LLM provider answered ${String(res.status)}${message === '' ? '' : `: ${message}`}`, {
-    providerStatus: res.status,
-    retryable: RETRYABLE_STATUS.has(res.status),
-    ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
-  })
+  return new LlmError(
+    'llm.http_error',
+    `the LLM provider answered ${String(res.status)}${message === '' ? '' : `: ${message}`}`,
+    {
+      providerStatus: res.status,
+      retryable: RETRYABLE_STATUS.has(res.status),
+      ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
+    },
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,8 +323,15 @@ export class Accumulator {
   }
 
   /** Records and emits one tool call piece. */
-  tool(index: number, id: string | undefined, name: string | undefined, argumentsDelta: string | undefined, out: ChatEvent[]): void {
-    if (!Number.isInteger(index) || index < 0 || index > 1024) throw badResponse(`tool call index ${String(index)} is out of range`)
+  tool(
+    index: number,
+    id: string | undefined,
+    name: string | undefined,
+    argumentsDelta: string | undefined,
+    out: ChatEvent[],
+  ): void {
+    if (!Number.isInteger(index) || index < 0 || index > 1024)
+      throw badResponse(`tool call index ${String(index)} is out of range`)
     while (this.names.length <= index) {
       this.ids.push(undefined)
       this.names.push('')
@@ -337,7 +379,13 @@ export class Accumulator {
       completion_tokens: this.completionTokens,
       total_tokens: this.totalTokens ?? this.promptTokens + this.completionTokens,
     }
-    return { type: 'done', finish_reason: finish, usage, tool_calls, content: this.content === '' ? null : this.content }
+    return {
+      type: 'done',
+      finish_reason: finish,
+      usage,
+      tool_calls,
+      content: this.content === '' ? null : this.content,
+    }
   }
 }
 
@@ -355,7 +403,12 @@ export interface StreamProtocol {
 }
 
 /** Reads `res` through `framer` into `protocol` and yields its events, then `done`. */
-export async function* drive(res: OutboundStream, framer: Framer, protocol: StreamProtocol, signal: AbortSignal | undefined): AsyncGenerator<ChatEvent, void, undefined> {
+export async function* drive(
+  res: OutboundStream,
+  framer: Framer,
+  protocol: StreamProtocol,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ChatEvent, void, undefined> {
   const out: ChatEvent[] = []
   const on: FrameHandler = (event, data) => {
     if (!protocol.finished) protocol.frame(event, data, out)
@@ -371,7 +424,8 @@ export async function* drive(res: OutboundStream, framer: Framer, protocol: Stre
       framer.end(on)
       for (let i = 0; i < out.length; i++) yield out[i] as ChatEvent
       out.length = 0
-      if (!protocol.finished && !protocol.completeAtEof()) throw badResponse('the LLM stream ended before the reply was complete')
+      if (!protocol.finished && !protocol.completeAtEof())
+        throw badResponse('the LLM stream ended before the reply was complete')
     }
   } catch (err) {
     throw toLlmError(err, signal)

@@ -35,7 +35,13 @@ export interface ChatRequest {
 /** OpenAI's `response_format`: `text`, `json_object`, or `json_schema` with its schema (other members kept for pass-through). */
 export interface ResponseFormat {
   type: string
-  json_schema?: { name: string; schema?: Record<string, unknown>; strict?: boolean; description?: string; [k: string]: unknown }
+  json_schema?: {
+    name: string
+    schema?: Record<string, unknown>
+    strict?: boolean
+    description?: string
+    [k: string]: unknown
+  }
   [k: string]: unknown
 }
 
@@ -127,9 +133,20 @@ export class LlmError extends AppError {
   constructor(
     code: LlmErrorCode,
     detail: string,
-    options: { status?: number; providerStatus?: number; retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {},
+    options: {
+      status?: number
+      providerStatus?: number
+      retryable?: boolean
+      retryAfterMs?: number
+      cause?: unknown
+    } = {},
   ) {
-    super(options.status ?? defaultStatus(code), code, detail, options.cause === undefined ? {} : { cause: options.cause })
+    super(
+      options.status ?? defaultStatus(code),
+      code,
+      detail,
+      options.cause === undefined ? {} : { cause: options.cause },
+    )
     this.providerStatus = options.providerStatus
     this.retryable = options.retryable ?? false
     this.retryAfterMs = options.retryAfterMs
@@ -157,7 +174,8 @@ function defaultStatus(code: LlmErrorCode): number {
 /** Drains a stream into its result. */
 export async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatResult> {
   for await (const e of events) {
-    if (e.type === 'done') return { finish_reason: e.finish_reason, usage: e.usage, tool_calls: e.tool_calls, content: e.content }
+    if (e.type === 'done')
+      return { finish_reason: e.finish_reason, usage: e.usage, tool_calls: e.tool_calls, content: e.content }
   }
   throw new LlmError('llm.bad_response', 'the stream ended without a result')
 }

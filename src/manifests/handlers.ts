@@ -8,9 +8,12 @@ import { manifestStatus } from './status.ts'
 /* The status needs read on the manifest: one the caller cannot see answers 404 like a missing one. */
 export function manifestHandlers(d: { resources: ResourceService }): BoundRoute[] {
   const { resources } = d
-  const status = async (p: Principal, namespace: string, name: string) => manifestStatus(resources, p, await resources.get(p, manifestKind, { namespace, name }))
+  const status = async (p: Principal, namespace: string, name: string) =>
+    manifestStatus(resources, p, await resources.get(p, manifestKind, { namespace, name }))
   return [
     bind(R.status, async ({ principal, params }) => ({ body: await status(principal, params.namespace, params.name) })),
-    bind(R.statusRuntime, async ({ principal, params }) => ({ body: await status(principal, params.namespace, params.name) })),
+    bind(R.statusRuntime, async ({ principal, params }) => ({
+      body: await status(principal, params.namespace, params.name),
+    })),
   ]
 }

@@ -3,4 +3,8 @@ import { manifestHandlers } from './handlers.ts'
 import { manifestRoutes } from './routes.ts'
 
 /* The manifest status check (SPEC.md §4.6); the manifest kind itself is src/kinds/manifest/. */
-export const manifestsFeature = defineFeature({ name: 'manifests', routes: manifestRoutes, service: (ctx) => ({ routes: manifestHandlers({ resources: ctx.resources }) }) })
+export const manifestsFeature = defineFeature({
+  name: 'manifests',
+  routes: manifestRoutes,
+  service: (ctx) => ({ routes: manifestHandlers({ resources: ctx.resources }) }),
+})

@@ -18,7 +18,12 @@ import { storeKeyProbe } from './store-keys.ts'
  */
 export type ManifestStatusBody = Static<typeof ManifestStatus>
 
-async function visible(resources: ResourceService, p: Principal, kind: AnyKind, address: Address): Promise<ResourceRecord | null> {
+async function visible(
+  resources: ResourceService,
+  p: Principal,
+  kind: AnyKind,
+  address: Address,
+): Promise<ResourceRecord | null> {
   try {
     const r = await resources.get(p, kind, address)
     return r.is_active === false ? null : r
@@ -28,20 +33,40 @@ async function visible(resources: ResourceService, p: Principal, kind: AnyKind, 
   }
 }
 
-const split = (p: Principal, perms: readonly string[]) => ({ granted: perms.filter((x) => can(p, x)), missing: perms.filter((x) => !can(p, x)) })
+const split = (p: Principal, perms: readonly string[]) => ({
+  granted: perms.filter((x) => can(p, x)),
+  missing: perms.filter((x) => !can(p, x)),
+})
 
-export async function manifestStatus(resources: ResourceService, p: Principal, manifest: Static<typeof ManifestSpec>): Promise<ManifestStatusBody> {
+export async function manifestStatus(
+  resources: ResourceService,
+  p: Principal,
+  manifest: Static<typeof ManifestSpec>,
+): Promise<ManifestStatusBody> {
   const out: ManifestStatusBody = {
     ready: false,
     resources: { satisfied: [], missing: [] },
-    permissions: { required: split(p, manifest.required_permissions), optional: split(p, manifest.optional_permissions) },
+    permissions: {
+      required: split(p, manifest.required_permissions),
+      optional: split(p, manifest.optional_permissions),
+    },
     stores: { satisfied: [], missing: [] },
   }
   for (const r of manifest.required_resources) {
     const kind = kindByName(resources.kinds, r.type)
-    const address: Address | undefined = kind === undefined ? undefined : kind.addressing === 'named' ? { name: r.name } : { namespace: r.namespace, name: r.name }
+    const address: Address | undefined =
+      kind === undefined
+        ? undefined
+        : kind.addressing === 'named'
+          ? { name: r.name }
+          : { namespace: r.namespace, name: r.name }
     const found = kind !== undefined && address !== undefined && (await visible(resources, p, kind, address)) !== null
-    out.resources[found ? 'satisfied' : 'missing'].push({ type: r.type, namespace: r.namespace, name: r.name, exists: found })
+    out.resources[found ? 'satisfied' : 'missing'].push({
+      type: r.type,
+      namespace: r.namespace,
+      name: r.name,
+      exists: found,
+    })
   }
   const storeKind = kindByName(resources.kinds, 'store')
   const probe = storeKeyProbe()
@@ -57,6 +82,9 @@ export async function manifestStatus(resources: ResourceService, p: Principal, m
     }
     out.stores[exists ? 'satisfied' : 'missing'].push({ store: dep.store, key, exists, key_checked: keyChecked })
   }
-  out.ready = out.resources.missing.length === 0 && out.permissions.required.missing.length === 0 && out.stores.missing.length === 0
+  out.ready =
+    out.resources.missing.length === 0 &&
+    out.permissions.required.missing.length === 0 &&
+    out.stores.missing.length === 0
   return out
 }

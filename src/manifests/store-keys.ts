@@ -7,7 +7,11 @@ import type { Principal } from '../auth/principal.ts'
  * the same resource-service role. A process without that part (none today) would check the store
  * resource only and report `key_checked: false`.
  */
-export type StoreKeyProbe = (p: Principal, store: { id: string; namespace: string; name: string }, key: string) => Promise<boolean>
+export type StoreKeyProbe = (
+  p: Principal,
+  store: { id: string; namespace: string; name: string },
+  key: string,
+) => Promise<boolean>
 
 let probe: StoreKeyProbe | undefined
 

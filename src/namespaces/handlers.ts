@@ -5,16 +5,31 @@ import { conflict, forbidden, notFound } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { namespacePermission } from './policy.ts'
 import { NAMESPACE_ROUTES as R } from './routes.ts'
-import { acceptMembership, addMember, claimNamespace, deleteNamespace, getNamespace, listNamespaces, removeMember, type NamespaceRecord } from './store.ts'
+import {
+  acceptMembership,
+  addMember,
+  claimNamespace,
+  deleteNamespace,
+  getNamespace,
+  listNamespaces,
+  removeMember,
+  type NamespaceRecord,
+} from './store.ts'
 
 /*
  * `/api/v1/namespaces`: the namespaces a user owns or was granted, claiming one, and granting it.
  * A namespace the caller neither uses nor administers answers 404 (no existence leak), except a
  * claim of a held one (409: the name is taken, which the caller needs to know to pick another).
  */
-registerPermission(namespacePermission('{namespace}', 'create', 'own'), 'claim a namespace nobody holds with POST /api/v1/namespaces (creating a resource in a free namespace claims it too)')
+registerPermission(
+  namespacePermission('{namespace}', 'create', 'own'),
+  'claim a namespace nobody holds with POST /api/v1/namespaces (creating a resource in a free namespace claims it too)',
+)
 registerPermission(namespacePermission('{namespace}', 'read', 'all'), 'list and read every namespace (admin)')
-registerPermission(namespacePermission('{namespace}', 'update', 'all'), 'grant and revoke members of every namespace (admin)')
+registerPermission(
+  namespacePermission('{namespace}', 'update', 'all'),
+  'grant and revoke members of every namespace (admin)',
+)
 registerPermission(namespacePermission('{namespace}', 'delete', 'all'), 'release any empty namespace (admin)')
 
 /** Claiming and granting need no permission beyond ownership: closed to user code (src/auth/execution-scope.ts). */
@@ -29,7 +44,12 @@ export function namespaceHandlers(db: Db): BoundRoute[] {
   async function visible(p: Principal, name: string): Promise<NamespaceRecord> {
     const ns = await getNamespace(db, name)
     if (ns === null) throw missing(name)
-    if (ns.owner_id === p.userId || ns.members.some((m) => m.user_id === p.userId) || can(p, namespacePermission(name, 'read', 'all'))) return ns
+    if (
+      ns.owner_id === p.userId ||
+      ns.members.some((m) => m.user_id === p.userId) ||
+      can(p, namespacePermission(name, 'read', 'all'))
+    )
+      return ns
     throw missing(name)
   }
   /** Owner or admin may change membership and release; a member sees the namespace but may not. */
@@ -42,13 +62,17 @@ export function namespaceHandlers(db: Db): BoundRoute[] {
   return [
     bind(R.list, async ({ principal: p, query }) => {
       const all = can(p, namespacePermission('*', 'read', 'all'))
-      return { body: await listNamespaces(db, all ? null : p.userId, { limit: query.limit ?? 100, offset: query.offset ?? 0 }) }
+      return {
+        body: await listNamespaces(db, all ? null : p.userId, { limit: query.limit ?? 100, offset: query.offset ?? 0 }),
+      }
     }),
 
     bind(R.create, async ({ principal: p, body: { name } }) => {
       noExecutionToken(p)
-      if (!can(p, namespacePermission(name, 'create', 'own'))) throw forbidden(`requires ${namespacePermission(name, 'create', 'own')}`)
-      if (!(await claimNamespace(db, name, p.userId))) throw conflict(`namespace ${name} is held by someone else`, 'namespace.exists')
+      if (!can(p, namespacePermission(name, 'create', 'own')))
+        throw forbidden(`requires ${namespacePermission(name, 'create', 'own')}`)
+      if (!(await claimNamespace(db, name, p.userId)))
+        throw conflict(`namespace ${name} is held by someone else`, 'namespace.exists')
       return { status: 201, body: await getNamespace(db, name) }
     }),
 
@@ -57,7 +81,8 @@ export function namespaceHandlers(db: Db): BoundRoute[] {
     bind(R.delete, async ({ principal: p, params: { name } }) => {
       noExecutionToken(p)
       await manageable(p, name, 'delete')
-      if (!(await deleteNamespace(db, name))) throw conflict(`namespace ${name} still holds resources`, 'namespace.not_empty')
+      if (!(await deleteNamespace(db, name)))
+        throw conflict(`namespace ${name} still holds resources`, 'namespace.not_empty')
       return { status: 204 }
     }),
 
@@ -81,7 +106,8 @@ export function namespaceHandlers(db: Db): BoundRoute[] {
       const ns = await visible(p, name)
       // a member may leave; taking a grant from someone else is for the owner or an admin
       if (!(userId === p.userId && ns.members.some((m) => m.user_id === p.userId))) await manageable(p, name, 'update')
-      if (!(await removeMember(db, name, userId))) throw notFound(`user ${userId} is not a member of ${name}`, 'namespace.not_member')
+      if (!(await removeMember(db, name, userId)))
+        throw notFound(`user ${userId} is not a member of ${name}`, 'namespace.not_member')
       return { body: await getNamespace(db, name) }
     }),
   ]

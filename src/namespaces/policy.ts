@@ -7,8 +7,11 @@ import type { NamespaceStanding } from './store.ts'
  * Namespaces themselves: `platform.namespaces/<ns>.create:own` claims one explicitly
  * (POST /api/v1/namespaces); `read|update|delete:all` lets admins see, grant and release any.
  */
-export const namespacePermission = (namespace: string, action: 'create' | 'read' | 'update' | 'delete', scope: 'own' | 'all'): string =>
-  `platform.namespaces/${namespace}.${action}:${scope}`
+export const namespacePermission = (
+  namespace: string,
+  action: 'create' | 'read' | 'update' | 'delete',
+  scope: 'own' | 'all',
+): string => `platform.namespaces/${namespace}.${action}:${scope}`
 
 /** Whether a principal holding the resource's create permission (`anyNamespace`: at scope all) may create in this namespace. */
 export function mayCreateIn(anyNamespace: boolean, standing: NamespaceStanding): boolean {

@@ -23,16 +23,24 @@ export type { NamespaceMember, NamespaceRecord } from '../../schemas/namespaces.
 
 /* Rows as they come back (timestamps as ISO strings, jsonb parsed, int8 as numbers: src/platform/db.ts). */
 const NamespaceRow = rowType(NamespaceRecord)
-const NamespacePageRow = rowType(T.Object({ ...NamespaceRecord.properties, total: T.Number() }, { title: 'namespace page' }))
-const StandingRow = rowType(T.Object({ owns: T.Union([T.Boolean(), T.Null()]), member: T.Boolean() }, { title: 'namespace standing' }))
+const NamespacePageRow = rowType(
+  T.Object({ ...NamespaceRecord.properties, total: T.Number() }, { title: 'namespace page' }),
+)
+const StandingRow = rowType(
+  T.Object({ owns: T.Union([T.Boolean(), T.Null()]), member: T.Boolean() }, { title: 'namespace standing' }),
+)
 const NameRow = rowType(T.Object({ name: T.String() }, { title: 'namespace name' }))
 const MEMBERS = sql.unsafe`coalesce(jsonb_agg(jsonb_build_object('user_id', m.user_id, 'granted_by', m.granted_by, 'accepted', m.accepted) order by m.created_at) filter (where m.user_id is not null), '[]'::jsonb) as members`
 
 export async function standingIn(db: Conn, namespace: string, userId: string): Promise<NamespaceStanding> {
-  const row = await maybeRow(db, StandingRow, sql.unsafe`
+  const row = await maybeRow(
+    db,
+    StandingRow,
+    sql.unsafe`
     select n.owner_id = ${userId}::uuid as owns,
            exists (select 1 from namespace_members m where m.namespace = n.name and m.user_id = ${userId}::uuid) as member
-    from namespaces n where n.name = ${namespace}`)
+    from namespaces n where n.name = ${namespace}`,
+  )
   if (row === null) return { exists: false, uses: false, owns: false }
   const owns = row.owns === true
   return { exists: true, owns, uses: owns || row.member }
@@ -40,31 +48,52 @@ export async function standingIn(db: Conn, namespace: string, userId: string): P
 
 /** Claims the namespace for the user when nobody holds it; true when this call created it. */
 export async function claimNamespace(db: Conn, namespace: string, userId: string): Promise<boolean> {
-  const id = await db.maybeOneFirst(sql.unsafe`insert into namespaces (name, owner_id) values (${namespace}, ${userId}::uuid) on conflict (name) do nothing returning name`)
+  const id = await db.maybeOneFirst(
+    sql.unsafe`insert into namespaces (name, owner_id) values (${namespace}, ${userId}::uuid) on conflict (name) do nothing returning name`,
+  )
   return id !== null
 }
 
 /** The namespaces a user owns or accepted membership of: what an agent of theirs may expand wildcards into. */
 export async function namespacesUsedBy(db: Conn, userId: string): Promise<Set<string>> {
-  const rows = await anyRows(db, NameRow, sql.unsafe`
+  const rows = await anyRows(
+    db,
+    NameRow,
+    sql.unsafe`
     select name from namespaces where owner_id = ${userId}::uuid
-    union select namespace from namespace_members where user_id = ${userId}::uuid and accepted`)
+    union select namespace from namespace_members where user_id = ${userId}::uuid and accepted`,
+  )
   return new Set(rows.map((r) => r.name))
 }
 
 export async function getNamespace(db: Conn, namespace: string): Promise<NamespaceRecord | null> {
-  return maybeRow(db, NamespaceRow, sql.unsafe`
+  return maybeRow(
+    db,
+    NamespaceRow,
+    sql.unsafe`
     select n.name, n.owner_id, n.created_at, ${MEMBERS}
     from namespaces n left join namespace_members m on m.namespace = n.name
-    where n.name = ${namespace} group by n.name`)
+    where n.name = ${namespace} group by n.name`,
+  )
 }
 
-export async function listNamespaces(db: Conn, userId: string | null, page: { limit: number; offset: number }): Promise<{ items: NamespaceRecord[]; total: number }> {
-  const mine = userId === null ? sql.unsafe`true` : sql.unsafe`(n.owner_id = ${userId}::uuid or exists (select 1 from namespace_members x where x.namespace = n.name and x.user_id = ${userId}::uuid))`
-  const rows = await anyRows(db, NamespacePageRow, sql.unsafe`
+export async function listNamespaces(
+  db: Conn,
+  userId: string | null,
+  page: { limit: number; offset: number },
+): Promise<{ items: NamespaceRecord[]; total: number }> {
+  const mine =
+    userId === null
+      ? sql.unsafe`true`
+      : sql.unsafe`(n.owner_id = ${userId}::uuid or exists (select 1 from namespace_members x where x.namespace = n.name and x.user_id = ${userId}::uuid))`
+  const rows = await anyRows(
+    db,
+    NamespacePageRow,
+    sql.unsafe`
     select n.name, n.owner_id, n.created_at, ${MEMBERS}, count(*) over () as total
     from namespaces n left join namespace_members m on m.namespace = n.name
-    where ${mine} group by n.name order by n.name limit ${page.limit} offset ${page.offset}`)
+    where ${mine} group by n.name order by n.name limit ${page.limit} offset ${page.offset}`,
+  )
   return { items: rows.map(({ total: _total, ...record }) => record), total: rows[0]?.total ?? 0 }
 }
 
@@ -77,12 +106,16 @@ export async function addMember(db: Conn, namespace: string, userId: string, gra
 
 /** The member takes up a grant; false when the user is not a member. */
 export async function acceptMembership(db: Conn, namespace: string, userId: string): Promise<boolean> {
-  const r = await db.query(sql.unsafe`update namespace_members set accepted = true where namespace = ${namespace} and user_id = ${userId}::uuid`)
+  const r = await db.query(
+    sql.unsafe`update namespace_members set accepted = true where namespace = ${namespace} and user_id = ${userId}::uuid`,
+  )
   return r.rowCount > 0
 }
 
 export async function removeMember(db: Conn, namespace: string, userId: string): Promise<boolean> {
-  const r = await db.query(sql.unsafe`delete from namespace_members where namespace = ${namespace} and user_id = ${userId}::uuid`)
+  const r = await db.query(
+    sql.unsafe`delete from namespace_members where namespace = ${namespace} and user_id = ${userId}::uuid`,
+  )
   return r.rowCount > 0
 }
 

@@ -84,7 +84,13 @@ export function createAckedPublisher(nc: NatsConnection, o: AckedPublisherOption
       return
     }
     if (r.error !== undefined) p.reject(new JetStreamApiError(r.error))
-    else if (typeof r.seq === 'number' && typeof r.stream === 'string') p.resolve({ stream: r.stream, seq: r.seq, duplicate: r.duplicate === true, ...(r.domain === undefined ? {} : { domain: r.domain }) })
+    else if (typeof r.seq === 'number' && typeof r.stream === 'string')
+      p.resolve({
+        stream: r.stream,
+        seq: r.seq,
+        duplicate: r.duplicate === true,
+        ...(r.domain === undefined ? {} : { domain: r.domain }),
+      })
     else p.reject(new Error('JetStream answered a publish without a sequence'))
   }
   const sub: Subscription = nc.subscribe(`${inbox}.*`, {
@@ -111,7 +117,8 @@ export function createAckedPublisher(nc: NatsConnection, o: AckedPublisherOption
       if (opts?.msgID !== undefined || opts?.expectedLastSubjectSequence !== undefined) {
         h ??= natsHeaders()
         if (opts.msgID !== undefined) h.set('Nats-Msg-Id', opts.msgID)
-        if (opts.expectedLastSubjectSequence !== undefined) h.set(EXPECTED_SEQ, String(opts.expectedLastSubjectSequence))
+        if (opts.expectedLastSubjectSequence !== undefined)
+          h.set(EXPECTED_SEQ, String(opts.expectedLastSubjectSequence))
       }
       return new Promise<PubAck>((resolve, reject) => {
         pending.set(id, { resolve, reject, deadline: performance.now() + (opts?.timeoutMs ?? timeoutMs), subject })
@@ -158,7 +165,9 @@ export function ackedPublisherOf(js: JetStreamClient): AckedPublisher {
       js.publish(subject, data, {
         ...(o?.msgID === undefined ? {} : { msgID: o.msgID }),
         ...(o?.headers === undefined ? {} : { headers: o.headers }),
-        ...(o?.expectedLastSubjectSequence === undefined ? {} : { expect: { lastSubjectSequence: o.expectedLastSubjectSequence } }),
+        ...(o?.expectedLastSubjectSequence === undefined
+          ? {}
+          : { expect: { lastSubjectSequence: o.expectedLastSubjectSequence } }),
         ...(o?.timeoutMs === undefined ? {} : { timeout: o.timeoutMs }),
       }),
     close: () => undefined,
@@ -170,7 +179,11 @@ export function ackedPublisherOf(js: JetStreamClient): AckedPublisher {
  * stored on the key yet) and `kv.update` send, resolving with the new revision; a stale revision
  * is the server's CAS conflict (`isWrongLastSequence`). Keys are the caller's to keep valid.
  */
-export function kvCasWriter(p: AckedPublisher, bucket: string): (key: string, data: Uint8Array | string, expected: number) => Promise<number> {
+export function kvCasWriter(
+  p: AckedPublisher,
+  bucket: string,
+): (key: string, data: Uint8Array | string, expected: number) => Promise<number> {
   const prefix = `$KV.${bucket}.`
-  return async (key, data, expected) => (await p.publish(prefix + key, data, { expectedLastSubjectSequence: expected })).seq
+  return async (key, data, expected) =>
+    (await p.publish(prefix + key, data, { expectedLastSubjectSequence: expected })).seq
 }

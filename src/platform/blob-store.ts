@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto'
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type PubAck } from '@nats-io/jetstream'
+import {
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  type PubAck,
+} from '@nats-io/jetstream'
 import { Objm, setSha256Backend, StorageType, type ObjectStore } from '@nats-io/obj'
 import { headers, nuid, type NatsConnection } from '@nats-io/transport-node'
 import type { NatsNames } from './nats-names.ts'

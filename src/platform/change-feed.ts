@@ -15,7 +15,13 @@ import type { NatsConnection } from './nats.ts'
  * `apply` runs synchronously as the message is parsed, before any later message on the connection
  * (the read-your-writes argument of the caches rests on that).
  */
-export function followChanges<S extends TSchema>(nc: NatsConnection, subject: string, check: TypeCheck<S>, origin: string, apply: (change: Static<S>) => void): Subscription {
+export function followChanges<S extends TSchema>(
+  nc: NatsConnection,
+  subject: string,
+  check: TypeCheck<S>,
+  origin: string,
+  apply: (change: Static<S>) => void,
+): Subscription {
   return nc.subscribe(subject, {
     callback: (err, msg) => {
       if (err !== null) return

@@ -1,7 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
-import { BackendTerminatedError, BackendTerminatedUnexpectedlyError, ConnectionError, createPool, createTypeParserPreset, sql, type CommonQueryMethods, type DatabasePool } from 'slonik'
+import {
+  BackendTerminatedError,
+  BackendTerminatedUnexpectedlyError,
+  ConnectionError,
+  createPool,
+  createTypeParserPreset,
+  sql,
+  type CommonQueryMethods,
+  type DatabasePool,
+} from 'slonik'
 import { AppError } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 
@@ -84,10 +93,16 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     // An AppError is an answer its thrower already chose (a connector's host that did not resolve
     // carries the resolver's ENOTFOUND as its cause): it is never the platform's database.
     if (e instanceof AppError) return false
-    if (e instanceof ConnectionError || e instanceof BackendTerminatedError || e instanceof BackendTerminatedUnexpectedlyError) return true
+    if (
+      e instanceof ConnectionError ||
+      e instanceof BackendTerminatedError ||
+      e instanceof BackendTerminatedUnexpectedlyError
+    )
+      return true
     const code = (e as { code?: unknown }).code
     if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true
-    if (/Connection terminated|connection refused|the database system is (starting up|shutting down)/i.test(e.message)) return true
+    if (/Connection terminated|connection refused|the database system is (starting up|shutting down)/i.test(e.message))
+      return true
   }
   return false
 }
@@ -100,14 +115,20 @@ const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations')
  * the plain pg protocol runs as one simple query (slonik binds exactly one statement).
  */
 export async function migrate(url: string, log: Logger): Promise<string[]> {
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort()
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
   const applied: string[] = []
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
     await client.query('select pg_advisory_lock(7351001)')
-    await client.query('create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())')
-    const done = new Set((await client.query<{ name: string }>('select name from schema_migrations')).rows.map((r) => r.name))
+    await client.query(
+      'create table if not exists schema_migrations (name text primary key, applied_at timestamptz not null default now())',
+    )
+    const done = new Set(
+      (await client.query<{ name: string }>('select name from schema_migrations')).rows.map((r) => r.name),
+    )
     for (const file of files) {
       if (done.has(file)) continue
       await client.query('begin')

@@ -35,7 +35,11 @@ export async function startHealthMonitor(o: {
   let stopped = false
 
   const probePostgres = async (url: string) => {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: intervalMs, query_timeout: intervalMs })
+    const client = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: intervalMs,
+      query_timeout: intervalMs,
+    })
     client.on('error', () => undefined)
     let next: 'up' | 'down' = 'down'
     try {
@@ -104,7 +108,10 @@ export async function startHealthMonitor(o: {
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms)))])
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), ms))),
+    ])
   } finally {
     clearTimeout(timer)
   }

@@ -44,7 +44,12 @@ export function startHeartbeat(opts: {
   let stopped = false
   const beat = async (): Promise<void> => {
     if (stopped) return
-    const value: Member = { role: opts.role, nodeId: opts.nodeId, info: opts.info(), last_seen: new Date().toISOString() }
+    const value: Member = {
+      role: opts.role,
+      nodeId: opts.nodeId,
+      info: opts.info(),
+      last_seen: new Date().toISOString(),
+    }
     await opts.kv.put(key, JSON.stringify(value))
   }
   const timer = setInterval(() => {

@@ -41,7 +41,8 @@ export async function publishDurably(
     try {
       return await publisher.publish(subject, data, { ...opts, timeoutMs: 2_000 })
     } catch (err) {
-      if (Date.now() + delay > deadline) throw unavailable(`the queue did not accept the message: ${String(err)}`, 'queue.unavailable')
+      if (Date.now() + delay > deadline)
+        throw unavailable(`the queue did not accept the message: ${String(err)}`, 'queue.unavailable')
       await new Promise((r) => setTimeout(r, delay))
       delay = Math.min(delay * 2, 2_000)
     }

@@ -1,6 +1,18 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createServer, connect } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
@@ -34,7 +46,8 @@ const isRoot = (): boolean => process.getuid?.() === 0
 const AS_POSTGRES = ['--reuid=postgres', '--regid=postgres', '--init-groups', '--']
 
 export function findNatsServer(): string | undefined {
-  for (const p of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server']) if (existsSync(p)) return p
+  for (const p of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'])
+    if (existsSync(p)) return p
   const which = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' })
   return which.status === 0 ? which.stdout.trim() : undefined
 }
@@ -42,7 +55,9 @@ export function findNatsServer(): string | undefined {
 export function findPostgresBin(): string | undefined {
   const root = '/usr/lib/postgresql'
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a))
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a))
     if (versions[0] !== undefined) return join(root, versions[0], 'bin')
   }
   const which = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' })
@@ -54,13 +69,21 @@ export const APT_COMMAND = `apt-get update && apt-get install -y --no-install-re
 
 /** Installs nats-server and Postgres from Debian when missing and we are root; otherwise says how. */
 export function ensureServerPackages(log: Logger): void {
-  const missing = [findNatsServer() === undefined ? 'nats-server' : '', findPostgresBin() === undefined ? 'postgresql' : ''].filter(Boolean)
+  const missing = [
+    findNatsServer() === undefined ? 'nats-server' : '',
+    findPostgresBin() === undefined ? 'postgresql' : '',
+  ].filter(Boolean)
   if (missing.length === 0) return
   if (!isRoot()) {
-    throw new Error(`missing ${missing.join(' and ')}: run\n  sudo sh -c '${APT_COMMAND}'\nor set NATS_URL and DATABASE_URL to existing servers`)
+    throw new Error(
+      `missing ${missing.join(' and ')}: run\n  sudo sh -c '${APT_COMMAND}'\nor set NATS_URL and DATABASE_URL to existing servers`,
+    )
   }
   log.info({ missing }, 'installing Debian packages')
-  const r = spawnSync('sh', ['-c', APT_COMMAND], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+  const r = spawnSync('sh', ['-c', APT_COMMAND], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  })
   if (r.status !== 0 || findNatsServer() === undefined || findPostgresBin() === undefined) {
     throw new Error(`installing ${missing.join(', ')} failed (exit ${String(r.status)})`)
   }
@@ -199,9 +222,18 @@ export async function startNats(options: NatsOptions): Promise<LocalService> {
   const port = options.exactPort === true && options.port !== undefined ? options.port : await freePort(options.port)
   // max_payload 8 MB: request bodies travel to the resource service inside one message.
   const conf = join(options.dir, 'nats.conf')
-  writeFileSync(conf, `max_payload: 8388608\njetstream { store_dir: "${join(options.dir, 'jetstream')}" }\n${options.authorization ?? ''}`, { mode: 0o600 })
+  writeFileSync(
+    conf,
+    `max_payload: 8388608\njetstream { store_dir: "${join(options.dir, 'jetstream')}" }\n${options.authorization ?? ''}`,
+    { mode: 0o600 },
+  )
   chmodSync(conf, 0o600)
-  const child = spawnServer(bin, ['-c', conf, '-a', '127.0.0.1', '-p', String(port), '-P', pidFile], options.detach === true, options.log)
+  const child = spawnServer(
+    bin,
+    ['-c', conf, '-a', '127.0.0.1', '-p', String(port), '-P', pidFile],
+    options.detach === true,
+    options.log,
+  )
   try {
     await waitForPort(port, child, 'nats-server')
   } catch (err) {
@@ -209,7 +241,12 @@ export async function startNats(options: NatsOptions): Promise<LocalService> {
     throw err
   }
   // nats-server ends within a second on SIGTERM; one that does not (stopped, wedged) is killed after 5 s.
-  return { url: `nats://127.0.0.1:${String(port)}`, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGTERM', 5_000), ...(options.detach === true ? {} : { exited: exitOf(child), signal: () => signalChild(child, 'SIGTERM') }) }
+  return {
+    url: `nats://127.0.0.1:${String(port)}`,
+    pid: child.pid ?? 0,
+    stop: () => stopChild(child, 'SIGTERM', 5_000),
+    ...(options.detach === true ? {} : { exited: exitOf(child), signal: () => signalChild(child, 'SIGTERM') }),
+  }
 }
 
 export interface PostgresOptions {
@@ -243,10 +280,17 @@ function clusterDirForPostgresUser(wanted: string, log: Logger): string {
   mkdirSync(dirname(wanted), { recursive: true })
   const probe = spawnSync('setpriv', [...AS_POSTGRES, 'test', '-x', dirname(wanted)])
   if (probe.status === 0) return wanted
-  const elsewhere = join('/var/lib/agent-platform', createHash('sha256').update(resolve(wanted)).digest('hex').slice(0, 12), 'pg')
+  const elsewhere = join(
+    '/var/lib/agent-platform',
+    createHash('sha256').update(resolve(wanted)).digest('hex').slice(0, 12),
+    'pg',
+  )
   mkdirSync(dirname(elsewhere), { recursive: true, mode: 0o755 })
   if (!existsSync(wanted)) symlinkSync(elsewhere, wanted)
-  log.info({ wanted, dir: elsewhere }, 'data directory not reachable by the postgres user: cluster kept under /var/lib/agent-platform')
+  log.info(
+    { wanted, dir: elsewhere },
+    'data directory not reachable by the postgres user: cluster kept under /var/lib/agent-platform',
+  )
   return elsewhere
 }
 
@@ -265,7 +309,17 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
     const pwfile = join(tmpdir(), `platform-pgpass-${String(process.pid)}-${String(Date.now())}`)
     writeFileSync(pwfile, `${options.password}\n`, { mode: 0o600 })
     if (ids !== undefined) chownSync(pwfile, ids.uid, ids.gid)
-    const [cmd, args] = asPostgres(join(bin, 'initdb'), ['-D', dir, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-instructions'])
+    const [cmd, args] = asPostgres(join(bin, 'initdb'), [
+      '-D',
+      dir,
+      '-U',
+      'postgres',
+      '--auth=scram-sha-256',
+      `--pwfile=${pwfile}`,
+      '-E',
+      'UTF8',
+      '--no-instructions',
+    ])
     const r = spawnSync(cmd, args, { encoding: 'utf8', cwd: '/' })
     rmSync(pwfile, { force: true })
     if (r.status !== 0) throw new Error(`initdb failed: ${r.stderr}`)
@@ -278,8 +332,16 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
   // (absolute: the server resolves a relative one against its data directory)
   const absDir = resolve(dir)
   const socketDir = `${absDir}/.s.PGSQL.${String(port)}.lock`.length <= 100 ? absDir : null
-  const settings = ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir ?? ''}`, '-c', 'max_connections=200']
-  if (options.unsafeFast === true) settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
+  const settings = [
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    `unix_socket_directories=${socketDir ?? ''}`,
+    '-c',
+    'max_connections=200',
+  ]
+  if (options.unsafeFast === true)
+    settings.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off')
   const [cmd, args] = asPostgres(join(bin, 'postgres'), ['-D', dir, '-p', String(port), ...settings])
   const child = spawnServer(cmd, args, options.detach === true, log)
   try {
@@ -291,8 +353,19 @@ export async function startPostgres(options: PostgresOptions): Promise<LocalServ
   const base = `postgres://postgres:${encodeURIComponent(options.password)}@127.0.0.1:${String(port)}`
   await ensureDatabase(base, options.database)
   // SIGINT = "fast shutdown": active transactions are rolled back, data is flushed.
-  const socketUrl = socketDir === null ? {} : { socketUrl: `postgres://postgres:${encodeURIComponent(options.password)}@${encodeURIComponent(socketDir)}:${String(port)}/${options.database}` }
-  return { url: `${base}/${options.database}`, ...socketUrl, pid: child.pid ?? 0, stop: () => stopChild(child, 'SIGINT'), ...(options.detach === true ? {} : { exited: exitOf(child), signal: () => signalChild(child, 'SIGINT') }) }
+  const socketUrl =
+    socketDir === null
+      ? {}
+      : {
+          socketUrl: `postgres://postgres:${encodeURIComponent(options.password)}@${encodeURIComponent(socketDir)}:${String(port)}/${options.database}`,
+        }
+  return {
+    url: `${base}/${options.database}`,
+    ...socketUrl,
+    pid: child.pid ?? 0,
+    stop: () => stopChild(child, 'SIGINT'),
+    ...(options.detach === true ? {} : { exited: exitOf(child), signal: () => signalChild(child, 'SIGINT') }),
+  }
 }
 
 async function ensureDatabase(baseUrl: string, database: string): Promise<void> {

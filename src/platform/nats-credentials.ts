@@ -34,11 +34,13 @@ export function localNatsCredentials(dir: string): LocalNatsCredentials {
   const out = { seedFile: {}, seed: {}, publicKey: {} } as LocalNatsCredentials
   for (const user of LOCAL_NATS_USERS) {
     const file = join(dir, `${user}.nk`)
-    if (!existsSync(file)) writeFileSync(file, seedFileText(user, nkeys.createUser().getSeed()), { mode: 0o600, flag: 'wx' })
+    if (!existsSync(file))
+      writeFileSync(file, seedFileText(user, nkeys.createUser().getSeed()), { mode: 0o600, flag: 'wx' })
     chmodSync(file, 0o600)
     const seed = readSeedFile(file)
     // a file from before the inbox line was written gets it (the seed is kept)
-    if (readFileSync(file, 'utf8') !== seedFileText(user, seed)) writeFileSync(file, seedFileText(user, seed), { mode: 0o600 })
+    if (readFileSync(file, 'utf8') !== seedFileText(user, seed))
+      writeFileSync(file, seedFileText(user, seed), { mode: 0o600 })
     out.seedFile[user] = file
     out.seed[user] = seed
     out.publicKey[user] = nkeys.fromSeed(seed).getPublicKey()
@@ -73,7 +75,8 @@ export function readSeedFile(file: string): Uint8Array {
     .split('\n')
     .map((l) => l.trim())
     .find((l) => l !== '' && !l.startsWith('#'))
-  if (line === undefined || !line.startsWith('SU')) throw new Error(`${file} holds no NATS user seed (a line starting with SU)`)
+  if (line === undefined || !line.startsWith('SU'))
+    throw new Error(`${file} holds no NATS user seed (a line starting with SU)`)
   return new TextEncoder().encode(line)
 }
 
@@ -140,7 +143,12 @@ export function gatewayPermissions(names: NatsNames): Permissions {
 export function eventsPermissions(names: NatsNames): Permissions {
   const events = names.stream('EVENTS')
   return {
-    publish: ['$JS.API.INFO', ...consumerReads(events), `$JS.API.CONSUMER.DURABLE.CREATE.${events}.*`, `$JS.ACK.${events}.>`],
+    publish: [
+      '$JS.API.INFO',
+      ...consumerReads(events),
+      `$JS.API.CONSUMER.DURABLE.CREATE.${events}.*`,
+      `$JS.ACK.${events}.>`,
+    ],
     subscribe: [`${inboxPrefixOf('events')}.>`, names.subject('events.>')],
   }
 }
@@ -163,6 +171,8 @@ export function authorizationConf(creds: LocalNatsCredentials, names: NatsNames)
     gateway: gatewayPermissions(names),
     events: eventsPermissions(names),
   }
-  const users = LOCAL_NATS_USERS.map((u) => `    { nkey: ${JSON.stringify(creds.publicKey[u])}${permissionsConf(perms[u])} }`)
+  const users = LOCAL_NATS_USERS.map(
+    (u) => `    { nkey: ${JSON.stringify(creds.publicKey[u])}${permissionsConf(perms[u])} }`,
+  )
   return `authorization {\n  users: [\n${users.join('\n')}\n  ]\n}\n`
 }

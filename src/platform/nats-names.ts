@@ -11,7 +11,8 @@ export interface NatsNames {
 }
 
 export function natsNames(prefix: string): NatsNames {
-  if (prefix !== '' && !/^[A-Za-z0-9_-]+$/.test(prefix)) throw new Error(`NATS_PREFIX must be letters, digits, - or _ (got ${prefix})`)
+  if (prefix !== '' && !/^[A-Za-z0-9_-]+$/.test(prefix))
+    throw new Error(`NATS_PREFIX must be letters, digits, - or _ (got ${prefix})`)
   return {
     prefix,
     subject: (s) => (prefix === '' ? s : `${prefix}.${s}`),

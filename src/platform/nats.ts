@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs'
-import { connect, credsAuthenticator, nkeyAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node'
+import {
+  connect,
+  credsAuthenticator,
+  nkeyAuthenticator,
+  type ConnectionOptions,
+  type NatsConnection,
+} from '@nats-io/transport-node'
 import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import type { Config } from '../kernel/config.ts'
@@ -17,15 +23,29 @@ export type { NatsConnection }
  * about that); requests and publishes made meanwhile are buffered by the client, up to
  * reconnectBufSize, and flushed once it is back (the gateway fails its requests fast instead).
  */
-export async function connectNats(url: string, name: string, log: Logger, auth: NatsAuth = {}): Promise<NatsConnection> {
+export async function connectNats(
+  url: string,
+  name: string,
+  log: Logger,
+  auth: NatsAuth = {},
+): Promise<NatsConnection> {
   // noAsyncTraces: nats.js otherwise builds two Error objects with stack traces per request (~25% of
   // the gateway's CPU on a forwarded route, measured in bench/).
   applyRequestPatch()
   applyWriteBatching()
-  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 10_000, noAsyncTraces: true, ...auth })
+  const nc = await connect({
+    servers: url.split(','),
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    pingInterval: 10_000,
+    noAsyncTraces: true,
+    ...auth,
+  })
   void (async () => {
     for await (const s of nc.status()) {
-      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'close') log.warn({ nats: s.type }, 'nats connection status')
+      if (s.type === 'disconnect' || s.type === 'reconnect' || s.type === 'close')
+        log.warn({ nats: s.type }, 'nats connection status')
       // a permission violation (credentials narrower than what this process does) is reported here
       else if (s.type === 'error') log.warn({ err: s.error }, 'nats error')
     }
@@ -37,12 +57,24 @@ export async function connectNats(url: string, name: string, log: Logger, auth: 
 export type NatsAuth = Pick<ConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator' | 'inboxPrefix'>
 
 /** The credentials the configuration names for a NATS_URL server (none: anonymous). */
-export function natsAuthOf(config: Pick<Config, 'NATS_USER' | 'NATS_PASSWORD' | 'NATS_TOKEN' | 'NATS_NKEY_FILE' | 'NATS_CREDS_FILE' | 'NATS_INBOX_PREFIX'>): NatsAuth {
+export function natsAuthOf(
+  config: Pick<
+    Config,
+    'NATS_USER' | 'NATS_PASSWORD' | 'NATS_TOKEN' | 'NATS_NKEY_FILE' | 'NATS_CREDS_FILE' | 'NATS_INBOX_PREFIX'
+  >,
+): NatsAuth {
   // a seed file the platform generated names the inbox prefix its user may subscribe to
-  const prefix = config.NATS_INBOX_PREFIX !== '' ? config.NATS_INBOX_PREFIX : config.NATS_NKEY_FILE !== '' ? seedFileInboxPrefix(config.NATS_NKEY_FILE) : undefined
+  const prefix =
+    config.NATS_INBOX_PREFIX !== ''
+      ? config.NATS_INBOX_PREFIX
+      : config.NATS_NKEY_FILE !== ''
+        ? seedFileInboxPrefix(config.NATS_NKEY_FILE)
+        : undefined
   const inbox = prefix === undefined ? {} : { inboxPrefix: prefix }
-  if (config.NATS_CREDS_FILE !== '') return { authenticator: credsAuthenticator(readFileSync(config.NATS_CREDS_FILE)), ...inbox }
-  if (config.NATS_NKEY_FILE !== '') return { authenticator: nkeyAuthenticator(readSeedFile(config.NATS_NKEY_FILE)), ...inbox }
+  if (config.NATS_CREDS_FILE !== '')
+    return { authenticator: credsAuthenticator(readFileSync(config.NATS_CREDS_FILE)), ...inbox }
+  if (config.NATS_NKEY_FILE !== '')
+    return { authenticator: nkeyAuthenticator(readSeedFile(config.NATS_NKEY_FILE)), ...inbox }
   if (config.NATS_TOKEN !== '') return { token: config.NATS_TOKEN, ...inbox }
   if (config.NATS_USER !== '') return { user: config.NATS_USER, pass: config.NATS_PASSWORD, ...inbox }
   return inbox
@@ -86,7 +118,8 @@ function versionAtLeast(v: string, min: [number, number, number]): boolean {
 /** Refuses servers below 2.9.0 or without JetStream; reports what newer features are usable. */
 export async function probeNats(nc: NatsConnection): Promise<NatsCapabilities> {
   const version = nc.info?.version ?? '0.0.0'
-  if (!versionAtLeast(version, [2, 9, 0])) throw new Error(`nats-server ${version} is too old: 2.9.0 or newer is required`)
+  if (!versionAtLeast(version, [2, 9, 0]))
+    throw new Error(`nats-server ${version} is too old: 2.9.0 or newer is required`)
   const jsm = await jetstreamManager(nc).catch((err: unknown) => {
     throw new Error(`JetStream is not enabled on the NATS server (start it with -js): ${String(err)}`)
   })
@@ -107,11 +140,28 @@ const DEFAULT_DUPLICATE_WINDOW = 120 * 1e9
  * the echoed configuration is compared with the request: a server that silently drops an option
  * (2.9 does for several) makes start-up fail loudly instead of misbehaving later.
  */
-export async function provisionNats(nc: NatsConnection, names: NatsNames, log: Logger, options: { rateLimitWindowSeconds?: number; jobStateTtlMs?: number } = {}): Promise<void> {
+export async function provisionNats(
+  nc: NatsConnection,
+  names: NatsNames,
+  log: Logger,
+  options: { rateLimitWindowSeconds?: number; jobStateTtlMs?: number } = {},
+): Promise<void> {
   const jsm = await jetstreamManager(nc)
   const streams: (Partial<StreamConfig> & { name: string })[] = [
-    { name: names.stream('JOBS'), subjects: [names.subject('jobs.>')], retention: RetentionPolicy.Workqueue, storage: StorageType.File, duplicate_window: 10 * 60 * 1e9 },
-    { name: names.stream('DLQ'), subjects: [names.subject('dlq.>')], retention: RetentionPolicy.Limits, storage: StorageType.File, max_age: 30 * 24 * HOUR },
+    {
+      name: names.stream('JOBS'),
+      subjects: [names.subject('jobs.>')],
+      retention: RetentionPolicy.Workqueue,
+      storage: StorageType.File,
+      duplicate_window: 10 * 60 * 1e9,
+    },
+    {
+      name: names.stream('DLQ'),
+      subjects: [names.subject('dlq.>')],
+      retention: RetentionPolicy.Limits,
+      storage: StorageType.File,
+      max_age: 30 * 24 * HOUR,
+    },
     {
       name: names.stream('SSE'),
       subjects: [names.subject('sse.in.>')],
@@ -132,7 +182,14 @@ export async function provisionNats(nc: NatsConnection, names: NatsNames, log: L
   const buckets = [
     // Every write is republished to `evt.job.<id>`: the job's done channel (research §0.7). A job's
     // state lives as long as its result (JOB_RESULT_TTL_HOURS): GET /jobs/{id} answers both alike.
-    { name: 'JOB_STATE', opts: { history: 1, ttl: options.jobStateTtlMs ?? 24 * 3600_000, republish: { src: `$KV.${names.bucket('JOB_STATE')}.>`, dest: names.subject('evt.job.>') } } },
+    {
+      name: 'JOB_STATE',
+      opts: {
+        history: 1,
+        ttl: options.jobStateTtlMs ?? 24 * 3600_000,
+        republish: { src: `$KV.${names.bucket('JOB_STATE')}.>`, dest: names.subject('evt.job.>') },
+      },
+    },
     { name: 'WORKERS', opts: { history: 1, ttl: 30_000 } },
     { name: 'LEASES', opts: { history: 1, ttl: 15_000 } },
     // Login rate-limit counters (src/identity/rate-limit.ts): the bucket TTL is the window, as 2.9 has no per-key TTL.
@@ -145,18 +202,32 @@ export async function provisionNats(nc: NatsConnection, names: NatsNames, log: L
     let status = await kv.status()
     // kvm.create opens an existing bucket as it is; bring its TTL and republish up to date.
     const wantRepublish = 'republish' in b.opts ? b.opts.republish : undefined
-    if (status.ttl !== b.opts.ttl || JSON.stringify(status.streamInfo.config.republish) !== JSON.stringify(wantRepublish)) {
+    if (
+      status.ttl !== b.opts.ttl ||
+      JSON.stringify(status.streamInfo.config.republish) !== JSON.stringify(wantRepublish)
+    ) {
       const cfg = status.streamInfo.config
       // duplicate_window may not exceed max_age, and the bucket was created with the server's
       // default (2 min, or max_age when shorter): change both in the one update, or a shorter TTL
       // (RATE_LIMIT_WINDOW_SECONDS below 120) is refused and the start fails.
       const maxAge = b.opts.ttl * 1e6
-      await jsm.streams.update(cfg.name, { ...cfg, max_age: maxAge, duplicate_window: Math.min(maxAge, DEFAULT_DUPLICATE_WINDOW), ...(wantRepublish === undefined ? {} : { republish: wantRepublish }) })
+      await jsm.streams.update(cfg.name, {
+        ...cfg,
+        max_age: maxAge,
+        duplicate_window: Math.min(maxAge, DEFAULT_DUPLICATE_WINDOW),
+        ...(wantRepublish === undefined ? {} : { republish: wantRepublish }),
+      })
       status = await (await kvm.open(names.bucket(b.name))).status()
     }
-    if (status.ttl !== b.opts.ttl) throw new Error(`nats ignored the ttl of bucket ${b.name}: asked ${String(b.opts.ttl)} ms, got ${String(status.ttl)}`)
+    if (status.ttl !== b.opts.ttl)
+      throw new Error(
+        `nats ignored the ttl of bucket ${b.name}: asked ${String(b.opts.ttl)} ms, got ${String(status.ttl)}`,
+      )
   }
-  log.info({ streams: streams.map((s) => s.name), buckets: buckets.map((b) => names.bucket(b.name)) }, 'nats layout provisioned')
+  log.info(
+    { streams: streams.map((s) => s.name), buckets: buckets.map((b) => names.bucket(b.name)) },
+    'nats layout provisioned',
+  )
 }
 
 function assertEchoed(name: string, asked: Record<string, unknown>, echoed: Record<string, unknown>): void {
@@ -164,7 +235,9 @@ function assertEchoed(name: string, asked: Record<string, unknown>, echoed: Reco
     if (value === undefined) continue
     const got = echoed[key]
     if (JSON.stringify(got) !== JSON.stringify(value)) {
-      throw new Error(`nats-server ignored ${key} of stream ${name}: asked ${JSON.stringify(value)}, got ${JSON.stringify(got)}`)
+      throw new Error(
+        `nats-server ignored ${key} of stream ${name}: asked ${JSON.stringify(value)}, got ${JSON.stringify(got)}`,
+      )
     }
   }
 }

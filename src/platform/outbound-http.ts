@@ -142,9 +142,21 @@ const hex4 = (v4: string): [string, string] => {
   return [((b[0] << 8) | b[1]).toString(16), ((b[2] << 8) | b[3]).toString(16)]
 }
 const EMBEDDINGS: { via: string; prefix: Rule; inner: (v4: string, bits: number) => string }[] = [
-  { via: 'IPv4-mapped', prefix: rule('ipv6', '::ffff:0:0/96', ''), inner: (v4, bits) => `::ffff:${hex4(v4).join(':')}/${String(96 + bits)}` },
-  { via: 'NAT64', prefix: rule('ipv6', '64:ff9b::/96', ''), inner: (v4, bits) => `64:ff9b::${hex4(v4).join(':')}/${String(96 + bits)}` },
-  { via: '6to4', prefix: rule('ipv6', '2002::/16', ''), inner: (v4, bits) => `2002:${hex4(v4).join(':')}::/${String(16 + bits)}` },
+  {
+    via: 'IPv4-mapped',
+    prefix: rule('ipv6', '::ffff:0:0/96', ''),
+    inner: (v4, bits) => `::ffff:${hex4(v4).join(':')}/${String(96 + bits)}`,
+  },
+  {
+    via: 'NAT64',
+    prefix: rule('ipv6', '64:ff9b::/96', ''),
+    inner: (v4, bits) => `64:ff9b::${hex4(v4).join(':')}/${String(96 + bits)}`,
+  },
+  {
+    via: '6to4',
+    prefix: rule('ipv6', '2002::/16', ''),
+    inner: (v4, bits) => `2002:${hex4(v4).join(':')}::/${String(16 + bits)}`,
+  },
 ]
 const EMBEDDED_RULES = EMBEDDINGS.map((e) => ({
   via: e.via,
@@ -171,7 +183,8 @@ const V6_RULES: Rule[] = [
   rule('ipv6', 'ff00::/8', 'multicast'),
 ]
 
-const firstMatch = (rules: readonly Rule[], address: string, family: 'ipv4' | 'ipv6'): string | undefined => rules.find((r) => r.list.check(address, family))?.reason
+const firstMatch = (rules: readonly Rule[], address: string, family: 'ipv4' | 'ipv6'): string | undefined =>
+  rules.find((r) => r.list.check(address, family))?.reason
 
 /** The reasons `allowPrivate` lifts: private-use networks an operator may run services on. */
 const PRIVATE_USE = new Set(['private', 'loopback', 'carrier-grade NAT', 'unique local'])
@@ -216,7 +229,11 @@ function classify(address: string, opts: { allowPrivate?: boolean }): string | n
 // ---------------------------------------------------------------------------------------------
 // Target checks
 
-export const normalizeHost = (h: string): string => h.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase()
+export const normalizeHost = (h: string): string =>
+  h
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase()
 
 /** Parses an allowlist setting: empty → [] (nothing allowed), `*` → '*', else exact host names. */
 export function parseHostList(setting: string): string[] | '*' {
@@ -229,7 +246,10 @@ export function parseHostList(setting: string): string[] | '*' {
 }
 
 const systemLookup = async (hostname: string): Promise<ResolvedAddress[]> =>
-  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }))
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }))
 
 /*
  * Resolutions are kept OUTBOUND_DNS_CACHE_SECONDS (`setOutboundDnsCache`, at start): every LLM call
@@ -279,13 +299,16 @@ export async function resolveTarget(
   } catch {
     throw policyError('invalid_url', 'not a valid URL')
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw policyError('invalid_url', `scheme ${url.protocol} is not supported`)
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw policyError('invalid_url', `scheme ${url.protocol} is not supported`)
   const host = normalizeHost(url.hostname)
   const plainAllowed = (opts.httpHosts ?? []).some((h) => normalizeHost(h) === host)
-  if ((opts.httpsOnly ?? true) && url.protocol !== 'https:' && !plainAllowed) throw policyError('not_https', 'the URL must use HTTPS')
+  if ((opts.httpsOnly ?? true) && url.protocol !== 'https:' && !plainAllowed)
+    throw policyError('not_https', 'the URL must use HTTPS')
   if (host === '') throw policyError('invalid_url', 'the URL has no host')
   const allow = opts.allowHosts ?? '*'
-  if (allow !== '*' && !allow.some((h) => normalizeHost(h) === host)) throw policyError('host_not_allowed', `host ${host} is not in the allowlist`)
+  if (allow !== '*' && !allow.some((h) => normalizeHost(h) === host))
+    throw policyError('host_not_allowed', `host ${host} is not in the allowlist`)
 
   let addresses: ResolvedAddress[]
   const literal = isIP(host)
@@ -301,7 +324,8 @@ export async function resolveTarget(
   }
   for (const a of addresses) {
     const reason = blockedReason(a.address, { allowPrivate: opts.allowPrivate === true })
-    if (reason !== null) throw policyError('private_address', `host ${host} resolves to a non-public address (${reason})`)
+    if (reason !== null)
+      throw policyError('private_address', `host ${host} resolves to a non-public address (${reason})`)
   }
   return { url, host, addresses }
 }
@@ -324,7 +348,11 @@ export function extraCa(path: string): string | undefined {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
-export async function guardedFetch(rawUrl: string, options: OutboundOptions, deps: OutboundDeps = {}): Promise<OutboundResponse> {
+export async function guardedFetch(
+  rawUrl: string,
+  options: OutboundOptions,
+  deps: OutboundDeps = {},
+): Promise<OutboundResponse> {
   const deadline = Date.now() + options.timeoutMs
   const maxRedirects = options.maxRedirects ?? 0
   let method = (options.method ?? 'GET').toUpperCase()
@@ -333,10 +361,19 @@ export async function guardedFetch(rawUrl: string, options: OutboundOptions, dep
   let current = rawUrl
   for (let hop = 0; ; hop++) {
     const target = await withDeadline(resolveTarget(current, options, deps), deadline)
-    const res = await requestPinned(target, { method, headers, body, deadline, maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, readBody: options.readBody ?? true, ca: deps.ca })
+    const res = await requestPinned(target, {
+      method,
+      headers,
+      body,
+      deadline,
+      maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      readBody: options.readBody ?? true,
+      ca: deps.ca,
+    })
     const location = res.headers.location
     if (!REDIRECTS.has(res.status) || location === undefined || maxRedirects === 0) return res
-    if (hop >= maxRedirects) throw new AppError(502, 'outbound.too_many_redirects', `more than ${String(maxRedirects)} redirects`)
+    if (hop >= maxRedirects)
+      throw new AppError(502, 'outbound.too_many_redirects', `more than ${String(maxRedirects)} redirects`)
     const next = new URL(location, target.url)
     if (next.origin !== target.url.origin) {
       const secret = new Set(['authorization', 'cookie', ...(options.secretHeaders ?? []).map((h) => h.toLowerCase())])
@@ -345,7 +382,9 @@ export async function guardedFetch(rawUrl: string, options: OutboundOptions, dep
     if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST')) {
       method = method === 'HEAD' ? 'HEAD' : 'GET'
       body = undefined
-      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !['content-type', 'content-length'].includes(k.toLowerCase())))
+      headers = Object.fromEntries(
+        Object.entries(headers).filter(([k]) => !['content-type', 'content-length'].includes(k.toLowerCase())),
+      )
     }
     current = next.toString()
   }
@@ -367,7 +406,15 @@ async function withDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
 
 async function requestPinned(
   target: ResolvedTarget,
-  o: { method: string; headers: Record<string, string>; body: string | Uint8Array | undefined; deadline: number; maxResponseBytes: number; readBody: boolean; ca: OutboundDeps['ca'] },
+  o: {
+    method: string
+    headers: Record<string, string>
+    body: string | Uint8Array | undefined
+    deadline: number
+    maxResponseBytes: number
+    readBody: boolean
+    ca: OutboundDeps['ca']
+  },
 ): Promise<OutboundResponse> {
   const url = target.url.toString()
   const s = await openPinnedExchange({
@@ -431,7 +478,11 @@ const DEFAULT_MAX_STREAM_BYTES = 64 * 1024 * 1024
  * The streaming variant of `guardedFetch`: checks 1–4 of the header comment, no redirects (a 3xx
  * is returned as it is), and the body handed out as it arrives.
  */
-export async function guardedStream(rawUrl: string, options: OutboundStreamOptions, deps: OutboundDeps = {}): Promise<OutboundStream> {
+export async function guardedStream(
+  rawUrl: string,
+  options: OutboundStreamOptions,
+  deps: OutboundDeps = {},
+): Promise<OutboundStream> {
   const { signal } = options
   const isAborted = () => signal?.aborted === true
   if (isAborted()) throw abortedError(signal)
@@ -450,4 +501,3 @@ export async function guardedStream(rawUrl: string, options: OutboundStreamOptio
     ...(deps.ca === undefined ? {} : { ca: deps.ca }),
   })
 }
-

@@ -60,9 +60,12 @@ export interface PinnedStream {
   close(reason?: AppError): void
 }
 
-export const timeoutError = (): AppError => new AppError(504, 'outbound.timeout', 'the remote host did not answer in time')
-export const abortedError = (signal: AbortSignal | undefined): AppError => new AppError(499, 'outbound.aborted', 'the request was aborted', { cause: signal?.reason })
-export const tooLargeError = (maxBytes: number): AppError => new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(maxBytes)} bytes`)
+export const timeoutError = (): AppError =>
+  new AppError(504, 'outbound.timeout', 'the remote host did not answer in time')
+export const abortedError = (signal: AbortSignal | undefined): AppError =>
+  new AppError(499, 'outbound.aborted', 'the request was aborted', { cause: signal?.reason })
+export const tooLargeError = (maxBytes: number): AppError =>
+  new AppError(502, 'outbound.response_too_large', `the response exceeds ${String(maxBytes)} bytes`)
 
 /*
  * Idle connections stay open a minute (as the agents did), so a chat's next call finds one; a
@@ -93,13 +96,21 @@ function poolFor(r: PinnedRequest, secure: boolean, port: number): { pool: Pool;
       pools.delete(oldest)
       void old.close().catch(() => undefined)
     }
-    const extra = r.ca === undefined ? [] : Array.isArray(r.ca) ? (r.ca as (string | Buffer)[]) : [r.ca as string | Buffer]
+    const extra =
+      r.ca === undefined ? [] : Array.isArray(r.ca) ? (r.ca as (string | Buffer)[]) : [r.ca as string | Buffer]
     pool = new Pool(origin, {
       // the deadline and the idle timeout are this file's own (the consumer's time does not count)
       headersTimeout: 0,
       bodyTimeout: 0,
       keepAliveTimeout: 60_000,
-      ...(secure ? { connect: { ...(servername === undefined ? {} : { servername }), ...(extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}) } } : {}),
+      ...(secure
+        ? {
+            connect: {
+              ...(servername === undefined ? {} : { servername }),
+              ...(extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}),
+            },
+          }
+        : {}),
     })
     pools.set(key, pool)
   }
@@ -187,7 +198,11 @@ export function openPinnedExchange(r: PinnedRequest): Promise<PinnedStream> {
           idle.refresh()
           return
         }
-        bodyError ??= new AppError(504, 'outbound.timeout', `the remote host sent nothing for ${String(r.idleTimeoutMs)} ms`)
+        bodyError ??= new AppError(
+          504,
+          'outbound.timeout',
+          `the remote host sent nothing for ${String(r.idleTimeoutMs)} ms`,
+        )
         cancel(bodyError)
         wakeUp()
       }, r.idleTimeoutMs)
@@ -272,19 +287,44 @@ export function openPinnedExchange(r: PinnedRequest): Promise<PinnedStream> {
           phase = 'over'
           clearTimeout(timer)
           signal?.removeEventListener('abort', onHeadAbort)
-          reject(err instanceof AppError ? err : new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err.message}`, { cause: err }))
+          reject(
+            err instanceof AppError
+              ? err
+              : new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err.message}`, {
+                  cause: err,
+                }),
+          )
           return
         }
-        bodyError ??= err instanceof AppError ? err : new AppError(502, 'outbound.connect_failed', `the response broke off: ${err.message}`, { cause: err })
+        bodyError ??=
+          err instanceof AppError
+            ? err
+            : new AppError(502, 'outbound.connect_failed', `the response broke off: ${err.message}`, { cause: err })
         release()
         wakeUp()
       },
     }
     try {
-      pool.dispatch({ origin, path: `${url.pathname}${url.search}`, method: r.method as Dispatcher.HttpMethod, headers: { ...r.headers, host: url.host }, body: r.body ?? null }, handler)
+      pool.dispatch(
+        {
+          origin,
+          path: `${url.pathname}${url.search}`,
+          method: r.method as Dispatcher.HttpMethod,
+          headers: { ...r.headers, host: url.host },
+          body: r.body ?? null,
+        },
+        handler,
+      )
     } catch (err) {
       // a header or method undici refuses (its own checks)
-      failHead(new AppError(502, 'outbound.connect_failed', `request to ${host} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err }))
+      failHead(
+        new AppError(
+          502,
+          'outbound.connect_failed',
+          `request to ${host} failed: ${err instanceof Error ? err.message : String(err)}`,
+          { cause: err },
+        ),
+      )
     }
   })
 }

@@ -20,7 +20,10 @@ export interface QueueRequestsOptions<S extends TSchema, R> {
  * handler that throws is logged and left unanswered, so the asking actor keeps its work due and
  * asks again (a database outage, a bug).
  */
-export function serveQueueRequests<S extends TSchema, R>(o: QueueRequestsOptions<S, R>, handle: (req: Static<S>) => Promise<R>): { stop(): Promise<void> } {
+export function serveQueueRequests<S extends TSchema, R>(
+  o: QueueRequestsOptions<S, R>,
+  handle: (req: Static<S>) => Promise<R>,
+): { stop(): Promise<void> } {
   const sub = o.nc.subscribe(o.subject, {
     queue: 'svc',
     callback: (err, msg) => {

@@ -63,7 +63,10 @@ export async function superviseService(o: SuperviseOptions): Promise<SupervisedS
     state = 'restarting'
     restarts++
     if (Date.now() - startedAt >= stableMs) backoff = minBackoff
-    o.log.error({ server: o.name, exit: how, pid: current.pid, restartInMs: backoff, restarts }, `${o.name} ended unexpectedly: restarting it`)
+    o.log.error(
+      { server: o.name, exit: how, pid: current.pid, restartInMs: backoff, restarts },
+      `${o.name} ended unexpectedly: restarting it`,
+    )
     for (;;) {
       await sleep(backoff)
       backoff = Math.min(maxBackoff, backoff * 2)

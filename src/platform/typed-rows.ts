@@ -24,7 +24,10 @@ export interface RowType<S extends TObject> {
  * shape (columns, types, nullability, enums) is what drifts when a migration and the code disagree,
  * and that is still checked.
  */
-export const rowType = <S extends TObject>(schema: S): RowType<S> => ({ schema, check: TypeCompiler.Compile(withoutFormats(schema)) })
+export const rowType = <S extends TObject>(schema: S): RowType<S> => ({
+  schema,
+  check: TypeCompiler.Compile(withoutFormats(schema)),
+})
 
 /** A copy of a schema without its `format` keywords (symbol keys, TypeBox's Kind, kept; a property named "format" too). */
 function withoutFormats<T>(s: T): T {
@@ -46,19 +49,35 @@ function parsed<S extends TObject>(t: RowType<S>, row: unknown): Static<S> {
   if (t.check.Check(row)) return row
   const first = t.check.Errors(row).First()
   const name = typeof t.schema.title === 'string' ? t.schema.title : 'query'
-  throw new AppError(500, 'internal', `a ${name} row does not match its schema at ${first?.path ?? '/'}: ${first?.message ?? 'unknown'}`)
+  throw new AppError(
+    500,
+    'internal',
+    `a ${name} row does not match its schema at ${first?.path ?? '/'}: ${first?.message ?? 'unknown'}`,
+  )
 }
 
-export async function anyRows<S extends TObject>(db: Pick<CommonQueryMethods, 'any'>, t: RowType<S>, query: Query): Promise<Static<S>[]> {
+export async function anyRows<S extends TObject>(
+  db: Pick<CommonQueryMethods, 'any'>,
+  t: RowType<S>,
+  query: Query,
+): Promise<Static<S>[]> {
   const rows = await db.any(query)
   return rows.map((r) => parsed(t, r))
 }
 
-export async function maybeRow<S extends TObject>(db: Pick<CommonQueryMethods, 'maybeOne'>, t: RowType<S>, query: Query): Promise<Static<S> | null> {
+export async function maybeRow<S extends TObject>(
+  db: Pick<CommonQueryMethods, 'maybeOne'>,
+  t: RowType<S>,
+  query: Query,
+): Promise<Static<S> | null> {
   const row = await db.maybeOne(query)
   return row === null ? null : parsed(t, row)
 }
 
-export async function oneRow<S extends TObject>(db: Pick<CommonQueryMethods, 'one'>, t: RowType<S>, query: Query): Promise<Static<S>> {
+export async function oneRow<S extends TObject>(
+  db: Pick<CommonQueryMethods, 'one'>,
+  t: RowType<S>,
+  query: Query,
+): Promise<Static<S>> {
   return parsed(t, await db.one(query))
 }

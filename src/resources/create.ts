@@ -11,19 +11,34 @@ import { ROW_COLUMNS, ResourceRow, toRecord } from './row.ts'
 import { sealSecrets, splitSecrets } from './secrets.ts'
 import type { ResourceRecord, WriteOptions } from './service.ts'
 import { assertAdminFields, assertValid, validationIssues } from './validation.ts'
-import { admitToNamespace, announceChange, checksumOf, clearExclusiveFlags, mapUnique, versionedFields } from './write-steps.ts'
+import {
+  admitToNamespace,
+  announceChange,
+  checksumOf,
+  clearExclusiveFlags,
+  mapUnique,
+  versionedFields,
+} from './write-steps.ts'
 
 /* The id is drawn first: the secrets are sealed against it before the row is written. */
 const NewId = rowType(T.Object({ id: T.String() }, { title: 'new resource id' }))
 
-export async function createResource(e: ResourceEngine, p: Principal, kind: AnyKind, body: Record<string, unknown>, options: WriteOptions = {}): Promise<ResourceRecord> {
+export async function createResource(
+  e: ResourceEngine,
+  p: Principal,
+  kind: AnyKind,
+  body: Record<string, unknown>,
+  options: WriteOptions = {},
+): Promise<ResourceRecord> {
   const bodyIssues = validationIssues(e.checks(kind).create, body)
   if (bodyIssues.length > 0) throw invalid(`invalid ${kind.kind}`, bodyIssues)
   const { namespace: nsIn, name, is_active: activeIn, ...rest } = body
   const namespace = kind.addressing === 'namespaced' ? String(nsIn ?? 'default') : ''
   const m: ResourceMeta = { namespace, name: String(name), ownerId: p.userId }
   if (!canOnResource(p, kind, 'create', m)) {
-    throw kind.adminOnly ? forbidden(`${kind.plural} are admin-only`, 'auth.admin_only') : forbidden(`not allowed to create ${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`)
+    throw kind.adminOnly
+      ? forbidden(`${kind.plural} are admin-only`, 'auth.admin_only')
+      : forbidden(`not allowed to create ${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`)
   }
   const withDefaults = Value.Default(kind.spec, structuredClone(rest)) as Record<string, unknown>
   await assertValid(e.checks(kind), kind, withDefaults)
@@ -32,26 +47,25 @@ export async function createResource(e: ResourceEngine, p: Principal, kind: AnyK
   const isActive = activeIn !== false
   const checksum = checksumOf(spec, isActive)
   const row = await transaction(e.db, async (tx) => {
-      if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, kind, m)
-      const { id } = await oneRow(tx, NewId, sql.unsafe`select gen_random_uuid() as id`)
-      const secrets = sealSecrets(e.box, kind, id, {}, secretInput)
-      const inserted = await oneRow(
-        tx,
-        ResourceRow,
-        sql.unsafe`
+    if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, kind, m)
+    const { id } = await oneRow(tx, NewId, sql.unsafe`select gen_random_uuid() as id`)
+    const secrets = sealSecrets(e.box, kind, id, {}, secretInput)
+    const inserted = await oneRow(
+      tx,
+      ResourceRow,
+      sql.unsafe`
         insert into resources (id, kind, namespace, name, spec, secrets, owner_id, managed_by, checksum, is_active)
         values (${id}::uuid, ${kind.kind}, ${namespace}, ${String(name)}, ${sql.jsonb(spec as never)}, ${sql.jsonb(secrets)},
                 ${p.userId}::uuid, ${options.managedBy ?? null}, ${checksum}, ${isActive})
         returning ${ROW_COLUMNS}`,
-      )
-      if (kind.versioned.length > 0) {
-        await tx.query(sql.unsafe`insert into resource_versions (resource_id, version, fields, created_by)
+    )
+    if (kind.versioned.length > 0) {
+      await tx.query(sql.unsafe`insert into resource_versions (resource_id, version, fields, created_by)
           values (${id}::uuid, 1, ${sql.jsonb(versionedFields(kind, spec) as never)}, ${p.userId}::uuid)`)
-      }
-      await clearExclusiveFlags(tx, kind, id, spec)
-      return inserted
-    })
-    .catch((err: unknown) => mapUnique(err, `${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`))
+    }
+    await clearExclusiveFlags(tx, kind, id, spec)
+    return inserted
+  }).catch((err: unknown) => mapUnique(err, `${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`))
   await announceChange(e, kind, row, spec)
   e.log.info({ kind: kind.kind, namespace, name, by: p.userId }, 'resource created')
   return toRecord(kind, row)

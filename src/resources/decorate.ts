@@ -10,7 +10,11 @@ import type { ResourceRecord } from './service.ts'
  * fields to add per record (undefined: none) and never writes to the records it is given: they
  * are the shared, frozen records of the row cache (src/resources/row.ts `toRecord`).
  */
-export type RecordDecorator = (p: Principal, kind: AnyKind, records: readonly ResourceRecord[]) => Promise<readonly (Record<string, unknown> | undefined)[]>
+export type RecordDecorator = (
+  p: Principal,
+  kind: AnyKind,
+  records: readonly ResourceRecord[],
+) => Promise<readonly (Record<string, unknown> | undefined)[]>
 
 const decorators = new Set<RecordDecorator>()
 
@@ -21,7 +25,11 @@ export function registerRecordDecorator(d: RecordDecorator): () => void {
 }
 
 /** The records with every decorator's additions: a record that gets some is a new object, the others are the ones given. */
-export async function decorateRecords<R extends ResourceRecord>(p: Principal, kind: AnyKind, records: R[]): Promise<R[]> {
+export async function decorateRecords<R extends ResourceRecord>(
+  p: Principal,
+  kind: AnyKind,
+  records: R[],
+): Promise<R[]> {
   let out = records
   for (const d of decorators) {
     const added = await d(p, kind, out)

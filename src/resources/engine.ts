@@ -41,8 +41,25 @@ export interface EngineDeps {
 export function resourceEngine(deps: EngineDeps): ResourceEngine {
   const kinds = new Map(deps.kinds.map((k) => [k.kind, k]))
   const compiled = new Map<string, CompiledChecks>(
-    deps.kinds.map((k) => [k.kind, { spec: TypeCompiler.Compile(k.spec), create: TypeCompiler.Compile(k.createBody), update: TypeCompiler.Compile(k.updateBody) }]),
+    deps.kinds.map((k) => [
+      k.kind,
+      {
+        spec: TypeCompiler.Compile(k.spec),
+        create: TypeCompiler.Compile(k.createBody),
+        update: TypeCompiler.Compile(k.updateBody),
+      },
+    ]),
   )
-  const rows = deps.nats === undefined ? uncachedRows(deps.db) : natsRowCache({ db: deps.db, nc: deps.nats.nc, names: deps.nats.names, kinds, log: deps.log })
-  return { db: deps.db, log: deps.log, box: deps.box, kinds, checks: (kind) => compiled.get(kind.kind) as CompiledChecks, rows }
+  const rows =
+    deps.nats === undefined
+      ? uncachedRows(deps.db)
+      : natsRowCache({ db: deps.db, nc: deps.nats.nc, names: deps.nats.names, kinds, log: deps.log })
+  return {
+    db: deps.db,
+    log: deps.log,
+    box: deps.box,
+    kinds,
+    checks: (kind) => compiled.get(kind.kind) as CompiledChecks,
+    rows,
+  }
 }

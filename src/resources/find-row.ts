@@ -18,7 +18,11 @@ function whereAddress(kind: AnyKind, address: Address) {
 
 /** `agent 0b5…`, `agent demo/helper`, `llm_provider openai-main`: how messages name an address. */
 export const describeAddress = (kind: AnyKind, address: Address): string =>
-  'id' in address ? `${kind.kind} ${address.id}` : 'namespace' in address ? `${kind.kind} ${address.namespace}/${address.name}` : `${kind.kind} ${address.name}`
+  'id' in address
+    ? `${kind.kind} ${address.id}`
+    : 'namespace' in address
+      ? `${kind.kind} ${address.namespace}/${address.name}`
+      : `${kind.kind} ${address.name}`
 
 /** The row at `address` (no permission check); null when absent or the id is malformed. */
 export async function findRow(db: Db, kind: AnyKind, address: Address): Promise<Row | null> {
@@ -30,6 +34,7 @@ export async function findRow(db: Db, kind: AnyKind, address: Address): Promise<
 /** A resource the principal may not read answers 404, like one that does not exist. */
 export async function visibleRow(db: Db, p: Principal, kind: AnyKind, address: Address): Promise<Row> {
   const row = await findRow(db, kind, address)
-  if (row === null || !canOnResource(p, kind, 'read', rowMeta(row))) throw notFound(`${describeAddress(kind, address)} not found`)
+  if (row === null || !canOnResource(p, kind, 'read', rowMeta(row)))
+    throw notFound(`${describeAddress(kind, address)} not found`)
   return row
 }

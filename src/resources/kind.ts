@@ -72,7 +72,9 @@ export type AnyKind = Kind<TObject>
 
 const commonRecord = {
   id: Uuid,
-  managed_by: T.Union([T.String(), T.Null()], { description: '`config`, `pkg:<name>` or null (created through the API)' }),
+  managed_by: T.Union([T.String(), T.Null()], {
+    description: '`config`, `pkg:<name>` or null (created through the API)',
+  }),
   owner_id: T.Union([Uuid, T.Null()]),
   version: T.Integer({ description: 'increments on every change of a versioned field' }),
   is_active: T.Boolean(),
@@ -83,21 +85,28 @@ const commonRecord = {
 export function defineKind<S extends TObject>(options: KindOptions<S>): Kind<S> {
   const secrets = options.secrets ?? []
   const addressing = options.addressing ?? 'namespaced'
-  const address: TProperties = addressing === 'namespaced' ? { namespace: T.Optional(Namespace), name: Name } : { name: Name }
+  const address: TProperties =
+    addressing === 'namespaced' ? { namespace: T.Optional(Namespace), name: Name } : { name: Name }
   const specProps = options.spec.properties as TProperties
   const visible: TProperties = {}
   for (const [key, schema] of Object.entries(specProps)) {
-    if (secrets.includes(key as never)) visible[`has_${key}`] = T.Boolean({ description: `whether ${key} is set (the value is never returned)` })
+    if (secrets.includes(key as never))
+      visible[`has_${key}`] = T.Boolean({ description: `whether ${key} is set (the value is never returned)` })
     else visible[key] = stripDefault(schema)
   }
   // Fields with a default may be left out of a create body.
-  const createProps = Object.fromEntries(Object.entries(specProps).map(([k, sch]) => [k, 'default' in sch ? T.Optional(sch) : sch]))
+  const createProps = Object.fromEntries(
+    Object.entries(specProps).map(([k, sch]) => [k, 'default' in sch ? T.Optional(sch) : sch]),
+  )
   const createBody = T.Object(
     { ...address, ...createProps, is_active: T.Optional(T.Boolean({ default: true })) },
     { additionalProperties: false, title: `${options.title}Create` },
   )
   const updateBody = T.Object(
-    { ...Object.fromEntries(Object.entries(specProps).map(([k, s]) => [k, T.Optional(stripDefault(s))])), is_active: T.Optional(T.Boolean()) },
+    {
+      ...Object.fromEntries(Object.entries(specProps).map(([k, s]) => [k, T.Optional(stripDefault(s))])),
+      is_active: T.Optional(T.Boolean()),
+    },
     { additionalProperties: false, title: `${options.title}Update` },
   )
   const recordAddress: TProperties = addressing === 'namespaced' ? { namespace: Name, name: Name } : { name: Name }

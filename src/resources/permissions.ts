@@ -15,7 +15,12 @@ export interface ResourceMeta {
   ownerId: string | null
 }
 
-export function resourcePermission(kind: AnyKind, action: string, meta: Pick<ResourceMeta, 'namespace' | 'name'>, scope: 'own' | 'all'): string {
+export function resourcePermission(
+  kind: AnyKind,
+  action: string,
+  meta: Pick<ResourceMeta, 'namespace' | 'name'>,
+  scope: 'own' | 'all',
+): string {
   const path = kind.addressing === 'namespaced' ? `${meta.namespace}/${meta.name}` : meta.name
   return `platform.${kind.plural}/${path}.${action}:${scope}`
 }
@@ -31,5 +36,7 @@ export function canOnResource(p: Principal, kind: AnyKind, action: string, meta:
 export function kindPermissions(kind: AnyKind): string[] {
   const path = kind.addressing === 'namespaced' ? '{namespace}/{name}' : '{name}'
   const scopes = kind.adminOnly ? ['all'] : ['own', 'all']
-  return ['create', 'read', 'update', 'delete'].flatMap((a) => scopes.map((s) => `platform.${kind.plural}/${path}.${a}:${s}`))
+  return ['create', 'read', 'update', 'delete'].flatMap((a) =>
+    scopes.map((s) => `platform.${kind.plural}/${path}.${a}:${s}`),
+  )
 }

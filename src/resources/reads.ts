@@ -18,50 +18,81 @@ import type { Address, ExpandOptions, ListOptions, ResourceRecord } from './serv
 
 /** One row of `resource_versions`, which GET …/versions answers as is. */
 const VersionRow = rowType(
-  T.Object({ version: T.Number(), fields: T.Unknown(), created_by: T.Union([T.String(), T.Null()]), created_at: T.String() }, { title: 'resource version' }),
+  T.Object(
+    { version: T.Number(), fields: T.Unknown(), created_by: T.Union([T.String(), T.Null()]), created_at: T.String() },
+    { title: 'resource version' },
+  ),
 )
 
-export async function listResources(e: ResourceEngine, p: Principal, kind: AnyKind, options: ListOptions = {}): Promise<{ items: ResourceRecord[]; total: number }> {
+export async function listResources(
+  e: ResourceEngine,
+  p: Principal,
+  kind: AnyKind,
+  options: ListOptions = {},
+): Promise<{ items: ResourceRecord[]; total: number }> {
   // An admin-only area answers 403 to others (an empty 200 would suggest they may use it).
   if (kind.adminOnly && !can(p, resourcePermission(kind, 'read', { namespace: '*', name: '*' }, 'all'))) {
     throw forbidden(`${kind.plural} are admin-only`, 'auth.admin_only')
   }
   const limit = options.limit ?? 100
   const offset = options.offset ?? 0
-  const namespaces = options.namespaces !== undefined && options.namespaces.length > 0 ? new Set(options.namespaces) : null
+  const namespaces =
+    options.namespaces !== undefined && options.namespaces.length > 0 ? new Set(options.namespaces) : null
   const rows = await e.rows.all(kind)
-  const visible = rows.filter((r) => (namespaces === null || namespaces.has(r.namespace)) && canOnResource(p, kind, 'read', rowMeta(r)))
+  const visible = rows.filter(
+    (r) => (namespaces === null || namespaces.has(r.namespace)) && canOnResource(p, kind, 'read', rowMeta(r)),
+  )
   return { items: visible.slice(offset, offset + limit).map((r) => toRecord(kind, r)), total: visible.length }
 }
 
 /** A resource the principal may not read answers 404, like one that does not exist. */
 async function visibleRow(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address): Promise<Row> {
   const row = await e.rows.find(kind, address)
-  if (row === null || !canOnResource(p, kind, 'read', rowMeta(row))) throw notFound(`${describeAddress(kind, address)} not found`)
+  if (row === null || !canOnResource(p, kind, 'read', rowMeta(row)))
+    throw notFound(`${describeAddress(kind, address)} not found`)
   return row
 }
 
-export async function getResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address): Promise<ResourceRecord> {
+export async function getResource(
+  e: ResourceEngine,
+  p: Principal,
+  kind: AnyKind,
+  address: Address,
+): Promise<ResourceRecord> {
   return toRecord(kind, await visibleRow(e, p, kind, address))
 }
 
 /** Wildcard expansion: active resources the principal may read (or act on: `options.actions`) that match `ns/name`, `ns/*` or `*\/*`. */
-export async function expandResources(e: ResourceEngine, p: Principal, kind: AnyKind, patterns: readonly string[], options: ExpandOptions = {}): Promise<{ namespace: string; name: string }[]> {
+export async function expandResources(
+  e: ResourceEngine,
+  p: Principal,
+  kind: AnyKind,
+  patterns: readonly string[],
+  options: ExpandOptions = {},
+): Promise<{ namespace: string; name: string }[]> {
   const rows = (await e.rows.all(kind)).filter((r) => r.is_active)
   const within = options.wildcardNamespaces
   const matchers = patterns.map((pat) => {
     const [ns, name] = pat.split('/')
     const wildcard = ns === '*' || name === '*'
     return (r: Row) =>
-      (ns === '*' || ns === r.namespace) && (name === '*' || name === r.name) && (!wildcard || within === undefined || within.has(r.namespace))
+      (ns === '*' || ns === r.namespace) &&
+      (name === '*' || name === r.name) &&
+      (!wildcard || within === undefined || within.has(r.namespace))
   })
   const actions = options.actions ?? ['read']
-  return rows.filter((r) => matchers.some((m) => m(r)) && actions.some((a) => canOnResource(p, kind, a, rowMeta(r)))).map((r) => ({ namespace: r.namespace, name: r.name }))
+  return rows
+    .filter((r) => matchers.some((m) => m(r)) && actions.some((a) => canOnResource(p, kind, a, rowMeta(r))))
+    .map((r) => ({ namespace: r.namespace, name: r.name }))
 }
 
 export async function resourceVersions(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address) {
   const row = await visibleRow(e, p, kind, address)
-  return anyRows(e.db, VersionRow, sql.unsafe`select version, fields, created_by, created_at from resource_versions where resource_id = ${row.id}::uuid order by version desc`)
+  return anyRows(
+    e.db,
+    VersionRow,
+    sql.unsafe`select version, fields, created_by, created_at from resource_versions where resource_id = ${row.id}::uuid order by version desc`,
+  )
 }
 
 export async function resourceById(e: ResourceEngine, kind: AnyKind, id: string): Promise<ResourceRecord | null> {
@@ -74,7 +105,11 @@ export async function allResources(e: ResourceEngine, kind: AnyKind): Promise<Re
   return (await e.rows.all(kind)).map((r) => toRecord(kind, r))
 }
 
-export async function loadManyResources(e: ResourceEngine, kind: AnyKind, refs: readonly string[]): Promise<ResourceRecord[]> {
+export async function loadManyResources(
+  e: ResourceEngine,
+  kind: AnyKind,
+  refs: readonly string[],
+): Promise<ResourceRecord[]> {
   const rows = await Promise.all(
     refs.map((ref) => {
       const slash = ref.indexOf('/')

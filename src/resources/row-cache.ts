@@ -44,13 +44,15 @@ export interface RowCache {
 const Change = TypeCompiler.Compile(ResourceChange)
 
 /** `ns/name` for namespaced kinds, `name` otherwise: the key addresses are cached under. */
-export const addressKey = (kind: AnyKind, namespace: string, name: string) => (kind.addressing === 'namespaced' ? `${namespace}/${name}` : name)
+export const addressKey = (kind: AnyKind, namespace: string, name: string) =>
+  kind.addressing === 'namespaced' ? `${namespace}/${name}` : name
 
 const keyOf = (kind: AnyKind, address: Address): string =>
   'id' in address ? `#${address.id}` : addressKey(kind, 'namespace' in address ? address.namespace : '', address.name)
 
 /** The order of lists: by namespace, then name, byte-wise (the SQL reads say `collate "C"` to match). */
-const byAddress = (a: Row, b: Row): number => (a.namespace === b.namespace ? cmp(a.name, b.name) : cmp(a.namespace, b.namespace))
+const byAddress = (a: Row, b: Row): number =>
+  a.namespace === b.namespace ? cmp(a.name, b.name) : cmp(a.namespace, b.namespace)
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 const BY_ADDRESS = sql.unsafe`order by namespace collate "C", name collate "C"`
 
@@ -69,13 +71,24 @@ interface KindView {
 export function uncachedRows(db: Db): RowCache {
   return {
     find: (kind, address) => findRow(db, kind, address),
-    all: (kind) => anyRows(db, ResourceRow, sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} ${BY_ADDRESS}`),
+    all: (kind) =>
+      anyRows(
+        db,
+        ResourceRow,
+        sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} ${BY_ADDRESS}`,
+      ),
     changed: async () => undefined,
     close: () => undefined,
   }
 }
 
-export function natsRowCache(deps: { db: Db; nc: NatsConnection; names: NatsNames; kinds: ReadonlyMap<string, AnyKind>; log: Logger }): RowCache {
+export function natsRowCache(deps: {
+  db: Db
+  nc: NatsConnection
+  names: NatsNames
+  kinds: ReadonlyMap<string, AnyKind>
+  log: Logger
+}): RowCache {
   const { db, nc, log } = deps
   const subject = deps.names.subject('resources.changed')
   const views = new Map<string, KindView>()
@@ -110,7 +123,11 @@ export function natsRowCache(deps: { db: Db; nc: NatsConnection; names: NatsName
       const generation = v.generation
       v.loading = (async () => {
         try {
-          const rows = await anyRows(db, ResourceRow, sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind}`)
+          const rows = await anyRows(
+            db,
+            ResourceRow,
+            sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind}`,
+          )
           if (v.generation !== generation) return
           v.rows = new Map()
           v.byAddress = new Map()
@@ -197,11 +214,22 @@ export function natsRowCache(deps: { db: Db; nc: NatsConnection; names: NatsName
         }
       }
       // Changes keep arriving: read the table itself.
-      return anyRows(db, ResourceRow, sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} ${BY_ADDRESS}`)
+      return anyRows(
+        db,
+        ResourceRow,
+        sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind} ${BY_ADDRESS}`,
+      )
     },
     async changed(kind, change) {
       apply(kind, change?.id, change?.addresses ?? [])
-      nc.publish(subject, JSON.stringify({ o: origin, k: kind.kind, ...(change === undefined ? {} : { i: change.id, a: change.addresses }) }))
+      nc.publish(
+        subject,
+        JSON.stringify({
+          o: origin,
+          k: kind.kind,
+          ...(change === undefined ? {} : { i: change.id, a: change.addresses }),
+        }),
+      )
       // Before the write answers: the server has queued the change to every other process (see the header).
       await nc.flush()
     },
@@ -216,7 +244,11 @@ export function natsRowCache(deps: { db: Db; nc: NatsConnection; names: NatsName
  * that corrupt a row on purpose): every process forgets these kinds and loads them again on their
  * next read.
  */
-export async function announceOutsideWrite(nc: NatsConnection, names: NatsNames, kinds: readonly string[]): Promise<void> {
+export async function announceOutsideWrite(
+  nc: NatsConnection,
+  names: NatsNames,
+  kinds: readonly string[],
+): Promise<void> {
   const subject = names.subject('resources.changed')
   for (const k of kinds) nc.publish(subject, JSON.stringify({ o: 'outside', k }))
   await nc.flush()

@@ -2,7 +2,10 @@ import { secretAad, type SecretBox } from '../kernel/crypto.ts'
 import type { AnyKind } from './kind.ts'
 
 /** Splits write-only fields out of the spec; null clears a secret, a string replaces it, absent keeps it. */
-export function splitSecrets(kind: AnyKind, input: Record<string, unknown>): { spec: Record<string, unknown>; secretInput: Record<string, string | null> } {
+export function splitSecrets(
+  kind: AnyKind,
+  input: Record<string, unknown>,
+): { spec: Record<string, unknown>; secretInput: Record<string, string | null> } {
   const spec = { ...input }
   const secretInput: Record<string, string | null> = {}
   for (const key of kind.secrets) {
@@ -16,7 +19,13 @@ export function splitSecrets(kind: AnyKind, input: Record<string, unknown>): { s
 }
 
 /** The stored secrets after `input` (encrypted, bound to kind, id and field). */
-export function sealSecrets(box: SecretBox, kind: AnyKind, id: string, existing: Record<string, string>, input: Record<string, string | null>): Record<string, string> {
+export function sealSecrets(
+  box: SecretBox,
+  kind: AnyKind,
+  id: string,
+  existing: Record<string, string>,
+  input: Record<string, string | null>,
+): Record<string, string> {
   const out = { ...existing }
   for (const [key, value] of Object.entries(input)) {
     if (value === null) delete out[key]
@@ -26,4 +35,5 @@ export function sealSecrets(box: SecretBox, kind: AnyKind, id: string, existing:
 }
 
 /** One stored secret in clear. */
-export const openSecret = (box: SecretBox, kind: AnyKind, id: string, field: string, sealed: string): string => box.decrypt(sealed, secretAad(kind.kind, id, field))
+export const openSecret = (box: SecretBox, kind: AnyKind, id: string, field: string, sealed: string): string =>
+  box.decrypt(sealed, secretAad(kind.kind, id, field))

@@ -4,7 +4,16 @@ import { applyResource } from './apply.ts'
 import { createResource } from './create.ts'
 import { resourceEngine, type EngineDeps } from './engine.ts'
 import type { AnyKind, Kind } from './kind.ts'
-import { allResources, expandResources, getResource, listResources, loadManyResources, resourceById, resourceVersions, secretsOfResource } from './reads.ts'
+import {
+  allResources,
+  expandResources,
+  getResource,
+  listResources,
+  loadManyResources,
+  resourceById,
+  resourceVersions,
+  secretsOfResource,
+} from './reads.ts'
 import { removeResource, updateResource } from './update.ts'
 
 /*
@@ -66,10 +75,25 @@ export interface ResourceChange {
 
 export interface ResourceService {
   kinds: ReadonlyMap<string, AnyKind>
-  list<S extends TObject>(p: Principal, kind: Kind<S>, options?: ListOptions): Promise<{ items: ResourceRecord<Static<S>>[]; total: number }>
+  list<S extends TObject>(
+    p: Principal,
+    kind: Kind<S>,
+    options?: ListOptions,
+  ): Promise<{ items: ResourceRecord<Static<S>>[]; total: number }>
   get<S extends TObject>(p: Principal, kind: Kind<S>, address: Address): Promise<ResourceRecord<Static<S>>>
-  create<S extends TObject>(p: Principal, kind: Kind<S>, body: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord<Static<S>>>
-  update<S extends TObject>(p: Principal, kind: Kind<S>, address: Address, patch: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord<Static<S>>>
+  create<S extends TObject>(
+    p: Principal,
+    kind: Kind<S>,
+    body: Record<string, unknown>,
+    options?: WriteOptions,
+  ): Promise<ResourceRecord<Static<S>>>
+  update<S extends TObject>(
+    p: Principal,
+    kind: Kind<S>,
+    address: Address,
+    patch: Record<string, unknown>,
+    options?: WriteOptions,
+  ): Promise<ResourceRecord<Static<S>>>
   /** For the platform's own use (no permission check): one resource by id, inactive ones included; null when absent. */
   byId<S extends TObject>(kind: Kind<S>, id: string): Promise<ResourceRecord<Static<S>> | null>
   /** For the platform's own use (no permission check): every resource of the kind, inactive ones included, by namespace and name (from memory when warm). */
@@ -77,11 +101,25 @@ export interface ResourceService {
   /** For the platform's own use (no permission check): the resources named `namespace/name`, inactive ones included, in `refs` order. */
   loadMany<S extends TObject>(kind: Kind<S>, refs: readonly string[]): Promise<ResourceRecord<Static<S>>[]>
   remove(p: Principal, kind: AnyKind, address: Address): Promise<void>
-  versions(p: Principal, kind: AnyKind, address: Address): Promise<{ version: number; fields: unknown; created_by: string | null; created_at: string }[]>
+  versions(
+    p: Principal,
+    kind: AnyKind,
+    address: Address,
+  ): Promise<{ version: number; fields: unknown; created_by: string | null; created_at: string }[]>
   /** Create or update to match `body`, skipping unchanged resources by checksum; refuses resources managed by someone else unless forced. */
-  apply(p: Principal, kind: AnyKind, body: Record<string, unknown>, options: { managedBy: string; force?: boolean; dryRun?: boolean }): Promise<{ action: ApplyAction; record?: ResourceRecord; warning?: string }>
+  apply(
+    p: Principal,
+    kind: AnyKind,
+    body: Record<string, unknown>,
+    options: { managedBy: string; force?: boolean; dryRun?: boolean },
+  ): Promise<{ action: ApplyAction; record?: ResourceRecord; warning?: string }>
   /** Wildcard expansion: active resources the principal may read (or act on: `options.actions`) that match `ns/name`, `ns/*` or `*\/*`. */
-  expand(p: Principal, kind: AnyKind, patterns: readonly string[], options?: ExpandOptions): Promise<{ namespace: string; name: string }[]>
+  expand(
+    p: Principal,
+    kind: AnyKind,
+    patterns: readonly string[],
+    options?: ExpandOptions,
+  ): Promise<{ namespace: string; name: string }[]>
   /** The decrypted secret fields of a resource (for the platform's own use, never for responses). */
   secretsOf(kind: AnyKind, id: string): Promise<Record<string, string>>
   /** Stops following other processes' changes (the row cache's subscription). */
@@ -113,19 +151,26 @@ export function createResourceService(deps: EngineDeps): ResourceService {
       }
     }
   }
-  const created = <R extends { id: string }>(kind: AnyKind, action: ResourceChange['action']) => (r: R) => {
-    emit({ kind: kind.kind, id: r.id, action })
-    return r
-  }
+  const created =
+    <R extends { id: string }>(kind: AnyKind, action: ResourceChange['action']) =>
+    (r: R) => {
+      emit({ kind: kind.kind, id: r.id, action })
+      return r
+    }
   // The engine works on any kind; the typed signatures of ResourceService only narrow what it returns.
   return {
     kinds: e.kinds,
-    list: ((p: Principal, kind: AnyKind, options?: ListOptions) => listResources(e, p, kind, options)) as ResourceService['list'],
-    get: ((p: Principal, kind: AnyKind, address: Address) => getResource(e, p, kind, address)) as ResourceService['get'],
-    create: ((p: Principal, kind: AnyKind, body: Record<string, unknown>, options?: WriteOptions) => createResource(e, p, kind, body, options).then(created(kind, 'created'))) as ResourceService['create'],
-    update: ((p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options?: WriteOptions) => updateResource(e, p, kind, address, patch, options).then(created(kind, 'updated'))) as ResourceService['update'],
+    list: ((p: Principal, kind: AnyKind, options?: ListOptions) =>
+      listResources(e, p, kind, options)) as ResourceService['list'],
+    get: ((p: Principal, kind: AnyKind, address: Address) =>
+      getResource(e, p, kind, address)) as ResourceService['get'],
+    create: ((p: Principal, kind: AnyKind, body: Record<string, unknown>, options?: WriteOptions) =>
+      createResource(e, p, kind, body, options).then(created(kind, 'created'))) as ResourceService['create'],
+    update: ((p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options?: WriteOptions) =>
+      updateResource(e, p, kind, address, patch, options).then(created(kind, 'updated'))) as ResourceService['update'],
     byId: ((kind: AnyKind, id: string) => resourceById(e, kind, id)) as ResourceService['byId'],
-    loadMany: ((kind: AnyKind, refs: readonly string[]) => loadManyResources(e, kind, refs)) as ResourceService['loadMany'],
+    loadMany: ((kind: AnyKind, refs: readonly string[]) =>
+      loadManyResources(e, kind, refs)) as ResourceService['loadMany'],
     all: ((kind: AnyKind) => allResources(e, kind)) as ResourceService['all'],
     remove: async (p, kind, address) => {
       const id = await removeResource(e, p, kind, address, removeHooks.get(kind.kind))
@@ -134,7 +179,8 @@ export function createResourceService(deps: EngineDeps): ResourceService {
     versions: (p, kind, address) => resourceVersions(e, p, kind, address),
     apply: async (p, kind, body, options) => {
       const out = await applyResource(e, p, kind, body, options)
-      if (out.action !== 'unchanged' && options.dryRun !== true && out.record !== undefined) emit({ kind: kind.kind, id: out.record.id, action: out.action })
+      if (out.action !== 'unchanged' && options.dryRun !== true && out.record !== undefined)
+        emit({ kind: kind.kind, id: out.record.id, action: out.action })
       return out
     },
     expand: (p, kind, patterns, options) => expandResources(e, p, kind, patterns, options),

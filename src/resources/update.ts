@@ -14,17 +14,26 @@ import type { Address, ResourceRecord, WriteOptions } from './service.ts'
 import { assertAdminFields, assertValid, validationIssues } from './validation.ts'
 import { announceChange, checksumOf, clearExclusiveFlags, versionedFields } from './write-steps.ts'
 
-export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address, patch: Record<string, unknown>, options: WriteOptions = {}): Promise<ResourceRecord> {
+export async function updateResource(
+  e: ResourceEngine,
+  p: Principal,
+  kind: AnyKind,
+  address: Address,
+  patch: Record<string, unknown>,
+  options: WriteOptions = {},
+): Promise<ResourceRecord> {
   const patchIssues = validationIssues(e.checks(kind).update, patch)
   if (patchIssues.length > 0) throw invalid(`invalid ${kind.kind}`, patchIssues)
   const row = await visibleRow(e.db, p, kind, address)
-  if (!canOnResource(p, kind, 'update', rowMeta(row))) throw forbidden(`not allowed to update ${describeAddress(kind, address)}`)
+  if (!canOnResource(p, kind, 'update', rowMeta(row)))
+    throw forbidden(`not allowed to update ${describeAddress(kind, address)}`)
   const { is_active: activeIn, ...fields } = patch
   const { spec: specPatch, secretInput } = splitSecrets(kind, fields)
   const before = Value.Default(kind.spec, structuredClone(row.spec)) as Record<string, unknown>
   const merged = { ...before, ...specPatch }
   const withSecrets = { ...merged }
-  for (const key of kind.secrets) withSecrets[key] = key in secretInput ? secretInput[key] : row.secrets[key] === undefined ? null : 'set'
+  for (const key of kind.secrets)
+    withSecrets[key] = key in secretInput ? secretInput[key] : row.secrets[key] === undefined ? null : 'set'
   await assertValid(e.checks(kind), kind, withSecrets)
   assertAdminFields(p, kind, 'update', rowMeta(row), before, merged)
   const isActive = typeof activeIn === 'boolean' ? activeIn : row.is_active
@@ -50,7 +59,10 @@ export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyK
     return next
   })
   await announceChange(e, kind, updated, merged)
-  e.log.info({ kind: kind.kind, id: row.id, by: p.userId, detached: row.managed_by !== null && managedBy === null }, 'resource updated')
+  e.log.info(
+    { kind: kind.kind, id: row.id, by: p.userId, detached: row.managed_by !== null && managedBy === null },
+    'resource updated',
+  )
   return toRecord(kind, updated)
 }
 
@@ -60,9 +72,16 @@ export async function updateResource(e: ResourceEngine, p: Principal, kind: AnyK
  * resources table and must end elsewhere first (a connector's OAuth tokens at their provider; the
  * row's delete would cascade them away unrevoked). A `before` that throws stops the delete.
  */
-export async function removeResource(e: ResourceEngine, p: Principal, kind: AnyKind, address: Address, before?: (record: ResourceRecord) => Promise<void>): Promise<string> {
+export async function removeResource(
+  e: ResourceEngine,
+  p: Principal,
+  kind: AnyKind,
+  address: Address,
+  before?: (record: ResourceRecord) => Promise<void>,
+): Promise<string> {
   const row = await visibleRow(e.db, p, kind, address)
-  if (!canOnResource(p, kind, 'delete', rowMeta(row))) throw forbidden(`not allowed to delete ${describeAddress(kind, address)}`)
+  if (!canOnResource(p, kind, 'delete', rowMeta(row)))
+    throw forbidden(`not allowed to delete ${describeAddress(kind, address)}`)
   if (before !== undefined) await before(toRecord(kind, row))
   await e.db.query(sql.unsafe`delete from resources where id = ${row.id}::uuid`)
   await announceChange(e, kind, row, null)

@@ -9,7 +9,10 @@ import { resourcePermission, type ResourceMeta } from './permissions.ts'
 
 /** A compiled check's errors as field issues (`/a/b` → `a.b`). */
 export function validationIssues(check: TypeCheck<TObject>, value: unknown): FieldIssue[] {
-  return [...check.Errors(value)].map((e) => ({ path: e.path.replace(/^\//, '').replace(/\//g, '.'), message: e.message }))
+  return [...check.Errors(value)].map((e) => ({
+    path: e.path.replace(/^\//, '').replace(/\//g, '.'),
+    message: e.message,
+  }))
 }
 
 /**
@@ -36,7 +39,14 @@ export async function assertValid(checks: CompiledChecks, kind: AnyKind, spec: R
 }
 
 /** Refuses a change of the kind's admin fields by someone without the `:all` permission. */
-export function assertAdminFields(p: Principal, kind: AnyKind, action: 'create' | 'update', m: ResourceMeta, before: Record<string, unknown>, after: Record<string, unknown>): void {
+export function assertAdminFields(
+  p: Principal,
+  kind: AnyKind,
+  action: 'create' | 'update',
+  m: ResourceMeta,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): void {
   if (kind.adminFields.length === 0) return
   const changed = kind.adminFields.filter((f) => canonicalJson(before[f]) !== canonicalJson(after[f]))
   if (changed.length > 0 && !can(p, resourcePermission(kind, action, m, 'all'))) {

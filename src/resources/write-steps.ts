@@ -17,13 +17,17 @@ export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 
 /** Checksum of the public fields; secrets are compared by decrypting (apply), so no digest of them is stored. */
 export function checksumOf(spec: Record<string, unknown>, isActive: boolean): string {
-  return createHash('sha256').update(canonicalJson({ spec, is_active: isActive })).digest('hex')
+  return createHash('sha256')
+    .update(canonicalJson({ spec, is_active: isActive }))
+    .digest('hex')
 }
 
-export const versionedFields = (kind: AnyKind, spec: Record<string, unknown>) => Object.fromEntries(kind.versioned.map((f) => [f, spec[f] ?? null]))
+export const versionedFields = (kind: AnyKind, spec: Record<string, unknown>) =>
+  Object.fromEntries(kind.versioned.map((f) => [f, spec[f] ?? null]))
 
 export function mapUnique(err: unknown, what: string): never {
-  if (err instanceof UniqueIntegrityConstraintViolationError) throw conflict(`${what} already exists`, 'resource.exists')
+  if (err instanceof UniqueIntegrityConstraintViolationError)
+    throw conflict(`${what} already exists`, 'resource.exists')
   throw err
 }
 
@@ -49,7 +53,10 @@ export async function admitToNamespace(tx: Tx, p: Principal, kind: AnyKind, m: R
     standing = await standingIn(tx, m.namespace, p.userId) // claimed by someone else a moment ago
   }
   if (!mayCreateIn(anyNamespace, standing)) {
-    throw forbidden(`not allowed to create in namespace ${m.namespace}: it belongs to another user (its owner or an admin can grant it to you)`, 'namespace.forbidden')
+    throw forbidden(
+      `not allowed to create in namespace ${m.namespace}: it belongs to another user (its owner or an admin can grant it to you)`,
+      'namespace.forbidden',
+    )
   }
 }
 
@@ -57,7 +64,15 @@ export async function admitToNamespace(tx: Tx, p: Principal, kind: AnyKind, m: R
  * Tells the row cache (every process's) what a committed write changed: the row, or the whole kind
  * when the write also cleared an exclusive flag (`is_default`) on other rows of it.
  */
-export async function announceChange(e: ResourceEngine, kind: AnyKind, row: Row, spec: Record<string, unknown> | null): Promise<void> {
+export async function announceChange(
+  e: ResourceEngine,
+  kind: AnyKind,
+  row: Row,
+  spec: Record<string, unknown> | null,
+): Promise<void> {
   const clearedOthers = spec !== null && kind.exclusiveFlags.some((f) => spec[f] === true)
-  await e.rows.changed(kind, clearedOthers ? undefined : { id: row.id, addresses: [addressKey(kind, row.namespace, row.name)] })
+  await e.rows.changed(
+    kind,
+    clearedOthers ? undefined : { id: row.id, addresses: [addressKey(kind, row.namespace, row.name)] },
+  )
 }

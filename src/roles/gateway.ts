@@ -6,7 +6,12 @@ import type { Infrastructure } from './infrastructure.ts'
 import type { Lifecycle } from './lifecycle.ts'
 
 /** The gateway role: HTTP and SSE on uWebSockets.js, /health from the monitor below. */
-export async function startGatewayRole(infra: Infrastructure, routes: RouteDef[], version: string, life: Lifecycle): Promise<Gateway> {
+export async function startGatewayRole(
+  infra: Infrastructure,
+  routes: RouteDef[],
+  version: string,
+  life: Lifecycle,
+): Promise<Gateway> {
   const { config, log } = infra
   // Postgres only where this process has a database; an edge gateway reports the workers' heartbeats.
   const localPg = life.local.postgres
@@ -30,7 +35,11 @@ export async function startGatewayRole(infra: Infrastructure, routes: RouteDef[]
       trustedProxies: config.TRUSTED_PROXIES,
       maxBodyBytes: config.HTTP_MAX_BODY_BYTES,
       version,
-      sse: { pingMs: config.SSE_PING_SECONDS * 1000, maxBufferBytes: config.SSE_MAX_BUFFER_BYTES, idleTimeoutMs: config.SSE_IDLE_TIMEOUT_SECONDS * 1000 },
+      sse: {
+        pingMs: config.SSE_PING_SECONDS * 1000,
+        maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,
+        idleTimeoutMs: config.SSE_IDLE_TIMEOUT_SECONDS * 1000,
+      },
     },
     config.HOST,
     config.PORT,

@@ -36,7 +36,12 @@ export function databaseUrlOf(config: Config): string | undefined {
  * NATS and Postgres for the roles asked: the configured servers, or in single-node mode (NATS_URL /
  * DATABASE_URL unset) supervised child servers under DATA_DIR; then the NATS probe and layout.
  */
-export async function startInfrastructure(config: Config, roles: ReadonlySet<Role>, life: Lifecycle, log: Logger): Promise<Infrastructure> {
+export async function startInfrastructure(
+  config: Config,
+  roles: ReadonlySet<Role>,
+  life: Lifecycle,
+  log: Logger,
+): Promise<Infrastructure> {
   let natsUrl = config.NATS_URL
   let databaseUrl = roles.has('resources') || roles.has('workers') ? databaseUrlOf(config) : undefined
   const needLocalPg = roles.has('resources') && databaseUrl === undefined
@@ -53,7 +58,12 @@ export async function startInfrastructure(config: Config, roles: ReadonlySet<Rol
     const creds = localNatsCredentials(dir)
     const authorization = authorizationConf(creds, names)
     auth = { authenticator: nkeyAuthenticator(creds.seed.platform) }
-    life.local.nats = await superviseService({ name: 'nats-server', log: natsLog, start: (port) => startNats({ dir, port: port ?? 4222, exactPort: port !== undefined, log: natsLog, authorization }) })
+    life.local.nats = await superviseService({
+      name: 'nats-server',
+      log: natsLog,
+      start: (port) =>
+        startNats({ dir, port: port ?? 4222, exactPort: port !== undefined, log: natsLog, authorization }),
+    })
     natsUrl = life.local.nats.url
   }
   if (needLocalPg) {
@@ -62,7 +72,15 @@ export async function startInfrastructure(config: Config, roles: ReadonlySet<Rol
     life.local.postgres = await superviseService({
       name: 'postgres',
       log: pgLog,
-      start: (port) => startPostgres({ dir, port: port ?? 5432, exactPort: port !== undefined, password: config.DATABASE_PASSWORD, database: config.DATABASE_NAME, log: pgLog }),
+      start: (port) =>
+        startPostgres({
+          dir,
+          port: port ?? 5432,
+          exactPort: port !== undefined,
+          password: config.DATABASE_PASSWORD,
+          database: config.DATABASE_NAME,
+          log: pgLog,
+        }),
     })
     // the platform's own connections go over the local server's Unix socket when it has one
     databaseUrl = life.local.postgres.socketUrl ?? life.local.postgres.url
@@ -76,7 +94,10 @@ export async function startInfrastructure(config: Config, roles: ReadonlySet<Rol
     // update the platform's streams. It waits for the internal roles to have done it.
     await awaitLayout(nc, names, log.child({ mod: 'nats' }))
   } else {
-    await provisionNats(nc, names, log.child({ mod: 'nats' }), { rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, jobStateTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000 })
+    await provisionNats(nc, names, log.child({ mod: 'nats' }), {
+      rateLimitWindowSeconds: config.RATE_LIMIT_WINDOW_SECONDS,
+      jobStateTtlMs: config.JOB_RESULT_TTL_HOURS * 3600_000,
+    })
     await provisionJobLayout(nc, names, config, log.child({ mod: 'nats' }))
   }
   return { nc, js: jetstream(nc), names, config, log, natsUrl, databaseUrl, actorsHere: lateTeller() }

@@ -12,7 +12,10 @@ export const STOP_BUDGET_MS = 5_000
 async function within<T>(p: Promise<T>, ms: number): Promise<T | 'timeout'> {
   let timer: NodeJS.Timeout | undefined
   try {
-    return await Promise.race([p, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, ms))))])
+    return await Promise.race([
+      p,
+      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), Math.max(0, ms)))),
+    ])
   } finally {
     clearTimeout(timer)
   }
@@ -39,7 +42,9 @@ export function createLifecycle(log: Logger): Lifecycle {
     async close() {
       const deadline = Date.now() + STOP_BUDGET_MS
       for (const fn of steps.reverse()) {
-        const r = await within(fn(), deadline - Date.now()).catch((err: unknown) => log.warn({ err }, 'shutdown step failed'))
+        const r = await within(fn(), deadline - Date.now()).catch((err: unknown) =>
+          log.warn({ err }, 'shutdown step failed'),
+        )
         if (r === 'timeout') {
           log.warn({ budgetMs: STOP_BUDGET_MS }, 'shutdown steps took too long: stopping the rest without waiting')
           break
@@ -47,7 +52,8 @@ export function createLifecycle(log: Logger): Lifecycle {
       }
       steps.length = 0
       if (life.nats !== undefined && !life.nats.isClosed()) await life.nats.close().catch(() => undefined)
-      for (const svc of [life.local.postgres, life.local.nats]) await svc?.stop().catch((err: unknown) => log.warn({ err }, 'stopping a local server failed'))
+      for (const svc of [life.local.postgres, life.local.nats])
+        await svc?.stop().catch((err: unknown) => log.warn({ err }, 'stopping a local server failed'))
       life.local = {}
     },
     abort() {

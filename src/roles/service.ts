@@ -22,7 +22,11 @@ export interface ServiceRole {
  * The resource-service role: migrations, bootstrap, the job service, and every feature's
  * handlers served over NATS request/reply with the caller resolved once per request.
  */
-export async function startServiceRole(infra: Infrastructure, features: readonly Feature[], life: Lifecycle): Promise<ServiceRole> {
+export async function startServiceRole(
+  infra: Infrastructure,
+  features: readonly Feature[],
+  life: Lifecycle,
+): Promise<ServiceRole> {
   const { config, log } = infra
   const url = infra.databaseUrl as string
   const db = await createDb(url)
@@ -31,7 +35,13 @@ export async function startServiceRole(infra: Infrastructure, features: readonly
   // principals and API keys come from the AUTH_CACHE bucket when warm (src/access/principal-cache.ts)
   attachPrincipalCache(db, await openPrincipalCache(infra.nc, infra.names))
   // resource reads come from memory kept coherent over NATS (src/resources/row-cache.ts)
-  const resources = createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)), nats: { nc: infra.nc, names: infra.names } })
+  const resources = createResourceService({
+    db,
+    log: log.child({ mod: 'resources' }),
+    kinds: KINDS,
+    box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)),
+    nats: { nc: infra.nc, names: infra.names },
+  })
   life.onStop(async () => resources.close())
   const boot = await bootstrap({ db, config, log, resources })
   const jobs = await startJobService({ nc: infra.nc, names: infra.names, db, config, log })
@@ -44,7 +54,14 @@ export async function startServiceRole(infra: Infrastructure, features: readonly
     routes.push(...part.routes)
     if (part.stop !== undefined) life.onStop(part.stop)
   }
-  const rpc = serveRpc({ nc: infra.nc, names: infra.names, routes, principal: (caller) => loadPrincipal(db, caller), log: log.child({ mod: 'rpc' }), inProcess: config.RPC_IN_PROCESS })
+  const rpc = serveRpc({
+    nc: infra.nc,
+    names: infra.names,
+    routes,
+    principal: (caller) => loadPrincipal(db, caller),
+    log: log.child({ mod: 'rpc' }),
+    inProcess: config.RPC_IN_PROCESS,
+  })
   life.onStop(() => rpc.close())
   return { db, resources, jobs, superadminId: boot.superadmin.userId }
 }

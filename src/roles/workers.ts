@@ -19,9 +19,15 @@ import type { ServiceRole } from './service.ts'
  * contribute (functions → fn, chats → agent and subagent). Reuses the service role's database and
  * resource engine when this process has them.
  */
-export async function startWorkerRole(infra: Infrastructure, features: readonly Feature[], life: Lifecycle, service: ServiceRole | undefined): Promise<SandboxExecutor> {
+export async function startWorkerRole(
+  infra: Infrastructure,
+  features: readonly Feature[],
+  life: Lifecycle,
+  service: ServiceRole | undefined,
+): Promise<SandboxExecutor> {
   const { config, log, nc, names, js } = infra
-  if (infra.databaseUrl === undefined) throw new Error('ROLES=workers needs DATABASE_URL (function code is read from Postgres)')
+  if (infra.databaseUrl === undefined)
+    throw new Error('ROLES=workers needs DATABASE_URL (function code is read from Postgres)')
   let db = service?.db
   if (db === undefined) {
     const own = await createDb(infra.databaseUrl)
@@ -33,13 +39,35 @@ export async function startWorkerRole(infra: Infrastructure, features: readonly 
   const local = await createSandboxExecutor(config, log.child({ mod: 'sandbox' }), { packagesDir })
   life.onStop(() => local.close())
   // the pools converge to their pool actors' state (actors/pool/); executions stay local
-  const control = await startSandboxControl({ nc, names, sandboxes: local, config, packagesDir, log: log.child({ mod: 'sandbox' }) })
+  const control = await startSandboxControl({
+    nc,
+    names,
+    sandboxes: local,
+    config,
+    packagesDir,
+    log: log.child({ mod: 'sandbox' }),
+  })
   life.onStop(() => control.stop())
   const sandboxes = control.executor
-  const resources = service?.resources ?? createResourceService({ db, log: log.child({ mod: 'resources' }), kinds: KINDS, box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)), nats: { nc, names } })
+  const resources =
+    service?.resources ??
+    createResourceService({
+      db,
+      log: log.child({ mod: 'resources' }),
+      kinds: KINDS,
+      box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)),
+      nats: { nc, names },
+    })
   if (service === undefined) life.onStop(async () => resources.close())
   const jobStore = await openJobStateStore(nc, names)
-  const invoke = { nc, names, config, enqueue: { js, names, store: jobStore, db, maxDepth: maxDepthOf(config), maxDelaySeconds: maxDelayOf(config) }, store: jobStore, results: await openResultStore(nc, names) }
+  const invoke = {
+    nc,
+    names,
+    config,
+    enqueue: { js, names, store: jobStore, db, maxDepth: maxDepthOf(config), maxDelaySeconds: maxDelayOf(config) },
+    store: jobStore,
+    results: await openResultStore(nc, names),
+  }
   const ctx = { ...infra, db, resources, sandboxes, jobStore, invoke }
   const merged: Required<WorkerPart> = { executors: {}, onAbandoned: {} }
   for (const f of features) {
@@ -47,7 +75,14 @@ export async function startWorkerRole(infra: Infrastructure, features: readonly 
     Object.assign(merged.executors, part?.executors)
     Object.assign(merged.onAbandoned, part?.onAbandoned)
   }
-  const workers = await startJobWorkers({ nc, names, config, log: log.child({ mod: 'worker' }), executors: merged.executors, onAbandoned: merged.onAbandoned })
+  const workers = await startJobWorkers({
+    nc,
+    names,
+    config,
+    log: log.child({ mod: 'worker' }),
+    executors: merged.executors,
+    onAbandoned: merged.onAbandoned,
+  })
   life.onStop(() => workers.stop())
   if (config.AGENT_LOCAL_TURNS) infra.localJobs = localJobs(workers.workers)
   return sandboxes

@@ -27,7 +27,8 @@ export async function actorShards(nc: NatsConnection, names: NatsNames, now = Da
     ttl = (await leases.status()).ttl
     for await (const k of await leases.keys()) {
       const e = await leases.get(k)
-      if (e !== null && e.operation === 'PUT' && e.length > 0) owners.set(k, { owner: e.string(), fence: e.revision, at: e.created.getTime() })
+      if (e !== null && e.operation === 'PUT' && e.length > 0)
+        owners.set(k, { owner: e.string(), fence: e.revision, at: e.created.getTime() })
     }
   }
   const members = await listMembers(await workersBucket(nc, names), 'actors').catch(() => [])
@@ -58,6 +59,10 @@ export async function actorShards(nc: NatsConnection, names: NatsNames, now = Da
   )
   const counts = new Map<string, number>()
   for (const o of owners.values()) counts.set(o.owner, (counts.get(o.owner) ?? 0) + 1)
-  const hosts = members.map((m) => ({ node_id: m.nodeId, last_seen: m.last_seen, partitions: counts.get(m.nodeId) ?? 0 }))
+  const hosts = members.map((m) => ({
+    node_id: m.nodeId,
+    last_seen: m.last_seen,
+    partitions: counts.get(m.nodeId) ?? 0,
+  }))
   return { lease_ttl_ms: ttl, hosts, types }
 }

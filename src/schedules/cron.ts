@@ -28,7 +28,11 @@ function parsedOf(expression: string, timezone: string): Parsed {
   const k = `${timezone}\u0000${expression}`
   let c = cache.get(k)
   if (c === undefined) {
-    c = { cron: new Cron(expression, { timezone, paused: true, mode: '5-or-6-parts' }), lastAfter: Number.NaN, lastNext: null }
+    c = {
+      cron: new Cron(expression, { timezone, paused: true, mode: '5-or-6-parts' }),
+      lastAfter: Number.NaN,
+      lastNext: null,
+    }
     if (cache.size > 5000) cache.clear()
     cache.set(k, c)
   }
@@ -47,12 +51,21 @@ export function isTimeZone(tz: string): boolean {
 
 /** Refuses an expression or zone croner cannot use (422 with the reason), before anything is stored. */
 export function checkCron(expression: string, timezone: string): void {
-  if (!isTimeZone(timezone)) throw invalid(`unknown time zone ${JSON.stringify(timezone)} (use an IANA name such as Europe/Berlin)`, [{ path: '/timezone', message: 'not an IANA time zone' }], 'schedule.invalid_timezone')
+  if (!isTimeZone(timezone))
+    throw invalid(
+      `unknown time zone ${JSON.stringify(timezone)} (use an IANA name such as Europe/Berlin)`,
+      [{ path: '/timezone', message: 'not an IANA time zone' }],
+      'schedule.invalid_timezone',
+    )
   try {
     if (cronOf(expression, timezone).nextRun(new Date()) === null) throw new Error('the expression never fires')
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err)
-    throw invalid(`invalid cron expression: ${message}`, [{ path: '/cron_expression', message }], 'schedule.invalid_cron')
+    throw invalid(
+      `invalid cron expression: ${message}`,
+      [{ path: '/cron_expression', message }],
+      'schedule.invalid_cron',
+    )
   }
 }
 
@@ -87,5 +100,9 @@ export function checkMinInterval(expression: string, timezone: string, minSecond
   const gap = shortestInterval(expression, timezone, Date.now())
   if (gap === null || gap >= minSeconds) return
   const message = `fires every ${String(gap)} s at times; the minimum interval is ${String(minSeconds)} s (SCHEDULE_MIN_INTERVAL_SECONDS)`
-  throw invalid(`the cron expression fires too often: ${message}`, [{ path: '/cron_expression', message }], 'schedule.interval_too_short')
+  throw invalid(
+    `the cron expression fires too often: ${message}`,
+    [{ path: '/cron_expression', message }],
+    'schedule.interval_too_short',
+  )
 }

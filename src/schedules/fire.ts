@@ -47,13 +47,21 @@ export interface FireDeps {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** The reason a tick cannot run as the owner now, as text for the run history. */
-const refusal = (err: unknown): string => (err instanceof AppError && err.status < 500 ? `${err.code}: ${err.message}` : '')
+const refusal = (err: unknown): string =>
+  err instanceof AppError && err.status < 500 ? `${err.code}: ${err.message}` : ''
 
 async function runFunction(d: FireDeps, s: Schedule, p: Principal, jobId: string): Promise<void> {
   const fn = await activeFunction(d.resources, p, s.target_namespace, s.target_name)
   const issues = validateAgainst(isObject(fn['input_schema']) ? fn['input_schema'] : {}, s.input_data, '/input_data')
-  if (issues.length > 0) throw invalid("input_data does not match the function's input_schema", issues, 'function.invalid_input')
-  await enqueueFunction(d.invoke, p, fn, { input: s.input_data, sync: false, triggerType: 'schedule', triggerId: s.id, id: jobId })
+  if (issues.length > 0)
+    throw invalid("input_data does not match the function's input_schema", issues, 'function.invalid_input')
+  await enqueueFunction(d.invoke, p, fn, {
+    input: s.input_data,
+    sync: false,
+    triggerType: 'schedule',
+    triggerId: s.id,
+    id: jobId,
+  })
 }
 
 export async function fireTick(d: FireDeps, req: ScheduleFire): Promise<ScheduleFireReply> {
@@ -63,7 +71,8 @@ export async function fireTick(d: FireDeps, req: ScheduleFire): Promise<Schedule
   const tick = new Date(req.tick).toISOString()
   const jobId = tickJobId(s.id, req.tick)
   const record = async (outcome: 'fired' | 'refused', error: string | null, chatId: string | null) => {
-    await d.db.query(sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome, error) values (${s.id}::uuid, ${tick}::timestamptz, ${outcome === 'fired' ? jobId : null}, ${chatId}, ${outcome}, ${error})
+    await d.db
+      .query(sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome, error) values (${s.id}::uuid, ${tick}::timestamptz, ${outcome === 'fired' ? jobId : null}, ${chatId}, ${outcome}, ${error})
       on conflict (schedule_id, tick) do nothing`)
   }
   let principal: Principal
@@ -92,7 +101,9 @@ export async function fireTick(d: FireDeps, req: ScheduleFire): Promise<Schedule
   }
 }
 
-const ChatIdRow = rowType(T.Object({ chat_id: T.Union([T.String(), T.Null()]), outcome: T.String() }, { title: 'schedule run' }))
+const ChatIdRow = rowType(
+  T.Object({ chat_id: T.Union([T.String(), T.Null()]), outcome: T.String() }, { title: 'schedule run' }),
+)
 
 /**
  * An agent tick: a new chat titled "<name> <tick>" and `content` sent to it as the tick's job.
@@ -106,7 +117,11 @@ async function runAgent(d: FireDeps, s: Schedule, p: Principal, jobId: string, t
   await d.db.connect(async (conn) => {
     await conn.query(sql.unsafe`select pg_advisory_lock(hashtext(${s.id}), hashtext(${tick}))`)
     try {
-      const prev = await maybeRow(conn, ChatIdRow, sql.unsafe`select chat_id, outcome from schedule_runs where schedule_id = ${s.id}::uuid and tick = ${tick}::timestamptz`)
+      const prev = await maybeRow(
+        conn,
+        ChatIdRow,
+        sql.unsafe`select chat_id, outcome from schedule_runs where schedule_id = ${s.id}::uuid and tick = ${tick}::timestamptz`,
+      )
       let chatId = prev?.chat_id ?? null
       if (prev !== null && (prev.outcome !== 'fired' || chatId === null)) return
       const fresh = chatId === null
@@ -114,9 +129,19 @@ async function runAgent(d: FireDeps, s: Schedule, p: Principal, jobId: string, t
         const agent = await d.chats.agentFor(p, s.target_namespace, s.target_name)
         const chat = await d.chats.createChat(p, agent, { input: s.input_data, title: `${s.name} ${tick}` })
         chatId = chat.id
-        await conn.query(sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome) values (${s.id}::uuid, ${tick}::timestamptz, ${jobId}, ${chatId}, 'fired')`)
+        await conn.query(
+          sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome) values (${s.id}::uuid, ${tick}::timestamptz, ${jobId}, ${chatId}, 'fired')`,
+        )
       } else if ((await d.invoke.store.get(jobId)) !== null) return
-      await sendToActor(d.js, d.names, chatProtocol, chatId, 'send', { job_id: jobId, content: s.content ?? '', channel_id: null, user_id: p.userId, pool: 'agent' }, { msgId: `sched-${jobId}`, fresh })
+      await sendToActor(
+        d.js,
+        d.names,
+        chatProtocol,
+        chatId,
+        'send',
+        { job_id: jobId, content: s.content ?? '', channel_id: null, user_id: p.userId, pool: 'agent' },
+        { msgId: `sched-${jobId}`, fresh },
+      )
     } finally {
       await conn.query(sql.unsafe`select pg_advisory_unlock(hashtext(${s.id}), hashtext(${tick}))`)
     }
@@ -138,7 +163,10 @@ export function serveScheduleFire(d: FireDeps): { stop(): Promise<void> } {
       refused: { ok: false, error: 'not a schedule fire request' },
       log: d.log,
       // no answer: the actor keeps the tick due and asks again (a database outage, a bug)
-      failure: { msg: 'schedule tick failed; the actor retries it', fields: (req) => ({ schedule: req.schedule_id, tick: req.tick }) },
+      failure: {
+        msg: 'schedule tick failed; the actor retries it',
+        fields: (req) => ({ schedule: req.schedule_id, tick: req.tick }),
+      },
     },
     (req): Promise<ScheduleFireReply> => fireTick(d, req),
   )

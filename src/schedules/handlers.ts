@@ -33,7 +33,10 @@ export const SCHEDULE_PERMISSIONS = {
   deleteOwn: registerPermission('platform.schedules.delete:own', 'Schedules: delete your own'),
   deleteAll: registerPermission('platform.schedules.delete:all', "Schedules: delete everyone's (admin)"),
 }
-const SYSTEM_READ = registerPermission('platform.system.read:all', 'System: read containers, workers and health (admin)')
+const SYSTEM_READ = registerPermission(
+  'platform.system.read:all',
+  'System: read containers, workers and health (admin)',
+)
 
 export interface ScheduleHandlerDeps {
   nc: NatsConnection
@@ -48,7 +51,15 @@ export interface ScheduleHandlerDeps {
 
 /** Tells the schedule's actor what it must do now (idempotent per version). */
 export async function announce(d: Pick<ScheduleHandlerDeps, 'js' | 'names'>, s: Schedule): Promise<void> {
-  await sendToActor(d.js, d.names, scheduleProtocol, s.id, 'set', { version: s.version, cron_expression: s.cron_expression, timezone: s.timezone, active: s.is_active }, { msgId: `sched-set-${s.id}-${String(s.version)}` })
+  await sendToActor(
+    d.js,
+    d.names,
+    scheduleProtocol,
+    s.id,
+    'set',
+    { version: s.version, cron_expression: s.cron_expression, timezone: s.timezone, active: s.is_active },
+    { msgId: `sched-set-${s.id}-${String(s.version)}` },
+  )
 }
 
 /** At start: every schedule's actor gets its current settings (a no-op for actors already up to date). */
@@ -63,7 +74,13 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
   const P = SCHEDULE_PERMISSIONS
 
   /** The schedule named for the principal: its own, or (with `all`) another owner's by owner_id; 404 otherwise. */
-  const visible = async (p: Principal, name: string, ownerId: string | undefined, own: string, all: string): Promise<Schedule> => {
+  const visible = async (
+    p: Principal,
+    name: string,
+    ownerId: string | undefined,
+    own: string,
+    all: string,
+  ): Promise<Schedule> => {
     const owner = ownerId ?? p.userId
     const allowed = owner === p.userId ? can(p, own) || can(p, all) : can(p, all)
     const row = allowed ? await store.byName(owner, name) : null
@@ -77,7 +94,10 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
       await executableFunction(d.resources, p, f.target_namespace, f.target_name)
     } else {
       await d.chats.agentFor(p, f.target_namespace, f.target_name)
-      if (f.content === null || f.content === '') throw invalid('an agent schedule needs `content` (the message it sends)', [{ path: '/content', message: 'required for agent schedules' }])
+      if (f.content === null || f.content === '')
+        throw invalid('an agent schedule needs `content` (the message it sends)', [
+          { path: '/content', message: 'required for agent schedules' },
+        ])
     }
     checkCron(f.cron_expression, f.timezone)
     // a plain user's `* * * * * *` would run every second; admins (who may change everyone's schedules) are trusted with that
@@ -125,7 +145,9 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
       const s = await visible(p, params.name, query.owner_id, P.readOwn, P.readAll)
       const runs = await store.runs(s.id, query.runs ?? 20)
       const next = s.is_active ? nextTick(s.cron_expression, s.timezone, Date.now()) : null
-      return { body: { ...s, next_run: next === null ? null : new Date(next).toISOString(), last_run: runs[0] ?? null, runs } }
+      return {
+        body: { ...s, next_run: next === null ? null : new Date(next).toISOString(), last_run: runs[0] ?? null, runs },
+      }
     }),
     bind(R.update, async ({ principal: p, params, query, body: b }) => {
       const s = await visible(p, params.name, query.owner_id, P.updateOwn, P.updateAll)
@@ -142,7 +164,15 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
     bind(R.delete, async ({ principal: p, params, query }) => {
       const s = await visible(p, params.name, query.owner_id, P.deleteOwn, P.deleteAll)
       await store.delete(s.id)
-      await sendToActor(d.js, d.names, scheduleProtocol, s.id, 'remove', { version: s.version + 1 }, { msgId: `sched-remove-${s.id}` })
+      await sendToActor(
+        d.js,
+        d.names,
+        scheduleProtocol,
+        s.id,
+        'remove',
+        { version: s.version + 1 },
+        { msgId: `sched-remove-${s.id}` },
+      )
       return { status: 204 }
     }),
     bind(R.actors, async ({ principal: p }) => {

@@ -48,24 +48,46 @@ const json = (v: Record<string, unknown>) => sql.jsonb(JSON.parse(JSON.stringify
 
 export function scheduleStore(db: Db) {
   return {
-    byName: (ownerId: string, name: string) => maybeRow(db, ScheduleRow, sql.unsafe`select ${columns} from schedules where owner_id = ${ownerId}::uuid and name = ${name}`),
-    byId: (id: string) => maybeRow(db, ScheduleRow, sql.unsafe`select ${columns} from schedules where id = ${id}::uuid`),
+    byName: (ownerId: string, name: string) =>
+      maybeRow(
+        db,
+        ScheduleRow,
+        sql.unsafe`select ${columns} from schedules where owner_id = ${ownerId}::uuid and name = ${name}`,
+      ),
+    byId: (id: string) =>
+      maybeRow(db, ScheduleRow, sql.unsafe`select ${columns} from schedules where id = ${id}::uuid`),
     list: (ownerId: string | null, limit: number, offset: number) =>
-      anyRows(db, ScheduleRow, sql.unsafe`select ${columns} from schedules ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by name, created_at limit ${limit} offset ${offset}`),
+      anyRows(
+        db,
+        ScheduleRow,
+        sql.unsafe`select ${columns} from schedules ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by name, created_at limit ${limit} offset ${offset}`,
+      ),
     all: () => anyRows(db, ScheduleRow, sql.unsafe`select ${columns} from schedules`),
     /** null when the owner already has a schedule of this name. */
     create: (ownerId: string, name: string, f: ScheduleFields) =>
-      maybeRow(db, ScheduleRow, sql.unsafe`insert into schedules (name, owner_id, schedule_type, target_namespace, target_name, cron_expression, timezone, input_data, content, description, is_active)
+      maybeRow(
+        db,
+        ScheduleRow,
+        sql.unsafe`insert into schedules (name, owner_id, schedule_type, target_namespace, target_name, cron_expression, timezone, input_data, content, description, is_active)
         values (${name}, ${ownerId}::uuid, ${f.schedule_type}, ${f.target_namespace}, ${f.target_name}, ${f.cron_expression}, ${f.timezone}, ${json(f.input_data)}, ${f.content}, ${f.description}, ${f.is_active})
-        on conflict (owner_id, name) do nothing returning ${columns}`),
+        on conflict (owner_id, name) do nothing returning ${columns}`,
+      ),
     update: (id: string, f: ScheduleFields) =>
-      maybeRow(db, ScheduleRow, sql.unsafe`update schedules set schedule_type = ${f.schedule_type}, target_namespace = ${f.target_namespace}, target_name = ${f.target_name},
+      maybeRow(
+        db,
+        ScheduleRow,
+        sql.unsafe`update schedules set schedule_type = ${f.schedule_type}, target_namespace = ${f.target_namespace}, target_name = ${f.target_name},
         cron_expression = ${f.cron_expression}, timezone = ${f.timezone}, input_data = ${json(f.input_data)}, content = ${f.content}, description = ${f.description},
-        is_active = ${f.is_active}, version = version + 1, updated_at = now() where id = ${id}::uuid returning ${columns}`),
+        is_active = ${f.is_active}, version = version + 1, updated_at = now() where id = ${id}::uuid returning ${columns}`,
+      ),
     delete: (id: string) => db.query(sql.unsafe`delete from schedules where id = ${id}::uuid`),
     runs: async (id: string, limit: number): Promise<RunRecord[]> => {
-      const rows = await anyRows(db, RunRow, sql.unsafe`select r.tick, r.fired_at, r.job_id, r.chat_id, r.outcome, r.error, e.status as job_status, e.error as job_error
-        from schedule_runs r left join executions e on e.id = r.job_id where r.schedule_id = ${id}::uuid order by r.tick desc limit ${limit}`)
+      const rows = await anyRows(
+        db,
+        RunRow,
+        sql.unsafe`select r.tick, r.fired_at, r.job_id, r.chat_id, r.outcome, r.error, e.status as job_status, e.error as job_error
+        from schedule_runs r left join executions e on e.id = r.job_id where r.schedule_id = ${id}::uuid order by r.tick desc limit ${limit}`,
+      )
       return rows.map((r) => ({
         tick: r.tick,
         fired_at: r.fired_at,

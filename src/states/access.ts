@@ -16,14 +16,29 @@ import { canOnResource, type ResourceMeta } from '../resources/permissions.ts'
 export type StateAction = 'read_state' | 'write_state'
 
 export const STATE_PERMISSIONS = {
-  readOwn: registerPermission('platform.stores/{namespace}/{name}.read_state:own', 'Store: read the states of your own stores'),
-  readAll: registerPermission('platform.stores/{namespace}/{name}.read_state:all', 'Store: read the states of any store (shared entries, and private ones when you manage the store)'),
-  writeOwn: registerPermission('platform.stores/{namespace}/{name}.write_state:own', 'Store: write states in your own stores'),
-  writeAll: registerPermission('platform.stores/{namespace}/{name}.write_state:all', 'Store: write states in any store (your own entries, and every entry when you manage the store)'),
+  readOwn: registerPermission(
+    'platform.stores/{namespace}/{name}.read_state:own',
+    'Store: read the states of your own stores',
+  ),
+  readAll: registerPermission(
+    'platform.stores/{namespace}/{name}.read_state:all',
+    'Store: read the states of any store (shared entries, and private ones when you manage the store)',
+  ),
+  writeOwn: registerPermission(
+    'platform.stores/{namespace}/{name}.write_state:own',
+    'Store: write states in your own stores',
+  ),
+  writeAll: registerPermission(
+    'platform.stores/{namespace}/{name}.write_state:all',
+    'Store: write states in any store (your own entries, and every entry when you manage the store)',
+  ),
 }
 
-export const statePermission = (store: Pick<ResourceMeta, 'namespace' | 'name'>, action: StateAction, scope: 'own' | 'all'): string =>
-  `platform.stores/${store.namespace}/${store.name}.${action}:${scope}`
+export const statePermission = (
+  store: Pick<ResourceMeta, 'namespace' | 'name'>,
+  action: StateAction,
+  scope: 'own' | 'all',
+): string => `platform.stores/${store.namespace}/${store.name}.${action}:${scope}`
 
 export function canState(p: Principal, store: ResourceMeta, action: StateAction): boolean {
   if (can(p, statePermission(store, action, 'all'))) return true
@@ -42,5 +57,7 @@ interface EntryMeta {
   visibility: 'private' | 'shared'
 }
 
-export const entryVisible = (p: Principal, entry: EntryMeta, manager: boolean): boolean => manager || entry.visibility === 'shared' || entry.owner_id === p.userId
-export const entryWritable = (p: Principal, entry: EntryMeta, manager: boolean): boolean => manager || entry.owner_id === p.userId
+export const entryVisible = (p: Principal, entry: EntryMeta, manager: boolean): boolean =>
+  manager || entry.visibility === 'shared' || entry.owner_id === p.userId
+export const entryWritable = (p: Principal, entry: EntryMeta, manager: boolean): boolean =>
+  manager || entry.owner_id === p.userId

@@ -11,14 +11,22 @@ import { createStateService } from './service.ts'
  * service checks again).
  */
 export const stateProxy: ProxyExecutorFactory = (ctx) => {
-  const states = createStateService({ db: ctx.db, config: ctx.config, resources: ctx.resources, nats: { nc: ctx.nc, names: ctx.names } })
+  const states = createStateService({
+    db: ctx.db,
+    config: ctx.config,
+    resources: ctx.resources,
+    nats: { nc: ctx.nc, names: ctx.names },
+  })
   return async ({ principal: p, target, body, component }) => {
     const store = { namespace: target.namespace, name: target.name }
     const entry = component.enabled_stores.find((e) => refMatches(e.store, target))
     const through = { access: entry?.access ?? 'readonly' }
     const key = typeof body['key'] === 'string' ? body['key'] : undefined
     const needKey = (): string => {
-      if (key === undefined) throw new AppError(422, 'request.invalid', `action ${String(body['action'])} needs a key`, { issues: [{ path: 'key', message: 'required for get, set and delete' }] })
+      if (key === undefined)
+        throw new AppError(422, 'request.invalid', `action ${String(body['action'])} needs a key`, {
+          issues: [{ path: 'key', message: 'required for get, set and delete' }],
+        })
       return key
     }
     switch (body['action']) {

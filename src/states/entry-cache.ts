@@ -33,7 +33,10 @@ import { followChanges, onConnectionGap } from '../platform/change-feed.ts'
  * components' proxy (`stateCacheFor`); bounded by STATE_CACHE_BYTES, least recently read first out.
  */
 /** The stored row (schemas/store.ts `StateRowShape`) with the value as its JSON text (null for an encrypted store's). */
-export const CachedStateShape = T.Object({ ...T.Omit(StateRowShape, ['value', 'total']).properties, text: Nullable(T.String()) }, { title: 'cached state' })
+export const CachedStateShape = T.Object(
+  { ...T.Omit(StateRowShape, ['value', 'total']).properties, text: Nullable(T.String()) },
+  { title: 'cached state' },
+)
 export type CachedState = Readonly<Static<typeof CachedStateShape>> & { readonly expiresMs: number | null }
 
 export interface StateEntryCache {
@@ -65,7 +68,11 @@ async function query(db: Db, storeId: string, key: string): Promise<CachedState 
 }
 
 /** No cache (STATE_CACHE_BYTES=0, or no NATS here): every read is a query. */
-export const uncachedStates = (db: Db): StateEntryCache => ({ row: (s, k) => query(db, s, k), changed: async () => undefined, size: () => ({ entries: 0, bytes: 0 }) })
+export const uncachedStates = (db: Db): StateEntryCache => ({
+  row: (s, k) => query(db, s, k),
+  changed: async () => undefined,
+  size: () => ({ entries: 0, bytes: 0 }),
+})
 
 interface Held {
   row: CachedState | null
@@ -101,7 +108,10 @@ export function natsStateCache(d: { db: Db; nc: NatsConnection; names: NatsNames
     epoch++
   }
   const keep = (id: string, row: CachedState | null) => {
-    const size = ENTRY_OVERHEAD + id.length + (row === null ? 0 : (row.text?.length ?? 0) + (row.value_sealed?.length ?? 0) + row.description.length)
+    const size =
+      ENTRY_OVERHEAD +
+      id.length +
+      (row === null ? 0 : (row.text?.length ?? 0) + (row.value_sealed?.length ?? 0) + row.description.length)
     if (size > d.maxBytes / 32) return
     drop(id)
     held.set(id, { row, bytes: size, at: Date.now() })
@@ -185,10 +195,16 @@ const caches = new WeakMap<Db, StateEntryCache>()
  * The process's cache over `db`: the first caller (the routes, the tools or the components'
  * proxy, whichever starts first) creates it; without NATS or with STATE_CACHE_BYTES=0 there is none.
  */
-export function stateCacheFor(db: Db, d: { nats?: { nc: NatsConnection; names: NatsNames }; maxBytes: number }): StateEntryCache {
+export function stateCacheFor(
+  db: Db,
+  d: { nats?: { nc: NatsConnection; names: NatsNames }; maxBytes: number },
+): StateEntryCache {
   let cache = caches.get(db)
   if (cache === undefined) {
-    cache = d.nats === undefined || d.maxBytes === 0 ? uncachedStates(db) : natsStateCache({ db, ...d.nats, maxBytes: d.maxBytes })
+    cache =
+      d.nats === undefined || d.maxBytes === 0
+        ? uncachedStates(db)
+        : natsStateCache({ db, ...d.nats, maxBytes: d.maxBytes })
     caches.set(db, cache)
   }
   return cache

@@ -14,7 +14,10 @@ function handlersOf(R: typeof STATE_ROUTES, states: StateService): BoundRoute[] 
       const { items, total } = await states.list(principal, store(params), query)
       return { body: items, headers: { 'x-total-count': String(total) } }
     }),
-    bind(R.create, async ({ principal, params, body }) => ({ status: 201, body: await states.create(principal, store(params), body) })),
+    bind(R.create, async ({ principal, params, body }) => ({
+      status: 201,
+      body: await states.create(principal, store(params), body),
+    })),
     bind(R.get, async ({ principal, params }) => ({ body: await states.get(principal, store(params), params.key) })),
     bind(R.put, async ({ principal, params, body }) => {
       const { entry, created } = await states.put(principal, store(params), params.key, body)

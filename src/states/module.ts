@@ -24,8 +24,16 @@ export const statesFeature = defineFeature({
   name: 'states',
   routes: stateRoutes,
   service: (ctx) => {
-    const states = createStateService({ db: ctx.db, config: ctx.config, resources: ctx.resources, nats: { nc: ctx.nc, names: ctx.names } })
+    const states = createStateService({
+      db: ctx.db,
+      config: ctx.config,
+      resources: ctx.resources,
+      nats: { nc: ctx.nc, names: ctx.names },
+    })
     registerStoreKeyProbe((p, store, key) => states.has(p, store, key))
-    return { routes: stateHandlers(states), stop: startStateSweep(states, ctx.config.STATE_SWEEP_INTERVAL_SECONDS, ctx.log.child({ mod: 'states' })) }
+    return {
+      routes: stateHandlers(states),
+      stop: startStateSweep(states, ctx.config.STATE_SWEEP_INTERVAL_SECONDS, ctx.log.child({ mod: 'states' })),
+    }
   },
 })

@@ -1,5 +1,12 @@
 import { Type as T } from '@sinclair/typebox'
-import { StateCreateBody, StateEntry, StateListQuery, StateParams, StatePutBody, StoreParams } from '../../schemas/store.ts'
+import {
+  StateCreateBody,
+  StateEntry,
+  StateListQuery,
+  StateParams,
+  StatePutBody,
+  StoreParams,
+} from '../../schemas/store.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
@@ -35,7 +42,16 @@ function stateRoutesAt(base: string, id: (op: string) => string, note = '') {
       status: 201,
       errors: [403, 404, 409, 413, 422],
     }),
-    get: defineRoute({ ...rpc, id: id('get'), method: 'GET', path: `${base}/{key}`, summary: `One entry (expired or invisible entries answer 404)${note}`, params: StateParams, response: StateEntry, errors: [403, 404] }),
+    get: defineRoute({
+      ...rpc,
+      id: id('get'),
+      method: 'GET',
+      path: `${base}/{key}`,
+      summary: `One entry (expired or invisible entries answer 404)${note}`,
+      params: StateParams,
+      response: StateEntry,
+      errors: [403, 404],
+    }),
     put: defineRoute({
       ...rpc,
       id: id('put'),
@@ -47,7 +63,16 @@ function stateRoutesAt(base: string, id: (op: string) => string, note = '') {
       response: StateEntry,
       errors: [403, 404, 409, 413, 422],
     }),
-    delete: defineRoute({ ...rpc, id: id('delete'), method: 'DELETE', path: `${base}/{key}`, summary: `Delete an entry${note}`, params: StateParams, status: 204, errors: [403, 404] }),
+    delete: defineRoute({
+      ...rpc,
+      id: id('delete'),
+      method: 'DELETE',
+      path: `${base}/{key}`,
+      summary: `Delete an entry${note}`,
+      params: StateParams,
+      status: 204,
+      errors: [403, 404],
+    }),
   }
 }
 
@@ -58,6 +83,10 @@ export const STATE_ROUTES = stateRoutesAt('/stores/{namespace}/{name}/states', (
  * `{namespace}/{name}` (list, create), `/states/{namespace}/{name}/{key}` one entry (get, put,
  * delete). Same handlers, same permissions and answers as the `/stores/…/states` paths.
  */
-export const STATE_GROUP_ROUTES = stateRoutesAt('/states/{namespace}/{name}', (op) => `states.group.${op}`, ' (the same as under /stores/{namespace}/{name}/states)')
+export const STATE_GROUP_ROUTES = stateRoutesAt(
+  '/states/{namespace}/{name}',
+  (op) => `states.group.${op}`,
+  ' (the same as under /stores/{namespace}/{name}/states)',
+)
 
 export const stateRoutes = (): RouteDef[] => [...Object.values(STATE_ROUTES), ...Object.values(STATE_GROUP_ROUTES)]

@@ -1,6 +1,16 @@
 import type { Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { KEY_PATTERN, StateCreateBody, StatePutBody, StateRowShape, type StateCreateBody as CreateBody, type StateEntry, type StateListQuery, type StatePutBody as PutBody, type StoreSpec } from '../../schemas/store.ts'
+import {
+  KEY_PATTERN,
+  StateCreateBody,
+  StatePutBody,
+  StateRowShape,
+  type StateCreateBody as CreateBody,
+  type StateEntry,
+  type StateListQuery,
+  type StatePutBody as PutBody,
+  type StoreSpec,
+} from '../../schemas/store.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
 import { createSecretBox, previousKeys, secretAad, type SecretBox } from '../kernel/crypto.ts'
@@ -39,7 +49,13 @@ export interface StateService {
   /** A new key (409 `state.exists` when it is taken by a live entry). */
   create(p: Principal, store: StoreRef, body: CreateBody, through?: Through): Promise<StateEntry>
   /** Changes the given fields of `key`, creating it when absent (then `value` is required). */
-  put(p: Principal, store: StoreRef, key: string, body: PutBody, through?: Through): Promise<{ entry: StateEntry; created: boolean }>
+  put(
+    p: Principal,
+    store: StoreRef,
+    key: string,
+    body: PutBody,
+    through?: Through,
+  ): Promise<{ entry: StateEntry; created: boolean }>
   remove(p: Principal, store: StoreRef, key: string, through?: Through): Promise<void>
   /**
    * Whether `key` is a live entry the principal could read (the manifest status's store-key probe):
@@ -78,14 +94,22 @@ const KEY_RE = new RegExp(KEY_PATTERN)
 const createCheck = TypeCompiler.Compile(StateCreateBody)
 const putCheck = TypeCompiler.Compile(StatePutBody)
 
-function checked<B>(check: { Check(v: unknown): boolean; Errors(v: unknown): Iterable<{ path: string; message: string }> }, body: B): B {
+function checked<B>(
+  check: { Check(v: unknown): boolean; Errors(v: unknown): Iterable<{ path: string; message: string }> },
+  body: B,
+): B {
   if (check.Check(body)) return body
   const issues = [...check.Errors(body)].slice(0, 10).map((e) => ({ path: e.path, message: e.message }))
   throw new AppError(422, 'request.invalid', 'the state entry is invalid', { issues })
 }
 
 function checkKey(key: string): void {
-  if (!KEY_RE.test(key)) throw new AppError(422, 'request.invalid', 'invalid state key', { issues: [{ path: '/key', message: 'letters, digits and _ . : @ - (not starting with . : @ -); at most 200 characters' }] })
+  if (!KEY_RE.test(key))
+    throw new AppError(422, 'request.invalid', 'invalid state key', {
+      issues: [
+        { path: '/key', message: 'letters, digits and _ . : @ - (not starting with . : @ -); at most 200 characters' },
+      ],
+    })
 }
 
 /*
@@ -110,7 +134,10 @@ export interface StateServiceDeps {
 
 export function createStateService(d: StateServiceDeps): StateService {
   const { db, config } = d
-  const cache = stateCacheFor(db, { ...(d.nats === undefined ? {} : { nats: d.nats }), maxBytes: config.STATE_CACHE_BYTES })
+  const cache = stateCacheFor(db, {
+    ...(d.nats === undefined ? {} : { nats: d.nats }),
+    maxBytes: config.STATE_CACHE_BYTES,
+  })
   const box = d.box ?? createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS))
   const aad = (s: OpenStore, key: string) => secretAad('state', s.id, key)
 
@@ -123,8 +150,22 @@ export function createStateService(d: StateServiceDeps): StateService {
     if (hit !== undefined) return hit
     const meta: ResourceMeta = { namespace: store.namespace, name: store.name, ownerId: rec.owner_id ?? null }
     if (!seesStore(p, meta)) throw storeNotFound(ref)
-    const spec: Spec = { description: rec.description, schema: rec.schema, strict: rec.strict, default_visibility: rec.default_visibility, encrypted: rec.encrypted }
-    const s: OpenStore = Object.freeze({ id: rec.id, ref, meta: Object.freeze(meta), spec: Object.freeze(spec), read: canState(p, meta, 'read_state'), write: canState(p, meta, 'write_state'), manager: managesStore(p, meta) })
+    const spec: Spec = {
+      description: rec.description,
+      schema: rec.schema,
+      strict: rec.strict,
+      default_visibility: rec.default_visibility,
+      encrypted: rec.encrypted,
+    }
+    const s: OpenStore = Object.freeze({
+      id: rec.id,
+      ref,
+      meta: Object.freeze(meta),
+      spec: Object.freeze(spec),
+      read: canState(p, meta, 'read_state'),
+      write: canState(p, meta, 'write_state'),
+      manager: managesStore(p, meta),
+    })
     if (byGrants === undefined) {
       let forRecord = opened.get(rec)
       if (forRecord === undefined) opened.set(rec, (forRecord = new WeakMap()))
@@ -134,17 +175,26 @@ export function createStateService(d: StateServiceDeps): StateService {
   }
 
   const needRead = (s: OpenStore) => {
-    if (!s.read) throw forbidden(`reading the states of ${s.ref} requires platform.stores/${s.ref}.read_state`, 'state.forbidden')
+    if (!s.read)
+      throw forbidden(`reading the states of ${s.ref} requires platform.stores/${s.ref}.read_state`, 'state.forbidden')
   }
   const needWrite = (s: OpenStore, through: Through | undefined) => {
-    if (through?.access === 'readonly') throw new AppError(403, 'state.readonly', `store ${s.ref} is enabled read-only here`)
-    if (!s.write) throw forbidden(`writing the states of ${s.ref} requires platform.stores/${s.ref}.write_state`, 'state.forbidden')
+    if (through?.access === 'readonly')
+      throw new AppError(403, 'state.readonly', `store ${s.ref} is enabled read-only here`)
+    if (!s.write)
+      throw forbidden(`writing the states of ${s.ref} requires platform.stores/${s.ref}.write_state`, 'state.forbidden')
   }
 
   /** A stored row as the API shows it; `value` is the plain value as read, when the row came from Postgres parsed. */
   function toEntry(s: OpenStore, row: Row | CachedState): StateEntry {
     const value: unknown =
-      row.value_sealed !== null ? JSON.parse(box.decrypt(row.value_sealed, aad(s, row.key))) : 'text' in row ? (row.text === null ? null : JSON.parse(row.text)) : row.value
+      row.value_sealed !== null
+        ? JSON.parse(box.decrypt(row.value_sealed, aad(s, row.key)))
+        : 'text' in row
+          ? row.text === null
+            ? null
+            : JSON.parse(row.text)
+          : row.value
     return {
       id: row.id,
       store: s.ref,
@@ -161,25 +211,44 @@ export function createStateService(d: StateServiceDeps): StateService {
   }
 
   /** Size, schema and expiry checks; returns the stored columns of a value and any warnings. */
-  function prepareValue(s: OpenStore, key: string, value: unknown): { plain: string | null; sealed: string | null; warnings: FieldIssue[] } {
-    if (value === undefined) throw new AppError(422, 'request.invalid', 'a value is required', { issues: [{ path: '/value', message: 'required' }] })
+  function prepareValue(
+    s: OpenStore,
+    key: string,
+    value: unknown,
+  ): { plain: string | null; sealed: string | null; warnings: FieldIssue[] } {
+    if (value === undefined)
+      throw new AppError(422, 'request.invalid', 'a value is required', {
+        issues: [{ path: '/value', message: 'required' }],
+      })
     const text = JSON.stringify(value)
     const size = Buffer.byteLength(text)
     if (size > config.STATE_MAX_VALUE_BYTES) {
-      throw new AppError(413, 'state.too_large', `the value is ${String(size)} bytes; STATE_MAX_VALUE_BYTES allows ${String(config.STATE_MAX_VALUE_BYTES)}`)
+      throw new AppError(
+        413,
+        'state.too_large',
+        `the value is ${String(size)} bytes; STATE_MAX_VALUE_BYTES allows ${String(config.STATE_MAX_VALUE_BYTES)}`,
+      )
     }
     const issues = s.spec.schema === null ? [] : validateAgainst(s.spec.schema, value, '/value')
-    if (issues.length > 0 && s.spec.strict) throw new AppError(422, 'state.invalid_value', `the value does not match the schema of store ${s.ref}`, { issues })
-    return s.spec.encrypted ? { plain: null, sealed: box.encrypt(text, aad(s, key)), warnings: issues } : { plain: text, sealed: null, warnings: issues }
+    if (issues.length > 0 && s.spec.strict)
+      throw new AppError(422, 'state.invalid_value', `the value does not match the schema of store ${s.ref}`, {
+        issues,
+      })
+    return s.spec.encrypted
+      ? { plain: null, sealed: box.encrypt(text, aad(s, key)), warnings: issues }
+      : { plain: text, sealed: null, warnings: issues }
   }
 
   const checkExpiry = (expiresAt: string | null | undefined) => {
     if (typeof expiresAt === 'string' && Date.parse(expiresAt) <= Date.now()) {
-      throw new AppError(422, 'request.invalid', 'expires_at lies in the past', { issues: [{ path: '/expires_at', message: 'must lie in the future' }] })
+      throw new AppError(422, 'request.invalid', 'expires_at lies in the past', {
+        issues: [{ path: '/expires_at', message: 'must lie in the future' }],
+      })
     }
   }
 
-  const withWarnings = (entry: StateEntry, warnings: FieldIssue[]): StateEntry => (warnings.length === 0 ? entry : { ...entry, warnings })
+  const withWarnings = (entry: StateEntry, warnings: FieldIssue[]): StateEntry =>
+    warnings.length === 0 ? entry : { ...entry, warnings }
 
   /** The live entry of `key` (from the entry cache when warm); null when absent or expired. */
   async function liveRow(s: OpenStore, key: string): Promise<CachedState | null> {
@@ -210,8 +279,10 @@ export function createStateService(d: StateServiceDeps): StateService {
 
   /** A live entry the principal may change; one it cannot see is taken (409), one it can only see is 403. */
   function writableRow(p: Principal, s: OpenStore, row: CachedState): CachedState {
-    if (!entryVisible(p, row, s.manager)) throw new AppError(409, 'state.exists', `the key ${row.key} is already used in store ${s.ref}`)
-    if (!entryWritable(p, row, s.manager)) throw forbidden(`the entry ${row.key} belongs to another user`, 'state.forbidden')
+    if (!entryVisible(p, row, s.manager))
+      throw new AppError(409, 'state.exists', `the key ${row.key} is already used in store ${s.ref}`)
+    if (!entryWritable(p, row, s.manager))
+      throw forbidden(`the entry ${row.key} belongs to another user`, 'state.forbidden')
     return row
   }
 
@@ -219,14 +290,19 @@ export function createStateService(d: StateServiceDeps): StateService {
     async list(p, store, query = {}) {
       const s = await open(p, store)
       needRead(s)
-      const tags = (query.tags ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '')
+      const tags = (query.tags ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '')
       const owner = query.owner === 'me' ? p.userId : query.owner
       const where = sql.join(
         [
           sql.unsafe`store_id = ${s.id}::uuid`,
           LIVE,
           s.manager ? sql.unsafe`true` : sql.unsafe`(visibility = 'shared' or owner_id = ${p.userId}::uuid)`,
-          query.search === undefined || query.search === '' ? sql.unsafe`true` : sql.unsafe`starts_with(key, ${query.search})`,
+          query.search === undefined || query.search === ''
+            ? sql.unsafe`true`
+            : sql.unsafe`starts_with(key, ${query.search})`,
           tags.length === 0 ? sql.unsafe`true` : sql.unsafe`tags @> ${sql.array(tags, 'text')}`,
           owner === undefined ? sql.unsafe`true` : sql.unsafe`owner_id = ${owner}::uuid`,
         ],
@@ -234,8 +310,14 @@ export function createStateService(d: StateServiceDeps): StateService {
       )
       const limit = query.limit ?? 100
       const offset = query.offset ?? 0
-      const rows = await anyRows(db, StateRow, sql.unsafe`select ${COLUMNS}, count(*) over () as total from states where ${where} order by key limit ${limit} offset ${offset}`)
-      const total = rows[0]?.total ?? (offset === 0 ? 0 : Number(await db.oneFirst(sql.unsafe`select count(*) from states where ${where}`)))
+      const rows = await anyRows(
+        db,
+        StateRow,
+        sql.unsafe`select ${COLUMNS}, count(*) over () as total from states where ${where} order by key limit ${limit} offset ${offset}`,
+      )
+      const total =
+        rows[0]?.total ??
+        (offset === 0 ? 0 : Number(await db.oneFirst(sql.unsafe`select count(*) from states where ${where}`)))
       return { items: rows.map((r) => toEntry(s, r)), total }
     },
 
@@ -273,7 +355,11 @@ export function createStateService(d: StateServiceDeps): StateService {
         ...(body.expires_at === undefined ? [] : [sql.unsafe`expires_at = ${body.expires_at}::timestamptz`]),
         sql.unsafe`updated_at = now()`,
       ]
-      const updated = await maybeRow(db, StateRow, sql.unsafe`update states set ${sql.join(sets, sql.fragment`, `)} where id = ${row.id}::uuid and ${LIVE} returning ${COLUMNS}`)
+      const updated = await maybeRow(
+        db,
+        StateRow,
+        sql.unsafe`update states set ${sql.join(sets, sql.fragment`, `)} where id = ${row.id}::uuid and ${LIVE} returning ${COLUMNS}`,
+      )
       if (updated === null) throw stateNotFound(s.ref, key)
       await cache.changed(s.id, key)
       return { entry: withWarnings(toEntry(s, updated), v?.warnings ?? []), created: false }

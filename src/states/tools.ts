@@ -18,7 +18,6 @@ import { createStateService, type StateService } from './service.ts'
  */
 type Access = 'readonly' | 'readwrite'
 
-
 /** The agent's enabled stores the principal may read, each with the widest access an entry gives it. */
 async function enabledStores(d: ToolDeps, p: Principal, agent: AgentRecord): Promise<Map<string, Access>> {
   const entries = agent.enabled_stores
@@ -26,7 +25,12 @@ async function enabledStores(d: ToolDeps, p: Principal, agent: AgentRecord): Pro
   const wild = entries.some((e) => e.store.includes('*'))
   const ownerNs = wild && agent.owner_id !== null ? await namespacesUsedBy(d.db, agent.owner_id) : new Set<string>()
   // exact references only: just those stores; a wildcard needs every active store (both from memory when warm)
-  const records = wild ? await d.resources.all(storeKind) : await d.resources.loadMany(storeKind, entries.map((e) => e.store))
+  const records = wild
+    ? await d.resources.all(storeKind)
+    : await d.resources.loadMany(
+        storeKind,
+        entries.map((e) => e.store),
+      )
   const out = new Map<string, Access>()
   for (const record of records) {
     if (record.is_active !== true) continue
@@ -35,7 +39,12 @@ async function enabledStores(d: ToolDeps, p: Principal, agent: AgentRecord): Pro
     for (const e of entries) {
       const [ns, name] = e.store.split('/')
       const wildcard = ns === '*' || name === '*'
-      if ((ns !== '*' && ns !== row.namespace) || (name !== '*' && name !== row.name) || (wildcard && !ownerNs.has(row.namespace))) continue
+      if (
+        (ns !== '*' && ns !== row.namespace) ||
+        (name !== '*' && name !== row.name) ||
+        (wildcard && !ownerNs.has(row.namespace))
+      )
+        continue
       if (!canState(p, meta, 'read_state')) continue
       const ref = `${row.namespace}/${row.name}`
       if (out.get(ref) !== 'readwrite') out.set(ref, e.access)
@@ -47,7 +56,10 @@ async function enabledStores(d: ToolDeps, p: Principal, agent: AgentRecord): Pro
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
 
 /** A failure as the tool result the model reads (its code lets it tell "missing" from "refused"). */
-const failure = (err: unknown): { error: string; code?: string } => (err instanceof AppError ? { error: err.message, code: err.code } : { error: err instanceof Error ? err.message : String(err) })
+const failure = (err: unknown): { error: string; code?: string } =>
+  err instanceof AppError
+    ? { error: err.message, code: err.code }
+    : { error: err instanceof Error ? err.message : String(err) }
 
 function storeTools(states: StateService, stores: Map<string, Access>): Tool[] {
   const refs = [...stores.keys()]
@@ -65,17 +77,24 @@ function storeTools(states: StateService, stores: Map<string, Access>): Tool[] {
   const target = (args: Record<string, unknown>): { ref: string; namespace: string; name: string; access: Access } => {
     const ref = str(args['store']) ?? single
     const access = ref === undefined ? undefined : stores.get(ref)
-    if (ref === undefined || access === undefined) throw new AppError(404, 'store.not_found', `store ${ref ?? '(none given)'} is not enabled for this agent; enabled: ${refs.join(', ')}`)
+    if (ref === undefined || access === undefined)
+      throw new AppError(
+        404,
+        'store.not_found',
+        `store ${ref ?? '(none given)'} is not enabled for this agent; enabled: ${refs.join(', ')}`,
+      )
     const [namespace = '', name = ''] = ref.split('/')
     return { ref, namespace, name, access }
   }
-  const run = (fn: (args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>) => async (args: Record<string, unknown>, ctx: ToolContext) => {
-    try {
-      return await fn(args, ctx)
-    } catch (err) {
-      return failure(err)
+  const run =
+    (fn: (args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>) =>
+    async (args: Record<string, unknown>, ctx: ToolContext) => {
+      try {
+        return await fn(args, ctx)
+      } catch (err) {
+        return failure(err)
+      }
     }
-  }
   const base = { requiresApproval: false }
   const tools: Tool[] = [
     {
@@ -84,15 +103,29 @@ function storeTools(states: StateService, stores: Map<string, Access>): Tool[] {
       description: `List the keys saved in a store (${refs.join(', ')}), optionally by key prefix or tags`,
       parameters: {
         type: 'object',
-        properties: { store: storeParam(refs), prefix: { type: 'string', description: 'only keys starting with this' }, tags: { type: 'array', items: { type: 'string' }, description: 'only entries carrying all these tags' } },
+        properties: {
+          store: storeParam(refs),
+          prefix: { type: 'string', description: 'only keys starting with this' },
+          tags: { type: 'array', items: { type: 'string' }, description: 'only entries carrying all these tags' },
+        },
         required: required([]),
       },
       run: run(async (args, ctx) => {
         const s = target(args)
-        const tags = Array.isArray(args['tags']) ? args['tags'].filter((x): x is string => typeof x === 'string').join(',') : undefined
+        const tags = Array.isArray(args['tags'])
+          ? args['tags'].filter((x): x is string => typeof x === 'string').join(',')
+          : undefined
         const prefix = str(args['prefix'])
-        const { items, total } = await states.list(ctx.principal, s, { ...(prefix === undefined ? {} : { search: prefix }), ...(tags === undefined ? {} : { tags }), limit: 100 })
-        return { store: s.ref, total, keys: items.map((e) => ({ key: e.key, description: e.description, tags: e.tags, updated_at: e.updated_at })) }
+        const { items, total } = await states.list(ctx.principal, s, {
+          ...(prefix === undefined ? {} : { search: prefix }),
+          ...(tags === undefined ? {} : { tags }),
+          limit: 100,
+        })
+        return {
+          store: s.ref,
+          total,
+          keys: items.map((e) => ({ key: e.key, description: e.description, tags: e.tags, updated_at: e.updated_at })),
+        }
       }),
     },
     {
@@ -103,7 +136,14 @@ function storeTools(states: StateService, stores: Map<string, Access>): Tool[] {
       run: run(async (args, ctx) => {
         const s = target(args)
         const e = await states.get(ctx.principal, s, str(args['key']) ?? '')
-        return { store: s.ref, key: e.key, value: e.value, description: e.description, tags: e.tags, updated_at: e.updated_at }
+        return {
+          store: s.ref,
+          key: e.key,
+          value: e.value,
+          description: e.description,
+          tags: e.tags,
+          updated_at: e.updated_at,
+        }
       }),
     },
   ]
@@ -129,20 +169,32 @@ function storeTools(states: StateService, stores: Map<string, Access>): Tool[] {
       run: run(async (args, ctx) => {
         const s = target(args)
         const ttl = args['ttl_seconds']
-        if (ttl !== undefined && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1)) throw new AppError(422, 'request.invalid', 'ttl_seconds must be a positive integer')
+        if (ttl !== undefined && (typeof ttl !== 'number' || !Number.isInteger(ttl) || ttl < 1))
+          throw new AppError(422, 'request.invalid', 'ttl_seconds must be a positive integer')
         const tags = args['tags']
         const visibility = args['visibility']
         // a wrong type is left for the service's body check to name (422 with its path)
         const body: StatePutBody = {
           value: args['value'],
-          ...(args['description'] === undefined ? {} : { description: str(args['description']) ?? String(args['description']) }),
+          ...(args['description'] === undefined
+            ? {}
+            : { description: str(args['description']) ?? String(args['description']) }),
           ...(tags === undefined ? {} : { tags: Array.isArray(tags) ? tags.map(String) : [String(tags)] }),
           ...(visibility === 'private' || visibility === 'shared' ? { visibility } : {}),
           ...(typeof ttl === 'number' ? { expires_at: new Date(Date.now() + ttl * 1000).toISOString() } : {}),
         }
-        if (visibility !== undefined && body.visibility === undefined) throw new AppError(422, 'request.invalid', 'visibility must be private or shared')
-        const { entry, created } = await states.put(ctx.principal, s, str(args['key']) ?? '', body, { access: s.access })
-        return { saved: true, created, store: s.ref, key: entry.key, ...(entry.warnings === undefined ? {} : { warnings: entry.warnings }) }
+        if (visibility !== undefined && body.visibility === undefined)
+          throw new AppError(422, 'request.invalid', 'visibility must be private or shared')
+        const { entry, created } = await states.put(ctx.principal, s, str(args['key']) ?? '', body, {
+          access: s.access,
+        })
+        return {
+          saved: true,
+          created,
+          store: s.ref,
+          key: entry.key,
+          ...(entry.warnings === undefined ? {} : { warnings: entry.warnings }),
+        }
       }),
     },
     {
@@ -161,7 +213,12 @@ function storeTools(states: StateService, stores: Map<string, Access>): Tool[] {
 }
 
 export function stateToolProvider(d: ToolDeps): ToolProvider {
-  const states = createStateService({ db: d.db, config: d.config, resources: d.resources, nats: { nc: d.invoke.nc, names: d.invoke.names } })
+  const states = createStateService({
+    db: d.db,
+    config: d.config,
+    resources: d.resources,
+    nats: { nc: d.invoke.nc, names: d.invoke.names },
+  })
   return {
     name: 'stores',
     async discover(ctx) {

@@ -49,7 +49,11 @@ export const sseLiveSubject = (names: NatsNames, channelId: string): string => n
 
 const encoder = new TextEncoder()
 
-function encode(names: NatsNames, channelId: string, ev: StreamEvent): { subject: string; headers: MsgHdrs; data: Uint8Array } {
+function encode(
+  names: NatsNames,
+  channelId: string,
+  ev: StreamEvent,
+): { subject: string; headers: MsgHdrs; data: Uint8Array } {
   if (!CHANNEL_ID.test(channelId)) throw new Error(`invalid stream channel id ${JSON.stringify(channelId)}`)
   if (!EVENT_NAME.test(ev.event)) throw new Error(`invalid stream event name ${JSON.stringify(ev.event)}`)
   const headers = natsHeaders()
@@ -63,7 +67,12 @@ function encode(names: NatsNames, channelId: string, ev: StreamEvent): { subject
  * sequence (the event's SSE id). Events published from one connection are stored in call order,
  * so several calls may be in flight at once (do not await each) without reordering.
  */
-export async function publishStreamEvent(js: JetStreamClient, names: NatsNames, channelId: string, ev: StreamEvent): Promise<number> {
+export async function publishStreamEvent(
+  js: JetStreamClient,
+  names: NatsNames,
+  channelId: string,
+  ev: StreamEvent,
+): Promise<number> {
   const m = encode(names, channelId, ev)
   const ack = await ackedPublisherOf(js).publish(m.subject, m.data, { headers: m.headers })
   return ack.seq
@@ -77,7 +86,12 @@ export async function publishStreamEvent(js: JetStreamClient, names: NatsNames, 
  * Use it for high-rate deltas and `await publishStreamEvent` for the terminal event: its ack comes
  * after the earlier events of the same connection were stored, and a failing stream shows there.
  */
-export function publishStreamEventNoAck(nc: NatsConnection, names: NatsNames, channelId: string, ev: StreamEvent): void {
+export function publishStreamEventNoAck(
+  nc: NatsConnection,
+  names: NatsNames,
+  channelId: string,
+  ev: StreamEvent,
+): void {
   const m = encode(names, channelId, ev)
   nc.publish(m.subject, m.data, { headers: m.headers })
 }
@@ -99,8 +113,12 @@ export interface StreamReplyBody {
  */
 export function streamReply(channelId: string, lastId?: number): RpcReply & { body: StreamReplyBody } {
   if (!CHANNEL_ID.test(channelId)) throw new Error(`invalid stream channel id ${JSON.stringify(channelId)}`)
-  if (lastId !== undefined && !(Number.isSafeInteger(lastId) && lastId >= 0)) throw new Error(`invalid stream last id ${String(lastId)}`)
-  return { status: 200, body: { stream: { channel_id: channelId, ...(lastId === undefined ? {} : { last_id: lastId }) } } }
+  if (lastId !== undefined && !(Number.isSafeInteger(lastId) && lastId >= 0))
+    throw new Error(`invalid stream last id ${String(lastId)}`)
+  return {
+    status: 200,
+    body: { stream: { channel_id: channelId, ...(lastId === undefined ? {} : { last_id: lastId }) } },
+  }
 }
 
 /** Reads a stream reply body; null when the body is anything else (it is then sent as plain JSON). */

@@ -16,7 +16,8 @@ import type { NatsNames } from '../platform/nats-names.ts'
  * Neither subject is stored by the SSE stream (it captures `sse.in.>` only).
  */
 export const sseGoneSubject = (names: NatsNames, channelId: string): string => names.subject(`sse.gone.${channelId}`)
-export const sseListenersSubject = (names: NatsNames, channelId: string): string => names.subject(`sse.listeners.${channelId}`)
+export const sseListenersSubject = (names: NatsNames, channelId: string): string =>
+  names.subject(`sse.listeners.${channelId}`)
 /** The gateways' one wildcard subscription for listener questions. */
 export const sseListenersWildcard = (names: NatsNames): string => names.subject('sse.listeners.*')
 
@@ -47,14 +48,23 @@ export async function hasListeners(nc: NatsConnection, names: NatsNames, channel
 }
 
 /** Watches a channel for its last listener leaving; see the header comment. */
-export function watchListeners(nc: NatsConnection, names: NatsNames, channelId: string, reconnectWindowMs: number): ListenerWatch {
+export function watchListeners(
+  nc: NatsConnection,
+  names: NatsNames,
+  channelId: string,
+  reconnectWindowMs: number,
+): ListenerWatch {
   const controller = new AbortController()
   let timer: NodeJS.Timeout | undefined
   let stopped = false
   const check = async () => {
     timer = undefined
     if (stopped || (await hasListeners(nc, names, channelId)) || stopped || timer !== undefined) return
-    controller.abort(new ListenersGoneError(`no client listened to the stream for ${String(Math.round(reconnectWindowMs / 100) / 10)} s`))
+    controller.abort(
+      new ListenersGoneError(
+        `no client listened to the stream for ${String(Math.round(reconnectWindowMs / 100) / 10)} s`,
+      ),
+    )
     stop()
   }
   const sub = nc.subscribe(sseGoneSubject(names, channelId), {

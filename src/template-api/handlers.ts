@@ -29,7 +29,11 @@ export const TEMPLATE_RENDER_PERMISSIONS = [
 
 type TemplateRecord = ResourceRecord<Static<typeof TemplateSpec>>
 
-export function templateHandlers(d: { resources: ResourceService; config: Config; mailer: TemplateMailer }): BoundRoute[] {
+export function templateHandlers(d: {
+  resources: ResourceService
+  config: Config
+  mailer: TemplateMailer
+}): BoundRoute[] {
   const { resources, config, mailer } = d
   const load = (p: Principal, id: string): Promise<TemplateRecord> => resources.get(p, templateKind, { id })
 
@@ -45,25 +49,40 @@ export function templateHandlers(d: { resources: ResourceService; config: Config
     const t = (await resources.byId(templateKind, id).catch(() => null)) as TemplateRecord | null
     const meta = t === null ? null : { namespace: t.namespace ?? 'default', name: t.name, ownerId: t.owner_id ?? null }
     const may = meta !== null && canOnResource(p, templateKind, 'render', meta)
-    if (t === null || meta === null || (!may && !canOnResource(p, templateKind, 'read', meta))) throw notFound(`template ${id} not found`)
-    if (!may) throw new AppError(403, 'auth.forbidden', `requires platform.templates/${meta.namespace}/${meta.name}.render`)
+    if (t === null || meta === null || (!may && !canOnResource(p, templateKind, 'read', meta)))
+      throw notFound(`template ${id} not found`)
+    if (!may)
+      throw new AppError(403, 'auth.forbidden', `requires platform.templates/${meta.namespace}/${meta.name}.render`)
     if (!t.is_active) throw notFound(`template ${id} is inactive`)
     return renderTemplateResource(t, variables ?? {})
   }
 
-  const send = async (p: Principal, id: string, body: { to: string | string[]; variables?: Record<string, unknown>; from_name?: string }) => {
+  const send = async (
+    p: Principal,
+    id: string,
+    body: { to: string | string[]; variables?: Record<string, unknown>; from_name?: string },
+  ) => {
     const t = await usable(p, id)
     const meta = { namespace: t.namespace ?? 'default', name: t.name, ownerId: t.owner_id ?? null }
     // the caller can read it (else 404 above): a missing send grant is a plain 403
-    if (!canOnResource(p, templateKind, 'send', meta)) throw new AppError(403, 'auth.forbidden', `requires platform.templates/${meta.namespace}/${meta.name}.send`)
+    if (!canOnResource(p, templateKind, 'send', meta))
+      throw new AppError(403, 'auth.forbidden', `requires platform.templates/${meta.namespace}/${meta.name}.send`)
     // distinct addresses, compared case-insensitively, first spelling kept
     const seen = new Map<string, string>()
-    for (const a of Array.isArray(body.to) ? body.to : [body.to]) if (!seen.has(a.toLowerCase())) seen.set(a.toLowerCase(), a)
+    for (const a of Array.isArray(body.to) ? body.to : [body.to])
+      if (!seen.has(a.toLowerCase())) seen.set(a.toLowerCase(), a)
     const to = [...seen.values()]
     if (to.length > config.TEMPLATE_EMAIL_MAX_RECIPIENTS) {
-      throw new AppError(422, 'email.too_many_recipients', `${String(to.length)} recipients; at most ${String(config.TEMPLATE_EMAIL_MAX_RECIPIENTS)} (TEMPLATE_EMAIL_MAX_RECIPIENTS)`, {
-        issues: [{ path: '/to', message: `at most ${String(config.TEMPLATE_EMAIL_MAX_RECIPIENTS)} distinct addresses` }],
-      })
+      throw new AppError(
+        422,
+        'email.too_many_recipients',
+        `${String(to.length)} recipients; at most ${String(config.TEMPLATE_EMAIL_MAX_RECIPIENTS)} (TEMPLATE_EMAIL_MAX_RECIPIENTS)`,
+        {
+          issues: [
+            { path: '/to', message: `at most ${String(config.TEMPLATE_EMAIL_MAX_RECIPIENTS)} distinct addresses` },
+          ],
+        },
+      )
     }
     // rendered before anything is sent: a missing variable or schema failure sends nothing
     const rendered = renderTemplateResource(t, body.variables ?? {})
@@ -72,14 +91,22 @@ export function templateHandlers(d: { resources: ResourceService; config: Config
 
   return [
     bind(R.getById, async ({ principal, params }) => ({ body: await load(principal, params.id) })),
-    bind(R.getByName, async ({ principal, params }) => ({ body: await resources.get(principal, templateKind, { namespace: params.namespace, name: params.name }) })),
-    bind(R.patchById, async ({ principal, params, body }) => ({ body: await resources.update(principal, templateKind, { id: params.id }, body, { managedBy: null }) })),
+    bind(R.getByName, async ({ principal, params }) => ({
+      body: await resources.get(principal, templateKind, { namespace: params.namespace, name: params.name }),
+    })),
+    bind(R.patchById, async ({ principal, params, body }) => ({
+      body: await resources.update(principal, templateKind, { id: params.id }, body, { managedBy: null }),
+    })),
     bind(R.deleteById, async ({ principal, params }) => {
       await resources.remove(principal, templateKind, { id: params.id })
       return { status: 204 }
     }),
-    bind(R.render, async ({ principal, params, body }) => ({ body: await render(principal, params.id, body.variables) })),
-    bind(R.renderV1, async ({ principal, params, body }) => ({ body: await render(principal, params.id, body.variables) })),
+    bind(R.render, async ({ principal, params, body }) => ({
+      body: await render(principal, params.id, body.variables),
+    })),
+    bind(R.renderV1, async ({ principal, params, body }) => ({
+      body: await render(principal, params.id, body.variables),
+    })),
     bind(R.send, async ({ principal, params, body }) => ({ body: await send(principal, params.id, body) })),
     bind(R.sendV1, async ({ principal, params, body }) => ({ body: await send(principal, params.id, body) })),
   ]

@@ -15,7 +15,12 @@ import type { Rendered } from './render.ts'
  * rest); no title → the template's name.
  */
 export interface TemplateMailer {
-  send(message: { to: string[]; fromName: string | undefined; fallbackSubject: string; rendered: Rendered }): Promise<Static<typeof SendResult>>
+  send(message: {
+    to: string[]
+    fromName: string | undefined
+    fallbackSubject: string
+    rendered: Rendered
+  }): Promise<Static<typeof SendResult>>
 }
 
 export function createTemplateMailer(config: Config, log: Logger): TemplateMailer {
@@ -23,7 +28,8 @@ export function createTemplateMailer(config: Config, log: Logger): TemplateMaile
   const address = config.TEMPLATE_EMAIL_FROM !== '' ? config.TEMPLATE_EMAIL_FROM : senderAddress(config)
   return {
     async send({ to, fromName, fallbackSubject, rendered }) {
-      if (config.SMTP_HOST === '') throw new AppError(503, 'email.not_configured', 'SMTP_HOST is not set: template emails cannot be sent')
+      if (config.SMTP_HOST === '')
+        throw new AppError(503, 'email.not_configured', 'SMTP_HOST is not set: template emails cannot be sent')
       transport ??= smtpTransport(config)
       const t = transport
       const subject = (rendered.title ?? fallbackSubject).replace(/[\r\n\u2028\u2029]+/g, ' ').trim()
@@ -35,13 +41,23 @@ export function createTemplateMailer(config: Config, log: Logger): TemplateMaile
           html: rendered.html_content,
           ...(rendered.text_content === null ? {} : { text: rendered.text_content }),
         })
-        const rejected = (info.rejected as (string | { address: string })[]).map((r) => (typeof r === 'string' ? r : r.address))
-        return { status: 'sent', message_id: String(info.messageId), recipients: to.filter((x) => !rejected.includes(x)), rejected }
+        const rejected = (info.rejected as (string | { address: string })[]).map((r) =>
+          typeof r === 'string' ? r : r.address,
+        )
+        return {
+          status: 'sent',
+          message_id: String(info.messageId),
+          recipients: to.filter((x) => !rejected.includes(x)),
+          rejected,
+        }
       } catch (err) {
         log.warn({ err, recipients: to.length }, 'template email not accepted by the SMTP server')
         // the SMTP reply code helps the caller; the connection details (host, port) stay in the log
-        const code = typeof err === 'object' && err !== null && 'responseCode' in err ? ` (SMTP ${String(err.responseCode)})` : ''
-        throw new AppError(502, 'email.send_failed', `the SMTP server did not accept the message${code}`, { cause: err })
+        const code =
+          typeof err === 'object' && err !== null && 'responseCode' in err ? ` (SMTP ${String(err.responseCode)})` : ''
+        throw new AppError(502, 'email.send_failed', `the SMTP server did not accept the message${code}`, {
+          cause: err,
+        })
       }
     },
   }

@@ -7,5 +7,11 @@ import { templateRoutes } from './routes.ts'
 export const templateApiFeature = defineFeature({
   name: 'template-api',
   routes: templateRoutes,
-  service: (ctx) => ({ routes: templateHandlers({ resources: ctx.resources, config: ctx.config, mailer: createTemplateMailer(ctx.config, ctx.log.child({ mod: 'template-mail' })) }) }),
+  service: (ctx) => ({
+    routes: templateHandlers({
+      resources: ctx.resources,
+      config: ctx.config,
+      mailer: createTemplateMailer(ctx.config, ctx.log.child({ mod: 'template-mail' })),
+    }),
+  }),
 })

@@ -12,9 +12,13 @@ import { renderTemplate } from '../templates/render.ts'
  */
 export type Rendered = Static<typeof RenderResult>
 
-export function renderTemplateResource(template: Static<typeof TemplateSpec>, variables: Record<string, unknown>): Rendered {
+export function renderTemplateResource(
+  template: Static<typeof TemplateSpec>,
+  variables: Record<string, unknown>,
+): Rendered {
   const issues = validateAgainst(template.variable_schema, variables, '/variables')
-  if (issues.length > 0) throw invalid("the variables do not match the template's variable_schema", issues, 'template.invalid_variables')
+  if (issues.length > 0)
+    throw invalid("the variables do not match the template's variable_schema", issues, 'template.invalid_variables')
   return {
     title: template.title === null ? null : renderTemplate(template.title, variables),
     html_content: renderTemplate(template.html_content, variables, { autoescape: true }),

@@ -101,7 +101,12 @@ export class TemplateError extends AppError {
   readonly variable: string | undefined
 
   constructor(code: TemplateErrorCode, detail: string, details: TemplateErrorDetails = {}) {
-    const where = details.line === undefined ? '' : details.column === undefined ? ` (line ${details.line})` : ` (line ${details.line}, column ${details.column})`
+    const where =
+      details.line === undefined
+        ? ''
+        : details.column === undefined
+          ? ` (line ${details.line})`
+          : ` (line ${details.line}, column ${details.column})`
     super(422, code, detail + where, details.cause === undefined ? {} : { cause: details.cause })
     this.line = details.line
     this.column = details.column
@@ -148,7 +153,8 @@ function resolveOptions(o: RenderOptions | undefined): ResolvedOptions {
   if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 1 || maxOutputBytes > 64 * 1024 * 1024) {
     throw new RangeError('maxOutputBytes must be an integer between 1 and 64 MiB')
   }
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 60_000) throw new RangeError('timeoutMs must be in (0, 60000]')
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 60_000)
+    throw new RangeError('timeoutMs must be in (0, 60000]')
   return { autoescape, maxOutputBytes, timeoutMs }
 }
 
@@ -215,8 +221,13 @@ const now = (): number => performance.now()
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** Refused as any name, attribute, dict key or attribute-path segment, own property or not. */
 const FORBIDDEN_NAMES: ReadonlySet<string> = new Set([
-  'constructor', 'prototype', '__proto__',
-  '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__',
+  'constructor',
+  'prototype',
+  '__proto__',
+  '__defineGetter__',
+  '__defineSetter__',
+  '__lookupGetter__',
+  '__lookupSetter__',
 ])
 
 function forbidden(detail: string, line?: number, column?: number): TemplateError {
@@ -229,22 +240,71 @@ function renderError(detail: string, line?: number, column?: number): TemplateEr
   return new TemplateError('template.render', detail, { line, column })
 }
 function undefinedVariable(path: string, line?: number, column?: number, why?: string): TemplateError {
-  return new TemplateError('template.undefined_variable', `'${path}' is undefined${why === undefined ? '' : ` (${why})`}`, { line, column, variable: path })
+  return new TemplateError(
+    'template.undefined_variable',
+    `'${path}' is undefined${why === undefined ? '' : ` (${why})`}`,
+    { line, column, variable: path },
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
 // Layer 1: parse and validate
 
 const ALLOWED_NODES: ReadonlySet<string> = new Set([
-  'Root', 'NodeList', 'Output', 'TemplateData', 'Literal', 'Symbol', 'Group', 'Array', 'Dict', 'Pair',
-  'KeywordArgs', 'LookupVal', 'If', 'InlineIf', 'For', 'Macro', 'Caller', 'FunCall', 'Filter', 'Block',
-  'Set', 'Switch', 'Case', 'Capture', 'In', 'Is', 'Or', 'And', 'Not', 'Add', 'Concat', 'Sub', 'Mul', 'Div',
-  'FloorDiv', 'Mod', 'Pow', 'Neg', 'Pos', 'Compare', 'CompareOperand',
+  'Root',
+  'NodeList',
+  'Output',
+  'TemplateData',
+  'Literal',
+  'Symbol',
+  'Group',
+  'Array',
+  'Dict',
+  'Pair',
+  'KeywordArgs',
+  'LookupVal',
+  'If',
+  'InlineIf',
+  'For',
+  'Macro',
+  'Caller',
+  'FunCall',
+  'Filter',
+  'Block',
+  'Set',
+  'Switch',
+  'Case',
+  'Capture',
+  'In',
+  'Is',
+  'Or',
+  'And',
+  'Not',
+  'Add',
+  'Concat',
+  'Sub',
+  'Mul',
+  'Div',
+  'FloorDiv',
+  'Mod',
+  'Pow',
+  'Neg',
+  'Pos',
+  'Compare',
+  'CompareOperand',
 ])
 const NODE_DESCRIPTIONS: Readonly<Record<string, string>> = {
-  Include: '{% include %}', Import: '{% import %}', FromImport: '{% from ... import %}', Extends: '{% extends %}',
-  Super: 'super()', CallExtension: 'custom tags', CallExtensionAsync: 'custom tags', FilterAsync: 'async filters',
-  IfAsync: '{% ifAsync %}', AsyncEach: '{% asyncEach %}', AsyncAll: '{% asyncAll %}',
+  Include: '{% include %}',
+  Import: '{% import %}',
+  FromImport: '{% from ... import %}',
+  Extends: '{% extends %}',
+  Super: 'super()',
+  CallExtension: 'custom tags',
+  CallExtensionAsync: 'custom tags',
+  FilterAsync: 'async filters',
+  IfAsync: '{% ifAsync %}',
+  AsyncEach: '{% asyncEach %}',
+  AsyncAll: '{% asyncAll %}',
 }
 
 const pos1 = (n: AstNode): [number, number] => [n.lineno + 1, n.colno + 1]
@@ -252,14 +312,23 @@ const pos1 = (n: AstNode): [number, number] => [n.lineno + 1, n.colno + 1]
 function checkName(name: unknown, n: AstNode, what: string): string {
   const [line, col] = pos1(n)
   if (typeof name !== 'string' || !IDENT.test(name)) {
-    throw forbidden(`the ${what} ${JSON.stringify(String(name))} is not allowed: names are letters, digits and _`, line, col)
+    throw forbidden(
+      `the ${what} ${JSON.stringify(String(name))} is not allowed: names are letters, digits and _`,
+      line,
+      col,
+    )
   }
   if (FORBIDDEN_NAMES.has(name)) throw forbidden(`the name '${name}' is not allowed`, line, col)
   return name
 }
 
 function isNode(v: unknown): v is AstNode {
-  return typeof v === 'object' && v !== null && typeof (v as { typename?: unknown }).typename === 'string' && typeof (v as { lineno?: unknown }).lineno === 'number'
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as { typename?: unknown }).typename === 'string' &&
+    typeof (v as { lineno?: unknown }).lineno === 'number'
+  )
 }
 
 function childrenOf(n: AstNode): AstNode[] {
@@ -284,7 +353,8 @@ function requireSymbol(n: unknown, owner: AstNode, what: string): AstNode {
 /** The test name of the right side of `is`: a name, a call of a name (`divisibleby(3)`) or `none`. */
 function testNameOf(right: AstNode): string | undefined {
   if (right.typename === 'Symbol') return right.value as string
-  if (right.typename === 'FunCall' && isNode(right['name']) && right['name'].typename === 'Symbol') return right['name'].value as string
+  if (right.typename === 'FunCall' && isNode(right['name']) && right['name'].typename === 'Symbol')
+    return right['name'].value as string
   if (right.typename === 'Literal' && right.value === null) return 'none'
   return undefined
 }
@@ -294,7 +364,8 @@ function checkSignature(args: unknown, owner: AstNode): void {
   const list = args.children ?? []
   list.forEach((a, i) => {
     if (i === list.length - 1 && (a.typename === 'KeywordArgs' || a.typename === 'Dict')) {
-      for (const p of a.children ?? []) checkName(requireSymbol(p['key'], owner, 'a macro keyword parameter').value, p, 'parameter name')
+      for (const p of a.children ?? [])
+        checkName(requireSymbol(p['key'], owner, 'a macro keyword parameter').value, p, 'parameter name')
     } else {
       checkName(requireSymbol(a, owner, 'a macro parameter').value, a, 'parameter name')
     }
@@ -320,17 +391,26 @@ function validate(n: AstNode): void {
     }
     case 'LookupVal': {
       const key = n['val']
-      if (isNode(key) && key.typename === 'Literal' && typeof key.value === 'string' && FORBIDDEN_NAMES.has(key.value)) {
+      if (
+        isNode(key) &&
+        key.typename === 'Literal' &&
+        typeof key.value === 'string' &&
+        FORBIDDEN_NAMES.has(key.value)
+      ) {
         throw forbidden(`the attribute '${key.value}' is not allowed`, line, col)
       }
       break
     }
     case 'Pair': {
       const key = n['key']
-      if (!isNode(key) || !(key.typename === 'Symbol' || (key.typename === 'Literal' && typeof key.value === 'string'))) {
+      if (
+        !isNode(key) ||
+        !(key.typename === 'Symbol' || (key.typename === 'Literal' && typeof key.value === 'string'))
+      ) {
         throw forbidden('dict keys must be strings or names', line, col)
       }
-      if (FORBIDDEN_NAMES.has(key.value as string)) throw forbidden(`the key '${String(key.value)}' is not allowed`, line, col)
+      if (FORBIDDEN_NAMES.has(key.value as string))
+        throw forbidden(`the key '${String(key.value)}' is not allowed`, line, col)
       break
     }
     case 'FunCall':
@@ -349,7 +429,8 @@ function validate(n: AstNode): void {
       break
     }
     case 'Set':
-      for (const t of (n['targets'] as unknown[]) ?? []) checkName(requireSymbol(t, n, 'a {% set %} target').value, n, 'variable name')
+      for (const t of (n['targets'] as unknown[]) ?? [])
+        checkName(requireSymbol(t, n, 'a {% set %} target').value, n, 'variable name')
       break
     case 'For': {
       const name = n['name']
@@ -369,7 +450,8 @@ function validate(n: AstNode): void {
       checkName(requireSymbol(n['name'], n, 'a block name').value, n, 'block name')
       break
     case 'CompareOperand':
-      if (!['==', '===', '!=', '!==', '<', '>', '<=', '>='].includes(n['type'] as string)) throw forbidden('unknown comparison operator', line, col)
+      if (!['==', '===', '!=', '!==', '<', '>', '<=', '>='].includes(n['type'] as string))
+        throw forbidden('unknown comparison operator', line, col)
       break
   }
   for (const c of childrenOf(n)) validate(c)
@@ -390,12 +472,16 @@ function describe(n: AstNode): string {
   if (n.typename === 'LookupVal') {
     const target = describe(n['target'] as AstNode)
     const key = n['val'] as AstNode
-    if (key.typename === 'Literal' && typeof key.value === 'string') return IDENT.test(key.value) ? `${target}.${key.value}` : `${target}[${JSON.stringify(key.value)}]`
+    if (key.typename === 'Literal' && typeof key.value === 'string')
+      return IDENT.test(key.value) ? `${target}.${key.value}` : `${target}[${JSON.stringify(key.value)}]`
     if (key.typename === 'Literal' && typeof key.value === 'number') return `${target}[${key.value}]`
     return `${target}[…]`
   }
   if (n.typename === 'FunCall') return `${describe(n['name'] as AstNode)}(…)`
-  if (n.typename === 'Literal') return typeof n.value === 'string' ? JSON.stringify(n.value.length > 20 ? n.value.slice(0, 20) + '…' : n.value) : String(n.value)
+  if (n.typename === 'Literal')
+    return typeof n.value === 'string'
+      ? JSON.stringify(n.value.length > 20 ? n.value.slice(0, 20) + '…' : n.value)
+      : String(n.value)
   return '(expression)'
 }
 
@@ -427,7 +513,8 @@ class GuardedCompiler extends NjCompiler {
     if (typeof v === 'string') this.emit(q(v))
     else if (v === null) this.emit('null')
     else if (typeof v === 'boolean') this.emit(v ? 'true' : 'false')
-    else if (typeof v === 'number') this.emit(Number.isNaN(v) ? 'NaN' : v === Infinity ? 'Infinity' : v === -Infinity ? '-Infinity' : String(v))
+    else if (typeof v === 'number')
+      this.emit(Number.isNaN(v) ? 'NaN' : v === Infinity ? 'Infinity' : v === -Infinity ? '-Infinity' : String(v))
     else throw forbidden('unsupported literal', node.lineno + 1, node.colno + 1)
   }
 
@@ -529,7 +616,12 @@ class GuardedCompiler extends NjCompiler {
   }
 
   emitArith(node: AstNode, frame: CompileFrame): void {
-    this.emitCall('runtime.arith', [node['left'] as AstNode, node['right'] as AstNode], frame, `${q(ARITH[node.typename] as string)},`)
+    this.emitCall(
+      'runtime.arith',
+      [node['left'] as AstNode, node['right'] as AstNode],
+      frame,
+      `${q(ARITH[node.typename] as string)},`,
+    )
   }
 
   compileSub(node: AstNode, frame: CompileFrame): void {
@@ -660,13 +752,23 @@ class GuardedCompiler extends NjCompiler {
 }
 
 function refuseNode(node: AstNode): never {
-  throw forbidden(`${NODE_DESCRIPTIONS[node.typename] ?? node.typename} is not available in templates`, node.lineno + 1, node.colno + 1)
+  throw forbidden(
+    `${NODE_DESCRIPTIONS[node.typename] ?? node.typename} is not available in templates`,
+    node.lineno + 1,
+    node.colno + 1,
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
 // Compile + bounded cache
 
-type RootFn = (env: unknown, context: RenderContext, frame: NjFrame, runtime: object, cb: (err: unknown, res?: string) => void) => void
+type RootFn = (
+  env: unknown,
+  context: RenderContext,
+  frame: NjFrame,
+  runtime: object,
+  cb: (err: unknown, res?: string) => void,
+) => void
 type BlockFn = RootFn
 interface CompiledTemplate {
   root: RootFn
@@ -719,7 +821,9 @@ function compileSource(source: string): CompiledTemplate {
   }
   const compiled: CompiledTemplate = {
     root: props['root'] as RootFn,
-    blocks: Object.keys(props).filter((k) => k.startsWith('b_')).map((k) => [k.slice(2), props[k] as BlockFn]),
+    blocks: Object.keys(props)
+      .filter((k) => k.startsWith('b_'))
+      .map((k) => [k.slice(2), props[k] as BlockFn]),
   }
   cache.set(source, compiled)
   cachedChars += source.length
@@ -836,7 +940,9 @@ const isSafe = (v: unknown): v is SafeStringLike => v instanceof SafeString
 const plain = (v: unknown): unknown => (isSafe(v) ? v.val : v)
 
 function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'))
+  return s.replace(/[&<>"']/g, (c) =>
+    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
+  )
 }
 
 /** The weight of a value: characters of strings plus one per element/key, memoised per object. */
@@ -864,7 +970,8 @@ function weigh(s: RenderState, v: unknown): number {
 
 /** Checks a value produced by the template (filter result, concatenation) against the budget. */
 function bounded<T>(s: RenderState, v: T): T {
-  if (typeof v === 'string' && v.length > s.valueCap) throw tooLarge(`a string built by the template exceeds ${s.valueCap} characters`)
+  if (typeof v === 'string' && v.length > s.valueCap)
+    throw tooLarge(`a string built by the template exceeds ${s.valueCap} characters`)
   if (typeof v === 'object' && v !== null) weigh(s, v)
   return v
 }
@@ -908,16 +1015,24 @@ function compareValues(a: unknown, op: string, b: unknown): boolean {
   const y = plain(b)
   if (isPrimitive(x) && isPrimitive(y)) {
     switch (op) {
-      // oxlint-disable-next-line eqeqeq -- Jinja/nunjucks `==` is loose for primitives (1 == "1")
-      case '==': return x == y
-      case '===': return x === y
-      // oxlint-disable-next-line eqeqeq -- see above
-      case '!=': return x != y
-      case '!==': return x !== y
-      case '<': return (x as number) < (y as number)
-      case '>': return (x as number) > (y as number)
-      case '<=': return (x as number) <= (y as number)
-      case '>=': return (x as number) >= (y as number)
+      case '==':
+        // oxlint-disable-next-line eqeqeq -- Jinja/nunjucks `==` is loose for primitives (1 == "1")
+        return x == y
+      case '===':
+        return x === y
+      case '!=':
+        // oxlint-disable-next-line eqeqeq -- see above
+        return x != y
+      case '!==':
+        return x !== y
+      case '<':
+        return (x as number) < (y as number)
+      case '>':
+        return (x as number) > (y as number)
+      case '<=':
+        return (x as number) <= (y as number)
+      case '>=':
+        return (x as number) >= (y as number)
     }
   }
   // Lists, dicts, macros: identity only; ordering them is an error instead of a JS coercion.
@@ -942,7 +1057,8 @@ function refuse(what: string): () => never {
 
 function toTemplateError(err: unknown, line?: number, column?: number): TemplateError {
   if (err instanceof TemplateError) return err
-  if (err instanceof RangeError) return tooLarge(`template exceeded a size or depth limit: ${err.message}`, line, column)
+  if (err instanceof RangeError)
+    return tooLarge(`template exceeded a size or depth limit: ${err.message}`, line, column)
   const message = err instanceof Error ? err.message : String(err)
   return new TemplateError('template.render', `template rendering failed: ${message}`, { line, column, cause: err })
 }
@@ -1011,7 +1127,8 @@ function makeRuntime(s: RenderState): { runtime: Readonly<Record<string, unknown
       let v = frame.lookup(name)
       if (v === undefined) v = context.lookup(name)
       if (v === undefined && strict) throw undefinedVariable(name, line, col)
-      if (typeof v === 'function' && !s.callables.has(v)) throw forbidden(`'${name}' is not a template value`, line, col)
+      if (typeof v === 'function' && !s.callables.has(v))
+        throw forbidden(`'${name}' is not a template value`, line, col)
       return v
     },
     defined(v: unknown, name: string, line: number, col: number): unknown {
@@ -1021,9 +1138,12 @@ function makeRuntime(s: RenderState): { runtime: Readonly<Record<string, unknown
     member(obj: unknown, key: unknown, path: string, strict: boolean, line: number, col: number): unknown {
       step(s)
       const k = plain(key)
-      if (typeof k !== 'string' && typeof k !== 'number') throw forbidden(`attribute names must be strings or numbers (in ${path}[…])`, line, col)
-      if (typeof k === 'string' && FORBIDDEN_NAMES.has(k)) throw forbidden(`the attribute '${k}' is not allowed`, line, col)
-      const name = typeof k === 'number' ? `${path}[${k}]` : IDENT.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`
+      if (typeof k !== 'string' && typeof k !== 'number')
+        throw forbidden(`attribute names must be strings or numbers (in ${path}[…])`, line, col)
+      if (typeof k === 'string' && FORBIDDEN_NAMES.has(k))
+        throw forbidden(`the attribute '${k}' is not allowed`, line, col)
+      const name =
+        typeof k === 'number' ? `${path}[${k}]` : IDENT.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`
       const target = plain(obj)
       if (target === undefined || target === null) {
         if (strict) throw undefinedVariable(name, line, col, `${path} is ${target === null ? 'none' : 'undefined'}`)
@@ -1035,7 +1155,8 @@ function makeRuntime(s: RenderState): { runtime: Readonly<Record<string, unknown
         return undefined
       }
       const v = (target as Record<string | number, unknown>)[k]
-      if (typeof v === 'function' && !s.callables.has(v)) throw forbidden(`'${name}' is not a template value`, line, col)
+      if (typeof v === 'function' && !s.callables.has(v))
+        throw forbidden(`'${name}' is not a template value`, line, col)
       return v
     },
     call(fn: unknown, name: string, context: RenderContext, args: unknown[], line: number, col: number): unknown {
@@ -1067,7 +1188,8 @@ function makeRuntime(s: RenderState): { runtime: Readonly<Record<string, unknown
       const c = plain(container)
       if (Array.isArray(c)) return c.some((x) => plain(x) === k)
       if (typeof c === 'string') {
-        if (typeof k !== 'string' && typeof k !== 'number') throw renderError(`cannot look for a ${typeName(k)} in a string`)
+        if (typeof k !== 'string' && typeof k !== 'number')
+          throw renderError(`cannot look for a ${typeName(k)} in a string`)
         return c.includes(String(k))
       }
       if (c !== null && typeof c === 'object') return (typeof k === 'string' || typeof k === 'number') && hasOwn(c, k)
@@ -1077,7 +1199,8 @@ function makeRuntime(s: RenderState): { runtime: Readonly<Record<string, unknown
       step(s)
       const x = plain(a)
       const y = plain(b)
-      const numeric = (v: unknown): boolean => v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean'
+      const numeric = (v: unknown): boolean =>
+        v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean'
       if (numeric(x) && numeric(y)) return num(x) + num(y)
       return bounded(s, toText(s, x, s.valueCap) + toText(s, y, s.valueCap))
     },
@@ -1090,12 +1213,18 @@ function makeRuntime(s: RenderState): { runtime: Readonly<Record<string, unknown
       const x = num(a)
       const y = num(b)
       switch (op) {
-        case '-': return x - y
-        case '*': return x * y
-        case '/': return x / y
-        case '%': return x % y
-        case '//': return Math.floor(x / y)
-        default: return x ** y
+        case '-':
+          return x - y
+        case '*':
+          return x * y
+        case '/':
+          return x / y
+        case '%':
+          return x % y
+        case '//':
+          return Math.floor(x / y)
+        default:
+          return x ** y
       }
     },
     unary(op: string, a: unknown): number {
@@ -1175,7 +1304,8 @@ function attrGetter(attr: unknown): (v: unknown) => unknown {
   return (v) => {
     let cur = plain(v)
     for (const p of parts) {
-      if (cur === null || (typeof cur !== 'object' && typeof cur !== 'string') || !hasOwn(Object(cur), p)) return undefined
+      if (cur === null || (typeof cur !== 'object' && typeof cur !== 'string') || !hasOwn(Object(cur), p))
+        return undefined
       cur = plain((cur as Record<string, unknown>)[p])
     }
     return typeof cur === 'function' ? undefined : cur
@@ -1191,7 +1321,16 @@ function order(s: RenderState, a: unknown, b: unknown): number {
   step(s)
   if (typeof a === 'number' && typeof b === 'number') return a - b
   if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0
-  const rank = (v: unknown): number => (v === null || v === undefined ? 0 : typeof v === 'boolean' ? 1 : typeof v === 'number' ? 2 : typeof v === 'string' ? 3 : 4)
+  const rank = (v: unknown): number =>
+    v === null || v === undefined
+      ? 0
+      : typeof v === 'boolean'
+        ? 1
+        : typeof v === 'number'
+          ? 2
+          : typeof v === 'string'
+            ? 3
+            : 4
   const d = rank(a) - rank(b)
   if (d !== 0) return d
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b)
@@ -1203,7 +1342,12 @@ function order(s: RenderState, a: unknown, b: unknown): number {
  * included, and a depth limit: JSON.stringify itself cannot be stopped on a shared-subtree value.
  */
 function boundedJson(s: RenderState, v: unknown, indentArg: unknown): string | undefined {
-  const ind = typeof indentArg === 'number' ? ' '.repeat(Math.max(0, Math.min(10, Math.trunc(indentArg)))) : typeof indentArg === 'string' ? indentArg.slice(0, 10) : ''
+  const ind =
+    typeof indentArg === 'number'
+      ? ' '.repeat(Math.max(0, Math.min(10, Math.trunc(indentArg))))
+      : typeof indentArg === 'string'
+        ? indentArg.slice(0, 10)
+        : ''
   const chunks: string[] = []
   let size = 0
   const put = (t: string): void => {
@@ -1228,7 +1372,9 @@ function boundedJson(s: RenderState, v: unknown, indentArg: unknown): string | u
     const nl = ind === '' ? '' : '\n' + ind.repeat(depth + 1)
     const close = ind === '' ? '' : '\n' + ind.repeat(depth)
     const isList = Array.isArray(p)
-    const keys = isList ? [] : Object.keys(p as object).filter((k) => !skipped(plain((p as Record<string, unknown>)[k])))
+    const keys = isList
+      ? []
+      : Object.keys(p as object).filter((k) => !skipped(plain((p as Record<string, unknown>)[k])))
     const count = isList ? (p as unknown[]).length : keys.length
     if (count === 0) return put(isList ? '[]' : '{}')
     put(isList ? '[' : '{')
@@ -1266,13 +1412,16 @@ const FILTERS: Readonly<Record<string, FilterFn>> = Object.assign(Object.create(
     const left = Math.floor(pad / 2)
     return keepSafe(v, ' '.repeat(left) + t + ' '.repeat(pad - left))
   },
-  default: (_s: RenderState, v: unknown, dflt: unknown, boolean: unknown) => (boolean === true ? (v ? v : dflt) : v === undefined ? dflt : v),
+  default: (_s: RenderState, v: unknown, dflt: unknown, boolean: unknown) =>
+    boolean === true ? (v ? v : dflt) : v === undefined ? dflt : v,
   dictsort: (s: RenderState, v: unknown, caseSensitive: unknown, by: unknown) => {
     const o = plain(v)
     if (o === null || typeof o !== 'object' || Array.isArray(o)) throw renderError('dictsort expects a dict')
     const idx = by === 'value' ? 1 : 0
     const entries = Object.keys(o).map((k) => [k, (o as Record<string, unknown>)[k]] as [string, unknown])
-    return entries.sort((a, b) => order(s, sortKey(a[idx], caseSensitive === true), sortKey(b[idx], caseSensitive === true)))
+    return entries.sort((a, b) =>
+      order(s, sortKey(a[idx], caseSensitive === true), sortKey(b[idx], caseSensitive === true)),
+    )
   },
   dump: (s: RenderState, v: unknown, indent: unknown) => boundedJson(s, v, indent),
   escape: (s: RenderState, v: unknown) => (isSafe(v) ? v : new SafeString(escapeHtml(str(s, v)))),
@@ -1291,7 +1440,7 @@ const FILTERS: Readonly<Record<string, FilterFn>> = Object.assign(Object.create(
     const lines = t.split('\n')
     if (w * lines.length + t.length > s.valueCap) throw tooLarge(`indent() result exceeds ${s.valueCap} characters`)
     const sp = ' '.repeat(w)
-    return keepSafe(v, lines.map((l, i) => (i === 0 && indentFirst !== true) || l === '' ? l : sp + l).join('\n'))
+    return keepSafe(v, lines.map((l, i) => ((i === 0 && indentFirst !== true) || l === '' ? l : sp + l)).join('\n'))
   },
   int: (s: RenderState, v: unknown, dflt: unknown) => {
     const p = plain(v)
@@ -1326,7 +1475,8 @@ const FILTERS: Readonly<Record<string, FilterFn>> = Object.assign(Object.create(
     const p = plain(v)
     if (typeof p === 'string') return bounded(s, [...p])
     if (Array.isArray(p)) return p.slice()
-    if (p !== null && typeof p === 'object') return Object.keys(p).map((k) => ({ key: k, value: (p as Record<string, unknown>)[k] }))
+    if (p !== null && typeof p === 'object')
+      return Object.keys(p).map((k) => ({ key: k, value: (p as Record<string, unknown>)[k] }))
     throw renderError('list() expects a string, list or dict')
   },
   lower: (s: RenderState, v: unknown) => keepSafe(v, str(s, v).toLowerCase()),
@@ -1389,7 +1539,9 @@ const FILTERS: Readonly<Record<string, FilterFn>> = Object.assign(Object.create(
     if (!Array.isArray(p)) throw renderError('sort() expects a list')
     const get = attrGetter(attr)
     const dir = reverse === true ? -1 : 1
-    return p.slice().sort((a, b) => dir * order(s, sortKey(get(a), caseSensitive === true), sortKey(get(b), caseSensitive === true)))
+    return p
+      .slice()
+      .sort((a, b) => dir * order(s, sortKey(get(a), caseSensitive === true), sortKey(get(b), caseSensitive === true)))
   },
   string: (s: RenderState, v: unknown) => keepSafe(v, str(s, v)),
   striptags: (s: RenderState, v: unknown, preserveLinebreaks: unknown) => {
@@ -1413,9 +1565,14 @@ const FILTERS: Readonly<Record<string, FilterFn>> = Object.assign(Object.create(
       }
     }
     out += t.slice(i)
-    const collapsed = preserveLinebreaks === true
-      ? out.split('\n').map((l) => l.replace(/[ \t\f\v\r]+/g, ' ').trim()).join('\n').replace(/\n{3,}/g, '\n\n')
-      : out.replace(/\s+/g, ' ')
+    const collapsed =
+      preserveLinebreaks === true
+        ? out
+            .split('\n')
+            .map((l) => l.replace(/[ \t\f\v\r]+/g, ' ').trim())
+            .join('\n')
+            .replace(/\n{3,}/g, '\n\n')
+        : out.replace(/\s+/g, ' ')
     return collapsed.trim()
   },
   sum: (s: RenderState, v: unknown, attr: unknown, start: unknown) => {
@@ -1429,7 +1586,11 @@ const FILTERS: Readonly<Record<string, FilterFn>> = Object.assign(Object.create(
     }
     return total
   },
-  title: (s: RenderState, v: unknown) => keepSafe(v, str(s, v).replace(/\S+/g, (w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())),
+  title: (s: RenderState, v: unknown) =>
+    keepSafe(
+      v,
+      str(s, v).replace(/\S+/g, (w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase()),
+    ),
   tojson: (s: RenderState, v: unknown, indent: unknown) => {
     const json = boundedJson(s, v, indent)
     if (json === undefined) return undefined
@@ -1452,7 +1613,9 @@ const FILTERS: Readonly<Record<string, FilterFn>> = Object.assign(Object.create(
   urlencode: (s: RenderState, v: unknown) => {
     const p = plain(v)
     if (p !== null && typeof p === 'object') {
-      const pairs = Array.isArray(p) ? (p as unknown[]).map((x) => (Array.isArray(x) ? [x[0], x[1]] : [x, ''])) : Object.keys(p).map((k) => [k, (p as Record<string, unknown>)[k]])
+      const pairs = Array.isArray(p)
+        ? (p as unknown[]).map((x) => (Array.isArray(x) ? [x[0], x[1]] : [x, '']))
+        : Object.keys(p).map((k) => [k, (p as Record<string, unknown>)[k]])
       return pairs.map(([k, x]) => `${encodeURIComponent(str(s, k))}=${encodeURIComponent(str(s, x))}`).join('&')
     }
     return encodeURIComponent(str(s, v))
@@ -1462,45 +1625,51 @@ const FILTERS: Readonly<Record<string, FilterFn>> = Object.assign(Object.create(
 Object.assign(FILTERS, { count: FILTERS['length'], d: FILTERS['default'], e: FILTERS['escape'] })
 Object.freeze(FILTERS)
 
-const cmpTest = (op: string): TestFn => (_s, a, b) => {
-  try {
-    return compareValues(a, op, b)
-  } catch {
-    return false
+const cmpTest =
+  (op: string): TestFn =>
+  (_s, a, b) => {
+    try {
+      return compareValues(a, op, b)
+    } catch {
+      return false
+    }
   }
-}
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v)
 
-const TESTS: Readonly<Record<string, TestFn>> = Object.freeze(Object.assign(Object.create(null) as Record<string, TestFn>, {
-  defined: (_s: RenderState, v: unknown) => v !== undefined,
-  undefined: (_s: RenderState, v: unknown) => v === undefined,
-  none: (_s: RenderState, v: unknown) => v === null,
-  null: (_s: RenderState, v: unknown) => v === null,
-  number: (_s: RenderState, v: unknown) => typeof v === 'number',
-  string: (_s: RenderState, v: unknown) => typeof v === 'string' || isSafe(v),
-  boolean: (_s: RenderState, v: unknown) => typeof v === 'boolean',
-  odd: (_s: RenderState, v: unknown) => isInt(v) && Math.abs(v % 2) === 1,
-  even: (_s: RenderState, v: unknown) => isInt(v) && v % 2 === 0,
-  divisibleby: (_s: RenderState, v: unknown, n: unknown) => num(n) !== 0 && num(v) % num(n) === 0,
-  eq: cmpTest('==='),
-  equalto: cmpTest('==='),
-  sameas: cmpTest('==='),
-  ne: cmpTest('!=='),
-  lt: cmpTest('<'),
-  lessthan: cmpTest('<'),
-  le: cmpTest('<='),
-  gt: cmpTest('>'),
-  greaterthan: cmpTest('>'),
-  ge: cmpTest('>='),
-  truthy: (_s: RenderState, v: unknown) => Boolean(v),
-  falsy: (_s: RenderState, v: unknown) => !v,
-  iterable: (_s: RenderState, v: unknown) => Array.isArray(v) || typeof v === 'string' || isSafe(v),
-  mapping: (_s: RenderState, v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v) && !isSafe(v),
-  callable: (s: RenderState, v: unknown) => typeof v === 'function' && s.callables.has(v),
-  lower: (_s: RenderState, v: unknown) => typeof plain(v) === 'string' && (plain(v) as string) === (plain(v) as string).toLowerCase(),
-  upper: (_s: RenderState, v: unknown) => typeof plain(v) === 'string' && (plain(v) as string) === (plain(v) as string).toUpperCase(),
-  escaped: (_s: RenderState, v: unknown) => isSafe(v),
-}))
+const TESTS: Readonly<Record<string, TestFn>> = Object.freeze(
+  Object.assign(Object.create(null) as Record<string, TestFn>, {
+    defined: (_s: RenderState, v: unknown) => v !== undefined,
+    undefined: (_s: RenderState, v: unknown) => v === undefined,
+    none: (_s: RenderState, v: unknown) => v === null,
+    null: (_s: RenderState, v: unknown) => v === null,
+    number: (_s: RenderState, v: unknown) => typeof v === 'number',
+    string: (_s: RenderState, v: unknown) => typeof v === 'string' || isSafe(v),
+    boolean: (_s: RenderState, v: unknown) => typeof v === 'boolean',
+    odd: (_s: RenderState, v: unknown) => isInt(v) && Math.abs(v % 2) === 1,
+    even: (_s: RenderState, v: unknown) => isInt(v) && v % 2 === 0,
+    divisibleby: (_s: RenderState, v: unknown, n: unknown) => num(n) !== 0 && num(v) % num(n) === 0,
+    eq: cmpTest('==='),
+    equalto: cmpTest('==='),
+    sameas: cmpTest('==='),
+    ne: cmpTest('!=='),
+    lt: cmpTest('<'),
+    lessthan: cmpTest('<'),
+    le: cmpTest('<='),
+    gt: cmpTest('>'),
+    greaterthan: cmpTest('>'),
+    ge: cmpTest('>='),
+    truthy: (_s: RenderState, v: unknown) => Boolean(v),
+    falsy: (_s: RenderState, v: unknown) => !v,
+    iterable: (_s: RenderState, v: unknown) => Array.isArray(v) || typeof v === 'string' || isSafe(v),
+    mapping: (_s: RenderState, v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v) && !isSafe(v),
+    callable: (s: RenderState, v: unknown) => typeof v === 'function' && s.callables.has(v),
+    lower: (_s: RenderState, v: unknown) =>
+      typeof plain(v) === 'string' && (plain(v) as string) === (plain(v) as string).toLowerCase(),
+    upper: (_s: RenderState, v: unknown) =>
+      typeof plain(v) === 'string' && (plain(v) as string) === (plain(v) as string).toUpperCase(),
+    escaped: (_s: RenderState, v: unknown) => isSafe(v),
+  }),
+)
 
 // ---------------------------------------------------------------------------------------------
 // Layer 4 + entry points
@@ -1514,16 +1683,22 @@ const ENV_REFUSALS = {
 }
 
 function copyVariables(variables: Record<string, unknown>): { data: Record<string, unknown>; size: number } {
-  if (variables === null || typeof variables !== 'object' || Array.isArray(variables)) throw new TypeError('template variables must be an object')
+  if (variables === null || typeof variables !== 'object' || Array.isArray(variables))
+    throw new TypeError('template variables must be an object')
   let json: string | undefined
   try {
     json = JSON.stringify(variables)
   } catch (err) {
     if (err instanceof RangeError) throw tooLarge('template variables are nested too deeply')
-    throw new TemplateError('template.render', `template variables must be JSON data: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+    throw new TemplateError(
+      'template.render',
+      `template variables must be JSON data: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    )
   }
   const parsed: unknown = json === undefined ? {} : JSON.parse(json)
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new TypeError('template variables must serialise to a JSON object')
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new TypeError('template variables must serialise to a JSON object')
   // Null-prototype top-level scope: `{{ toString }}` finds nothing inherited.
   const data = Object.create(null) as Record<string, unknown>
   for (const k of Object.keys(parsed)) data[k] = (parsed as Record<string, unknown>)[k]
@@ -1548,7 +1723,10 @@ function run(compiled: CompiledTemplate, o: ResolvedOptions, variables: Record<s
   globals['range'] = range
   const context = new RenderContext(data, globals)
   for (const [name, block] of compiled.blocks) context.addBlock(name, block)
-  const env = Object.freeze({ opts: Object.freeze({ autoescape: o.autoescape, throwOnUndefined: false }), ...ENV_REFUSALS })
+  const env = Object.freeze({
+    opts: Object.freeze({ autoescape: o.autoescape, throwOnUndefined: false }),
+    ...ENV_REFUSALS,
+  })
   const frame = new GuardedFrame(undefined, false, state)
   frame.topLevel = true
   let finished = false

@@ -16,7 +16,15 @@ import { disabledError } from '../../sandbox/executor.ts'
 import { WEBHOOK_CALL_ROUTES, WEBHOOK_ROUTES as R } from './routes.ts'
 import { ENVELOPE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../api/webhook-wire.ts'
 import { verifyWebhook } from './signature.ts'
-import { publishWebhook, readWebhookEntry, toApi, unpublishWebhook, type WebhookFields, type WebhookRowType, type WebhookStore } from './store.ts'
+import {
+  publishWebhook,
+  readWebhookEntry,
+  toApi,
+  unpublishWebhook,
+  type WebhookFields,
+  type WebhookRowType,
+  type WebhookStore,
+} from './store.ts'
 
 /*
  * Webhook management (owner, or `:all` holders) and the calls. A call runs the function as a job
@@ -59,7 +67,8 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
   /** A webhook the principal may act on (`own` for its own, `all` for anyone's); 404 otherwise. */
   const visible = async (p: Principal, path: string, own: string, all: string): Promise<WebhookRowType> => {
     const row = await store.byPath(path)
-    if (row === null || !(can(p, all) || (row.owner_id === p.userId && can(p, own)))) throw notFound(`no webhook at ${path}`, 'webhook.not_found')
+    if (row === null || !(can(p, all) || (row.owner_id === p.userId && can(p, own))))
+      throw notFound(`no webhook at ${path}`, 'webhook.not_found')
     return row
   }
 
@@ -74,14 +83,27 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
     const headers = req.request.headers ?? {}
     const enveloped = headers[ENVELOPE_HEADER] === '1' && isObject(req.body) && typeof req.body['payload'] === 'string'
     if (!enveloped) {
-      if (signed) throw AppError.of('webhook.signature_invalid', `this webhook requires signed calls: ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER}`)
+      if (signed)
+        throw AppError.of(
+          'webhook.signature_invalid',
+          `this webhook requires signed calls: ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER}`,
+        )
       return req.body === undefined ? {} : req.body
     }
     const envelope = req.body as { payload: string; input?: unknown }
     const sealed = signed ? await store.signingSecret(id) : null
     if (sealed !== null) {
-      const call = { timestamp: headers[TIMESTAMP_HEADER] ?? '', signature: headers[SIGNATURE_HEADER] ?? '', payload: envelope.payload }
-      verifyWebhook(d.box.decrypt(sealed, secretAadOf(id)), call, d.config.WEBHOOK_SIGNATURE_TOLERANCE_SECONDS, Date.now())
+      const call = {
+        timestamp: headers[TIMESTAMP_HEADER] ?? '',
+        signature: headers[SIGNATURE_HEADER] ?? '',
+        payload: envelope.payload,
+      }
+      verifyWebhook(
+        d.box.decrypt(sealed, secretAadOf(id)),
+        call,
+        d.config.WEBHOOK_SIGNATURE_TOLERANCE_SECONDS,
+        Date.now(),
+      )
     }
     if (method === 'GET' || method === 'DELETE') return envelope.input ?? {}
     if (envelope.payload === '') return {}
@@ -90,7 +112,8 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
   }
 
   /** The ciphertext for a new or replaced signing secret; undefined: unchanged, null: removed. */
-  const sealSecret = (id: string, given: string | null | undefined): string | null | undefined => (given === undefined ? undefined : given === null ? null : d.box.encrypt(given, secretAadOf(id)))
+  const sealSecret = (id: string, given: string | null | undefined): string | null | undefined =>
+    given === undefined ? undefined : given === null ? null : d.box.encrypt(given, secretAadOf(id))
 
   const call = (route: RouteDef): BoundRoute => ({
     route,
@@ -99,7 +122,16 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
       // the entry the gateways matched on (not a database read); gone or changed meanwhile → 404/405
       const entry = await readWebhookEntry(kv, path)
       if (entry === null || !entry.is_active) throw notFound(`no webhook at ${path}`, 'webhook.not_found')
-      if (entry.http_method !== route.method) return { status: 405, headers: { allow: entry.http_method }, error: { status: 405, detail: `this webhook answers ${entry.http_method} only`, code: 'route.method_not_allowed' } }
+      if (entry.http_method !== route.method)
+        return {
+          status: 405,
+          headers: { allow: entry.http_method },
+          error: {
+            status: 405,
+            detail: `this webhook answers ${entry.http_method} only`,
+            code: 'route.method_not_allowed',
+          },
+        }
       let principal: Principal
       if (entry.requires_auth) {
         if (req.request.caller === null) throw unauthorized('this webhook requires a Bearer token or an API key')
@@ -116,7 +148,8 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
       if (!isObject(given)) throw invalid('the webhook input must be a JSON object')
       const input = { ...entry.default_values, ...given }
       const issues = validateAgainst(isObject(fn['input_schema']) ? fn['input_schema'] : {}, input, '/input')
-      if (issues.length > 0) throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
+      if (issues.length > 0)
+        throw invalid("input does not match the function's input_schema", issues, 'function.invalid_input')
       const opts = { input, triggerType: 'webhook', triggerId: entry.id }
       if (req.query['async'] === '1' || req.query['async'] === 'true') {
         const job = await enqueueFunction(d.invoke, principal, fn, { ...opts, sync: false })
@@ -125,7 +158,8 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
       const out = await invokeFunction(d.invoke, principal, fn, opts)
       const headers = { 'x-execution-id': out.execution_id }
       if (out.status === 'success') return { status: 200, headers, body: out.result }
-      if (out.status === 'timeout') return { status: 504, headers, error: { status: 504, detail: out.error, code: 'webhook.function_timeout' } }
+      if (out.status === 'timeout')
+        return { status: 504, headers, error: { status: 504, detail: out.error, code: 'webhook.function_timeout' } }
       return { status: 502, headers, error: { status: 502, detail: out.error, code: 'webhook.function_error' } }
     },
   })
@@ -168,16 +202,24 @@ export function webhookHandlers(d: WebhookHandlerDeps): BoundRoute[] {
       await publishWebhook(kv, row)
       return { status: 201, body: toApi(row) }
     }),
-    bind(R.get, async ({ principal: p, params }) => ({ body: toApi(await visible(p, params.path, P.readOwn, P.readAll)) })),
+    bind(R.get, async ({ principal: p, params }) => ({
+      body: toApi(await visible(p, params.path, P.readOwn, P.readAll)),
+    })),
     bind(R.update, async ({ principal: p, params, body: b }) => {
       const row = await visible(p, params.path, P.updateOwn, P.updateAll)
       const { signing_secret: secret, ...changes } = b
-      const f: WebhookFields = { ...fieldsOf(row), ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)) }
-      if (f.function_namespace !== row.function_namespace || f.function_name !== row.function_name) await executableFunction(d.resources, p, f.function_namespace, f.function_name)
-      if (f.path !== row.path && (await store.byPath(f.path)) !== null) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
+      const f: WebhookFields = {
+        ...fieldsOf(row),
+        ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
+      }
+      if (f.function_namespace !== row.function_namespace || f.function_name !== row.function_name)
+        await executableFunction(d.resources, p, f.function_namespace, f.function_name)
+      if (f.path !== row.path && (await store.byPath(f.path)) !== null)
+        throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
       const next = await store.update(row.id, f, sealSecret(row.id, secret)).catch((err: unknown) => {
         // the unique path raced with another change
-        if (err instanceof Error && /unique|duplicate/i.test(err.message)) throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
+        if (err instanceof Error && /unique|duplicate/i.test(err.message))
+          throw conflict(`a webhook already uses the path ${f.path}`, 'webhook.exists')
         throw err
       })
       if (next === null) throw notFound(`no webhook at ${params.path}`, 'webhook.not_found')

@@ -16,7 +16,25 @@ export const webhooksFeature = defineFeature({
     const store = webhookStore(ctx.db)
     const log = ctx.log.child({ mod: 'webhooks' })
     await syncWebhookBucket(kv, store, log)
-    const invoke = { nc: ctx.nc, names: ctx.names, config: ctx.config, enqueue: ctx.jobs.enqueue, store: ctx.jobs.store, results: ctx.jobs.results }
-    return { routes: webhookHandlers({ db: ctx.db, kv, store, resources: ctx.resources, invoke, config: ctx.config, box: createSecretBox(ctx.config.ENCRYPTION_KEY, previousKeys(ctx.config.ENCRYPTION_KEY_PREVIOUS)), log }) }
+    const invoke = {
+      nc: ctx.nc,
+      names: ctx.names,
+      config: ctx.config,
+      enqueue: ctx.jobs.enqueue,
+      store: ctx.jobs.store,
+      results: ctx.jobs.results,
+    }
+    return {
+      routes: webhookHandlers({
+        db: ctx.db,
+        kv,
+        store,
+        resources: ctx.resources,
+        invoke,
+        config: ctx.config,
+        box: createSecretBox(ctx.config.ENCRYPTION_KEY, previousKeys(ctx.config.ENCRYPTION_KEY_PREVIOUS)),
+        log,
+      }),
+    }
   },
 })

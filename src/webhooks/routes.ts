@@ -1,6 +1,13 @@
 import { Type as T } from '@sinclair/typebox'
 import { ListQuery } from '../../schemas/common.ts'
-import { JsonObject, Webhook, WebhookCallQuery, WebhookCreateBody, WebhookParams, WebhookUpdateBody } from '../../schemas/triggers.ts'
+import {
+  JsonObject,
+  Webhook,
+  WebhookCallQuery,
+  WebhookCreateBody,
+  WebhookParams,
+  WebhookUpdateBody,
+} from '../../schemas/triggers.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 import { webhookRouteId } from '../api/webhook-wire.ts'
 
@@ -13,10 +20,25 @@ import { webhookRouteId } from '../api/webhook-wire.ts'
 const m = { surface: 'management', auth: true, target: 'rpc' } as const
 const tags = ['Webhooks']
 
-const List = T.Object({ ...ListQuery.properties, all: T.Optional(T.Boolean({ description: "admins: every user's webhooks (default: your own)" })) }, { additionalProperties: false })
+const List = T.Object(
+  {
+    ...ListQuery.properties,
+    all: T.Optional(T.Boolean({ description: "admins: every user's webhooks (default: your own)" })),
+  },
+  { additionalProperties: false },
+)
 
 export const WEBHOOK_ROUTES = {
-  list: defineRoute({ ...m, tags, id: 'webhooks.list', method: 'GET', path: '/api/v1/webhooks', summary: 'Your webhooks (`all=true`: every webhook, admins)', query: List, response: T.Array(Webhook) }),
+  list: defineRoute({
+    ...m,
+    tags,
+    id: 'webhooks.list',
+    method: 'GET',
+    path: '/api/v1/webhooks',
+    summary: 'Your webhooks (`all=true`: every webhook, admins)',
+    query: List,
+    response: T.Array(Webhook),
+  }),
   create: defineRoute({
     ...m,
     tags,
@@ -29,9 +51,43 @@ export const WEBHOOK_ROUTES = {
     response: Webhook,
     errors: [403, 404, 409],
   }),
-  get: defineRoute({ ...m, tags, id: 'webhooks.get', method: 'GET', path: '/api/v1/webhooks/{path}', greedyParam: true, summary: 'One webhook by its path (multi-segment)', params: WebhookParams, response: Webhook, errors: [404] }),
-  update: defineRoute({ ...m, tags, id: 'webhooks.update', method: 'PATCH', path: '/api/v1/webhooks/{path}', greedyParam: true, summary: 'Change a webhook (path, method, target, auth, defaults)', params: WebhookParams, body: WebhookUpdateBody, response: Webhook, errors: [404, 409] }),
-  delete: defineRoute({ ...m, tags, id: 'webhooks.delete', method: 'DELETE', path: '/api/v1/webhooks/{path}', greedyParam: true, summary: 'Delete a webhook', params: WebhookParams, status: 204, errors: [404] }),
+  get: defineRoute({
+    ...m,
+    tags,
+    id: 'webhooks.get',
+    method: 'GET',
+    path: '/api/v1/webhooks/{path}',
+    greedyParam: true,
+    summary: 'One webhook by its path (multi-segment)',
+    params: WebhookParams,
+    response: Webhook,
+    errors: [404],
+  }),
+  update: defineRoute({
+    ...m,
+    tags,
+    id: 'webhooks.update',
+    method: 'PATCH',
+    path: '/api/v1/webhooks/{path}',
+    greedyParam: true,
+    summary: 'Change a webhook (path, method, target, auth, defaults)',
+    params: WebhookParams,
+    body: WebhookUpdateBody,
+    response: Webhook,
+    errors: [404, 409],
+  }),
+  delete: defineRoute({
+    ...m,
+    tags,
+    id: 'webhooks.delete',
+    method: 'DELETE',
+    path: '/api/v1/webhooks/{path}',
+    greedyParam: true,
+    summary: 'Delete a webhook',
+    params: WebhookParams,
+    status: 204,
+    errors: [404],
+  }),
 }
 
 const CALL_SUMMARY =
@@ -57,7 +113,13 @@ const call = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE') =>
     errors: [202, 401, 404, 405, 502, 504],
   })
 
-export const WEBHOOK_CALL_ROUTES = { get: call('GET'), post: call('POST'), put: call('PUT'), patch: call('PATCH'), delete: call('DELETE') }
+export const WEBHOOK_CALL_ROUTES = {
+  get: call('GET'),
+  post: call('POST'),
+  put: call('PUT'),
+  patch: call('PATCH'),
+  delete: call('DELETE'),
+}
 
 export function webhookRoutes(): RouteDef[] {
   return [...Object.values(WEBHOOK_ROUTES), ...Object.values(WEBHOOK_CALL_ROUTES)]

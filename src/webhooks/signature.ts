@@ -31,12 +31,20 @@ const invalidSignature = (detail: string) => AppError.of('webhook.signature_inva
  * `toleranceSeconds` from `nowMs`. The comparison is constant-time over the digest bytes.
  */
 export function verifyWebhook(secret: string, call: SignedCall, toleranceSeconds: number, nowMs: number): void {
-  if (call.timestamp === '' || call.signature === '') throw invalidSignature(`this webhook requires signed calls: ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER} (sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">)`)
+  if (call.timestamp === '' || call.signature === '')
+    throw invalidSignature(
+      `this webhook requires signed calls: ${TIMESTAMP_HEADER} and ${SIGNATURE_HEADER} (sha256=<hex HMAC-SHA256 of "<timestamp>.<raw body>">)`,
+    )
   if (!/^\d{1,12}$/.test(call.timestamp)) throw invalidSignature(`${TIMESTAMP_HEADER} must be the Unix time in seconds`)
   const skew = Math.abs(nowMs / 1000 - Number(call.timestamp))
-  if (skew > toleranceSeconds) throw AppError.of('webhook.signature_expired', `${TIMESTAMP_HEADER} is ${String(Math.round(skew))} s from the server clock; at most ${String(toleranceSeconds)} s are accepted`)
+  if (skew > toleranceSeconds)
+    throw AppError.of(
+      'webhook.signature_expired',
+      `${TIMESTAMP_HEADER} is ${String(Math.round(skew))} s from the server clock; at most ${String(toleranceSeconds)} s are accepted`,
+    )
   const given = /^sha256=([0-9a-fA-F]{64})$/.exec(call.signature.trim())?.[1]
   if (given === undefined) throw invalidSignature(`${SIGNATURE_HEADER} must be sha256=<64 hex digits>`)
   const want = createHmac('sha256', secret).update(`${call.timestamp}.`).update(call.payload, 'utf8').digest()
-  if (!timingSafeEqual(Buffer.from(given, 'hex'), want)) throw invalidSignature('the signature does not match the payload and timestamp')
+  if (!timingSafeEqual(Buffer.from(given, 'hex'), want))
+    throw invalidSignature('the signature does not match the payload and timestamp')
 }

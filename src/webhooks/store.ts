@@ -36,7 +36,9 @@ const Row = T.Object(
 const WebhookRow = rowType(Row)
 // the signing secret's ciphertext is read only by `signingSecret` (a call that must be verified), never with the row
 const columns = sql.unsafe`id, path, http_method, function_namespace, function_name, requires_auth, default_values, description, is_active, owner_id, signing_secret is not null as has_signing_secret, created_at, updated_at`
-const SecretRow = rowType(T.Object({ signing_secret: T.Union([T.String(), T.Null()]) }, { title: 'webhook signing secret' }))
+const SecretRow = rowType(
+  T.Object({ signing_secret: T.Union([T.String(), T.Null()]) }, { title: 'webhook signing secret' }),
+)
 
 export type WebhookRowType = typeof Row.static
 
@@ -68,23 +70,38 @@ export interface WebhookFields {
 
 export function webhookStore(db: Db) {
   return {
-    byPath: (path: string) => maybeRow(db, WebhookRow, sql.unsafe`select ${columns} from webhooks where path = ${path}`),
+    byPath: (path: string) =>
+      maybeRow(db, WebhookRow, sql.unsafe`select ${columns} from webhooks where path = ${path}`),
     list: (ownerId: string | null, limit: number, offset: number) =>
-      anyRows(db, WebhookRow, sql.unsafe`select ${columns} from webhooks ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by path limit ${limit} offset ${offset}`),
+      anyRows(
+        db,
+        WebhookRow,
+        sql.unsafe`select ${columns} from webhooks ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by path limit ${limit} offset ${offset}`,
+      ),
     all: () => anyRows(db, WebhookRow, sql.unsafe`select ${columns} from webhooks`),
     /** null when the path is taken. `sealedSecret`: the signing secret's ciphertext (bound to `id`), or null. */
     create: (id: string, ownerId: string, f: WebhookFields, sealedSecret: string | null) =>
-      maybeRow(db, WebhookRow, sql.unsafe`insert into webhooks (id, path, http_method, function_namespace, function_name, requires_auth, default_values, description, is_active, owner_id, signing_secret)
+      maybeRow(
+        db,
+        WebhookRow,
+        sql.unsafe`insert into webhooks (id, path, http_method, function_namespace, function_name, requires_auth, default_values, description, is_active, owner_id, signing_secret)
         values (${id}::uuid, ${f.path}, ${f.http_method}, ${f.function_namespace}, ${f.function_name}, ${f.requires_auth}, ${sql.jsonb(JSON.parse(JSON.stringify(f.default_values)))}, ${f.description}, ${f.is_active}, ${ownerId}::uuid, ${sealedSecret})
-        on conflict (path) do nothing returning ${columns}`),
+        on conflict (path) do nothing returning ${columns}`,
+      ),
     /** `sealedSecret`: undefined keeps the stored one, null removes it, a string replaces it. */
     update: (id: string, f: WebhookFields, sealedSecret?: string | null) =>
-      maybeRow(db, WebhookRow, sql.unsafe`update webhooks set path = ${f.path}, http_method = ${f.http_method}, function_namespace = ${f.function_namespace}, function_name = ${f.function_name},
+      maybeRow(
+        db,
+        WebhookRow,
+        sql.unsafe`update webhooks set path = ${f.path}, http_method = ${f.http_method}, function_namespace = ${f.function_namespace}, function_name = ${f.function_name},
         requires_auth = ${f.requires_auth}, default_values = ${sql.jsonb(JSON.parse(JSON.stringify(f.default_values)))}, description = ${f.description}, is_active = ${f.is_active},
         ${sealedSecret === undefined ? sql.unsafe`` : sql.unsafe`signing_secret = ${sealedSecret},`} updated_at = now()
-        where id = ${id}::uuid returning ${columns}`),
+        where id = ${id}::uuid returning ${columns}`,
+      ),
     /** The signing secret's ciphertext (null: none, or no such webhook). */
-    signingSecret: async (id: string): Promise<string | null> => (await maybeRow(db, SecretRow, sql.unsafe`select signing_secret from webhooks where id = ${id}::uuid`))?.signing_secret ?? null,
+    signingSecret: async (id: string): Promise<string | null> =>
+      (await maybeRow(db, SecretRow, sql.unsafe`select signing_secret from webhooks where id = ${id}::uuid`))
+        ?.signing_secret ?? null,
     delete: (id: string) => db.query(sql.unsafe`delete from webhooks where id = ${id}::uuid`),
   }
 }

@@ -27,7 +27,13 @@ export function counterActor(db: pg.Pool | null, host: string) {
         if (msg.poison === true) throw new Error('poisoned message')
         const started = Date.now()
         await new Promise((r) => setTimeout(r, 3))
-        await db?.query('insert into actor_runs (key, n, host, started_ms, ended_ms) values ($1, $2, $3, $4, $5)', [ctx.key, msg.n, host, started, Date.now()])
+        await db?.query('insert into actor_runs (key, n, host, started_ms, ended_ms) values ($1, $2, $3, $4, $5)', [
+          ctx.key,
+          msg.n,
+          host,
+          started,
+          Date.now(),
+        ])
         const s = ctx.state
         if (msg.n === s.last + 1) ctx.setState({ ...s, last: msg.n, applied: s.applied + 1 })
         else if (msg.n > s.last + 1) ctx.setState({ ...s, last: msg.n, gaps: s.gaps + 1, applied: s.applied + 1 })
@@ -43,4 +49,5 @@ export function counterActor(db: pg.Pool | null, host: string) {
   })
 }
 
-export const ACTOR_RUNS_TABLE = 'create table if not exists actor_runs (key text not null, n integer not null, host text not null, started_ms bigint not null, ended_ms bigint not null)'
+export const ACTOR_RUNS_TABLE =
+  'create table if not exists actor_runs (key text not null, n integer not null, host text not null, started_ms bigint not null, ended_ms bigint not null)'

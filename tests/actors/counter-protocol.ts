@@ -6,6 +6,9 @@ export const counterProtocol = {
   type: 'counter',
   partitions: 16,
   messages: {
-    count: T.Object({ n: T.Integer({ minimum: 1 }), poison: T.Optional(T.Boolean()), arm: T.Optional(T.Boolean()) }, { additionalProperties: false }),
+    count: T.Object(
+      { n: T.Integer({ minimum: 1 }), poison: T.Optional(T.Boolean()), arm: T.Optional(T.Boolean()) },
+      { additionalProperties: false },
+    ),
   },
 } as const satisfies ActorProtocol

@@ -22,7 +22,10 @@ const tally = {
   type: 'tally',
   partitions: 4,
   messages: {
-    add: T.Object({ n: T.Integer({ minimum: 1 }), slow_ms: T.Optional(T.Integer({ minimum: 0 })) }, { additionalProperties: false }),
+    add: T.Object(
+      { n: T.Integer({ minimum: 1 }), slow_ms: T.Optional(T.Integer({ minimum: 0 })) },
+      { additionalProperties: false },
+    ),
   },
 } as const satisfies ActorProtocol
 
@@ -64,7 +67,15 @@ t.test('told messages: in-process, state before done, handed to the stream when 
     return e === null || e.length === 0 ? [] : e.json<{ state: Tally }>().state.seen
   }
   const log = createLogger({ level: 'error' })
-  const a = await startActorHost({ nc, names, nodeId: 'tell-a', actors: [actor('a')], log, leaseTtlMs: 3000, ackWaitMs: 2000 })
+  const a = await startActorHost({
+    nc,
+    names,
+    nodeId: 'tell-a',
+    actors: [actor('a')],
+    log,
+    leaseTtlMs: 3000,
+    ackWaitMs: 2000,
+  })
   let aStopped = false
   t.teardown(async () => {
     if (!aStopped) await a.stop()
@@ -77,10 +88,25 @@ t.test('told messages: in-process, state before done, handed to the stream when 
   const before = await actorsSeq()
   t.equal(a.tell(tally, 'k1', 'add', { n: 2 }), true, 'a key of a partition this host works is told in-process')
   t.equal(a.tell(tally, 'k1', 'add', { n: 3 }), true)
-  t.same(await eventually(async () => ((await seen('k1')).length === 3 ? seen('k1') : undefined), 'the told messages written'), [1, 2, 3], 'in order after the delivered one, state written')
+  t.same(
+    await eventually(
+      async () => ((await seen('k1')).length === 3 ? seen('k1') : undefined),
+      'the told messages written',
+    ),
+    [1, 2, 3],
+    'in order after the delivered one, state written',
+  )
   t.equal(await actorsSeq(), before, 'no message went through the mailbox stream')
-  t.throws(() => a.tell(tally, 'k1', 'add', { n: 0 }), { status: 422, code: 'actor.invalid_message' }, 'an invalid message is refused as a send refuses it')
-  t.equal(a.tell({ ...tally, type: 'other' }, 'k1', 'add', { n: 4 }), false, 'an actor type this host does not run: not told (the caller sends it)')
+  t.throws(
+    () => a.tell(tally, 'k1', 'add', { n: 0 }),
+    { status: 422, code: 'actor.invalid_message' },
+    'an invalid message is refused as a send refuses it',
+  )
+  t.equal(
+    a.tell({ ...tally, type: 'other' }, 'k1', 'add', { n: 4 }),
+    false,
+    'an actor type this host does not run: not told (the caller sends it)',
+  )
 
   // Told durably (a sender that answers its caller afterwards): settled once the state is written.
   const durable = a.tellDurably(tally, 'k1', 'add', { n: 4 })
@@ -94,14 +120,27 @@ t.test('told messages: in-process, state before done, handed to the stream when 
   // stream, whose delivery (the failure gone by then) is handled once.
   failing.set(5, 3)
   t.equal(a.tell(tally, 'k2', 'add', { n: 5 }), true)
-  await eventually(async () => ((await actorsSeq()) > before ? true : undefined), 'the failing told message handed to the stream')
-  t.same(await eventually(async () => ((await seen('k2')).length > 0 ? seen('k2') : undefined), 'the handed-off message handled from the stream'), [5], 'handled once, from the stream')
+  await eventually(
+    async () => ((await actorsSeq()) > before ? true : undefined),
+    'the failing told message handed to the stream',
+  )
+  t.same(
+    await eventually(
+      async () => ((await seen('k2')).length > 0 ? seen('k2') : undefined),
+      'the handed-off message handled from the stream',
+    ),
+    [5],
+    'handled once, from the stream',
+  )
   t.equal(runs.filter((r) => r === 'a:5').length, 4, 'three in-place attempts, then the delivery from the stream')
   // told durably, it settles once stored in the stream
   failing.set(6, 3)
   const seqBefore = await actorsSeq()
   await a.tellDurably(tally, 'k2b', 'add', { n: 6 })
-  t.ok((await actorsSeq()) > seqBefore, 'a durable tell that was not committed in-process settles once stored in the stream')
+  t.ok(
+    (await actorsSeq()) > seqBefore,
+    'a durable tell that was not committed in-process settles once stored in the stream',
+  )
 
   // A host that stops with told messages queued behind a slow turn hands them to the stream: a
   // host that takes the partition over handles each once.
@@ -115,7 +154,15 @@ t.test('told messages: in-process, state before done, handed to the stream when 
   // sent to the stream while no host works the partition: a host taking it over must not let a
   // told message overtake them (it tells only once it has caught up with its mailbox)
   for (const n of [20, 21, 22]) await sendToActor(js, names, tally, 'k5', 'add', { n })
-  const b = await startActorHost({ nc, names, nodeId: 'tell-b', actors: [actor('b')], log, leaseTtlMs: 3000, ackWaitMs: 2000 })
+  const b = await startActorHost({
+    nc,
+    names,
+    nodeId: 'tell-b',
+    actors: [actor('b')],
+    log,
+    leaseTtlMs: 3000,
+    ackWaitMs: 2000,
+  })
   t.teardown(() => b.stop())
   await eventually(async () => (b.owned().length === 4 ? true : undefined), 'host b to own the 4 partitions')
   // as a sender does: told when taken, sent otherwise

@@ -36,7 +36,14 @@ t.test('a host killed with many state writes in flight loses nothing and doubles
   const states = await kvm.open(names.bucket('ACTOR_STATE'))
   const hosts = new Map<string, ChildProcess>()
   for (const id of ['host-a', 'host-b']) {
-    const { proc } = await spawnReady(t, HOST, { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, TEST_DATABASE_URL: env.databaseUrl, NODE_ID: id, LEASE_TTL_MS: String(LEASE_TTL_MS), ACK_WAIT_MS: '2000' })
+    const { proc } = await spawnReady(t, HOST, {
+      NATS_URL: env.config.NATS_URL,
+      NATS_PREFIX: env.config.NATS_PREFIX,
+      TEST_DATABASE_URL: env.databaseUrl,
+      NODE_ID: id,
+      LEASE_TTL_MS: String(LEASE_TTL_MS),
+      ACK_WAIT_MS: '2000',
+    })
     hosts.set(id, proc)
   }
   const owners = async (): Promise<Map<string, string>> => {
@@ -47,39 +54,57 @@ t.test('a host killed with many state writes in flight loses nothing and doubles
     }
     return out
   }
-  const initial = await eventually(async () => {
-    const o = await owners()
-    return o.size === 16 && new Set(o.values()).size === 2 ? o : undefined
-  }, 'both hosts to own partitions', 30_000)
+  const initial = await eventually(
+    async () => {
+      const o = await owners()
+      return o.size === 16 && new Set(o.values()).size === 2 ? o : undefined
+    },
+    'both hosts to own partitions',
+    30_000,
+  )
   const counts = new Map<string, number>()
   for (const h of initial.values()) counts.set(h, (counts.get(h) ?? 0) + 1)
   const victim = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] as string
 
   // every key's messages sent one after another, all keys at once: writes of many keys in flight
   const keys = Array.from({ length: KEYS }, (_, i) => `w${String(i)}`)
-  const sending = Promise.all(keys.map(async (key) => {
-    for (let n = 1; n <= PER_KEY; n++) await sendToActor(js, names, counterProtocol, key, 'count', { n }, { msgId: `${key}-${String(n)}` })
-  }))
+  const sending = Promise.all(
+    keys.map(async (key) => {
+      for (let n = 1; n <= PER_KEY; n++)
+        await sendToActor(js, names, counterProtocol, key, 'count', { n }, { msgId: `${key}-${String(n)}` })
+    }),
+  )
   // kill once the hosts are busy writing: some keys have state, none is finished
-  await eventually(async () => {
-    const runs = await env.sql<{ n: number }>('select count(*)::int as n from actor_runs')
-    return (runs[0]?.n ?? 0) >= (KEYS * PER_KEY) / 5 ? true : undefined
-  }, 'the hosts to be busy', 30_000, 5)
+  await eventually(
+    async () => {
+      const runs = await env.sql<{ n: number }>('select count(*)::int as n from actor_runs')
+      return (runs[0]?.n ?? 0) >= (KEYS * PER_KEY) / 5 ? true : undefined
+    },
+    'the hosts to be busy',
+    30_000,
+    5,
+  )
   await kill9(hosts.get(victim) as ChildProcess)
   await sending
 
   let dups = 0
   for (const key of keys) {
-    const s = await eventually(async () => {
-      const e = await states.get(`counter.${key}`)
-      const v = e === null || e.length === 0 ? undefined : e.json<{ state: CounterState }>().state
-      return v !== undefined && v.last === PER_KEY ? v : undefined
-    }, `${key} to handle its ${String(PER_KEY)} messages`, 60_000)
+    const s = await eventually(
+      async () => {
+        const e = await states.get(`counter.${key}`)
+        const v = e === null || e.length === 0 ? undefined : e.json<{ state: CounterState }>().state
+        return v !== undefined && v.last === PER_KEY ? v : undefined
+      },
+      `${key} to handle its ${String(PER_KEY)} messages`,
+      60_000,
+    )
     if (s.gaps !== 0) t.fail(`${key}: ${String(s.gaps)} gaps`)
     if (s.applied !== PER_KEY) t.fail(`${key}: applied ${String(s.applied)} times for ${String(PER_KEY)} messages`)
     dups += s.dups
   }
-  t.pass(`${String(KEYS)} keys × ${String(PER_KEY)} messages: none lost, none applied twice, in order (${String(dups)} redeliveries recognised as duplicates)`)
+  t.pass(
+    `${String(KEYS)} keys × ${String(PER_KEY)} messages: none lost, none applied twice, in order (${String(dups)} redeliveries recognised as duplicates)`,
+  )
   const ran = await env.sql<{ n: number }>('select count(distinct (key, n))::int as n from actor_runs')
   t.same(ran, [{ n: KEYS * PER_KEY }], 'every message ran')
   const overlaps = await env.sql<{ n: number }>(`select count(*)::int as n from actor_runs a join actor_runs b

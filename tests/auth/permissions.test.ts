@@ -24,7 +24,11 @@ const cases: [granted: string, required: string, expected: boolean][] = [
 ]
 
 for (const [granted, required, expected] of cases) {
-  t.equal(permissionMatches(granted, required), expected, `${granted} ${expected ? 'covers' : 'does not cover'} ${required}`)
+  t.equal(
+    permissionMatches(granted, required),
+    expected,
+    `${granted} ${expected ? 'covers' : 'does not cover'} ${required}`,
+  )
 }
 
 t.test('lists and validity', async (t) => {

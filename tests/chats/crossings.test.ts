@@ -12,14 +12,19 @@ import { startFakeLlm } from '../helpers/fake-llm.ts'
  * fails here. Background work that is not the turn's (heartbeats, lease renewals, health) is
  * left out by its site.
  */
-const BACKGROUND = /heartbeat|leases\.ts|runtime\/host\.ts|consumeMailbox|health|puller\.ts|timers\.ts|maintenance|expiry/
+const BACKGROUND =
+  /heartbeat|leases\.ts|runtime\/host\.ts|consumeMailbox|health|puller\.ts|timers\.ts|maintenance|expiry/
 
 /** Lease renewals go out through the actor runtime's outbox, whose stack does not say who asked: known by their bucket. */
-const isTurns = (x: Crossing): boolean => x.site !== '' && !BACKGROUND.test(x.site) && !x.detail.includes('ACTOR_LEASES')
+const isTurns = (x: Crossing): boolean =>
+  x.site !== '' && !BACKGROUND.test(x.site) && !x.detail.includes('ACTOR_LEASES')
 
 const show = (t: { comment(msg: string): void }, title: string, xs: Crossing[]) => {
-  t.comment(`${title}: ${String(xs.filter((x) => x.what === 'pg').length)} Postgres, ${String(xs.filter((x) => x.what === 'nats').length)} NATS`)
-  for (const x of xs) t.comment(`  ${x.at.toFixed(2).padStart(7)} ms ${x.what.padEnd(4)} ${x.detail.padEnd(62)} ${x.site}`)
+  t.comment(
+    `${title}: ${String(xs.filter((x) => x.what === 'pg').length)} Postgres, ${String(xs.filter((x) => x.what === 'nats').length)} NATS`,
+  )
+  for (const x of xs)
+    t.comment(`  ${x.at.toFixed(2).padStart(7)} ms ${x.what.padEnd(4)} ${x.detail.padEnd(62)} ${x.site}`)
 }
 
 /** A platform whose default LLM provider is the fake, with the agent count/<name>. */
@@ -27,7 +32,16 @@ async function platformWithAgent(t: Test, name: string) {
   const llm = await startFakeLlm()
   t.teardown(() => llm.close())
   const env = await startTestPlatform(t)
-  await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
+  await env.request('POST', '/api/v1/llm-providers', {
+    body: {
+      name: 'fake',
+      provider_type: 'openai',
+      api_endpoint: llm.endpoint('openai'),
+      api_key: 'k',
+      default_model: 'm',
+      is_default: true,
+    },
+  })
   await env.request('POST', '/api/v1/agents', { body: { namespace: 'count', name, system_prompt: 'You count.' } })
   return env
 }
@@ -36,8 +50,17 @@ t.test('one chat turn: Postgres round trips and acknowledged NATS operations', a
   const env = await platformWithAgent(t, 'echo')
   const chat = (await env.request('POST', '/agents/count/echo/chats', { body: {} })).body as { id: string }
   // warm: the first turn fills the caches (agent, provider client, principal, actor key)
-  for (let i = 0; i < 2; i++) t.equal((await env.request('POST', `/chats/${chat.id}/messages`, { body: { content: 'warm' } })).status, 200)
-  const executions = async () => Number((await env.sql<{ n: string }>("select count(*) as n from executions where chat_id = $1 and status = 'completed'", [chat.id]))[0]?.n ?? 0)
+  for (let i = 0; i < 2; i++)
+    t.equal((await env.request('POST', `/chats/${chat.id}/messages`, { body: { content: 'warm' } })).status, 200)
+  const executions = async () =>
+    Number(
+      (
+        await env.sql<{ n: string }>(
+          "select count(*) as n from executions where chat_id = $1 and status = 'completed'",
+          [chat.id],
+        )
+      )[0]?.n ?? 0,
+    )
   await eventually(async () => ((await executions()) === 2 ? true : undefined), 'the warm-up turns mirrored')
 
   const counter = crossingCounter(env.platform.nc, env.platform.db as Db, env.config.NATS_PREFIX)
@@ -56,18 +79,34 @@ t.test('one chat turn: Postgres round trips and acknowledged NATS operations', a
   const pg = all.filter((x) => x.what === 'pg')
   // the chat's owner spoke in it before (warm-up): no read at the door (src/chats/handlers.ts speakIn)
   const turnPg = pg.filter((x) => !x.site.includes('mirror.ts'))
-  t.equal(turnPg.length, 1, 'the turn: one insert (the chat and its history are held by the worker, the count vouched by the chat actor)')
-  t.ok(turnPg.every((x) => x.site.includes('appendMany')), 'no read of the chat or its history: the insert only')
+  t.equal(
+    turnPg.length,
+    1,
+    'the turn: one insert (the chat and its history are held by the worker, the count vouched by the chat actor)',
+  )
+  t.ok(
+    turnPg.every((x) => x.site.includes('appendMany')),
+    'no read of the chat or its history: the insert only',
+  )
   t.ok(pg.length <= 4, 'plus the two execution rows of the mirror')
   // (the warm-up turn's last execution event may still be on its way when the count starts)
-  t.ok(path.filter((x) => x.what === 'nats' && !x.site.includes('mirror.ts')).length <= 4, 'acknowledged NATS operations: the job claim and end, the actor state twice')
+  t.ok(
+    path.filter((x) => x.what === 'nats' && !x.site.includes('mirror.ts')).length <= 4,
+    'acknowledged NATS operations: the job claim and end, the actor state twice',
+  )
   t.ok(after.filter((x) => x.what === 'nats').length <= 2, 'and two execution events')
   t.notOk(
     all.some((x) => x.detail.startsWith('actor.chat.')),
     "nothing through the chat's mailbox stream: the user's message and the turn's end are told to the chat actor in-process",
   )
-  t.notOk(all.some((x) => x.detail.startsWith('jobs.agent.')), 'the turn started in this process, not through the JOBS queue')
-  t.notOk(all.some((x) => x.detail === 'flush'), 'the waiter subscribed before the send (no flush)')
+  t.notOk(
+    all.some((x) => x.detail.startsWith('jobs.agent.')),
+    'the turn started in this process, not through the JOBS queue',
+  )
+  t.notOk(
+    all.some((x) => x.detail === 'flush'),
+    'the waiter subscribed before the send (no flush)',
+  )
   t.end()
 })
 
@@ -79,11 +118,20 @@ t.test('one agent request through the adapter: Postgres round trips and acknowle
   const env = await platformWithAgent(t, 'adapted')
   const ask = () =>
     env.request('POST', '/adapters/openai/v1/chat/completions', {
-      body: { model: 'agent:count/adapted', messages: [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three?' }] },
+      body: {
+        model: 'agent:count/adapted',
+        messages: [
+          { role: 'user', content: 'one' },
+          { role: 'assistant', content: 'two' },
+          { role: 'user', content: 'three?' },
+        ],
+      },
     })
   // every request makes a chat of its own, on any of the 64 partitions: all of them worked here first
   await eventually(async () => {
-    const shards = (await env.request('GET', '/api/v1/system/actors')).body as { types: { type: string; owned: number; partitions: number }[] }
+    const shards = (await env.request('GET', '/api/v1/system/actors')).body as {
+      types: { type: string; owned: number; partitions: number }[]
+    }
     const chat = shards.types.find((x) => x.type === 'chat')
     return chat !== undefined && chat.owned === chat.partitions ? true : undefined
   }, 'the chat partitions owned by the host')
@@ -101,15 +149,29 @@ t.test('one agent request through the adapter: Postgres round trips and acknowle
     ['src/chats/store.ts Object.createInternal', 'src/chats/store.ts Object.appendMany'],
     'Postgres: the chat with its earlier messages (one insert, committed without a flush of its own), the turn: its insert only (handed the chat by its creator: history-cache.ts seedChat)',
   )
-  t.ok(own.filter((x) => x.what === 'nats').length <= 4, 'acknowledged NATS operations: the job claim and end, the actor state twice')
-  t.notOk(own.some((x) => x.detail.startsWith('actor.chat.')), 'the message told to the chat actor in-process')
+  t.ok(
+    own.filter((x) => x.what === 'nats').length <= 4,
+    'acknowledged NATS operations: the job claim and end, the actor state twice',
+  )
+  t.notOk(
+    own.some((x) => x.detail.startsWith('actor.chat.')),
+    'the message told to the chat actor in-process',
+  )
 
   // streamed: the same, the internal chat's stream not recorded (nobody resumes it through the chat)
   const streamedAsk = async () => {
     const r = await fetch(`${env.base}/adapters/openai/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'agent:count/adapted', stream: true, messages: [{ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' }, { role: 'user', content: 'three?' }] }),
+      body: JSON.stringify({
+        model: 'agent:count/adapted',
+        stream: true,
+        messages: [
+          { role: 'user', content: 'one' },
+          { role: 'assistant', content: 'two' },
+          { role: 'user', content: 'three?' },
+        ],
+      }),
     })
     t.equal(r.status, 200)
     return r.text()
@@ -120,7 +182,9 @@ t.test('one agent request through the adapter: Postgres round trips and acknowle
   const streamedPath = counter.stop().filter(isTurns)
   show(t, 'streamed adapter request to its last chunk', streamedPath)
   t.same(
-    streamedPath.filter((x) => x.what === 'pg' && !x.site.includes('mirror.ts')).map((x) => x.site.split(' < ')[0]?.replace(/:\d+ /, ' ')),
+    streamedPath
+      .filter((x) => x.what === 'pg' && !x.site.includes('mirror.ts'))
+      .map((x) => x.site.split(' < ')[0]?.replace(/:\d+ /, ' ')),
     ['src/chats/store.ts Object.createInternal', 'src/chats/store.ts Object.appendMany'],
     'Postgres: as without streaming (no record of the stream in the internal chat)',
   )
@@ -135,7 +199,11 @@ t.test('one streamed chat turn: Postgres round trips and acknowledged NATS opera
   const env = await platformWithAgent(t, 'streamed')
   const chat = (await env.request('POST', '/agents/count/streamed/chats', { body: {} })).body as { id: string }
   const streamed = async (): Promise<string> => {
-    const res = await fetch(`${env.base}/chats/${chat.id}/messages/stream`, { method: 'POST', headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'count me' }) })
+    const res = await fetch(`${env.base}/chats/${chat.id}/messages/stream`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'count me' }),
+    })
     t.equal(res.status, 200)
     return res.text()
   }
@@ -152,6 +220,9 @@ t.test('one streamed chat turn: Postgres round trips and acknowledged NATS opera
     ['src/chats/store.ts Object.setChannel', 'src/chats/store.ts Object.appendMany'],
     "Postgres: the chat's stream recorded, the turn's insert; no read at the door or in the turn",
   )
-  t.notOk(own.some((x) => x.detail.startsWith('actor.chat.')), 'the message told to the chat actor in-process')
+  t.notOk(
+    own.some((x) => x.detail.startsWith('actor.chat.')),
+    'the message told to the chat actor in-process',
+  )
   t.end()
 })

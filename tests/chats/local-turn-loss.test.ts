@@ -18,23 +18,48 @@ t.test('a lost actor host with a local turn ends the stream with an error and fr
   t.teardown(() => llm.close())
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
   const childEnv = {
-    TEST_ROLES: 'actors,workers', NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, DATABASE_URL: env.databaseUrl, SECRET_KEY, ENCRYPTION_KEY, DATA_DIR: env.config.DATA_DIR,
-    QUEUE_ACK_WAIT_SECONDS: '2', QUEUE_HEARTBEAT_SECONDS: '1', ACTOR_LEASE_TTL_SECONDS: '3',
+    TEST_ROLES: 'actors,workers',
+    NATS_URL: env.config.NATS_URL,
+    NATS_PREFIX: env.config.NATS_PREFIX,
+    DATABASE_URL: env.databaseUrl,
+    SECRET_KEY,
+    ENCRYPTION_KEY,
+    DATA_DIR: env.config.DATA_DIR,
+    QUEUE_ACK_WAIT_SECONDS: '2',
+    QUEUE_HEARTBEAT_SECONDS: '1',
+    ACTOR_LEASE_TTL_SECONDS: '3',
   }
   const first = await spawnReady(t, HOST, childEnv)
-  await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
+  await env.request('POST', '/api/v1/llm-providers', {
+    body: {
+      name: 'fake',
+      provider_type: 'openai',
+      api_endpoint: llm.endpoint('openai'),
+      api_key: 'k',
+      default_model: 'm',
+      is_default: true,
+    },
+  })
   await env.request('POST', '/api/v1/agents', { body: { namespace: 'loss', name: 'local', system_prompt: 'x' } })
   const chat = (await env.request('POST', '/agents/loss/local/chats', { body: {} })).body as { id: string }
 
   // a reply that streams for ~10 s: the host is killed after the first pieces
   llm.push({ text: Array.from({ length: 50 }, (_, i) => `p${String(i)} `), chunk_delay_ms: 200 })
-  const res = await fetch(`${env.base}/chats/${chat.id}/messages/stream`, { method: 'POST', headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'go' }) })
+  const res = await fetch(`${env.base}/chats/${chat.id}/messages/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ content: 'go' }),
+  })
   t.equal(res.status, 200)
   const reader = (res.body as ReadableStream<Uint8Array>).getReader()
   const decoder = new TextDecoder()
   let text = ''
-  while (!text.includes('p2 ')) text += decoder.decode((await reader.read()).value ?? new Uint8Array(), { stream: true })
-  const [job] = await env.sql<{ id: string; worker: string | null }>("select id, worker from executions where chat_id = $1 and status = 'running'", [chat.id])
+  while (!text.includes('p2 '))
+    text += decoder.decode((await reader.read()).value ?? new Uint8Array(), { stream: true })
+  const [job] = await env.sql<{ id: string; worker: string | null }>(
+    "select id, worker from executions where chat_id = $1 and status = 'running'",
+    [chat.id],
+  )
   t.ok(job !== undefined, 'the turn runs as an agent job (mirrored as running)')
   await kill9(first.proc)
   // another host joins: it takes the partition over and its watchdog finds the turn's worker dead
@@ -51,6 +76,9 @@ t.test('a lost actor host with a local turn ends the stream with an error and fr
   const answered = await next
   t.equal(answered.status, 200, answered.text)
   t.match(answered.body, { content: 'back again' })
-  const [lost] = await env.sql<{ status: string; error: string }>('select status, error from executions where id = $1', [job?.id])
+  const [lost] = await env.sql<{ status: string; error: string }>(
+    'select status, error from executions where id = $1',
+    [job?.id],
+  )
   t.match(lost, { status: 'failed', error: /worker lost/ }, 'the lost turn is recorded as failed')
 })

@@ -24,11 +24,24 @@ t.before(async () => {
   llm = await startFakeLlm()
   t.teardown(() => llm.close())
   env = await startTestPlatform(t)
-  defaultId = await mk('/api/v1/llm-providers', { name: 'main', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'sk-fake', default_model: 'main-model', is_default: true })
+  defaultId = await mk('/api/v1/llm-providers', {
+    name: 'main',
+    provider_type: 'openai',
+    api_endpoint: llm.endpoint('openai'),
+    api_key: 'sk-fake',
+    default_model: 'main-model',
+    is_default: true,
+  })
 })
 
 t.test("the agent's own provider answers while it is usable", async (t) => {
-  const own = await mk('/api/v1/llm-providers', { name: 'own-ok', provider_type: 'anthropic', api_endpoint: llm.endpoint('anthropic'), api_key: 'sk-ant', default_model: 'own-model' })
+  const own = await mk('/api/v1/llm-providers', {
+    name: 'own-ok',
+    provider_type: 'anthropic',
+    api_endpoint: llm.endpoint('anthropic'),
+    api_key: 'sk-ant',
+    default_model: 'own-model',
+  })
   await mk('/api/v1/agents', { namespace: 'demo', name: 'pinned-ok', llm_provider_id: own })
   const from = llm.requests.length
   llm.push({ text: 'from own' })
@@ -38,7 +51,13 @@ t.test("the agent's own provider answers while it is usable", async (t) => {
 })
 
 t.test('a deleted agent provider falls back to the default provider', async (t) => {
-  const own = await mk('/api/v1/llm-providers', { name: 'own-deleted', provider_type: 'anthropic', api_endpoint: llm.endpoint('anthropic'), api_key: 'sk-ant', default_model: 'own-model' })
+  const own = await mk('/api/v1/llm-providers', {
+    name: 'own-deleted',
+    provider_type: 'anthropic',
+    api_endpoint: llm.endpoint('anthropic'),
+    api_key: 'sk-ant',
+    default_model: 'own-model',
+  })
   await mk('/api/v1/agents', { namespace: 'demo', name: 'pinned-deleted', llm_provider_id: own })
   t.equal((await env.request('DELETE', `/api/v1/llm-providers/${own}`)).status, 204)
   const from = llm.requests.length
@@ -46,11 +65,21 @@ t.test('a deleted agent provider falls back to the default provider', async (t) 
   const res = await post(`/chats/${await newChat('pinned-deleted')}/messages`, { content: 'hi' })
   t.equal(res.status, 200, res.text)
   t.match(res.body, { content: 'from the default' })
-  t.match(llm.requests.slice(from), [{ protocol: 'openai', body: { model: 'main-model' } }], "the default provider with its default_model")
+  t.match(
+    llm.requests.slice(from),
+    [{ protocol: 'openai', body: { model: 'main-model' } }],
+    'the default provider with its default_model',
+  )
 })
 
 t.test("a disabled agent provider falls back to the default provider, with the agent's model", async (t) => {
-  const own = await mk('/api/v1/llm-providers', { name: 'own-disabled', provider_type: 'anthropic', api_endpoint: llm.endpoint('anthropic'), api_key: 'sk-ant', default_model: 'own-model' })
+  const own = await mk('/api/v1/llm-providers', {
+    name: 'own-disabled',
+    provider_type: 'anthropic',
+    api_endpoint: llm.endpoint('anthropic'),
+    api_key: 'sk-ant',
+    default_model: 'own-model',
+  })
   await mk('/api/v1/agents', { namespace: 'demo', name: 'pinned-disabled', llm_provider_id: own, model: 'agent-model' })
   const off = await env.request('PATCH', `/api/v1/llm-providers/${own}`, { body: { is_active: false } })
   t.equal(off.status, 200, off.text)
@@ -62,7 +91,13 @@ t.test("a disabled agent provider falls back to the default provider, with the a
 })
 
 t.test('no usable default either: the turn fails with llm.provider_not_found', async (t) => {
-  const own = await mk('/api/v1/llm-providers', { name: 'own-gone', provider_type: 'anthropic', api_endpoint: llm.endpoint('anthropic'), api_key: 'sk-ant', default_model: 'own-model' })
+  const own = await mk('/api/v1/llm-providers', {
+    name: 'own-gone',
+    provider_type: 'anthropic',
+    api_endpoint: llm.endpoint('anthropic'),
+    api_key: 'sk-ant',
+    default_model: 'own-model',
+  })
   await mk('/api/v1/agents', { namespace: 'demo', name: 'pinned-gone', llm_provider_id: own })
   t.equal((await env.request('DELETE', `/api/v1/llm-providers/${own}`)).status, 204)
   const off = await env.request('PATCH', `/api/v1/llm-providers/${defaultId}`, { body: { is_active: false } })

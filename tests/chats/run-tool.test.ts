@@ -18,16 +18,19 @@ const echo = tool(async (args) => {
 const ctx = {} as ToolContext
 const call = (args: string) => ({ id: 'call_1', type: 'function' as const, function: { name: 't', arguments: args } })
 
-t.test('arguments: an object is passed, empty or non-object JSON becomes {}, invalid JSON is an error result', async (t) => {
-  seen.length = 0
-  t.same(await runTool(echo, call('{"a":1}'), ctx), { ok: true })
-  t.same(await runTool(echo, call(''), ctx), { ok: true })
-  t.same(await runTool(echo, call('[1,2]'), ctx), { ok: true })
-  t.same(await runTool(echo, call('null'), ctx), { ok: true })
-  t.same(seen, [{ a: 1 }, {}, {}, {}])
-  t.same(await runTool(echo, call('{not json'), ctx), { error: 'the arguments were not valid JSON' })
-  t.equal(seen.length, 4, 'the tool did not run on invalid JSON')
-})
+t.test(
+  'arguments: an object is passed, empty or non-object JSON becomes {}, invalid JSON is an error result',
+  async (t) => {
+    seen.length = 0
+    t.same(await runTool(echo, call('{"a":1}'), ctx), { ok: true })
+    t.same(await runTool(echo, call(''), ctx), { ok: true })
+    t.same(await runTool(echo, call('[1,2]'), ctx), { ok: true })
+    t.same(await runTool(echo, call('null'), ctx), { ok: true })
+    t.same(seen, [{ a: 1 }, {}, {}, {}])
+    t.same(await runTool(echo, call('{not json'), ctx), { error: 'the arguments were not valid JSON' })
+    t.equal(seen.length, 4, 'the tool did not run on invalid JSON')
+  },
+)
 
 t.test('a throwing tool answers its message as an error result', async (t) => {
   const failing = tool(async () => {
@@ -41,7 +44,10 @@ t.test('stored results: as they are within TOOL_RESULT_MAX_SIZE, truncated with 
   t.equal(storedResult(config, 'short'), 'short')
   t.equal(storedResult(config, { a: 1 }), '{"a":1}')
   t.equal(storedResult(config, undefined), 'null')
-  const long = storedResult(config, Array.from({ length: 100 }, (_, i) => i))
+  const long = storedResult(
+    config,
+    Array.from({ length: 100 }, (_, i) => i),
+  )
   t.ok(long.length <= 200)
   t.match(JSON.parse(long) as unknown[], [0, 1, 2])
   t.match((JSON.parse(long) as unknown[]).at(-1), { _truncated: true, total: 100 })

@@ -14,21 +14,48 @@ const WORKER = join(import.meta.dirname, 'worker-platform.ts')
 t.test('a lost worker ends the stream with an error and frees the chat', async (t) => {
   const llm = await startFakeLlm()
   t.teardown(() => llm.close())
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources,actors', QUEUE_ACK_WAIT_SECONDS: '2', QUEUE_HEARTBEAT_SECONDS: '1' })
-  const childEnv = { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, DATABASE_URL: env.databaseUrl, SECRET_KEY, ENCRYPTION_KEY, QUEUE_ACK_WAIT_SECONDS: '2', QUEUE_HEARTBEAT_SECONDS: '1', DATA_DIR: env.config.DATA_DIR }
+  const env = await startTestPlatform(t, {
+    ROLES: 'gateway,resources,actors',
+    QUEUE_ACK_WAIT_SECONDS: '2',
+    QUEUE_HEARTBEAT_SECONDS: '1',
+  })
+  const childEnv = {
+    NATS_URL: env.config.NATS_URL,
+    NATS_PREFIX: env.config.NATS_PREFIX,
+    DATABASE_URL: env.databaseUrl,
+    SECRET_KEY,
+    ENCRYPTION_KEY,
+    QUEUE_ACK_WAIT_SECONDS: '2',
+    QUEUE_HEARTBEAT_SECONDS: '1',
+    DATA_DIR: env.config.DATA_DIR,
+  }
   const first = await spawnReady(t, WORKER, childEnv)
-  await env.request('POST', '/api/v1/llm-providers', { body: { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true } })
+  await env.request('POST', '/api/v1/llm-providers', {
+    body: {
+      name: 'fake',
+      provider_type: 'openai',
+      api_endpoint: llm.endpoint('openai'),
+      api_key: 'k',
+      default_model: 'm',
+      is_default: true,
+    },
+  })
   await env.request('POST', '/api/v1/agents', { body: { namespace: 'loss', name: 'slow', system_prompt: 'x' } })
   const chat = (await env.request('POST', '/agents/loss/slow/chats', { body: {} })).body as { id: string }
 
   // a reply that streams for ~10 s: the worker is killed after the first pieces
   llm.push({ text: Array.from({ length: 50 }, (_, i) => `p${String(i)} `), chunk_delay_ms: 200 })
-  const res = await fetch(`${env.base}/chats/${chat.id}/messages/stream`, { method: 'POST', headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'go' }) })
+  const res = await fetch(`${env.base}/chats/${chat.id}/messages/stream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${env.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ content: 'go' }),
+  })
   t.equal(res.status, 200)
   const reader = (res.body as ReadableStream<Uint8Array>).getReader()
   const decoder = new TextDecoder()
   let text = ''
-  while (!text.includes('p2 ')) text += decoder.decode((await reader.read()).value ?? new Uint8Array(), { stream: true })
+  while (!text.includes('p2 '))
+    text += decoder.decode((await reader.read()).value ?? new Uint8Array(), { stream: true })
   await kill9(first.proc)
   // another worker joins; it finds the abandoned turn once the ack wait ran out
   await spawnReady(t, WORKER, childEnv)
@@ -38,8 +65,11 @@ t.test('a lost worker ends the stream with an error and frees the chat', async (
     if (done) break
     text += decoder.decode(value, { stream: true })
   }
-  t.match(text, /event: error\ndata: [^\n]*turn\.worker_lost/, "the stream ends with an error event")
-  t.ok(Date.now() - started < 30_000, `the client got its answer in ${String(Date.now() - started)} ms, not after the idle timeout`)
+  t.match(text, /event: error\ndata: [^\n]*turn\.worker_lost/, 'the stream ends with an error event')
+  t.ok(
+    Date.now() - started < 30_000,
+    `the client got its answer in ${String(Date.now() - started)} ms, not after the idle timeout`,
+  )
 
   // the chat is free for the next message
   llm.push({ text: 'back again' })

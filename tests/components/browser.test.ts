@@ -129,14 +129,42 @@ export default function Dash() {
       code: 'def handler(input, context):\n    return {"items": [{"sku": "apple-" + input["warehouse"], "qty": 3}, {"sku": "pear", "qty": 7}]}\n',
       input_schema: { type: 'object', properties: { warehouse: { type: 'string' } }, required: ['warehouse'] },
     })
-    await ok('POST', '/api/v1/components', { namespace: 'web', name: 'stock', title: 'Stock', source_code: LIST, enabled_functions: ['web/stock'], css_overrides: 'h1 { color: rebeccapurple }' })
-    await ok('POST', '/api/v1/components', { namespace: 'web', name: 'spy', title: 'Spy', source_code: SPY, visibility: 'shared' })
+    await ok('POST', '/api/v1/components', {
+      namespace: 'web',
+      name: 'stock',
+      title: 'Stock',
+      source_code: LIST,
+      enabled_functions: ['web/stock'],
+      css_overrides: 'h1 { color: rebeccapurple }',
+    })
+    await ok('POST', '/api/v1/components', {
+      namespace: 'web',
+      name: 'spy',
+      title: 'Spy',
+      source_code: SPY,
+      visibility: 'shared',
+    })
     // a query of A's on the platform's own database, on a connection A may use
     const u = new URL(env.databaseUrl)
-    const conn = await env.request('POST', '/api/v1/database-connections', { body: { name: 'browser-db', connection_type: 'postgresql', host: u.hostname, port: Number(u.port), database: u.pathname.slice(1), username: decodeURIComponent(u.username), password: decodeURIComponent(u.password), allow_platform_database: true } })
+    const conn = await env.request('POST', '/api/v1/database-connections', {
+      body: {
+        name: 'browser-db',
+        connection_type: 'postgresql',
+        host: u.hostname,
+        port: Number(u.port),
+        database: u.pathname.slice(1),
+        username: decodeURIComponent(u.username),
+        password: decodeURIComponent(u.password),
+        allow_platform_database: true,
+      },
+    })
     if (conn.status !== 201) throw new Error(`database connection: ${conn.text}`)
-    await env.sql(`insert into roles (name, permissions) values ('browser-db-use', jsonb_build_object('platform.database-connections/browser-db.use:all', true))`)
-    await env.sql(`insert into user_roles (user_id, role_id) select $1, id from roles where name = 'browser-db-use'`, [a.id])
+    await env.sql(
+      `insert into roles (name, permissions) values ('browser-db-use', jsonb_build_object('platform.database-connections/browser-db.use:all', true))`,
+    )
+    await env.sql(`insert into user_roles (user_id, role_id) select $1, id from roles where name = 'browser-db-use'`, [
+      a.id,
+    ])
     await ok('POST', '/api/v1/queries', {
       namespace: 'web',
       name: 'orders',
@@ -144,8 +172,21 @@ export default function Dash() {
       sql: "select n as id, (n * 10.5)::text as total from generate_series(1, 2) n where :customer::text = 'acme'",
       input_schema: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
     })
-    await ok('POST', '/api/v1/components', { namespace: 'web', name: 'orders', title: 'Orders', source_code: ORDERS, enabled_queries: ['web/orders'], input_schema: { type: 'object', properties: { customer: { type: 'string' } } } })
-    await ok('POST', '/api/v1/components', { namespace: 'web', name: 'dash', title: 'Dashboard', source_code: DASH, enabled_components: ['web/stock'] })
+    await ok('POST', '/api/v1/components', {
+      namespace: 'web',
+      name: 'orders',
+      title: 'Orders',
+      source_code: ORDERS,
+      enabled_queries: ['web/orders'],
+      input_schema: { type: 'object', properties: { customer: { type: 'string' } } },
+    })
+    await ok('POST', '/api/v1/components', {
+      namespace: 'web',
+      name: 'dash',
+      title: 'Dashboard',
+      source_code: DASH,
+      enabled_components: ['web/stock'],
+    })
     browser = await launchChromium()
     t.teardown(() => browser.close())
   })
@@ -159,7 +200,9 @@ export default function Dash() {
       if (m.type() === 'error') problems.push(m.text())
     })
     // the bearer token goes on the page request only; the page itself never sees it
-    await page.route('**/render*', (route) => route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${a.token}` } }))
+    await page.route('**/render*', (route) =>
+      route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${a.token}` } }),
+    )
     const res = await page.goto(`${env.base}${path}?input=${encodeURIComponent(JSON.stringify(input))}`)
     return { page, problems, res }
   }
@@ -169,10 +212,26 @@ export default function Dash() {
     t.equal(compiled.status, 200, 'compiled')
     const { page, problems, res } = await openRendered('/components/web/stock/render', { warehouse: 'north' })
     t.equal(res?.status(), 200)
-    await page.locator('#status').filter({ hasText: /done|error/ }).waitFor({ timeout: 60_000 })
+    await page
+      .locator('#status')
+      .filter({ hasText: /done|error/ })
+      .waitFor({ timeout: 60_000 })
     t.equal(await page.locator('#status').textContent(), 'done', 'the proxy call succeeded')
-    t.same(await page.locator('#items li').allTextContents(), ['apple-north: 3', 'pear: 7'], 'the function result is on the page')
-    t.equal(await page.locator('h1').evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color), 'rgb(102, 51, 153)', 'css_overrides apply')
+    t.same(
+      await page.locator('#items li').allTextContents(),
+      ['apple-north: 3', 'pear: 7'],
+      'the function result is on the page',
+    )
+    t.equal(
+      await page
+        .locator('h1')
+        .evaluate(
+          (el) =>
+            (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color,
+        ),
+      'rgb(102, 51, 153)',
+      'css_overrides apply',
+    )
     t.same(problems, [], 'no script errors, no CSP violations')
     mkdirSync('.tap', { recursive: true })
     await page.screenshot({ path: '.tap/component-render.png', fullPage: true })
@@ -182,26 +241,59 @@ export default function Dash() {
   t.test("the README's component: a query through the page's proxy, from the sandboxed page", async (t) => {
     const { page, problems, res } = await openRendered('/components/web/orders/render', { customer: 'acme' })
     t.equal(res?.status(), 200)
-    await page.locator('#status').filter({ hasText: /done|error/ }).waitFor({ timeout: 60_000 })
+    await page
+      .locator('#status')
+      .filter({ hasText: /done|error/ })
+      .waitFor({ timeout: 60_000 })
     t.equal(await page.locator('#status').textContent(), 'done', 'the query proxy call succeeded')
-    t.same(await page.locator('#orders li').allTextContents(), ['#1: 10.5', '#2: 21.0'], 'the query rows are on the page')
+    t.same(
+      await page.locator('#orders li').allTextContents(),
+      ['#1: 10.5', '#2: 21.0'],
+      'the query rows are on the page',
+    )
     t.same(problems, [], 'no script errors, no CSP or CORS violations')
     await page.close()
   })
 
   t.test('a hostile bundle on a share page finds no token and its ticket opens nothing', async (t) => {
     // The viewer's token in this origin's storage, as a docs page or a console would keep it.
-    type Swagger = { ui?: { authActions: { authorizeWithPersistOption(a: unknown): unknown }; specSelectors: { specJson(): { size: number } } } }
-    type Storage = { localStorage: { setItem(k: string, v: string): void; getItem(k: string): string | null; length: number; key(i: number): string | null }; document: { cookie: string } }
+    type Swagger = {
+      ui?: {
+        authActions: { authorizeWithPersistOption(a: unknown): unknown }
+        specSelectors: { specJson(): { size: number } }
+      }
+    }
+    type Storage = {
+      localStorage: {
+        setItem(k: string, v: string): void
+        getItem(k: string): string | null
+        length: number
+        key(i: number): string | null
+      }
+      document: { cookie: string }
+    }
     const docs = await browser.context.newPage()
     await docs.goto(`${env.base}/api/v1/docs`)
-    await docs.waitForFunction(() => ((globalThis as unknown as Swagger).ui?.specSelectors.specJson().size ?? 0) > 0, undefined, { timeout: 60_000 })
+    await docs.waitForFunction(
+      () => ((globalThis as unknown as Swagger).ui?.specSelectors.specJson().size ?? 0) > 0,
+      undefined,
+      { timeout: 60_000 },
+    )
     // what the Authorize dialog's button does
-    await docs.evaluate((token) => (globalThis as unknown as Swagger).ui?.authActions.authorizeWithPersistOption({ bearer: { name: 'bearer', schema: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, value: token } }), a.token)
+    await docs.evaluate(
+      (token) =>
+        (globalThis as unknown as Swagger).ui?.authActions.authorizeWithPersistOption({
+          bearer: { name: 'bearer', schema: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, value: token },
+        }),
+      a.token,
+    )
     const stored = () =>
       docs.evaluate(() => {
         const s = (globalThis as unknown as Storage).localStorage
-        return Array.from({ length: s.length }, (_, i) => `${String(s.key(i))}=${String(s.getItem(s.key(i) ?? ''))}`).join('\n')
+        return Array.from(
+          { length: s.length },
+          (_, i) => `${String(s.key(i))}=${String(s.getItem(s.key(i) ?? ''))}`,
+        ).join('\n')
       })
     t.notOk((await stored()).includes(a.token), 'Swagger UI, once authorized, keeps the token out of localStorage')
     await docs.evaluate((token) => {
@@ -216,7 +308,11 @@ export default function Dash() {
     const page = await browser.context.newPage()
     const res = await page.goto(`${env.base}${String(share['url'])}`)
     t.equal(res?.status(), 200)
-    t.match(res?.headers()['content-security-policy'], /(^|; )sandbox allow-scripts(;|$)/, 'the page runs in an opaque origin')
+    t.match(
+      res?.headers()['content-security-policy'],
+      /(^|; )sandbox allow-scripts(;|$)/,
+      'the page runs in an opaque origin',
+    )
     const report = page.locator('#report')
     await report.filter({ hasText: /\{/ }).waitFor({ timeout: 60_000 })
     const r = JSON.parse((await report.textContent()) ?? '{}') as Record<string, unknown>
@@ -229,31 +325,54 @@ export default function Dash() {
     t.equal(r['list'], 'blocked')
     t.equal(r['apiKeyHeader'], 'blocked')
     // and the ticket is no credential even when sent from outside a browser
-    const ticket = (JSON.parse((await page.locator('#platform-component').textContent()) ?? '{}') as { ticket: string }).ticket
-    t.equal((await env.request('GET', '/auth/me', { token: ticket })).status, 401, 'the view ticket is not a bearer token')
-    t.equal((await env.request('GET', '/api/v1/functions', { token: null, headers: { 'x-api-key': ticket } })).status, 401, 'nor an API key')
+    const ticket = (JSON.parse((await page.locator('#platform-component').textContent()) ?? '{}') as { ticket: string })
+      .ticket
+    t.equal(
+      (await env.request('GET', '/auth/me', { token: ticket })).status,
+      401,
+      'the view ticket is not a bearer token',
+    )
+    t.equal(
+      (await env.request('GET', '/api/v1/functions', { token: null, headers: { 'x-api-key': ticket } })).status,
+      401,
+      'nor an API key',
+    )
     t.equal(r['evalRan'], false, 'the CSP forbids eval')
     t.equal(r['outside'], 'blocked', 'and connections to other origins')
     t.equal(r['notEnabled'], 403, 'a proxy call outside the enabled lists is refused')
     await page.close()
   })
 
-  t.test('an embedded component (enabled_components) renders in a nested sandboxed frame and calls its own function', async (t) => {
-    const { page, problems, res } = await openRendered('/components/web/dash/render', {})
-    t.equal(res?.status(), 200)
-    await page.locator('#dash').waitFor({ timeout: 60_000 })
-    const frame = page.frameLocator('iframe[title="stock"]')
-    await frame.locator('#status').filter({ hasText: /done|error/ }).waitFor({ timeout: 60_000 })
-    t.equal(await frame.locator('#status').textContent(), 'done', "the embedded page's proxy call succeeded")
-    t.same(await frame.locator('#items li').allTextContents(), ['apple-south: 3', 'pear: 7'], 'with the input the embedding page gave it')
-    t.equal(await page.locator('iframe[title="stock"]').getAttribute('sandbox'), 'allow-scripts', 'the frame is sandboxed')
-    // the embedded page holds a ticket of its own, no token
-    const inner = page.frames().find((f) => f.url().includes('/components/view/embed/web/stock'))
-    t.ok(inner !== undefined, 'the nested frame loaded the embed page')
-    const html = (await inner?.content()) ?? ''
-    t.notOk(html.includes(a.token), 'no platform token in the embedded page')
-    t.same(problems, [], 'no script errors, no CSP violations')
-    await page.screenshot({ path: '.tap/component-embed.png', fullPage: true })
-    await page.close()
-  })
+  t.test(
+    'an embedded component (enabled_components) renders in a nested sandboxed frame and calls its own function',
+    async (t) => {
+      const { page, problems, res } = await openRendered('/components/web/dash/render', {})
+      t.equal(res?.status(), 200)
+      await page.locator('#dash').waitFor({ timeout: 60_000 })
+      const frame = page.frameLocator('iframe[title="stock"]')
+      await frame
+        .locator('#status')
+        .filter({ hasText: /done|error/ })
+        .waitFor({ timeout: 60_000 })
+      t.equal(await frame.locator('#status').textContent(), 'done', "the embedded page's proxy call succeeded")
+      t.same(
+        await frame.locator('#items li').allTextContents(),
+        ['apple-south: 3', 'pear: 7'],
+        'with the input the embedding page gave it',
+      )
+      t.equal(
+        await page.locator('iframe[title="stock"]').getAttribute('sandbox'),
+        'allow-scripts',
+        'the frame is sandboxed',
+      )
+      // the embedded page holds a ticket of its own, no token
+      const inner = page.frames().find((f) => f.url().includes('/components/view/embed/web/stock'))
+      t.ok(inner !== undefined, 'the nested frame loaded the embed page')
+      const html = (await inner?.content()) ?? ''
+      t.notOk(html.includes(a.token), 'no platform token in the embedded page')
+      t.same(problems, [], 'no script errors, no CSP violations')
+      await page.screenshot({ path: '.tap/component-embed.png', fullPage: true })
+      await page.close()
+    },
+  )
 }

@@ -14,7 +14,8 @@ let env: TestPlatform
 let a: { id: string; token: string }
 let b: { id: string; token: string }
 
-const SIMPLE = 'export default function C({ input }: { input: { n?: number } }) { return <p id="n">{input.n ?? 0}</p> }\n'
+const SIMPLE =
+  'export default function C({ input }: { input: { n?: number } }) { return <p id="n">{input.n ?? 0}</p> }\n'
 
 const ok = async (method: string, path: string, body: unknown, token: string, status = 201) => {
   const res = await env.request(method, path, { body, token })
@@ -32,15 +33,33 @@ const render = async (path: string, token: string) => {
   return { ticket: ticketOf(res.text), csp: res.headers.get('content-security-policy') ?? '' }
 }
 const embed = (ns: string, name: string, ticket: string, input?: unknown) =>
-  env.request('GET', `/components/view/embed/${ns}/${name}?ticket=${ticket}${input === undefined ? '' : `&input=${encodeURIComponent(JSON.stringify(input))}`}`, { token: null })
+  env.request(
+    'GET',
+    `/components/view/embed/${ns}/${name}?ticket=${ticket}${input === undefined ? '' : `&input=${encodeURIComponent(JSON.stringify(input))}`}`,
+    { token: null },
+  )
 
 t.before(async () => {
   env = await startTestPlatform(t)
   a = await env.createUser('embed-a@test.local')
   b = await env.createUser('embed-b@test.local')
-  await ok('POST', '/api/v1/functions', { namespace: 'emb', name: 'adder', code: 'def handler(input, context):\n    return {"sum": input["a"] + input["b"], "user": context["user_email"]}\n', input_schema: { type: 'object' } }, a.token)
-  const comp = (name: string, spec: Record<string, unknown>) => ok('POST', '/api/v1/components', { namespace: 'emb', name, source_code: SIMPLE, ...spec }, a.token)
-  await comp('child', { enabled_functions: ['emb/adder'], input_schema: { type: 'object', properties: { n: { type: 'integer' } } } })
+  await ok(
+    'POST',
+    '/api/v1/functions',
+    {
+      namespace: 'emb',
+      name: 'adder',
+      code: 'def handler(input, context):\n    return {"sum": input["a"] + input["b"], "user": context["user_email"]}\n',
+      input_schema: { type: 'object' },
+    },
+    a.token,
+  )
+  const comp = (name: string, spec: Record<string, unknown>) =>
+    ok('POST', '/api/v1/components', { namespace: 'emb', name, source_code: SIMPLE, ...spec }, a.token)
+  await comp('child', {
+    enabled_functions: ['emb/adder'],
+    input_schema: { type: 'object', properties: { n: { type: 'integer' } } },
+  })
   await comp('shared-child', { visibility: 'shared' })
   await comp('other', {})
   await comp('parent', { visibility: 'public', enabled_components: ['emb/child', 'emb/shared-child'] })
@@ -49,12 +68,16 @@ t.before(async () => {
 
 t.test("the embedding page's ticket opens an enabled component's page with a ticket of its own", async (t) => {
   const parent = await render('/components/emb/parent/render', a.token)
-  t.match(parent.csp, /frame-src 'self'/, 'the page may frame the platform\'s own pages')
+  t.match(parent.csp, /frame-src 'self'/, "the page may frame the platform's own pages")
   const res = await embed('emb', 'child', parent.ticket, { n: 7 })
   t.equal(res.status, 200, res.text)
   const csp = res.headers.get('content-security-policy') ?? ''
   t.match(csp, /(^|; )sandbox allow-scripts(;|$)/, 'the embedded page is sandboxed too')
-  t.notMatch(csp, /frame-ancestors/, 'no frame-ancestors: its ancestor is an opaque-origin page no source matches (the ticket is what opens it)')
+  t.notMatch(
+    csp,
+    /frame-ancestors/,
+    'no frame-ancestors: its ancestor is an opaque-origin page no source matches (the ticket is what opens it)',
+  )
   t.equal(res.headers.get('cache-control'), 'no-store')
   t.match(res.text, /"component":\{"namespace":"emb","name":"child"/)
   t.match(res.text, /"input":\{"n":7\}/, 'its input')
@@ -63,32 +86,60 @@ t.test("the embedding page's ticket opens an enabled component's page with a tic
   t.not(child, parent.ticket, 'a ticket of its own')
   const p = openViewTicket(SECRET_KEY, parent.ticket)
   const c = openViewTicket(SECRET_KEY, child)
-  const [row] = await env.sql<{ id: string }>("select id from resources where kind = 'component' and namespace = 'emb' and name = 'child'")
+  const [row] = await env.sql<{ id: string }>(
+    "select id from resources where kind = 'component' and namespace = 'emb' and name = 'child'",
+  )
   t.match(c, { c: row?.id, u: a.id, s: null, p: null, d: 1 }, 'the child component, the same viewer, one level deep')
   t.ok((c?.e ?? Infinity) <= (p?.e ?? 0), 'never outliving the embedding ticket')
 
   // each page calls through its own enabled lists
-  const viaChild = await env.request('POST', '/components/view/functions/emb/adder/execute', { token: null, body: { ticket: child, input: { a: 2, b: 3 } } })
+  const viaChild = await env.request('POST', '/components/view/functions/emb/adder/execute', {
+    token: null,
+    body: { ticket: child, input: { a: 2, b: 3 } },
+  })
   t.equal(viaChild.status, 200, viaChild.text)
-  t.match(viaChild.body, { status: 'success', result: { sum: 5, user: 'embed-a@test.local' } }, "the child's function runs as the viewer")
-  const viaParent = await env.request('POST', '/components/view/functions/emb/adder/execute', { token: null, body: { ticket: parent.ticket, input: { a: 2, b: 3 } } })
-  t.match(viaParent, { status: 403, body: { code: 'component.proxy_not_enabled' } }, "not the parent's: it enabled the component, not the function")
+  t.match(
+    viaChild.body,
+    { status: 'success', result: { sum: 5, user: 'embed-a@test.local' } },
+    "the child's function runs as the viewer",
+  )
+  const viaParent = await env.request('POST', '/components/view/functions/emb/adder/execute', {
+    token: null,
+    body: { ticket: parent.ticket, input: { a: 2, b: 3 } },
+  })
+  t.match(
+    viaParent,
+    { status: 403, body: { code: 'component.proxy_not_enabled' } },
+    "not the parent's: it enabled the component, not the function",
+  )
 })
 
 t.test('refused: not enabled, a bad ticket, invalid input, a viewer who may not see it', async (t) => {
   const parent = await render('/components/emb/parent/render', a.token)
-  t.match(await embed('emb', 'other', parent.ticket), { status: 403, body: { code: 'component.proxy_not_enabled' } }, 'not in enabled_components')
-  t.match(await embed('emb', 'child', `cvt_${'x'.repeat(60)}`), { status: 401, body: { code: 'component.ticket_invalid' } }, 'a forged ticket')
+  t.match(
+    await embed('emb', 'other', parent.ticket),
+    { status: 403, body: { code: 'component.proxy_not_enabled' } },
+    'not in enabled_components',
+  )
+  t.match(
+    await embed('emb', 'child', `cvt_${'x'.repeat(60)}`),
+    { status: 401, body: { code: 'component.ticket_invalid' } },
+    'a forged ticket',
+  )
   const none = await env.request('GET', '/components/view/embed/emb/child', { token: null })
   t.match(none, { status: 401, body: { code: 'component.ticket_invalid' } }, 'no ticket')
-  t.match(await embed('emb', 'child', parent.ticket, { n: 'seven' }), { status: 422, body: { code: 'component.input_invalid' } }, "input checked against the child's input_schema")
+  t.match(
+    await embed('emb', 'child', parent.ticket, { n: 'seven' }),
+    { status: 422, body: { code: 'component.input_invalid' } },
+    "input checked against the child's input_schema",
+  )
   // B may view the public parent, not A's private child
   const asB = await render('/components/emb/parent/render', b.token)
   t.equal((await embed('emb', 'child', asB.ticket)).status, 404, "B's page cannot show A's private component")
   t.equal((await embed('emb', 'shared-child', asB.ticket)).status, 404, 'nor a shared one B may not read')
   // the other component's own ticket does not open the parent's enabled list
   const other = await render('/components/emb/other/render', a.token)
-  t.equal((await embed('emb', 'child', other.ticket)).status, 403, "a page whose component does not enable it")
+  t.equal((await embed('emb', 'child', other.ticket)).status, 403, 'a page whose component does not enable it')
 })
 
 t.test('on a share page: runs as the owner, within the same share link; private components stay out', async (t) => {
@@ -104,7 +155,11 @@ t.test('on a share page: runs as the owner, within the same share link; private 
   t.equal(c?.u, a.id, 'running as the owner')
   t.match(res.text, /"mode":"share"/)
   // revoking the link ends the embedded page's calls too
-  t.equal((await env.request('DELETE', `/api/v1/components/emb/parent/shares/${String(share['token'])}`, { token: a.token })).status, 204)
+  t.equal(
+    (await env.request('DELETE', `/api/v1/components/emb/parent/shares/${String(share['token'])}`, { token: a.token }))
+      .status,
+    204,
+  )
   t.equal((await embed('emb', 'shared-child', ticket)).status, 401, 'the link is gone')
 })
 
@@ -115,5 +170,9 @@ t.test(`nesting stops at ${String(MAX_EMBED_DEPTH)} levels`, async (t) => {
     t.equal(res.status, 200, `level ${String(depth)}`)
     ticket = ticketOf(res.text)
   }
-  t.match(await embed('emb', 'loop', ticket), { status: 403, body: { code: 'component.proxy_not_enabled' } }, 'one level more is refused')
+  t.match(
+    await embed('emb', 'loop', ticket),
+    { status: 403, body: { code: 'component.proxy_not_enabled' } },
+    'one level more is refused',
+  )
 })

@@ -30,8 +30,14 @@ function route(req: Received, res: http.ServerResponse): void {
     res.writeHead(status, { 'content-type': 'application/json', 'set-cookie': 'upstream=1', ...headers })
     res.end(JSON.stringify(body))
   }
-  if (url.pathname.startsWith('/v1/pets/') && req.method === 'GET') return json(200, { id: url.pathname.split('/')[3], verbose: url.searchParams.get('verbose'), trace: req.headers['x-trace'] ?? null })
-  if (url.pathname === '/v1/pets' && req.method === 'POST') return json(201, { created: JSON.parse(req.body) as unknown })
+  if (url.pathname.startsWith('/v1/pets/') && req.method === 'GET')
+    return json(200, {
+      id: url.pathname.split('/')[3],
+      verbose: url.searchParams.get('verbose'),
+      trace: req.headers['x-trace'] ?? null,
+    })
+  if (url.pathname === '/v1/pets' && req.method === 'POST')
+    return json(201, { created: JSON.parse(req.body) as unknown })
   if (url.pathname === '/v1/pets' && req.method === 'GET') return json(200, [{ id: '1' }], { 'x-total': '1' })
   if (url.pathname === '/v1/big') {
     res.writeHead(200, { 'content-type': 'text/plain' })
@@ -137,10 +143,26 @@ components:
 
 const as = (token: string) => ({ token })
 const post = (path: string, body: unknown, token = alice.token) => env.request('POST', path, { body, ...as(token) })
-const exec = (conn: string, op: string, input: unknown, token = alice.token) => post(`/api/v1/connectors/${conn}/operations/${op}/execute`, { input }, token)
+const exec = (conn: string, op: string, input: unknown, token = alice.token) =>
+  post(`/api/v1/connectors/${conn}/operations/${op}/execute`, { input }, token)
 
-async function connector(name: string, baseUrl: string, extra: Record<string, unknown> = {}, token = alice.token): Promise<void> {
-  const res = await post('/api/v1/connectors', { namespace: 'acme', name, base_url: baseUrl, operations: [{ name: 'ping', method: 'GET', path: '/ping' }], ...extra }, token)
+async function connector(
+  name: string,
+  baseUrl: string,
+  extra: Record<string, unknown> = {},
+  token = alice.token,
+): Promise<void> {
+  const res = await post(
+    '/api/v1/connectors',
+    {
+      namespace: 'acme',
+      name,
+      base_url: baseUrl,
+      operations: [{ name: 'ping', method: 'GET', path: '/ping' }],
+      ...extra,
+    },
+    token,
+  )
   if (res.status !== 201) throw new Error(`connector ${name}: ${res.text}`)
 }
 
@@ -150,16 +172,49 @@ t.before(async () => {
 })
 
 t.test('import an OpenAPI document (YAML text, $refs resolved) and call its operations', async (t) => {
-  const res = await post('/api/v1/connectors/import', { namespace: 'acme', name: 'pets', openapi: PETSTORE, base_url: base, auth: { type: 'bearer', secret: 'acme/api-token' } })
+  const res = await post('/api/v1/connectors/import', {
+    namespace: 'acme',
+    name: 'pets',
+    openapi: PETSTORE,
+    base_url: base,
+    auth: { type: 'bearer', secret: 'acme/api-token' },
+  })
   t.equal(res.status, 201, res.text)
-  const rec = res.body as { operations: { name: string; method: string; path: string; parameters: { properties: Record<string, { type?: string; maxLength?: number }>; required?: string[] }; locations: Record<string, string>; body_mapping: unknown }[]; description: string; base_url: string }
-  t.same(rec.operations.map((o) => o.name), ['listPets', 'createPet', 'getPet', 'post_pets_id_tags'], 'operationId, else method_path')
+  const rec = res.body as {
+    operations: {
+      name: string
+      method: string
+      path: string
+      parameters: { properties: Record<string, { type?: string; maxLength?: number }>; required?: string[] }
+      locations: Record<string, string>
+      body_mapping: unknown
+    }[]
+    description: string
+    base_url: string
+  }
+  t.same(
+    rec.operations.map((o) => o.name),
+    ['listPets', 'createPet', 'getPet', 'post_pets_id_tags'],
+    'operationId, else method_path',
+  )
   t.equal(rec.description, 'Pet store')
   const byName = Object.fromEntries(rec.operations.map((o) => [o.name, o]))
-  t.same(byName['listPets']?.parameters.properties['limit'], { type: 'integer', maximum: 100 }, 'a $ref parameter is resolved')
-  t.same(byName['createPet']?.parameters.properties['tag'], { type: 'string', maxLength: 20 }, 'a nested $ref schema is resolved')
+  t.same(
+    byName['listPets']?.parameters.properties['limit'],
+    { type: 'integer', maximum: 100 },
+    'a $ref parameter is resolved',
+  )
+  t.same(
+    byName['createPet']?.parameters.properties['tag'],
+    { type: 'string', maxLength: 20 },
+    'a nested $ref schema is resolved',
+  )
   t.same(byName['createPet']?.parameters.required, ['name'])
-  t.same(byName['getPet']?.locations, { id: 'path', verbose: 'query', 'X-Trace': 'header' }, 'path-level parameters are merged; cookie parameters are skipped')
+  t.same(
+    byName['getPet']?.locations,
+    { id: 'path', verbose: 'query', 'X-Trace': 'header' },
+    'path-level parameters are merged; cookie parameters are skipped',
+  )
   t.same(byName['post_pets_id_tags']?.body_mapping, { $: 'body' }, 'a non-object body is one parameter')
 
   const one = await exec('acme/pets', 'getPet', { id: '7', verbose: true, 'X-Trace': 'abc' })
@@ -169,7 +224,10 @@ t.test('import an OpenAPI document (YAML text, $refs resolved) and call its oper
   const seen = api.received.at(-1) as Received
   t.equal(seen.url, '/v1/pets/7?verbose=true')
   t.equal(seen.headers['authorization'], 'Bearer tok-123', 'the bearer secret is sent')
-  t.notOk('set-cookie' in (one.body as { headers: Record<string, string> }).headers, 'upstream cookies are not passed on')
+  t.notOk(
+    'set-cookie' in (one.body as { headers: Record<string, string> }).headers,
+    'upstream cookies are not passed on',
+  )
 
   const created = await exec('acme/pets', 'createPet', { name: 'Rex', tag: 'dog' })
   t.match(created.body, { status: 201, body: { created: { name: 'Rex', tag: 'dog' } } })
@@ -185,10 +243,25 @@ t.test('import an OpenAPI document (YAML text, $refs resolved) and call its oper
   t.equal((await exec('acme/pets', 'getPet', { id: '..' })).status, 422)
 
   const missing = await exec('acme/pets', 'createPet', { tag: 'dog' })
-  t.match(missing, { status: 422, body: { code: 'connector.invalid_input' } }, 'the input is validated against the operation schema')
+  t.match(
+    missing,
+    { status: 422, body: { code: 'connector.invalid_input' } },
+    'the input is validated against the operation schema',
+  )
   t.match(await exec('acme/pets', 'nope', {}), { status: 404, body: { code: 'connector.operation_not_found' } })
-  t.match(await post('/api/v1/connectors/import', { namespace: 'acme', name: 'pets', openapi: PETSTORE, base_url: base }), { status: 409 }, 'a second import of the same name conflicts')
-  const replaced = await post('/api/v1/connectors/import', { namespace: 'acme', name: 'pets', openapi: PETSTORE, base_url: base, auth: { type: 'bearer', secret: 'acme/api-token' }, replace: true })
+  t.match(
+    await post('/api/v1/connectors/import', { namespace: 'acme', name: 'pets', openapi: PETSTORE, base_url: base }),
+    { status: 409 },
+    'a second import of the same name conflicts',
+  )
+  const replaced = await post('/api/v1/connectors/import', {
+    namespace: 'acme',
+    name: 'pets',
+    openapi: PETSTORE,
+    base_url: base,
+    auth: { type: 'bearer', secret: 'acme/api-token' },
+    replace: true,
+  })
   t.equal(replaced.status, 200, 'replace: true updates it')
 })
 
@@ -196,9 +269,22 @@ t.test("user B: 404 on A's connector; a connector naming A's secret gets nothing
   t.match(await exec('acme/pets', 'listPets', {}, bob.token), { status: 404 })
   t.match(await env.request('GET', '/api/v1/connectors/acme/pets', as(bob.token)), { status: 404 })
   const before = api.received.length
-  const res = await post('/api/v1/connectors', { namespace: 'bobs', name: 'thief', base_url: base, auth: { type: 'bearer', secret: 'acme/api-token' }, operations: [{ name: 'steal', method: 'GET', path: '/pets' }] }, bob.token)
+  const res = await post(
+    '/api/v1/connectors',
+    {
+      namespace: 'bobs',
+      name: 'thief',
+      base_url: base,
+      auth: { type: 'bearer', secret: 'acme/api-token' },
+      operations: [{ name: 'steal', method: 'GET', path: '/pets' }],
+    },
+    bob.token,
+  )
   t.equal(res.status, 201, res.text)
-  t.match(await exec('bobs/thief', 'steal', {}, bob.token), { status: 409, body: { code: 'connector.secret_unavailable' } })
+  t.match(await exec('bobs/thief', 'steal', {}, bob.token), {
+    status: 409,
+    body: { code: 'connector.secret_unavailable' },
+  })
   t.equal(api.received.length, before, 'nothing was sent')
 })
 
@@ -213,47 +299,147 @@ t.test('hostile targets are refused after DNS, redirects included', async (t) =>
   ]
   for (const [name, url] of targets) {
     await connector(name, url)
-    t.match(await exec(`acme/${name}`, 'ping', {}), { status: 400, body: { code: 'outbound.private_address' } }, `${url} is refused`)
+    t.match(
+      await exec(`acme/${name}`, 'ping', {}),
+      { status: 400, body: { code: 'outbound.private_address' } },
+      `${url} is refused`,
+    )
   }
   await connector('redirector', base, { operations: [{ name: 'go', method: 'GET', path: '/redirect' }] })
-  t.match(await exec('acme/redirector', 'go', {}), { status: 400, body: { code: 'outbound.private_address' } }, 'a redirect to loopback is refused at the hop')
+  t.match(
+    await exec('acme/redirector', 'go', {}),
+    { status: 400, body: { code: 'outbound.private_address' } },
+    'a redirect to loopback is refused at the hop',
+  )
   await connector('plain-other', 'http://203.0.113.50')
-  t.match(await exec('acme/plain-other', 'ping', {}), { status: 400, body: { code: 'outbound.not_https' } }, 'plain HTTP to a host no admin listed')
+  t.match(
+    await exec('acme/plain-other', 'ping', {}),
+    { status: 400, body: { code: 'outbound.not_https' } },
+    'plain HTTP to a host no admin listed',
+  )
   await connector('plain-ok', `http://${ADDRESS}:${String(plainPort)}`)
-  t.match(await exec('acme/plain-ok', 'ping', {}), { status: 200, body: { status: 200, body: { plain: true } } }, 'plain HTTP to a host in CONNECTOR_HTTP_HOSTS')
-  const creds = await post('/api/v1/connectors', { namespace: 'acme', name: 'creds', base_url: 'https://user:pw@api.test', operations: [] })
+  t.match(
+    await exec('acme/plain-ok', 'ping', {}),
+    { status: 200, body: { status: 200, body: { plain: true } } },
+    'plain HTTP to a host in CONNECTOR_HTTP_HOSTS',
+  )
+  const creds = await post('/api/v1/connectors', {
+    namespace: 'acme',
+    name: 'creds',
+    base_url: 'https://user:pw@api.test',
+    operations: [],
+  })
   t.equal(creds.status, 422, 'credentials in base_url are refused')
 })
 
-t.test("a base URL whose host does not resolve: 502 upstream.dns_failed naming the host, not the database's 503", async (t) => {
-  await connector('nowhere', 'https://api.nowhere.invalid/v1')
-  const res = await exec('acme/nowhere', 'ping', {})
-  t.match(res, { status: 502, body: { code: 'upstream.dns_failed' } }, res.text)
-  t.match((res.body as { detail: string }).detail, /api\.nowhere\.invalid/, 'the answer names the host')
-  t.match(await exec('acme/plain-ok', 'ping', {}), { status: 200 }, 'the platform (and its database) is fine')
-})
+t.test(
+  "a base URL whose host does not resolve: 502 upstream.dns_failed naming the host, not the database's 503",
+  async (t) => {
+    await connector('nowhere', 'https://api.nowhere.invalid/v1')
+    const res = await exec('acme/nowhere', 'ping', {})
+    t.match(res, { status: 502, body: { code: 'upstream.dns_failed' } }, res.text)
+    t.match((res.body as { detail: string }).detail, /api\.nowhere\.invalid/, 'the answer names the host')
+    t.match(await exec('acme/plain-ok', 'ping', {}), { status: 200 }, 'the platform (and its database) is fine')
+  },
+)
 
 t.test('OpenAPI documents that would reach outside themselves or are too big', async (t) => {
-  const doc = (paths: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ openapi: '3.0.0', info: { title: 'x', version: '1' }, paths, ...extra })
+  const doc = (paths: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    openapi: '3.0.0',
+    info: { title: 'x', version: '1' },
+    paths,
+    ...extra,
+  })
   const op = { get: { responses: {} } }
   for (const ref of ['file:///etc/passwd', 'https://example.com/schema.yaml', 'other.yaml#/x']) {
-    const res = await post('/api/v1/connectors/import', { namespace: 'acme', name: 'ext', base_url: base, openapi: doc({ '/a': { get: { parameters: [{ $ref: ref }], responses: {} } } }) })
+    const res = await post('/api/v1/connectors/import', {
+      namespace: 'acme',
+      name: 'ext',
+      base_url: base,
+      openapi: doc({ '/a': { get: { parameters: [{ $ref: ref }], responses: {} } } }),
+    })
     t.match(res, { status: 422, body: { code: 'connector.invalid_openapi' } }, `external $ref ${ref} is not followed`)
   }
   const seven = Object.fromEntries(['/a', '/b', '/c', '/d', '/e', '/f', '/g'].map((p) => [p, op]))
-  t.match(await post('/api/v1/connectors/import', { namespace: 'acme', name: 'many', base_url: base, openapi: doc(seven) }), { status: 422, body: { code: 'connector.invalid_openapi' } }, 'more than CONNECTOR_MAX_OPERATIONS')
+  t.match(
+    await post('/api/v1/connectors/import', { namespace: 'acme', name: 'many', base_url: base, openapi: doc(seven) }),
+    { status: 422, body: { code: 'connector.invalid_openapi' } },
+    'more than CONNECTOR_MAX_OPERATIONS',
+  )
   const manyOps = Array.from({ length: 7 }, (_, i) => ({ name: `op${String(i)}`, method: 'GET', path: '/x' }))
-  t.equal((await post('/api/v1/connectors', { namespace: 'acme', name: 'many2', base_url: base, operations: manyOps })).status, 422, 'the cap holds for plain creates too')
+  t.equal(
+    (await post('/api/v1/connectors', { namespace: 'acme', name: 'many2', base_url: base, operations: manyOps }))
+      .status,
+    422,
+    'the cap holds for plain creates too',
+  )
   // each level doubles: 2^40 nodes once expanded
   const schemas: Record<string, unknown> = { L0: { type: 'string' } }
-  for (let i = 1; i <= 40; i++) schemas[`L${String(i)}`] = { type: 'object', properties: { a: { $ref: `#/components/schemas/L${String(i - 1)}` }, b: { $ref: `#/components/schemas/L${String(i - 1)}` } } }
-  const bomb = doc({ '/a': { post: { requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/L40' } } } }, responses: {} } } }, { components: { schemas } })
-  t.match(await post('/api/v1/connectors/import', { namespace: 'acme', name: 'bomb', base_url: base, openapi: bomb }), { status: 422, body: { code: 'connector.invalid_openapi' } }, 'a $ref expansion bomb is refused')
-  t.match(await post('/api/v1/connectors/import', { namespace: 'acme', name: 'v2', base_url: base, openapi: { swagger: '2.0', paths: {} } }), { status: 422 }, 'Swagger 2 is not imported')
-  t.match(await post('/api/v1/connectors/import', { namespace: 'acme', name: 'bad', base_url: base, openapi: 'a: [' }), { status: 422 }, 'broken YAML')
-  const noServer = await post('/api/v1/connectors/import', { namespace: 'acme', name: 'noserver', openapi: doc({ '/a': op }) })
+  for (let i = 1; i <= 40; i++)
+    schemas[`L${String(i)}`] = {
+      type: 'object',
+      properties: {
+        a: { $ref: `#/components/schemas/L${String(i - 1)}` },
+        b: { $ref: `#/components/schemas/L${String(i - 1)}` },
+      },
+    }
+  const bomb = doc(
+    {
+      '/a': {
+        post: {
+          requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/L40' } } } },
+          responses: {},
+        },
+      },
+    },
+    { components: { schemas } },
+  )
+  t.match(
+    await post('/api/v1/connectors/import', { namespace: 'acme', name: 'bomb', base_url: base, openapi: bomb }),
+    { status: 422, body: { code: 'connector.invalid_openapi' } },
+    'a $ref expansion bomb is refused',
+  )
+  t.match(
+    await post('/api/v1/connectors/import', {
+      namespace: 'acme',
+      name: 'v2',
+      base_url: base,
+      openapi: { swagger: '2.0', paths: {} },
+    }),
+    { status: 422 },
+    'Swagger 2 is not imported',
+  )
+  t.match(
+    await post('/api/v1/connectors/import', { namespace: 'acme', name: 'bad', base_url: base, openapi: 'a: [' }),
+    { status: 422 },
+    'broken YAML',
+  )
+  const noServer = await post('/api/v1/connectors/import', {
+    namespace: 'acme',
+    name: 'noserver',
+    openapi: doc({ '/a': op }),
+  })
   t.match(noServer, { status: 422 }, 'no base_url and no servers')
-  const rec = await post('/api/v1/connectors/import', { namespace: 'acme', name: 'recursive', base_url: base, openapi: doc({ '/a': { post: { requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } }, responses: {} } } }, { components: { schemas: { Node: { type: 'object', properties: { child: { $ref: '#/components/schemas/Node' } } } } } }) })
+  const rec = await post('/api/v1/connectors/import', {
+    namespace: 'acme',
+    name: 'recursive',
+    base_url: base,
+    openapi: doc(
+      {
+        '/a': {
+          post: {
+            requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } },
+            responses: {},
+          },
+        },
+      },
+      {
+        components: {
+          schemas: { Node: { type: 'object', properties: { child: { $ref: '#/components/schemas/Node' } } } },
+        },
+      },
+    ),
+  })
   t.equal(rec.status, 201, `a recursive schema imports: ${rec.text}`)
 })
 
@@ -268,8 +454,16 @@ t.test('limits: response size, timeout ceiling, retries only for idempotent call
       { name: 'flaky_post', method: 'POST', path: '/flaky' },
     ],
   })
-  t.match(await exec('acme/limits', 'big', {}), { status: 502, body: { code: 'outbound.response_too_large' } }, 'CONNECTOR_MAX_RESPONSE_BYTES')
-  t.match(await exec('acme/limits', 'hang', {}), { status: 504, body: { code: 'outbound.timeout' } }, 'timeout_seconds is clamped to CONNECTOR_TIMEOUT_SECONDS')
+  t.match(
+    await exec('acme/limits', 'big', {}),
+    { status: 502, body: { code: 'outbound.response_too_large' } },
+    'CONNECTOR_MAX_RESPONSE_BYTES',
+  )
+  t.match(
+    await exec('acme/limits', 'hang', {}),
+    { status: 504, body: { code: 'outbound.timeout' } },
+    'timeout_seconds is clamped to CONNECTOR_TIMEOUT_SECONDS',
+  )
   flaky = 0
   flakyOkAt = 3
   const ok = await exec('acme/limits', 'flaky', {})

@@ -27,11 +27,21 @@ export interface OAuthServer {
   grants: string[]
 }
 
-export async function startOAuthServer(t: Teardown, tls: LocalTls, client: { id: string; secret: string }): Promise<OAuthServer> {
+export async function startOAuthServer(
+  t: Teardown,
+  tls: LocalTls,
+  client: { id: string; secret: string },
+): Promise<OAuthServer> {
   const codes = new Map<string, { challenge: string; redirectUri: string; scope: string }>()
   const access = new Map<string, number>() // token → expiry (ms)
   const refresh = new Set<string>()
-  const server: OAuthServer = { url: '', receiver: undefined as unknown as Receiver, codeTokenSeconds: 3600, revoked: new Set(), grants: [] }
+  const server: OAuthServer = {
+    url: '',
+    receiver: undefined as unknown as Receiver,
+    codeTokenSeconds: 3600,
+    revoked: new Set(),
+    grants: [],
+  }
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' })
     res.end(JSON.stringify(body))
@@ -47,11 +57,20 @@ export async function startOAuthServer(t: Teardown, tls: LocalTls, client: { id:
     const url = new URL(req.url, 'https://oauth.test')
     if (url.pathname === '/authorize' && req.method === 'GET') {
       const q = url.searchParams
-      if (q.get('response_type') !== 'code' || q.get('client_id') !== client.id || q.get('code_challenge_method') !== 'S256' || (q.get('code_challenge') ?? '') === '') {
+      if (
+        q.get('response_type') !== 'code' ||
+        q.get('client_id') !== client.id ||
+        q.get('code_challenge_method') !== 'S256' ||
+        (q.get('code_challenge') ?? '') === ''
+      ) {
         return json(res, 400, { error: 'invalid_request' })
       }
       const code = `code-${randomBytes(8).toString('hex')}`
-      codes.set(code, { challenge: q.get('code_challenge') as string, redirectUri: q.get('redirect_uri') ?? '', scope: q.get('scope') ?? '' })
+      codes.set(code, {
+        challenge: q.get('code_challenge') as string,
+        redirectUri: q.get('redirect_uri') ?? '',
+        scope: q.get('scope') ?? '',
+      })
       const back = new URL(q.get('redirect_uri') ?? '')
       back.searchParams.set('code', code)
       back.searchParams.set('state', q.get('state') ?? '')
@@ -70,7 +89,8 @@ export async function startOAuthServer(t: Teardown, tls: LocalTls, client: { id:
         codes.delete(form.get('code') ?? '')
         const verifier = form.get('code_verifier') ?? ''
         const challenge = createHash('sha256').update(verifier).digest('base64url')
-        if (c === undefined || c.redirectUri !== form.get('redirect_uri') || c.challenge !== challenge) return json(res, 400, { error: 'invalid_grant' })
+        if (c === undefined || c.redirectUri !== form.get('redirect_uri') || c.challenge !== challenge)
+          return json(res, 400, { error: 'invalid_grant' })
         return json(res, 200, issue(server.codeTokenSeconds, c.scope))
       }
       if (grant === 'refresh_token') {

@@ -21,7 +21,8 @@ const must = async (path: string, body: unknown, status = 201) => {
   return r.body as Record<string, unknown>
 }
 
-const REPLY = 'ACME is a gold customer (contact: Ana) with one order, #1 at 10.50. The manual says: close the valve before refilling (notes.txt, line 1).'
+const REPLY =
+  'ACME is a gold customer (contact: Ana) with one order, #1 at 10.50. The manual says: close the valve before refilling (notes.txt, line 1).'
 
 t.before(async () => {
   llm = await startFakeLlm()
@@ -30,7 +31,14 @@ t.before(async () => {
   ext = await externalPostgres(t, 'together')
   await ext.sql('create table orders (id int, customer text, total numeric(10,2), created_by uuid)')
   await ext.sql("insert into orders values (1, 'acme', 10.50, $1), (2, 'initech', 99.00, $1)", [env.adminId])
-  await must('/api/v1/llm-providers', { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'sk-fake', default_model: 'fake-model', is_default: true })
+  await must('/api/v1/llm-providers', {
+    name: 'fake',
+    provider_type: 'openai',
+    api_endpoint: llm.endpoint('openai'),
+    api_key: 'sk-fake',
+    default_model: 'fake-model',
+    is_default: true,
+  })
   // the README's "Database connections and queries", "Stores and states" and "Collections and files"
   const conn = await must('/api/v1/database-connections', { name: 'shop', ...ext.spec })
   await must('/api/v1/queries', {
@@ -44,9 +52,16 @@ t.before(async () => {
     max_rows: 100,
   })
   await must('/api/v1/stores', { namespace: 'crm', name: 'memory', schema: { type: 'object' }, encrypted: true })
-  await must('/stores/crm/memory/states', { key: 'customer:acme', value: { tier: 'gold', contact: 'Ana' }, tags: ['customer'] })
+  await must('/stores/crm/memory/states', {
+    key: 'customer:acme',
+    value: { tier: 'gold', contact: 'Ana' },
+    tags: ['customer'],
+  })
   await must('/api/v1/collections', { namespace: 'docs', name: 'manuals' })
-  const up = await env.request('POST', '/files/docs/manuals?name=notes.txt', { rawBody: 'Boiler B-200: close the valve before refilling.\nCheck the pressure weekly.\n', headers: { 'content-type': 'text/plain' } })
+  const up = await env.request('POST', '/files/docs/manuals?name=notes.txt', {
+    rawBody: 'Boiler B-200: close the valve before refilling.\nCheck the pressure weekly.\n',
+    headers: { 'content-type': 'text/plain' },
+  })
   if (up.status !== 201) throw new Error(up.text)
 })
 
@@ -73,24 +88,64 @@ t.test('one agent answers with a query tool, a state tool and a file-search tool
     },
     { text: REPLY },
   )
-  const res = await env.request('POST', `/chats/${String(chat['id'])}/messages`, { body: { content: 'What do we know about ACME, and how do I refill its boiler?' } })
+  const res = await env.request('POST', `/chats/${String(chat['id'])}/messages`, {
+    body: { content: 'What do we know about ACME, and how do I refill its boiler?' },
+  })
   t.equal(res.status, 200, res.text)
   t.match(res.body, { role: 'assistant', content: REPLY })
 
   // the three kinds of tool were offered together in the first request
-  const offered = ((llm.requests[0]?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? []).map((x) => x.function.name).sort()
-  t.same(offered, ['get_file__docs__manuals', 'list_state_keys', 'query__sales__orders', 'retrieve_state', 'search_collection__docs__manuals'], 'readonly store: no save/delete; read-only collection: no write tools')
+  const offered = ((llm.requests[0]?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? [])
+    .map((x) => x.function.name)
+    .sort()
+  t.same(
+    offered,
+    [
+      'get_file__docs__manuals',
+      'list_state_keys',
+      'query__sales__orders',
+      'retrieve_state',
+      'search_collection__docs__manuals',
+    ],
+    'readonly store: no save/delete; read-only collection: no write tools',
+  )
 
   // each tool ran for real, and its result went back to the model in the second request
   const second = llm.requests[1]?.body as { messages: { role: string; content: string; tool_call_id?: string }[] }
-  const result = (id: string): unknown => JSON.parse(second.messages.find((m) => m.role === 'tool' && m.tool_call_id === id)?.content ?? 'null')
-  t.match(result('call_q'), { operation: 'read', rows: [{ id: 1, total: '10.50' }], row_count: 1, truncated: false }, 'the query: acme only, bound as a parameter, as the chat user')
-  t.match(result('call_s'), { store: 'crm/memory', key: 'customer:acme', value: { tier: 'gold', contact: 'Ana' } }, 'the state, decrypted')
-  t.same(result('call_f'), { results: [{ filename: 'notes.txt', version: 1, matches: [{ line: 1, text: 'Boiler B-200: close the valve before refilling.' }] }] }, 'the file search')
+  const result = (id: string): unknown =>
+    JSON.parse(second.messages.find((m) => m.role === 'tool' && m.tool_call_id === id)?.content ?? 'null')
+  t.match(
+    result('call_q'),
+    { operation: 'read', rows: [{ id: 1, total: '10.50' }], row_count: 1, truncated: false },
+    'the query: acme only, bound as a parameter, as the chat user',
+  )
+  t.match(
+    result('call_s'),
+    { store: 'crm/memory', key: 'customer:acme', value: { tier: 'gold', contact: 'Ana' } },
+    'the state, decrypted',
+  )
+  t.same(
+    result('call_f'),
+    {
+      results: [
+        {
+          filename: 'notes.txt',
+          version: 1,
+          matches: [{ line: 1, text: 'Boiler B-200: close the valve before refilling.' }],
+        },
+      ],
+    },
+    'the file search',
+  )
 
   // the chat's history holds the round: user, assistant with three calls, three tool results, answer
-  const full = (await env.request('GET', `/chats/${String(chat['id'])}`)).body as { messages: { role: string; tool_calls?: unknown[] | null; content: string }[] }
-  t.same(full.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'tool', 'tool', 'assistant'])
+  const full = (await env.request('GET', `/chats/${String(chat['id'])}`)).body as {
+    messages: { role: string; tool_calls?: unknown[] | null; content: string }[]
+  }
+  t.same(
+    full.messages.map((m) => m.role),
+    ['user', 'assistant', 'tool', 'tool', 'tool', 'assistant'],
+  )
   t.equal(full.messages[1]?.tool_calls?.length, 3)
   t.equal(full.messages.at(-1)?.content, REPLY)
 })

@@ -25,24 +25,57 @@ t.before(async () => {
   env = await startTestPlatform(t)
   await ch.sql('CREATE TABLE events (id UInt32, user String, amount Float64) ENGINE = Memory')
   await ch.sql("INSERT INTO events VALUES (1, 'ann', 10.5), (2, 'bob', 3), (3, 'ann', 1)")
-  const r = await post('/api/v1/database-connections', { name: 'ch', connection_type: 'clickhouse', host: ch.host, port: ch.port, username: ch.user, password: ch.password, ssl_mode: 'disable', config: { max_pool_size: 2 } })
+  const r = await post('/api/v1/database-connections', {
+    name: 'ch',
+    connection_type: 'clickhouse',
+    host: ch.host,
+    port: ch.port,
+    username: ch.user,
+    password: ch.password,
+    ssl_mode: 'disable',
+    config: { max_pool_size: 2 },
+  })
   if (r.status !== 201) throw new Error(r.text)
   connId = (r.body as { id: string }).id
 })
 
 t.test('connection test', { skip }, async (t) => {
-  t.match((await post(`/api/v1/database-connections/${connId}/test`, {})).body, { success: true, server_version: /^ClickHouse \d+\./ })
-  t.match((await post('/api/v1/database-connections/test', { connection_type: 'clickhouse', host: ch.host, port: ch.port, username: ch.user, password: 'wrong', ssl_mode: 'disable' })).body, { success: false, message: /password|Authentication|refused/i })
+  t.match((await post(`/api/v1/database-connections/${connId}/test`, {})).body, {
+    success: true,
+    server_version: /^ClickHouse \d+\./,
+  })
+  t.match(
+    (
+      await post('/api/v1/database-connections/test', {
+        connection_type: 'clickhouse',
+        host: ch.host,
+        port: ch.port,
+        username: ch.user,
+        password: 'wrong',
+        ssl_mode: 'disable',
+      })
+    ).body,
+    { success: false, message: /password|Authentication|refused/i },
+  )
 })
 
 t.test('parameters are bound (external data); injection stays data; :user_email is the caller', { skip }, async (t) => {
   await mkQuery('by-user', {
     sql: "SELECT id, amount, ':lit' AS lit, :user_email AS who FROM events WHERE user = :user AND amount >= :min ORDER BY id",
-    input_schema: { type: 'object', properties: { user: { type: 'string' }, min: { type: 'number' } }, required: ['user', 'min'] },
+    input_schema: {
+      type: 'object',
+      properties: { user: { type: 'string' }, min: { type: 'number' } },
+      required: ['user', 'min'],
+    },
   })
   const r = await exec('by-user', { user: 'ann', min: 0 })
   t.equal(r.status, 200, r.text)
-  t.match(r.body, { operation: 'read', row_count: 2, truncated: false, rows: [{ id: 1, amount: 10.5, lit: ':lit', who: 'admin@test.local' }, { id: 3 }] })
+  t.match(r.body, {
+    operation: 'read',
+    row_count: 2,
+    truncated: false,
+    rows: [{ id: 1, amount: 10.5, lit: ':lit', who: 'admin@test.local' }, { id: 3 }],
+  })
   for (const user of ["ann' OR '1'='1", "x'); DROP TABLE events; --", 'ann\\']) {
     const bad = await exec('by-user', { user, min: 0 })
     t.equal(bad.status, 200, bad.text)
@@ -67,7 +100,10 @@ t.test('max_result_rows: an endless table answers with max_rows rows', { skip },
   const r = await exec('endless')
   t.equal(r.status, 200, r.text)
   t.match(r.body, { row_count: 7, truncated: true })
-  t.same((r.body as { rows: { number: number }[] }).rows.map((x) => x.number), [0, 1, 2, 3, 4, 5, 6])
+  t.same(
+    (r.body as { rows: { number: number }[] }).rows.map((x) => x.number),
+    [0, 1, 2, 3, 4, 5, 6],
+  )
 })
 
 t.test('max_execution_time: a long statement ends with query.timeout', { skip }, async (t) => {
@@ -78,7 +114,14 @@ t.test('max_execution_time: a long statement ends with query.timeout', { skip },
 })
 
 t.test('write queries', { skip }, async (t) => {
-  await mkQuery('add', { operation: 'write', sql: 'INSERT INTO events SELECT :id, :user, :amount', input_schema: { type: 'object', properties: { id: { type: 'integer' }, user: { type: 'string' }, amount: { type: 'number' } } } })
+  await mkQuery('add', {
+    operation: 'write',
+    sql: 'INSERT INTO events SELECT :id, :user, :amount',
+    input_schema: {
+      type: 'object',
+      properties: { id: { type: 'integer' }, user: { type: 'string' }, amount: { type: 'number' } },
+    },
+  })
   const r = await exec('add', { id: 4, user: "o'brien", amount: 2.5 })
   t.equal(r.status, 200, r.text)
   t.match(r.body, { operation: 'write', rows: [] })

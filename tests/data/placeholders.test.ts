@@ -16,7 +16,8 @@ t.test('placeholders are found in SQL text only', async (t) => {
 })
 
 t.test('unterminated literals and comments are refused', async (t) => {
-  for (const sql of ["select 'x", 'select "x', 'select /* x', 'select $a$ x', 'select `x']) t.equal(placeholderIssues(sql).length, 1, sql)
+  for (const sql of ["select 'x", 'select "x', 'select /* x', 'select $a$ x', 'select `x'])
+    t.equal(placeholderIssues(sql).length, 1, sql)
   t.same(placeholderIssues('select 1'), [])
 })
 
@@ -26,7 +27,11 @@ t.test('each driver binds instead of interpolating', async (t) => {
   t.same(renderPg({ pieces, params }), { text: "select $1, $2, $1, ':a'", values: ["x'; drop table t; --", 2] })
   t.same(renderSnowflake({ pieces, params }), {
     text: "select ?, ?, ?, ':a'",
-    bindings: { '1': { type: 'TEXT', value: "x'; drop table t; --" }, '2': { type: 'FIXED', value: '2' }, '3': { type: 'TEXT', value: "x'; drop table t; --" } },
+    bindings: {
+      '1': { type: 'TEXT', value: "x'; drop table t; --" },
+      '2': { type: 'FIXED', value: '2' },
+      '3': { type: 'TEXT', value: "x'; drop table t; --" },
+    },
   })
   const ch = renderClickHouse({ pieces, params })
   t.equal(ch.query, "select (SELECT a FROM _params), (SELECT b FROM _params), (SELECT a FROM _params), ':a'")

@@ -91,7 +91,11 @@ t.test('the repository has its markdown files', async (t) => {
 t.test('every code fence in every markdown file is closed', async (t) => {
   for (const file of files) {
     const { unclosed } = scan(readFileSync(file, 'utf8'))
-    t.equal(unclosed, null, `${relative(ROOT, file)}: ${unclosed === null ? 'fences balanced' : `the fence opened on line ${unclosed} is never closed`}`)
+    t.equal(
+      unclosed,
+      null,
+      `${relative(ROOT, file)}: ${unclosed === null ? 'fences balanced' : `the fence opened on line ${unclosed} is never closed`}`,
+    )
   }
 })
 
@@ -119,7 +123,11 @@ t.test('the checks themselves: an unclosed fence and a dead link are caught', as
   t.equal(scan('a\n```json\n{}\n## Next\n').unclosed, 2, 'the fence that swallows the next section')
   t.equal(scan('````\n```\n````').unclosed, null, 'a shorter fence inside a longer one does not close it')
   t.equal(scan('~~~\n```\n~~~').unclosed, null, 'a backtick line does not close a tilde fence')
-  t.same(links(scan('see [a](b.md#c) and `[x](y)`\n```\n[z](w)\n```').prose), [{ line: 1, target: 'b.md#c' }], 'code is not prose')
+  t.same(
+    links(scan('see [a](b.md#c) and `[x](y)`\n```\n[z](w)\n```').prose),
+    [{ line: 1, target: 'b.md#c' }],
+    'code is not prose',
+  )
   t.equal(slug('Templates, email, discovery and manifests'), 'templates-email-discovery-and-manifests')
   t.equal(slug('Deviations from WIRE.md / SPEC.md'), 'deviations-from-wiremd--specmd')
 })

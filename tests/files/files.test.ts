@@ -28,7 +28,11 @@ async function collection(name: string, extra: Record<string, unknown> = {}, tok
 }
 
 async function upload(path: string, form: FormData, token = a.token) {
-  const res = await fetch(`${env.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form })
+  const res = await fetch(`${env.base}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  })
   const text = await res.text()
   return { status: res.status, text, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) }
 }
@@ -39,10 +43,26 @@ async function download(path: string, token: string | null = a.token) {
 }
 
 t.test('JSON, multipart and raw uploads; every upload is a version; old versions download', async (t) => {
-  await collection('manuals', { metadata_schema: { type: 'object', properties: { lang: { type: 'string' } }, additionalProperties: false } })
-  const json = await env.request('POST', '/files/docs-a/manuals', { token: a.token, body: { name: 'readme.txt', content_base64: Buffer.from('first line\nsecond line\n').toString('base64'), content_type: 'text/plain', file_metadata: { lang: 'en' } } })
+  await collection('manuals', {
+    metadata_schema: { type: 'object', properties: { lang: { type: 'string' } }, additionalProperties: false },
+  })
+  const json = await env.request('POST', '/files/docs-a/manuals', {
+    token: a.token,
+    body: {
+      name: 'readme.txt',
+      content_base64: Buffer.from('first line\nsecond line\n').toString('base64'),
+      content_type: 'text/plain',
+      file_metadata: { lang: 'en' },
+    },
+  })
   t.equal(json.status, 201, json.text)
-  t.match(json.body, { name: 'readme.txt', current_version: 1, visibility: 'private', file_metadata: { lang: 'en' }, versions: [{ version: 1, size_bytes: 23, hash_sha256: sha('first line\nsecond line\n') }] })
+  t.match(json.body, {
+    name: 'readme.txt',
+    current_version: 1,
+    visibility: 'private',
+    file_metadata: { lang: 'en' },
+    versions: [{ version: 1, size_bytes: 23, hash_sha256: sha('first line\nsecond line\n') }],
+  })
 
   const form = new FormData()
   form.append('file_metadata', JSON.stringify({ lang: 'de' }))
@@ -52,7 +72,11 @@ t.test('JSON, multipart and raw uploads; every upload is a version; old versions
   t.match(multi.body, { current_version: 2, file_metadata: { lang: 'de' }, content_type: 'text/plain' })
   t.equal((multi.body?.['versions'] as unknown[] | undefined)?.length, 2)
 
-  const raw = await fetch(`${env.base}/files/docs-a/manuals?name=data.bin`, { method: 'POST', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/octet-stream' }, body: Buffer.from([0, 1, 2, 255]) })
+  const raw = await fetch(`${env.base}/files/docs-a/manuals?name=data.bin`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/octet-stream' },
+    body: Buffer.from([0, 1, 2, 255]),
+  })
   t.equal(raw.status, 201, await raw.clone().text())
 
   const current = await download('/files/docs-a/manuals/readme.txt')
@@ -66,15 +90,26 @@ t.test('JSON, multipart and raw uploads; every upload is a version; old versions
   t.same([...(await download('/files/docs-a/manuals/data.bin')).bytes], [0, 1, 2, 255])
 
   const list = await env.request('GET', '/files/docs-a/manuals', { token: a.token })
-  t.same((list.body as { name: string }[]).map((f) => f.name), ['data.bin', 'readme.txt'])
-  const noOverwrite = await env.request('POST', '/files/docs-a/manuals', { token: a.token, body: { name: 'readme.txt', content_base64: 'eA==', update_existing: false } })
+  t.same(
+    (list.body as { name: string }[]).map((f) => f.name),
+    ['data.bin', 'readme.txt'],
+  )
+  const noOverwrite = await env.request('POST', '/files/docs-a/manuals', {
+    token: a.token,
+    body: { name: 'readme.txt', content_base64: 'eA==', update_existing: false },
+  })
   t.equal(noOverwrite.status, 409)
   t.equal((noOverwrite.body as { code: string }).code, 'file.exists')
 })
 
 t.test('metadata failing the schema and path-traversal names are refused (422), nothing stored', async (t) => {
-  await collection('strict', { metadata_schema: { type: 'object', required: ['lang'], properties: { lang: { enum: ['en', 'de'] } } } })
-  const bad = await env.request('POST', '/files/docs-a/strict', { token: a.token, body: { name: 'x.txt', content_base64: 'eA==', file_metadata: { lang: 'fr' } } })
+  await collection('strict', {
+    metadata_schema: { type: 'object', required: ['lang'], properties: { lang: { enum: ['en', 'de'] } } },
+  })
+  const bad = await env.request('POST', '/files/docs-a/strict', {
+    token: a.token,
+    body: { name: 'x.txt', content_base64: 'eA==', file_metadata: { lang: 'fr' } },
+  })
   t.equal(bad.status, 422)
   t.equal((bad.body as { code: string }).code, 'file.invalid_metadata')
   const form = new FormData()
@@ -91,7 +126,10 @@ t.test('metadata failing the schema and path-traversal names are refused (422), 
     const res = await upload('/files/docs-a/strict', f)
     t.equal(res.status, 422, `multipart ${name}: ${res.text}`)
     t.match(res.body, { code: 'file.invalid_name' })
-    const j = await env.request('POST', '/files/docs-a/strict', { token: a.token, body: { name, content_base64: 'eA==', file_metadata: { lang: 'en' } } })
+    const j = await env.request('POST', '/files/docs-a/strict', {
+      token: a.token,
+      body: { name, content_base64: 'eA==', file_metadata: { lang: 'en' } },
+    })
     t.equal(j.status, 422, `json ${name}`)
   }
   const traversal = await env.request('GET', '/files/docs-a/strict/..%2F..%2Fetc%2Fpasswd', { token: a.token })
@@ -99,12 +137,21 @@ t.test('metadata failing the schema and path-traversal names are refused (422), 
   const list = await env.request('GET', '/files/docs-a/strict', { token: a.token })
   t.same(list.body, [])
   // the refused uploads left no object behind
-  await eventually(async () => ((await env.sql('select count(*)::int as n from file_blob_garbage where not_before <= now()'))[0]?.['n'] === 0 ? true : undefined), 'the sweeper')
+  await eventually(
+    async () =>
+      (await env.sql('select count(*)::int as n from file_blob_garbage where not_before <= now()'))[0]?.['n'] === 0
+        ? true
+        : undefined,
+    'the sweeper',
+  )
 })
 
 t.test("user B gets 404 on A's collection, files and versions; private vs shared", async (t) => {
   await collection('secret')
-  const up = await env.request('POST', '/files/docs-a/secret', { token: a.token, body: { name: 'plan.txt', content_base64: Buffer.from('top secret').toString('base64') } })
+  const up = await env.request('POST', '/files/docs-a/secret', {
+    token: a.token,
+    body: { name: 'plan.txt', content_base64: Buffer.from('top secret').toString('base64') },
+  })
   t.equal(up.status, 201)
   for (const [m, path, body] of [
     ['GET', '/files/docs-a/secret', undefined],
@@ -126,15 +173,43 @@ t.test("user B gets 404 on A's collection, files and versions; private vs shared
 
   // B is granted read and download on every collection of the namespace (role): shared files only
   // (download without read, read without download: tests/access/verbs.test.ts)
-  t.equal((await env.request('POST', '/api/v1/roles', { body: { name: 'Readers', permissions: { 'platform.collections/docs-a/*.read:all': true, 'platform.collections/docs-a/*.download:all': true } } })).status, 201)
+  t.equal(
+    (
+      await env.request('POST', '/api/v1/roles', {
+        body: {
+          name: 'Readers',
+          permissions: {
+            'platform.collections/docs-a/*.read:all': true,
+            'platform.collections/docs-a/*.download:all': true,
+          },
+        },
+      })
+    ).status,
+    201,
+  )
   t.equal((await env.request('POST', `/api/v1/roles/Readers/users/${b.id}`)).status, 200)
-  await env.request('POST', '/files/docs-a/secret', { token: a.token, body: { name: 'memo.txt', content_base64: Buffer.from('for all').toString('base64'), visibility: 'shared' } })
-  await eventually(async () => ((await env.request('GET', '/files/docs-a/secret', { token: b.token })).status === 200 ? true : undefined), 'role change seen')
+  await env.request('POST', '/files/docs-a/secret', {
+    token: a.token,
+    body: { name: 'memo.txt', content_base64: Buffer.from('for all').toString('base64'), visibility: 'shared' },
+  })
+  await eventually(
+    async () =>
+      (await env.request('GET', '/files/docs-a/secret', { token: b.token })).status === 200 ? true : undefined,
+    'role change seen',
+  )
   const seen = await env.request('GET', '/files/docs-a/secret', { token: b.token })
-  t.same((seen.body as { name: string }[]).map((f) => f.name), ['memo.txt'], 'B sees the shared file only')
+  t.same(
+    (seen.body as { name: string }[]).map((f) => f.name),
+    ['memo.txt'],
+    'B sees the shared file only',
+  )
   t.equal((await download('/files/docs-a/secret/plan.txt', b.token)).status, 404)
   t.equal((await download('/files/docs-a/secret/memo.txt', b.token)).bytes.toString(), 'for all')
-  t.equal((await env.request('DELETE', '/files/docs-a/secret/memo.txt', { token: b.token })).status, 403, 'read-only B cannot delete')
+  t.equal(
+    (await env.request('DELETE', '/files/docs-a/secret/memo.txt', { token: b.token })).status,
+    403,
+    'read-only B cannot delete',
+  )
   // the admin sees private files too
   t.equal((await download('/files/docs-a/secret/plan.txt', env.adminToken)).bytes.toString(), 'top secret')
 })
@@ -143,24 +218,59 @@ t.test('max_total_size_gb counts every kept version; full answers 413 for JSON a
   // 2^-17 GiB = exactly 8192 bytes
   await collection('tiny', { max_total_size_gb: 2 ** -17 })
   const kb = (n: number) => Buffer.alloc(n * 1024, 'x').toString('base64')
-  t.equal((await env.request('POST', '/files/docs-a/tiny', { token: a.token, body: { name: 'a.bin', content_base64: kb(6) } })).status, 201)
-  const over = await env.request('POST', '/files/docs-a/tiny', { token: a.token, body: { name: 'a.bin', content_base64: kb(4) } })
+  t.equal(
+    (
+      await env.request('POST', '/files/docs-a/tiny', {
+        token: a.token,
+        body: { name: 'a.bin', content_base64: kb(6) },
+      })
+    ).status,
+    201,
+  )
+  const over = await env.request('POST', '/files/docs-a/tiny', {
+    token: a.token,
+    body: { name: 'a.bin', content_base64: kb(4) },
+  })
   t.equal(over.status, 413, 'a new version of 4 KiB does not fit in the 2 KiB left')
   t.match(over.body, { code: 'file.too_large' })
-  t.equal((await env.request('POST', '/files/docs-a/tiny', { token: a.token, body: { name: 'b.bin', content_base64: kb(2) } })).status, 201)
-  const full = await env.request('POST', '/files/docs-a/tiny', { token: a.token, body: { name: 'c.bin', content_base64: 'eA==' } })
+  t.equal(
+    (
+      await env.request('POST', '/files/docs-a/tiny', {
+        token: a.token,
+        body: { name: 'b.bin', content_base64: kb(2) },
+      })
+    ).status,
+    201,
+  )
+  const full = await env.request('POST', '/files/docs-a/tiny', {
+    token: a.token,
+    body: { name: 'c.bin', content_base64: 'eA==' },
+  })
   t.equal(full.status, 413)
   t.match(full.body, { code: 'file.collection_full' })
-  const streamed = await fetch(`${env.base}/files/docs-a/tiny?name=d.bin`, { method: 'POST', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'text/plain' }, body: 'x' })
+  const streamed = await fetch(`${env.base}/files/docs-a/tiny?name=d.bin`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${a.token}`, 'content-type': 'text/plain' },
+    body: 'x',
+  })
   t.equal(streamed.status, 413)
   t.match(await streamed.json(), { code: 'file.collection_full' })
 })
 
 t.test('signed URLs: no auth, one version, expiry', async (t) => {
   await collection('links')
-  await env.request('POST', '/files/docs-a/links', { token: a.token, body: { name: 'a.txt', content_base64: Buffer.from('v1').toString('base64') } })
-  await env.request('POST', '/files/docs-a/links', { token: a.token, body: { name: 'a.txt', content_base64: Buffer.from('v2').toString('base64') } })
-  const u1 = await env.request('POST', '/files/docs-a/links/a.txt/url', { token: a.token, body: { version: 1, expires_in: 60 } })
+  await env.request('POST', '/files/docs-a/links', {
+    token: a.token,
+    body: { name: 'a.txt', content_base64: Buffer.from('v1').toString('base64') },
+  })
+  await env.request('POST', '/files/docs-a/links', {
+    token: a.token,
+    body: { name: 'a.txt', content_base64: Buffer.from('v2').toString('base64') },
+  })
+  const u1 = await env.request('POST', '/files/docs-a/links/a.txt/url', {
+    token: a.token,
+    body: { version: 1, expires_in: 60 },
+  })
   t.equal(u1.status, 200, u1.text)
   const { url, expires_in } = u1.body as { url: string; expires_in: number }
   t.equal(expires_in, 60)
@@ -171,8 +281,15 @@ t.test('signed URLs: no auth, one version, expiry', async (t) => {
   const short = await env.request('POST', '/files/docs-a/links/a.txt/url', { token: a.token, body: { expires_in: 1 } })
   const shortUrl = (short.body as { url: string }).url
   // (no check that it works first: a 1-second token may already be past its second)
-  await eventually(async () => ((await download(shortUrl, null)).status === 404 ? true : undefined), 'the URL expires', 5000)
-  const long = await env.request('POST', '/files/docs-a/links/a.txt/url', { token: a.token, body: { expires_in: 10 ** 9 } })
+  await eventually(
+    async () => ((await download(shortUrl, null)).status === 404 ? true : undefined),
+    'the URL expires',
+    5000,
+  )
+  const long = await env.request('POST', '/files/docs-a/links/a.txt/url', {
+    token: a.token,
+    body: { expires_in: 10 ** 9 },
+  })
   t.equal((long.body as { expires_in: number }).expires_in, 604800, 'clamped to FILES_SIGNED_URL_MAX_SECONDS')
   const forged = `${url.slice(0, -3)}${url.endsWith('AAA') ? 'BBB' : 'AAA'}`
   t.equal((await download(forged, null)).status, 404)
@@ -182,7 +299,15 @@ t.test('signed URLs: no auth, one version, expiry', async (t) => {
 t.test('search: names, metadata filter, text content with line numbers', async (t) => {
   await collection('kb')
   const put = (name: string, text: string, meta: Record<string, unknown>) =>
-    env.request('POST', '/files/docs-a/kb', { token: a.token, body: { name, content_base64: Buffer.from(text).toString('base64'), content_type: 'text/markdown', file_metadata: meta } })
+    env.request('POST', '/files/docs-a/kb', {
+      token: a.token,
+      body: {
+        name,
+        content_base64: Buffer.from(text).toString('base64'),
+        content_type: 'text/markdown',
+        file_metadata: meta,
+      },
+    })
   await put('boiler.md', '# Boiler\nReset the pressure valve.\nCall support.\n', { kind: 'manual' })
   await put('pump.md', '# Pump\nNo valves here.\n', { kind: 'faq' })
   const res = await env.request('POST', '/files/docs-a/kb/search', { token: a.token, body: { query: 'VALVE' } })
@@ -190,10 +315,19 @@ t.test('search: names, metadata filter, text content with line numbers', async (
     { filename: 'boiler.md', version: 1, matches: [{ line: 2, text: 'Reset the pressure valve.' }] },
     { filename: 'pump.md', version: 1, matches: [{ line: 2, text: 'No valves here.' }] },
   ])
-  const filtered = await env.request('POST', '/files/docs-a/kb/search', { token: a.token, body: { query: 'valve', metadata_filter: { kind: 'faq' } } })
-  t.same((filtered.body as { filename: string }[]).map((h) => h.filename), ['pump.md'])
+  const filtered = await env.request('POST', '/files/docs-a/kb/search', {
+    token: a.token,
+    body: { query: 'valve', metadata_filter: { kind: 'faq' } },
+  })
+  t.same(
+    (filtered.body as { filename: string }[]).map((h) => h.filename),
+    ['pump.md'],
+  )
   const byName = await env.request('POST', '/files/docs-a/kb/search', { token: a.token, body: { query: 'boiler' } })
-  t.same((byName.body as { filename: string }[]).map((h) => h.filename), ['boiler.md'])
+  t.same(
+    (byName.body as { filename: string }[]).map((h) => h.filename),
+    ['boiler.md'],
+  )
 })
 
 t.test('file names are NFC: café.txt typed in NFC and in NFD reaches one file everywhere', async (t) => {
@@ -203,45 +337,103 @@ t.test('file names are NFC: café.txt typed in NFC and in NFD reaches one file e
   t.not(composed, decomposed, 'two different strings that look the same')
   const path = (name: string) => `/files/docs-a/unicode/${encodeURIComponent(name)}`
 
-  const first = await env.request('POST', '/files/docs-a/unicode', { token: a.token, body: { name: decomposed, content_base64: Buffer.from('v1 nfd\n').toString('base64'), content_type: 'text/plain' } })
+  const first = await env.request('POST', '/files/docs-a/unicode', {
+    token: a.token,
+    body: { name: decomposed, content_base64: Buffer.from('v1 nfd\n').toString('base64'), content_type: 'text/plain' },
+  })
   t.equal(first.status, 201, first.text)
   t.match(first.body, { name: composed, current_version: 1 }, 'stored under the NFC spelling')
   const form = new FormData()
   form.append('name', composed)
   form.append('file', new Blob(['v2 nfc\n'], { type: 'text/plain' }), 'upload.txt')
   const second = await upload('/files/docs-a/unicode', form)
-  t.match(second, { status: 201, body: { name: composed, current_version: 2 } }, 'a multipart upload in NFC is a new version of the same file')
-  const raw = await fetch(`${env.base}/files/docs-a/unicode?name=${encodeURIComponent(decomposed)}`, { method: 'POST', headers: { authorization: `Bearer ${a.token}`, 'content-type': 'text/plain' }, body: 'v3 nfd raw\n' })
+  t.match(
+    second,
+    { status: 201, body: { name: composed, current_version: 2 } },
+    'a multipart upload in NFC is a new version of the same file',
+  )
+  const raw = await fetch(`${env.base}/files/docs-a/unicode?name=${encodeURIComponent(decomposed)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${a.token}`, 'content-type': 'text/plain' },
+    body: 'v3 nfd raw\n',
+  })
   t.equal(raw.status, 201, await raw.clone().text())
   t.match(await raw.json(), { name: composed, current_version: 3 }, 'and a raw upload in NFD too')
 
   const list = await env.request('GET', '/files/docs-a/unicode', { token: a.token })
-  t.same((list.body as { name: string }[]).map((f) => f.name), [composed], 'one file, not two look-alikes')
-  const byPrefix = await env.request('GET', `/files/docs-a/unicode?prefix=${encodeURIComponent('cafe\u0301')}`, { token: a.token })
-  t.same((byPrefix.body as { name: string }[]).map((f) => f.name), [composed], 'a prefix in NFD lists it')
+  t.same(
+    (list.body as { name: string }[]).map((f) => f.name),
+    [composed],
+    'one file, not two look-alikes',
+  )
+  const byPrefix = await env.request('GET', `/files/docs-a/unicode?prefix=${encodeURIComponent('cafe\u0301')}`, {
+    token: a.token,
+  })
+  t.same(
+    (byPrefix.body as { name: string }[]).map((f) => f.name),
+    [composed],
+    'a prefix in NFD lists it',
+  )
   for (const name of [composed, decomposed]) {
     const got = await download(path(name))
     t.equal(got.status, 200, `download as ${JSON.stringify(name)}`)
     t.equal(got.bytes.toString(), 'v3 nfd raw\n')
-    t.match(await env.request('GET', `${path(name)}/info`, { token: a.token }), { status: 200, body: { name: composed, current_version: 3 } })
-    const signed = await env.request('POST', `${path(name)}/url`, { token: a.token, body: { version: 1, expires_in: 60 } })
+    t.match(await env.request('GET', `${path(name)}/info`, { token: a.token }), {
+      status: 200,
+      body: { name: composed, current_version: 3 },
+    })
+    const signed = await env.request('POST', `${path(name)}/url`, {
+      token: a.token,
+      body: { version: 1, expires_in: 60 },
+    })
     t.equal(signed.status, 200, signed.text)
-    t.equal((await download((signed.body as { url: string }).url, null)).bytes.toString(), 'v1 nfd\n', 'a signed URL asked for in either spelling')
-    const hits = await env.request('POST', '/files/docs-a/unicode/search', { token: a.token, body: { query: name.slice(0, -4) } })
-    t.same((hits.body as { filename: string }[]).map((h) => h.filename), [composed], `search for ${JSON.stringify(name.slice(0, -4))} finds it`)
+    t.equal(
+      (await download((signed.body as { url: string }).url, null)).bytes.toString(),
+      'v1 nfd\n',
+      'a signed URL asked for in either spelling',
+    )
+    const hits = await env.request('POST', '/files/docs-a/unicode/search', {
+      token: a.token,
+      body: { query: name.slice(0, -4) },
+    })
+    t.same(
+      (hits.body as { filename: string }[]).map((h) => h.filename),
+      [composed],
+      `search for ${JSON.stringify(name.slice(0, -4))} finds it`,
+    )
   }
-  t.match(await env.request('PATCH', path(decomposed), { token: a.token, body: { visibility: 'shared' } }), { status: 200, body: { name: composed, visibility: 'shared' } })
+  t.match(await env.request('PATCH', path(decomposed), { token: a.token, body: { visibility: 'shared' } }), {
+    status: 200,
+    body: { name: composed, visibility: 'shared' },
+  })
   t.equal((await env.request('DELETE', path(decomposed), { token: a.token })).status, 204)
   t.equal((await download(path(composed))).status, 404, 'deleted in one spelling, gone in the other')
 
   // Names stored before, as migration 0033 finds them: NFD rows made behind the platform's back.
-  const put = (name: string) => env.request('POST', '/files/docs-a/unicode', { token: a.token, body: { name, content_base64: 'eA==' } })
+  const put = (name: string) =>
+    env.request('POST', '/files/docs-a/unicode', { token: a.token, body: { name, content_base64: 'eA==' } })
   for (const name of ['r\u00e9sum\u00e9.txt', 'na\u00efve.txt', 'other.txt']) t.equal((await put(name)).status, 201)
-  await env.sql("update files set name = $1 where name = $2", ['re\u0301sume\u0301.txt', 'r\u00e9sum\u00e9.txt'], { behindTheBack: true })
+  await env.sql('update files set name = $1 where name = $2', ['re\u0301sume\u0301.txt', 'r\u00e9sum\u00e9.txt'], {
+    behindTheBack: true,
+  })
   await env.sql("update files set name = $1 where name = 'other.txt'", ['nai\u0308ve.txt'], { behindTheBack: true })
-  await env.sql(readFileSync(join(import.meta.dirname, '../../src/platform/migrations/0033-file-names-nfc.sql'), 'utf8'), [], { behindTheBack: true })
-  const names = (await env.sql<{ name: string }>('select name from files where collection_id = (select collection_id from files where name = $1)', ['na\u00efve.txt'], { behindTheBack: true })).map((r) => r.name)
-  t.same(names.sort(), ['na\u00efve.txt', 'nai\u0308ve.txt', 'r\u00e9sum\u00e9.txt'].sort(), 'migration 0033: an NFD name becomes NFC; a look-alike of an existing NFC name keeps its old spelling')
+  await env.sql(
+    readFileSync(join(import.meta.dirname, '../../src/platform/migrations/0033-file-names-nfc.sql'), 'utf8'),
+    [],
+    { behindTheBack: true },
+  )
+  const names = (
+    await env.sql<{ name: string }>(
+      'select name from files where collection_id = (select collection_id from files where name = $1)',
+      ['na\u00efve.txt'],
+      { behindTheBack: true },
+    )
+  ).map((r) => r.name)
+  t.same(
+    names.sort(),
+    ['na\u00efve.txt', 'nai\u0308ve.txt', 'r\u00e9sum\u00e9.txt'].sort(),
+    'migration 0033: an NFD name becomes NFC; a look-alike of an existing NFC name keeps its old spelling',
+  )
 })
 
 t.test('delete: a file, then a collection cascades to its files and blobs', async (t) => {
@@ -249,7 +441,11 @@ t.test('delete: a file, then a collection cascades to its files and blobs', asyn
   await env.request('POST', '/files/docs-a/gone', { token: a.token, body: { name: 'one.txt', content_base64: 'MQ==' } })
   await env.request('POST', '/files/docs-a/gone', { token: a.token, body: { name: 'one.txt', content_base64: 'Mg==' } })
   await env.request('POST', '/files/docs-a/gone', { token: a.token, body: { name: 'two.txt', content_base64: 'Mw==' } })
-  const objects = (await env.sql<{ object_name: string }>("select v.object_name from file_versions v join files f on f.id = v.file_id join resources r on r.id = f.collection_id where r.name = 'gone'")).map((r) => r.object_name)
+  const objects = (
+    await env.sql<{ object_name: string }>(
+      "select v.object_name from file_versions v join files f on f.id = v.file_id join resources r on r.id = f.collection_id where r.name = 'gone'",
+    )
+  ).map((r) => r.object_name)
   t.equal(objects.length, 3)
   const { openBlobStore } = await import('../../src/platform/blob-store.ts')
   const { natsNames } = await import('../../src/platform/nats-names.ts')
@@ -258,7 +454,14 @@ t.test('delete: a file, then a collection cascades to its files and blobs', asyn
   t.equal((await env.request('DELETE', '/files/docs-a/gone/one.txt', { token: a.token })).status, 204)
   t.equal((await download('/files/docs-a/gone/one.txt')).status, 404)
   t.equal((await env.request('DELETE', '/api/v1/collections/docs-a/gone', { token: a.token })).status, 204)
-  t.same((await env.sql("select count(*)::int as n from files f join resources r on r.id = f.collection_id where r.name = 'gone'"))[0], { n: 0 })
+  t.same(
+    (
+      await env.sql(
+        "select count(*)::int as n from files f join resources r on r.id = f.collection_id where r.name = 'gone'",
+      )
+    )[0],
+    { n: 0 },
+  )
   await eventually(async () => {
     for (const o of objects) if ((await store.info(o)) !== null) return undefined
     return true

@@ -31,11 +31,32 @@ t.before(async () => {
     const r = await env.request('POST', path, { token, body })
     if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
   }
-  await mk('/api/v1/llm-providers', { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'sk-fake', default_model: 'fake-model', is_default: true }, env.adminToken)
+  await mk(
+    '/api/v1/llm-providers',
+    {
+      name: 'fake',
+      provider_type: 'openai',
+      api_endpoint: llm.endpoint('openai'),
+      api_key: 'sk-fake',
+      default_model: 'fake-model',
+      is_default: true,
+    },
+    env.adminToken,
+  )
   await mk('/api/v1/functions', { namespace: 'kb', name: 'filter', code: FILTER })
-  await mk('/api/v1/functions', { namespace: 'kb', name: 'after', code: 'def handler(input, context):\n    return {"seen": input["filename"], "version": input["version"]}\n' })
+  await mk('/api/v1/functions', {
+    namespace: 'kb',
+    name: 'after',
+    code: 'def handler(input, context):\n    return {"seen": input["filename"], "version": input["version"]}\n',
+  })
   // a filtered collection takes at most FILES_CONTENT_FILTER_MAX_BYTES (256 KiB = 0.25 MiB) a file
-  await mk('/api/v1/collections', { namespace: 'kb', name: 'docs', content_filter_function: 'kb/filter', post_upload_function: 'kb/after', max_file_size_mb: 0.25 })
+  await mk('/api/v1/collections', {
+    namespace: 'kb',
+    name: 'docs',
+    content_filter_function: 'kb/filter',
+    post_upload_function: 'kb/after',
+    max_file_size_mb: 0.25,
+  })
   await mk('/api/v1/collections', { namespace: 'kb', name: 'notes' })
 })
 
@@ -47,7 +68,10 @@ function sent(n: number): Record<string, unknown> {
 }
 
 const put = (coll: string, name: string, text: string, token = a.token) =>
-  env.request('POST', `/files/kb/${coll}`, { token, body: { name, content_base64: Buffer.from(text).toString('base64'), content_type: 'text/plain' } })
+  env.request('POST', `/files/kb/${coll}`, {
+    token,
+    body: { name, content_base64: Buffer.from(text).toString('base64'), content_type: 'text/plain' },
+  })
 
 t.test('content filter: approve, reject (nothing stored), modify (content and metadata)', async (t) => {
   const ok = await put('docs', 'boiler.txt', 'Reset the pressure valve.\n')
@@ -61,33 +85,70 @@ t.test('content filter: approve, reject (nothing stored), modify (content and me
   t.match(modified.body, { file_metadata: { filtered: true } })
   const got = await fetch(`${env.base}/files/kb/docs/shout.up`, { headers: { authorization: `Bearer ${a.token}` } })
   t.equal(await got.text(), 'QUIET WORDS\n')
-  const big = await env.request('POST', '/files/kb/docs', { token: a.token, body: { name: 'big.txt', content_base64: Buffer.alloc(300 * 1024, 'a').toString('base64') } })
-  t.equal(big.status, 413, 'over FILES_CONTENT_FILTER_MAX_BYTES (256 KiB): the filter cannot see it, so it is not stored')
+  const big = await env.request('POST', '/files/kb/docs', {
+    token: a.token,
+    body: { name: 'big.txt', content_base64: Buffer.alloc(300 * 1024, 'a').toString('base64') },
+  })
+  t.equal(
+    big.status,
+    413,
+    'over FILES_CONTENT_FILTER_MAX_BYTES (256 KiB): the filter cannot see it, so it is not stored',
+  )
   t.match(big.body, { code: 'file.too_large' })
   // the rejected and the replaced objects do not stay in the object store
-  await eventually(async () => ((await env.sql('select count(*)::int as n from file_blob_garbage'))[0]?.['n'] === 0 ? true : undefined), 'refused objects swept')
+  await eventually(
+    async () =>
+      (await env.sql('select count(*)::int as n from file_blob_garbage'))[0]?.['n'] === 0 ? true : undefined,
+    'refused objects swept',
+  )
 })
 
-t.test('a collection with a content filter cannot promise more than the filter can be given: 422 at save', async (t) => {
-  const made = await env.request('POST', '/api/v1/collections', { token: a.token, body: { namespace: 'kb', name: 'filtered-big', content_filter_function: 'kb/filter' } })
-  t.equal(made.status, 422, 'the default max_file_size_mb (100) is above the cap')
-  t.match(made.body, { code: 'request.invalid', errors: [{ path: 'max_file_size_mb', message: /FILES_CONTENT_FILTER_MAX_BYTES \(262144 bytes\).*at most 0\.25/ }] })
-  const raise = await env.request('PUT', '/api/v1/collections/kb/docs', { token: a.token, body: { max_file_size_mb: 1 } })
-  t.equal(raise.status, 422, 'nor may a filtered collection be raised above it later')
-  const plain = await env.request('POST', '/api/v1/collections', { token: a.token, body: { namespace: 'kb', name: 'plain-big', max_file_size_mb: 100 } })
-  t.equal(plain.status, 201, 'without a filter the limit is the collection\'s own')
-  const adding = await env.request('PUT', '/api/v1/collections/kb/plain-big', { token: a.token, body: { content_filter_function: 'kb/filter' } })
-  t.equal(adding.status, 422, 'adding a filter to a collection with a larger limit is refused too')
-  const small = await env.request('PUT', '/api/v1/collections/kb/plain-big', { token: a.token, body: { content_filter_function: 'kb/filter', max_file_size_mb: 0.125 } })
-  t.equal(small.status, 200, small.text)
-  const over = await env.request('POST', '/files/kb/plain-big', { token: a.token, body: { name: 'x.txt', content_base64: Buffer.alloc(200 * 1024, 'a').toString('base64') } })
-  t.equal(over.status, 413, 'a fractional limit holds: 200 KiB over 0.125 MiB')
-})
+t.test(
+  'a collection with a content filter cannot promise more than the filter can be given: 422 at save',
+  async (t) => {
+    const made = await env.request('POST', '/api/v1/collections', {
+      token: a.token,
+      body: { namespace: 'kb', name: 'filtered-big', content_filter_function: 'kb/filter' },
+    })
+    t.equal(made.status, 422, 'the default max_file_size_mb (100) is above the cap')
+    t.match(made.body, {
+      code: 'request.invalid',
+      errors: [{ path: 'max_file_size_mb', message: /FILES_CONTENT_FILTER_MAX_BYTES \(262144 bytes\).*at most 0\.25/ }],
+    })
+    const raise = await env.request('PUT', '/api/v1/collections/kb/docs', {
+      token: a.token,
+      body: { max_file_size_mb: 1 },
+    })
+    t.equal(raise.status, 422, 'nor may a filtered collection be raised above it later')
+    const plain = await env.request('POST', '/api/v1/collections', {
+      token: a.token,
+      body: { namespace: 'kb', name: 'plain-big', max_file_size_mb: 100 },
+    })
+    t.equal(plain.status, 201, "without a filter the limit is the collection's own")
+    const adding = await env.request('PUT', '/api/v1/collections/kb/plain-big', {
+      token: a.token,
+      body: { content_filter_function: 'kb/filter' },
+    })
+    t.equal(adding.status, 422, 'adding a filter to a collection with a larger limit is refused too')
+    const small = await env.request('PUT', '/api/v1/collections/kb/plain-big', {
+      token: a.token,
+      body: { content_filter_function: 'kb/filter', max_file_size_mb: 0.125 },
+    })
+    t.equal(small.status, 200, small.text)
+    const over = await env.request('POST', '/files/kb/plain-big', {
+      token: a.token,
+      body: { name: 'x.txt', content_base64: Buffer.alloc(200 * 1024, 'a').toString('base64') },
+    })
+    t.equal(over.status, 413, 'a fractional limit holds: 200 KiB over 0.125 MiB')
+  },
+)
 
 t.test('post_upload_function runs as an async job after the upload', async (t) => {
   await put('docs', 'late.txt', 'hello\n')
   const row = await eventually(async () => {
-    const rows = await env.sql<{ status: string; trigger_type: string; output_data: unknown }>("select status, trigger_type, output_data from executions where namespace = 'kb' and name = 'after' and input_data->>'filename' = 'late.txt'")
+    const rows = await env.sql<{ status: string; trigger_type: string; output_data: unknown }>(
+      "select status, trigger_type, output_data from executions where namespace = 'kb' and name = 'after' and input_data->>'filename' = 'late.txt'",
+    )
     return rows[0]?.status === 'completed' ? rows[0] : undefined
   }, 'the post-upload execution')
   t.equal(row.trigger_type, 'collection')
@@ -97,31 +158,63 @@ t.test('post_upload_function runs as an async job after the upload', async (t) =
 t.test('an agent answers with the file-search tool; read-only agents get no write tools', async (t) => {
   await put('notes', 'pump.txt', 'The pump needs oil every month.\nNothing else.\n')
   const mkAgent = async (name: string, enabled: unknown[]) => {
-    const r = await env.request('POST', '/api/v1/agents', { token: a.token, body: { namespace: 'kb', name, system_prompt: 'You answer from the files.', enabled_collections: enabled } })
+    const r = await env.request('POST', '/api/v1/agents', {
+      token: a.token,
+      body: { namespace: 'kb', name, system_prompt: 'You answer from the files.', enabled_collections: enabled },
+    })
     if (r.status !== 201) throw new Error(r.text)
-    return ((await env.request('POST', `/agents/kb/${name}/chats`, { token: a.token, body: {} })).body as { id: string }).id
+    return (
+      (await env.request('POST', `/agents/kb/${name}/chats`, { token: a.token, body: {} })).body as { id: string }
+    ).id
   }
   const chat = await mkAgent('reader', ['kb/notes'])
   llm.reset()
-  llm.push({ tool_calls: [{ id: 's1', name: 'search_collection__kb__notes', arguments: { query: 'oil' } }] }, { text: 'The pump needs oil every month (pump.txt, line 1).' })
-  const res = await env.request('POST', `/chats/${chat}/messages`, { token: a.token, body: { content: 'How often does the pump need oil?' } })
+  llm.push(
+    { tool_calls: [{ id: 's1', name: 'search_collection__kb__notes', arguments: { query: 'oil' } }] },
+    { text: 'The pump needs oil every month (pump.txt, line 1).' },
+  )
+  const res = await env.request('POST', `/chats/${chat}/messages`, {
+    token: a.token,
+    body: { content: 'How often does the pump need oil?' },
+  })
   t.equal(res.status, 200, res.text)
   t.match(res.body, { content: /oil every month/ })
   const first = sent(0) as { tools: { function: { name: string } }[] }
-  t.same(first.tools.map((x) => x.function.name).sort(), ['get_file__kb__notes', 'search_collection__kb__notes'], 'read-only: search and read')
+  t.same(
+    first.tools.map((x) => x.function.name).sort(),
+    ['get_file__kb__notes', 'search_collection__kb__notes'],
+    'read-only: search and read',
+  )
   const second = sent(1) as { messages: { role: string; content: string }[] }
   const toolMsg = second.messages.find((m) => m.role === 'tool')
-  t.same(JSON.parse(toolMsg?.content ?? 'null'), { results: [{ filename: 'pump.txt', version: 1, matches: [{ line: 1, text: 'The pump needs oil every month.' }] }] })
+  t.same(JSON.parse(toolMsg?.content ?? 'null'), {
+    results: [{ filename: 'pump.txt', version: 1, matches: [{ line: 1, text: 'The pump needs oil every month.' }] }],
+  })
 
   const writer = await mkAgent('writer', [{ collection: 'kb/notes', access: 'readwrite' }])
   llm.reset()
   llm.push(
-    { tool_calls: [{ id: 'w1', name: 'write_file__kb__notes', arguments: { filename: 'todo.md', content: '- buy oil\n' } }] },
-    { tool_calls: [{ id: 'e1', name: 'edit_file__kb__notes', arguments: { filename: 'todo.md', old_text: 'oil', new_text: 'more oil' } }] },
+    {
+      tool_calls: [
+        { id: 'w1', name: 'write_file__kb__notes', arguments: { filename: 'todo.md', content: '- buy oil\n' } },
+      ],
+    },
+    {
+      tool_calls: [
+        {
+          id: 'e1',
+          name: 'edit_file__kb__notes',
+          arguments: { filename: 'todo.md', old_text: 'oil', new_text: 'more oil' },
+        },
+      ],
+    },
     { tool_calls: [{ id: 'r1', name: 'get_file__kb__notes', arguments: { filename: 'todo.md' } }] },
     { text: 'Noted.' },
   )
-  const w = await env.request('POST', `/chats/${writer}/messages`, { token: a.token, body: { content: 'Note: buy oil' } })
+  const w = await env.request('POST', `/chats/${writer}/messages`, {
+    token: a.token,
+    body: { content: 'Note: buy oil' },
+  })
   t.equal(w.status, 200, w.text)
   t.same((sent(0) as { tools: { function: { name: string } }[] }).tools.map((x) => x.function.name).sort(), [
     'delete_file__kb__notes',
@@ -132,7 +225,9 @@ t.test('an agent answers with the file-search tool; read-only agents get no writ
   ])
   const info = await env.request('GET', '/files/kb/notes/todo.md/info', { token: a.token })
   t.match(info.body, { current_version: 2, content_type: 'text/markdown' })
-  const read = (sent(3) as { messages: { role: string; content: string }[] }).messages.filter((m) => m.role === 'tool').at(-1)
+  const read = (sent(3) as { messages: { role: string; content: string }[] }).messages
+    .filter((m) => m.role === 'tool')
+    .at(-1)
   t.match(JSON.parse(read?.content ?? '{}'), { filename: 'todo.md', version: 2, content: '- buy more oil\n' })
 })
 
@@ -140,12 +235,27 @@ t.test("the tools check the chat user's permission when they run", async (t) => 
   // B chats with an agent of B's that names A's collection: discovery finds nothing B may read,
   // and a call to the tool by name is refused at run time
   const b = await env.createUser('tools-b@test.local')
-  const r = await env.request('POST', '/api/v1/agents', { token: b.token, body: { namespace: 'bspace', name: 'snoop', enabled_collections: [{ collection: 'kb/notes', access: 'readwrite' }] } })
+  const r = await env.request('POST', '/api/v1/agents', {
+    token: b.token,
+    body: {
+      namespace: 'bspace',
+      name: 'snoop',
+      enabled_collections: [{ collection: 'kb/notes', access: 'readwrite' }],
+    },
+  })
   t.equal(r.status, 201, r.text)
-  const chat = ((await env.request('POST', '/agents/bspace/snoop/chats', { token: b.token, body: {} })).body as { id: string }).id
+  const chat = (
+    (await env.request('POST', '/agents/bspace/snoop/chats', { token: b.token, body: {} })).body as { id: string }
+  ).id
   llm.reset()
-  llm.push({ tool_calls: [{ id: 'x1', name: 'get_file__kb__notes', arguments: { filename: 'pump.txt' } }] }, { text: 'I could not read it.' })
-  const res = await env.request('POST', `/chats/${chat}/messages`, { token: b.token, body: { content: 'read pump.txt' } })
+  llm.push(
+    { tool_calls: [{ id: 'x1', name: 'get_file__kb__notes', arguments: { filename: 'pump.txt' } }] },
+    { text: 'I could not read it.' },
+  )
+  const res = await env.request('POST', `/chats/${chat}/messages`, {
+    token: b.token,
+    body: { content: 'read pump.txt' },
+  })
   t.equal(res.status, 200, res.text)
   const tools = (sent(0) as { tools?: unknown[] }).tools ?? []
   t.same(tools, [], 'no file tools offered for a collection B cannot read')
@@ -153,22 +263,50 @@ t.test("the tools check the chat user's permission when they run", async (t) => 
   t.notMatch(toolMsg?.content ?? '', /pump needs oil/, 'nothing of A leaks')
 })
 
-t.test("a readwrite entry never grants more than the chat user holds: the write is refused when it runs", async (t) => {
-  const r = await env.request('POST', '/api/v1/agents', { token: a.token, body: { namespace: 'kb', name: 'shared-writer', enabled_collections: [{ collection: 'kb/notes', access: 'readwrite' }] } })
+t.test('a readwrite entry never grants more than the chat user holds: the write is refused when it runs', async (t) => {
+  const r = await env.request('POST', '/api/v1/agents', {
+    token: a.token,
+    body: {
+      namespace: 'kb',
+      name: 'shared-writer',
+      enabled_collections: [{ collection: 'kb/notes', access: 'readwrite' }],
+    },
+  })
   t.equal(r.status, 201, r.text)
   const c = await env.createUser('tools-c@test.local')
-  const grants = { 'platform.agents/kb/shared-writer.read:all': true, 'platform.agents/kb/shared-writer.chat:all': true, 'platform.collections/kb/notes.read:all': true }
-  t.equal((await env.request('POST', '/api/v1/roles', { body: { name: 'NotesReaders', permissions: grants } })).status, 201)
+  const grants = {
+    'platform.agents/kb/shared-writer.read:all': true,
+    'platform.agents/kb/shared-writer.chat:all': true,
+    'platform.collections/kb/notes.read:all': true,
+  }
+  t.equal(
+    (await env.request('POST', '/api/v1/roles', { body: { name: 'NotesReaders', permissions: grants } })).status,
+    201,
+  )
   t.equal((await env.request('POST', `/api/v1/roles/NotesReaders/users/${c.id}`)).status, 200)
   const chat = await env.request('POST', '/agents/kb/shared-writer/chats', { token: c.token, body: {} })
   t.equal(chat.status, 201, chat.text)
   llm.reset()
-  llm.push({ tool_calls: [{ id: 'w9', name: 'write_file__kb__notes', arguments: { filename: 'planted.md', content: 'hi' } }] }, { text: 'I could not write.' })
-  const res = await env.request('POST', `/chats/${(chat.body as { id: string }).id}/messages`, { token: c.token, body: { content: 'write a file' } })
+  llm.push(
+    { tool_calls: [{ id: 'w9', name: 'write_file__kb__notes', arguments: { filename: 'planted.md', content: 'hi' } }] },
+    { text: 'I could not write.' },
+  )
+  const res = await env.request('POST', `/chats/${(chat.body as { id: string }).id}/messages`, {
+    token: c.token,
+    body: { content: 'write a file' },
+  })
   t.equal(res.status, 200, res.text)
-  const offered = ((sent(0) as { tools: { function: { name: string } }[] }).tools).map((x) => x.function.name)
+  const offered = (sent(0) as { tools: { function: { name: string } }[] }).tools.map((x) => x.function.name)
   t.ok(offered.includes('write_file__kb__notes'), 'discovery follows the agent (readwrite)')
   const toolMsg = (sent(1) as { messages: { role: string; content: string }[] }).messages.find((m) => m.role === 'tool')
-  t.match(JSON.parse(toolMsg?.content ?? '{}'), { error: /not allowed to upload files/ }, 'the run-time check refuses the read-only user')
-  t.equal((await env.request('GET', '/files/kb/notes/planted.md/info', { token: a.token })).status, 404, 'nothing written')
+  t.match(
+    JSON.parse(toolMsg?.content ?? '{}'),
+    { error: /not allowed to upload files/ },
+    'the run-time check refuses the read-only user',
+  )
+  t.equal(
+    (await env.request('GET', '/files/kb/notes/planted.md/info', { token: a.token })).status,
+    404,
+    'nothing written',
+  )
 })

@@ -17,8 +17,14 @@ const MB = 1024 * 1024
 t.before(async () => {
   env = await startTestPlatform(t, { FILES_SWEEP_SECONDS: '0.2' })
   token = (await env.createUser('stream@test.local')).token
-  for (const [name, size] of [['small', 20], ['big', 100]] as const) {
-    const res = await env.request('POST', '/api/v1/collections', { token, body: { namespace: 'media', name, max_file_size_mb: size } })
+  for (const [name, size] of [
+    ['small', 20],
+    ['big', 100],
+  ] as const) {
+    const res = await env.request('POST', '/api/v1/collections', {
+      token,
+      body: { namespace: 'media', name, max_file_size_mb: size },
+    })
     if (res.status !== 201) throw new Error(res.text)
   }
 })
@@ -53,15 +59,24 @@ function post(path: string, total: number, headers: Record<string, string | numb
   return new Promise((resolve, reject) => {
     let sent = 0
     const state = { answered: false }
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers: { authorization: `Bearer ${token}`, ...headers } }, (res) => {
-      state.answered = true
-      let body = ''
-      res.on('data', (c: Buffer) => (body += c.toString()))
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body, sentBytes: sent })
-        req.destroy()
-      })
-    })
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, ...headers },
+      },
+      (res) => {
+        state.answered = true
+        let body = ''
+        res.on('data', (c: Buffer) => (body += c.toString()))
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body, sentBytes: sent })
+          req.destroy()
+        })
+      },
+    )
     req.on('error', (err) => (state.answered ? undefined : reject(err)))
     const pump = () => {
       while (!state.answered && sent < total) {
@@ -78,23 +93,42 @@ function post(path: string, total: number, headers: Record<string, string | numb
   })
 }
 
-t.test('a 200 MB upload to a 20 MB limit is refused while streaming; memory does not grow by the upload size', async (t) => {
-  const watch = rssWatch()
-  const res = await post('/files/media/small?name=huge.bin', 200 * MB, { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' })
-  const grew = watch.stop()
-  t.equal(res.status, 413, res.body)
-  t.match(JSON.parse(res.body), { code: 'file.too_large' })
-  t.ok(res.sentBytes < 200 * MB, `the refusal came before the whole body was sent (${String(res.sentBytes / MB)} MB sent)`)
-  t.ok(grew < 80 * MB, `RSS grew ${(grew / MB).toFixed(1)} MB during a 200 MB upload`)
-  t.same(await env.sql("select count(*)::int as n from files where name = 'huge.bin'"), [{ n: 0 }])
-  await eventually(async () => ((await env.sql('select count(*)::int as n from file_blob_garbage'))[0]?.['n'] === 0 ? true : undefined), 'no object left behind')
-})
+t.test(
+  'a 200 MB upload to a 20 MB limit is refused while streaming; memory does not grow by the upload size',
+  async (t) => {
+    const watch = rssWatch()
+    const res = await post('/files/media/small?name=huge.bin', 200 * MB, {
+      'content-type': 'application/octet-stream',
+      'transfer-encoding': 'chunked',
+    })
+    const grew = watch.stop()
+    t.equal(res.status, 413, res.body)
+    t.match(JSON.parse(res.body), { code: 'file.too_large' })
+    t.ok(
+      res.sentBytes < 200 * MB,
+      `the refusal came before the whole body was sent (${String(res.sentBytes / MB)} MB sent)`,
+    )
+    t.ok(grew < 80 * MB, `RSS grew ${(grew / MB).toFixed(1)} MB during a 200 MB upload`)
+    t.same(await env.sql("select count(*)::int as n from files where name = 'huge.bin'"), [{ n: 0 }])
+    await eventually(
+      async () =>
+        (await env.sql('select count(*)::int as n from file_blob_garbage'))[0]?.['n'] === 0 ? true : undefined,
+      'no object left behind',
+    )
+  },
+)
 
 t.test('a declared Content-Length over the limit is refused before the body is read', async (t) => {
-  const res = await post('/files/media/small?name=declared.bin', 30 * MB, { 'content-type': 'application/octet-stream', 'content-length': 30 * MB })
+  const res = await post('/files/media/small?name=declared.bin', 30 * MB, {
+    'content-type': 'application/octet-stream',
+    'content-length': 30 * MB,
+  })
   t.equal(res.status, 413, res.body)
   t.ok(res.sentBytes < 30 * MB, `answered after ${String(res.sentBytes / MB)} MB`)
-  const form = await post('/files/media/small', 30 * MB, { 'content-type': 'multipart/form-data; boundary=xyz', 'content-length': 30 * MB })
+  const form = await post('/files/media/small', 30 * MB, {
+    'content-type': 'multipart/form-data; boundary=xyz',
+    'content-length': 30 * MB,
+  })
   t.equal(form.status, 413)
 })
 
@@ -105,7 +139,10 @@ t.test('a 50 MB upload and download stream through with small memory growth', as
   const digest = expected.digest('hex')
 
   const up = rssWatch()
-  const res = await post('/files/media/big?name=fifty.bin', 50 * MB, { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' })
+  const res = await post('/files/media/big?name=fifty.bin', 50 * MB, {
+    'content-type': 'application/octet-stream',
+    'transfer-encoding': 'chunked',
+  })
   const upGrowth = up.stop()
   t.equal(res.status, 201, res.body)
   t.match(JSON.parse(res.body), { size_bytes: 50 * MB, versions: [{ hash_sha256: digest }] })
@@ -138,7 +175,12 @@ t.test("the blob store's streamed put writes the object store's layout", async (
   const store = await openBlobStore(env.platform.nc, names)
   const client = await new Objm(jetstream(env.platform.nc)).open(names.bucket('FILES'))
   // uneven pieces, one above a chunk (split without copying), one empty
-  const pieces = [Buffer.alloc(1000, 'a'), Buffer.alloc(1300 * 1024, 'b'), Buffer.alloc(0), Buffer.alloc(70 * 1024, 'c')]
+  const pieces = [
+    Buffer.alloc(1000, 'a'),
+    Buffer.alloc(1300 * 1024, 'b'),
+    Buffer.alloc(0),
+    Buffer.alloc(70 * 1024, 'c'),
+  ]
   const whole = Buffer.concat(pieces)
   const stream = (parts: Buffer[], fail?: Error) =>
     new ReadableStream<Uint8Array>({
@@ -154,7 +196,10 @@ t.test("the blob store's streamed put writes the object store's layout", async (
   t.equal(info.chunks, 5, 'as given: 1000 B; 1300 KiB split into 512 + 512 + 276 KiB; 70 KiB (the empty piece is none)')
   t.equal(info.sha256, createHash('sha256').update(whole).digest('hex'))
   const viaClient = await client.getBlob('test/layout')
-  t.ok(viaClient !== null && Buffer.from(viaClient).equals(whole), 'the object store client reads it (and checks the digest)')
+  t.ok(
+    viaClient !== null && Buffer.from(viaClient).equals(whole),
+    'the object store client reads it (and checks the digest)',
+  )
   t.ok((await store.readAll('test/layout', 10 * MB))?.equals(whole), 'so does ours')
 
   // a second put of the name replaces it, and the first one's chunks are purged
@@ -162,7 +207,12 @@ t.test("the blob store's streamed put writes the object store's layout", async (
   t.ok((await store.readAll('test/layout', MB))?.equals(Buffer.from('short')))
   t.not(again.nuid, info.nuid)
   const jsm = await jetstreamManager(env.platform.nc)
-  const subjects = async (nuid: string) => (await jsm.streams.info(`OBJ_${names.bucket('FILES')}`, { subjects_filter: `$O.${names.bucket('FILES')}.C.${nuid}` })).state.subjects ?? {}
+  const subjects = async (nuid: string) =>
+    (
+      await jsm.streams.info(`OBJ_${names.bucket('FILES')}`, {
+        subjects_filter: `$O.${names.bucket('FILES')}.C.${nuid}`,
+      })
+    ).state.subjects ?? {}
   t.same(await subjects(info.nuid), {}, 'old chunks purged')
 
   // a stream that fails half-way (after two chunks went out) leaves neither chunks nor an object

@@ -18,7 +18,13 @@ interface Stats {
 const stats = async () => (await env.request('GET', '/api/v1/containers/stats')).body as Stats
 
 t.before(async () => {
-  env = await startTestPlatform(t, { SANDBOX_MIN_SIZE: '2', SANDBOX_MIN_IDLE: '1', SANDBOX_MAX_SIZE: '6', SANDBOX_MAX_EXECUTIONS: '3', DEFAULT_WORKER_COUNT: '2' })
+  env = await startTestPlatform(t, {
+    SANDBOX_MIN_SIZE: '2',
+    SANDBOX_MIN_IDLE: '1',
+    SANDBOX_MAX_SIZE: '6',
+    SANDBOX_MAX_EXECUTIONS: '3',
+    DEFAULT_WORKER_COUNT: '2',
+  })
   for (const [name, code, extra] of [
     ['hello', 'def handler(input, context):\n    return "hello"\n', {}],
     ['slow', 'import time\ndef handler(input, context):\n    time.sleep(10)\n', { timeout: 1 }],
@@ -51,12 +57,25 @@ t.test('scale up, then down: only idle sandboxes are removed', async (t) => {
 })
 
 t.test('sandboxes are recycled after SANDBOX_MAX_EXECUTIONS and destroyed on error', async (t) => {
-  for (let i = 0; i < 4; i++) t.equal(((await env.request('POST', '/functions/ops/hello/execute', { body: { input: null } })).body as { result: string }).result, 'hello')
+  for (let i = 0; i < 4; i++)
+    t.equal(
+      (
+        (await env.request('POST', '/functions/ops/hello/execute', { body: { input: null } })).body as {
+          result: string
+        }
+      ).result,
+      'hello',
+    )
   t.ok(((await stats()).nodes[0]?.recycled ?? 0) >= 1, 'recycled after 3 executions')
   const slow = await env.request('POST', '/functions/ops/slow/execute', { body: { input: null } })
   t.equal((slow.body as { status: string }).status, 'timeout')
   t.ok(((await stats()).nodes[0]?.destroyed_on_error ?? 0) >= 1, 'the timed-out sandbox was destroyed')
-  t.equal(((await env.request('POST', '/functions/ops/hello/execute', { body: { input: null } })).body as { status: string }).status, 'success', 'and replaced')
+  t.equal(
+    ((await env.request('POST', '/functions/ops/hello/execute', { body: { input: null } })).body as { status: string })
+      .status,
+    'success',
+    'and replaced',
+  )
 })
 
 t.test('restart by name; unknown names answer 404', async (t) => {
@@ -67,7 +86,10 @@ t.test('restart by name; unknown names answer 404', async (t) => {
   const name = s.nodes[0]?.names[0] ?? ''
   const r = await env.request('POST', `/api/v1/system/containers/${name}/restart`)
   t.same(r.body, { status: 'restarted', container: name })
-  await eventually(async () => ((await stats()).nodes[0]?.names.includes(name) === false ? true : undefined), 'the old sandbox gone')
+  await eventually(
+    async () => ((await stats()).nodes[0]?.names.includes(name) === false ? true : undefined),
+    'the old sandbox gone',
+  )
   const missing = await env.request('POST', '/api/v1/system/containers/no-such-box/restart')
   t.equal(missing.status, 404)
   const reload = await env.request('POST', '/api/v1/containers/reload')
@@ -76,12 +98,27 @@ t.test('restart by name; unknown names answer 404', async (t) => {
 
 t.test('shared workers run trusted functions round-robin; count, list, scale, reload', async (t) => {
   const pids = new Set<number>()
-  for (let i = 0; i < 4; i++) pids.add(((await env.request('POST', '/functions/ops/trusted/execute', { body: { input: null } })).body as { result: number }).result)
+  for (let i = 0; i < 4; i++)
+    pids.add(
+      (
+        (await env.request('POST', '/functions/ops/trusted/execute', { body: { input: null } })).body as {
+          result: number
+        }
+      ).result,
+    )
   t.equal(pids.size, 2, 'two shared workers took turns')
   t.same((await env.request('GET', '/api/v1/workers/count')).body, { count: 2 })
   t.equal(((await env.request('GET', '/api/v1/workers')).body as unknown[]).length, 2)
-  t.match((await env.request('POST', '/api/v1/workers/scale', { body: { target_count: 3 } })).body, { action: 'scale_up', previous_count: 2, current_count: 3 })
-  t.match((await env.request('POST', '/api/v1/workers/reload')).body, { status: 'completed', total_workers: 3, failed: 0 })
+  t.match((await env.request('POST', '/api/v1/workers/scale', { body: { target_count: 3 } })).body, {
+    action: 'scale_up',
+    previous_count: 2,
+    current_count: 3,
+  })
+  t.match((await env.request('POST', '/api/v1/workers/reload')).body, {
+    status: 'completed',
+    total_workers: 3,
+    failed: 0,
+  })
   const user = await env.createUser('ops-user@test.local')
   t.equal((await env.request('GET', '/api/v1/workers', { token: user.token })).status, 403, 'admin only')
 })

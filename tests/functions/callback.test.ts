@@ -49,8 +49,22 @@ const fixedDns =
 
 t.test('validateCallbackUrl', async (t) => {
   const on = { CALLBACK_URL_HOSTS: 'hooks.example.com, callback.test' }
-  const dns = { lookup: fixedDns({ 'hooks.example.com': '203.0.113.10', 'callback.test': ADDRESS, 'internal.example.com': '10.0.0.7', 'meta.example.com': '169.254.169.254', 'v6.example.com': '::1', 'mapped.example.com': '::ffff:127.0.0.1' }) }
-  const refuse = (url: string, cfg: { CALLBACK_URL_HOSTS: string }, code: string) => t.rejects(validateCallbackUrl(url, cfg, dns), { status: 400, code }, `${url} with "${cfg.CALLBACK_URL_HOSTS}" → ${code}`)
+  const dns = {
+    lookup: fixedDns({
+      'hooks.example.com': '203.0.113.10',
+      'callback.test': ADDRESS,
+      'internal.example.com': '10.0.0.7',
+      'meta.example.com': '169.254.169.254',
+      'v6.example.com': '::1',
+      'mapped.example.com': '::ffff:127.0.0.1',
+    }),
+  }
+  const refuse = (url: string, cfg: { CALLBACK_URL_HOSTS: string }, code: string) =>
+    t.rejects(
+      validateCallbackUrl(url, cfg, dns),
+      { status: 400, code },
+      `${url} with "${cfg.CALLBACK_URL_HOSTS}" → ${code}`,
+    )
 
   await refuse('https://hooks.example.com/x', { CALLBACK_URL_HOSTS: '' }, 'callback.disabled')
   await refuse('https://hooks.example.com/x', { CALLBACK_URL_HOSTS: ' , ' }, 'callback.disabled')
@@ -59,28 +73,60 @@ t.test('validateCallbackUrl', async (t) => {
   await refuse('https://evil.example.net/x', on, 'callback.host_not_allowed')
   await refuse('https://hooks.example.com.evil.example.net/x', on, 'callback.host_not_allowed')
   await refuse('not a url', on, 'callback.invalid_url')
-  for (const host of ['internal.example.com', 'meta.example.com', 'v6.example.com', 'mapped.example.com']) await refuse(`https://${host}/x`, { CALLBACK_URL_HOSTS: '*' }, 'callback.private_address')
-  for (const url of ['https://127.0.0.1/', 'https://10.1.2.3/', 'https://169.254.169.254/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/']) {
+  for (const host of ['internal.example.com', 'meta.example.com', 'v6.example.com', 'mapped.example.com'])
+    await refuse(`https://${host}/x`, { CALLBACK_URL_HOSTS: '*' }, 'callback.private_address')
+  for (const url of [
+    'https://127.0.0.1/',
+    'https://10.1.2.3/',
+    'https://169.254.169.254/',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+  ]) {
     await refuse(url, { CALLBACK_URL_HOSTS: '*' }, 'callback.private_address')
   }
-  await t.rejects(validateCallbackUrl('https://localhost/x', { CALLBACK_URL_HOSTS: '*' }), { status: 400, code: 'callback.private_address' }, 'localhost through the system resolver')
-  await refuse('https://internal.example.com/x', { CALLBACK_URL_HOSTS: 'internal.example.com' }, 'callback.private_address')
+  await t.rejects(
+    validateCallbackUrl('https://localhost/x', { CALLBACK_URL_HOSTS: '*' }),
+    { status: 400, code: 'callback.private_address' },
+    'localhost through the system resolver',
+  )
+  await refuse(
+    'https://internal.example.com/x',
+    { CALLBACK_URL_HOSTS: 'internal.example.com' },
+    'callback.private_address',
+  )
 
   await validateCallbackUrl('https://hooks.example.com/x?y=1', on, dns)
   await validateCallbackUrl('https://HOOKS.example.com:8443/x', on, dns)
-  await validateCallbackUrl('https://anything.example.org/x', { CALLBACK_URL_HOSTS: '*' }, { lookup: fixedDns({ 'anything.example.org': '203.0.113.11' }) })
+  await validateCallbackUrl(
+    'https://anything.example.org/x',
+    { CALLBACK_URL_HOSTS: '*' },
+    { lookup: fixedDns({ 'anything.example.org': '203.0.113.11' }) },
+  )
   await validateCallbackUrl(`https://${ADDRESS}/x`, { CALLBACK_URL_HOSTS: ADDRESS })
   t.pass('allowed URLs pass')
 })
 
-t.test("a callback URL whose host does not resolve: 502 upstream.dns_failed naming the host, not the database's 503", async (t) => {
-  await t.rejects(validateCallbackUrl('https://hooks.nowhere.invalid/cb', { CALLBACK_URL_HOSTS: '*' }), { status: 502, code: 'upstream.dns_failed', message: /hooks\.nowhere\.invalid/ }, 'through the system resolver')
-  const fn = await env.request('POST', '/api/v1/functions', { token: alice.token, body: { namespace: 'alice', name: 'cb-dns', code: 'def handler(input, context):\n    return input\n' } })
-  t.equal(fn.status, 201, fn.text)
-  const res = await env.request('POST', '/functions/alice/cb-dns/execute/async', { token: alice.token, body: { input: null, callback_url: 'https://hooks.nowhere.invalid/cb' } })
-  t.match(res, { status: 502, body: { code: 'upstream.dns_failed' } }, res.text)
-  t.match((res.body as { detail: string }).detail, /hooks\.nowhere\.invalid/, 'the answer names the host')
-})
+t.test(
+  "a callback URL whose host does not resolve: 502 upstream.dns_failed naming the host, not the database's 503",
+  async (t) => {
+    await t.rejects(
+      validateCallbackUrl('https://hooks.nowhere.invalid/cb', { CALLBACK_URL_HOSTS: '*' }),
+      { status: 502, code: 'upstream.dns_failed', message: /hooks\.nowhere\.invalid/ },
+      'through the system resolver',
+    )
+    const fn = await env.request('POST', '/api/v1/functions', {
+      token: alice.token,
+      body: { namespace: 'alice', name: 'cb-dns', code: 'def handler(input, context):\n    return input\n' },
+    })
+    t.equal(fn.status, 201, fn.text)
+    const res = await env.request('POST', '/functions/alice/cb-dns/execute/async', {
+      token: alice.token,
+      body: { input: null, callback_url: 'https://hooks.nowhere.invalid/cb' },
+    })
+    t.match(res, { status: 502, body: { code: 'upstream.dns_failed' } }, res.text)
+    t.match((res.body as { detail: string }).detail, /hooks\.nowhere\.invalid/, 'the answer names the host')
+  },
+)
 
 t.test('the §6.1 body', async (t) => {
   const row = {
@@ -108,9 +154,24 @@ t.test('the §6.1 body', async (t) => {
     error: null,
   })
   const failed = callbackBody({ ...row, status: 'failed', output_data: null, error: 'boom' })
-  t.same(failed, { execution_id: 'e1', trigger_id: 'runtime-api', function: { namespace: 'ns', name: 'fn' }, status: 'failure', started_at: row.started_at, finished_at: row.finished_at, duration_ms: 2250, error: 'boom' })
+  t.same(failed, {
+    execution_id: 'e1',
+    trigger_id: 'runtime-api',
+    function: { namespace: 'ns', name: 'fn' },
+    status: 'failure',
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    duration_ms: 2250,
+    error: 'boom',
+  })
   t.notOk('result' in failed, 'no result on failure')
-  const cancelledEarly = callbackBody({ ...row, status: 'cancelled', started_at: null, output_data: null, error: 'cancelled' })
+  const cancelledEarly = callbackBody({
+    ...row,
+    status: 'cancelled',
+    started_at: null,
+    output_data: null,
+    error: 'cancelled',
+  })
   t.match(cancelledEarly, { status: 'failure', error: 'cancelled', started_at: row.finished_at, duration_ms: 0 })
 })
 
@@ -123,47 +184,90 @@ t.test('deliveries to a real HTTPS receiver', { skip: tls.skip }, async (t) => {
   const named = (path: string) => `https://callback.test:${String(receiver.port)}${path}`
   const verifier = createTokenVerifier(SECRET_KEY)
   const posts = (path: string): Received[] => receiver.received.filter((r) => r.url === path)
-  const row = async (id: string) => (await env.sql<{ callback_status: string | null; callback_response_code: number | null }>('select callback_status, callback_response_code from executions where id = $1', [id]))[0]
-  const settledRow = (id: string) => eventually(async () => {
-    const r = await row(id)
-    return r !== undefined && (r.callback_status === 'sent' || r.callback_status === 'failed') ? r : undefined
-  }, `the callback outcome of ${id}`)
+  const row = async (id: string) =>
+    (
+      await env.sql<{ callback_status: string | null; callback_response_code: number | null }>(
+        'select callback_status, callback_response_code from executions where id = $1',
+        [id],
+      )
+    )[0]
+  const settledRow = (id: string) =>
+    eventually(async () => {
+      const r = await row(id)
+      return r !== undefined && (r.callback_status === 'sent' || r.callback_status === 'failed') ? r : undefined
+    }, `the callback outcome of ${id}`)
 
-  const workers = await startJobWorkers({ nc: platform.nc, names, config, log, executors: { fn: testExecutor() }, replicas: 1 })
+  const workers = await startJobWorkers({
+    nc: platform.nc,
+    names,
+    config,
+    log,
+    executors: { fn: testExecutor() },
+    replicas: 1,
+  })
   t.teardown(() => workers.stop())
   const enqueue = (input: TestInput, callbackPath: string, pool: 'fn' | 'subagent' = 'fn') =>
-    enqueueJob(jobs.enqueue, { pool, kind: 'function', namespace: 'tests', name: 'hooked', input, userId: alice.id, triggerId: 'trig-1', callbackUrl: url(callbackPath) })
+    enqueueJob(jobs.enqueue, {
+      pool,
+      kind: 'function',
+      namespace: 'tests',
+      name: 'hooked',
+      input,
+      userId: alice.id,
+      triggerId: 'trig-1',
+      callbackUrl: url(callbackPath),
+    })
 
-  t.test('through the job system: one POST with the §6.1 body and a fresh token of the user; outcome recorded', async (t) => {
-    const job = await enqueue({ op: 'echo', value: { hello: 'world' } }, '/done')
-    const [post] = await eventually(async () => (posts('/done').length > 0 ? posts('/done') : undefined), 'the callback POST')
-    if (post === undefined) throw new Error('unreachable')
-    t.equal(post.method, 'POST')
-    t.equal(post.headers['content-type'], 'application/json')
-    const body = JSON.parse(post.body) as Record<string, unknown>
-    t.match(body, { execution_id: job.id, trigger_id: 'trig-1', function: { namespace: 'tests', name: 'hooked' }, status: 'success', result: { value: { hello: 'world' }, attempt: 1 }, error: null })
-    t.ok(Number.isInteger(body['duration_ms']) && (body['duration_ms'] as number) >= 0, 'duration_ms is an integer')
-    t.equal(new Date(body['started_at'] as string).toISOString(), body['started_at'], 'started_at ISO 8601')
-    t.equal(new Date(body['finished_at'] as string).toISOString(), body['finished_at'], 'finished_at ISO 8601')
-    const auth = post.headers.authorization ?? ''
-    const caller = await verifier.verify(auth)
-    t.same(caller, { sub: alice.id, via: 'jwt' }, 'a valid access token signed with SECRET_KEY, for the originating user')
-    const claims = decodeJwt(auth.slice(7))
-    t.equal(claims['email'], 'alice@test.local')
-    t.ok((claims.exp ?? 0) * 1000 > Date.now(), 'unexpired')
-    t.same(await settledRow(job.id), { callback_status: 'sent', callback_response_code: 200 })
-    const exe = await env.request('GET', `/executions/${job.id}`, { token: alice.token })
-    t.match(exe.body, { callback_status: 'sent', callback_response_code: 200 })
+  t.test(
+    'through the job system: one POST with the §6.1 body and a fresh token of the user; outcome recorded',
+    async (t) => {
+      const job = await enqueue({ op: 'echo', value: { hello: 'world' } }, '/done')
+      const [post] = await eventually(
+        async () => (posts('/done').length > 0 ? posts('/done') : undefined),
+        'the callback POST',
+      )
+      if (post === undefined) throw new Error('unreachable')
+      t.equal(post.method, 'POST')
+      t.equal(post.headers['content-type'], 'application/json')
+      const body = JSON.parse(post.body) as Record<string, unknown>
+      t.match(body, {
+        execution_id: job.id,
+        trigger_id: 'trig-1',
+        function: { namespace: 'tests', name: 'hooked' },
+        status: 'success',
+        result: { value: { hello: 'world' }, attempt: 1 },
+        error: null,
+      })
+      t.ok(Number.isInteger(body['duration_ms']) && (body['duration_ms'] as number) >= 0, 'duration_ms is an integer')
+      t.equal(new Date(body['started_at'] as string).toISOString(), body['started_at'], 'started_at ISO 8601')
+      t.equal(new Date(body['finished_at'] as string).toISOString(), body['finished_at'], 'finished_at ISO 8601')
+      const auth = post.headers.authorization ?? ''
+      const caller = await verifier.verify(auth)
+      t.same(
+        caller,
+        { sub: alice.id, via: 'jwt' },
+        'a valid access token signed with SECRET_KEY, for the originating user',
+      )
+      const claims = decodeJwt(auth.slice(7))
+      t.equal(claims['email'], 'alice@test.local')
+      t.ok((claims.exp ?? 0) * 1000 > Date.now(), 'unexpired')
+      t.same(await settledRow(job.id), { callback_status: 'sent', callback_response_code: 200 })
+      const exe = await env.request('GET', `/executions/${job.id}`, { token: alice.token })
+      t.match(exe.body, { callback_status: 'sent', callback_response_code: 200 })
 
-    // At-least-once mirror, at-most-once callback: a second delivery finds the claim taken.
-    t.equal(await deliverCallback({ db: db, config, log }, { id: job.id }), 'not-claimed')
-    await new Promise((r) => setTimeout(r, 300))
-    t.equal(posts('/done').length, 1, 'exactly one POST')
-  })
+      // At-least-once mirror, at-most-once callback: a second delivery finds the claim taken.
+      t.equal(await deliverCallback({ db: db, config, log }, { id: job.id }), 'not-claimed')
+      await new Promise((r) => setTimeout(r, 300))
+      t.equal(posts('/done').length, 1, 'exactly one POST')
+    },
+  )
 
   t.test('a failed execution reports failure with its error', async (t) => {
     const job = await enqueue({ op: 'fail' }, '/failed')
-    const [post] = await eventually(async () => (posts('/failed').length > 0 ? posts('/failed') : undefined), 'the callback POST')
+    const [post] = await eventually(
+      async () => (posts('/failed').length > 0 ? posts('/failed') : undefined),
+      'the callback POST',
+    )
     const body = JSON.parse(post?.body ?? '{}') as Record<string, unknown>
     t.match(body, { execution_id: job.id, status: 'failure', error: 'poisoned input' })
     t.notOk('result' in body)
@@ -174,8 +278,16 @@ t.test('deliveries to a real HTTPS receiver', { skip: tls.skip }, async (t) => {
     // No subagent worker runs here: the job waits until it is cancelled.
     const job = await enqueue({ op: 'echo' }, '/cancelled', 'subagent')
     t.equal((await env.request('POST', `/api/v1/queue/jobs/${job.id}/cancel`, { token: env.adminToken })).status, 200)
-    const [post] = await eventually(async () => (posts('/cancelled').length > 0 ? posts('/cancelled') : undefined), 'the callback POST')
-    t.match(JSON.parse(post?.body ?? '{}'), { execution_id: job.id, status: 'failure', error: 'cancelled', duration_ms: 0 })
+    const [post] = await eventually(
+      async () => (posts('/cancelled').length > 0 ? posts('/cancelled') : undefined),
+      'the callback POST',
+    )
+    t.match(JSON.parse(post?.body ?? '{}'), {
+      execution_id: job.id,
+      status: 'failure',
+      error: 'cancelled',
+      duration_ms: 0,
+    })
     t.same(await settledRow(job.id), { callback_status: 'sent', callback_response_code: 200 })
   })
 
@@ -183,14 +295,40 @@ t.test('deliveries to a real HTTPS receiver', { skip: tls.skip }, async (t) => {
   const ended = async (path: string, extra: Partial<JobState> = {}): Promise<string> => {
     const now = new Date().toISOString()
     const s: JobState = {
-      id: randomUUID(), pool: 'fn', kind: 'function', namespace: 'tests', name: 'direct', status: 'completed', attempts: 1, user_id: alice.id,
-      trigger_type: 'api', trigger_id: 'runtime-api', chat_id: null, parent_id: null, depth: 0, input: {}, worker: 'w', result: { r: 1 }, error: null,
-      retry_of: null, callback_url: named(path), created_at: now, started_at: now, finished_at: now, ...extra,
+      id: randomUUID(),
+      pool: 'fn',
+      kind: 'function',
+      namespace: 'tests',
+      name: 'direct',
+      status: 'completed',
+      attempts: 1,
+      user_id: alice.id,
+      trigger_type: 'api',
+      trigger_id: 'runtime-api',
+      chat_id: null,
+      parent_id: null,
+      depth: 0,
+      input: {},
+      worker: 'w',
+      result: { r: 1 },
+      error: null,
+      retry_of: null,
+      callback_url: named(path),
+      created_at: now,
+      started_at: now,
+      finished_at: now,
+      ...extra,
     }
     await upsertExecution(db, s, 1, s.result ?? null)
     return s.id
   }
-  const direct = (over: Partial<CallbackDeps> = {}): CallbackDeps => ({ db: db, config, log, lookup: fixedDns({ 'callback.test': ADDRESS }), ...over })
+  const direct = (over: Partial<CallbackDeps> = {}): CallbackDeps => ({
+    db: db,
+    config,
+    log,
+    lookup: fixedDns({ 'callback.test': ADDRESS }),
+    ...over,
+  })
 
   t.test('a receiver answering 500: failed, 500', async (t) => {
     receiver.handler = (_r, res) => {
@@ -218,10 +356,17 @@ t.test('deliveries to a real HTTPS receiver', { skip: tls.skip }, async (t) => {
   t.test('the URL is checked again at delivery: a name now resolving to loopback gets nothing', async (t) => {
     receiver.handler = (_r, res) => res.end('ok')
     const id = await ended('/rebound')
-    t.same(await deliverCallback(direct({ lookup: fixedDns({ 'callback.test': '127.0.0.1' }) }), { id }), { status: 'failed', code: null })
+    t.same(await deliverCallback(direct({ lookup: fixedDns({ 'callback.test': '127.0.0.1' }) }), { id }), {
+      status: 'failed',
+      code: null,
+    })
     t.equal(posts('/rebound').length, 0)
     const off = await ended('/disabled')
-    t.same(await deliverCallback(direct({ config: { ...config, CALLBACK_URL_HOSTS: '' } }), { id: off }), { status: 'failed', code: null }, 'callbacks disabled since')
+    t.same(
+      await deliverCallback(direct({ config: { ...config, CALLBACK_URL_HOSTS: '' } }), { id: off }),
+      { status: 'failed', code: null },
+      'callbacks disabled since',
+    )
     t.equal(posts('/disabled').length, 0)
   })
 

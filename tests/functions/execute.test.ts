@@ -23,15 +23,23 @@ t.before(async () => {
 })
 
 t.test('saving checks the code and the schemas', async (t) => {
-  const bad = await env.request('POST', '/api/v1/functions', { body: { ...double, name: 'broken', code: 'def handler(:\n' } })
+  const bad = await env.request('POST', '/api/v1/functions', {
+    body: { ...double, name: 'broken', code: 'def handler(:\n' },
+  })
   t.equal(bad.status, 422, 'a syntax error is refused')
   t.match(bad.text, /line 1/, 'with the line')
-  const noEntry = await env.request('POST', '/api/v1/functions', { body: { ...double, name: 'noentry', code: 'def other(a, b):\n    return 1\n' } })
+  const noEntry = await env.request('POST', '/api/v1/functions', {
+    body: { ...double, name: 'noentry', code: 'def other(a, b):\n    return 1\n' },
+  })
   t.equal(noEntry.status, 422)
   t.match(noEntry.text, /no top-level function handler/)
-  const badSchema = await env.request('POST', '/api/v1/functions', { body: { ...double, name: 'badschema', input_schema: { type: 'no-such-type' } } })
+  const badSchema = await env.request('POST', '/api/v1/functions', {
+    body: { ...double, name: 'badschema', input_schema: { type: 'no-such-type' } },
+  })
   t.equal(badSchema.status, 422, 'an invalid JSON Schema is refused')
-  const versions = await env.request('PUT', '/api/v1/functions/demo/double', { body: { code: double.code.replace('* 2', '* 2 ') } })
+  const versions = await env.request('PUT', '/api/v1/functions/demo/double', {
+    body: { code: double.code.replace('* 2', '* 2 ') },
+  })
   t.equal(versions.status, 200)
   const list = await env.request('GET', '/api/v1/functions/demo/double/versions')
   t.ok((list.body as unknown[]).length >= 2, 'a code change appends a version')
@@ -40,7 +48,11 @@ t.test('saving checks the code and the schemas', async (t) => {
 t.test('synchronous execution returns the result and the caller is the context user', async (t) => {
   const res = await env.request('POST', '/functions/demo/double/execute', { body: { input: { x: 21 } } })
   t.equal(res.status, 200, res.text)
-  const body = res.body as { status: string; result: { y: number; user: string; has_token: boolean }; execution_id: string }
+  const body = res.body as {
+    status: string
+    result: { y: number; user: string; has_token: boolean }
+    execution_id: string
+  }
   t.equal(body.status, 'success')
   t.same(body.result, { y: 42, user: 'admin@test.local', has_token: true })
   const rec = await eventually(async () => {
@@ -64,10 +76,16 @@ t.test('errors, output validation and timeouts come back with their status', asy
     t.equal(r.status, 201, r.text)
   }
   await mk('raises', 'def handler(input, context):\n    raise ValueError("no such order")\n')
-  await mk('badout', 'def handler(input, context):\n    return {"nope": 1}\n', { output_schema: { type: 'object', required: ['y'] } })
+  await mk('badout', 'def handler(input, context):\n    return {"nope": 1}\n', {
+    output_schema: { type: 'object', required: ['y'] },
+  })
   await mk('slow', 'import time\ndef handler(input, context):\n    time.sleep(30)\n', { timeout: 1 })
   await mk('notjson', 'def handler(input, context):\n    return {1, 2}\n')
-  const run = async (name: string) => (await env.request('POST', `/functions/demo/${name}/execute`, { body: { input: {} } })).body as { status: string; error: string }
+  const run = async (name: string) =>
+    (await env.request('POST', `/functions/demo/${name}/execute`, { body: { input: {} } })).body as {
+      status: string
+      error: string
+    }
   const raised = await run('raises')
   t.equal(raised.status, 'error')
   t.match(raised.error, /^ValueError: no such order/)
@@ -77,11 +95,20 @@ t.test('errors, output validation and timeouts come back with their status', asy
   t.equal(slow.status, 'timeout', JSON.stringify(slow))
   t.match((await run('notjson')).error, /not JSON/)
   // the pool recovered from the timed-out sandbox
-  t.equal(((await env.request('POST', '/functions/demo/double/execute', { body: { input: { x: 1 } } })).body as { status: string }).status, 'success')
+  t.equal(
+    (
+      (await env.request('POST', '/functions/demo/double/execute', { body: { input: { x: 1 } } })).body as {
+        status: string
+      }
+    ).status,
+    'success',
+  )
 })
 
 t.test('async execution: 202 queued, delay, trigger_id, retries then the DLQ', async (t) => {
-  const res = await env.request('POST', '/functions/demo/double/execute/async', { body: { input: { x: 5 }, trigger_id: 'nightly' } })
+  const res = await env.request('POST', '/functions/demo/double/execute/async', {
+    body: { input: { x: 5 }, trigger_id: 'nightly' },
+  })
   t.equal(res.status, 202)
   const { execution_id, status } = res.body as { execution_id: string; status: string }
   t.equal(status, 'queued')
@@ -93,11 +120,15 @@ t.test('async execution: 202 queued, delay, trigger_id, retries then the DLQ', a
   const result = await env.request('GET', `/jobs/${execution_id}/result`)
   t.same((result.body as { y: number }).y, 10)
 
-  const delayed = await env.request('POST', '/functions/demo/double/execute/async', { body: { input: { x: 1 }, delay_seconds: 1 } })
+  const delayed = await env.request('POST', '/functions/demo/double/execute/async', {
+    body: { input: { x: 1 }, delay_seconds: 1 },
+  })
   const job = await env.request('GET', `/jobs/${(delayed.body as { execution_id: string }).execution_id}`)
   t.equal((job.body as { status: string }).status, 'scheduled', 'a delayed execution waits')
 
-  const noCallbacks = await env.request('POST', '/functions/demo/double/execute/async', { body: { input: { x: 1 }, callback_url: 'https://example.com/cb' } })
+  const noCallbacks = await env.request('POST', '/functions/demo/double/execute/async', {
+    body: { input: { x: 1 }, callback_url: 'https://example.com/cb' },
+  })
   t.equal(noCallbacks.status, 400, 'callback_url while CALLBACK_URL_HOSTS is empty')
 })
 
@@ -105,10 +136,21 @@ t.test('another user can neither see nor run my function', async (t) => {
   const b = await env.createUser('fn-b@test.local')
   const res = await env.request('POST', '/functions/demo/double/execute', { token: b.token, body: { input: { x: 1 } } })
   t.equal(res.status, 404)
-  const own = await env.request('POST', '/api/v1/functions', { token: b.token, body: { namespace: 'bee', name: 'mine', code: 'def handler(input, context):\n    return context["user_email"]\n' } })
+  const own = await env.request('POST', '/api/v1/functions', {
+    token: b.token,
+    body: { namespace: 'bee', name: 'mine', code: 'def handler(input, context):\n    return context["user_email"]\n' },
+  })
   t.equal(own.status, 201, own.text)
   const mine = await env.request('POST', '/functions/bee/mine/execute', { token: b.token, body: { input: null } })
   t.same((mine.body as { result: string }).result, 'fn-b@test.local', 'a user runs its own function as itself')
-  const shared = await env.request('POST', '/api/v1/functions', { token: b.token, body: { namespace: 'bee', name: 'trusted', shared_pool: true, code: 'def handler(input, context):\n    return 1\n' } })
+  const shared = await env.request('POST', '/api/v1/functions', {
+    token: b.token,
+    body: {
+      namespace: 'bee',
+      name: 'trusted',
+      shared_pool: true,
+      code: 'def handler(input, context):\n    return 1\n',
+    },
+  })
   t.equal(shared.status, 403, 'shared_pool is admin-only')
 })

@@ -22,44 +22,67 @@ const run = async (env: TestPlatform, name: string, input: unknown = {}) => {
 t.test('TRUSTED_EXECUTOR=inprocess, input() and MAX_FUNCTION_STORAGE', async (t) => {
   const env = await startTestPlatform(t, { TRUSTED_EXECUTOR: 'inprocess', MAX_FUNCTION_STORAGE: '2m' })
   // its ancestry as it sees it: pids and command lines up to pid 1 of its pid namespace
-  await mk(env, 'where', [
-    'import os',
-    'def handler(event, context):',
-    '    chain, pid = [], os.getpid()',
-    '    while pid > 1:',
-    '        with open("/proc/%d/cmdline" % pid, "rb") as f:',
-    '            cmd = f.read().replace(b"\\0", b" ").decode()',
-    '        with open("/proc/%d/stat" % pid) as f:',
-    '            stat = f.read()',
-    '        chain.append([pid, cmd])',
-    '        pid = int(stat[stat.rindex(")") + 2:].split(" ")[1])',
-    '    return {"chain": chain, "env": sorted(os.environ)}',
-  ].join('\n') + '\n', { shared_pool: true })
+  await mk(
+    env,
+    'where',
+    [
+      'import os',
+      'def handler(event, context):',
+      '    chain, pid = [], os.getpid()',
+      '    while pid > 1:',
+      '        with open("/proc/%d/cmdline" % pid, "rb") as f:',
+      '            cmd = f.read().replace(b"\\0", b" ").decode()',
+      '        with open("/proc/%d/stat" % pid) as f:',
+      '            stat = f.read()',
+      '        chain.append([pid, cmd])',
+      '        pid = int(stat[stat.rindex(")") + 2:].split(" ")[1])',
+      '    return {"chain": chain, "env": sorted(os.environ)}',
+    ].join('\n') + '\n',
+    { shared_pool: true },
+  )
   // the parameter is not called `input`, which would hide the builtin
   await mk(env, 'asks', 'def handler(event, context):\n    return input("your name? ")\n', { timeout: 60 })
-  await mk(env, 'asks-trusted', 'def handler(event, context):\n    return input("your name? ")\n', { timeout: 60, shared_pool: true })
-  await mk(env, 'fills', [
-    'import errno',
-    'def handler(input, context):',
-    '    done = []',
-    '    for name, mb in input["files"]:',
-    '        try:',
-    '            with open("/tmp/" + name, "wb") as f:',
-    '                f.write(b"x" * int(mb * 1024 * 1024))',
-    '            done.append([name, "ok"])',
-    '        except OSError as e:',
-    '            done.append([name, errno.errorcode.get(e.errno, str(e.errno))])',
-    '    return done',
-  ].join('\n') + '\n')
+  await mk(env, 'asks-trusted', 'def handler(event, context):\n    return input("your name? ")\n', {
+    timeout: 60,
+    shared_pool: true,
+  })
+  await mk(
+    env,
+    'fills',
+    [
+      'import errno',
+      'def handler(input, context):',
+      '    done = []',
+      '    for name, mb in input["files"]:',
+      '        try:',
+      '            with open("/tmp/" + name, "wb") as f:',
+      '                f.write(b"x" * int(mb * 1024 * 1024))',
+      '            done.append([name, "ok"])',
+      '        except OSError as e:',
+      '            done.append([name, errno.errorcode.get(e.errno, str(e.errno))])',
+      '    return done',
+    ].join('\n') + '\n',
+  )
 
   await t.test('a trusted function runs in a Python child of the worker process', async (t) => {
     const r = await run(env, 'where')
     t.equal(r.status, 'success', JSON.stringify(r.body))
     const chain = (r.result as { chain: [number, string][] }).chain
     // the platform runs in this test process: a sandbox's own pid namespace would hide it
-    t.ok(chain.some(([pid]) => pid === process.pid), `the worker process ${String(process.pid)} is among its ancestors`)
-    t.notOk(chain.some(([, cmd]) => cmd.includes('bwrap')), 'no bubblewrap around it')
-    t.notOk((r.result as { env: string[] }).env.some((k) => ['SECRET_KEY', 'ENCRYPTION_KEY', 'DATABASE_URL', 'NATS_URL'].includes(k)), 'none of the platform\'s settings in its environment')
+    t.ok(
+      chain.some(([pid]) => pid === process.pid),
+      `the worker process ${String(process.pid)} is among its ancestors`,
+    )
+    t.notOk(
+      chain.some(([, cmd]) => cmd.includes('bwrap')),
+      'no bubblewrap around it',
+    )
+    t.notOk(
+      (r.result as { env: string[] }).env.some((k) =>
+        ['SECRET_KEY', 'ENCRYPTION_KEY', 'DATABASE_URL', 'NATS_URL'].includes(k),
+      ),
+      "none of the platform's settings in its environment",
+    )
   })
 
   await t.test('input() answers a clear error at once, in a sandbox and in process', async (t) => {
@@ -73,9 +96,21 @@ t.test('TRUSTED_EXECUTOR=inprocess, input() and MAX_FUNCTION_STORAGE', async (t)
   })
 
   await t.test('MAX_FUNCTION_STORAGE is a quota of all the files of an execution', async (t) => {
-    const two = await run(env, 'fills', { files: [['a', 1.2], ['b', 1.2]] })
+    const two = await run(env, 'fills', {
+      files: [
+        ['a', 1.2],
+        ['b', 1.2],
+      ],
+    })
     t.equal(two.status, 'success', JSON.stringify(two.body))
-    t.same(two.result, [['a', 'ok'], ['b', 'ENOSPC']], 'the second 1.2 MB file does not fit in 2 MB')
+    t.same(
+      two.result,
+      [
+        ['a', 'ok'],
+        ['b', 'ENOSPC'],
+      ],
+      'the second 1.2 MB file does not fit in 2 MB',
+    )
     const one = await run(env, 'fills', { files: [['c', 3]] })
     t.notSame(one.result, [['c', 'ok']], 'nor one 3 MB file')
     const after = await run(env, 'fills', { files: [['d', 1.5]] })
@@ -89,7 +124,11 @@ t.test('SANDBOX_EXECUTOR=disabled refuses untrusted executions with a clear erro
   await mk(env, 'trusted', 'def handler(input, context):\n    return 2\n', { shared_pool: true })
   const r = await run(env, 'plain')
   t.not(r.status, 'success', JSON.stringify(r.body))
-  t.match(JSON.stringify(r.body), /sandbox executions are disabled on this platform \(SANDBOX_EXECUTOR=disabled\)/, 'the error names the setting')
+  t.match(
+    JSON.stringify(r.body),
+    /sandbox executions are disabled on this platform \(SANDBOX_EXECUTOR=disabled\)/,
+    'the error names the setting',
+  )
   t.equal(r.http, 422, 'refused before it is queued')
   t.match(r.body, { code: 'sandbox.disabled' })
   const later = await env.request('POST', '/functions/exe/plain/execute/async', { body: { input: {} } })

@@ -30,7 +30,11 @@ interface Stats {
 }
 
 t.test('pool actors', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources,actors', SANDBOX_CONTROL_TIMEOUT_SECONDS: '15', CONTAINER_RESTART_TIMEOUT_SECONDS: '5' })
+  const env = await startTestPlatform(t, {
+    ROLES: 'gateway,resources,actors',
+    SANDBOX_CONTROL_TIMEOUT_SECONDS: '15',
+    CONTAINER_RESTART_TIMEOUT_SECONDS: '5',
+  })
   const childEnv = {
     NATS_URL: env.config.NATS_URL,
     NATS_PREFIX: env.config.NATS_PREFIX,
@@ -55,10 +59,17 @@ t.test('pool actors', async (t) => {
   const settled = async (what: string, ok: (s: Stats) => boolean) => {
     let last: Stats | undefined
     try {
-      return await eventually(async () => {
-        const s = (last = await stats())
-        return s.nodes.every((n) => n.starting === 0 && (n.share === null || n.total === n.share)) && ok(s) ? s : undefined
-      }, what, 60_000, 200)
+      return await eventually(
+        async () => {
+          const s = (last = await stats())
+          return s.nodes.every((n) => n.starting === 0 && (n.share === null || n.total === n.share)) && ok(s)
+            ? s
+            : undefined
+        },
+        what,
+        60_000,
+        200,
+      )
     } catch (err) {
       throw new Error(`${String(err)}; last stats ${JSON.stringify(last)}`, { cause: err })
     }
@@ -75,7 +86,10 @@ t.test('pool actors', async (t) => {
     await settled('three sandboxes', (s) => s.total === 3)
     await kill9(w1.proc)
     const w2 = await spawnReady(top, WORKER, childEnv)
-    const s = await settled('the restarted process back at the scaled size', (s) => s.nodes.length === 1 && s.nodes[0]?.pid === w2.proc.pid && s.total === 3)
+    const s = await settled(
+      'the restarted process back at the scaled size',
+      (s) => s.nodes.length === 1 && s.nodes[0]?.pid === w2.proc.pid && s.total === 3,
+    )
     t.equal(s.desired.target, 3, 'the target is the pool actor’s')
     t.equal(s.nodes[0]?.share, 3)
   })
@@ -86,7 +100,11 @@ t.test('pool actors', async (t) => {
     await spawnReady(top, WORKER, childEnv)
     const s = await settled('two processes sharing three sandboxes', (s) => s.nodes.length === 2 && s.total === 3)
     t.same(s.nodes.map((n) => n.share).sort(), [1, 2], 'the target split over the live processes')
-    t.same(s.nodes.map((n) => n.generation), [1, 1], 'both at generation 1')
+    t.same(
+      s.nodes.map((n) => n.generation),
+      [1, 1],
+      'both at generation 1',
+    )
     t.same(s.nodes.map((n) => n.reloads).sort(), [0, 1], 'the new process took the generation without recycling')
   })
 
@@ -97,15 +115,26 @@ t.test('pool actors', async (t) => {
     const reload = await env.request('POST', '/api/v1/containers/reload')
     t.match(reload.body, { status: 'completed', idle_containers: 3, success: 3, failed: 0, generation: 2 })
     const after = await stats()
-    t.same(after.nodes.map((n) => n.generation), [2, 2])
+    t.same(
+      after.nodes.map((n) => n.generation),
+      [2, 2],
+    )
     for (const n of after.nodes) t.equal(n.reloads, (reloads.get(n.node) ?? 0) + 1, `process ${n.node} recycled once`)
     const newNames = after.nodes.flatMap((n) => n.names)
-    t.same(newNames.filter((n) => oldNames.includes(n)), [], 'every idle sandbox replaced')
+    t.same(
+      newNames.filter((n) => oldNames.includes(n)),
+      [],
+      'every idle sandbox replaced',
+    )
     // another change of the pool state (the same target again) is applied by both processes,
     // and neither recycles a second time
-    t.match((await env.request('POST', '/api/v1/containers/scale', { body: { target: 3 } })).body, { previous: 3, current: 3 })
+    t.match((await env.request('POST', '/api/v1/containers/scale', { body: { target: 3 } })).body, {
+      previous: 3,
+      current: 3,
+    })
     const later = await stats()
-    for (const n of later.nodes) t.equal(n.reloads, (reloads.get(n.node) ?? 0) + 1, `process ${n.node} did not recycle again`)
+    for (const n of later.nodes)
+      t.equal(n.reloads, (reloads.get(n.node) ?? 0) + 1, `process ${n.node} did not recycle again`)
     t.same(later.nodes.flatMap((n) => n.names).sort(), [...newNames].sort(), 'the same sandboxes')
   })
 
@@ -126,7 +155,10 @@ t.test('pool actors', async (t) => {
     t.match(scale.body, { code: 'sandbox.not_applied' })
     t.equal((await stats()).desired.target, 4, 'the pool actor kept the target')
     pids.forEach(cont)
-    const back = await settled('both back, sharing four sandboxes', (s) => s.nodes.length === 2 && s.total === 4 && s.nodes.every((n) => n.share === 2))
+    const back = await settled(
+      'both back, sharing four sandboxes',
+      (s) => s.nodes.length === 2 && s.total === 4 && s.nodes.every((n) => n.share === 2),
+    )
     t.equal(back.total, 4)
 
     // a restart nobody could answer for completely is not a 404
@@ -136,7 +168,10 @@ t.test('pool actors', async (t) => {
     cont(pids[0] as number)
     const s = await settled('both live again', (s) => s.nodes.length === 2)
     const name = s.nodes[0]?.names[0] ?? ''
-    t.same((await env.request('POST', `/api/v1/system/containers/${name}/restart`)).body, { status: 'restarted', container: name })
+    t.same((await env.request('POST', `/api/v1/system/containers/${name}/restart`)).body, {
+      status: 'restarted',
+      container: name,
+    })
     t.equal((await env.request('POST', '/api/v1/system/containers/no-such-box/restart')).status, 404)
   })
 })

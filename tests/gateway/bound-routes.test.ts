@@ -21,12 +21,28 @@ const names = natsNames(`t${String(process.pid)}_bound`)
 t.teardown(() => nc.close())
 
 const route = defineRoute({
-  id: 'test.bound.echo', method: 'POST', path: '/echo/{id}', surface: 'runtime', summary: 'echo', tags: ['test'], auth: true, target: 'rpc',
+  id: 'test.bound.echo',
+  method: 'POST',
+  path: '/echo/{id}',
+  surface: 'runtime',
+  summary: 'echo',
+  tags: ['test'],
+  auth: true,
+  target: 'rpc',
   params: T.Object({ id: T.String({ pattern: '^[a-z]+$' }) }),
   query: T.Object({ limit: T.Optional(T.Integer({ minimum: 1 })) }),
   body: T.Object({ n: T.Integer() }, { additionalProperties: false }),
 })
-const openRoute = defineRoute({ id: 'test.bound.open', method: 'GET', path: '/open', surface: 'runtime', summary: 'open', tags: ['test'], auth: false, target: 'rpc' })
+const openRoute = defineRoute({
+  id: 'test.bound.open',
+  method: 'GET',
+  path: '/open',
+  surface: 'runtime',
+  summary: 'open',
+  tags: ['test'],
+  auth: false,
+  target: 'rpc',
+})
 
 const resolved: Caller[] = []
 const seen: unknown[] = []
@@ -34,12 +50,19 @@ const bound = [
   // typed input: no cast anywhere (principal is a Principal, body.n a number, query.limit a number | undefined)
   bind(route, async ({ principal, params, query, body }) => {
     seen.push({ user: principal.userId, id: params.id, limit: query.limit ?? null, n: body.n + 1 })
-    return { status: 201, body: { user: principal.userId, id: params.id, next: body.n + 1 }, headers: { 'x-test': 'yes' } }
+    return {
+      status: 201,
+      body: { user: principal.userId, id: params.id, next: body.n + 1 },
+      headers: { 'x-test': 'yes' },
+    }
   }),
   bind(openRoute, async ({ principal }) => ({ body: { principal } })),
 ]
 const rpc = serveRpc({
-  nc, names, routes: bound, log: createLogger({ level: 'silent' }),
+  nc,
+  names,
+  routes: bound,
+  log: createLogger({ level: 'silent' }),
   principal: async (caller): Promise<Principal> => {
     resolved.push(caller)
     return { userId: caller.sub, email: 'u@test.local', permissions: [] }
@@ -47,11 +70,21 @@ const rpc = serveRpc({
 })
 t.teardown(() => rpc.close())
 
-const call = async (id: string, req: { caller: Caller | null; params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown }) => {
-  const out = encodeRequest({ requestId: 'r1', caller: req.caller, params: req.params ?? {}, query: req.query ?? {} }, req.body === undefined ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(req.body)))
+const call = async (
+  id: string,
+  req: { caller: Caller | null; params?: Record<string, string>; query?: Record<string, unknown>; body?: unknown },
+) => {
+  const out = encodeRequest(
+    { requestId: 'r1', caller: req.caller, params: req.params ?? {}, query: req.query ?? {} },
+    req.body === undefined ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(req.body)),
+  )
   const msg = await nc.request(rpcSubject(names, id), out.data, { headers: out.headers, timeout: 5000 })
   const r = decodeReply(msg.headers, msg.data)
-  return { status: r.status, headers: r.headers, body: r.data.length === 0 ? undefined : (JSON.parse(new TextDecoder().decode(r.data)) as Record<string, unknown>) }
+  return {
+    status: r.status,
+    headers: r.headers,
+    body: r.data.length === 0 ? undefined : (JSON.parse(new TextDecoder().decode(r.data)) as Record<string, unknown>),
+  }
 }
 const alice: Caller = { sub: '00000000-0000-4000-8000-0000000000a1', via: 'jwt' }
 
@@ -96,7 +129,10 @@ t.test('without a resolver (no database in the process) auth routes are not serv
   const other = natsNames(`t${String(process.pid)}_bound2`)
   const s = serveRpc({ nc, names: other, routes: bound, log: createLogger({ level: 'silent' }) })
   t.teardown(() => s.close())
-  await t.rejects(nc.request(rpcSubject(other, route.id), new Uint8Array(0), { timeout: 2000 }), 'no responder for the auth route')
+  await t.rejects(
+    nc.request(rpcSubject(other, route.id), new Uint8Array(0), { timeout: 2000 }),
+    'no responder for the auth route',
+  )
   const out = encodeRequest({ requestId: 'r2', caller: null, params: {}, query: {} }, new Uint8Array(0))
   const msg = await nc.request(rpcSubject(other, openRoute.id), out.data, { headers: out.headers, timeout: 5000 })
   t.equal(decodeReply(msg.headers, msg.data).status, 200, 'the open route is')
@@ -115,7 +151,8 @@ t.test('in one process the gateway answers a route in memory, the same as over N
   await nc2.flush()
   const here = new RouteCaller({ nc, link: trackNatsLink(nc, quiet), rpcTimeoutMs: 5000 })
   const remote = new RouteCaller({ nc: nc2, link: trackNatsLink(nc2, quiet), rpcTimeoutMs: 5000 })
-  const body = (data: Uint8Array) => (data.length === 0 ? undefined : (JSON.parse(new TextDecoder().decode(data)) as unknown))
+  const body = (data: Uint8Array) =>
+    data.length === 0 ? undefined : (JSON.parse(new TextDecoder().decode(data)) as unknown)
   const cases = [
     { caller: alice, params: { id: 'abc' }, query: { limit: 2 }, body: { n: 1 } },
     { caller: null, params: { id: 'abc' }, query: {}, body: { n: 1 } },
@@ -127,17 +164,36 @@ t.test('in one process the gateway answers a route in memory, the same as over N
     const bytes = new TextEncoder().encode(JSON.stringify(c.body))
     const a = await here.call(rpcSubject(names, route.id), meta, bytes)
     const b = await remote.call(rpcSubject(names, route.id), meta, bytes)
-    t.same({ status: a.status, headers: a.headers, body: body(a.data) }, { status: b.status, headers: b.headers, body: body(b.data) }, `same answer: ${JSON.stringify(c)}`)
+    t.same(
+      { status: a.status, headers: a.headers, body: body(a.data) },
+      { status: b.status, headers: b.headers, body: body(b.data) },
+      `same answer: ${JSON.stringify(c)}`,
+    )
   }
   await nc2.flush()
   t.equal(overNats, cases.length, 'only the other connection’s requests crossed NATS')
 
   // a handler that never answers: 504 after the timeout, as over NATS
-  const stuck = defineRoute({ id: 'test.bound.stuck', method: 'GET', path: '/stuck', surface: 'runtime', summary: 'stuck', tags: ['test'], auth: false, target: 'rpc' })
+  const stuck = defineRoute({
+    id: 'test.bound.stuck',
+    method: 'GET',
+    path: '/stuck',
+    surface: 'runtime',
+    summary: 'stuck',
+    tags: ['test'],
+    auth: false,
+    target: 'rpc',
+  })
   const s = serveRpc({ nc, names, routes: [bind(stuck, () => new Promise(() => undefined))], log: quiet })
   const fast = new RouteCaller({ nc, link: trackNatsLink(nc, quiet), rpcTimeoutMs: 200 })
-  await t.rejects(fast.call(rpcSubject(names, stuck.id), { requestId: 'r4', caller: null, params: {}, query: {} }, new Uint8Array(0)), { status: 504, code: 'service.timeout' })
+  await t.rejects(
+    fast.call(rpcSubject(names, stuck.id), { requestId: 'r4', caller: null, params: {}, query: {} }, new Uint8Array(0)),
+    { status: 504, code: 'service.timeout' },
+  )
   // once the route stops being served here, the call goes over NATS: nobody answers, 503
   await s.close()
-  await t.rejects(fast.call(rpcSubject(names, stuck.id), { requestId: 'r5', caller: null, params: {}, query: {} }, new Uint8Array(0)), { status: 503, code: 'service.unavailable' })
+  await t.rejects(
+    fast.call(rpcSubject(names, stuck.id), { requestId: 'r5', caller: null, params: {}, query: {} }, new Uint8Array(0)),
+    { status: 503, code: 'service.unavailable' },
+  )
 })

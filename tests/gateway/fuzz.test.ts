@@ -27,8 +27,19 @@ const created = async (path: string, body: unknown): Promise<Record<string, unkn
   if (r.status >= 300) throw new Error(`fixture ${path}: ${String(r.status)} ${r.text}`)
   return r.body as Record<string, unknown>
 }
-const provider = await created('/api/v1/llm-providers', { name: 'fuzz', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'sk-fake', default_model: 'fake-model', is_default: true })
-const fn = await created('/api/v1/functions', { namespace: 'fuzz', name: 'echo', code: 'def handler(input, context):\n    return input\n' })
+const provider = await created('/api/v1/llm-providers', {
+  name: 'fuzz',
+  provider_type: 'openai',
+  api_endpoint: llm.endpoint('openai'),
+  api_key: 'sk-fake',
+  default_model: 'fake-model',
+  is_default: true,
+})
+const fn = await created('/api/v1/functions', {
+  namespace: 'fuzz',
+  name: 'echo',
+  code: 'def handler(input, context):\n    return input\n',
+})
 await created('/api/v1/agents', { namespace: 'fuzz', name: 'agent', system_prompt: 'You help.' })
 await created('/api/v1/skills', { namespace: 'fuzz', name: 'skill', ...KIND_FIXTURES['skill']?.valid })
 await created('/api/v1/secrets', { namespace: 'fuzz', name: 'secret', ...KIND_FIXTURES['secret']?.valid })
@@ -40,8 +51,17 @@ const dep = await created('/api/v1/dependencies', { package_name: 'fuzz-dep' })
 const job = await created('/functions/fuzz/echo/execute/async', { input: { a: 1 } })
 const jobId = String(job['job_id'] ?? job['execution_id'])
 
-const kindOf = (route: RouteDef) => (route.path.startsWith('/api/v1/') ? KINDS.find((k) => route.id.startsWith(`${resourceRouteId(k, 'list').replace(/\.list$/, '')}.`)) : undefined)
-const FIXTURE_NAME: Record<string, string> = { agent: 'agent', function: 'echo', skill: 'skill', secret: 'secret', llm_provider: 'fuzz' }
+const kindOf = (route: RouteDef) =>
+  route.path.startsWith('/api/v1/')
+    ? KINDS.find((k) => route.id.startsWith(`${resourceRouteId(k, 'list').replace(/\.list$/, '')}.`))
+    : undefined
+const FIXTURE_NAME: Record<string, string> = {
+  agent: 'agent',
+  function: 'echo',
+  skill: 'skill',
+  secret: 'secret',
+  llm_provider: 'fuzz',
+}
 
 /** A value for a path parameter that names a live object where one exists. */
 function paramValue(route: RouteDef, name: string): string {
@@ -52,7 +72,8 @@ function paramValue(route: RouteDef, name: string): string {
     if (name === 'id') return kind.kind === 'llm_provider' ? String(provider['id']) : String(fn['id'])
   }
   if (name === 'namespace') return 'fuzz'
-  if (name === 'name') return route.path.startsWith('/functions/') ? 'echo' : route.path.startsWith('/api/v1/roles') ? 'FuzzRole' : 'agent'
+  if (name === 'name')
+    return route.path.startsWith('/functions/') ? 'echo' : route.path.startsWith('/api/v1/roles') ? 'FuzzRole' : 'agent'
   if (name === 'job_id' || name === 'execution_id') return jobId
   if (name === 'channel_id') return 'nochannel'
   if (name === 'tool_call_id') return 'call1'
@@ -74,7 +95,10 @@ function baseBody(route: RouteDef): unknown {
   const kind = kindOf(route)
   if (kind !== undefined) {
     const fx = KIND_FIXTURES[kind.kind]
-    if (route.id.endsWith('.create')) return kind.addressing === 'namespaced' ? { namespace: 'fuzz', name: 'fz', ...fx?.valid } : { name: 'fz', ...fx?.valid }
+    if (route.id.endsWith('.create'))
+      return kind.addressing === 'namespaced'
+        ? { namespace: 'fuzz', name: 'fz', ...fx?.valid }
+        : { name: 'fz', ...fx?.valid }
     return fx?.update ?? {}
   }
   const known: Record<string, unknown> = {
@@ -157,7 +181,11 @@ function fieldPaths(schema: TSchema | undefined, prefix: string[] = [], depth = 
   if (schema === undefined || depth > 3) return []
   const s = schema as Record<string, unknown>
   const out: string[][] = []
-  for (const member of [...((s['anyOf'] as TSchema[] | undefined) ?? []), ...((s['allOf'] as TSchema[] | undefined) ?? [])]) out.push(...fieldPaths(member, prefix, depth))
+  for (const member of [
+    ...((s['anyOf'] as TSchema[] | undefined) ?? []),
+    ...((s['allOf'] as TSchema[] | undefined) ?? []),
+  ])
+    out.push(...fieldPaths(member, prefix, depth))
   const props = s['properties'] as Record<string, TSchema> | undefined
   if (props !== undefined) {
     for (const [k, v] of Object.entries(props)) {
@@ -165,7 +193,8 @@ function fieldPaths(schema: TSchema | undefined, prefix: string[] = [], depth = 
       out.push(...fieldPaths(v, [...prefix, k], depth + 1))
     }
   }
-  if (s['type'] === 'array' && s['items'] !== undefined) out.push(...fieldPaths(s['items'] as TSchema, [...prefix, '0'], depth + 1))
+  if (s['type'] === 'array' && s['items'] !== undefined)
+    out.push(...fieldPaths(s['items'] as TSchema, [...prefix, '0'], depth + 1))
   const seen = new Set<string>()
   return out.filter((p) => (seen.has(p.join('.')) ? false : (seen.add(p.join('.')), true)))
 }
@@ -192,7 +221,9 @@ interface Variant {
 }
 
 function pathWith(route: RouteDef, override?: { name: string; value: string }): string {
-  return route.path.replace(/\{([^}]+)\}/g, (_, name: string) => (override?.name === name ? override.value : paramValue(route, name)))
+  return route.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+    override?.name === name ? override.value : paramValue(route, name),
+  )
 }
 
 function variantsOf(route: RouteDef): Variant[] {
@@ -200,10 +231,20 @@ function variantsOf(route: RouteDef): Variant[] {
   const base = route.body === undefined ? undefined : baseBody(route)
   const plain = pathWith(route)
   for (const name of [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string)) {
-    for (const [label, value] of PARAM_VALUES) out.push({ label: `param ${name}=${label}`, path: pathWith(route, { name, value }), ...(base === undefined ? {} : { body: base }) })
+    for (const [label, value] of PARAM_VALUES)
+      out.push({
+        label: `param ${name}=${label}`,
+        path: pathWith(route, { name, value }),
+        ...(base === undefined ? {} : { body: base }),
+      })
   }
   for (const q of Object.keys(route.query?.properties ?? {})) {
-    for (const [label, value] of QUERY_VALUES) out.push({ label: `query ${q}=${label}`, path: `${plain}?${q}=${value}`, ...(base === undefined ? {} : { body: base }) })
+    for (const [label, value] of QUERY_VALUES)
+      out.push({
+        label: `query ${q}=${label}`,
+        path: `${plain}?${q}=${value}`,
+        ...(base === undefined ? {} : { body: base }),
+      })
   }
   // a query the route does not declare is ignored, whatever it holds
   out.push({ label: 'undeclared query %00', path: `${plain}?zz=%00&namespace=%00` })
@@ -215,14 +256,19 @@ function variantsOf(route: RouteDef): Variant[] {
     out.push({ label: 'string body', path: plain, body: 'a\u0000' })
     out.push({ label: 'array body', path: plain, body: [base] })
     out.push({ label: 'empty object', path: plain, body: {} })
-    out.push({ label: 'invalid UTF-8 body', path: plain, rawBody: Buffer.from([0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x3a, 0x31, 0x7d]) })
+    out.push({
+      label: 'invalid UTF-8 body',
+      path: plain,
+      rawBody: Buffer.from([0x7b, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x3a, 0x31, 0x7d]),
+    })
     out.push({ label: 'extra field with NUL key', path: plain, body: { ...(base as object), 'extra\u0000': 1 } })
     out.push({ label: 'extra field', path: plain, body: { ...(base as object), zz_extra: 'v' } })
     const fields = fieldPaths(route.body)
     // one pass per hostile value over all fields (round-robin), so the cap keeps every value kind
     const values = [...STRING_VALUES, ...OTHER_VALUES]
     for (const [label, value] of values) {
-      for (const f of fields) out.push({ label: `body.${f.join('.')}=${label}`, path: plain, body: withField(base, f, value) })
+      for (const f of fields)
+        out.push({ label: `body.${f.join('.')}=${label}`, path: plain, body: withField(base, f, value) })
     }
   }
   if (out.length <= MAX_VARIANTS_PER_ROUTE) return out
@@ -232,7 +278,8 @@ function variantsOf(route: RouteDef): Variant[] {
   const room = Math.max(0, MAX_VARIANTS_PER_ROUTE - head.length)
   const step = fieldVariants.length / Math.max(1, room)
   const picked: Variant[] = []
-  for (let i = 0; i < room && Math.floor(i * step) < fieldVariants.length; i++) picked.push(fieldVariants[Math.floor(i * step)] as Variant)
+  for (let i = 0; i < room && Math.floor(i * step) < fieldVariants.length; i++)
+    picked.push(fieldVariants[Math.floor(i * step)] as Variant)
   // the NUL and surrogate variants of every field always run: they are the ones the database rejects
   const must = fieldVariants.filter((v) => /=(NUL|lone high surrogate)$/.test(v.label) && !picked.includes(v))
   return [...head, ...picked, ...must]
@@ -259,13 +306,20 @@ t.test('no hostile request answers a server error', async (t) => {
       const one = async (v: Variant) => {
         requests++
         let rawBody = v.rawBody
-        if (rawBody === undefined && v.body !== undefined) rawBody = JSON.stringify(v.body).replace(JSON.stringify(DEEP_MARK), DEEP_JSON)
-        const res = await env.request(route.method, v.path, { token, ...(rawBody === undefined ? {} : { rawBody, headers: { 'content-type': 'application/json' } }) })
-        if (res.status >= 500) failures.push(`${route.id} as ${who} ${v.label}: ${String(res.status)} ${res.text.slice(0, 160)}`)
+        if (rawBody === undefined && v.body !== undefined)
+          rawBody = JSON.stringify(v.body).replace(JSON.stringify(DEEP_MARK), DEEP_JSON)
+        const res = await env.request(route.method, v.path, {
+          token,
+          ...(rawBody === undefined ? {} : { rawBody, headers: { 'content-type': 'application/json' } }),
+        })
+        if (res.status >= 500)
+          failures.push(`${route.id} as ${who} ${v.label}: ${String(res.status)} ${res.text.slice(0, 160)}`)
       }
       for (let i = 0; i < list.length; i += 4) await Promise.all(list.slice(i, i + 4).map(one))
     }
   }
-  t.comment(`${String(requests)} requests over ${String(routes.length)} routes, ${String(failures.length)} server errors`)
+  t.comment(
+    `${String(requests)} requests over ${String(routes.length)} routes, ${String(failures.length)} server errors`,
+  )
   t.same(failures, [], 'answers >= 500')
 })

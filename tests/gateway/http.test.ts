@@ -52,9 +52,15 @@ t.test('bodies: size, media type, malformed JSON', async (t) => {
     duplex: 'half',
   } as RequestInit)
   t.equal(chunked.status, 413, 'a chunked body without content-length is cut at the limit too')
-  const text = await env.request('POST', '/api/v1/skills', { rawBody: '{"name":"a"}', headers: { 'content-type': 'text/plain' } })
+  const text = await env.request('POST', '/api/v1/skills', {
+    rawBody: '{"name":"a"}',
+    headers: { 'content-type': 'text/plain' },
+  })
   t.equal(text.status, 415)
-  const broken = await env.request('POST', '/api/v1/skills', { rawBody: '{"name":', headers: { 'content-type': 'application/json' } })
+  const broken = await env.request('POST', '/api/v1/skills', {
+    rawBody: '{"name":',
+    headers: { 'content-type': 'application/json' },
+  })
   t.equal(broken.status, 400)
   t.match(broken.body, { ...errorShape, code: 'request.malformed_json' })
   const notObject = await env.request('POST', '/api/v1/skills', { body: [1, 2] })
@@ -70,8 +76,18 @@ t.test('authentication negatives answer 401 with the error body', async (t) => {
   cases.push(['missing', {}])
   cases.push(['not bearer', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }])
   cases.push(['garbage', { authorization: 'Bearer not.a.jwt' }])
-  cases.push(['alg none', { authorization: `Bearer ${new UnsecuredJWT({ type: 'access', sub: env.adminId }).setExpirationTime('5m').encode()}` }])
-  cases.push(['wrong key', { authorization: `Bearer ${await sign({ type: 'access', exp: now + 60 }, new TextEncoder().encode('another-secret-another-secret-0123456789'))}` }])
+  cases.push([
+    'alg none',
+    {
+      authorization: `Bearer ${new UnsecuredJWT({ type: 'access', sub: env.adminId }).setExpirationTime('5m').encode()}`,
+    },
+  ])
+  cases.push([
+    'wrong key',
+    {
+      authorization: `Bearer ${await sign({ type: 'access', exp: now + 60 }, new TextEncoder().encode('another-secret-another-secret-0123456789'))}`,
+    },
+  ])
   cases.push(['HS512', { authorization: `Bearer ${await sign({ type: 'access', exp: now + 60 }, key, 'HS512')}` }])
   cases.push(['expired', { authorization: `Bearer ${await sign({ type: 'access', exp: now - 10 })}` }])
   cases.push(['no exp', { authorization: `Bearer ${await sign({ type: 'access' })}` }])
@@ -79,7 +95,12 @@ t.test('authentication negatives answer 401 with the error body', async (t) => {
   const [h, p, s] = env.adminToken.split('.')
   const tampered = JSON.parse(Buffer.from(p as string, 'base64url').toString()) as Record<string, unknown>
   tampered['sub'] = '00000000-0000-4000-8000-000000000000'
-  cases.push(['tampered', { authorization: `Bearer ${h as string}.${Buffer.from(JSON.stringify(tampered)).toString('base64url')}.${s as string}` }])
+  cases.push([
+    'tampered',
+    {
+      authorization: `Bearer ${h as string}.${Buffer.from(JSON.stringify(tampered)).toString('base64url')}.${s as string}`,
+    },
+  ])
   for (const [name, headers] of cases) {
     const r = await env.request('GET', '/api/v1/agents', { token: null, headers })
     t.equal(r.status, 401, name)
@@ -88,54 +109,104 @@ t.test('authentication negatives answer 401 with the error body', async (t) => {
   }
   const valid = await env.request('GET', '/api/v1/agents', { token: await sign({ type: 'access', exp: now + 60 }) })
   t.equal(valid.status, 200, 'sanity: the same construction with the right key and type works')
-  const ghost = await new SignJWT({ type: 'access' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject('00000000-0000-4000-8000-000000000000').setExpirationTime('5m').sign(key)
-  t.equal((await env.request('GET', '/api/v1/agents', { token: ghost })).status, 401, 'a token for a user that does not exist')
+  const ghost = await new SignJWT({ type: 'access' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject('00000000-0000-4000-8000-000000000000')
+    .setExpirationTime('5m')
+    .sign(key)
+  t.equal(
+    (await env.request('GET', '/api/v1/agents', { token: ghost })).status,
+    401,
+    'a token for a user that does not exist',
+  )
   // through the API: principals are cached in AUTH_CACHE and invalidated by the users endpoints (src/access/)
   const second = await env.createUser('second-admin@test.local', ['Admins'])
   await env.request('PATCH', `/api/v1/users/${env.adminId}`, { token: second.token, body: { is_active: false } })
-  t.equal((await env.request('GET', '/api/v1/agents')).status, 401, 'a deactivated user is refused at once, with a still-valid token')
+  t.equal(
+    (await env.request('GET', '/api/v1/agents')).status,
+    401,
+    'a deactivated user is refused at once, with a still-valid token',
+  )
   await env.request('PATCH', `/api/v1/users/${env.adminId}`, { token: second.token, body: { is_active: true } })
 })
 
 t.test('CORS', async (t) => {
-  const pre = await env.request('OPTIONS', '/api/v1/agents', { token: null, headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } })
+  const pre = await env.request('OPTIONS', '/api/v1/agents', {
+    token: null,
+    headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
+  })
   t.equal(pre.status, 204)
   t.equal(pre.headers.get('access-control-allow-origin'), 'https://app.example.com')
   t.match(pre.headers.get('access-control-allow-headers'), /authorization/)
-  const other = await env.request('OPTIONS', '/api/v1/agents', { token: null, headers: { origin: 'https://evil.example.com' } })
+  const other = await env.request('OPTIONS', '/api/v1/agents', {
+    token: null,
+    headers: { origin: 'https://evil.example.com' },
+  })
   t.equal(other.headers.get('access-control-allow-origin'), null)
   const get = await env.request('GET', '/api/v1/agents', { headers: { origin: 'https://app.example.com' } })
   t.equal(get.headers.get('access-control-allow-origin'), 'https://app.example.com')
   t.match(get.headers.get('access-control-expose-headers'), /x-total-count/)
 })
 
-t.test('CORS for Origin: null (sandboxed component pages) only on the ticket proxies, never credentialed', async (t) => {
-  const view = '/components/view/functions/web/stock/execute'
-  const pre = await env.request('OPTIONS', view, { token: null, headers: { origin: 'null', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } })
-  t.equal(pre.status, 204)
-  t.equal(pre.headers.get('access-control-allow-origin'), 'null')
-  t.equal(pre.headers.get('access-control-allow-headers'), 'content-type', 'no authorization or x-api-key from an opaque origin')
-  t.equal(pre.headers.get('access-control-allow-methods'), 'POST')
-  t.equal(pre.headers.get('access-control-allow-credentials'), null, 'never with credentials')
-  const post = await env.request('POST', view, { token: null, body: { ticket: `cvt_${'x'.repeat(43)}`, input: {} }, headers: { origin: 'null' } })
-  t.equal(post.status, 401, 'the ticket is what authenticates (an unknown one: 401)')
-  t.equal(post.headers.get('access-control-allow-origin'), 'null')
-  t.equal(post.headers.get('access-control-allow-credentials'), null)
-  for (const path of ['/api/v1/agents', '/auth/me', '/components/web/stock/proxy/functions/web/stock/execute']) {
-    const other = await env.request('OPTIONS', path, { token: null, headers: { origin: 'null', 'access-control-request-method': 'POST' } })
-    t.equal(other.headers.get('access-control-allow-origin'), null, `no Origin: null on ${path}`)
-  }
-})
+t.test(
+  'CORS for Origin: null (sandboxed component pages) only on the ticket proxies, never credentialed',
+  async (t) => {
+    const view = '/components/view/functions/web/stock/execute'
+    const pre = await env.request('OPTIONS', view, {
+      token: null,
+      headers: {
+        origin: 'null',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    })
+    t.equal(pre.status, 204)
+    t.equal(pre.headers.get('access-control-allow-origin'), 'null')
+    t.equal(
+      pre.headers.get('access-control-allow-headers'),
+      'content-type',
+      'no authorization or x-api-key from an opaque origin',
+    )
+    t.equal(pre.headers.get('access-control-allow-methods'), 'POST')
+    t.equal(pre.headers.get('access-control-allow-credentials'), null, 'never with credentials')
+    const post = await env.request('POST', view, {
+      token: null,
+      body: { ticket: `cvt_${'x'.repeat(43)}`, input: {} },
+      headers: { origin: 'null' },
+    })
+    t.equal(post.status, 401, 'the ticket is what authenticates (an unknown one: 401)')
+    t.equal(post.headers.get('access-control-allow-origin'), 'null')
+    t.equal(post.headers.get('access-control-allow-credentials'), null)
+    for (const path of ['/api/v1/agents', '/auth/me', '/components/web/stock/proxy/functions/web/stock/execute']) {
+      const other = await env.request('OPTIONS', path, {
+        token: null,
+        headers: { origin: 'null', 'access-control-request-method': 'POST' },
+      })
+      t.equal(other.headers.get('access-control-allow-origin'), null, `no Origin: null on ${path}`)
+    }
+  },
+)
 
 t.test('a gateway with no service behind it answers 503 at once, not a hang', async (t) => {
   const gw = await startGateway(
-    { nc: env.platform.nc, names: natsNames(`${env.config.NATS_PREFIX}_none`), routes: allRoutes(), log: createLogger({ level: 'silent' }), secretKey: SECRET_KEY, corsOrigins: '', maxBodyBytes: 4096, version: 'test' },
+    {
+      nc: env.platform.nc,
+      names: natsNames(`${env.config.NATS_PREFIX}_none`),
+      routes: allRoutes(),
+      log: createLogger({ level: 'silent' }),
+      secretKey: SECRET_KEY,
+      corsOrigins: '',
+      maxBodyBytes: 4096,
+      version: 'test',
+    },
     '127.0.0.1',
     0,
   )
   t.teardown(() => gw.close())
   const started = Date.now()
-  const r = await fetch(`http://127.0.0.1:${String(gw.port)}/api/v1/agents`, { headers: { authorization: `Bearer ${env.adminToken}` } })
+  const r = await fetch(`http://127.0.0.1:${String(gw.port)}/api/v1/agents`, {
+    headers: { authorization: `Bearer ${env.adminToken}` },
+  })
   t.equal(r.status, 503)
   t.match(await r.json(), { code: 'service.unavailable', detail: String })
   t.ok(Date.now() - started < 5000, 'no responders is detected without waiting for the timeout')

@@ -16,9 +16,14 @@ for (const d of docs) {
   t.test(`${d.surface} document matches the routes`, async (t) => {
     const r = await env.request('GET', d.spec, { token: null })
     t.equal(r.status, 200)
-    const doc = r.body as { openapi: string; paths: Record<string, Record<string, { operationId: string; requestBody?: unknown }>> }
+    const doc = r.body as {
+      openapi: string
+      paths: Record<string, Record<string, { operationId: string; requestBody?: unknown }>>
+    }
     t.equal(doc.openapi, '3.1.0')
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([m, op]) => `${m.toUpperCase()} ${path} ${op.operationId}`))
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([m, op]) => `${m.toUpperCase()} ${path} ${op.operationId}`),
+    )
     const expected = routes.filter((x) => x.surface === d.surface).map((x) => `${x.method} ${x.path} ${x.id}`)
     t.same(documented.sort(), expected.sort())
     for (const route of routes.filter((x) => x.surface === d.surface && x.body !== undefined)) {
@@ -39,8 +44,14 @@ for (const d of docs) {
 
 t.test('every management route is reachable (no 404/405 from the router)', async (t) => {
   for (const route of routes.filter((x) => x.target === 'rpc')) {
-    const path = route.path.replace('{namespace}', 'default').replace('{name}', 'zzz').replace('{id}', '00000000-0000-4000-8000-000000000000')
+    const path = route.path
+      .replace('{namespace}', 'default')
+      .replace('{name}', 'zzz')
+      .replace('{id}', '00000000-0000-4000-8000-000000000000')
     const r = await env.request(route.method, path, route.body === undefined ? {} : { body: {} })
-    t.notOk(r.status === 405 || (r.status === 404 && (r.body as { code?: string } | undefined)?.code === 'route.not_found'), `${route.method} ${path} → ${String(r.status)}`)
+    t.notOk(
+      r.status === 405 || (r.status === 404 && (r.body as { code?: string } | undefined)?.code === 'route.not_found'),
+      `${route.method} ${path} → ${String(r.status)}`,
+    )
   }
 })

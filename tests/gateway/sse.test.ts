@@ -41,32 +41,91 @@ const track = (p: Promise<void>) => {
 t.teardown(async () => {
   await Promise.allSettled([...producers])
   const jsm = await jetstreamManager(nc)
-  for await (const name of jsm.streams.names()) if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`)) await jsm.streams.delete(name)
+  for await (const name of jsm.streams.names())
+    if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`)) await jsm.streams.delete(name)
   await nc.close()
 })
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const token = await issueAccessToken(SECRET_KEY, { sub: '00000000-0000-4000-8000-000000000001', email: 'sse@test.local' }, 15)
+const token = await issueAccessToken(
+  SECRET_KEY,
+  { sub: '00000000-0000-4000-8000-000000000001', email: 'sse@test.local' },
+  15,
+)
 
-const Produce = T.Object({ count: T.Integer({ minimum: 0 }), delayMs: T.Integer({ minimum: 0 }), early: T.Optional(T.Integer({ minimum: 0 })), size: T.Optional(T.Integer({ minimum: 0 })), noAck: T.Optional(T.Boolean()), live: T.Optional(T.Boolean()) })
+const Produce = T.Object({
+  count: T.Integer({ minimum: 0 }),
+  delayMs: T.Integer({ minimum: 0 }),
+  early: T.Optional(T.Integer({ minimum: 0 })),
+  size: T.Optional(T.Integer({ minimum: 0 })),
+  noAck: T.Optional(T.Boolean()),
+  live: T.Optional(T.Boolean()),
+})
 const base = { surface: 'runtime', tags: ['test'], auth: true, target: 'rpc' } as const
 const R = {
-  produce: defineRoute({ ...base, tags: ['test'], id: 'test.sse.produce', method: 'POST', path: '/sse/produce', summary: 'new stream', body: Produce, stream: { format: 'platform' } }),
-  resume: defineRoute({ ...base, tags: ['test'], id: 'test.sse.resume', method: 'GET', path: '/sse/{channel_id}', summary: 'resume', params: T.Object({ channel_id: T.String() }), stream: { format: 'platform' } }),
-  openai: defineRoute({ ...base, tags: ['test'], id: 'test.sse.openai', method: 'POST', path: '/sse/openai', summary: 'openai chunks', body: Produce, stream: { format: 'openai' } }),
-  silent: defineRoute({ ...base, tags: ['test'], id: 'test.sse.silent', method: 'POST', path: '/sse/silent', summary: 'a stream nobody publishes on', stream: { format: 'platform' } }),
-  refuse: defineRoute({ ...base, tags: ['test'], id: 'test.sse.refuse', method: 'POST', path: '/sse/refuse', summary: 'a stream route answering plain JSON', stream: { format: 'platform' } }),
+  produce: defineRoute({
+    ...base,
+    tags: ['test'],
+    id: 'test.sse.produce',
+    method: 'POST',
+    path: '/sse/produce',
+    summary: 'new stream',
+    body: Produce,
+    stream: { format: 'platform' },
+  }),
+  resume: defineRoute({
+    ...base,
+    tags: ['test'],
+    id: 'test.sse.resume',
+    method: 'GET',
+    path: '/sse/{channel_id}',
+    summary: 'resume',
+    params: T.Object({ channel_id: T.String() }),
+    stream: { format: 'platform' },
+  }),
+  openai: defineRoute({
+    ...base,
+    tags: ['test'],
+    id: 'test.sse.openai',
+    method: 'POST',
+    path: '/sse/openai',
+    summary: 'openai chunks',
+    body: Produce,
+    stream: { format: 'openai' },
+  }),
+  silent: defineRoute({
+    ...base,
+    tags: ['test'],
+    id: 'test.sse.silent',
+    method: 'POST',
+    path: '/sse/silent',
+    summary: 'a stream nobody publishes on',
+    stream: { format: 'platform' },
+  }),
+  refuse: defineRoute({
+    ...base,
+    tags: ['test'],
+    id: 'test.sse.refuse',
+    method: 'POST',
+    path: '/sse/refuse',
+    summary: 'a stream route answering plain JSON',
+    stream: { format: 'platform' },
+  }),
 }
 const routes = Object.values(R)
-
 
 /** Every channel the produce handler wrote, with its events' payloads (i = index). */
 const produced = new Map<string, number>()
 
-async function produce(channel: string, p: { count: number; delayMs: number; size?: number; noAck?: boolean; live?: boolean }, from: number): Promise<void> {
+async function produce(
+  channel: string,
+  p: { count: number; delayMs: number; size?: number; noAck?: boolean; live?: boolean },
+  from: number,
+): Promise<void> {
   const pad = 'x'.repeat(p.size ?? 0)
   // `live`: first wait until the gateway relays the channel (it counts the stream as a listener once it started).
-  if (p.live === true) await eventually(async () => ((await hasListeners(nc, names, channel)) ? true : undefined), 'the stream is live')
+  if (p.live === true)
+    await eventually(async () => ((await hasListeners(nc, names, channel)) ? true : undefined), 'the stream is live')
   for (let i = from; i < p.count; i++) {
     if (p.delayMs > 0) await sleep(p.delayMs)
     const ev = { event: 'message', data: { i, content: `part ${String(i)}`, pad } }
@@ -82,20 +141,33 @@ const bound = [
     produced.set(channel, p.count)
     // `early` events are stored before the reply: the gateway must not miss them.
     const early = Math.min(p.early ?? 0, p.count)
-    for (let i = 0; i < early; i++) await publishStreamEvent(js, names, channel, { event: 'message', data: { i, content: `early ${String(i)}`, pad: '' } })
+    for (let i = 0; i < early; i++)
+      await publishStreamEvent(js, names, channel, {
+        event: 'message',
+        data: { i, content: `early ${String(i)}`, pad: '' },
+      })
     track(produce(channel, p, early))
     return streamReply(channel)
   }),
   bind(R.resume, async ({ params, request }) => streamReply(params.channel_id, request.streamLastId)),
   bind(R.openai, async ({ body: p, request }) => {
     const channel = request.streamChannelId as string
-    track((async () => {
-      for (let i = 0; i < p.count; i++) {
-        await sleep(p.delayMs)
-        await publishStreamEvent(js, names, channel, { event: 'message', data: { id: 'chatcmpl-1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: `t${String(i)}` } }] } })
-      }
-      await publishStreamEvent(js, names, channel, { event: 'done', data: { status: 'completed' } })
-    })())
+    track(
+      (async () => {
+        for (let i = 0; i < p.count; i++) {
+          await sleep(p.delayMs)
+          await publishStreamEvent(js, names, channel, {
+            event: 'message',
+            data: {
+              id: 'chatcmpl-1',
+              object: 'chat.completion.chunk',
+              choices: [{ index: 0, delta: { content: `t${String(i)}` } }],
+            },
+          })
+        }
+        await publishStreamEvent(js, names, channel, { event: 'done', data: { status: 'completed' } })
+      })(),
+    )
     return streamReply(channel)
   }),
   bind(R.silent, async ({ request }) => streamReply(request.streamChannelId as string)),
@@ -104,7 +176,13 @@ const bound = [
   }),
 ]
 // no database here: the caller the gateway verified is the principal (these stubs never check permissions)
-const rpc = serveRpc({ nc, names, routes: bound, principal: async (caller) => ({ userId: caller.sub, email: 'sse@test.local', permissions: [] }), log: quiet })
+const rpc = serveRpc({
+  nc,
+  names,
+  routes: bound,
+  principal: async (caller) => ({ userId: caller.sub, email: 'sse@test.local', permissions: [] }),
+  log: quiet,
+})
 t.teardown(() => rpc.close())
 
 const logged: Record<string, unknown>[] = []
@@ -118,8 +196,26 @@ const capture = pino(
   }),
 )
 
-async function gateway(sse: { pingMs?: number; idleTimeoutMs?: number; maxBufferBytes?: number }): Promise<{ gw: Gateway; url: string }> {
-  const gw = await startGateway({ nc, names, routes, log: capture, secretKey: SECRET_KEY, corsOrigins: '', maxBodyBytes: 65536, version: 'test', sse }, '127.0.0.1', 0)
+async function gateway(sse: {
+  pingMs?: number
+  idleTimeoutMs?: number
+  maxBufferBytes?: number
+}): Promise<{ gw: Gateway; url: string }> {
+  const gw = await startGateway(
+    {
+      nc,
+      names,
+      routes,
+      log: capture,
+      secretKey: SECRET_KEY,
+      corsOrigins: '',
+      maxBodyBytes: 65536,
+      version: 'test',
+      sse,
+    },
+    '127.0.0.1',
+    0,
+  )
   t.teardown(() => gw.close())
   return { gw, url: `http://127.0.0.1:${String(gw.port)}` }
 }
@@ -144,11 +240,24 @@ interface SseRead {
  * Opens an SSE request and parses events until the body ends, or until `stopAfter` returns true
  * for the events so far (then the request is aborted, as a client going away).
  */
-async function sse(url: string, init: { method?: string; body?: unknown; headers?: Record<string, string>; stopAfter?: (events: SseEvent[]) => boolean } = {}): Promise<SseRead> {
+async function sse(
+  url: string,
+  init: {
+    method?: string
+    body?: unknown
+    headers?: Record<string, string>
+    stopAfter?: (events: SseEvent[]) => boolean
+  } = {},
+): Promise<SseRead> {
   const ctrl = new AbortController()
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...init.headers }
   if (init.body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(url, { method: init.method ?? 'GET', headers, signal: ctrl.signal, ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }) })
+  const res = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    signal: ctrl.signal,
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  })
   const out: SseRead = { status: res.status, headers: res.headers, events: [], comments: [], ended: false, raw: '' }
   if (res.body === null) return out
   const decoder = new TextDecoder()
@@ -188,7 +297,8 @@ async function sse(url: string, init: { method?: string; body?: unknown; headers
   return out
 }
 
-const indexes = (events: SseEvent[]) => events.filter((e) => e.event === 'message').map((e) => (JSON.parse(e.data) as { i: number }).i)
+const indexes = (events: SseEvent[]) =>
+  events.filter((e) => e.event === 'message').map((e) => (JSON.parse(e.data) as { i: number }).i)
 const ids = (events: SseEvent[]) => events.map((e) => Number(e.id))
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, k) => a + k)
 const increasing = (xs: number[]) => xs.every((x, k) => k === 0 || x > (xs[k - 1] as number))
@@ -200,7 +310,10 @@ t.test('a new stream: every event in order with increasing ids, early ones too, 
   t.equal(r.headers.get('cache-control'), 'no-cache')
   t.match(r.headers.get('x-channel-id'), /^[A-Za-z0-9_-]{22}$/)
   t.same(indexes(r.events), range(0, 20), 'all 20 events, the 5 published before the reply included')
-  t.ok(r.events.every((e) => /^\d+$/.test(e.id ?? '')), 'every event has an id')
+  t.ok(
+    r.events.every((e) => /^\d+$/.test(e.id ?? '')),
+    'every event has an id',
+  )
   t.ok(increasing(ids(r.events)), 'ids increase')
   t.equal(r.events.at(-1)?.event, 'done')
   t.same(JSON.parse(r.events.at(-1)?.data ?? ''), { status: 'completed' })
@@ -212,7 +325,10 @@ t.test('a new stream: every event in order with increasing ids, early ones too, 
 t.test('fire-and-forget publishing keeps the order; events arriving together leave in one write', async (t) => {
   const before = main.gw.sseStats()
   // `live`: the burst starts once the stream is live, so it is relayed as it arrives (not held, then ended in one write).
-  const r = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 200, delayMs: 0, noAck: true, live: true } })
+  const r = await sse(`${main.url}/sse/produce`, {
+    method: 'POST',
+    body: { count: 200, delayMs: 0, noAck: true, live: true },
+  })
   t.same(indexes(r.events), range(0, 200))
   t.ok(increasing(ids(r.events)))
   t.equal(r.events.at(-1)?.event, 'done')
@@ -224,29 +340,47 @@ t.test('fire-and-forget publishing keeps the order; events arriving together lea
   t.ok(writes > 0 && writes < events / 2, `${String(writes)} corked writes for ${String(events)} events`)
 })
 
-t.test('disconnect after N events, resume with Last-Event-ID while events keep flowing: no gap, no duplicate', async (t) => {
-  const first = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 40, delayMs: 15 }, stopAfter: (evs) => evs.length >= 10 })
-  t.equal(first.ended, false, 'the first connection was cut by the client')
-  t.equal(first.events.length, 10)
-  await eventually(async () => (main.gw.sseStreams() === 0 ? true : undefined), 'the aborted stream is unsubscribed at once', 5_000)
-  const channel = first.headers.get('x-channel-id') as string
-  const last = first.events.at(-1)?.id as string
-  const rest = await sse(`${main.url}/sse/${channel}`, { headers: { 'last-event-id': last } })
-  t.equal(rest.status, 200)
-  t.ok(rest.ended)
-  const all = [...first.events, ...rest.events]
-  t.same(indexes(all), range(0, 40), 'every event exactly once across both connections')
-  t.ok(increasing(ids(all)), 'ids increase across the reconnect')
-  t.equal(rest.events.at(-1)?.event, 'done')
-  t.ok(produced.has(channel))
-})
+t.test(
+  'disconnect after N events, resume with Last-Event-ID while events keep flowing: no gap, no duplicate',
+  async (t) => {
+    const first = await sse(`${main.url}/sse/produce`, {
+      method: 'POST',
+      body: { count: 40, delayMs: 15 },
+      stopAfter: (evs) => evs.length >= 10,
+    })
+    t.equal(first.ended, false, 'the first connection was cut by the client')
+    t.equal(first.events.length, 10)
+    await eventually(
+      async () => (main.gw.sseStreams() === 0 ? true : undefined),
+      'the aborted stream is unsubscribed at once',
+      5_000,
+    )
+    const channel = first.headers.get('x-channel-id') as string
+    const last = first.events.at(-1)?.id as string
+    const rest = await sse(`${main.url}/sse/${channel}`, { headers: { 'last-event-id': last } })
+    t.equal(rest.status, 200)
+    t.ok(rest.ended)
+    const all = [...first.events, ...rest.events]
+    t.same(indexes(all), range(0, 40), 'every event exactly once across both connections')
+    t.ok(increasing(ids(all)), 'ids increase across the reconnect')
+    t.equal(rest.events.at(-1)?.event, 'done')
+    t.ok(produced.has(channel))
+  },
+)
 
 t.test('several reconnects in a row while events flow', async (t) => {
-  let got = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 60, delayMs: 10 }, stopAfter: (evs) => evs.length >= 7 })
+  let got = await sse(`${main.url}/sse/produce`, {
+    method: 'POST',
+    body: { count: 60, delayMs: 10 },
+    stopAfter: (evs) => evs.length >= 7,
+  })
   const channel = got.headers.get('x-channel-id') as string
   const all = [...got.events]
   for (let round = 0; round < 20 && all.at(-1)?.event !== 'done'; round++) {
-    got = await sse(`${main.url}/sse/${channel}`, { headers: { 'last-event-id': all.at(-1)?.id as string }, stopAfter: (evs) => evs.length >= 9 })
+    got = await sse(`${main.url}/sse/${channel}`, {
+      headers: { 'last-event-id': all.at(-1)?.id as string },
+      stopAfter: (evs) => evs.length >= 9,
+    })
     all.push(...got.events)
   }
   t.same(indexes(all), range(0, 60))
@@ -255,10 +389,16 @@ t.test('several reconnects in a row while events flow', async (t) => {
 })
 
 t.test('a long backlog (replayed through an ordered consumer) while events keep flowing', async (t) => {
-  const first = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 400, delayMs: 1 }, stopAfter: (evs) => evs.length >= 5 })
+  const first = await sse(`${main.url}/sse/produce`, {
+    method: 'POST',
+    body: { count: 400, delayMs: 1 },
+    stopAfter: (evs) => evs.length >= 5,
+  })
   const channel = first.headers.get('x-channel-id') as string
   await sleep(300) // a backlog of some hundred events builds up
-  const rest = await sse(`${main.url}/sse/${channel}`, { headers: { 'last-event-id': first.events.at(-1)?.id as string } })
+  const rest = await sse(`${main.url}/sse/${channel}`, {
+    headers: { 'last-event-id': first.events.at(-1)?.id as string },
+  })
   const all = [...first.events, ...rest.events]
   t.same(indexes(all), range(0, 400))
   t.ok(increasing(ids(all)))
@@ -274,29 +414,44 @@ t.test('?last_id= resumes too, and a finished channel replays from the stream', 
   const rest = await sse(`${main.url}/sse/${channel}?last_id=${cut}`)
   t.same(rest.events, whole.events.slice(5), 'exactly the events after last_id, same ids and payloads')
   t.ok(rest.ended)
-  const header = await sse(`${main.url}/sse/${channel}?last_id=1`, { headers: { 'last-event-id': whole.events[9]?.id as string } })
+  const header = await sse(`${main.url}/sse/${channel}?last_id=1`, {
+    headers: { 'last-event-id': whole.events[9]?.id as string },
+  })
   t.same(header.events, whole.events.slice(10), 'Last-Event-ID wins over ?last_id=')
   const everything = await sse(`${main.url}/sse/${channel}`)
   t.same(everything.events, whole.events, 'no last id on another channel: the whole channel')
 })
 
 t.test('a malformed Last-Event-ID is a 422', async (t) => {
-  const r = await fetch(`${main.url}/sse/${newChannelId()}`, { headers: { authorization: `Bearer ${token}`, 'last-event-id': 'abc' } })
+  const r = await fetch(`${main.url}/sse/${newChannelId()}`, {
+    headers: { authorization: `Bearer ${token}`, 'last-event-id': 'abc' },
+  })
   t.equal(r.status, 422)
   t.match(await r.json(), { code: 'request.invalid' })
   t.equal(main.gw.sseStreams(), 0)
 })
 
 t.test('a stream route answering plain JSON passes it through; 401 without a token', async (t) => {
-  const refused = await fetch(`${main.url}/sse/refuse`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })
+  const refused = await fetch(`${main.url}/sse/refuse`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+  })
   t.equal(refused.status, 404)
   t.match(refused.headers.get('content-type'), /application\/json/)
   t.match(await refused.json(), { code: 'chat.not_found', detail: 'no such chat' })
-  const anonymous = await fetch(`${main.url}/sse/produce`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ count: 1, delayMs: 0 }) })
+  const anonymous = await fetch(`${main.url}/sse/produce`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ count: 1, delayMs: 0 }),
+  })
   t.equal(anonymous.status, 401)
   t.equal(anonymous.headers.get('www-authenticate'), 'Bearer')
   t.match(await anonymous.json(), { code: 'auth.unauthorized' })
-  const invalid = await fetch(`${main.url}/sse/produce`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ count: 'x' }) })
+  const invalid = await fetch(`${main.url}/sse/produce`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ count: 'x' }),
+  })
   t.equal(invalid.status, 422)
   t.equal(main.gw.sseStreams(), 0, 'nothing left listening')
 })
@@ -309,7 +464,9 @@ t.test('openai format: data lines only, ending with [DONE]', async (t) => {
   const datas = r.events.map((e) => e.data)
   t.equal(datas.at(-1), '[DONE]')
   t.same(
-    datas.slice(0, -1).map((d) => (JSON.parse(d) as { choices: { delta: { content: string } }[] }).choices[0]?.delta.content),
+    datas
+      .slice(0, -1)
+      .map((d) => (JSON.parse(d) as { choices: { delta: { content: string } }[] }).choices[0]?.delta.content),
     range(0, 5).map((i) => `t${String(i)}`),
   )
 })
@@ -335,13 +492,19 @@ t.test('a slow reader is dropped at the buffer cap and does not stall other stre
   // replayed from the stream instead, paced by the socket).
   const body = JSON.stringify({ count: 400, delayMs: 1, size: 32 * 1024, noAck: true })
   await new Promise<void>((resolve) => slow.once('connect', () => resolve()))
-  slow.write(`POST /sse/produce HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: ${String(body.length)}\r\n\r\n${body}`)
+  slow.write(
+    `POST /sse/produce HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: ${String(body.length)}\r\n\r\n${body}`,
+  )
   slow.pause()
   await sleep(100)
   const fast = await sse(`${main.url}/sse/produce`, { method: 'POST', body: { count: 30, delayMs: 10 } })
   t.same(indexes(fast.events), range(0, 30), 'the other stream got everything meanwhile')
   t.ok(fast.ended)
-  await eventually(async () => (logged.some((l) => /too slow/.test(String(l['msg']))) ? true : undefined), 'the drop is logged', 15_000)
+  await eventually(
+    async () => (logged.some((l) => /too slow/.test(String(l['msg']))) ? true : undefined),
+    'the drop is logged',
+    15_000,
+  )
   // Now read what the kernel held: the connection was closed without the terminal event.
   let received = ''
   slow.on('data', (d: Buffer) => (received += d.toString('latin1')))
@@ -365,7 +528,10 @@ t.test("the gateway's NATS connection drops mid-stream: after the reconnect it r
       return
     }
     const server = netConnect(Number(upstream.port), upstream.hostname)
-    for (const [a, b] of [[client, server], [server, client]] as const) {
+    for (const [a, b] of [
+      [client, server],
+      [server, client],
+    ] as const) {
       a.pipe(b)
       a.on('error', () => b.destroy())
       a.on('close', () => b.destroy())
@@ -376,9 +542,27 @@ t.test("the gateway's NATS connection drops mid-stream: after the reconnect it r
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()))
   t.teardown(() => proxy.close())
   const address = proxy.address() as { port: number }
-  const viaProxy = await connect({ servers: `nats://127.0.0.1:${String(address.port)}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 })
+  const viaProxy = await connect({
+    servers: `nats://127.0.0.1:${String(address.port)}`,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+  })
   t.teardown(() => viaProxy.close())
-  const gw = await startGateway({ nc: viaProxy, names, routes, log: capture, secretKey: SECRET_KEY, corsOrigins: '', maxBodyBytes: 65536, version: 'test', sse: {} }, '127.0.0.1', 0)
+  const gw = await startGateway(
+    {
+      nc: viaProxy,
+      names,
+      routes,
+      log: capture,
+      secretKey: SECRET_KEY,
+      corsOrigins: '',
+      maxBodyBytes: 65536,
+      version: 'test',
+      sse: {},
+    },
+    '127.0.0.1',
+    0,
+  )
   t.teardown(() => gw.close())
   const cut = async () => {
     refusing = true

@@ -25,7 +25,11 @@ export interface ChatActorHarness {
   stateOf(chatId: string): Promise<ChatActorState | undefined>
 }
 
-export async function startChatActorHost(t: Test, nodeId: string, deps: Pick<ChatActorDeps, 'local' | 'localCheck'> = {}): Promise<ChatActorHarness> {
+export async function startChatActorHost(
+  t: Test,
+  nodeId: string,
+  deps: Pick<ChatActorDeps, 'local' | 'localCheck'> = {},
+): Promise<ChatActorHarness> {
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
   const nc = env.platform.nc
   const names = natsNames(env.config.NATS_PREFIX)
@@ -33,7 +37,16 @@ export async function startChatActorHost(t: Test, nodeId: string, deps: Pick<Cha
   await provisionActors(nc, names, { leaseTtlMs: 3000 })
   const store = await openJobStateStore(nc, names)
   const actor = chatActor({ enqueue: { js, names, store, maxDepth: 0 }, store, agentTimeoutMs: 600_000, ...deps })
-  const host = await startActorHost({ nc, names, nodeId, actors: [actor], log: createLogger({ level: 'error' }), leaseTtlMs: 3000, ackWaitMs: 2000, timerMs: 100 })
+  const host = await startActorHost({
+    nc,
+    names,
+    nodeId,
+    actors: [actor],
+    log: createLogger({ level: 'error' }),
+    leaseTtlMs: 3000,
+    ackWaitMs: 2000,
+    timerMs: 100,
+  })
   t.teardown(() => host.stop())
   await eventually(async () => (host.owned().length === 64 ? true : undefined), 'the host to own the chat partitions')
   const states = await new Kvm(nc).open(names.bucket('ACTOR_STATE'))

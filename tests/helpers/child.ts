@@ -9,8 +9,15 @@ interface Teardown {
   teardown(fn: () => unknown): void
 }
 
-export async function spawnReady(t: Teardown, script: string, env: Record<string, string>): Promise<{ proc: ChildProcess; ready: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+export async function spawnReady(
+  t: Teardown,
+  script: string,
+  env: Record<string, string>,
+): Promise<{ proc: ChildProcess; ready: string }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   t.teardown(() => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
   })

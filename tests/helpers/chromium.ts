@@ -16,13 +16,20 @@ export function ensureChromium(): string | null {
   if (existsSync(CHROMIUM)) return null
   if (process.getuid?.() !== 0) return 'chromium is not installed (Debian package; install as root)'
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 })
+  const install = () =>
+    spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 600_000,
+    })
   let r = install()
   if (r.status !== 0) {
     spawnSync('apt-get', ['update', '-qq'], { env, stdio: 'ignore', timeout: 300_000 })
     r = install()
   }
-  return r.status === 0 && existsSync(CHROMIUM) ? null : `apt-get install chromium failed: ${r.stderr.toString().trim().slice(-500)}`
+  return r.status === 0 && existsSync(CHROMIUM)
+    ? null
+    : `apt-get install chromium failed: ${r.stderr.toString().trim().slice(-500)}`
 }
 
 /** A browser context on a fresh profile; closing it removes the profile. */
@@ -31,7 +38,15 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   })
   return {
     context,

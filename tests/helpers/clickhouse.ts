@@ -40,14 +40,29 @@ async function freePort(): Promise<number> {
 
 function ensureInstalled(): string | false {
   if (has('clickhouse-server')) return false
-  if (process.getuid?.() !== 0) return 'clickhouse-server is missing (install: apt-get install clickhouse-server); not root, so not installed here'
-  const r = spawnSync('sh', ['-c', 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clickhouse-server || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clickhouse-server)'], { stdio: 'ignore', timeout: 300_000 })
+  if (process.getuid?.() !== 0)
+    return 'clickhouse-server is missing (install: apt-get install clickhouse-server); not root, so not installed here'
+  const r = spawnSync(
+    'sh',
+    [
+      '-c',
+      'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clickhouse-server || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clickhouse-server)',
+    ],
+    { stdio: 'ignore', timeout: 300_000 },
+  )
   return r.status === 0 && has('clickhouse-server') ? false : 'clickhouse-server could not be installed with apt'
 }
 
 export async function startClickHouse(t: Teardown): Promise<ClickHouse> {
   const password = 'ch-test-password'
-  const none = (skip: string): ClickHouse => ({ skip, host: '127.0.0.1', port: 0, user: 'default', password, sql: async () => '' })
+  const none = (skip: string): ClickHouse => ({
+    skip,
+    host: '127.0.0.1',
+    port: 0,
+    user: 'default',
+    password,
+    sql: async () => '',
+  })
   const missing = ensureInstalled()
   if (missing !== false) return none(missing)
   const dir = mkdtempSync(join(tmpdir(), 'clickhouse-'))
@@ -86,7 +101,10 @@ export async function startClickHouse(t: Teardown): Promise<ClickHouse> {
   )
   // as root the server runs as root in its own directory; the directory must be its to write
   chmodSync(dir, 0o755)
-  const child: ChildProcess = spawn('clickhouse-server', [`--config-file=${join(dir, 'config.xml')}`], { stdio: 'ignore', cwd: dir })
+  const child: ChildProcess = spawn('clickhouse-server', [`--config-file=${join(dir, 'config.xml')}`], {
+    stdio: 'ignore',
+    cwd: dir,
+  })
   t.teardown(async () => {
     if (child.exitCode === null) {
       const ended = new Promise((r) => child.once('exit', r))
@@ -98,14 +116,19 @@ export async function startClickHouse(t: Teardown): Promise<ClickHouse> {
     rmSync(dir, { recursive: true, force: true })
   })
   const sql = async (query: string): Promise<string> => {
-    const res = await fetch(`http://127.0.0.1:${String(httpPort)}/`, { method: 'POST', body: query, headers: { 'X-ClickHouse-User': 'default', 'X-ClickHouse-Key': password } })
+    const res = await fetch(`http://127.0.0.1:${String(httpPort)}/`, {
+      method: 'POST',
+      body: query,
+      headers: { 'X-ClickHouse-User': 'default', 'X-ClickHouse-Key': password },
+    })
     const text = await res.text()
     if (res.status !== 200) throw new Error(`clickhouse: ${text}`)
     return text
   }
   const until = Date.now() + 60_000
   for (;;) {
-    if (child.exitCode !== null) return none(`clickhouse-server exited with ${String(child.exitCode)} (see ${dir}/server.err.log)`)
+    if (child.exitCode !== null)
+      return none(`clickhouse-server exited with ${String(child.exitCode)} (see ${dir}/server.err.log)`)
     const up = await sql('SELECT 1').then(
       () => true,
       () => false,

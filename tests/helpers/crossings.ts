@@ -19,7 +19,8 @@ export interface Crossing {
 }
 
 /** Frames that only pass a call through (the site is their caller). */
-const PLUMBING = /platform\/db\.ts|platform\/typed-rows\.ts|platform\/jetstream\.ts|platform\/acked-publish\.ts|jobs\/publish\.ts|job-state\.ts:\d+ (write|<anonymous>|throughOutages)$|tests\/helpers\//
+const PLUMBING =
+  /platform\/db\.ts|platform\/typed-rows\.ts|platform\/jetstream\.ts|platform\/acked-publish\.ts|jobs\/publish\.ts|job-state\.ts:\d+ (write|<anonymous>|throughOutages)$|tests\/helpers\//
 
 function siteOf(stack: string): string {
   const frames = stack
@@ -33,13 +34,30 @@ function siteOf(stack: string): string {
   return frames.slice(0, 3).join(' < ')
 }
 
-const POOL_METHODS = ['any', 'anyFirst', 'exists', 'many', 'manyFirst', 'maybeOne', 'maybeOneFirst', 'one', 'oneFirst', 'query', 'transaction', 'connect'] as const
+const POOL_METHODS = [
+  'any',
+  'anyFirst',
+  'exists',
+  'many',
+  'manyFirst',
+  'maybeOne',
+  'maybeOneFirst',
+  'one',
+  'oneFirst',
+  'query',
+  'transaction',
+  'connect',
+] as const
 
 export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
   const seen: Crossing[] = []
   let on = false
   let t0 = 0
-  const proto = Object.getPrototypeOf(nc) as { request: (...a: unknown[]) => Promise<unknown>; publish: (...a: unknown[]) => void; flush: () => Promise<void> }
+  const proto = Object.getPrototypeOf(nc) as {
+    request: (...a: unknown[]) => Promise<unknown>
+    publish: (...a: unknown[]) => void
+    flush: () => Promise<void>
+  }
   const pool = db as unknown as Record<string, (...a: unknown[]) => unknown>
   const origPool = Object.fromEntries(POOL_METHODS.map((m) => [m, pool[m]]))
   const origRequest = proto.request
@@ -47,7 +65,8 @@ export function crossingCounter(nc: NatsConnection, db: Db, prefix: string) {
   const origFlush = proto.flush
   // `request` publishes through `publish`: counted once, as the request
   let inRequest = false
-  const strip = (s: string) => (s.startsWith(`${prefix}.`) ? s.slice(prefix.length + 1) : s.replace(`_${prefix}`, '').replace(`${prefix}_`, ''))
+  const strip = (s: string) =>
+    s.startsWith(`${prefix}.`) ? s.slice(prefix.length + 1) : s.replace(`_${prefix}`, '').replace(`${prefix}_`, '')
   const record = (what: Crossing['what'], detail: string) => {
     if (!on) return
     // deep enough to get past the publish and retry plumbing to the caller

@@ -39,8 +39,16 @@ export interface TestPlatform {
   /** A new user holding the named roles (default Users) and a token for it. */
   createUser(email: string, roles?: string[]): Promise<{ id: string; token: string }>
   /** A query on the platform's database; writes to resources, users, roles or keys are announced to the platform's caches unless `behindTheBack`. */
-  sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], options?: { behindTheBack?: boolean }): Promise<R[]>
-  request(method: string, path: string, options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: unknown; text: string }>
+  sql<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+    options?: { behindTheBack?: boolean },
+  ): Promise<R[]>
+  request(
+    method: string,
+    path: string,
+    options?: { token?: string | null; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> },
+  ): Promise<{ status: number; headers: Headers; body: unknown; text: string }>
 }
 
 async function adminQuery(base: string, text: string): Promise<void> {
@@ -84,7 +92,9 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
     await pool.end()
     const nc = await connect({ servers: services.natsUrl })
     const jsm = await jetstreamManager(nc)
-    for await (const name of jsm.streams.names()) if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`) || name.startsWith(`OBJ_${prefix}_`)) await jsm.streams.delete(name)
+    for await (const name of jsm.streams.names())
+      if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`) || name.startsWith(`OBJ_${prefix}_`))
+        await jsm.streams.delete(name)
     await nc.close()
     await adminQuery(services.pgBase, `drop database if exists ${prefix} with (force)`)
     rmSync(dataDir, { recursive: true, force: true })
@@ -92,15 +102,26 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
   const base = `http://127.0.0.1:${String(platform.gateway?.port)}`
   const adminId = platform.superadminId as string
   const adminToken = await issueAccessToken(SECRET_KEY, { sub: adminId, email: 'admin@test.local' }, 15)
-  const sql = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = [], options: { behindTheBack?: boolean } = {}) => {
+  const sql = async <R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[] = [],
+    options: { behindTheBack?: boolean } = {},
+  ) => {
     const { rows } = await pool.query<R>(text, values)
     if (options.behindTheBack === true) return rows
     // A test that writes resources rows by hand tells the platform's row caches, as an operator must.
-    if (/^\s*(update|insert|delete)\b[\s\S]*\bresources\b/i.test(text)) await announceOutsideWrite(platform.nc, natsNames(prefix), KINDS.map((k) => k.kind))
+    if (/^\s*(update|insert|delete)\b[\s\S]*\bresources\b/i.test(text))
+      await announceOutsideWrite(
+        platform.nc,
+        natsNames(prefix),
+        KINDS.map((k) => k.kind),
+      )
     // and one that changes users, roles or keys by hand makes every process read them again
-    if (/^\s*(update|insert|delete)\b[\s\S]*\b(users|roles|user_roles|api_keys)\b/i.test(text)) await forgetAllPrincipals(platform.nc, natsNames(prefix))
+    if (/^\s*(update|insert|delete)\b[\s\S]*\b(users|roles|user_roles|api_keys)\b/i.test(text))
+      await forgetAllPrincipals(platform.nc, natsNames(prefix))
     // and one that changes state entries by hand makes every process forget the entries it holds
-    if (/^\s*(update|insert|delete)\b[\s\S]*\bstates\b/i.test(text)) await announceOutsideStateWrite(platform.nc, natsNames(prefix))
+    if (/^\s*(update|insert|delete)\b[\s\S]*\bstates\b/i.test(text))
+      await announceOutsideStateWrite(platform.nc, natsNames(prefix))
     return rows
   }
   return {

@@ -3,7 +3,12 @@
  * it waited for. For conditions reached asynchronously (a mirror, a takeover); never used to
  * assert how long something took.
  */
-export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, ms = 20_000, everyMs = 50): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  ms = 20_000,
+  everyMs = 50,
+): Promise<T> {
   const until = Date.now() + ms
   for (;;) {
     const v = await probe()

@@ -13,7 +13,14 @@ interface Teardown {
 export interface ExternalPg {
   database: string
   url: string
-  spec: { connection_type: 'postgresql'; host: string; port: number; database: string; username: string; password: string | null }
+  spec: {
+    connection_type: 'postgresql'
+    host: string
+    port: number
+    database: string
+    username: string
+    password: string | null
+  }
   sql<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>
 }
 
@@ -43,7 +50,15 @@ export async function externalPostgres(t: Teardown, label = 'ext'): Promise<Exte
   return {
     database,
     url,
-    spec: { connection_type: 'postgresql', host: u.hostname, port: Number(u.port || 5432), database, username: decodeURIComponent(u.username || 'postgres'), password: u.password === '' ? null : decodeURIComponent(u.password) },
-    sql: async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await pool.query<R>(text, values)).rows,
+    spec: {
+      connection_type: 'postgresql',
+      host: u.hostname,
+      port: Number(u.port || 5432),
+      database,
+      username: decodeURIComponent(u.username || 'postgres'),
+      password: u.password === '' ? null : decodeURIComponent(u.password),
+    },
+    sql: async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+      (await pool.query<R>(text, values)).rows,
   }
 }

@@ -112,16 +112,20 @@ function checkOpenAi(body: Json, mistral: boolean): string | null {
   if (mistral && body['stream_options'] !== undefined) return 'stream_options: Extra inputs are not permitted'
   const ids = new Set<string>()
   for (const m of body['messages'] as unknown[]) {
-    if (!isRecord(m) || !['system', 'user', 'assistant', 'tool'].includes(String(m['role']))) return 'invalid message role'
+    if (!isRecord(m) || !['system', 'user', 'assistant', 'tool'].includes(String(m['role'])))
+      return 'invalid message role'
     if (Array.isArray(m['tool_calls'])) {
       for (const c of m['tool_calls'] as Json[]) {
         const id = String(c['id'])
-        if (mistral && !/^[a-zA-Z0-9]{9}$/.test(id)) return `Tool call id was ${id} but must be a-z, A-Z, 0-9, with a length of 9.`
-        if (!isRecord(c['function']) || typeof c['function']['arguments'] !== 'string') return 'tool call arguments must be a string'
+        if (mistral && !/^[a-zA-Z0-9]{9}$/.test(id))
+          return `Tool call id was ${id} but must be a-z, A-Z, 0-9, with a length of 9.`
+        if (!isRecord(c['function']) || typeof c['function']['arguments'] !== 'string')
+          return 'tool call arguments must be a string'
         ids.add(id)
       }
     }
-    if (m['role'] === 'tool' && !ids.has(String(m['tool_call_id']))) return `tool_call_id ${String(m['tool_call_id'])} does not answer a preceding tool call`
+    if (m['role'] === 'tool' && !ids.has(String(m['tool_call_id'])))
+      return `tool_call_id ${String(m['tool_call_id'])} does not answer a preceding tool call`
   }
   return null
 }
@@ -130,15 +134,18 @@ function checkAnthropic(body: Json, headers: http.IncomingHttpHeaders): string |
   if (headers['anthropic-version'] === undefined) return 'anthropic-version: header is required'
   if (typeof body['model'] !== 'string') return 'model: Field required'
   if (typeof body['max_tokens'] !== 'number') return 'max_tokens: Field required'
-  if (body['system'] !== undefined && typeof body['system'] !== 'string' && !Array.isArray(body['system'])) return 'system: must be a string or a list of blocks'
+  if (body['system'] !== undefined && typeof body['system'] !== 'string' && !Array.isArray(body['system']))
+    return 'system: must be a string or a list of blocks'
   const messages = body['messages']
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required'
   let previous: Json | null = null
   for (const m of messages as unknown[]) {
     if (!isRecord(m)) return 'messages: each message must be an object'
-    if (m['role'] !== 'user' && m['role'] !== 'assistant') return `messages: Unexpected role "${String(m['role'])}". Allowed roles are "user" and "assistant"; use the top-level system parameter for system prompts`
+    if (m['role'] !== 'user' && m['role'] !== 'assistant')
+      return `messages: Unexpected role "${String(m['role'])}". Allowed roles are "user" and "assistant"; use the top-level system parameter for system prompts`
     if (previous === null && m['role'] !== 'user') return 'messages: first message must use the "user" role'
-    if (previous !== null && previous['role'] === m['role']) return 'messages: roles must alternate between "user" and "assistant"'
+    if (previous !== null && previous['role'] === m['role'])
+      return 'messages: roles must alternate between "user" and "assistant"'
     const blocks = typeof m['content'] === 'string' ? [{ type: 'text', text: m['content'] }] : m['content']
     if (!Array.isArray(blocks)) return 'messages: content must be a string or a list'
     for (const b of blocks as Json[]) {
@@ -161,10 +168,12 @@ function checkOllama(body: Json): string | null {
   if (!Array.isArray(body['messages'])) return 'messages must be an array'
   for (const m of body['messages'] as unknown[]) {
     if (!isRecord(m)) return 'invalid message'
-    if (m['content'] !== undefined && typeof m['content'] !== 'string') return 'json: cannot unmarshal into Go struct field Message.messages.content of type string'
+    if (m['content'] !== undefined && typeof m['content'] !== 'string')
+      return 'json: cannot unmarshal into Go struct field Message.messages.content of type string'
     if (Array.isArray(m['tool_calls'])) {
       for (const c of m['tool_calls'] as Json[]) {
-        if (!isRecord(c['function']) || !isRecord(c['function']['arguments'])) return 'json: cannot unmarshal string into Go struct field ToolCallFunction.arguments'
+        if (!isRecord(c['function']) || !isRecord(c['function']['arguments']))
+          return 'json: cannot unmarshal string into Go struct field ToolCallFunction.arguments'
       }
     }
   }
@@ -174,7 +183,13 @@ function checkOllama(body: Json): string | null {
 function errorBody(protocol: Protocol, status: number, message: string): Json {
   switch (protocol) {
     case 'anthropic':
-      return { type: 'error', error: { type: status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error', message } }
+      return {
+        type: 'error',
+        error: {
+          type: status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error',
+          message,
+        },
+      }
     case 'ollama':
       return { error: message }
     case 'mistral':
@@ -198,10 +213,20 @@ function plan(reply: FakeReply, protocol: Protocol): Plan {
   const texts = reply.text === undefined ? [] : typeof reply.text === 'string' ? [reply.text] : reply.text
   const calls = (reply.tool_calls ?? []).map((c) => {
     const n = ++idCounter
-    const id = c.id ?? (protocol === 'mistral' ? `M${String(n).padStart(8, '0')}` : protocol === 'anthropic' ? `toolu_fake${String(n)}` : `call_fake${String(n)}`)
+    const id =
+      c.id ??
+      (protocol === 'mistral'
+        ? `M${String(n).padStart(8, '0')}`
+        : protocol === 'anthropic'
+          ? `toolu_fake${String(n)}`
+          : `call_fake${String(n)}`)
     return { id, name: c.name, args: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) }
   })
-  return { texts, calls, usage: reply.usage ?? { prompt_tokens: 12, completion_tokens: Math.max(1, texts.length + calls.length) } }
+  return {
+    texts,
+    calls,
+    usage: reply.usage ?? { prompt_tokens: 12, completion_tokens: Math.max(1, texts.length + calls.length) },
+  }
 }
 
 /** Splits `s` into `n` pieces (some may be empty when s is short). */
@@ -216,7 +241,13 @@ const sse = (data: unknown) => `data: ${typeof data === 'string' ? data : JSON.s
 const sseNamed = (event: string, data: Json) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 
 /** Body frames for a streamed reply: [content frames, terminal frames]. */
-function streamFrames(protocol: Protocol, reply: FakeReply, p: Plan, model: string, includeUsage: boolean): [string[], string[]] {
+function streamFrames(
+  protocol: Protocol,
+  reply: FakeReply,
+  p: Plan,
+  model: string,
+  includeUsage: boolean,
+): [string[], string[]] {
   const created = Math.floor(Date.now() / 1000)
   const split = reply.argument_chunks ?? 3
   switch (protocol) {
@@ -224,22 +255,42 @@ function streamFrames(protocol: Protocol, reply: FakeReply, p: Plan, model: stri
     case 'mistral': {
       const id = `chatcmpl-fake${String(++idCounter)}`
       const chunk = (delta: Json, finish: string | null = null, extra: Json = {}) =>
-        sse({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })
+        sse({
+          id,
+          object: 'chat.completion.chunk',
+          created,
+          model,
+          choices: [{ index: 0, delta, finish_reason: finish }],
+          ...extra,
+        })
       const content = [chunk({ role: 'assistant', content: '' })]
       for (const t of p.texts) content.push(chunk({ content: t }))
       if (protocol === 'mistral') {
-        if (p.calls.length > 0) content.push(chunk({ tool_calls: p.calls.map((c, index) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args }, index })) }))
+        if (p.calls.length > 0)
+          content.push(
+            chunk({
+              tool_calls: p.calls.map((c, index) => ({
+                id: c.id,
+                type: 'function',
+                function: { name: c.name, arguments: c.args },
+                index,
+              })),
+            }),
+          )
       } else {
         const argPieces = p.calls.map((c) => pieces(c.args, split))
         const head = (i: number) => {
           const c = p.calls[i] as Plan['calls'][number]
-          return chunk({ tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] })
+          return chunk({
+            tool_calls: [{ index: i, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }],
+          })
         }
         const piece = (i: number, a: string) => chunk({ tool_calls: [{ index: i, function: { arguments: a } }] })
         if (reply.interleave === true) {
           p.calls.forEach((_c, i) => content.push(head(i)))
           const longest = Math.max(0, ...argPieces.map((a) => a.length))
-          for (let k = 0; k < longest; k++) argPieces.forEach((a, i) => (a[k] === undefined ? undefined : content.push(piece(i, a[k] as string))))
+          for (let k = 0; k < longest; k++)
+            argPieces.forEach((a, i) => (a[k] === undefined ? undefined : content.push(piece(i, a[k] as string))))
         } else {
           argPieces.forEach((a, i) => {
             content.push(head(i))
@@ -248,32 +299,83 @@ function streamFrames(protocol: Protocol, reply: FakeReply, p: Plan, model: stri
         }
       }
       const finish = reply.finish_reason ?? (p.calls.length > 0 ? 'tool_calls' : 'stop')
-      const usage = { prompt_tokens: p.usage.prompt_tokens, completion_tokens: p.usage.completion_tokens, total_tokens: p.usage.prompt_tokens + p.usage.completion_tokens }
+      const usage = {
+        prompt_tokens: p.usage.prompt_tokens,
+        completion_tokens: p.usage.completion_tokens,
+        total_tokens: p.usage.prompt_tokens + p.usage.completion_tokens,
+      }
       const terminal =
         protocol === 'mistral'
           ? [chunk({ content: '' }, finish, { usage }), sse('[DONE]')]
-          : [chunk({}, finish), ...(includeUsage ? [sse({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })] : []), sse('[DONE]')]
+          : [
+              chunk({}, finish),
+              ...(includeUsage
+                ? [sse({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })]
+                : []),
+              sse('[DONE]'),
+            ]
       return [content, terminal]
     }
     case 'anthropic': {
       const content = [
         sseNamed('message_start', {
           type: 'message_start',
-          message: { id: `msg_fake${String(++idCounter)}`, type: 'message', role: 'assistant', content: [], model, stop_reason: null, stop_sequence: null, usage: { input_tokens: p.usage.prompt_tokens, output_tokens: 1 } },
+          message: {
+            id: `msg_fake${String(++idCounter)}`,
+            type: 'message',
+            role: 'assistant',
+            content: [],
+            model,
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: p.usage.prompt_tokens, output_tokens: 1 },
+          },
         }),
       ]
       let index = 0
       if (p.texts.length > 0) {
-        content.push(sseNamed('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }))
+        content.push(
+          sseNamed('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'text', text: '' },
+          }),
+        )
         content.push(sseNamed('ping', { type: 'ping' }))
-        for (const t of p.texts) content.push(sseNamed('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: t } }))
+        for (const t of p.texts)
+          content.push(
+            sseNamed('content_block_delta', {
+              type: 'content_block_delta',
+              index,
+              delta: { type: 'text_delta', text: t },
+            }),
+          )
         content.push(sseNamed('content_block_stop', { type: 'content_block_stop', index }))
         index++
       }
       for (const c of p.calls) {
-        content.push(sseNamed('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } }))
-        content.push(sseNamed('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } }))
-        for (const x of pieces(c.args, split)) content.push(sseNamed('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: x } }))
+        content.push(
+          sseNamed('content_block_start', {
+            type: 'content_block_start',
+            index,
+            content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} },
+          }),
+        )
+        content.push(
+          sseNamed('content_block_delta', {
+            type: 'content_block_delta',
+            index,
+            delta: { type: 'input_json_delta', partial_json: '' },
+          }),
+        )
+        for (const x of pieces(c.args, split))
+          content.push(
+            sseNamed('content_block_delta', {
+              type: 'content_block_delta',
+              index,
+              delta: { type: 'input_json_delta', partial_json: x },
+            }),
+          )
         content.push(sseNamed('content_block_stop', { type: 'content_block_stop', index }))
         index++
       }
@@ -281,7 +383,11 @@ function streamFrames(protocol: Protocol, reply: FakeReply, p: Plan, model: stri
       return [
         content,
         [
-          sseNamed('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: p.usage.completion_tokens } }),
+          sseNamed('message_delta', {
+            type: 'message_delta',
+            delta: { stop_reason: stop, stop_sequence: null },
+            usage: { output_tokens: p.usage.completion_tokens },
+          }),
           sseNamed('message_stop', { type: 'message_stop' }),
         ],
       ]
@@ -290,7 +396,18 @@ function streamFrames(protocol: Protocol, reply: FakeReply, p: Plan, model: stri
       const line = (o: Json) => `${JSON.stringify({ model, created_at: new Date().toISOString(), ...o })}\n`
       const content = p.texts.map((t) => line({ message: { role: 'assistant', content: t }, done: false }))
       if (p.calls.length > 0) {
-        content.push(line({ message: { role: 'assistant', content: '', tool_calls: p.calls.map((c) => ({ function: { name: c.name, arguments: JSON.parse(c.args) as unknown } })) }, done: false }))
+        content.push(
+          line({
+            message: {
+              role: 'assistant',
+              content: '',
+              tool_calls: p.calls.map((c) => ({
+                function: { name: c.name, arguments: JSON.parse(c.args) as unknown },
+              })),
+            },
+            done: false,
+          }),
+        )
       }
       const terminal = [
         line({
@@ -321,7 +438,11 @@ function streamErrorFrame(protocol: Protocol, e: { type: string; message: string
 
 function nonStreamBody(protocol: Protocol, reply: FakeReply, p: Plan, model: string): Json {
   const text = p.texts.join('')
-  const usage = { prompt_tokens: p.usage.prompt_tokens, completion_tokens: p.usage.completion_tokens, total_tokens: p.usage.prompt_tokens + p.usage.completion_tokens }
+  const usage = {
+    prompt_tokens: p.usage.prompt_tokens,
+    completion_tokens: p.usage.completion_tokens,
+    total_tokens: p.usage.prompt_tokens + p.usage.completion_tokens,
+  }
   switch (protocol) {
     case 'openai':
     case 'mistral':
@@ -336,7 +457,15 @@ function nonStreamBody(protocol: Protocol, reply: FakeReply, p: Plan, model: str
             message: {
               role: 'assistant',
               content: text === '' && p.calls.length > 0 ? null : text,
-              ...(p.calls.length > 0 ? { tool_calls: p.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })) } : {}),
+              ...(p.calls.length > 0
+                ? {
+                    tool_calls: p.calls.map((c) => ({
+                      id: c.id,
+                      type: 'function',
+                      function: { name: c.name, arguments: c.args },
+                    })),
+                  }
+                : {}),
             },
             finish_reason: reply.finish_reason ?? (p.calls.length > 0 ? 'tool_calls' : 'stop'),
           },
@@ -349,7 +478,10 @@ function nonStreamBody(protocol: Protocol, reply: FakeReply, p: Plan, model: str
         type: 'message',
         role: 'assistant',
         model,
-        content: [...(text === '' ? [] : [{ type: 'text', text }]), ...p.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: JSON.parse(c.args) as unknown }))],
+        content: [
+          ...(text === '' ? [] : [{ type: 'text', text }]),
+          ...p.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: JSON.parse(c.args) as unknown })),
+        ],
         stop_reason: reply.finish_reason ?? (p.calls.length > 0 ? 'tool_use' : 'end_turn'),
         stop_sequence: null,
         usage: { input_tokens: p.usage.prompt_tokens, output_tokens: p.usage.completion_tokens },
@@ -361,7 +493,13 @@ function nonStreamBody(protocol: Protocol, reply: FakeReply, p: Plan, model: str
         message: {
           role: 'assistant',
           content: text,
-          ...(p.calls.length > 0 ? { tool_calls: p.calls.map((c) => ({ function: { name: c.name, arguments: JSON.parse(c.args) as unknown } })) } : {}),
+          ...(p.calls.length > 0
+            ? {
+                tool_calls: p.calls.map((c) => ({
+                  function: { name: c.name, arguments: JSON.parse(c.args) as unknown },
+                })),
+              }
+            : {}),
         },
         done: true,
         done_reason: reply.finish_reason ?? 'stop',
@@ -402,7 +540,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     const protocol = route(req.method, path)
     const text = await readAll(req)
     if (protocol === null) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${String(req.method)} ${path}` } }))
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `no route ${String(req.method)} ${path}` } }))
       return
     }
     let body: Json
@@ -426,8 +566,12 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     if (closed) return
 
     if (reply.error !== undefined) {
-      const b = reply.error.body ?? errorBody(protocol, reply.error.status, `scripted error ${String(reply.error.status)}`)
-      res.writeHead(reply.error.status, { 'content-type': typeof b === 'string' ? 'text/plain' : 'application/json', ...reply.error.headers })
+      const b =
+        reply.error.body ?? errorBody(protocol, reply.error.status, `scripted error ${String(reply.error.status)}`)
+      res.writeHead(reply.error.status, {
+        'content-type': typeof b === 'string' ? 'text/plain' : 'application/json',
+        ...reply.error.headers,
+      })
       res.end(typeof b === 'string' ? b : JSON.stringify(b))
       return
     }
@@ -441,14 +585,18 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
             : checkOpenAi(body, protocol === 'mistral')
     if (problem !== null) {
       const status = protocol === 'mistral' ? 422 : 400
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(protocol, status, problem)))
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(JSON.stringify(errorBody(protocol, status, problem)))
       return
     }
 
     const model = typeof body['model'] === 'string' ? body['model'] : 'fake'
     const p = plan(reply, protocol)
     if (!stream && reply.raw === undefined) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(nonStreamBody(protocol, reply, p, model)))
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify(nonStreamBody(protocol, reply, p, model)))
       return
     }
     let frames: string[]
@@ -456,7 +604,11 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     else {
       const includeUsage = isRecord(body['stream_options']) && body['stream_options']['include_usage'] === true
       const [content, terminal] = streamFrames(protocol, reply, p, model, includeUsage)
-      frames = [...content, ...(reply.stream_error === undefined ? [] : [streamErrorFrame(protocol, reply.stream_error)]), ...(reply.end_early === true || reply.stream_error !== undefined ? [] : terminal)]
+      frames = [
+        ...content,
+        ...(reply.stream_error === undefined ? [] : [streamErrorFrame(protocol, reply.stream_error)]),
+        ...(reply.end_early === true || reply.stream_error !== undefined ? [] : terminal),
+      ]
     }
     let chunks: Buffer[] = frames.map((f) => Buffer.from(f, 'utf8'))
     if (reply.write_bytes !== undefined && reply.write_bytes > 0) {

@@ -33,12 +33,20 @@ export function prepareLocalTls(t: Teardown, address: string, names: string[]): 
   const none = (skip: string): LocalTls => ({ skip, address, certFile: '', cert: '', key: '' })
   if (process.getuid?.() !== 0) return none('needs root to add a documentation address to the lo interface')
   if (!has('ip')) {
-    const r = spawnSync('sh', ['-c', 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2)'], { stdio: 'ignore' })
+    const r = spawnSync(
+      'sh',
+      [
+        '-c',
+        'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iproute2)',
+      ],
+      { stdio: 'ignore' },
+    )
     if (r.status !== 0 || !has('ip')) return none('the ip command (iproute2) is missing and could not be installed')
   }
   if (!has('openssl')) return none('the openssl CLI is missing')
   const added = spawnSync('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo'], { encoding: 'utf8' })
-  if (added.status !== 0 && !/exists/i.test(added.stderr)) return none(`ip addr add ${address}/32 dev lo failed: ${added.stderr.trim()}`)
+  if (added.status !== 0 && !/exists/i.test(added.stderr))
+    return none(`ip addr add ${address}/32 dev lo failed: ${added.stderr.trim()}`)
   t.teardown(() => {
     spawnSync('ip', ['addr', 'del', `${address}/32`, 'dev', 'lo'], { stdio: 'ignore' })
   })
@@ -49,7 +57,25 @@ export function prepareLocalTls(t: Teardown, address: string, names: string[]): 
   const san = [...names.map((n) => `DNS:${n}`), `IP:${address}`].join(',')
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', `/CN=${names[0] ?? address}`, '-addext', `subjectAltName=${san}`],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${names[0] ?? address}`,
+      '-addext',
+      `subjectAltName=${san}`,
+    ],
     { stdio: 'ignore' },
   )
   return { skip: false, address, certFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') }
@@ -70,13 +96,22 @@ export interface Receiver {
   close(): Promise<void>
 }
 
-export async function startReceiver(t: Teardown, tls: LocalTls, handler: Receiver['handler'] = (_r, res) => res.end('ok')): Promise<Receiver> {
+export async function startReceiver(
+  t: Teardown,
+  tls: LocalTls,
+  handler: Receiver['handler'] = (_r, res) => res.end('ok'),
+): Promise<Receiver> {
   const receiver: Receiver = { port: 0, received: [], handler, close: async () => undefined }
   const server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      const r: Received = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }
+      const r: Received = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      }
       receiver.received.push(r)
       receiver.handler(r, res)
     })

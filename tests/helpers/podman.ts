@@ -47,15 +47,30 @@ function has(cmd: string): boolean {
  */
 export function ensurePodman(): string | null {
   // catatonit: podman's init for containers created with Init (the driver's default)
-  const missing = [['podman', 'podman'], ['runc', 'runc'], ['catatonit', 'catatonit']].filter(([cmd]) => !has(cmd ?? '')).map(([, pkg]) => pkg ?? '')
+  const missing = [
+    ['podman', 'podman'],
+    ['runc', 'runc'],
+    ['catatonit', 'catatonit'],
+  ]
+    .filter(([cmd]) => !has(cmd ?? ''))
+    .map(([, pkg]) => pkg ?? '')
   if (missing.length === 0) return null
   if (process.getuid?.() !== 0) return `${missing.join(', ')} not installed (Debian packages; install as root)`
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-  const r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 })
+  const r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 300_000,
+  })
   if (r.status !== 0) {
     spawnSync('apt-get', ['update', '-qq'], { env, stdio: 'ignore', timeout: 300_000 })
-    const again = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 })
-    if (again.status !== 0) return `apt-get install ${missing.join(' ')} failed: ${again.stderr.toString().trim().slice(-500)}`
+    const again = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 300_000,
+    })
+    if (again.status !== 0)
+      return `apt-get install ${missing.join(' ')} failed: ${again.stderr.toString().trim().slice(-500)}`
   }
   return null
 }
@@ -85,10 +100,16 @@ export function podmanConfig(dir = PODMAN_DIR): { podmanArgs: string[]; env: Nod
   }
 }
 
-async function waitForApi(docker: Docker, child: ChildProcess, socketPath: string, stderr: () => string): Promise<void> {
+async function waitForApi(
+  docker: Docker,
+  child: ChildProcess,
+  socketPath: string,
+  stderr: () => string,
+): Promise<void> {
   const deadline = Date.now() + 30_000
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`podman system service exited (${String(child.exitCode ?? child.signalCode)}): ${stderr()}`)
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`podman system service exited (${String(child.exitCode ?? child.signalCode)}): ${stderr()}`)
     if (existsSync(socketPath)) {
       try {
         await docker.ping()
@@ -97,7 +118,8 @@ async function waitForApi(docker: Docker, child: ChildProcess, socketPath: strin
         // not listening yet
       }
     }
-    if (Date.now() > deadline) throw new Error(`podman system service did not answer on ${socketPath} within 30 s: ${stderr()}`)
+    if (Date.now() > deadline)
+      throw new Error(`podman system service did not answer on ${socketPath} within 30 s: ${stderr()}`)
     await new Promise((r) => setTimeout(r, 50))
   }
 }
@@ -110,15 +132,31 @@ async function removeStale(docker: Docker): Promise<number> {
   const now = Date.now() / 1000
   const list = await docker.listContainers({ all: true, filters: { label: ['platform.sandbox'] } })
   const stale = list.filter((c) => now - c.Created > (c.State === 'running' ? 3600 : 300))
-  await Promise.all(stale.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)))
+  await Promise.all(
+    stale.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => undefined),
+    ),
+  )
   return stale.length
 }
 
 /** Sandbox images of earlier runner versions (40 MB each) in the test storage; in use ones stay. */
 async function removeOldImages(docker: Docker, current: string): Promise<number> {
   const repo = current.slice(0, current.lastIndexOf(':') + 1)
-  const old = (await docker.listImages()).flatMap((i) => i.RepoTags ?? []).filter((tag) => tag.startsWith(repo) && tag !== current)
-  await Promise.all(old.map((tag) => docker.getImage(tag).remove().catch(() => undefined)))
+  const old = (await docker.listImages())
+    .flatMap((i) => i.RepoTags ?? [])
+    .filter((tag) => tag.startsWith(repo) && tag !== current)
+  await Promise.all(
+    old.map((tag) =>
+      docker
+        .getImage(tag)
+        .remove()
+        .catch(() => undefined),
+    ),
+  )
   return old.length
 }
 
@@ -126,14 +164,21 @@ async function removeOldImages(docker: Docker, current: string): Promise<number>
  * Starts `podman system service` on `<socketDir>/podman.sock` and imports the sandbox image when
  * missing; stopped (and the containers named `platform-sbx-<prefix>…` removed) at teardown.
  */
-export async function startPodmanService(t: Teardown, o: { socketDir: string; containerPrefix?: string }): Promise<PodmanService> {
+export async function startPodmanService(
+  t: Teardown,
+  o: { socketDir: string; containerPrefix?: string },
+): Promise<PodmanService> {
   const { podmanArgs, env } = podmanConfig()
   const socketPath = join(o.socketDir, 'podman.sock')
   mkdirSync(o.socketDir, { recursive: true })
   const image = await ensureSandboxImage({ podmanArgs, env, log: { info: () => undefined } })
   // cwd: conmon drops an `oom` marker file into its working directory when a container hits its
   // memory limit (the memory-bomb tests); it belongs in the test's temporary directory, not the checkout
-  const child = spawn('podman', [...podmanArgs, 'system', 'service', '--time=0', `unix://${socketPath}`], { env, stdio: ['ignore', 'ignore', 'pipe'], cwd: o.socketDir })
+  const child = spawn('podman', [...podmanArgs, 'system', 'service', '--time=0', `unix://${socketPath}`], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: o.socketDir,
+  })
   let err = ''
   child.stderr.on('data', (d: Buffer) => {
     if (err.length < 8192) err += d.toString('utf8')
@@ -144,14 +189,22 @@ export async function startPodmanService(t: Teardown, o: { socketDir: string; co
   async function removeContainers(prefix: string): Promise<number> {
     const list = await docker.listContainers({ all: true, filters: { label: ['platform.sandbox'] } })
     const mine = list.filter((c) => c.Names.some((n) => n.replace(/^\//, '').startsWith(`platform-sbx-${prefix}`)))
-    await Promise.all(mine.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)))
+    await Promise.all(
+      mine.map((c) =>
+        docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch(() => undefined),
+      ),
+    )
     return mine.length
   }
 
   let stopping: Promise<void> | null = null
   function stop(): Promise<void> {
     stopping ??= (async () => {
-      if (o.containerPrefix !== undefined && child.exitCode === null) await removeContainers(o.containerPrefix).catch(() => 0)
+      if (o.containerPrefix !== undefined && child.exitCode === null)
+        await removeContainers(o.containerPrefix).catch(() => 0)
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM')
         const timer = setTimeout(() => child.kill('SIGKILL'), 5_000)

@@ -18,7 +18,9 @@ const server = new SMTPServer({
       const to = session.envelope.rcptTo.map((r) => r.address)
       const from = session.envelope.mailFrom === false ? null : session.envelope.mailFrom.address
       const html = typeof mail.html === 'string' ? mail.html : ''
-      process.stdout.write(`mail ${JSON.stringify({ to, from, fromHeader: mail.from?.text ?? '', subject: mail.subject ?? '', text: mail.text ?? '', html, headerKeys: [...mail.headers.keys()] })}\n`)
+      process.stdout.write(
+        `mail ${JSON.stringify({ to, from, fromHeader: mail.from?.text ?? '', subject: mail.subject ?? '', text: mail.text ?? '', html, headerKeys: [...mail.headers.keys()] })}\n`,
+      )
       callback()
     })
   },

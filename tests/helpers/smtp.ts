@@ -16,7 +16,9 @@ export interface Mail {
   headerKeys: string[]
 }
 
-export async function startSmtpSink(t: { teardown(fn: () => unknown): void }): Promise<{ port: number; next(to: string, timeoutMs?: number): Promise<Mail>; received(to: string): Mail[] }> {
+export async function startSmtpSink(t: {
+  teardown(fn: () => unknown): void
+}): Promise<{ port: number; next(to: string, timeoutMs?: number): Promise<Mail>; received(to: string): Mail[] }> {
   const { proc, ready } = await spawnReady(t, join(import.meta.dirname, 'smtp-sink.ts'), {})
   const inbox: Mail[] = []
   const waiters: { to: string; resolve(m: Mail): void }[] = []
@@ -35,7 +37,13 @@ export async function startSmtpSink(t: { teardown(fn: () => unknown): void }): P
       if (i >= 0) return Promise.resolve(inbox.splice(i, 1)[0] as Mail)
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no mail to ${to} within ${String(timeoutMs)} ms`)), timeoutMs)
-        waiters.push({ to, resolve: (m) => { clearTimeout(timer); resolve(m) } })
+        waiters.push({
+          to,
+          resolve: (m) => {
+            clearTimeout(timer)
+            resolve(m)
+          },
+        })
       })
     },
   }

@@ -38,7 +38,11 @@ interface Statement {
   handle: string
   done: Promise<void>
   finished: boolean
-  result?: { rowType: { name: string; type: string; scale: number; nullable: boolean }[]; data: (string | null)[][]; stats?: Record<string, number> }
+  result?: {
+    rowType: { name: string; type: string; scale: number; nullable: boolean }[]
+    data: (string | null)[][]
+    stats?: Record<string, number>
+  }
   error?: { code: string; message: string; sqlState: string }
   cancel: () => void
 }
@@ -90,19 +94,52 @@ export async function startSnowflakeFake(o: Options): Promise<SnowflakeFake> {
         const timeout = typeof body['timeout'] === 'number' ? body['timeout'] : 0
         if (timeout > 0) await client.query(`set local statement_timeout = ${String(Math.floor(timeout * 1000))}`)
         const bindings = (body['bindings'] ?? {}) as Record<string, { type: string; value: string | null }>
-        const values = Object.keys(bindings).sort((a, b) => Number(a) - Number(b)).map((k) => bindings[k]?.value ?? null)
+        const values = Object.keys(bindings)
+          .sort((a, b) => Number(a) - Number(b))
+          .map((k) => bindings[k]?.value ?? null)
         const r = await client.query({ text: positional(String(body['statement'])), values, rowMode: 'array' })
         await client.query('commit')
         const isSelect = r.command === 'SELECT'
         st.result = {
-          rowType: isSelect ? r.fields.map((f) => ({ name: f.name.toUpperCase(), ...typeOf(f.dataTypeID), nullable: true })) : [{ name: 'number of rows affected', type: 'fixed', scale: 0, nullable: false }],
-          data: isSelect ? (r.rows as unknown[][]).map((row) => row.map((v) => (v === null ? null : v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v) : String(v)))) : [[String(r.rowCount ?? 0)]],
-          ...(isSelect ? {} : { stats: { [r.command === 'INSERT' ? 'numRowsInserted' : r.command === 'DELETE' ? 'numRowsDeleted' : 'numRowsUpdated']: r.rowCount ?? 0 } }),
+          rowType: isSelect
+            ? r.fields.map((f) => ({ name: f.name.toUpperCase(), ...typeOf(f.dataTypeID), nullable: true }))
+            : [{ name: 'number of rows affected', type: 'fixed', scale: 0, nullable: false }],
+          data: isSelect
+            ? (r.rows as unknown[][]).map((row) =>
+                row.map((v) =>
+                  v === null
+                    ? null
+                    : v instanceof Date
+                      ? v.toISOString()
+                      : typeof v === 'object'
+                        ? JSON.stringify(v)
+                        : String(v),
+                ),
+              )
+            : [[String(r.rowCount ?? 0)]],
+          ...(isSelect
+            ? {}
+            : {
+                stats: {
+                  [r.command === 'INSERT'
+                    ? 'numRowsInserted'
+                    : r.command === 'DELETE'
+                      ? 'numRowsDeleted'
+                      : 'numRowsUpdated']: r.rowCount ?? 0,
+                },
+              }),
         }
       } catch (err) {
         await client.query('rollback').catch(() => undefined)
         const e = err as { code?: string; message?: string }
-        st.error = e.code === '57014' ? { code: '000630', message: `Statement reached its statement or warehouse timeout of ${String(body['timeout'])} second(s) and was canceled.`, sqlState: '57014' } : { code: '002003', message: `SQL compilation error: ${e.message ?? ''}`, sqlState: e.code ?? '42000' }
+        st.error =
+          e.code === '57014'
+            ? {
+                code: '000630',
+                message: `Statement reached its statement or warehouse timeout of ${String(body['timeout'])} second(s) and was canceled.`,
+                sqlState: '57014',
+              }
+            : { code: '002003', message: `SQL compilation error: ${e.message ?? ''}`, sqlState: e.code ?? '42000' }
       } finally {
         client.release()
         st.finished = true
@@ -117,14 +154,28 @@ export async function startSnowflakeFake(o: Options): Promise<SnowflakeFake> {
     res.end(JSON.stringify(body))
   }
   const answer = (res: http.ServerResponse, st: Statement, partition: number) => {
-    if (!st.finished) return send(res, 202, { code: '333334', message: 'Asynchronous execution in progress. Use provided query id to perform query monitoring and management.', statementHandle: st.handle, statementStatusUrl: `/api/v2/statements/${st.handle}` })
+    if (!st.finished)
+      return send(res, 202, {
+        code: '333334',
+        message:
+          'Asynchronous execution in progress. Use provided query id to perform query monitoring and management.',
+        statementHandle: st.handle,
+        statementStatusUrl: `/api/v2/statements/${st.handle}`,
+      })
     if (st.error !== undefined) return send(res, 422, { ...st.error, statementHandle: st.handle })
     const r = st.result as NonNullable<Statement['result']>
     const parts = Math.max(1, Math.ceil(r.data.length / partitionRows))
     const slice = r.data.slice(partition * partitionRows, (partition + 1) * partitionRows)
     if (partition > 0) return send(res, 200, { data: slice })
     send(res, 200, {
-      resultSetMetaData: { numRows: r.data.length, format: 'jsonv2', partitionInfo: Array.from({ length: parts }, (_, i) => ({ rowCount: r.data.slice(i * partitionRows, (i + 1) * partitionRows).length })), rowType: r.rowType },
+      resultSetMetaData: {
+        numRows: r.data.length,
+        format: 'jsonv2',
+        partitionInfo: Array.from({ length: parts }, (_, i) => ({
+          rowCount: r.data.slice(i * partitionRows, (i + 1) * partitionRows).length,
+        })),
+        rowType: r.rowType,
+      },
       data: slice,
       code: '090001',
       statementStatusUrl: `/api/v2/statements/${st.handle}`,
@@ -143,19 +194,24 @@ export async function startSnowflakeFake(o: Options): Promise<SnowflakeFake> {
       const url = new URL(req.url ?? '/', 'http://x')
       let body: Record<string, unknown> | null = null
       try {
-        body = chunks.length === 0 ? null : (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
+        body =
+          chunks.length === 0 ? null : (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>)
       } catch {
         return send(res, 400, { code: '390142', message: 'Incoming request does not contain a valid payload.' })
       }
       requests.push({ method: req.method ?? '', path: url.pathname + url.search, headers: req.headers, body })
-      if (req.headers.authorization !== `Bearer ${o.token}` || req.headers['x-snowflake-authorization-token-type'] === undefined) {
+      if (
+        req.headers.authorization !== `Bearer ${o.token}` ||
+        req.headers['x-snowflake-authorization-token-type'] === undefined
+      ) {
         return send(res, 401, { code: '390303', message: 'Invalid OAuth access token.' })
       }
       void (async () => {
         const m = /^\/api\/v2\/statements(?:\/([0-9a-f-]+))?(\/cancel)?$/.exec(url.pathname)
         if (m === null) return send(res, 404, { message: 'not found' })
         if (req.method === 'POST' && m[1] === undefined) {
-          if (typeof body?.['statement'] !== 'string') return send(res, 400, { code: '390142', message: 'statement is required' })
+          if (typeof body?.['statement'] !== 'string')
+            return send(res, 400, { code: '390142', message: 'statement is required' })
           const st = run(body)
           await Promise.race([st.done, new Promise((r) => setTimeout(r, o.syncWaitMs ?? 1000))])
           return answer(res, st, 0)

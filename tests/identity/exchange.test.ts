@@ -13,13 +13,18 @@ let exchanger: { id: string; token: string }
 
 const GUEST_GRANTS = ['platform.agents/default/default.read:all', 'platform.agents/default/default.chat:all']
 const exchange = (token: string, email: string, extra: Record<string, unknown> = {}) =>
-  env.request('POST', '/auth/token/exchange', { token, body: { provider: 'corp-sso', subject: `s-${email}`, email, ...extra } })
+  env.request('POST', '/auth/token/exchange', {
+    token,
+    body: { provider: 'corp-sso', subject: `s-${email}`, email, ...extra },
+  })
 
 t.before(async () => {
   env = await startTestPlatform(t)
   // a trusted identity provider: the exchange permission plus exactly what guests hold
   const grants = Object.fromEntries(['platform.auth.exchange:all', ...GUEST_GRANTS].map((g) => [g, true]))
-  await env.sql("insert into roles (name, description, permissions) values ('Exchangers', 'identity provider', $1)", [JSON.stringify(grants)])
+  await env.sql("insert into roles (name, description, permissions) values ('Exchangers', 'identity provider', $1)", [
+    JSON.stringify(grants),
+  ])
   exchanger = await env.createUser('idp@test.local', ['Exchangers'])
 })
 
@@ -37,7 +42,9 @@ t.test('exchange for another admin is refused unless TOKEN_EXCHANGE_ALLOW_ADMINS
   t.match((await exchange(env.adminToken, 'second-admin@test.local')).body, { code: 'auth.exchange_admin_target' })
   const allowing = await startTestPlatform(t, { TOKEN_EXCHANGE_ALLOW_ADMINS: 'true' })
   await allowing.createUser('second-admin@test.local', ['Admins'])
-  const res = await allowing.request('POST', '/auth/token/exchange', { body: { provider: 'p', subject: 's', email: 'second-admin@test.local' } })
+  const res = await allowing.request('POST', '/auth/token/exchange', {
+    body: { provider: 'p', subject: 's', email: 'second-admin@test.local' },
+  })
   t.equal(res.status, 200, res.text)
 })
 
@@ -46,7 +53,11 @@ t.test('exchange for a user holding more permissions than the caller is refused'
   const res = await exchange(exchanger.token, 'wider@test.local')
   t.equal(res.status, 403)
   t.match(res.body, { code: 'auth.exchange_wider_than_caller' })
-  t.match((res.body as { detail: string }).detail, /platform\.functions\/\*\/\*\.execute:own/, 'names what the caller lacks')
+  t.match(
+    (res.body as { detail: string }).detail,
+    /platform\.functions\/\*\/\*\.execute:own/,
+    'names what the caller lacks',
+  )
   t.equal((await exchange(env.adminToken, 'wider@test.local')).status, 200, 'an admin covering every grant may')
 })
 
@@ -65,7 +76,9 @@ t.test('exchange for a user the caller covers works, and auto-provisioning still
 
 t.test('a provisioning exchange refused by the rule creates nobody', async (t) => {
   const narrow = { 'platform.auth.exchange:all': true }
-  await env.sql("insert into roles (name, description, permissions) values ('NarrowIdp', 'exchange only', $1)", [JSON.stringify(narrow)])
+  await env.sql("insert into roles (name, description, permissions) values ('NarrowIdp', 'exchange only', $1)", [
+    JSON.stringify(narrow),
+  ])
   const idp = await env.createUser('narrow-idp@test.local', ['NarrowIdp'])
   const res = await exchange(idp.token, 'never-created@test.local')
   t.equal(res.status, 403, 'the default role (GuestUsers) holds grants this caller lacks')
@@ -76,7 +89,10 @@ t.test('a provisioning exchange refused by the rule creates nobody', async (t) =
 t.test('a correctly signed token with malformed claims answers 401, not 500', async (t) => {
   const key = new TextEncoder().encode(SECRET_KEY)
   const sign = (claims: Record<string, unknown>, sub?: string) => {
-    const jwt = new SignJWT({ type: 'access', ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('5m')
+    const jwt = new SignJWT({ type: 'access', ...claims })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuedAt()
+      .setExpirationTime('5m')
     return (sub === undefined ? jwt : jwt.setSubject(sub)).sign(key)
   }
   const cases: [string, string][] = [
@@ -87,7 +103,10 @@ t.test('a correctly signed token with malformed claims answers 401, not 500', as
     ['unknown scope', await sign({ email: 'x@test.local', scope: 'root' }, env.adminId)],
     ['execution scope without exe', await sign({ email: 'x@test.local', scope: 'execution', att: 1 }, env.adminId)],
     ['exe not a UUID', await sign({ email: 'x@test.local', scope: 'execution', exe: 'job-1', att: 1 }, env.adminId)],
-    ['exe without the scope', await sign({ email: 'x@test.local', exe: '00000000-0000-4000-8000-000000000000', att: 1 }, env.adminId)],
+    [
+      'exe without the scope',
+      await sign({ email: 'x@test.local', exe: '00000000-0000-4000-8000-000000000000', att: 1 }, env.adminId),
+    ],
     ['sid (the login session) not a UUID', await sign({ email: 'x@test.local', sid: 'session-1' }, env.adminId)],
   ]
   for (const [name, token] of cases) {

@@ -20,7 +20,11 @@ import { startTestPlatform } from '../helpers/env.ts'
  * (in the window, or crossing the delivery) stops or prevents the run, retries still count.
  */
 const RECORD_MS = 1_500
-const env = await startTestPlatform(t, { ROLES: 'gateway,resources', JOB_RUNNING_RECORD_MS: String(RECORD_MS), QUEUE_RETRY_DELAY_SECONDS: '0.05' })
+const env = await startTestPlatform(t, {
+  ROLES: 'gateway,resources',
+  JOB_RUNNING_RECORD_MS: String(RECORD_MS),
+  QUEUE_RETRY_DELAY_SECONDS: '0.05',
+})
 const { platform, config } = env
 const jobs = platform.jobs
 if (jobs === undefined) throw new Error('job service missing')
@@ -48,11 +52,15 @@ const executor: JobExecutor = async ({ job, attempt, signal }) => {
   if (input.op === 'fail-first' && attempt === 1) throw new Error('first attempt fails')
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, input.ms ?? 0)
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer)
-      aborted.set(job.id, (signal.reason as { code?: string }).code ?? 'aborted')
-      reject(signal.reason as Error)
-    }, { once: true })
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer)
+        aborted.set(job.id, (signal.reason as { code?: string }).code ?? 'aborted')
+        reject(signal.reason as Error)
+      },
+      { once: true },
+    )
   })
   return { attempt }
 }
@@ -75,7 +83,15 @@ const worker = await startJobWorker({
 t.teardown(() => worker.stop(1_000))
 
 const enqueue = (input: Record<string, unknown>, extra: Partial<EnqueueRequest> = {}) =>
-  enqueueJob(jobs.enqueue, { pool: 'fn', kind: 'function', namespace: 'tests', name: 'deferred', input, userId: env.adminId, ...extra })
+  enqueueJob(jobs.enqueue, {
+    pool: 'fn',
+    kind: 'function',
+    namespace: 'tests',
+    name: 'deferred',
+    input,
+    userId: env.adminId,
+    ...extra,
+  })
 const settle = async (id: string): Promise<JobState> => {
   const s = await waitForJob(platform.nc, names, jobs.enqueue.store, id, 20_000)
   if (s === null) throw new Error(`job ${id} unknown`)
@@ -85,7 +101,9 @@ const quiet = () => new Promise((r) => setTimeout(r, 300))
 
 t.test('a job that ends within JOB_RUNNING_RECORD_MS is recorded once, at its end', async (t) => {
   const events: string[] = []
-  const evsub = platform.nc.subscribe(names.subject('events.execution.tests.deferred.>'), { callback: (_e, m) => void events.push(String((m.json() as { execution_id: string; status: string }).status)) })
+  const evsub = platform.nc.subscribe(names.subject('events.execution.tests.deferred.>'), {
+    callback: (_e, m) => void events.push(String((m.json() as { execution_id: string; status: string }).status)),
+  })
   t.teardown(() => evsub.unsubscribe())
   const job = await enqueue({ op: 'sleep', ms: 10 })
   const done = await settle(job.id)
@@ -127,7 +145,11 @@ t.test('a failed first attempt is retried and counted', async (t) => {
   const done = await settle(job.id)
   t.match(done, { status: 'completed', attempts: 2, result: { attempt: 2 } })
   await quiet()
-  t.same(statusesOf(job.id), ['queued', 'running', 'completed'], 'the failure created the entry (back to queued), the retry claimed it first')
+  t.same(
+    statusesOf(job.id),
+    ['queued', 'running', 'completed'],
+    'the failure created the entry (back to queued), the retry claimed it first',
+  )
 })
 
 t.test('a cancel within the window stops the run; nothing else is written', async (t) => {
@@ -150,12 +172,25 @@ t.test('a delivery that crossed its cancel on the way is not run', async (t) => 
   const blocker = await enqueue({ op: 'sleep', ms: 800 })
   await eventually(async () => (starts.has(blocker.id) ? true : undefined), 'the blocker to start')
   const job = await enqueue({ op: 'sleep', ms: 10 })
-  const created = await jobs.enqueue.store.create({ ...job, status: 'cancelled', error: 'cancelled', finished_at: new Date().toISOString() })
+  const created = await jobs.enqueue.store.create({
+    ...job,
+    status: 'cancelled',
+    error: 'cancelled',
+    finished_at: new Date().toISOString(),
+  })
   t.ok(created !== null)
   announceCancel(platform.nc, names, job.id)
   t.equal((await settle(blocker.id)).status, 'completed')
   const jsm = await jetstreamManager(platform.nc)
-  await eventually(async () => ((await jsm.streams.getMessage(names.stream('JOBS'), { last_by_subj: names.subject(`jobs.fn.${job.id}`) }).catch(() => null)) === null ? true : undefined), 'its message to be settled')
+  await eventually(
+    async () =>
+      (await jsm.streams
+        .getMessage(names.stream('JOBS'), { last_by_subj: names.subject(`jobs.fn.${job.id}`) })
+        .catch(() => null)) === null
+        ? true
+        : undefined,
+    'its message to be settled',
+  )
   t.notOk(starts.has(job.id), 'never run')
   t.equal((await jobs.enqueue.store.get(job.id))?.state.status, 'cancelled')
 })

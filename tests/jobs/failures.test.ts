@@ -25,7 +25,14 @@ interface Teardown {
   teardown(fn: () => unknown): void
 }
 
-async function spawnWorker(t: Teardown, env: TestPlatform, pools: Pool[], natsUrl = env.config.NATS_URL, heartbeatSeconds = 0.5, extra: Record<string, string> = {}): Promise<{ proc: ChildProcess; nodeIds: string[] }> {
+async function spawnWorker(
+  t: Teardown,
+  env: TestPlatform,
+  pools: Pool[],
+  natsUrl = env.config.NATS_URL,
+  heartbeatSeconds = 0.5,
+  extra: Record<string, string> = {},
+): Promise<{ proc: ChildProcess; nodeIds: string[] }> {
   const { proc, ready } = await spawnReady(t, WORKER, {
     NATS_URL: natsUrl,
     NATS_PREFIX: env.config.NATS_PREFIX,
@@ -46,16 +53,25 @@ function helpers(env: TestPlatform) {
   const names = natsNames(env.config.NATS_PREFIX)
   return {
     jobs,
-    enqueue: (input: TestInput, pool: Pool = 'fn') => enqueueJob(jobs.enqueue, { pool, kind: pool === 'fn' ? 'function' : 'agent', namespace: 'tests', name: 'failure', input, userId: env.adminId }),
+    enqueue: (input: TestInput, pool: Pool = 'fn') =>
+      enqueueJob(jobs.enqueue, {
+        pool,
+        kind: pool === 'fn' ? 'function' : 'agent',
+        namespace: 'tests',
+        name: 'failure',
+        input,
+        userId: env.adminId,
+      }),
     settle: async (id: string, ms = 60_000): Promise<JobState> => {
       const s = await waitForJob(env.platform.nc, names, jobs.enqueue.store, id, ms)
       if (s === null) throw new Error(`job ${id} unknown`)
       return s
     },
-    runningOn: (id: string) => eventually(async () => {
-      const s = (await jobs.enqueue.store.get(id))?.state
-      return s?.status === 'running' ? (s.worker ?? '') : undefined
-    }, `job ${id} to start`),
+    runningOn: (id: string) =>
+      eventually(async () => {
+        const s = (await jobs.enqueue.store.get(id))?.state
+        return s?.status === 'running' ? (s.worker ?? '') : undefined
+      }, `job ${id} to start`),
   }
 }
 
@@ -95,7 +111,10 @@ t.test('kill -9 of workers mid-job', async (t) => {
     const job = await h.enqueue({ op: 'crash-once' })
     // crash-once kills its worker on attempt 1 only; the replacement completes attempt 2.
     const first = await spawnWorker(t, env, ['fn'])
-    await eventually(async () => (first.proc.exitCode !== null || first.proc.signalCode !== null ? true : undefined), 'the worker to die')
+    await eventually(
+      async () => (first.proc.exitCode !== null || first.proc.signalCode !== null ? true : undefined),
+      'the worker to die',
+    )
     await spawnWorker(t, env, ['fn'])
     const done = await h.settle(job.id)
     t.equal(done.status, 'completed')
@@ -119,7 +138,14 @@ t.test('with JOB_RUNNING_RECORD_MS, kill -9 of a worker whose job wrote nothing 
   const workers = await workersBucket(env.platform.nc, natsNames(env.config.NATS_PREFIX))
   await eventually(async () => {
     const members = await listMembers(workers, 'fn')
-    return members.some((m) => first.nodeIds.includes(m.nodeId) && Array.isArray(m.info['jobs']) && (m.info['jobs'] as unknown[]).includes(job.id)) ? true : undefined
+    return members.some(
+      (m) =>
+        first.nodeIds.includes(m.nodeId) &&
+        Array.isArray(m.info['jobs']) &&
+        (m.info['jobs'] as unknown[]).includes(job.id),
+    )
+      ? true
+      : undefined
   }, 'the first worker to show it in its heartbeat')
   t.equal(await h.jobs.enqueue.store.get(job.id), null, 'no state entry while it runs')
   await kill9(first.proc)
@@ -130,7 +156,11 @@ t.test('with JOB_RUNNING_RECORD_MS, kill -9 of a worker whose job wrote nothing 
   t.ok(second.nodeIds.includes(done.worker ?? ''), 'by the second worker')
   t.equal(done.attempts, 1, 'the lost attempt wrote nothing, so it is not counted (the price of the setting)')
   t.same(await started(), [{ started: 2 }], 'both runs started')
-  t.same(await env.sql('select runs from test_effects where job_id = $1', [job.id]), [{ runs: 1 }], 'the killed run never reached its effect')
+  t.same(
+    await env.sql('select runs from test_effects where job_id = $1', [job.id]),
+    [{ runs: 1 }],
+    'the killed run never reached its effect',
+  )
   await kill9(second.proc)
 })
 
@@ -141,7 +171,11 @@ t.test('kill -9 of nats-server under load loses no accepted job and runs none tw
   let nats = await startNats({ dir, log })
   const port = Number(new URL(nats.url).port)
   t.teardown(() => nats.stop())
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources', NATS_URL: nats.url, QUEUE_ACK_WAIT_SECONDS: '10' })
+  const env = await startTestPlatform(t, {
+    ROLES: 'gateway,resources',
+    NATS_URL: nats.url,
+    QUEUE_ACK_WAIT_SECONDS: '10',
+  })
   await env.sql(EFFECTS_TABLE)
   const h = helpers(env)
   // Beats every 2 s: the restart (about 1.5 s) must not make a live worker look dead (3 missed
@@ -179,8 +213,15 @@ t.test('kill -9 of nats-server under load loses no accepted job and runs none tw
   t.ok(accepted.length >= 100, `accepted ${String(accepted.length)}, rejected ${String(rejected)}`)
   const states = await Promise.all(accepted.map((id) => h.settle(id, 90_000)))
   const notDone = states.filter((s) => s.status !== 'completed')
-  t.same(notDone.map((s) => `${s.id}:${s.status}`), [], 'every accepted job completed')
-  const rows = await env.sql<{ n: number; max: number }>('select count(*)::int as n, max(runs)::int as max from test_effects where job_id = any($1::uuid[])', [accepted])
+  t.same(
+    notDone.map((s) => `${s.id}:${s.status}`),
+    [],
+    'every accepted job completed',
+  )
+  const rows = await env.sql<{ n: number; max: number }>(
+    'select count(*)::int as n, max(runs)::int as max from test_effects where job_id = any($1::uuid[])',
+    [accepted],
+  )
   const twice = await env.sql<{ job_id: string; runs: number }>('select job_id, runs from test_effects where runs > 1')
   const detail = twice.map((r) => ({ ...r, state: states.find((s) => s.id === r.job_id) }))
   t.same(rows[0], { n: accepted.length, max: 1 }, `each effect applied exactly once ${JSON.stringify(detail)}`)

@@ -32,7 +32,9 @@ let held = gate()
 
 const executor: JobExecutor = Object.assign(
   async (ctx: JobContext) => {
-    const run: { speculative: boolean; outcome?: 'effect' | 'refused'; aborted?: unknown } = { speculative: ctx.claimed !== undefined }
+    const run: { speculative: boolean; outcome?: 'effect' | 'refused'; aborted?: unknown } = {
+      speculative: ctx.claimed !== undefined,
+    }
     runs.set(ctx.job.id, run)
     ctx.signal.addEventListener('abort', () => (run.aborted = ctx.signal.reason), { once: true })
     // the work that needs no claim (a provider call), held until the test lets it go
@@ -49,11 +51,26 @@ const executor: JobExecutor = Object.assign(
   { speculative: true, answersBeforeRecord: true },
 )
 
-const workers = await startJobWorkers({ nc: platform.nc, names, config, log: createLogger({ level: 'silent' }), executors: { agent: executor }, replicas: 1 })
+const workers = await startJobWorkers({
+  nc: platform.nc,
+  names,
+  config,
+  log: createLogger({ level: 'silent' }),
+  executors: { agent: executor },
+  replicas: 1,
+})
 t.teardown(() => workers.stop())
 const local = localJobs(workers.workers.map((w) => ({ pool: w.pool, startLocal: (job) => w.startLocal(job) })))
 const user = await env.createUser('local@test.local')
-const fresh = () => prepareJob(jobs.enqueue, { pool: 'agent', kind: 'agent', namespace: 'chat', name: 'local', input: {}, userId: user.id })
+const fresh = () =>
+  prepareJob(jobs.enqueue, {
+    pool: 'agent',
+    kind: 'agent',
+    namespace: 'chat',
+    name: 'local',
+    input: {},
+    userId: user.id,
+  })
 
 t.test('a speculative run starts before its claim is decided and goes on once it is held', async (t) => {
   held = gate()
@@ -80,7 +97,13 @@ t.test('a claim that finds the job over stops the speculative run: nothing done,
   held = gate()
   const job = fresh()
   // a redelivered start of a job that ran already: its entry says how it ended
-  const ended = { ...job, status: 'completed' as const, attempts: 1, result: { reply: 'the first run' }, finished_at: new Date().toISOString() }
+  const ended = {
+    ...job,
+    status: 'completed' as const,
+    attempts: 1,
+    result: { reply: 'the first run' },
+    finished_at: new Date().toISOString(),
+  }
   const rev = await store.create(ended)
   t.ok(rev !== null)
   t.equal(await local.start(job), 'over')
@@ -98,5 +121,8 @@ t.test('a claim that finds the job over stops the speculative run: nothing done,
   const next = fresh()
   t.equal(await local.start(next), 'running')
   release()
-  await eventually(async () => ((await store.get(next.id))?.state.status === 'completed' ? true : undefined), 'the next job ran')
+  await eventually(
+    async () => ((await store.get(next.id))?.state.status === 'completed' ? true : undefined),
+    'the next job ran',
+  )
 })

@@ -37,7 +37,16 @@ const executor: JobExecutor = async (ctx: JobContext) => {
   mostParents = Math.max(mostParents, parentsRunning)
   try {
     // the nested call, waited for while this job holds its slot (no ctx.blocking: an HTTP call from a sandbox cannot lend it)
-    const child = await enqueueJob(jobs.enqueue, { pool: 'fn', kind: 'function', namespace: 't', name: 'child', input: { op: 'child' }, userId: user.id, parent: { id: ctx.job.id, depth: ctx.job.depth ?? 0 }, maxAttempts: 1 })
+    const child = await enqueueJob(jobs.enqueue, {
+      pool: 'fn',
+      kind: 'function',
+      namespace: 't',
+      name: 'child',
+      input: { op: 'child' },
+      userId: user.id,
+      parent: { id: ctx.job.id, depth: ctx.job.depth ?? 0 },
+      maxAttempts: 1,
+    })
     const done = await waitForJob(platform.nc, names, jobs.store, child.id, 20_000)
     if (done?.status !== 'completed') throw new Error(`nested call ended ${String(done?.status)}`)
     return { parent: true }
@@ -46,19 +55,45 @@ const executor: JobExecutor = async (ctx: JobContext) => {
   }
 }
 
-const workers = await startJobWorkers({ nc: platform.nc, names, config, log: createLogger({ level: 'silent' }), executors: { fn: executor }, replicas: 1 })
+const workers = await startJobWorkers({
+  nc: platform.nc,
+  names,
+  config,
+  log: createLogger({ level: 'silent' }),
+  executors: { fn: executor },
+  replicas: 1,
+})
 t.teardown(() => workers.stop())
 
 t.test('the cap: slots minus the reserve, at least one; no gate without a reserve', async (t) => {
   t.equal(topLevelCap({ SHARED_POOL_RESERVE: 1, QUEUE_FUNCTION_CONCURRENCY: 2 }, 1), 1)
   t.equal(topLevelCap({ SHARED_POOL_RESERVE: 3, QUEUE_FUNCTION_CONCURRENCY: 10 }, 2), 17)
-  t.equal(topLevelCap({ SHARED_POOL_RESERVE: 5, QUEUE_FUNCTION_CONCURRENCY: 2 }, 1), 1, 'a reserve of every slot leaves one to top-level jobs')
+  t.equal(
+    topLevelCap({ SHARED_POOL_RESERVE: 5, QUEUE_FUNCTION_CONCURRENCY: 2 }, 1),
+    1,
+    'a reserve of every slot leaves one to top-level jobs',
+  )
   t.equal(topLevelCap({ SHARED_POOL_RESERVE: 0, QUEUE_FUNCTION_CONCURRENCY: 2 }, 1), undefined)
 })
 
 t.test('parents that wait for nested calls all complete: the reserved slot runs the children', async (t) => {
-  const parents = await Promise.all([1, 2, 3].map(() => enqueueJob(jobs.enqueue, { pool: 'fn', kind: 'function', namespace: 't', name: 'parent', input: { op: 'parent' }, userId: user.id, maxAttempts: 1 })))
+  const parents = await Promise.all(
+    [1, 2, 3].map(() =>
+      enqueueJob(jobs.enqueue, {
+        pool: 'fn',
+        kind: 'function',
+        namespace: 't',
+        name: 'parent',
+        input: { op: 'parent' },
+        userId: user.id,
+        maxAttempts: 1,
+      }),
+    ),
+  )
   const ends = await Promise.all(parents.map((p) => waitForJob(platform.nc, names, jobs.store, p.id, 30_000)))
-  t.same(ends.map((e) => e?.status), ['completed', 'completed', 'completed'])
+  t.same(
+    ends.map((e) => e?.status),
+    ['completed', 'completed', 'completed'],
+  )
   t.equal(mostParents, 1, 'never more top-level jobs than slots minus the reserve')
 })

@@ -21,12 +21,18 @@ t.test('the job state bucket and the result store keep JOB_RESULT_TTL_HOURS', as
 })
 
 t.test('a delay longer than the job state lives is refused; a shorter one is scheduled', async (t) => {
-  const fn = await env.request('POST', '/api/v1/functions', { body: { namespace: 'ttl', name: 'later', code: 'def handler(event, context):\n    return 1\n' } })
+  const fn = await env.request('POST', '/api/v1/functions', {
+    body: { namespace: 'ttl', name: 'later', code: 'def handler(event, context):\n    return 1\n' },
+  })
   t.equal(fn.status, 201, fn.text)
-  const tooLong = await env.request('POST', '/functions/ttl/later/execute/async', { body: { input: {}, delay_seconds: 3 * 3600 } })
+  const tooLong = await env.request('POST', '/functions/ttl/later/execute/async', {
+    body: { input: {}, delay_seconds: 3 * 3600 },
+  })
   t.equal(tooLong.status, 422)
   t.match(tooLong.body, { code: 'job.delay_too_long', errors: [{ path: 'delay_seconds', message: 'at most 7140' }] })
-  const fits = await env.request('POST', '/functions/ttl/later/execute/async', { body: { input: {}, delay_seconds: 3600 } })
+  const fits = await env.request('POST', '/functions/ttl/later/execute/async', {
+    body: { input: {}, delay_seconds: 3600 },
+  })
   t.equal(fits.status, 202, fits.text)
   const job = await env.request('GET', `/jobs/${(fits.body as { execution_id: string }).execution_id}`)
   t.equal((job.body as { status: string }).status, 'scheduled')

@@ -49,7 +49,10 @@ export function testExecutor(databaseUrl?: string): JobExecutor {
         await sleep(input.ms ?? 0)
         if (pool === null) throw new Error('effect needs a database')
         if (input.gated === true) await gate(pool, job.id, signal)
-        await pool.query('insert into test_effects (job_id, runs) values ($1, 1) on conflict (job_id) do update set runs = test_effects.runs + 1', [job.id])
+        await pool.query(
+          'insert into test_effects (job_id, runs) values ($1, 1) on conflict (job_id) do update set runs = test_effects.runs + 1',
+          [job.id],
+        )
         return { done: true }
       }
     }
@@ -58,14 +61,20 @@ export function testExecutor(databaseUrl?: string): JobExecutor {
 
 /** Records the start, then polls until the test releases the job (or the run is aborted). */
 async function gate(pool: pg.Pool, jobId: string, signal: AbortSignal): Promise<void> {
-  await pool.query('insert into test_gates (job_id, started) values ($1, 1) on conflict (job_id) do update set started = test_gates.started + 1', [jobId])
+  await pool.query(
+    'insert into test_gates (job_id, started) values ($1, 1) on conflict (job_id) do update set started = test_gates.started + 1',
+    [jobId],
+  )
   for (;;) {
     signal.throwIfAborted()
-    const { rows } = await pool.query<{ released: boolean }>('select released from test_gates where job_id = $1', [jobId])
+    const { rows } = await pool.query<{ released: boolean }>('select released from test_gates where job_id = $1', [
+      jobId,
+    ])
     if (rows[0]?.released === true) return
     await sleep(20)
   }
 }
 
-export const GATES_TABLE = 'create table if not exists test_gates (job_id uuid primary key, started integer not null, released boolean not null default false)'
+export const GATES_TABLE =
+  'create table if not exists test_gates (job_id uuid primary key, started integer not null, released boolean not null default false)'
 export const EFFECTS_TABLE = 'create table if not exists test_effects (job_id uuid primary key, runs integer not null)'

@@ -60,7 +60,10 @@ function sources(dir: string): string[] {
 
 /** The text without comments; strings are kept (a key may be read as `config['KEY']`). */
 function withoutComments(text: string): string {
-  return text.replace(/('(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`)|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g, (_m, str: string | undefined) => str ?? ' ')
+  return text.replace(
+    /('(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|`(?:\\.|[^`\\])*`)|\/\*[\s\S]*?\*\/|\/\/[^\n]*/g,
+    (_m, str: string | undefined) => str ?? ' ',
+  )
 }
 
 const texts: { file: string; text: string }[] = []
@@ -103,11 +106,19 @@ t.test('the scan sees the ways config is read', async (t) => {
   t.ok(readsOf('FUNCTION_TIMEOUT').length > 0, 'config.KEY')
   t.ok(readsOf('QUEUE_STORE_URL').includes('src/kernel/config.ts'), 'read by loadConfig after the schema')
   t.ok(readsOf('K8S_SANDBOX_TOLERATIONS').length > 0, "Pick<Config, 'KEY'>")
-  t.same(withoutComments('a // CONFIG_FILE\nb /* CONFIG_FILE */ "x // y"'), 'a  \nb   "x // y"', 'comments go, strings stay')
+  t.same(
+    withoutComments('a // CONFIG_FILE\nb /* CONFIG_FILE */ "x // y"'),
+    'a  \nb   "x // y"',
+    'comments go, strings stay',
+  )
 })
 
 t.test('each allowed setting warns at start when set, naming itself', async (t) => {
-  t.same(Object.keys(UNBUILT_SETTINGS).sort(), Object.keys(NOT_READ).sort(), 'the start-up warnings cover exactly the allowed settings')
+  t.same(
+    Object.keys(UNBUILT_SETTINGS).sort(),
+    Object.keys(NOT_READ).sort(),
+    'the start-up warnings cover exactly the allowed settings',
+  )
   const lines: string[] = []
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -116,11 +127,27 @@ t.test('each allowed setting warns at start when set, naming itself', async (t) 
     },
   })
   const log = createLogger({ level: 'info', destination: sink })
-  const env = { NODE_ENV: 'test', SECRET_KEY: 'k'.repeat(40), ENCRYPTION_KEY: 'e'.repeat(40), DATABASE_PASSWORD: 'x', DATA_DIR: '/nonexistent-not-used' }
+  const env = {
+    NODE_ENV: 'test',
+    SECRET_KEY: 'k'.repeat(40),
+    ENCRYPTION_KEY: 'e'.repeat(40),
+    DATABASE_PASSWORD: 'x',
+    DATA_DIR: '/nonexistent-not-used',
+  }
   warnUnbuiltSettings(loadConfig(env), log)
   warnUnbuiltSettings(loadConfig({ ...env, CONFIG_FILE: '/etc/platform.yaml', ANALYTICS_PORT: '9000' }), log)
   await new Promise((r) => setImmediate(r))
-  const messages = lines.map((l) => (JSON.parse(l) as { level: number; msg: string }))
-  t.same(messages.map((m) => m.msg), ['CONFIG_FILE is set but declarative config is not built in this version', 'ANALYTICS_PORT is set but the analytics store is not built in this version'], 'defaults say nothing; each set one warns once')
-  t.ok(messages.every((m) => m.level === 40), 'as warnings')
+  const messages = lines.map((l) => JSON.parse(l) as { level: number; msg: string })
+  t.same(
+    messages.map((m) => m.msg),
+    [
+      'CONFIG_FILE is set but declarative config is not built in this version',
+      'ANALYTICS_PORT is set but the analytics store is not built in this version',
+    ],
+    'defaults say nothing; each set one warns once',
+  )
+  t.ok(
+    messages.every((m) => m.level === 40),
+    'as warnings',
+  )
 })

@@ -13,13 +13,43 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 t.test('defaults of SPEC.md §8', async (t) => {
   const c = loadConfig({ DATA_DIR: dir })
   t.match(c, {
-    PORT: 8000, FUNCTION_TIMEOUT: 300, MAX_FUNCTION_MEMORY: 512, MAX_FUNCTION_CPU: 1, MAX_FUNCTION_STORAGE: '1g',
-    SANDBOX_EXECUTOR: 'pool', TRUSTED_EXECUTOR: 'shared', SANDBOX_MIN_SIZE: 4, SANDBOX_MAX_SIZE: 20, SANDBOX_MIN_IDLE: 2, SANDBOX_MAX_EXECUTIONS: 100,
-    QUEUE_FUNCTION_CONCURRENCY: 10, QUEUE_AGENT_CONCURRENCY: 5, QUEUE_AGENT_SUB_CONCURRENCY: 5, MAX_TOOL_ITERATIONS: 25, MAX_HISTORY_MESSAGES: 100,
-    AGENT_JOB_TIMEOUT: 600, AGENT_DELEGATE_MODE: 'block', AGENT_MAX_DELEGATION_DEPTH: 5, TOOL_RESULT_CONTEXT_MAX_SIZE: 102400,
-    RATE_LIMIT_LOGIN_IP_MAX: 10, RATE_LIMIT_LOGIN_EMAIL_MAX: 5, RATE_LIMIT_OTP_IP_MAX: 10, RATE_LIMIT_WINDOW_SECONDS: 900, OTP_EXPIRE_MINUTES: 10, OTP_MAX_ATTEMPTS: 2,
-    ACCESS_TOKEN_EXPIRE_MINUTES: 15, REFRESH_TOKEN_EXPIRE_DAYS: 30, SMTP_PORT: 587, DATABASE_USER: 'postgres', DATABASE_PORT: 5432, AUTO_APPLY_CONFIG: false,
-    ANALYTICS_PORT: 8123, ANALYTICS_RETENTION_DAYS: 90, TOKEN_EXCHANGE_DEFAULT_ROLE: 'GuestUsers', AUTH_MODE: 'otp', DEBUG: false,
+    PORT: 8000,
+    FUNCTION_TIMEOUT: 300,
+    MAX_FUNCTION_MEMORY: 512,
+    MAX_FUNCTION_CPU: 1,
+    MAX_FUNCTION_STORAGE: '1g',
+    SANDBOX_EXECUTOR: 'pool',
+    TRUSTED_EXECUTOR: 'shared',
+    SANDBOX_MIN_SIZE: 4,
+    SANDBOX_MAX_SIZE: 20,
+    SANDBOX_MIN_IDLE: 2,
+    SANDBOX_MAX_EXECUTIONS: 100,
+    QUEUE_FUNCTION_CONCURRENCY: 10,
+    QUEUE_AGENT_CONCURRENCY: 5,
+    QUEUE_AGENT_SUB_CONCURRENCY: 5,
+    MAX_TOOL_ITERATIONS: 25,
+    MAX_HISTORY_MESSAGES: 100,
+    AGENT_JOB_TIMEOUT: 600,
+    AGENT_DELEGATE_MODE: 'block',
+    AGENT_MAX_DELEGATION_DEPTH: 5,
+    TOOL_RESULT_CONTEXT_MAX_SIZE: 102400,
+    RATE_LIMIT_LOGIN_IP_MAX: 10,
+    RATE_LIMIT_LOGIN_EMAIL_MAX: 5,
+    RATE_LIMIT_OTP_IP_MAX: 10,
+    RATE_LIMIT_WINDOW_SECONDS: 900,
+    OTP_EXPIRE_MINUTES: 10,
+    OTP_MAX_ATTEMPTS: 2,
+    ACCESS_TOKEN_EXPIRE_MINUTES: 15,
+    REFRESH_TOKEN_EXPIRE_DAYS: 30,
+    SMTP_PORT: 587,
+    DATABASE_USER: 'postgres',
+    DATABASE_PORT: 5432,
+    AUTO_APPLY_CONFIG: false,
+    ANALYTICS_PORT: 8123,
+    ANALYTICS_RETENTION_DAYS: 90,
+    TOKEN_EXCHANGE_DEFAULT_ROLE: 'GuestUsers',
+    AUTH_MODE: 'otp',
+    DEBUG: false,
   })
   t.equal(c.MAX_EXECUTION_DEPTH, c.DEFAULT_WORKER_COUNT, 'MAX_EXECUTION_DEPTH defaults to DEFAULT_WORKER_COUNT')
   t.equal(loadConfig({ DATA_DIR: dir, DEFAULT_WORKER_COUNT: '7' }).MAX_EXECUTION_DEPTH, 7)
@@ -27,7 +57,14 @@ t.test('defaults of SPEC.md §8', async (t) => {
 })
 
 t.test('values are converted to their types', async (t) => {
-  const c = loadConfig({ DATA_DIR: dir, PORT: '9001', DEBUG: 'true', MAX_FUNCTION_CPU: '0.5', AGENT_DELEGATE_MODE: 'suspend', QUEUE_STORE_URL: 'nats://q:4222' })
+  const c = loadConfig({
+    DATA_DIR: dir,
+    PORT: '9001',
+    DEBUG: 'true',
+    MAX_FUNCTION_CPU: '0.5',
+    AGENT_DELEGATE_MODE: 'suspend',
+    QUEUE_STORE_URL: 'nats://q:4222',
+  })
   t.equal(c.PORT, 9001)
   t.equal(c.DEBUG, true)
   t.equal(c.MAX_FUNCTION_CPU, 0.5)
@@ -49,13 +86,26 @@ t.test('bad values give one clear error naming each', async (t) => {
   for (const [env, message] of bad) {
     t.throws(() => loadConfig({ DATA_DIR: dir, ...env }), { code: /config\./, message }, JSON.stringify(env))
   }
-  t.throws(() => loadConfig({ DATA_DIR: dir, PORT: 'x', SMTP_PORT: 'y' }), { message: /PORT.*SMTP_PORT/ }, 'all problems at once')
+  t.throws(
+    () => loadConfig({ DATA_DIR: dir, PORT: 'x', SMTP_PORT: 'y' }),
+    { message: /PORT.*SMTP_PORT/ },
+    'all problems at once',
+  )
 })
 
 t.test('production refuses to start without the required settings', async (t) => {
-  t.throws(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dir }), { code: 'config.missing', message: /SECRET_KEY, ENCRYPTION_KEY, DATABASE_PASSWORD, SUPERADMIN_EMAIL, DOMAIN/ })
+  t.throws(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dir }), {
+    code: 'config.missing',
+    message: /SECRET_KEY, ENCRYPTION_KEY, DATABASE_PASSWORD, SUPERADMIN_EMAIL, DOMAIN/,
+  })
   const ok = loadConfig({
-    NODE_ENV: 'production', DATA_DIR: join(dir, 'prod'), SECRET_KEY: 's'.repeat(40), ENCRYPTION_KEY: 'e'.repeat(40), DATABASE_PASSWORD: 'pw', SUPERADMIN_EMAIL: 'root@example.com', DOMAIN: 'example.com',
+    NODE_ENV: 'production',
+    DATA_DIR: join(dir, 'prod'),
+    SECRET_KEY: 's'.repeat(40),
+    ENCRYPTION_KEY: 'e'.repeat(40),
+    DATABASE_PASSWORD: 'pw',
+    SUPERADMIN_EMAIL: 'root@example.com',
+    DOMAIN: 'example.com',
   })
   t.equal(ok.SUPERADMIN_EMAIL, 'root@example.com')
   t.notOk(existsSync(join(dir, 'prod', 'secrets.json')), 'production never writes generated secrets')
@@ -71,7 +121,11 @@ t.test('development generates secrets once and reuses them', async (t) => {
   t.equal(a.SUPERADMIN_EMAIL, 'admin@localhost')
   const stored = JSON.parse(readFileSync(join(dev, 'secrets.json'), 'utf8')) as Record<string, string>
   t.equal(stored['SECRET_KEY'], a.SECRET_KEY)
-  t.equal(loadConfig({ DATA_DIR: dev, SECRET_KEY: 'x'.repeat(32) }).SECRET_KEY, 'x'.repeat(32), 'an explicit value wins')
+  t.equal(
+    loadConfig({ DATA_DIR: dev, SECRET_KEY: 'x'.repeat(32) }).SECRET_KEY,
+    'x'.repeat(32),
+    'an explicit value wins',
+  )
 })
 
 t.test('the README table lists every setting', async (t) => {
@@ -80,7 +134,10 @@ t.test('the README table lists every setting', async (t) => {
 })
 
 t.test('NATS credentials: one way at most, a password only with its user; what connectNats is given', async (t) => {
-  t.throws(() => loadConfig({ DATA_DIR: dir, NATS_USER: 'u', NATS_PASSWORD: 'p', NATS_TOKEN: 'x' }), /set one of NATS_USER\/NATS_PASSWORD, NATS_TOKEN, NATS_NKEY_FILE, NATS_CREDS_FILE/)
+  t.throws(
+    () => loadConfig({ DATA_DIR: dir, NATS_USER: 'u', NATS_PASSWORD: 'p', NATS_TOKEN: 'x' }),
+    /set one of NATS_USER\/NATS_PASSWORD, NATS_TOKEN, NATS_NKEY_FILE, NATS_CREDS_FILE/,
+  )
   t.throws(() => loadConfig({ DATA_DIR: dir, NATS_TOKEN: 'x', NATS_NKEY_FILE: '/k.nk' }), /set one of/)
   t.throws(() => loadConfig({ DATA_DIR: dir, NATS_PASSWORD: 'p' }), /NATS_PASSWORD needs NATS_USER/)
   t.same(natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_USER: 'u', NATS_PASSWORD: 'p' })), { user: 'u', pass: 'p' })
@@ -92,8 +149,16 @@ t.test('NATS credentials: one way at most, a password only with its user; what c
   t.type(fromFile.authenticator, 'function')
   t.equal(fromFile.inboxPrefix, undefined, "no inbox line: nats.js's default")
   writeFileSync(seedFile, `# inbox_prefix: _INBOX_edge\n${new TextDecoder().decode(nkeys.createUser().getSeed())}\n`)
-  t.equal(natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile })).inboxPrefix, '_INBOX_edge', "the seed file's inbox prefix")
-  t.equal(natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile, NATS_INBOX_PREFIX: '_IN_x' })).inboxPrefix, '_IN_x', 'NATS_INBOX_PREFIX wins')
+  t.equal(
+    natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile })).inboxPrefix,
+    '_INBOX_edge',
+    "the seed file's inbox prefix",
+  )
+  t.equal(
+    natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile, NATS_INBOX_PREFIX: '_IN_x' })).inboxPrefix,
+    '_IN_x',
+    'NATS_INBOX_PREFIX wins',
+  )
   writeFileSync(seedFile, 'not a seed\n')
   t.throws(() => natsAuthOf(loadConfig({ DATA_DIR: dir, NATS_NKEY_FILE: seedFile })), /holds no NATS user seed/)
 })

@@ -9,7 +9,8 @@ import { join, relative } from 'node:path'
  * added without registering it in src/kernel/error-codes.ts.
  */
 const ROOTS = ['src', 'gateway', 'actors', 'sandbox']
-const CALLEE = /(?:\bnew\s+\w*Error|\bnotFound|\bconflict|\binvalid|\bbadRequest|\bunauthorized|\bforbidden|\bunavailable|\binvalidRefresh|\bfail|\bsendError|\bpolicyError)\s*\(/g
+const CALLEE =
+  /(?:\bnew\s+\w*Error|\bnotFound|\bconflict|\binvalid|\bbadRequest|\bunauthorized|\bforbidden|\bunavailable|\binvalidRefresh|\bfail|\bsendError|\bpolicyError)\s*\(/g
 const DOTTED = /'([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)'/g
 
 export interface FoundCode {
@@ -45,14 +46,16 @@ export function scanErrorCodes(root: string): FoundCode[] {
     const src = readFileSync(file, 'utf8')
     const rel = relative(root, file)
     const add = (text: string, offset: number) => {
-      for (const m of text.matchAll(DOTTED)) found.push({ code: m[1] as string, where: `${rel}:${String(src.slice(0, offset).split('\n').length)}` })
+      for (const m of text.matchAll(DOTTED))
+        found.push({ code: m[1] as string, where: `${rel}:${String(src.slice(0, offset).split('\n').length)}` })
     }
     for (const m of src.matchAll(CALLEE)) {
       const open = (m.index ?? 0) + m[0].length - 1
       add(argumentsAt(src, open), open)
     }
     for (const m of src.matchAll(/\bcode\s*[:=]\s*('[a-z][a-z0-9_.]*')/g)) add(m[1] as string, m.index ?? 0)
-    for (const m of src.matchAll(/type\s+\w*ErrorCode\s*=([^;]*?)(?:\n\n|\nexport|\ninterface|\nconst)/gs)) add(m[1] as string, m.index ?? 0)
+    for (const m of src.matchAll(/type\s+\w*ErrorCode\s*=([^;]*?)(?:\n\n|\nexport|\ninterface|\nconst)/gs))
+      add(m[1] as string, m.index ?? 0)
   }
   return found
 }

@@ -20,17 +20,27 @@ t.test('AppError refuses an unregistered code, except from another process', asy
   t.throws(() => notFound('x', 'thing.gone'), { message: /unregistered/ })
   t.equal(fromWire({ status: 418, code: 'newer.code', detail: 'from a newer process' }).code, 'newer.code')
   const e = AppError.of('job.not_found')
-  t.same({ status: e.status, body: e.toBody() }, { status: 404, body: { detail: 'job not found', code: 'job.not_found' } }, 'status and message come from the registry')
+  t.same(
+    { status: e.status, body: e.toBody() },
+    { status: 404, body: { detail: 'job not found', code: 'job.not_found' } },
+    'status and message come from the registry',
+  )
 })
 
 t.test('an internal code answers its default message, not its detail', async (t) => {
-  t.same(new AppError(500, 'internal', 'pg: relation "x" does not exist').toBody(), { detail: 'internal error', code: 'internal' })
+  t.same(new AppError(500, 'internal', 'pg: relation "x" does not exist').toBody(), {
+    detail: 'internal error',
+    code: 'internal',
+  })
   t.equal(errorCodeInfo('internal')?.public, false)
 })
 
 t.test('every registered code has a status and a message', async (t) => {
   for (const [code, info] of registeredErrorCodes()) {
-    t.ok(/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$/.test(code) && info.status >= 400 && info.status < 600 && info.message !== '', code)
+    t.ok(
+      /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*$/.test(code) && info.status >= 400 && info.status < 600 && info.message !== '',
+      code,
+    )
   }
 })
 

@@ -15,7 +15,11 @@ t.teardown(async () => {
   await nc.close()
 })
 
-const failureOf = (p: Promise<unknown>) => p.then(() => 'answered', (err: unknown) => classifyNatsError(err))
+const failureOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'answered',
+    (err: unknown) => classifyNatsError(err),
+  )
 
 t.test('a request nobody serves is no_responders', async (t) => {
   t.equal(await failureOf(nc.request(`${prefix}.nobody`, 'x', { timeout: 5_000 })), 'no_responders')
@@ -37,10 +41,20 @@ t.test('a KV write with a stale revision is a CAS conflict', async (t) => {
   const kv = await new Kvm(nc).create(prefix)
   const rev = await kv.create('k', 'a')
   await kv.update('k', 'b', rev)
-  const err = await kv.update('k', 'c', rev).then(() => null, (e: unknown) => e)
+  const err = await kv.update('k', 'c', rev).then(
+    () => null,
+    (e: unknown) => e,
+  )
   t.ok(isCasConflict(err))
   t.equal(classifyNatsError(err), 'cas_conflict')
-  t.equal(await kv.create('k', 'again').then(() => null, (e: unknown) => classifyNatsError(e)), 'cas_conflict', 'create of an existing key too')
+  t.equal(
+    await kv.create('k', 'again').then(
+      () => null,
+      (e: unknown) => classifyNatsError(e),
+    ),
+    'cas_conflict',
+    'create of an existing key too',
+  )
 })
 
 t.test('anything else is not a NATS failure', async (t) => {

@@ -16,6 +16,9 @@ t.test('values are fresh across pool refills and stay as handed out', async (t) 
   t.equal(wrongLength, 0)
   t.equal(seen.size, 2000, 'no value handed out twice')
   for (let i = 0; i < 500; i++) pooledRandomBytes(18)
-  t.ok(kept.every(([b, hex]) => b.toString('hex') === hex), 'later refills do not change values already handed out')
+  t.ok(
+    kept.every(([b, hex]) => b.toString('hex') === hex),
+    'later refills do not change values already handed out',
+  )
   t.throws(() => pooledRandomBytes(257), RangeError)
 })

@@ -1,7 +1,15 @@
 import t from 'tap'
 import { createLlmClient, resolveAgentLlm, resolveProvider, type ProviderEntry } from '../../src/llm/registry.ts'
 import { mistralToolCallId } from '../../src/llm/mistral.ts'
-import { LlmError, type ChatEvent, type ChatMessage, type ChatRequest, type LlmClient, type ProviderType, type ToolDefinition } from '../../src/llm/types.ts'
+import {
+  LlmError,
+  type ChatEvent,
+  type ChatMessage,
+  type ChatRequest,
+  type LlmClient,
+  type ProviderType,
+  type ToolDefinition,
+} from '../../src/llm/types.ts'
 import { blockedReason, guardedStream } from '../../src/platform/outbound-http.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 import { startFakeLlm, type FakeRequest } from '../helpers/fake-llm.ts'
@@ -18,10 +26,21 @@ t.teardown(() => fake.close())
 
 const TYPES: ProviderType[] = ['openai', 'anthropic', 'mistral', 'ollama']
 
-const clientFor = (type: ProviderType, config: Record<string, unknown> = {}, options: Parameters<typeof createLlmClient>[1] = {}): LlmClient =>
-  createLlmClient({ provider_type: type, api_endpoint: fake.endpoint(type), api_key: `key-${type}`, default_model: null, config }, options)
+const clientFor = (
+  type: ProviderType,
+  config: Record<string, unknown> = {},
+  options: Parameters<typeof createLlmClient>[1] = {},
+): LlmClient =>
+  createLlmClient(
+    { provider_type: type, api_endpoint: fake.endpoint(type), api_key: `key-${type}`, default_model: null, config },
+    options,
+  )
 
-const hello = (extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'fake-model', messages: [{ role: 'user', content: 'hi' }], ...extra })
+const hello = (extra: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: 'fake-model',
+  messages: [{ role: 'user', content: 'hi' }],
+  ...extra,
+})
 
 async function run(client: LlmClient, req: ChatRequest): Promise<ChatEvent[]> {
   const events: ChatEvent[] = []
@@ -30,7 +49,10 @@ async function run(client: LlmClient, req: ChatRequest): Promise<ChatEvent[]> {
 }
 
 /** The error a stream throws (with the events seen before it). */
-async function failure(client: LlmClient, req: ChatRequest): Promise<{ err: LlmError; events: ChatEvent[]; ms: number }> {
+async function failure(
+  client: LlmClient,
+  req: ChatRequest,
+): Promise<{ err: LlmError; events: ChatEvent[]; ms: number }> {
   const events: ChatEvent[] = []
   const started = Date.now()
   try {
@@ -50,8 +72,16 @@ const doneOf = (events: ChatEvent[]) => {
 const lastRequest = (): FakeRequest => fake.requests[fake.requests.length - 1] as FakeRequest
 
 const TOOLS: ToolDefinition[] = [
-  { name: 'demo__lookup', description: 'Looks a city up', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-  { name: 'call_agent__demo__helper', description: 'Asks the helper agent', parameters: { type: 'object', properties: { message: { type: 'string' } } } },
+  {
+    name: 'demo__lookup',
+    description: 'Looks a city up',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+  {
+    name: 'call_agent__demo__helper',
+    description: 'Asks the helper agent',
+    parameters: { type: 'object', properties: { message: { type: 'string' } } },
+  },
 ]
 
 /** A conversation with a system prompt, two parallel tool calls, their results and a follow-up. */
@@ -93,7 +123,11 @@ for (const type of TYPES) {
     })
 
     t.test('frames and UTF-8 characters split across network chunks', async (t) => {
-      fake.push({ text: ['Grüße ', '— ', '日本語 ✓'], tool_calls: [{ name: 'demo__lookup', arguments: { city: 'Zürich' } }], write_bytes: 3 })
+      fake.push({
+        text: ['Grüße ', '— ', '日本語 ✓'],
+        tool_calls: [{ name: 'demo__lookup', arguments: { city: 'Zürich' } }],
+        write_bytes: 3,
+      })
       const done = doneOf(await run(client, hello({ tools: TOOLS })))
       t.equal(done.content, 'Grüße — 日本語 ✓')
       t.same(JSON.parse(done.tool_calls[0]?.function.arguments ?? ''), { city: 'Zürich' })
@@ -104,10 +138,17 @@ for (const type of TYPES) {
       fake.push({ tool_calls: [{ name: 'demo__lookup', arguments: args }], argument_chunks: 5 })
       const events = await run(client, hello({ tools: TOOLS }))
       const deltas = events.filter((e) => e.type === 'tool_call_delta')
-      if (type === 'openai' || type === 'anthropic') t.ok(deltas.length >= 4, `the arguments came in ${String(deltas.length)} deltas`)
+      if (type === 'openai' || type === 'anthropic')
+        t.ok(deltas.length >= 4, `the arguments came in ${String(deltas.length)} deltas`)
       else t.equal(deltas.length, 1, `${type} sends a call whole`)
       const first = deltas[0]
-      t.ok(first?.type === 'tool_call_delta' && first.index === 0 && first.name === 'demo__lookup' && typeof first.id === 'string', 'the first delta names the call')
+      t.ok(
+        first?.type === 'tool_call_delta' &&
+          first.index === 0 &&
+          first.name === 'demo__lookup' &&
+          typeof first.id === 'string',
+        'the first delta names the call',
+      )
       const done = doneOf(events)
       t.equal(done.finish_reason, 'tool_calls')
       t.equal(done.content, null, 'no text')
@@ -160,7 +201,9 @@ for (const type of TYPES) {
 
     t.test('the messages and tools as sent on the wire', async (t) => {
       fake.push({ text: 'Sunny.' })
-      const done = doneOf(await run(client, { model: 'm-1', messages: CONVERSATION, tools: TOOLS, temperature: 1.5, max_tokens: 321 }))
+      const done = doneOf(
+        await run(client, { model: 'm-1', messages: CONVERSATION, tools: TOOLS, temperature: 1.5, max_tokens: 321 }),
+      )
       t.equal(done.content, 'Sunny.', 'the fake accepted the request (it checks it like the real API)')
       const { body, headers, path } = lastRequest()
       t.equal(body['model'], 'm-1')
@@ -172,7 +215,13 @@ for (const type of TYPES) {
           t.equal(body['temperature'], 1.5)
           t.equal(body['max_tokens'], 321)
           t.same(body['messages'], CONVERSATION, 'the neutral messages are the OpenAI shape')
-          t.same(body['tools'], TOOLS.map((x) => ({ type: 'function', function: { name: x.name, description: x.description, parameters: x.parameters } })))
+          t.same(
+            body['tools'],
+            TOOLS.map((x) => ({
+              type: 'function',
+              function: { name: x.name, description: x.description, parameters: x.parameters },
+            })),
+          )
           break
         case 'mistral': {
           t.equal(path, '/mistral/v1/chat/completions')
@@ -227,7 +276,10 @@ for (const type of TYPES) {
               ],
             },
           ])
-          t.same(body['tools'], TOOLS.map((x) => ({ name: x.name, description: x.description, input_schema: x.parameters })))
+          t.same(
+            body['tools'],
+            TOOLS.map((x) => ({ name: x.name, description: x.description, input_schema: x.parameters })),
+          )
           break
         case 'ollama':
           t.equal(path, '/api/chat')
@@ -240,13 +292,22 @@ for (const type of TYPES) {
             {
               role: 'assistant',
               content: '',
-              tool_calls: [{ function: { name: 'demo__lookup', arguments: { city: 'Zürich' } } }, { function: { name: 'demo__lookup', arguments: { city: 'Bern' } } }],
+              tool_calls: [
+                { function: { name: 'demo__lookup', arguments: { city: 'Zürich' } } },
+                { function: { name: 'demo__lookup', arguments: { city: 'Bern' } } },
+              ],
             },
             { role: 'tool', content: '{"temp":21}', tool_name: 'demo__lookup' },
             { role: 'tool', content: '{"temp":19}', tool_name: 'demo__lookup' },
             { role: 'user', content: 'And tomorrow?' },
           ])
-          t.same(body['tools'], TOOLS.map((x) => ({ type: 'function', function: { name: x.name, description: x.description, parameters: x.parameters } })))
+          t.same(
+            body['tools'],
+            TOOLS.map((x) => ({
+              type: 'function',
+              function: { name: x.name, description: x.description, parameters: x.parameters },
+            })),
+          )
           break
       }
     })
@@ -259,7 +320,11 @@ for (const type of TYPES) {
       t.equal(limited.err.retryable, true)
       t.equal(limited.err.retryAfterMs, 2000)
       t.equal(limited.err.status, 502, 'the platform answers 502')
-      t.match(limited.err.message, /429: scripted error 429/, "the provider's message is extracted from its error shape")
+      t.match(
+        limited.err.message,
+        /429: scripted error 429/,
+        "the provider's message is extracted from its error shape",
+      )
       t.same(limited.events, [])
 
       fake.push({ error: { status: 500, body: 'upstream exploded' } })
@@ -276,7 +341,11 @@ for (const type of TYPES) {
 
     t.test('a slow first byte, a silent stream and a hung server end in llm.timeout', async (t) => {
       // The timeouts come from the provider's config here (they override the client options).
-      const slow = clientFor(type, { first_byte_timeout_ms: 200, idle_timeout_ms: 200 }, { firstByteTimeoutMs: 60_000, idleTimeoutMs: 60_000 })
+      const slow = clientFor(
+        type,
+        { first_byte_timeout_ms: 200, idle_timeout_ms: 200 },
+        { firstByteTimeoutMs: 60_000, idleTimeoutMs: 60_000 },
+      )
       fake.push({ text: 'late', delay_ms: 3000 })
       const late = await failure(slow, hello())
       t.equal(late.err.code, 'llm.timeout')
@@ -295,7 +364,13 @@ for (const type of TYPES) {
       t.ok(stalled.events.length >= 1, 'events before the stall were delivered')
 
       fake.push({ hang: true })
-      const hung = await failure(createLlmClient({ provider_type: type, api_endpoint: fake.endpoint(type), api_key: 'k', default_model: null, config: {} }, { firstByteTimeoutMs: 200 }), hello())
+      const hung = await failure(
+        createLlmClient(
+          { provider_type: type, api_endpoint: fake.endpoint(type), api_key: 'k', default_model: null, config: {} },
+          { firstByteTimeoutMs: 200 },
+        ),
+        hello(),
+      )
       t.equal(hung.err.code, 'llm.timeout', 'client options apply without config overrides')
     })
 
@@ -334,7 +409,10 @@ for (const type of TYPES) {
       t.ok(err instanceof LlmError && err.code === 'llm.aborted', 'llm.aborted mid-stream')
       t.equal((err as LlmError).retryable, false)
       t.ok(Date.now() - abortedAt < 700, 'without waiting for the next chunk')
-      t.same(events.map((e) => e.type), ['text'])
+      t.same(
+        events.map((e) => e.type),
+        ['text'],
+      )
 
       const before = new AbortController()
       fake.push({ hang: true })
@@ -350,7 +428,10 @@ for (const type of TYPES) {
     })
 
     t.test('malformed streams end in llm.bad_response; provider stream errors in llm.stream_error', async (t) => {
-      const garbage = type === 'ollama' ? '{"message":{"role":"assistant","content":"ok"},"done":false}\nnot json at all\n' : 'data: {"choices": [\n\n'
+      const garbage =
+        type === 'ollama'
+          ? '{"message":{"role":"assistant","content":"ok"},"done":false}\nnot json at all\n'
+          : 'data: {"choices": [\n\n'
       fake.push({ raw: garbage })
       const bad = await failure(client, hello())
       t.equal(bad.err.code, 'llm.bad_response')
@@ -378,18 +459,27 @@ t.test('protocol details', async (t) => {
 
   t.test('anthropic: a malformed event sequence and thinking blocks', async (t) => {
     const client = clientFor('anthropic')
-    fake.push({ raw: 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}\n\n' })
+    fake.push({
+      raw: 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}\n\n',
+    })
     t.equal((await failure(client, hello())).err.code, 'llm.bad_response', 'input_json_delta for no tool_use block')
     const ev = (o: unknown) => `event: x\ndata: ${JSON.stringify(o)}\n\n`
     fake.push({
       raw: [
-        ev({ type: 'message_start', message: { usage: { input_tokens: 5, cache_read_input_tokens: 3, output_tokens: 1 } } }),
+        ev({
+          type: 'message_start',
+          message: { usage: { input_tokens: 5, cache_read_input_tokens: 3, output_tokens: 1 } },
+        }),
         ev({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }),
         ev({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } }),
         ev({ type: 'content_block_stop', index: 0 }),
         ev({ type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } }),
         ev({ type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Hi' } }),
-        ev({ type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_1', name: 'demo__lookup', input: {} } }),
+        ev({
+          type: 'content_block_start',
+          index: 2,
+          content_block: { type: 'tool_use', id: 'toolu_1', name: 'demo__lookup', input: {} },
+        }),
         ev({ type: 'content_block_stop', index: 2 }),
         ev({ type: 'some_future_event' }),
         ev({ type: 'message_delta', delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 7 } }),
@@ -398,18 +488,31 @@ t.test('protocol details', async (t) => {
     })
     const done = doneOf(await run(client, hello()))
     t.equal(done.content, 'Hi', 'thinking is not text')
-    t.same(done.tool_calls, [{ id: 'toolu_1', type: 'function', function: { name: 'demo__lookup', arguments: '{}' } }], 'a call without input has {} arguments')
+    t.same(
+      done.tool_calls,
+      [{ id: 'toolu_1', type: 'function', function: { name: 'demo__lookup', arguments: '{}' } }],
+      'a call without input has {} arguments',
+    )
     t.equal(done.finish_reason, 'length', 'max_tokens is length, also with a (possibly cut) tool call')
-    t.same(done.usage, { prompt_tokens: 8, completion_tokens: 7, total_tokens: 15 }, 'cache reads count as prompt tokens')
+    t.same(
+      done.usage,
+      { prompt_tokens: 8, completion_tokens: 7, total_tokens: 15 },
+      'cache reads count as prompt tokens',
+    )
   })
 
   t.test('openai: no usage chunk, no [DONE] after a finish reason, length', async (t) => {
     const client = clientFor('openai')
-    const chunk = (delta: unknown, finish: string | null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    const chunk = (delta: unknown, finish: string | null) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
     fake.push({ raw: [chunk({ content: 'cut' }, null), chunk({}, 'length')] })
     const done = doneOf(await run(client, hello()))
     t.equal(done.finish_reason, 'length')
-    t.same(done.usage, { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, 'zeros when the server reports no usage')
+    t.same(
+      done.usage,
+      { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+      'zeros when the server reports no usage',
+    )
 
     fake.push({ raw: [chunk({ content: 'half' }, null), 'data: [DONE]\n\n'] })
     const cut = await failure(client, hello())
@@ -421,7 +524,11 @@ t.test('protocol details', async (t) => {
   })
 
   t.test('openai: config max_tokens, max_completion_tokens and organization', async (t) => {
-    const client = clientFor('openai', { max_tokens: 77, max_tokens_param: 'max_completion_tokens', organization_id: 'org-1' })
+    const client = clientFor('openai', {
+      max_tokens: 77,
+      max_tokens_param: 'max_completion_tokens',
+      organization_id: 'org-1',
+    })
     fake.push({ text: 'ok' })
     await client.complete(hello())
     const { body, headers } = lastRequest()
@@ -430,7 +537,7 @@ t.test('protocol details', async (t) => {
     t.equal(headers['openai-organization'], 'org-1')
   })
 
-  t.test('openai complete(): its headers, and its failures mapped like a stream\'s', async (t) => {
+  t.test("openai complete(): its headers, and its failures mapped like a stream's", async (t) => {
     // complete() is one JSON POST (jsonChatComplete): the stream's headers, and the same errors
     const client = clientFor('openai')
     const completeFailure = async (req: ChatRequest): Promise<LlmError> => {
@@ -454,7 +561,10 @@ t.test('protocol details', async (t) => {
 
     fake.push({ error: { status: 429, headers: { 'retry-after': '2' } } })
     const limited = await completeFailure(hello())
-    t.same([limited.code, limited.providerStatus, limited.retryable, limited.retryAfterMs], ['llm.http_error', 429, true, 2000])
+    t.same(
+      [limited.code, limited.providerStatus, limited.retryable, limited.retryAfterMs],
+      ['llm.http_error', 429, true, 2000],
+    )
     t.match(limited.message, /429: scripted error 429/)
 
     fake.push({ raw: 'this is not json' })
@@ -489,7 +599,11 @@ t.test('protocol details', async (t) => {
         { role: 'system', content: 'one' },
         { role: 'system', content: 'two' },
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: '', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: 'not json' } }] },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: 'not json' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: null },
       ],
     })
@@ -503,25 +617,50 @@ t.test('protocol details', async (t) => {
     ])
   })
 
-  t.test('openai and mistral: settings come from the provider only, never from OPENAI_* variables (as the official SDK would read them)', async (t) => {
-    const saved = { key: process.env['OPENAI_API_KEY'], base: process.env['OPENAI_BASE_URL'], org: process.env['OPENAI_ORG_ID'] }
-    process.env['OPENAI_API_KEY'] = 'env-key'
-    process.env['OPENAI_BASE_URL'] = 'http://127.0.0.1:1/v1'
-    process.env['OPENAI_ORG_ID'] = 'env-org'
-    t.teardown(() => {
-      for (const [name, value] of [['OPENAI_API_KEY', saved.key], ['OPENAI_BASE_URL', saved.base], ['OPENAI_ORG_ID', saved.org]] as const) {
-        if (value === undefined) delete process.env[name]
-        else process.env[name] = value
+  t.test(
+    'openai and mistral: settings come from the provider only, never from OPENAI_* variables (as the official SDK would read them)',
+    async (t) => {
+      const saved = {
+        key: process.env['OPENAI_API_KEY'],
+        base: process.env['OPENAI_BASE_URL'],
+        org: process.env['OPENAI_ORG_ID'],
       }
-    })
-    for (const type of ['openai', 'mistral'] as const) {
-      fake.push({ text: 'local' })
-      const keyless = createLlmClient({ provider_type: type, api_endpoint: fake.endpoint(type), api_key: null, default_model: null, config: {} })
-      t.equal((await keyless.complete(hello())).content, 'local', `${type}: the provider's endpoint, not OPENAI_BASE_URL`)
-      t.equal(lastRequest().headers['authorization'], undefined, `${type}: no key, no Authorization header (not OPENAI_API_KEY)`)
-      t.equal(lastRequest().headers['openai-organization'], undefined, `${type}: no OPENAI_ORG_ID`)
-    }
-  })
+      process.env['OPENAI_API_KEY'] = 'env-key'
+      process.env['OPENAI_BASE_URL'] = 'http://127.0.0.1:1/v1'
+      process.env['OPENAI_ORG_ID'] = 'env-org'
+      t.teardown(() => {
+        for (const [name, value] of [
+          ['OPENAI_API_KEY', saved.key],
+          ['OPENAI_BASE_URL', saved.base],
+          ['OPENAI_ORG_ID', saved.org],
+        ] as const) {
+          if (value === undefined) delete process.env[name]
+          else process.env[name] = value
+        }
+      })
+      for (const type of ['openai', 'mistral'] as const) {
+        fake.push({ text: 'local' })
+        const keyless = createLlmClient({
+          provider_type: type,
+          api_endpoint: fake.endpoint(type),
+          api_key: null,
+          default_model: null,
+          config: {},
+        })
+        t.equal(
+          (await keyless.complete(hello())).content,
+          'local',
+          `${type}: the provider's endpoint, not OPENAI_BASE_URL`,
+        )
+        t.equal(
+          lastRequest().headers['authorization'],
+          undefined,
+          `${type}: no key, no Authorization header (not OPENAI_API_KEY)`,
+        )
+        t.equal(lastRequest().headers['openai-organization'], undefined, `${type}: no OPENAI_ORG_ID`)
+      }
+    },
+  )
 
   t.test('breaking out of the loop ends the exchange', async (t) => {
     const client = clientFor('openai')
@@ -534,30 +673,76 @@ t.test('protocol details', async (t) => {
   })
 
   t.test('endpoints the guard refuses even for providers', async (t) => {
-    const metadata = createLlmClient({ provider_type: 'openai', api_endpoint: 'http://169.254.169.254/v1', api_key: 'k', default_model: null, config: {} })
+    const metadata = createLlmClient({
+      provider_type: 'openai',
+      api_endpoint: 'http://169.254.169.254/v1',
+      api_key: 'k',
+      default_model: null,
+      config: {},
+    })
     const err = await failure(metadata, hello())
     t.equal(err.err.code, 'llm.endpoint_refused', 'link-local (cloud metadata) stays refused')
-    const ftp = createLlmClient({ provider_type: 'openai', api_endpoint: 'ftp://example.com/v1', api_key: 'k', default_model: null, config: {} })
+    const ftp = createLlmClient({
+      provider_type: 'openai',
+      api_endpoint: 'ftp://example.com/v1',
+      api_key: 'k',
+      default_model: null,
+      config: {},
+    })
     t.equal((await failure(ftp, hello())).err.code, 'llm.endpoint_refused', 'non-http schemes')
-    const closed = createLlmClient({ provider_type: 'ollama', api_endpoint: 'http://127.0.0.1:1', api_key: null, default_model: null, config: {} })
+    const closed = createLlmClient({
+      provider_type: 'ollama',
+      api_endpoint: 'http://127.0.0.1:1',
+      api_key: null,
+      default_model: null,
+      config: {},
+    })
     const refused = await failure(closed, hello())
     t.equal(refused.err.code, 'llm.connection_failed')
     t.equal(refused.err.retryable, true)
-    const lost = createLlmClient({ provider_type: 'openai', api_endpoint: 'https://llm.nowhere.invalid/v1', api_key: 'k', default_model: null, config: {} })
+    const lost = createLlmClient({
+      provider_type: 'openai',
+      api_endpoint: 'https://llm.nowhere.invalid/v1',
+      api_key: 'k',
+      default_model: null,
+      config: {},
+    })
     const unresolved = await failure(lost, hello())
-    t.equal(unresolved.err.code, 'llm.connection_failed', 'a host that does not resolve (upstream.dns_failed) is a connection failure')
+    t.equal(
+      unresolved.err.code,
+      'llm.connection_failed',
+      'a host that does not resolve (upstream.dns_failed) is a connection failure',
+    )
     t.match(unresolved.err.message, /llm\.nowhere\.invalid/, 'naming the host')
-    t.throws(() => createLlmClient({ provider_type: 'ollama', api_endpoint: null, api_key: null, default_model: null, config: {} }), { code: 'llm.endpoint_refused' })
+    t.throws(
+      () =>
+        createLlmClient({
+          provider_type: 'ollama',
+          api_endpoint: null,
+          api_key: null,
+          default_model: null,
+          config: {},
+        }),
+      { code: 'llm.endpoint_refused' },
+    )
   })
 
   t.test('the fake answers non-streaming requests too', async (t) => {
     for (const type of TYPES) {
       fake.push({ text: 'plain', tool_calls: [{ name: 'f', arguments: { a: 1 } }] })
-      const res = await fetch(`${fake.endpoint(type)}${type === 'anthropic' ? '/v1/messages' : type === 'ollama' ? '/api/chat' : '/chat/completions'}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify({ model: 'm', max_tokens: 5, stream: false, messages: [{ role: 'user', content: 'hi' }] }),
-      })
+      const res = await fetch(
+        `${fake.endpoint(type)}${type === 'anthropic' ? '/v1/messages' : type === 'ollama' ? '/api/chat' : '/chat/completions'}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({
+            model: 'm',
+            max_tokens: 5,
+            stream: false,
+            messages: [{ role: 'user', content: 'hi' }],
+          }),
+        },
+      )
       t.equal(res.status, 200, type)
       const body = (await res.json()) as Record<string, unknown>
       t.ok(JSON.stringify(body).includes('plain'), `${type}: the text is in the body`)
@@ -566,23 +751,53 @@ t.test('protocol details', async (t) => {
 })
 
 t.test('allowPrivate in the outbound guard', async (t) => {
-  for (const a of ['127.0.0.1', '10.1.2.3', '192.168.0.9', '172.20.0.1', '100.64.1.1', '::1', 'fd00::1', '::ffff:127.0.0.1']) {
+  for (const a of [
+    '127.0.0.1',
+    '10.1.2.3',
+    '192.168.0.9',
+    '172.20.0.1',
+    '100.64.1.1',
+    '::1',
+    'fd00::1',
+    '::ffff:127.0.0.1',
+  ]) {
     t.not(blockedReason(a), null, `${a} refused by default`)
     t.equal(blockedReason(a, { allowPrivate: true }), null, `${a} allowed with allowPrivate`)
   }
   for (const a of ['169.254.169.254', 'fe80::1', '0.0.0.0', '224.0.0.1', '::ffff:169.254.169.254', '198.18.0.1']) {
     t.not(blockedReason(a, { allowPrivate: true }), null, `${a} refused even with allowPrivate`)
   }
-  await t.rejects(guardedStream(fake.url, { headTimeoutMs: 1000, idleTimeoutMs: 1000, httpsOnly: false }), { code: 'outbound.private_address' }, 'guardedStream refuses loopback without allowPrivate')
-  await t.rejects(guardedStream(`${fake.url}/v1/chat/completions`, { headTimeoutMs: 1000, idleTimeoutMs: 1000, allowPrivate: true }), { code: 'outbound.not_https' }, 'and plain http unless httpsOnly is false')
-  const res = await guardedStream(`${fake.url}/nothing`, { headTimeoutMs: 1000, idleTimeoutMs: 1000, httpsOnly: false, allowPrivate: true })
+  await t.rejects(
+    guardedStream(fake.url, { headTimeoutMs: 1000, idleTimeoutMs: 1000, httpsOnly: false }),
+    { code: 'outbound.private_address' },
+    'guardedStream refuses loopback without allowPrivate',
+  )
+  await t.rejects(
+    guardedStream(`${fake.url}/v1/chat/completions`, { headTimeoutMs: 1000, idleTimeoutMs: 1000, allowPrivate: true }),
+    { code: 'outbound.not_https' },
+    'and plain http unless httpsOnly is false',
+  )
+  const res = await guardedStream(`${fake.url}/nothing`, {
+    headTimeoutMs: 1000,
+    idleTimeoutMs: 1000,
+    httpsOnly: false,
+    allowPrivate: true,
+  })
   t.equal(res.status, 404)
   let size = 0
   for await (const chunk of res.body) size += chunk.length
   t.ok(size > 0, 'the body streams')
   fake.push({ text: ['a', 'b'], chunk_delay_ms: 200 })
   const controller = new AbortController()
-  const idle = await guardedStream(`${fake.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', messages: [], stream: true }), headTimeoutMs: 1000, idleTimeoutMs: 1000, httpsOnly: false, allowPrivate: true, signal: controller.signal })
+  const idle = await guardedStream(`${fake.url}/v1/chat/completions`, {
+    method: 'POST',
+    body: JSON.stringify({ model: 'm', messages: [], stream: true }),
+    headTimeoutMs: 1000,
+    idleTimeoutMs: 1000,
+    httpsOnly: false,
+    allowPrivate: true,
+    signal: controller.signal,
+  })
   controller.abort()
   await new Promise((r) => setTimeout(r, 50))
   await t.rejects(
@@ -592,7 +807,13 @@ t.test('allowPrivate in the outbound guard', async (t) => {
     { code: 'outbound.aborted' },
     'an abort before the first read is reported by the read (and does not crash the process)',
   )
-  const capped = await guardedStream(`${fake.url}/nothing`, { headTimeoutMs: 1000, idleTimeoutMs: 1000, httpsOnly: false, allowPrivate: true, maxResponseBytes: 4 })
+  const capped = await guardedStream(`${fake.url}/nothing`, {
+    headTimeoutMs: 1000,
+    idleTimeoutMs: 1000,
+    httpsOnly: false,
+    allowPrivate: true,
+    maxResponseBytes: 4,
+  })
   await t.rejects(
     (async () => {
       for await (const _ of capped.body) void _
@@ -601,23 +822,43 @@ t.test('allowPrivate in the outbound guard', async (t) => {
   )
 })
 
-t.test('response_format on each wire: OpenAI and Mistral as given, Ollama as format, Anthropic as a system instruction', async (t) => {
-  const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] }
-  const rf = { type: 'json_schema', json_schema: { name: 'pair', schema } }
-  for (const type of TYPES) {
-    fake.push({ text: '{"a": 1}' })
-    const r = await clientFor(type).complete({ model: 'm', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'a?' }], response_format: rf })
-    t.equal(r.content, '{"a": 1}', `${type}: answered`)
-    const body = lastRequest().body
-    if (type === 'openai' || type === 'mistral') t.same(body['response_format'], rf, `${type}: response_format as given`)
-    else t.notOk('response_format' in body, `${type}: no response_format on its wire`)
-    if (type === 'ollama') t.same(body['format'], schema, 'ollama: the schema as format')
-    if (type === 'anthropic') t.match(body['system'], /^Be brief\.\n\nAnswer with one JSON value only .*\{"type":"object"/s, 'anthropic: an instruction after the system prompt')
-  }
-  fake.push({ text: '{}' })
-  await clientFor('ollama').complete({ model: 'm', messages: [{ role: 'user', content: 'json' }], response_format: { type: 'json_object' } })
-  t.equal(lastRequest().body['format'], 'json', 'ollama: json_object is format "json"')
-})
+t.test(
+  'response_format on each wire: OpenAI and Mistral as given, Ollama as format, Anthropic as a system instruction',
+  async (t) => {
+    const schema = { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] }
+    const rf = { type: 'json_schema', json_schema: { name: 'pair', schema } }
+    for (const type of TYPES) {
+      fake.push({ text: '{"a": 1}' })
+      const r = await clientFor(type).complete({
+        model: 'm',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'a?' },
+        ],
+        response_format: rf,
+      })
+      t.equal(r.content, '{"a": 1}', `${type}: answered`)
+      const body = lastRequest().body
+      if (type === 'openai' || type === 'mistral')
+        t.same(body['response_format'], rf, `${type}: response_format as given`)
+      else t.notOk('response_format' in body, `${type}: no response_format on its wire`)
+      if (type === 'ollama') t.same(body['format'], schema, 'ollama: the schema as format')
+      if (type === 'anthropic')
+        t.match(
+          body['system'],
+          /^Be brief\.\n\nAnswer with one JSON value only .*\{"type":"object"/s,
+          'anthropic: an instruction after the system prompt',
+        )
+    }
+    fake.push({ text: '{}' })
+    await clientFor('ollama').complete({
+      model: 'm',
+      messages: [{ role: 'user', content: 'json' }],
+      response_format: { type: 'json_object' },
+    })
+    t.equal(lastRequest().body['format'], 'json', 'ollama: json_object is format "json"')
+  },
+)
 
 t.test('resolveProvider: the resolution order', async (t) => {
   const p = (id: string, extra: Partial<ProviderEntry> = {}): ProviderEntry => ({
@@ -631,7 +872,12 @@ t.test('resolveProvider: the resolution order', async (t) => {
     is_active: true,
     ...extra,
   })
-  const providers = [p('a'), p('b', { is_default: true }), p('c', { default_model: null }), p('d', { is_active: false })]
+  const providers = [
+    p('a'),
+    p('b', { is_default: true }),
+    p('c', { default_model: null }),
+    p('d', { is_active: false }),
+  ]
 
   t.test('(1)+(2) the agent provider and model', async (t) => {
     const r = resolveProvider({ llm_provider_id: 'a', model: 'gpt-x' }, providers)
@@ -648,13 +894,23 @@ t.test('resolveProvider: the resolution order', async (t) => {
     t.equal(resolveProvider({ llm_provider_id: null, model: null }, providers).model, 'model-of-b')
   })
   t.test('errors', async (t) => {
-    t.throws(() => resolveProvider({ llm_provider_id: null, model: 'x' }, [p('a')]), { code: 'llm.no_provider', status: 503 })
-    t.throws(() => resolveProvider({ llm_provider_id: null, model: 'x' }, [p('a', { is_default: true, is_active: false })]), { code: 'llm.no_provider' }, 'a disabled default is no default')
+    t.throws(() => resolveProvider({ llm_provider_id: null, model: 'x' }, [p('a')]), {
+      code: 'llm.no_provider',
+      status: 503,
+    })
+    t.throws(
+      () => resolveProvider({ llm_provider_id: null, model: 'x' }, [p('a', { is_default: true, is_active: false })]),
+      { code: 'llm.no_provider' },
+      'a disabled default is no default',
+    )
     t.throws(() => resolveProvider({ llm_provider_id: 'c', model: null }, providers), { code: 'llm.no_model' })
     t.equal(resolveProvider({ llm_provider_id: 'c', model: 'given' }, providers).model, 'given')
-    t.notOk('fallback' in resolveProvider({ llm_provider_id: 'a', model: null }, providers), 'no fallback when the agent provider is usable')
+    t.notOk(
+      'fallback' in resolveProvider({ llm_provider_id: 'a', model: null }, providers),
+      'no fallback when the agent provider is usable',
+    )
   })
-  t.test("a deleted or disabled agent provider: the default provider stands in, and says so", async (t) => {
+  t.test('a deleted or disabled agent provider: the default provider stands in, and says so', async (t) => {
     const gone = resolveProvider({ llm_provider_id: 'zz', model: null }, providers)
     t.equal(gone.provider.id, 'b', 'a dangling id falls back to the default')
     t.equal(gone.model, 'model-of-b', "the default provider's default_model")
@@ -666,8 +922,14 @@ t.test('resolveProvider: the resolution order', async (t) => {
   })
   t.test('no usable default either: llm.provider_not_found', async (t) => {
     const noDefault = [p('a'), p('d', { is_active: false }), p('e', { is_default: true, is_active: false })]
-    t.throws(() => resolveProvider({ llm_provider_id: 'zz', model: 'x' }, noDefault), { code: 'llm.provider_not_found', message: /does not exist and no default provider/ })
-    t.throws(() => resolveProvider({ llm_provider_id: 'd', model: 'x' }, noDefault), { code: 'llm.provider_not_found', message: /is disabled and no default provider/ })
+    t.throws(() => resolveProvider({ llm_provider_id: 'zz', model: 'x' }, noDefault), {
+      code: 'llm.provider_not_found',
+      message: /does not exist and no default provider/,
+    })
+    t.throws(() => resolveProvider({ llm_provider_id: 'd', model: 'x' }, noDefault), {
+      code: 'llm.provider_not_found',
+      message: /is disabled and no default provider/,
+    })
   })
 })
 
@@ -682,23 +944,45 @@ t.test('resolveAgentLlm: providers from the resources table, api_key decrypted',
   }
   const deps = { db, resources }
   await t.rejects(resolveAgentLlm(deps, { llm_provider_id: null, model: null }), { code: 'llm.no_provider' })
-  await t.rejects(resolveAgentLlm(deps, { llm_provider_id: '00000000-0000-4000-8000-000000000000', model: null }), { code: 'llm.provider_not_found' }, 'a dangling id and no default')
-  const anthropicId = await create({ name: 'claude', provider_type: 'anthropic', api_endpoint: fake.endpoint('anthropic'), api_key: 'sk-ant-secret', default_model: 'claude-x' })
-  const ollamaId = await create({ name: 'local', provider_type: 'ollama', api_endpoint: fake.endpoint('ollama'), default_model: 'llama-y', is_default: true })
+  await t.rejects(
+    resolveAgentLlm(deps, { llm_provider_id: '00000000-0000-4000-8000-000000000000', model: null }),
+    { code: 'llm.provider_not_found' },
+    'a dangling id and no default',
+  )
+  const anthropicId = await create({
+    name: 'claude',
+    provider_type: 'anthropic',
+    api_endpoint: fake.endpoint('anthropic'),
+    api_key: 'sk-ant-secret',
+    default_model: 'claude-x',
+  })
+  const ollamaId = await create({
+    name: 'local',
+    provider_type: 'ollama',
+    api_endpoint: fake.endpoint('ollama'),
+    default_model: 'llama-y',
+    is_default: true,
+  })
 
   fake.reset()
   fake.push({ text: 'from the default' })
   const byDefault = await resolveAgentLlm(deps, { llm_provider_id: null, model: null })
   t.equal(byDefault.provider.id, ollamaId)
   t.equal(byDefault.model, 'llama-y')
-  t.equal((await byDefault.client.complete({ model: byDefault.model, messages: [{ role: 'user', content: 'hi' }] })).content, 'from the default')
+  t.equal(
+    (await byDefault.client.complete({ model: byDefault.model, messages: [{ role: 'user', content: 'hi' }] })).content,
+    'from the default',
+  )
   t.equal(lastRequest().headers['authorization'], undefined, 'no key, no header')
 
   fake.push({ text: 'from claude' })
   const pinned = await resolveAgentLlm(deps, { llm_provider_id: anthropicId, model: 'claude-z' })
   t.equal(pinned.provider.name, 'claude')
   t.equal(pinned.model, 'claude-z')
-  t.equal((await pinned.client.complete({ model: pinned.model, messages: [{ role: 'user', content: 'hi' }] })).content, 'from claude')
+  t.equal(
+    (await pinned.client.complete({ model: pinned.model, messages: [{ role: 'user', content: 'hi' }] })).content,
+    'from claude',
+  )
   t.equal(lastRequest().headers['x-api-key'], 'sk-ant-secret', 'the decrypted key went to the provider')
   t.equal(lastRequest().body['model'], 'claude-z')
 
@@ -707,5 +991,9 @@ t.test('resolveAgentLlm: providers from the resources table, api_key decrypted',
   t.match(dangling.fallback, /does not exist: using the default provider local/)
   const patched = await env.request('PATCH', `/api/v1/llm-providers/${anthropicId}`, { body: { is_default: true } })
   t.equal(patched.status, 200, patched.text)
-  t.equal((await resolveAgentLlm(deps, { llm_provider_id: null, model: null })).provider.id, anthropicId, 'the default moved')
+  t.equal(
+    (await resolveAgentLlm(deps, { llm_provider_id: null, model: null })).provider.id,
+    anthropicId,
+    'the default moved',
+  )
 })

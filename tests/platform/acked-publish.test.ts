@@ -39,10 +39,16 @@ t.test('acked publishes: PubAck, duplicates, KV CAS, no stream, no answer, many 
   const r1 = (await pub.publish(key, 'one', { expectedLastSubjectSequence: 0 })).seq
   t.equal((await kv.get('k'))?.string(), 'one', 'a KV client reads the created entry')
   t.equal((await kv.get('k'))?.revision, r1, 'at the revision the PubAck gave')
-  const dupCreate = await pub.publish(key, 'again', { expectedLastSubjectSequence: 0 }).then(() => null, (err: unknown) => err)
+  const dupCreate = await pub.publish(key, 'again', { expectedLastSubjectSequence: 0 }).then(
+    () => null,
+    (err: unknown) => err,
+  )
   t.ok(isWrongLastSequence(dupCreate), 'a second create is a CAS conflict')
   const r2 = (await pub.publish(key, 'two', { expectedLastSubjectSequence: r1 })).seq
-  const stale = await pub.publish(key, 'three', { expectedLastSubjectSequence: r1 }).then(() => null, (err: unknown) => err)
+  const stale = await pub.publish(key, 'three', { expectedLastSubjectSequence: r1 }).then(
+    () => null,
+    (err: unknown) => err,
+  )
   t.ok(isWrongLastSequence(stale), 'a write on a stale revision is a CAS conflict')
   t.equal((await kv.get('k'))?.string(), 'two', 'the refused write changed nothing')
   t.ok(r2 > r1)
@@ -52,7 +58,10 @@ t.test('acked publishes: PubAck, duplicates, KV CAS, no stream, no answer, many 
   t.equal((await kv.get('k'))?.string(), 'four', 'given headers and the CAS header go together')
 
   // nothing stores the subject: the server's empty 503
-  const noStream = await pub.publish(names.subject('no.stream.here'), 'x').then(() => null, (err: unknown) => err)
+  const noStream = await pub.publish(names.subject('no.stream.here'), 'x').then(
+    () => null,
+    (err: unknown) => err,
+  )
   t.ok(noStream instanceof errors.NoRespondersError, `no stream: ${String(noStream)}`)
 
   // a subscriber that never answers: a TimeoutError after the publish's own timeout
@@ -60,22 +69,35 @@ t.test('acked publishes: PubAck, duplicates, KV CAS, no stream, no answer, many 
   t.teardown(() => mute.unsubscribe())
   await nc.flush()
   const t0 = performance.now()
-  const silent = await pub.publish(names.subject('mute.listener'), 'x', { timeoutMs: 300 }).then(() => null, (err: unknown) => err)
+  const silent = await pub.publish(names.subject('mute.listener'), 'x', { timeoutMs: 300 }).then(
+    () => null,
+    (err: unknown) => err,
+  )
   const waited = performance.now() - t0
   t.ok(silent instanceof errors.TimeoutError, `no answer: ${String(silent)}`)
   t.ok(waited >= 300 && waited < 2_000, `timed out after ${waited.toFixed(0)} ms (300 ms asked, swept every 250 ms)`)
 
   // 500 in flight at once, each answered with its own sequence
-  const acks = await Promise.all(Array.from({ length: 500 }, (_, i) => pub.publish(subject, String(i), { msgID: `many-${String(i)}` })))
+  const acks = await Promise.all(
+    Array.from({ length: 500 }, (_, i) => pub.publish(subject, String(i), { msgID: `many-${String(i)}` })),
+  )
   const seqs = new Set(acks.map((a) => a.seq))
   t.equal(seqs.size, 500, 'every publish got its own PubAck')
   const jsm = await jetstreamManager(nc)
-  const msgs = await Promise.all(acks.slice(0, 5).map(async (a) => (await jsm.streams.getMessage(a.stream, { seq: a.seq }))?.string()))
+  const msgs = await Promise.all(
+    acks.slice(0, 5).map(async (a) => (await jsm.streams.getMessage(a.stream, { seq: a.seq }))?.string()),
+  )
   t.same(msgs, ['0', '1', '2', '3', '4'], 'each sequence holds what its publish sent')
 
   // a closed publisher fails what is still pending
   const own = createAckedPublisher(nc)
   const pending = own.publish(names.subject('mute.listener'), 'x')
   own.close()
-  t.ok((await pending.then(() => null, (err: unknown) => err)) instanceof errors.ClosedConnectionError, 'pending publishes fail on close')
+  t.ok(
+    (await pending.then(
+      () => null,
+      (err: unknown) => err,
+    )) instanceof errors.ClosedConnectionError,
+    'pending publishes fail on close',
+  )
 })

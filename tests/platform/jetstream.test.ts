@@ -18,15 +18,24 @@ t.test('errors classified by JetStreamApiError codes', async (t) => {
 
   const rev = await kv.create('k', 'a')
   await kv.update('k', 'b', rev)
-  const stale = await kv.update('k', 'c', rev).then(() => null, (err: unknown) => err)
+  const stale = await kv.update('k', 'c', rev).then(
+    () => null,
+    (err: unknown) => err,
+  )
   t.ok(isWrongLastSequence(stale), 'a CAS update on a stale revision is a wrong-last-sequence conflict')
-  const dup = await kv.create('k', 'd').then(() => null, (err: unknown) => err)
+  const dup = await kv.create('k', 'd').then(
+    () => null,
+    (err: unknown) => err,
+  )
   t.ok(isWrongLastSequence(dup), 'a create of an existing key is one too')
   t.notOk(isWrongLastSequence(new Error('wrong last sequence: 3')), 'a plain error that only says so is not')
   t.notOk(isWrongLastSequence(undefined))
 
   const jsm = await jetstreamManager(nc)
-  const missing = await jsm.consumers.delete(names.stream('DLQ'), 'no-such-consumer').then(() => null, (err: unknown) => err)
+  const missing = await jsm.consumers.delete(names.stream('DLQ'), 'no-such-consumer').then(
+    () => null,
+    (err: unknown) => err,
+  )
   t.ok(isApiNotFound(missing), 'deleting a consumer that does not exist is a 404')
   t.notOk(isWrongLastSequence(missing))
   t.notOk(isApiNotFound(stale))

@@ -5,7 +5,15 @@ import { connect, headers, nkeyAuthenticator, type NatsConnection } from '@nats-
 import t from 'tap'
 import { inboxPrefixOf, readSeedFile, seedFileInboxPrefix } from '../../src/platform/nats-credentials.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
-import { pollUntil, singleNodeEnv, startSingleNode, stopWith, superadminToken, tempDataDir, type SingleNode } from './single-node.ts'
+import {
+  pollUntil,
+  singleNodeEnv,
+  startSingleNode,
+  stopWith,
+  superadminToken,
+  tempDataDir,
+  type SingleNode,
+} from './single-node.ts'
 
 /*
  * The single-node nats-server takes no anonymous client (the hole: a local script read AUTH_CACHE,
@@ -22,10 +30,20 @@ const seedOf = (user: string) => readSeedFile(join(natsDir, `${user}.nk`))
 const natsUrl = () => (JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { natsUrl: string }).natsUrl
 // each user's own reply subjects (`_INBOX_gateway`, `_INBOX_events`), as its seed file says
 const as = (user: 'platform' | 'gateway' | 'events'): Promise<NatsConnection> =>
-  connect({ servers: natsUrl(), authenticator: nkeyAuthenticator(seedOf(user)), inboxPrefix: inboxPrefixOf(user), maxReconnectAttempts: 0 })
+  connect({
+    servers: natsUrl(),
+    authenticator: nkeyAuthenticator(seedOf(user)),
+    inboxPrefix: inboxPrefixOf(user),
+    maxReconnectAttempts: 0,
+  })
 
 /** The error a request ends with (a permission violation on its subject), or 'answered'. */
-async function requestOutcome(nc: NatsConnection, subject: string, data = '', hdrs?: Record<string, string>): Promise<string> {
+async function requestOutcome(
+  nc: NatsConnection,
+  subject: string,
+  data = '',
+  hdrs?: Record<string, string>,
+): Promise<string> {
   const h = headers()
   for (const [k, v] of Object.entries(hdrs ?? {})) h.set(k, v)
   return nc.request(subject, data, { timeout: 5_000, headers: h }).then(
@@ -56,14 +74,25 @@ t.teardown(async () => {
 t.test('a clean first start logs no warning', async (t) => {
   const types = ['chat', 'schedule', 'db-trigger', 'pool']
   const listedAt = await pollUntil('the actor host to list the state keys of every actor type', async () => {
-    const lines = node.output().split('\n').filter((l) => l.includes('actor state keys listed'))
-    const times = types.map((type) => lines.map((l) => JSON.parse(l) as { type: string; time: number }).find((l) => l.type === type)?.time)
+    const lines = node
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('actor state keys listed'))
+    const times = types.map(
+      (type) => lines.map((l) => JSON.parse(l) as { type: string; time: number }).find((l) => l.type === type)?.time,
+    )
     return times.every((x) => x !== undefined) ? Math.max(...(times as number[])) : undefined
   })
   // The warning was a 3 s timer's, armed with each listing: its absence shows only after that
   // deadline, so this waits for it (on the clock of the listing, not a guess).
-  await pollUntil('the listings timeout to pass', async () => (Date.now() > listedAt + 3_500 ? true : undefined), 20_000, 100)
-  const warnings = node.output()
+  await pollUntil(
+    'the listings timeout to pass',
+    async () => (Date.now() > listedAt + 3_500 ? true : undefined),
+    20_000,
+    100,
+  )
+  const warnings = node
+    .output()
     .split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as { level: number; msg: string; mod?: string })
@@ -98,7 +127,11 @@ t.test('an anonymous connection is refused', async (t) => {
   t.match(err, /Authorization Violation/i)
   // a seed the server does not know is refused the same way
   const { nkeys } = await import('@nats-io/transport-node')
-  const stranger = await connect({ servers: natsUrl(), authenticator: nkeyAuthenticator(nkeys.createUser().getSeed()), maxReconnectAttempts: 0 }).then(
+  const stranger = await connect({
+    servers: natsUrl(),
+    authenticator: nkeyAuthenticator(nkeys.createUser().getSeed()),
+    maxReconnectAttempts: 0,
+  }).then(
     async (nc) => {
       await nc.close()
       return 'connected'
@@ -112,19 +145,36 @@ t.test('events: may read the execution events, not call the API nor read AUTH_CA
   const nc = await as('events')
   t.teardown(() => nc.close())
   // the forged request of the report: rpc.users.list naming the admin as caller
-  t.match(await requestOutcome(nc, 'rpc.users.list', '{}', { 'X-Caller': 'admin' }), /Permissions Violation for Publish to "rpc\.users\.list"/)
+  t.match(
+    await requestOutcome(nc, 'rpc.users.list', '{}', { 'X-Caller': 'admin' }),
+    /Permissions Violation for Publish to "rpc\.users\.list"/,
+  )
   t.match(await requestOutcome(nc, 'rpc.roles.create', '{}'), /Permissions Violation/)
   t.match(await requestOutcome(nc, '$JS.API.STREAM.INFO.KV_AUTH_CACHE'), /Permissions Violation/)
   t.match(await requestOutcome(nc, '$JS.API.DIRECT.GET.KV_AUTH_CACHE.$KV.AUTH_CACHE.x'), /Permissions Violation/)
   t.match(await subscribeOutcome(nc, '$KV.AUTH_CACHE.>'), /Permissions Violation for Subscription/)
-  t.match(await subscribeOutcome(nc, 'rpc.>'), /Permissions Violation for Subscription/, 'cannot answer API requests either')
-  t.match(await subscribeOutcome(nc, '_INBOX.>'), /Permissions Violation for Subscription/, "cannot read the replies to others' requests")
+  t.match(
+    await subscribeOutcome(nc, 'rpc.>'),
+    /Permissions Violation for Subscription/,
+    'cannot answer API requests either',
+  )
+  t.match(
+    await subscribeOutcome(nc, '_INBOX.>'),
+    /Permissions Violation for Subscription/,
+    "cannot read the replies to others' requests",
+  )
   // what it is for: the EVENTS stream and its live subjects
   const jsm = await jetstreamManager(nc)
   t.equal((await jsm.streams.info('EVENTS')).config.name, 'EVENTS')
   // durably: its own consumer on EVENTS, pulled (nothing ran yet: no message) and removed
   await jsm.consumers.add('EVENTS', { durable_name: 'backend', ack_policy: AckPolicy.Explicit })
-  t.equal(await jetstream(nc).consumers.get('EVENTS', 'backend').then((c) => c.next({ expires: 1_000 })), null, 'pulls from its consumer')
+  t.equal(
+    await jetstream(nc)
+      .consumers.get('EVENTS', 'backend')
+      .then((c) => c.next({ expires: 1_000 })),
+    null,
+    'pulls from its consumer',
+  )
   t.ok(await jsm.consumers.delete('EVENTS', 'backend'))
   const live = nc.subscribe('events.execution.>')
   await nc.flush()
@@ -137,10 +187,21 @@ t.test('gateway: forwards requests, cannot read AUTH_CACHE, answer requests or c
   t.teardown(() => nc.close())
   t.match(await requestOutcome(nc, '$JS.API.STREAM.INFO.KV_AUTH_CACHE'), /Permissions Violation/)
   t.match(await subscribeOutcome(nc, '$KV.AUTH_CACHE.>'), /Permissions Violation for Subscription/)
-  t.match(await subscribeOutcome(nc, 'rpc.>'), /Permissions Violation for Subscription/, 'only the internal roles answer requests')
-  t.match(await subscribeOutcome(nc, '_INBOX.>'), /Permissions Violation for Subscription/, "cannot read the replies to others' requests")
+  t.match(
+    await subscribeOutcome(nc, 'rpc.>'),
+    /Permissions Violation for Subscription/,
+    'only the internal roles answer requests',
+  )
+  t.match(
+    await subscribeOutcome(nc, '_INBOX.>'),
+    /Permissions Violation for Subscription/,
+    "cannot read the replies to others' requests",
+  )
   t.match(await subscribeOutcome(nc, '_INBOX_events.>'), /Permissions Violation for Subscription/)
-  t.match(await requestOutcome(nc, '$JS.API.STREAM.CREATE.EVIL', JSON.stringify({ name: 'EVIL', subjects: ['evil.>'] })), /Permissions Violation/)
+  t.match(
+    await requestOutcome(nc, '$JS.API.STREAM.CREATE.EVIL', JSON.stringify({ name: 'EVIL', subjects: ['evil.>'] })),
+    /Permissions Violation/,
+  )
   t.match(await requestOutcome(nc, '$JS.API.STREAM.DELETE.JOBS'), /Permissions Violation/)
   t.match(await requestOutcome(nc, 'jobs.fn.x', '{}'), /Permissions Violation/, 'no job enqueued behind the API')
   // the request subjects are its own: the service answers (an unauthenticated call, refused by the service)
@@ -155,25 +216,59 @@ t.test('platform: every subject (the internal roles)', async (t) => {
 
 t.test('an edge gateway with the gateway credentials serves the API', async (t) => {
   const t0 = performance.now()
-  const edge = await startSingleNode(singleNodeEnv(dataDir, { ROLES: 'gateway', NATS_URL: natsUrl(), NATS_NKEY_FILE: join(natsDir, 'gateway.nk'), LOG_LEVEL: 'warn' }))
+  const edge = await startSingleNode(
+    singleNodeEnv(dataDir, {
+      ROLES: 'gateway',
+      NATS_URL: natsUrl(),
+      NATS_NKEY_FILE: join(natsDir, 'gateway.nk'),
+      LOG_LEVEL: 'warn',
+    }),
+  )
   t.teardown(() => stopWith(edge.child, 'SIGINT'))
   const token = superadminToken(singleNodeEnv(dataDir))
   const call = async (method: string, path: string, body?: unknown, type = 'application/json') => {
-    const res = await fetch(`${edge.base}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': type }, ...(body === undefined ? {} : { body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body) }) })
+    const res = await fetch(`${edge.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': type },
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body) }),
+    })
     return { status: res.status, text: await res.text() }
   }
   t.comment(`edge gateway up after ${String(Math.round(performance.now() - t0))} ms`)
-  const health = await pollUntil('the edge gateway healthy', async () => ((await fetch(`${edge.base}/health`)).status === 200 ? true : undefined))
+  const health = await pollUntil('the edge gateway healthy', async () =>
+    (await fetch(`${edge.base}/health`)).status === 200 ? true : undefined,
+  )
   t.ok(health)
-  t.equal((await call('POST', '/api/v1/skills', { namespace: 'edge', name: 'style', description: 'd', content: '# x' })).status, 201)
+  t.equal(
+    (await call('POST', '/api/v1/skills', { namespace: 'edge', name: 'style', description: 'd', content: '# x' }))
+      .status,
+    201,
+  )
   t.equal((await call('GET', '/api/v1/skills/edge/style')).status, 200)
   // its copy of the WEBHOOKS bucket answers an unknown path
   t.equal((await fetch(`${edge.base}/webhooks/none/here`, { method: 'POST', body: '{}' })).status, 404)
   // a streamed chat turn: the gateway relays the SSE channel the worker publishes
   const llm = await startFakeLlm()
   t.teardown(() => llm.close())
-  t.equal((await call('POST', '/api/v1/llm-providers', { name: 'fake', provider_type: 'openai', api_endpoint: llm.endpoint('openai'), api_key: 'k', default_model: 'm', is_default: true })).status, 201)
-  t.equal((await call('POST', '/api/v1/agents', { namespace: 'edge', name: 'talker', system_prompt: 'Talk.' })).status, 201)
+  t.equal(
+    (
+      await call('POST', '/api/v1/llm-providers', {
+        name: 'fake',
+        provider_type: 'openai',
+        api_endpoint: llm.endpoint('openai'),
+        api_key: 'k',
+        default_model: 'm',
+        is_default: true,
+      })
+    ).status,
+    201,
+  )
+  t.equal(
+    (await call('POST', '/api/v1/agents', { namespace: 'edge', name: 'talker', system_prompt: 'Talk.' })).status,
+    201,
+  )
   const chat = JSON.parse((await call('POST', '/agents/edge/talker/chats', {})).text) as { id: string }
   llm.push({ text: ['Hello', ' edge', '.'] })
   t.comment(`chat created after ${String(Math.round(performance.now() - t0))} ms`)
@@ -199,11 +294,22 @@ t.test('a restart on the same data directory reuses the credentials', async (t) 
   const conf = readFileSync(join(natsDir, 'nats.conf'), 'utf8')
   t.equal(await stopWith(node.child, 'SIGINT'), 0)
   node = await startSingleNode(singleNodeEnv(dataDir))
-  t.same(['platform', 'gateway', 'events'].map((u) => readFileSync(join(natsDir, `${u}.nk`), 'utf8')), before, 'same seeds')
+  t.same(
+    ['platform', 'gateway', 'events'].map((u) => readFileSync(join(natsDir, `${u}.nk`), 'utf8')),
+    before,
+    'same seeds',
+  )
   t.equal(readFileSync(join(natsDir, 'nats.conf'), 'utf8'), conf, 'same nats.conf')
   const nc = await as('events')
   t.ok(nc.info?.server_id, 'the events seed still connects')
   await nc.close()
-  t.match(await connect({ servers: natsUrl(), maxReconnectAttempts: 0 }).then(() => 'connected', (e: unknown) => String(e)), /Authorization Violation/i, 'still no anonymous client')
+  t.match(
+    await connect({ servers: natsUrl(), maxReconnectAttempts: 0 }).then(
+      () => 'connected',
+      (e: unknown) => String(e),
+    ),
+    /Authorization Violation/i,
+    'still no anonymous client',
+  )
   t.equal((await fetch(`${node.base}/health`)).status, 200)
 })

@@ -4,7 +4,14 @@ import { syncBuiltinESMExports } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { isDatabaseUnavailable } from '../../src/platform/db.ts'
-import { blockedReason, guardedFetch, parseHostList, resolveTarget, setOutboundDnsCache, type ResolvedAddress } from '../../src/platform/outbound-http.ts'
+import {
+  blockedReason,
+  guardedFetch,
+  parseHostList,
+  resolveTarget,
+  setOutboundDnsCache,
+  type ResolvedAddress,
+} from '../../src/platform/outbound-http.ts'
 import { prepareLocalTls, startReceiver } from '../helpers/local-https.ts'
 
 /*
@@ -122,7 +129,11 @@ t.test('allowlist settings', async (t) => {
   t.same(parseHostList(' , '), [])
   t.equal(parseHostList('*'), '*')
   t.equal(parseHostList('a.example, *'), '*')
-  t.same(parseHostList('Hooks.Example.com, api.example.org.,[2001:db8::1]'), ['hooks.example.com', 'api.example.org', '2001:db8::1'])
+  t.same(parseHostList('Hooks.Example.com, api.example.org.,[2001:db8::1]'), [
+    'hooks.example.com',
+    'api.example.org',
+    '2001:db8::1',
+  ])
 })
 
 t.test('refusals before any connection', async (t) => {
@@ -148,36 +159,87 @@ t.test('refusals before any connection', async (t) => {
   await refuse('https://other.test/', 'outbound.host_not_allowed', { allowHosts: ['public.test'] })
   await refuse('https://public.test.evil.test/', 'outbound.host_not_allowed', { allowHosts: ['public.test'] })
   await refuse('https://public.test/', 'outbound.host_not_allowed', { allowHosts: [] })
-  for (const host of ['loop', 'ten', 'meta', 'v6loop', 'mapped', 'nat64', 'ula', 'cgnat', 'mixed']) await refuse(`https://${host}.test/hook`, 'outbound.private_address')
-  await t.rejects(resolveTarget('https://nowhere.test/', {}, { lookup: dns.lookup }), { code: 'upstream.dns_failed', status: 502, message: /nowhere\.test/ }, 'a host that does not resolve: 502 naming it')
-  const dnsErr = await resolveTarget('https://nowhere.test/', {}, { lookup: async () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' })) }).catch((e: unknown) => e)
+  for (const host of ['loop', 'ten', 'meta', 'v6loop', 'mapped', 'nat64', 'ula', 'cgnat', 'mixed'])
+    await refuse(`https://${host}.test/hook`, 'outbound.private_address')
+  await t.rejects(
+    resolveTarget('https://nowhere.test/', {}, { lookup: dns.lookup }),
+    { code: 'upstream.dns_failed', status: 502, message: /nowhere\.test/ },
+    'a host that does not resolve: 502 naming it',
+  )
+  const dnsErr = await resolveTarget(
+    'https://nowhere.test/',
+    {},
+    {
+      lookup: async () =>
+        Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' })),
+    },
+  ).catch((e: unknown) => e)
   t.match(dnsErr, { code: 'upstream.dns_failed', cause: { code: 'ENOTFOUND' } })
   t.notOk(isDatabaseUnavailable(dnsErr), "the resolver's ENOTFOUND inside it is not taken for the database being down")
   // IP literals, in the spellings the URL parser normalises (no DNS involved)
-  for (const url of ['https://127.0.0.1/', 'https://127.1/', 'https://0x7f.0.0.1/', 'https://2130706433/', 'https://017700000001/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://169.254.169.254/latest/meta-data/', 'https://[fe80::1]/', 'https://0.0.0.0/', 'https://[64:ff9b::7f00:1]/']) {
+  for (const url of [
+    'https://127.0.0.1/',
+    'https://127.1/',
+    'https://0x7f.0.0.1/',
+    'https://2130706433/',
+    'https://017700000001/',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://169.254.169.254/latest/meta-data/',
+    'https://[fe80::1]/',
+    'https://0.0.0.0/',
+    'https://[64:ff9b::7f00:1]/',
+  ]) {
     await refuse(url, 'outbound.private_address')
   }
   // the real resolver: localhost is loopback
-  await t.rejects(resolveTarget('https://localhost:8443/'), { code: 'outbound.private_address' }, 'localhost via the system resolver')
+  await t.rejects(
+    resolveTarget('https://localhost:8443/'),
+    { code: 'outbound.private_address' },
+    'localhost via the system resolver',
+  )
   // a permitted target: every address, allowlist case-insensitive, trailing dot
   const ok = await resolveTarget('https://PUBLIC.test./x?y=1', { allowHosts: ['public.test'] }, { lookup: dns.lookup })
   t.equal(ok.host, 'public.test')
-  t.same(ok.addresses.map((a) => a.address), ['203.0.113.5', '2001:db8::5'])
-  t.ok(await resolveTarget('http://public.test/', { httpsOnly: false }, { lookup: dns.lookup }), 'plain HTTP when the caller allows it')
+  t.same(
+    ok.addresses.map((a) => a.address),
+    ['203.0.113.5', '2001:db8::5'],
+  )
+  t.ok(
+    await resolveTarget('http://public.test/', { httpsOnly: false }, { lookup: dns.lookup }),
+    'plain HTTP when the caller allows it',
+  )
   // guardedFetch refuses the same way, without connecting
-  await t.rejects(guardedFetch('https://meta.test/', { timeoutMs: 1000 }, { lookup: dns.lookup }), { code: 'outbound.private_address' })
+  await t.rejects(guardedFetch('https://meta.test/', { timeoutMs: 1000 }, { lookup: dns.lookup }), {
+    code: 'outbound.private_address',
+  })
 })
 
 t.test('real exchanges with a receiver on a documentation address', { skip: tls.skip }, async (t) => {
   const receiver = await startReceiver(t, tls)
   const port = receiver.port
   const base = `https://api.test:${String(port)}`
-  const dns = table({ 'api.test': [ADDRESS], 'rebind.test': [ADDRESS], 'other.test': [ADDRESS], 'loopy.test': ['127.0.0.1'] })
+  const dns = table({
+    'api.test': [ADDRESS],
+    'rebind.test': [ADDRESS],
+    'other.test': [ADDRESS],
+    'loopy.test': ['127.0.0.1'],
+  })
   const deps = { lookup: dns.lookup, ca: tls.cert }
 
   t.test('pinned connection, SNI and certificate for the name', async (t) => {
     receiver.handler = (r, res) => res.end(JSON.stringify({ host: r.headers.host, method: r.method, body: r.body }))
-    const res = await guardedFetch(`${base}/echo?q=1`, { method: 'POST', body: 'hello', headers: { 'content-type': 'text/plain' }, timeoutMs: 5000, allowHosts: ['api.test'] }, deps)
+    const res = await guardedFetch(
+      `${base}/echo?q=1`,
+      {
+        method: 'POST',
+        body: 'hello',
+        headers: { 'content-type': 'text/plain' },
+        timeoutMs: 5000,
+        allowHosts: ['api.test'],
+      },
+      deps,
+    )
     t.equal(res.status, 200)
     t.same(JSON.parse(res.body.toString('utf8')), { host: `api.test:${String(port)}`, method: 'POST', body: 'hello' })
     t.same(dns.calls, ['api.test'], 'resolved once, by the guard')
@@ -190,7 +252,10 @@ t.test('real exchanges with a receiver on a documentation address', { skip: tls.
     receiver.handler = (_r, res) => res.end('pinned')
     const res = await guardedFetch(`https://rebind.test:${String(port)}/`, { timeoutMs: 5000 }, deps)
     t.equal(res.body.toString('utf8'), 'pinned')
-    t.same(dns.calls.filter((h) => h === 'rebind.test'), ['rebind.test'])
+    t.same(
+      dns.calls.filter((h) => h === 'rebind.test'),
+      ['rebind.test'],
+    )
   })
 
   t.test('the streaming exchange: pinned, SNI and certificate for the name, an IP literal by its SAN', async (t) => {
@@ -204,18 +269,40 @@ t.test('real exchanges with a receiver on a documentation address', { skip: tls.
     }
     const res = await text(`https://rebind.test:${String(port)}/s?x=1`, deps)
     t.equal(res.status, 200)
-    t.same(JSON.parse(res.out), { host: `rebind.test:${String(port)}`, method: 'POST', body: 'hi' }, 'Host is the name; the socket went to the checked address')
+    t.same(
+      JSON.parse(res.out),
+      { host: `rebind.test:${String(port)}`, method: 'POST', body: 'hi' },
+      'Host is the name; the socket went to the checked address',
+    )
     t.equal(receiver.received.at(-1)?.url, '/s?x=1')
-    t.equal((await text(`https://${ADDRESS}:${String(port)}/`, deps)).status, 200, 'an IP literal is checked against the IP SAN')
-    await t.rejects(text(`https://other.test:${String(port)}/`, deps), { code: 'outbound.connect_failed' }, 'the certificate is checked against the original name')
-    await t.rejects(text(`${base}/`, { lookup: dns.lookup }), { code: 'outbound.connect_failed' }, 'self-signed, not trusted without the extra CA')
+    t.equal(
+      (await text(`https://${ADDRESS}:${String(port)}/`, deps)).status,
+      200,
+      'an IP literal is checked against the IP SAN',
+    )
+    await t.rejects(
+      text(`https://other.test:${String(port)}/`, deps),
+      { code: 'outbound.connect_failed' },
+      'the certificate is checked against the original name',
+    )
+    await t.rejects(
+      text(`${base}/`, { lookup: dns.lookup }),
+      { code: 'outbound.connect_failed' },
+      'self-signed, not trusted without the extra CA',
+    )
   })
 
   t.test('certificate checks', async (t) => {
-    const wrongName = await guardedFetch(`https://other.test:${String(port)}/`, { timeoutMs: 5000 }, deps).catch((err: unknown) => err)
+    const wrongName = await guardedFetch(`https://other.test:${String(port)}/`, { timeoutMs: 5000 }, deps).catch(
+      (err: unknown) => err,
+    )
     t.match(wrongName, { code: 'outbound.connect_failed' }, 'the certificate is checked against the original name')
     t.match((wrongName as Error).message, /altnames|does not match|Hostname/i)
-    await t.rejects(guardedFetch(`${base}/`, { timeoutMs: 5000 }, { lookup: dns.lookup }), { code: 'outbound.connect_failed' }, 'self-signed, not trusted without the extra CA')
+    await t.rejects(
+      guardedFetch(`${base}/`, { timeoutMs: 5000 }, { lookup: dns.lookup }),
+      { code: 'outbound.connect_failed' },
+      'self-signed, not trusted without the extra CA',
+    )
     const byIp = await guardedFetch(`https://${ADDRESS}:${String(port)}/`, { timeoutMs: 5000 }, deps)
     t.equal(byIp.status, 200, 'an IP literal is checked against the IP SAN')
   })
@@ -238,16 +325,46 @@ t.test('real exchanges with a receiver on a documentation address', { skip: tls.
     }
     const first = await guardedFetch(`${base}/to-next`, { timeoutMs: 5000 }, deps)
     t.equal(first.status, 302, 'maxRedirects 0 returns the 3xx')
-    const followed = await guardedFetch(`${base}/to-next`, { method: 'POST', body: 'x', headers: { authorization: 'Bearer t' }, timeoutMs: 5000, maxRedirects: 3 }, deps)
+    const followed = await guardedFetch(
+      `${base}/to-next`,
+      { method: 'POST', body: 'x', headers: { authorization: 'Bearer t' }, timeoutMs: 5000, maxRedirects: 3 },
+      deps,
+    )
     t.equal(followed.status, 200)
-    t.same(JSON.parse(followed.body.toString('utf8')), { url: '/next', method: 'GET', auth: 'Bearer t' }, '302 after POST continues as GET; same origin keeps Authorization')
+    t.same(
+      JSON.parse(followed.body.toString('utf8')),
+      { url: '/next', method: 'GET', auth: 'Bearer t' },
+      '302 after POST continues as GET; same origin keeps Authorization',
+    )
     t.equal(followed.url, `${base}/next`)
-    const crossed = await guardedFetch(`${base}/to-other-origin`, { headers: { authorization: 'Bearer t' }, timeoutMs: 5000, maxRedirects: 3 }, deps)
-    t.same(JSON.parse(crossed.body.toString('utf8')), { url: '/there', method: 'GET', auth: null }, 'Authorization is dropped when the origin changes')
-    await t.rejects(guardedFetch(`${base}/to-loop`, { timeoutMs: 5000, maxRedirects: 3 }, deps), { code: 'outbound.private_address' }, 'a hop resolving to loopback')
-    await t.rejects(guardedFetch(`${base}/to-literal`, { timeoutMs: 5000, maxRedirects: 3 }, deps), { code: 'outbound.private_address' }, 'a hop to a loopback literal')
-    await t.rejects(guardedFetch(`${base}/to-http`, { timeoutMs: 5000, maxRedirects: 3 }, deps), { code: 'outbound.not_https' }, 'a hop to plain HTTP')
-    await t.rejects(guardedFetch(`${base}/to-self`, { timeoutMs: 5000, maxRedirects: 2 }, deps), { code: 'outbound.too_many_redirects' })
+    const crossed = await guardedFetch(
+      `${base}/to-other-origin`,
+      { headers: { authorization: 'Bearer t' }, timeoutMs: 5000, maxRedirects: 3 },
+      deps,
+    )
+    t.same(
+      JSON.parse(crossed.body.toString('utf8')),
+      { url: '/there', method: 'GET', auth: null },
+      'Authorization is dropped when the origin changes',
+    )
+    await t.rejects(
+      guardedFetch(`${base}/to-loop`, { timeoutMs: 5000, maxRedirects: 3 }, deps),
+      { code: 'outbound.private_address' },
+      'a hop resolving to loopback',
+    )
+    await t.rejects(
+      guardedFetch(`${base}/to-literal`, { timeoutMs: 5000, maxRedirects: 3 }, deps),
+      { code: 'outbound.private_address' },
+      'a hop to a loopback literal',
+    )
+    await t.rejects(
+      guardedFetch(`${base}/to-http`, { timeoutMs: 5000, maxRedirects: 3 }, deps),
+      { code: 'outbound.not_https' },
+      'a hop to plain HTTP',
+    )
+    await t.rejects(guardedFetch(`${base}/to-self`, { timeoutMs: 5000, maxRedirects: 2 }, deps), {
+      code: 'outbound.too_many_redirects',
+    })
   })
 
   t.test('deadline and size cap', async (t) => {
@@ -263,8 +380,16 @@ t.test('real exchanges with a receiver on a documentation address', { skip: tls.
     await t.rejects(guardedFetch(`${base}/hang`, { timeoutMs: 500 }, deps), { code: 'outbound.timeout', status: 504 })
     const took = Date.now() - started
     t.ok(took >= 450 && took < 3000, `gave up after the deadline (${String(took)} ms)`)
-    await t.rejects(guardedFetch(`${base}/big`, { timeoutMs: 5000, maxResponseBytes: 1000 }, deps), { code: 'outbound.response_too_large' }, 'declared length over the cap')
-    await t.rejects(guardedFetch(`${base}/drip`, { timeoutMs: 5000, maxResponseBytes: 1000 }, deps), { code: 'outbound.response_too_large' }, 'streamed body over the cap')
+    await t.rejects(
+      guardedFetch(`${base}/big`, { timeoutMs: 5000, maxResponseBytes: 1000 }, deps),
+      { code: 'outbound.response_too_large' },
+      'declared length over the cap',
+    )
+    await t.rejects(
+      guardedFetch(`${base}/drip`, { timeoutMs: 5000, maxResponseBytes: 1000 }, deps),
+      { code: 'outbound.response_too_large' },
+      'streamed body over the cap',
+    )
     const headOnly = await guardedFetch(`${base}/big`, { timeoutMs: 5000, maxResponseBytes: 10, readBody: false }, deps)
     t.equal(headOnly.status, 200, 'readBody: false takes the status without the body')
     t.equal(headOnly.body.length, 0)
@@ -297,7 +422,11 @@ t.test('keep-alive: concurrent calls reuse their connections instead of reopenin
   const dns = table({ 'local.test': ['127.0.0.1'] })
   let answered = 0
   const one = async () => {
-    const s = await guardedStream(url, { method: 'POST', body: '{}', headTimeoutMs: 5000, idleTimeoutMs: 5000, httpsOnly: false, allowPrivate: true }, { lookup: dns.lookup })
+    const s = await guardedStream(
+      url,
+      { method: 'POST', body: '{}', headTimeoutMs: 5000, idleTimeoutMs: 5000, httpsOnly: false, allowPrivate: true },
+      { lookup: dns.lookup },
+    )
     let text = ''
     for await (const chunk of s.body) text += chunk.toString('utf8')
     if (text === '{"ok":true}') answered++
@@ -333,13 +462,22 @@ t.test('the streaming exchange: size cap, a slow consumer of a large body, an ea
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
   const base = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`
   const open = (path: string, maxResponseBytes?: number) =>
-    guardedStream(`${base}${path}`, { headTimeoutMs: 5000, idleTimeoutMs: 5000, httpsOnly: false, allowPrivate: true, ...(maxResponseBytes === undefined ? {} : { maxResponseBytes }) })
+    guardedStream(`${base}${path}`, {
+      headTimeoutMs: 5000,
+      idleTimeoutMs: 5000,
+      httpsOnly: false,
+      allowPrivate: true,
+      ...(maxResponseBytes === undefined ? {} : { maxResponseBytes }),
+    })
 
   // over the cap: refused while streaming
   const capped = await open('/big', 1024 * 1024)
-  await t.rejects((async () => {
-    for await (const _ of capped.body) void _
-  })(), { code: 'outbound.response_too_large' })
+  await t.rejects(
+    (async () => {
+      for await (const _ of capped.body) void _
+    })(),
+    { code: 'outbound.response_too_large' },
+  )
 
   // 3 MB read slowly (the socket is paused while more than the high-water mark waits): all of it, in order
   const slow = await open('/big')
@@ -368,40 +506,52 @@ t.test('the streaming exchange: size cap, a slow consumer of a large body, an ea
   t.equal(out, 'small')
 })
 
-t.test('the system resolver is asked once per OUTBOUND_DNS_CACHE_SECONDS, and every answer is still checked', async (t) => {
-  // the default lookup is node:dns/promises; a stand-in resolver is swapped in for this test
-  const promises = dns.promises as { lookup: unknown }
-  const original = promises.lookup
-  const asked: string[] = []
-  const answers: Record<string, string> = { 'provider.test': '93.184.216.34', 'flip.test': '93.184.216.35' }
-  promises.lookup = async (host: string) => {
-    asked.push(host)
-    const address = answers[host]
-    if (address === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
-    return [{ address, family: 4 }]
-  }
-  syncBuiltinESMExports()
-  t.teardown(() => {
-    promises.lookup = original
+t.test(
+  'the system resolver is asked once per OUTBOUND_DNS_CACHE_SECONDS, and every answer is still checked',
+  async (t) => {
+    // the default lookup is node:dns/promises; a stand-in resolver is swapped in for this test
+    const promises = dns.promises as { lookup: unknown }
+    const original = promises.lookup
+    const asked: string[] = []
+    const answers: Record<string, string> = { 'provider.test': '93.184.216.34', 'flip.test': '93.184.216.35' }
+    promises.lookup = async (host: string) => {
+      asked.push(host)
+      const address = answers[host]
+      if (address === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+      return [{ address, family: 4 }]
+    }
     syncBuiltinESMExports()
+    t.teardown(() => {
+      promises.lookup = original
+      syncBuiltinESMExports()
+      setOutboundDnsCache(30)
+    })
+
     setOutboundDnsCache(30)
-  })
+    for (let i = 0; i < 3; i++)
+      t.same((await resolveTarget('https://provider.test/v1')).addresses, [{ address: '93.184.216.34', family: 4 }])
+    t.same(asked, ['provider.test'], 'three requests, one lookup')
+    await t.rejects(resolveTarget('https://missing.test/'), { code: 'upstream.dns_failed' })
+    await t.rejects(resolveTarget('https://missing.test/'), { code: 'upstream.dns_failed' })
+    t.equal(asked.filter((h) => h === 'missing.test').length, 2, 'a failed lookup is not kept')
 
-  setOutboundDnsCache(30)
-  for (let i = 0; i < 3; i++) t.same((await resolveTarget('https://provider.test/v1')).addresses, [{ address: '93.184.216.34', family: 4 }])
-  t.same(asked, ['provider.test'], 'three requests, one lookup')
-  await t.rejects(resolveTarget('https://missing.test/'), { code: 'upstream.dns_failed' })
-  await t.rejects(resolveTarget('https://missing.test/'), { code: 'upstream.dns_failed' })
-  t.equal(asked.filter((h) => h === 'missing.test').length, 2, 'a failed lookup is not kept')
-
-  // a kept answer is checked on every use like a fresh one (step 3), so caching cannot let a private address through
-  t.same((await resolveTarget('https://flip.test/')).addresses, [{ address: '93.184.216.35', family: 4 }])
-  answers['flip.test'] = '10.0.0.7'
-  t.same((await resolveTarget('https://flip.test/')).addresses, [{ address: '93.184.216.35', family: 4 }], 'the kept public answer until it expires')
-  setOutboundDnsCache(0)
-  await t.rejects(resolveTarget('https://flip.test/'), { code: 'outbound.private_address' }, 'resolved again and refused once the cache is off')
-  asked.length = 0
-  await resolveTarget('https://provider.test/v1')
-  await resolveTarget('https://provider.test/v1')
-  t.same(asked, ['provider.test', 'provider.test'], 'OUTBOUND_DNS_CACHE_SECONDS=0: a lookup per request')
-})
+    // a kept answer is checked on every use like a fresh one (step 3), so caching cannot let a private address through
+    t.same((await resolveTarget('https://flip.test/')).addresses, [{ address: '93.184.216.35', family: 4 }])
+    answers['flip.test'] = '10.0.0.7'
+    t.same(
+      (await resolveTarget('https://flip.test/')).addresses,
+      [{ address: '93.184.216.35', family: 4 }],
+      'the kept public answer until it expires',
+    )
+    setOutboundDnsCache(0)
+    await t.rejects(
+      resolveTarget('https://flip.test/'),
+      { code: 'outbound.private_address' },
+      'resolved again and refused once the cache is off',
+    )
+    asked.length = 0
+    await resolveTarget('https://provider.test/v1')
+    await resolveTarget('https://provider.test/v1')
+    t.same(asked, ['provider.test', 'provider.test'], 'OUTBOUND_DNS_CACHE_SECONDS=0: a lookup per request')
+  },
+)

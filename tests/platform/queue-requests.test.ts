@@ -20,11 +20,21 @@ t.test('queue requests: answered, refused, left unanswered on a failure, one rep
   type Reply = { ok: true; double: number } | { ok: false; error: string }
   const served: string[] = []
   const replica = (name: string) =>
-    serveQueueRequests<typeof Req, Reply>({ nc, subject, schema: Req, refused: { ok: false, error: 'not a test request' }, log, failure: { msg: 'test request failed', fields: (req) => ({ n: req.n }) } }, async (req) => {
-      served.push(name)
-      if (req.n < 0) throw new Error('negative')
-      return { ok: true, double: req.n * 2 }
-    })
+    serveQueueRequests<typeof Req, Reply>(
+      {
+        nc,
+        subject,
+        schema: Req,
+        refused: { ok: false, error: 'not a test request' },
+        log,
+        failure: { msg: 'test request failed', fields: (req) => ({ n: req.n }) },
+      },
+      async (req) => {
+        served.push(name)
+        if (req.n < 0) throw new Error('negative')
+        return { ok: true, double: req.n * 2 }
+      },
+    )
   const a = replica('a')
   const b = replica('b')
   t.teardown(async () => {
@@ -35,7 +45,11 @@ t.test('queue requests: answered, refused, left unanswered on a failure, one rep
 
   const ask = async (body: string) => (await nc.request(subject, body, { timeout: 1_000 })).json<unknown>()
   t.same(await ask(JSON.stringify({ n: 21 })), { ok: true, double: 42 }, "the handler's result is the answer")
-  t.same(await ask(JSON.stringify({ n: 'x' })), { ok: false, error: 'not a test request' }, 'a request off the schema is refused')
+  t.same(
+    await ask(JSON.stringify({ n: 'x' })),
+    { ok: false, error: 'not a test request' },
+    'a request off the schema is refused',
+  )
   t.same(await ask('not json'), { ok: false, error: 'not a test request' }, 'so is one that is not JSON')
   t.equal(served.length, 1, 'and neither reached the handler')
   const failed = await nc.request(subject, JSON.stringify({ n: -1 }), { timeout: 500 }).then(

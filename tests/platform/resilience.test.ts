@@ -1,6 +1,14 @@
 import t from 'tap'
 import { isAlive } from '../../src/platform/local-services.ts'
-import { pollUntil, singleNodeEnv, startSingleNode, stopWith, superadminToken, tempDataDir, type SingleNode } from './single-node.ts'
+import {
+  pollUntil,
+  singleNodeEnv,
+  startSingleNode,
+  stopWith,
+  superadminToken,
+  tempDataDir,
+  type SingleNode,
+} from './single-node.ts'
 
 /*
  * Single-node mode losing one of its own servers under load: kill -9 of the child nats-server, then
@@ -13,12 +21,23 @@ const env = singleNodeEnv(dataDir)
 let node: SingleNode
 let token: string
 
-const SLEEPY = { namespace: 'ops', name: 'sleepy', code: 'import time\n\ndef handler(input, context):\n    time.sleep(input["s"])\n    return {"slept": input["s"]}\n' }
+const SLEEPY = {
+  namespace: 'ops',
+  name: 'sleepy',
+  code: 'import time\n\ndef handler(input, context):\n    time.sleep(input["s"])\n    return {"slept": input["s"]}\n',
+}
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const r = await fetch(`${node.base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   })
   const text = await r.text()
@@ -35,7 +54,13 @@ function load(n: number): { stop: () => Promise<number[]> } {
   const statuses: number[] = []
   const state = { running: true }
   const loops = Array.from({ length: n }, async () => {
-    while (state.running) statuses.push(await call('GET', '/api/v1/agents').then((r) => r.status, () => 0))
+    while (state.running)
+      statuses.push(
+        await call('GET', '/api/v1/agents').then(
+          (r) => r.status,
+          () => 0,
+        ),
+      )
   })
   return {
     async stop() {
@@ -47,10 +72,15 @@ function load(n: number): { stop: () => Promise<number[]> } {
 }
 
 const completed = (id: string) =>
-  pollUntil(`execution ${id} to complete`, async () => {
-    const r = await call('GET', `/executions/${id}`)
-    return r.body.status === 'completed' ? r.body : undefined
-  }, 120_000, 250)
+  pollUntil(
+    `execution ${id} to complete`,
+    async () => {
+      const r = await call('GET', `/executions/${id}`)
+      return r.body.status === 'completed' ? r.body : undefined
+    },
+    120_000,
+    250,
+  )
 
 t.before(async () => {
   node = await startSingleNode(env)
@@ -94,11 +124,16 @@ t.test('kill -9 of the child nats-server under load', async (t) => {
   t.equal(up.body.nats, 'connected')
   // measurements, reported and not asserted (timing assertions belong in bench/)
   const ms = (at: number) => Math.round(at - killedAt)
-  t.comment(`nats kill -9 → /health 503 after ${String(ms(downAt))} ms, in-flight request 503 after ${String(ms(flightAt))} ms, /health 200 after ${String(ms(performance.now()))} ms`)
+  t.comment(
+    `nats kill -9 → /health 503 after ${String(ms(downAt))} ms, in-flight request 503 after ${String(ms(flightAt))} ms, /health 200 after ${String(ms(performance.now()))} ms`,
+  )
   const statuses = await traffic.stop()
   t.notOk(statuses.includes(504), 'no request waited for the RPC timeout')
   t.ok(statuses.includes(503), 'requests during the outage answered 503')
-  t.ok(statuses.every((s) => s === 200 || s === 503), `only 200 and 503 (${[...new Set(statuses)].join(', ')})`)
+  t.ok(
+    statuses.every((s) => s === 200 || s === 503),
+    `only 200 and 503 (${[...new Set(statuses)].join(', ')})`,
+  )
   const newPid = node.natsPid()
   t.not(newPid, oldPid, 'a new nats-server runs')
   t.ok(isAlive(newPid))
@@ -134,17 +169,24 @@ t.test('kill -9 of the child Postgres under load', async (t) => {
     return h.status === 200 ? h : undefined
   })
   t.equal(up.body.postgres, 'up')
-  t.comment(`postgres kill -9 → /health 503 after ${String(Math.round(downAt - killedAt))} ms, /health 200 after ${String(Math.round(performance.now() - killedAt))} ms`)
+  t.comment(
+    `postgres kill -9 → /health 503 after ${String(Math.round(downAt - killedAt))} ms, /health 200 after ${String(Math.round(performance.now() - killedAt))} ms`,
+  )
   const statuses = await traffic.stop()
   t.notOk(statuses.includes(504), 'no request waited for the RPC timeout')
   t.comment(`statuses seen during the Postgres outage: ${[...new Set(statuses)].join(', ')}`)
-  t.ok(statuses.every((s) => s === 200 || s === 503), `a request the outage hit answers 503, never 500 (${[...new Set(statuses)].join(', ')})`)
+  t.ok(
+    statuses.every((s) => s === 200 || s === 503),
+    `a request the outage hit answers 503, never 500 (${[...new Set(statuses)].join(', ')})`,
+  )
   const newPid = node.postgresPid()
   t.not(newPid, oldPid, 'a new postgres runs')
   t.ok(isAlive(newPid))
   t.match(node.output(), /postgres ended unexpectedly: restarting it/, 'the restart is logged')
   // the pool drops the dead connections and opens new ones
-  const again = await pollUntil('the API to answer 200', async () => ((await call('GET', '/api/v1/agents')).status === 200 ? true : undefined))
+  const again = await pollUntil('the API to answer 200', async () =>
+    (await call('GET', '/api/v1/agents')).status === 200 ? true : undefined,
+  )
   t.ok(again, 'the API works again')
   t.equal((await completed(jobId)).status, 'completed', 'the job accepted before the crash completed')
 })

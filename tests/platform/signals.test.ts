@@ -19,7 +19,12 @@ function processes(node: SingleNode): number[] {
 
 // A bound on "stops at all": the bug this guards against hung until a second signal.
 const gone = async (pids: number[], t: { comment(s: string): void }, since: number) => {
-  const r = await pollUntil('node, nats-server and postgres to end', async () => (pids.every((p) => !isAlive(p)) ? true : undefined), 20_000, 50)
+  const r = await pollUntil(
+    'node, nats-server and postgres to end',
+    async () => (pids.every((p) => !isAlive(p)) ? true : undefined),
+    20_000,
+    50,
+  )
   // measured, not asserted (timing assertions belong in bench/)
   t.comment(`all gone ${String(Math.round(performance.now() - since))} ms after the signal`)
   return r

@@ -24,14 +24,25 @@ export function tempDataDir(t: { teardown(fn: () => unknown): void }): string {
   t.teardown(() => {
     // as root with a 0700 temp dir the cluster lives under /var/lib/agent-platform, linked from DATA_DIR/pg
     const pg = join(dataDir, 'pg')
-    if (existsSync(pg) && lstatSync(pg).isSymbolicLink()) rmSync(join(realpathSync(pg), '..'), { recursive: true, force: true })
+    if (existsSync(pg) && lstatSync(pg).isSymbolicLink())
+      rmSync(join(realpathSync(pg), '..'), { recursive: true, force: true })
     rmSync(dataDir, { recursive: true, force: true })
   })
   return dataDir
 }
 
 export function singleNodeEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', NATS_URL: '', DATABASE_URL: '', DATABASE_HOST: '', NATS_PREFIX: '', ...extra }
+  return {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    NATS_URL: '',
+    DATABASE_URL: '',
+    DATABASE_HOST: '',
+    NATS_PREFIX: '',
+    ...extra,
+  }
 }
 
 /** `npm` runs `npm start` exactly as a user or a process manager would; `node` runs the CLI directly. */
@@ -39,7 +50,11 @@ export function startSingleNode(env: NodeJS.ProcessEnv, how: 'node' | 'npm' = 'n
   const child =
     how === 'npm'
       ? spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'start'], {
+          cwd: root,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
   let out = ''
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()))
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()))
@@ -79,12 +94,21 @@ export function stopWith(child: ChildProcess, signal: NodeJS.Signals): Promise<n
 }
 
 export function superadminToken(env: NodeJS.ProcessEnv): string {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'token'], { cwd: root, env, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'token'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+  })
   if (r.status !== 0) throw new Error(`npm run token failed: ${r.stderr}`)
   return r.stdout.trim()
 }
 
-export async function pollUntil<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 20): Promise<T> {
+export async function pollUntil<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs = 60_000,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const v = await fn().catch(() => undefined)

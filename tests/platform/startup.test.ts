@@ -15,13 +15,27 @@ const dataDir = mkdtempSync(join(tmpdir(), 'platform-start-'))
 t.teardown(() => {
   // as root with a 0700 temp dir the cluster lives under /var/lib/agent-platform, linked from DATA_DIR/pg
   const pg = join(dataDir, 'pg')
-  if (existsSync(pg) && lstatSync(pg).isSymbolicLink()) rmSync(join(realpathSync(pg), '..'), { recursive: true, force: true })
+  if (existsSync(pg) && lstatSync(pg).isSymbolicLink())
+    rmSync(join(realpathSync(pg), '..'), { recursive: true, force: true })
   rmSync(dataDir, { recursive: true, force: true })
 })
-const baseEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', NATS_URL: '', DATABASE_URL: '', DATABASE_HOST: '', NATS_PREFIX: '' }
+const baseEnv = {
+  ...process.env,
+  DATA_DIR: dataDir,
+  PORT: '0',
+  LOG_LEVEL: 'warn',
+  NATS_URL: '',
+  DATABASE_URL: '',
+  DATABASE_HOST: '',
+  NATS_PREFIX: '',
+}
 
 function startCli(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; port: number; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'start'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let out = ''
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()))
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()))
@@ -60,36 +74,67 @@ t.test('start, serve, stop, start again', async (t) => {
   t.equal(health.status, 200)
   const docs = await fetch(`http://127.0.0.1:${String(first.port)}/docs`)
   t.equal(docs.status, 200)
-  const tokenRun = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'token'], { cwd: root, env: baseEnv, encoding: 'utf8' })
+  const tokenRun = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'token'], {
+    cwd: root,
+    env: baseEnv,
+    encoding: 'utf8',
+  })
   t.equal(tokenRun.status, 0, tokenRun.stderr)
   const token = tokenRun.stdout.trim()
-  const agents = await fetch(`http://127.0.0.1:${String(first.port)}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } })
+  const agents = await fetch(`http://127.0.0.1:${String(first.port)}/api/v1/agents`, {
+    headers: { authorization: `Bearer ${token}` },
+  })
   t.equal(agents.status, 200)
   const list = (await agents.json()) as { id: string; namespace: string; name: string }[]
   const def = list.find((a) => a.namespace === 'default' && a.name === 'default')
   t.ok(def, 'the default agent is listed')
-  const runtime = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { natsUrl: string; databaseUrl: string }
+  const runtime = JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as {
+    natsUrl: string
+    databaseUrl: string
+  }
   t.match(runtime.natsUrl, /^nats:\/\//)
   const socketDir = decodeURIComponent(new URL(runtime.databaseUrl).hostname)
-  t.ok(socketDir.startsWith('/') && existsSync(join(socketDir, `.s.PGSQL.${new URL(runtime.databaseUrl).port}`)), `Postgres over its Unix socket in ${socketDir} (npm run token above used it)`)
-  const pids = [Number(readFileSync(join(dataDir, 'nats', 'nats.pid'), 'utf8')), Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0])]
+  t.ok(
+    socketDir.startsWith('/') && existsSync(join(socketDir, `.s.PGSQL.${new URL(runtime.databaseUrl).port}`)),
+    `Postgres over its Unix socket in ${socketDir} (npm run token above used it)`,
+  )
+  const pids = [
+    Number(readFileSync(join(dataDir, 'nats', 'nats.pid'), 'utf8')),
+    Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]),
+  ]
   t.ok(pids.every(isAlive), 'nats-server and postgres run as children')
   t.equal(await stop(first.child), 0, 'Ctrl-C exits cleanly')
-  t.ok(pids.every((p) => !isAlive(p)), 'nothing is left running')
+  t.ok(
+    pids.every((p) => !isAlive(p)),
+    'nothing is left running',
+  )
 
   const second = await startCli(baseEnv)
-  const again = await fetch(`http://127.0.0.1:${String(second.port)}/api/v1/agents/default/default`, { headers: { authorization: `Bearer ${token}` } })
+  const again = await fetch(`http://127.0.0.1:${String(second.port)}/api/v1/agents/default/default`, {
+    headers: { authorization: `Bearer ${token}` },
+  })
   t.equal(again.status, 200, 'the same secrets and data: the old token still works')
   t.equal(((await again.json()) as { id: string }).id, def?.id, 'the same default agent')
   t.equal(await stop(second.child), 0)
 })
 
 t.test('a bad setting stops the start with a clear message', async (t) => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'start'], { cwd: root, env: { ...baseEnv, PORT: 'eighty', SANDBOX_EXECUTOR: 'maybe' }, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'start'], {
+    cwd: root,
+    env: { ...baseEnv, PORT: 'eighty', SANDBOX_EXECUTOR: 'maybe' },
+    encoding: 'utf8',
+  })
   t.equal(r.status, 1)
   t.match(r.stderr, /PORT: Expected integer/)
   t.match(r.stderr, /SANDBOX_EXECUTOR: must be one of/)
-  const prod = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'start'], { cwd: root, env: { ...baseEnv, NODE_ENV: 'production' }, encoding: 'utf8' })
+  const prod = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'start'], {
+    cwd: root,
+    env: { ...baseEnv, NODE_ENV: 'production' },
+    encoding: 'utf8',
+  })
   t.equal(prod.status, 1)
-  t.match(prod.stderr, /production mode requires SECRET_KEY, ENCRYPTION_KEY, DATABASE_PASSWORD, SUPERADMIN_EMAIL, DOMAIN/)
+  t.match(
+    prod.stderr,
+    /production mode requires SECRET_KEY, ENCRYPTION_KEY, DATABASE_PASSWORD, SUPERADMIN_EMAIL, DOMAIN/,
+  )
 })

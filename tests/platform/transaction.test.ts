@@ -21,7 +21,10 @@ t.test('commits, rolls back on a throw, and runs again what Postgres rolled back
   const db = env.platform.db
   if (db === undefined) throw new Error('no database')
   await db.query(sql.unsafe`create table tx_probe (n int not null)`)
-  t.equal(await transaction(db, async (tx) => (await tx.query(sql.unsafe`insert into tx_probe values (1)`)).rowCount), 1)
+  t.equal(
+    await transaction(db, async (tx) => (await tx.query(sql.unsafe`insert into tx_probe values (1)`)).rowCount),
+    1,
+  )
   await t.rejects(
     transaction(db, async (tx) => {
       await tx.query(sql.unsafe`insert into tx_probe values (2)`)
@@ -68,9 +71,13 @@ t.test('a transaction leaves no promise hooks in the process', async (t) => {
     await db.end()
     process.stdout.write(JSON.stringify({ before, after }))
   `
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: ROOT,
-    env: { ...process.env, PROBE_DB_URL: env.databaseUrl },
-  })
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', script],
+    {
+      cwd: ROOT,
+      env: { ...process.env, PROBE_DB_URL: env.databaseUrl },
+    },
+  )
   t.same(JSON.parse(stdout), { before: 0, after: 0 })
 })

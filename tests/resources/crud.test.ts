@@ -24,8 +24,10 @@ for (const kind of KINDS) {
   const base = `/api/v1/${kind.plural}`
   const namespaced = kind.addressing === 'namespaced'
   const addr = (ns: string, name: string) => (namespaced ? { namespace: ns, name } : { name })
-  const onePath = (rec: { namespace?: unknown; name: unknown }) => (namespaced ? `${base}/${String(rec.namespace)}/${String(rec.name)}` : `${base}/${String(rec.name)}`)
-  const changePath = (rec: { id: unknown; namespace?: unknown; name: unknown }) => (namespaced ? onePath(rec) : `${base}/${String(rec.id)}`)
+  const onePath = (rec: { namespace?: unknown; name: unknown }) =>
+    namespaced ? `${base}/${String(rec.namespace)}/${String(rec.name)}` : `${base}/${String(rec.name)}`
+  const changePath = (rec: { id: unknown; namespace?: unknown; name: unknown }) =>
+    namespaced ? onePath(rec) : `${base}/${String(rec.id)}`
 
   t.test(`${kind.kind}: create, get, list, update, delete`, async (t) => {
     const created = await env.request('POST', base, { body: { ...addr('crud', 'first'), ...fx.valid } })
@@ -43,21 +45,28 @@ for (const kind of KINDS) {
     t.equal(got.status, 200)
     t.same(got.body, rec)
 
-    const second = await env.request('POST', base, { body: { ...addr('other', 'second'), ...fx.valid, ...(namespaced ? {} : { name: 'second' }) } })
+    const second = await env.request('POST', base, {
+      body: { ...addr('other', 'second'), ...fx.valid, ...(namespaced ? {} : { name: 'second' }) },
+    })
     t.equal(second.status, 201, second.text)
     const all = await env.request('GET', base)
     t.equal(all.status, 200)
     t.ok(Number(all.headers.get('x-total-count')) >= 2)
     if (namespaced) {
       const filtered = await env.request('GET', `${base}?namespace=crud`)
-      t.same((filtered.body as { name: string }[]).map((r) => r.name), ['first'])
+      t.same(
+        (filtered.body as { name: string }[]).map((r) => r.name),
+        ['first'],
+      )
       const paged = await env.request('GET', `${base}?namespace=crud,other&limit=1&offset=1`)
       t.equal((paged.body as unknown[]).length, 1)
       t.equal(paged.headers.get('x-total-count'), '2')
       t.equal((paged.body as { name: string }[])[0]?.name, 'second')
     }
 
-    const updated = await env.request(kind.updateMethod, changePath(rec as { id: unknown; name: unknown }), { body: fx.update })
+    const updated = await env.request(kind.updateMethod, changePath(rec as { id: unknown; name: unknown }), {
+      body: fx.update,
+    })
     t.equal(updated.status, 200, updated.text)
     for (const [k, v] of Object.entries(fx.update)) t.same((updated.body as Record<string, unknown>)[k], v)
     const changedVersioned = Object.keys(fx.update).some((k) => kind.versioned.includes(k))
@@ -65,7 +74,10 @@ for (const kind of KINDS) {
     if (kind.versioned.length > 0) {
       const versions = await env.request('GET', `${onePath(rec as { name: unknown })}/versions`)
       t.equal(versions.status, 200)
-      t.same((versions.body as { version: number }[]).map((v) => v.version), changedVersioned ? [2, 1] : [1])
+      t.same(
+        (versions.body as { version: number }[]).map((v) => v.version),
+        changedVersioned ? [2, 1] : [1],
+      )
     }
 
     const deleted = await env.request('DELETE', changePath(rec as { id: unknown; name: unknown }))
@@ -84,10 +96,17 @@ for (const kind of KINDS) {
     t.equal(conflict.status, 409)
     t.ok(isErrorBody(conflict.body, 'resource.exists'), conflict.text)
 
-    const wrong = await env.request('POST', base, { body: { ...addr('bad', 'wrongtype'), ...fx.valid, ...fx.wrongType } })
+    const wrong = await env.request('POST', base, {
+      body: { ...addr('bad', 'wrongtype'), ...fx.valid, ...fx.wrongType },
+    })
     t.equal(wrong.status, 422)
     t.ok(isErrorBody(wrong.body, 'request.invalid'))
-    t.ok((wrong.body as { errors: { path: string }[] }).errors.some((e) => Object.keys(fx.wrongType).some((k) => e.path.startsWith(k))), wrong.text)
+    t.ok(
+      (wrong.body as { errors: { path: string }[] }).errors.some((e) =>
+        Object.keys(fx.wrongType).some((k) => e.path.startsWith(k)),
+      ),
+      wrong.text,
+    )
 
     const unknown = await env.request('POST', base, { body: { ...addr('bad', 'unknown'), ...fx.valid, surprise: 1 } })
     t.equal(unknown.status, 422, 'unknown fields are refused')
@@ -104,7 +123,11 @@ for (const kind of KINDS) {
     }
     const missing = await env.request('POST', base, { body: fx.valid })
     t.equal(missing.status, 422, 'name is required')
-    const badUpdate = await env.request(kind.updateMethod, namespaced ? `${base}/bad/dup` : `${base}/00000000-0000-4000-8000-000000000000`, { body: fx.wrongType })
+    const badUpdate = await env.request(
+      kind.updateMethod,
+      namespaced ? `${base}/bad/dup` : `${base}/00000000-0000-4000-8000-000000000000`,
+      { body: fx.wrongType },
+    )
     t.equal(badUpdate.status, 422)
     const badQuery = await env.request('GET', `${base}?limit=0`)
     t.equal(badQuery.status, 422)

@@ -14,9 +14,18 @@ const code = 'def handler(input, context):\n    return input\n'
 
 t.test('a write is visible to the next read in every process (read-your-writes across processes)', async (t) => {
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources', RPC_IN_PROCESS: 'false' })
-  const childEnv = { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, DATABASE_URL: env.databaseUrl, SECRET_KEY, ENCRYPTION_KEY, DATA_DIR: env.config.DATA_DIR }
+  const childEnv = {
+    NATS_URL: env.config.NATS_URL,
+    NATS_PREFIX: env.config.NATS_PREFIX,
+    DATABASE_URL: env.databaseUrl,
+    SECRET_KEY,
+    ENCRYPTION_KEY,
+    DATA_DIR: env.config.DATA_DIR,
+  }
   await Promise.all([spawnReady(t, SERVICE, childEnv), spawnReady(t, SERVICE, childEnv)])
-  const made = await env.request('POST', '/api/v1/functions', { body: { namespace: 'rc', name: 'f', code, description: 'v0' } })
+  const made = await env.request('POST', '/api/v1/functions', {
+    body: { namespace: 'rc', name: 'f', code, description: 'v0' },
+  })
   t.equal(made.status, 201, made.text)
   // warm every process's copy of the kind
   for (let i = 0; i < 30; i++) t.equal((await env.request('GET', '/api/v1/functions/rc/f')).status, 200)
@@ -37,7 +46,10 @@ t.test('a write is visible to the next read in every process (read-your-writes a
     t.equal((await env.request('POST', '/api/v1/functions', { body: { namespace: 'rc', name, code } })).status, 201)
     t.equal((await env.request('GET', `/api/v1/functions/rc/${name}`)).status, 200, `created ${name} is found at once`)
     const listed = await env.request('GET', '/api/v1/functions?namespace=rc')
-    t.ok((listed.body as { name: string }[]).some((f) => f.name === name), `created ${name} is listed at once`)
+    t.ok(
+      (listed.body as { name: string }[]).some((f) => f.name === name),
+      `created ${name} is listed at once`,
+    )
     t.equal((await env.request('DELETE', `/api/v1/functions/rc/${name}`)).status, 204)
     t.equal((await env.request('GET', `/api/v1/functions/rc/${name}`)).status, 404, `deleted ${name} is gone at once`)
   }
@@ -45,13 +57,35 @@ t.test('a write is visible to the next read in every process (read-your-writes a
 
 t.test('setting a new default clears the old one in every process (a change to other rows of the kind)', async (t) => {
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources', RPC_IN_PROCESS: 'false' })
-  const childEnv = { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, DATABASE_URL: env.databaseUrl, SECRET_KEY, ENCRYPTION_KEY, DATA_DIR: env.config.DATA_DIR }
+  const childEnv = {
+    NATS_URL: env.config.NATS_URL,
+    NATS_PREFIX: env.config.NATS_PREFIX,
+    DATABASE_URL: env.databaseUrl,
+    SECRET_KEY,
+    ENCRYPTION_KEY,
+    DATA_DIR: env.config.DATA_DIR,
+  }
   await spawnReady(t, SERVICE, childEnv)
-  const provider = (name: string) => ({ name, provider_type: 'openai', api_endpoint: 'http://127.0.0.1:9/v1', api_key: 'k', default_model: 'm', is_default: true })
+  const provider = (name: string) => ({
+    name,
+    provider_type: 'openai',
+    api_endpoint: 'http://127.0.0.1:9/v1',
+    api_key: 'k',
+    default_model: 'm',
+    is_default: true,
+  })
   t.equal((await env.request('POST', '/api/v1/llm-providers', { body: provider('first') })).status, 201)
-  for (let i = 0; i < 10; i++) t.equal(((await env.request('GET', '/api/v1/llm-providers/first')).body as { is_default: boolean }).is_default, true)
+  for (let i = 0; i < 10; i++)
+    t.equal(
+      ((await env.request('GET', '/api/v1/llm-providers/first')).body as { is_default: boolean }).is_default,
+      true,
+    )
   t.equal((await env.request('POST', '/api/v1/llm-providers', { body: provider('second') })).status, 201)
   for (let i = 0; i < 10; i++) {
-    t.equal(((await env.request('GET', '/api/v1/llm-providers/first')).body as { is_default: boolean }).is_default, false, 'the old default is cleared everywhere')
+    t.equal(
+      ((await env.request('GET', '/api/v1/llm-providers/first')).body as { is_default: boolean }).is_default,
+      false,
+      'the old default is cleared everywhere',
+    )
   }
 })

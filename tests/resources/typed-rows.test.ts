@@ -22,7 +22,16 @@ t.test('a resource row reads as its record, and one whose spec is not an object 
   const created = await service.create(admin, functionKind, { namespace: 'rows', name: 'shape', code })
   const got = await env.request('GET', '/api/v1/functions/rows/shape')
   t.equal(got.status, 200, got.text)
-  t.match(got.body, { id: created['id'], namespace: 'rows', name: 'shape', code, version: 1, is_active: true, owner_id: env.adminId, created_at: /^\d{4}-\d\d-\d\dT/ })
+  t.match(got.body, {
+    id: created['id'],
+    namespace: 'rows',
+    name: 'shape',
+    code,
+    version: 1,
+    is_active: true,
+    owner_id: env.adminId,
+    created_at: /^\d{4}-\d\d-\d\dT/,
+  })
   const versions = await env.request('GET', '/api/v1/functions/rows/shape/versions')
   t.equal(versions.status, 200, versions.text)
   t.match(versions.body, [{ version: 1, fields: { code }, created_by: env.adminId, created_at: /^\d{4}-\d\d-\d\dT/ }])
@@ -31,21 +40,54 @@ t.test('a resource row reads as its record, and one whose spec is not an object 
   const broken = await env.request('GET', '/api/v1/functions/rows/shape')
   t.equal(broken.status, 500, broken.text)
   t.match(broken.body, { code: 'internal' })
-  await t.rejects(service.get(admin, functionKind, { namespace: 'rows', name: 'shape' }), { status: 500, code: 'internal', message: /a resource row does not match its schema at \/spec/ })
+  await t.rejects(service.get(admin, functionKind, { namespace: 'rows', name: 'shape' }), {
+    status: 500,
+    code: 'internal',
+    message: /a resource row does not match its schema at \/spec/,
+  })
 })
 
 t.test('a chat row whose input is not an object is an internal error', async (t) => {
   const store = chatStore(db)
-  const chat = await store.create({ userId: env.adminId, agent: { id: env.adminId, namespace: 'rows', name: 'agent' }, input: { customer: 'X' } })
-  t.match(await store.get(chat.id), { id: chat.id, input: { customer: 'X' }, archived: false, internal: false, created_at: /^\d{4}-\d\d-\d\dT/ })
+  const chat = await store.create({
+    userId: env.adminId,
+    agent: { id: env.adminId, namespace: 'rows', name: 'agent' },
+    input: { customer: 'X' },
+  })
+  t.match(await store.get(chat.id), {
+    id: chat.id,
+    input: { customer: 'X' },
+    archived: false,
+    internal: false,
+    created_at: /^\d{4}-\d\d-\d\dT/,
+  })
   await env.sql(`update chats set input = '5'::jsonb where id = $1`, [chat.id])
-  await t.rejects(store.get(chat.id), { status: 500, code: 'internal', message: /a chat row does not match its schema at \/input/ })
+  await t.rejects(store.get(chat.id), {
+    status: 500,
+    code: 'internal',
+    message: /a chat row does not match its schema at \/input/,
+  })
 })
 
-t.test('an llm provider row whose spec is not an object is an internal error, not an unknown provider type', async (t) => {
-  const created = await service.create(admin, llmProviderKind, { name: 'rows-llm', provider_type: 'openai', api_endpoint: 'http://127.0.0.1:9/v1', api_key: 'sk-rows', default_model: 'm' })
-  const id = String(created['id'])
-  t.match(await loadProviderCandidates(service, { llm_provider_id: id, model: null }), [{ id, name: 'rows-llm', provider_type: 'openai', default_model: 'm' }])
-  await env.sql(`update resources set spec = '"openai"'::jsonb where id = $1`, [id])
-  await t.rejects(loadProviderCandidates(service, { llm_provider_id: id, model: null }), { status: 500, code: 'internal', message: /a resource row does not match its schema at \/spec/ })
-})
+t.test(
+  'an llm provider row whose spec is not an object is an internal error, not an unknown provider type',
+  async (t) => {
+    const created = await service.create(admin, llmProviderKind, {
+      name: 'rows-llm',
+      provider_type: 'openai',
+      api_endpoint: 'http://127.0.0.1:9/v1',
+      api_key: 'sk-rows',
+      default_model: 'm',
+    })
+    const id = String(created['id'])
+    t.match(await loadProviderCandidates(service, { llm_provider_id: id, model: null }), [
+      { id, name: 'rows-llm', provider_type: 'openai', default_model: 'm' },
+    ])
+    await env.sql(`update resources set spec = '"openai"'::jsonb where id = $1`, [id])
+    await t.rejects(loadProviderCandidates(service, { llm_provider_id: id, model: null }), {
+      status: 500,
+      code: 'internal',
+      message: /a resource row does not match its schema at \/spec/,
+    })
+  },
+)

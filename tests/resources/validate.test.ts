@@ -24,13 +24,25 @@ const probeKind = defineKind({
     return spec.word === 'bad' ? [{ path: '/word', message: 'not this word' }] : []
   },
 })
-const service = createResourceService({ db, log: createLogger({ level: 'silent' }), kinds: [probeKind], box: createSecretBox(ENCRYPTION_KEY) })
+const service = createResourceService({
+  db,
+  log: createLogger({ level: 'silent' }),
+  kinds: [probeKind],
+  box: createSecretBox(ENCRYPTION_KEY),
+})
 
 t.test('an async validate is awaited on create and update', async (t) => {
-  await t.rejects(service.create(admin, probeKind, { namespace: 'v', name: 'one', word: 'bad' }), { status: 422, code: 'request.invalid', issues: [{ path: '/word', message: 'not this word' }] })
+  await t.rejects(service.create(admin, probeKind, { namespace: 'v', name: 'one', word: 'bad' }), {
+    status: 422,
+    code: 'request.invalid',
+    issues: [{ path: '/word', message: 'not this word' }],
+  })
   const ok = await service.create(admin, probeKind, { namespace: 'v', name: 'one', word: 'good' })
   t.equal(ok.word, 'good', 'the record is typed by the kind: ok.word is a string')
-  await t.rejects(service.update(admin, probeKind, { namespace: 'v', name: 'one' }, { word: 'bad' }), { status: 422, code: 'request.invalid' })
+  await t.rejects(service.update(admin, probeKind, { namespace: 'v', name: 'one' }, { word: 'bad' }), {
+    status: 422,
+    code: 'request.invalid',
+  })
 })
 
 t.test('the Python code check runs without blocking the event loop, several at once', async (t) => {
@@ -47,11 +59,17 @@ t.test('the Python code check runs without blocking the event loop, several at o
   t.match(results[1], [{ path: '/code', message: /line 1/ }])
   t.match(results[2], [{ message: /plain def/ }])
   t.match(results[3], [{ message: /no top-level function handler/ }])
-  t.match(await checkPythonCode('x = 1', 'handler', '/nonexistent/python3'), [{ path: '/code', message: /could not run/ }], 'a missing interpreter is an issue, not a crash')
+  t.match(
+    await checkPythonCode('x = 1', 'handler', '/nonexistent/python3'),
+    [{ path: '/code', message: /could not run/ }],
+    'a missing interpreter is an issue, not a crash',
+  )
 })
 
 t.test('saving a function with bad code answers 422 through the API', async (t) => {
-  const r = await env.request('POST', '/api/v1/functions', { body: { namespace: 'v', name: 'broken', code: 'def handler(:\n' } })
+  const r = await env.request('POST', '/api/v1/functions', {
+    body: { namespace: 'v', name: 'broken', code: 'def handler(:\n' },
+  })
   t.equal(r.status, 422)
   t.match(r.body, { code: 'request.invalid', errors: [{ path: '/code' }] })
 })

@@ -21,11 +21,26 @@ export interface ConformanceOptions {
   limits?: Partial<SandboxLimits>
 }
 
-export const TEST_LIMITS: SandboxLimits = { memoryMb: 256, cpus: 1, tmpMb: 100, fileMb: 200, maxProcs: 32, maxFiles: 256 }
+export const TEST_LIMITS: SandboxLimits = {
+  memoryMb: 256,
+  cpus: 1,
+  tmpMb: 100,
+  fileMb: 200,
+  maxProcs: 32,
+  maxFiles: 256,
+}
 
-const py = (body: string): string => `def handler(input, context):\n${body.split('\n').map((l) => `    ${l}`).join('\n')}\n`
+const py = (body: string): string =>
+  `def handler(input, context):\n${body
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n')}\n`
 
-export async function runConformance(t: Test, makeDriver: () => Promise<SandboxDriver>, o: ConformanceOptions): Promise<void> {
+export async function runConformance(
+  t: Test,
+  makeDriver: () => Promise<SandboxDriver>,
+  o: ConformanceOptions,
+): Promise<void> {
   const driver = await makeDriver()
   const ok = await driver.check()
   if (!ok.ok) {
@@ -98,16 +113,30 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
       ].join('\n'),
     )
     t.ok(r.ok, JSON.stringify(value(r)))
-    const v = (r.ok ? r.result : {}) as { env: Record<string, string>; root: string[]; shadow: boolean; repo: boolean; cmds: string[]; uid: number }
+    const v = (r.ok ? r.result : {}) as {
+      env: Record<string, string>
+      root: string[]
+      shadow: boolean
+      repo: boolean
+      cmds: string[]
+      uid: number
+    }
     for (const name of o.secretEnv) t.notOk(name in v.env, `${name} is not in the environment`)
     t.notOk(v.shadow, '/etc/shadow is not readable')
     t.notOk(v.repo, 'no /work, /root or /home')
-    t.ok(v.cmds.every((c) => !/node|nats-server|postgres/.test(c)), 'no platform process is visible')
+    t.ok(
+      v.cmds.every((c) => !/node|nats-server|postgres/.test(c)),
+      'no platform process is visible',
+    )
     t.not(v.uid, 0, 'not root inside')
   })
 
   await t.test(`${driver.name}: no network: the platform's ports and the internet are unreachable`, async (t) => {
-    const targets = [...o.hostPorts.map((p) => ['127.0.0.1', p] as const), ['1.1.1.1', 53] as const, ['10.0.2.2', 5432] as const]
+    const targets = [
+      ...o.hostPorts.map((p) => ['127.0.0.1', p] as const),
+      ['1.1.1.1', 53] as const,
+      ['10.0.2.2', 5432] as const,
+    ]
     const r = await run(
       ch,
       [
@@ -128,7 +157,8 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
       targets,
     )
     t.ok(r.ok)
-    for (const [k, v] of Object.entries((r.ok ? r.result : {}) as Record<string, string>)) t.match(v, /^refused/, `${k} unreachable`)
+    for (const [k, v] of Object.entries((r.ok ? r.result : {}) as Record<string, string>))
+      t.match(v, /^refused/, `${k} unreachable`)
   })
 
   await t.test(`${driver.name}: read-only system, a bounded in-memory /tmp`, async (t) => {
@@ -164,7 +194,10 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
     for (const p of ['/usr/evil', '/runner/evil', '/evil', '/bin/evil']) t.equal(v[p], 'refused', `cannot write ${p}`)
     t.equal(v['tmp'], 'fine', '/tmp is writable')
     t.ok(typeof v['fill_error'] === 'string', `filling /tmp stops with an error (${String(v['fill_error'])})`)
-    t.ok(Number(v['written_mb']) <= limits.tmpMb, `at most ${String(limits.tmpMb)} MB written (${String(v['written_mb'])})`)
+    t.ok(
+      Number(v['written_mb']) <= limits.tmpMb,
+      `at most ${String(limits.tmpMb)} MB written (${String(v['written_mb'])})`,
+    )
   })
 
   await t.test(`${driver.name}: a warm sandbox leaves nothing for the next execution`, async (t) => {
@@ -178,7 +211,7 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
         // json: a module the function imported; os: one the runner itself holds (inherited from its zygote)
         'sys.modules["json"].LEAK = "from a"',
         'sys.modules["os"].LEAK = "from a"',
-        'p = subprocess.Popen([sys.executable, "-c", "import time\\nwhile True:\\n    open(\'/tmp/late\', \'w\').write(\'x\')\\n    time.sleep(0.01)"])',
+        "p = subprocess.Popen([sys.executable, \"-c\", \"import time\\nwhile True:\\n    open('/tmp/late', 'w').write('x')\\n    time.sleep(0.01)\"])",
         'return p.pid',
       ].join('\n'),
     )
@@ -197,7 +230,11 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
         'return {"tmp": sorted(os.listdir("/tmp")), "builtin": hasattr(builtins, "LEAK"), "module": hasattr(json, "LEAK") or hasattr(os, "LEAK"), "sleepers": [c for c in procs if "while True" in c]}',
       ].join('\n'),
     )
-    t.same(value(second), { tmp: [], builtin: false, module: false, sleepers: [] }, "no file, global, module change or process of the previous execution")
+    t.same(
+      value(second),
+      { tmp: [], builtin: false, module: false, sleepers: [] },
+      'no file, global, module change or process of the previous execution',
+    )
   })
 
   // a sandbox of their own: each check is one execution that plants something, then one that looks
@@ -223,12 +260,21 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
       ].join('\n'),
     )
     t.ok(peek.ok, JSON.stringify(value(peek)))
-    for (const [what, how] of Object.entries((peek.ok ? peek.result : {}) as Record<string, string>)) t.not(how, 'readable', `the runner's /proc/<pid>/${what} is closed to the function`)
+    for (const [what, how] of Object.entries((peek.ok ? peek.result : {}) as Record<string, string>))
+      t.not(how, 'readable', `the runner's /proc/<pid>/${what} is closed to the function`)
     // writing 'done' on every descriptor it holds must not lift the time limit (a fresh sandbox:
     // the garbage also lands on the protocol output, which breaks that sandbox, as it should)
     const { ch: victim } = await fresh()
-    const forged = await run(victim, 'import os, time\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b"D")\n    except OSError:\n        pass\ntime.sleep(60)', null, 1_000).catch((err: unknown) => ({ thrown: String(err) }))
-    t.ok('thrown' in forged || (!forged.ok && forged.timedOut), `still stopped (${JSON.stringify('thrown' in forged ? forged : value(forged))})`)
+    const forged = await run(
+      victim,
+      'import os, time\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b"D")\n    except OSError:\n        pass\ntime.sleep(60)',
+      null,
+      1_000,
+    ).catch((err: unknown) => ({ thrown: String(err) }))
+    t.ok(
+      'thrown' in forged || (!forged.ok && forged.timedOut),
+      `still stopped (${JSON.stringify('thrown' in forged ? forged : value(forged))})`,
+    )
   })
 
   await t.test(`${driver.name}: CPU spins and sleeps past the timeout end as timeouts`, async (t) => {
@@ -270,13 +316,22 @@ export async function runConformance(t: Test, makeDriver: () => Promise<SandboxD
     )
     t.ok(r.ok, JSON.stringify(value(r)))
     const v = (r.ok ? r.result : {}) as { stopped_after: number; error?: string }
-    t.ok(v.stopped_after < limits.maxProcs, `forking stops at the process limit (${String(v.stopped_after)} < ${String(limits.maxProcs)})`)
+    t.ok(
+      v.stopped_after < limits.maxProcs,
+      `forking stops at the process limit (${String(v.stopped_after)} < ${String(limits.maxProcs)})`,
+    )
     const next = await run(ch, 'import os\nreturn len([p for p in os.listdir("/proc") if p.isdigit()])')
-    t.ok(next.ok && Number(next.result) <= 4, `the forks are gone before the next execution (${JSON.stringify(value(next))} processes)`)
+    t.ok(
+      next.ok && Number(next.result) <= 4,
+      `the forks are gone before the next execution (${JSON.stringify(value(next))} processes)`,
+    )
   })
 
   await t.test(`${driver.name}: no capabilities, no new privileges`, async (t) => {
-    const r = await run(ch, 'import os\nst = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)\nreturn {"eff": st["CapEff"].strip(), "bnd": st["CapBnd"].strip(), "nnp": st.get("NoNewPrivs", "?").strip(), "policy": os.sched_getscheduler(0)}')
+    const r = await run(
+      ch,
+      'import os\nst = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)\nreturn {"eff": st["CapEff"].strip(), "bnd": st["CapBnd"].strip(), "nnp": st.get("NoNewPrivs", "?").strip(), "policy": os.sched_getscheduler(0)}',
+    )
     t.ok(r.ok, JSON.stringify(value(r)))
     const v = (r.ok ? r.result : {}) as { eff: string; nnp: string; policy: number }
     // the runner's own work runs under SCHED_BATCH; a function runs under the normal policy

@@ -12,7 +12,11 @@ import { plan, shareOf, type Applied } from '../../sandbox/converge.ts'
  */
 
 /** Runs one message through the actor's handler as the host would, returning the next state. */
-async function send(state: PoolDesired, name: 'scale' | 'reload' | 'restart', payload: Record<string, unknown>): Promise<PoolDesired> {
+async function send(
+  state: PoolDesired,
+  name: 'scale' | 'reload' | 'restart',
+  payload: Record<string, unknown>,
+): Promise<PoolDesired> {
   let next = state
   const ctx: ActorContext<unknown> = {
     key: 'sandbox',
@@ -49,41 +53,81 @@ t.test('the pool actor: every message bumps seq once; a repeated request id chan
 
 t.test('the target is split the same way by every process', async (t) => {
   const nodes = ['c', 'a', 'b']
-  t.same(['a', 'b', 'c'].map((me) => shareOf(7, nodes, me)), [3, 2, 2])
+  t.same(
+    ['a', 'b', 'c'].map((me) => shareOf(7, nodes, me)),
+    [3, 2, 2],
+  )
   t.equal(shareOf(7, ['a', 'b'], 'c'), 2, 'a process not listed yet counts itself')
   t.equal(shareOf(4, [], 'a'), 4)
   t.equal(shareOf(0, nodes, 'a'), 0)
 })
 
 const desired = (over: Partial<PoolDesired>): PoolDesired => ({ ...initialPoolDesired(), ...over })
-const applied = (over: Partial<Applied>): Applied => ({ seq: 3, generation: 1, share: 2, packages: undefined, reloads: 1, ...over })
+const applied = (over: Partial<Applied>): Applied => ({
+  seq: 3,
+  generation: 1,
+  share: 2,
+  packages: undefined,
+  reloads: 1,
+  ...over,
+})
 
 t.test('a process that just started takes its share and the generation as it is, without recycling', async (t) => {
-  const d = desired({ seq: 3, target: 4, generation: 1, restarts: [{ name: 'x', seq: 2 }], requests: [{ id: 'r', seq: 3, op: 'reload' }] })
+  const d = desired({
+    seq: 3,
+    target: 4,
+    generation: 1,
+    restarts: [{ name: 'x', seq: 2 }],
+    requests: [{ id: 'r', seq: 3, op: 'reload' }],
+  })
   const p = plan(d, applied({ seq: -1, generation: 0, share: null }), 2, undefined)
   t.match(p, { reload: false, scale: 2, restarts: [] })
   t.notOk('packages' in p)
-  const withPackages = plan({ ...d, packages_dir: '/p/new' }, applied({ seq: -1, generation: 0, share: null }), 2, '/p/old')
+  const withPackages = plan(
+    { ...d, packages_dir: '/p/new' },
+    applied({ seq: -1, generation: 0, share: null }),
+    2,
+    '/p/old',
+  )
   t.match(withPackages, { packages: '/p/new', reload: true }, 'members started with another package set are recycled')
   t.match(plan({ ...d, packages_dir: '/p/old' }, applied({ seq: -1 }), 2, '/p/old'), { reload: false })
 })
 
 t.test('a new generation recycles once; the same state again does nothing', async (t) => {
   const d = desired({ seq: 4, target: 4, generation: 2, requests: [{ id: 'r', seq: 4, op: 'reload' }] })
-  t.match(plan(d, applied({}), 2, undefined), { requestIds: ['r'], reload: true, scale: null, restarts: [] }, 'no scale: the share did not move')
+  t.match(
+    plan(d, applied({}), 2, undefined),
+    { requestIds: ['r'], reload: true, scale: null, restarts: [] },
+    'no scale: the share did not move',
+  )
   t.match(plan(d, applied({ seq: 4, generation: 2 }), 2, undefined), { requestIds: [], reload: false, scale: null })
 })
 
 t.test('scale when asked or when the share moved', async (t) => {
   const d = desired({ seq: 4, target: 4, generation: 1, requests: [{ id: 's', seq: 4, op: 'scale' }] })
   t.match(plan(d, applied({}), 2, undefined), { scale: 2 }, 'asked, same share: scaled (the answer needs the numbers)')
-  t.match(plan({ ...d, seq: 3 }, applied({}), 4, undefined), { scale: 4, requestIds: [] }, 'a process left: the share grew')
+  t.match(
+    plan({ ...d, seq: 3 }, applied({}), 4, undefined),
+    { scale: 4, requestIds: [] },
+    'a process left: the share grew',
+  )
   t.match(plan({ ...d, target: null }, applied({ share: null }), null, undefined), { scale: null })
 })
 
 t.test('restarts newer than what was applied, and the package set compared per pool', async (t) => {
-  const d = desired({ seq: 6, generation: 1, restarts: [{ name: 'old', seq: 3 }, { name: 'new', seq: 5 }], requests: [] })
+  const d = desired({
+    seq: 6,
+    generation: 1,
+    restarts: [
+      { name: 'old', seq: 3 },
+      { name: 'new', seq: 5 },
+    ],
+    requests: [],
+  })
   t.same(plan(d, applied({}), 2, undefined).restarts, ['new'])
   const p = desired({ seq: 4, generation: 1, packages_dir: '/p/a' })
-  t.notOk('packages' in plan(p, applied({ packages: '/p/a' }), 2, '/p/b'), 'this pool applied /p/a already: another pool naming /p/b does not make it reload')
+  t.notOk(
+    'packages' in plan(p, applied({ packages: '/p/a' }), 2, '/p/b'),
+    'this pool applied /p/a already: another pool naming /p/b does not make it reload',
+  )
 })

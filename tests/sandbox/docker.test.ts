@@ -24,17 +24,18 @@ interface Teardown {
 }
 
 /** Capabilities of the function's process, and whether it can make itself root. */
-const SETUID_PROBE = [
-  'import os',
-  'def handler(i, c):',
-  '    s = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)',
-  '    try:',
-  '        os.setuid(0)',
-  '        r = "became uid %d" % os.getuid()',
-  '    except OSError as e:',
-  '        r = type(e).__name__',
-  '    return {"eff": s["CapEff"].strip(), "bnd": s["CapBnd"].strip(), "setuid": r}',
-].join('\n') + '\n'
+const SETUID_PROBE =
+  [
+    'import os',
+    'def handler(i, c):',
+    '    s = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)',
+    '    try:',
+    '        os.setuid(0)',
+    '        r = "became uid %d" % os.getuid()',
+    '    except OSError as e:',
+    '        r = type(e).__name__',
+    '    return {"eff": s["CapEff"].strip(), "bnd": s["CapBnd"].strip(), "setuid": r}',
+  ].join('\n') + '\n'
 
 const skip = ensurePodman()
 if (skip !== null) {
@@ -74,7 +75,13 @@ async function main(): Promise<void> {
   }
 
   async function box(tt: Teardown, over: Partial<SandboxSpec> = {}): Promise<Box> {
-    const spec: SandboxSpec = { id: `${prefix}${String(n++)}`, mode: 'exclusive', limits: LIMITS, network: false, ...over }
+    const spec: SandboxSpec = {
+      id: `${prefix}${String(n++)}`,
+      mode: 'exclusive',
+      limits: LIMITS,
+      network: false,
+      ...over,
+    }
     const sb = await driver.start(spec)
     tt.teardown(() => sb.destroy())
     const ch = openChannel(sb)
@@ -83,7 +90,8 @@ async function main(): Promise<void> {
       sb,
       ch,
       spec,
-      run: (code, input = null, timeoutMs = 10_000) => ch.exec({ code, entrypoint: 'handler', input, context: { k: 'v' }, timeoutMs }),
+      run: (code, input = null, timeoutMs = 10_000) =>
+        ch.exec({ code, entrypoint: 'handler', input, context: { k: 'v' }, timeoutMs }),
     }
   }
 
@@ -96,7 +104,10 @@ async function main(): Promise<void> {
 
   t.test('check(): ok with the image, a reason without it or without an engine', async (t) => {
     t.same(await driver.check(), { ok: true })
-    const noImage = await dockerDriver({ socketPath: svc.socketPath, image: 'localhost/platform-sandbox:missing' }).check()
+    const noImage = await dockerDriver({
+      socketPath: svc.socketPath,
+      image: 'localhost/platform-sandbox:missing',
+    }).check()
     t.equal(noImage.ok, false)
     t.match(noImage.ok ? '' : noImage.reason, /image .* not found/)
     const noEngine = await dockerDriver({ socketPath: join(socketDir, 'nothing.sock'), image: svc.image }).check()
@@ -106,8 +117,16 @@ async function main(): Promise<void> {
 
   t.test('a function runs and returns JSON, stdout is captured, the container is configured as asked', async (t) => {
     const b = await box(t)
-    const r = await b.run('import sys\ndef handler(i, c):\n    print("hello", i)\n    print("err", file=sys.stderr)\n    return {"double": i * 2, "ctx": c, "list": [1, None, True]}\n', 21)
-    t.same(r, { ok: true, result: { double: 42, ctx: { k: 'v' }, list: [1, null, true] }, output: 'hello 21\nerr\n', durationMs: r.durationMs })
+    const r = await b.run(
+      'import sys\ndef handler(i, c):\n    print("hello", i)\n    print("err", file=sys.stderr)\n    return {"double": i * 2, "ctx": c, "list": [1, None, True]}\n',
+      21,
+    )
+    t.same(r, {
+      ok: true,
+      result: { double: 42, ctx: { k: 'v' }, list: [1, null, true] },
+      output: 'hello 21\nerr\n',
+      durationMs: r.durationMs,
+    })
     t.equal(b.sb.name, `platform-sbx-${b.spec.id}`)
     const info = await docker.getContainer(b.sb.name).inspect()
     t.equal(info.Config.Labels['platform.sandbox'], '1')
@@ -118,7 +137,10 @@ async function main(): Promise<void> {
     t.equal(info.HostConfig.PidsLimit, 32)
     t.equal(info.HostConfig.NetworkMode, 'none')
     // the cgroup limits as the container sees them (cgroup v1 here)
-    const cg = (await ok(b, 'def handler(i, c):\n    r = lambda p: open(p).read().strip()\n    return [r("/sys/fs/cgroup/memory/memory.limit_in_bytes"), r("/sys/fs/cgroup/pids/pids.max"), r("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), r("/sys/fs/cgroup/cpu/cpu.cfs_period_us")]\n')) as string[]
+    const cg = (await ok(
+      b,
+      'def handler(i, c):\n    r = lambda p: open(p).read().strip()\n    return [r("/sys/fs/cgroup/memory/memory.limit_in_bytes"), r("/sys/fs/cgroup/pids/pids.max"), r("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), r("/sys/fs/cgroup/cpu/cpu.cfs_period_us")]\n',
+    )) as string[]
     t.same(cg, [String(256 * 1024 * 1024), '32', '100000', '100000'])
     // several requests in a row on the same sandbox
     for (let i = 0; i < 5; i++) t.same(await ok(b, 'def handler(i, c):\n    return i + 1\n', i), i + 1)
@@ -160,27 +182,33 @@ async function main(): Promise<void> {
     t.equal(r.ok, false)
     t.match(r.ok ? '' : r.error.type, /MemoryError|ProcessDied/)
     // the cgroup, not only the runner's RLIMIT_AS: two processes of 150 MB each exceed 256 MB together
-    const both = await b.run(
-      [
-        'import os, time',
-        'def fill(mb):',
-        '    b = bytearray(mb << 20)',
-        '    for k in range(0, len(b), 4096):',
-        '        b[k] = 1',
-        '    return b',
-        'def handler(i, c):',
-        '    pid = os.fork()',
-        '    if pid == 0:',
-        '        b = fill(150)',
-        '        time.sleep(1)',
-        '        os._exit(0)',
-        '    time.sleep(0.3)',
-        '    b = fill(150)',
-        '    _, status = os.waitpid(pid, 0)',
-        '    return "both fit" if status == 0 else "one was killed (%d)" % status',
-      ].join('\n') + '\n',
-    ).catch((err: unknown) => ({ ok: false as const, broken: String(err) }))
-    t.not(both.ok ? both.result : '', 'both fit', `the cgroup stopped 300 MB in a 256 MB sandbox: ${JSON.stringify(both).slice(0, 300)}`)
+    const both = await b
+      .run(
+        [
+          'import os, time',
+          'def fill(mb):',
+          '    b = bytearray(mb << 20)',
+          '    for k in range(0, len(b), 4096):',
+          '        b[k] = 1',
+          '    return b',
+          'def handler(i, c):',
+          '    pid = os.fork()',
+          '    if pid == 0:',
+          '        b = fill(150)',
+          '        time.sleep(1)',
+          '        os._exit(0)',
+          '    time.sleep(0.3)',
+          '    b = fill(150)',
+          '    _, status = os.waitpid(pid, 0)',
+          '    return "both fit" if status == 0 else "one was killed (%d)" % status',
+        ].join('\n') + '\n',
+      )
+      .catch((err: unknown) => ({ ok: false as const, broken: String(err) }))
+    t.not(
+      both.ok ? both.result : '',
+      'both fit',
+      `the cgroup stopped 300 MB in a 256 MB sandbox: ${JSON.stringify(both).slice(0, 300)}`,
+    )
     if (b.ch.broken) {
       // the OOM killer may take the runner (PID 1): the sandbox is gone, and destroy is clean
       await b.sb.destroy()
@@ -294,7 +322,10 @@ async function main(): Promise<void> {
     const env = (await ok(b, 'import os\ndef handler(i, c):\n    return dict(os.environ)\n')) as Record<string, string>
     // what Python needs, plus what the engine itself sets (podman: container, TERM, HOSTNAME)
     const allowed = new Set(['PATH', 'HOME', 'LANG', 'PYTHONDONTWRITEBYTECODE', 'HOSTNAME', 'TERM', 'container'])
-    t.same(Object.keys(env).filter((k) => !allowed.has(k)), [])
+    t.same(
+      Object.keys(env).filter((k) => !allowed.has(k)),
+      [],
+    )
     t.equal(env['HOME'], '/tmp')
   })
 
@@ -309,14 +340,15 @@ async function main(): Promise<void> {
     const eff = BigInt(`0x${String(st['eff'])}`)
     const bnd = BigInt(`0x${String(st['bnd'])}`)
     const CAP = { NET_ADMIN: 12n, NET_RAW: 13n, SYS_ADMIN: 21n, SYS_PTRACE: 19n }
-    for (const c of ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW', 'SYS_PTRACE'] as const) t.equal(eff & (1n << CAP[c]), 0n, `no CAP_${c}`)
+    for (const c of ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW', 'SYS_PTRACE'] as const)
+      t.equal(eff & (1n << CAP[c]), 0n, `no CAP_${c}`)
     t.equal(eff, 0n, 'no effective capability')
     t.equal(bnd, 0n, 'an empty bounding set (within SPEC §8.1: CHOWN, SETUID, SETGID at most)')
     t.equal(st['nnp'], '1')
-    t.equal(st['seccomp'], '2', 'the engine\'s seccomp filter')
+    t.equal(st['seccomp'], '2', "the engine's seccomp filter")
   })
 
-  t.test('the function cannot become root; with SPEC §8.1\'s capabilities added back, podman lets it', async (t) => {
+  t.test("the function cannot become root; with SPEC §8.1's capabilities added back, podman lets it", async (t) => {
     const b = await box(t)
     const r = await b.run(SETUID_PROBE)
     t.same(r.ok ? r.result : r.error, { eff: '0000000000000000', bnd: '0000000000000000', setuid: 'PermissionError' })
@@ -327,11 +359,15 @@ async function main(): Promise<void> {
     const ch = openChannel(sb)
     await ch.ready
     const d = await ch.exec({ code: SETUID_PROBE, entrypoint: 'handler', input: null, context: {}, timeoutMs: 5000 })
-    t.equal(d.ok ? (d.result as Record<string, string>)['bnd'] : '', '00000000000000c1', 'bounding set CHOWN|SETGID|SETUID')
+    t.equal(
+      d.ok ? (d.result as Record<string, string>)['bnd'] : '',
+      '00000000000000c1',
+      'bounding set CHOWN|SETGID|SETUID',
+    )
     t.comment(`capAdd CHOWN, SETUID, SETGID on this engine: ${JSON.stringify(d.ok ? d.result : d.error)}`)
   })
 
-  t.test('uidBase: one uid per sandbox, so idle sandboxes do not use up a function\'s process limit', async (t) => {
+  t.test("uidBase: one uid per sandbox, so idle sandboxes do not use up a function's process limit", async (t) => {
     const own = dockerDriver({ socketPath: svc.socketPath, image: svc.image, uidBase: 300_000 })
     const boxes = await Promise.all(
       Array.from({ length: 12 }, async () => {
@@ -342,15 +378,24 @@ async function main(): Promise<void> {
         return ch
       }),
     )
-    const forks = 'import os, time\ndef handler(i, c):\n    n = 0\n    try:\n        for _ in range(20):\n            if os.fork() == 0:\n                time.sleep(2)\n                os._exit(0)\n            n += 1\n    except OSError:\n        pass\n    return {"forked": n, "uid": os.getuid()}\n'
+    const forks =
+      'import os, time\ndef handler(i, c):\n    n = 0\n    try:\n        for _ in range(20):\n            if os.fork() == 0:\n                time.sleep(2)\n                os._exit(0)\n            n += 1\n    except OSError:\n        pass\n    return {"forked": n, "uid": os.getuid()}\n'
     const r = await boxes[0]?.exec({ code: forks, entrypoint: 'handler', input: null, context: {}, timeoutMs: 10_000 })
     const res = (r?.ok === true ? r.result : r) as Record<string, unknown>
     t.equal(res['forked'], 20, '20 processes while 11 other sandboxes idle')
     t.ok((res['uid'] as number) >= 300_000)
-    const uids = await Promise.all(boxes.slice(1, 3).map(async (ch) => {
-      const x = await ch.exec({ code: 'import os\ndef handler(i, c):\n    return os.getuid()\n', entrypoint: 'handler', input: null, context: {}, timeoutMs: 5000 })
-      return x.ok ? x.result : null
-    }))
+    const uids = await Promise.all(
+      boxes.slice(1, 3).map(async (ch) => {
+        const x = await ch.exec({
+          code: 'import os\ndef handler(i, c):\n    return os.getuid()\n',
+          entrypoint: 'handler',
+          input: null,
+          context: {},
+          timeoutMs: 5000,
+        })
+        return x.ok ? x.result : null
+      }),
+    )
     t.equal(new Set([res['uid'], ...uids]).size, 3, 'different uids')
   })
 
@@ -360,9 +405,19 @@ async function main(): Promise<void> {
       b,
       'import os, time\ndef handler(i, c):\n    n = 0\n    try:\n        for _ in range(500):\n            if os.fork() == 0:\n                time.sleep(30)\n                os._exit(0)\n            n += 1\n    except OSError as e:\n        return {"forked": n, "error": e.strerror}\n    return {"forked": n}\n',
     )) as Record<string, unknown>
-    t.ok((res['forked'] as number) < LIMITS.maxProcs, `stopped below ${String(LIMITS.maxProcs)} processes (${String(res['forked'])})`)
+    t.ok(
+      (res['forked'] as number) < LIMITS.maxProcs,
+      `stopped below ${String(LIMITS.maxProcs)} processes (${String(res['forked'])})`,
+    )
     t.ok(typeof res['error'] === 'string')
-    t.same(await ok(b, 'import os\ndef handler(i, c):\n    return [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getppid(), os.getpid())]\n'), [], 'the forked processes were killed')
+    t.same(
+      await ok(
+        b,
+        'import os\ndef handler(i, c):\n    return [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getppid(), os.getpid())]\n',
+      ),
+      [],
+      'the forked processes were killed',
+    )
   })
 
   t.test('packages: the directory is mounted read-only and importable', async (t) => {
@@ -373,7 +428,11 @@ async function main(): Promise<void> {
     mkdirSync(join(dir, 'greet'), { mode: 0o755 })
     writeFileSync(join(dir, 'greet', '__init__.py'), 'def hi(n):\n    return "hi " + n\n', { mode: 0o644 })
     const b = await box(t, { packagesDir: dir })
-    const res = await ok(b, 'import greet\ndef handler(i, c):\n    try:\n        open("/packages/x", "w")\n        w = "written"\n    except OSError as e:\n        w = e.strerror\n    return [greet.hi(i), w]\n', 'there')
+    const res = await ok(
+      b,
+      'import greet\ndef handler(i, c):\n    try:\n        open("/packages/x", "w")\n        w = "written"\n    except OSError as e:\n        w = e.strerror\n    return [greet.hi(i), w]\n',
+      'there',
+    )
     t.same(res, ['hi there', 'Read-only file system'])
   })
 
@@ -382,13 +441,21 @@ async function main(): Promise<void> {
     await ok(a, 'def handler(i, c):\n    open("/tmp/mine", "w").write("a")\n    return 1\n')
     const seen = await ok(b, 'import os\ndef handler(i, c):\n    return os.listdir("/tmp")\n')
     t.same(seen, [])
-    const [ra, rb] = await Promise.all([ok(a, 'def handler(i, c):\n    return "a"\n'), ok(b, 'def handler(i, c):\n    return "b"\n')])
+    const [ra, rb] = await Promise.all([
+      ok(a, 'def handler(i, c):\n    return "a"\n'),
+      ok(b, 'def handler(i, c):\n    return "b"\n'),
+    ])
     t.same([ra, rb], ['a', 'b'])
   })
 
   t.test('the image can also be imported through the Engine API (Docker or podman)', async (t) => {
     const tag = `localhost/platform-sandbox-apitest:${String(process.pid)}`
-    t.teardown(() => docker.getImage(tag).remove({ force: true }).catch(() => undefined))
+    t.teardown(() =>
+      docker
+        .getImage(tag)
+        .remove({ force: true })
+        .catch(() => undefined),
+    )
     const logged: object[] = []
     t.equal(await ensureSandboxImage({ docker, tag, log: { info: (o) => logged.push(o) } }), tag)
     t.equal(logged.length, 1, 'imported')
@@ -403,7 +470,13 @@ async function main(): Promise<void> {
     t.teardown(() => sb.destroy())
     const ch = openChannel(sb)
     await ch.ready
-    const r = await ch.exec({ code: 'def handler(i, c):\n    return "from the API-imported image"\n', entrypoint: 'handler', input: null, context: {}, timeoutMs: 5000 })
+    const r = await ch.exec({
+      code: 'def handler(i, c):\n    return "from the API-imported image"\n',
+      entrypoint: 'handler',
+      input: null,
+      context: {},
+      timeoutMs: 5000,
+    })
     t.same(r.ok ? r.result : r.error, 'from the API-imported image')
   })
 
@@ -413,7 +486,11 @@ async function main(): Promise<void> {
     await b.sb.destroy()
     const exit = await b.sb.exited
     t.ok(exit.code !== undefined)
-    await t.rejects(docker.getContainer(b.sb.name).inspect(), { message: /no such container/i, statusCode: 404 }, 'the container is gone')
+    await t.rejects(
+      docker.getContainer(b.sb.name).inspect(),
+      { message: /no such container/i, statusCode: 404 },
+      'the container is gone',
+    )
     t.equal(b.ch.broken, true)
     await t.rejects(b.run('def handler(i, c):\n    return 1\n'), { name: 'SandboxBroken' })
   })
@@ -436,19 +513,42 @@ async function main(): Promise<void> {
     await ch.ready
     t.equal((await first.exited).signal !== undefined, true)
     await first.destroy()
-    const r = await ch.exec({ code: 'def handler(i, c):\n    return 5\n', entrypoint: 'handler', input: null, context: {}, timeoutMs: 5000 })
+    const r = await ch.exec({
+      code: 'def handler(i, c):\n    return 5\n',
+      entrypoint: 'handler',
+      input: null,
+      context: {},
+      timeoutMs: 5000,
+    })
     t.same(r.ok ? r.result : r.error, 5)
   })
 
   t.test('the platform with SANDBOX_DRIVER=docker runs functions in containers', async (t) => {
-    const env = await startTestPlatform(t, { SANDBOX_DRIVER: 'docker', DOCKER_HOST: `unix://${svc.socketPath}`, SANDBOX_IMAGE: svc.image, SANDBOX_MIN_SIZE: '1', SANDBOX_MIN_IDLE: '1' })
-    const created = await env.request('POST', '/api/v1/functions', { body: { namespace: 'dk', name: 'where', code: 'import os\ndef handler(input, context):\n    return {"uid": os.getuid(), "twice": input * 2}\n' } })
+    const env = await startTestPlatform(t, {
+      SANDBOX_DRIVER: 'docker',
+      DOCKER_HOST: `unix://${svc.socketPath}`,
+      SANDBOX_IMAGE: svc.image,
+      SANDBOX_MIN_SIZE: '1',
+      SANDBOX_MIN_IDLE: '1',
+    })
+    const created = await env.request('POST', '/api/v1/functions', {
+      body: {
+        namespace: 'dk',
+        name: 'where',
+        code: 'import os\ndef handler(input, context):\n    return {"uid": os.getuid(), "twice": input * 2}\n',
+      },
+    })
     t.equal(created.status, 201, created.text)
     const r = await env.request('POST', '/functions/dk/where/execute', { body: { input: 4 } })
     t.match(r.body, { status: 'success', result: { twice: 8 } }, r.text)
-    const stats = (await env.request('GET', '/api/v1/containers/stats')).body as { nodes: { driver: string; names: string[] }[] }
+    const stats = (await env.request('GET', '/api/v1/containers/stats')).body as {
+      nodes: { driver: string; names: string[] }[]
+    }
     t.equal(stats.nodes[0]?.driver, 'docker')
-    t.ok(stats.nodes[0]?.names.every((n) => n.startsWith('platform-sbx-')), 'the pool holds containers')
+    t.ok(
+      stats.nodes[0]?.names.every((n) => n.startsWith('platform-sbx-')),
+      'the pool holds containers',
+    )
   })
 
   // the root test ends once the queued subtests are done, so its teardowns (stopping podman) run

@@ -10,8 +10,21 @@ import WebSocket from 'isomorphic-ws'
 import t from 'tap'
 import { openChannel } from '../../sandbox/channel.ts'
 import type { SandboxSpec } from '../../sandbox/driver.ts'
-import { k8sPodDriver, loadKubeConfig, resolveNamespace, SandboxQuotaError, SandboxStartError, type K8sPodDriverOptions } from '../../sandbox/drivers/k8s.ts'
-import { podSettingsFromConfig, RUNNER_IN_IMAGE, sandboxPodManifest, START_GATE, type SandboxPodSettings } from '../../sandbox/drivers/k8s-pod-spec.ts'
+import {
+  k8sPodDriver,
+  loadKubeConfig,
+  resolveNamespace,
+  SandboxQuotaError,
+  SandboxStartError,
+  type K8sPodDriverOptions,
+} from '../../sandbox/drivers/k8s.ts'
+import {
+  podSettingsFromConfig,
+  RUNNER_IN_IMAGE,
+  sandboxPodManifest,
+  START_GATE,
+  type SandboxPodSettings,
+} from '../../sandbox/drivers/k8s-pod-spec.ts'
 import { RUNNER_SOURCE, runnerArgs } from '../../sandbox/runner-path.ts'
 import { eventually } from '../helpers/eventually.ts'
 
@@ -47,7 +60,13 @@ const settings: SandboxPodSettings = {
   releaseName: 'prod',
   nodeSelector: { 'node-pool': 'sandbox', 'kubernetes.io/os': 'linux' },
   tolerations: [{ key: 'sandbox', operator: 'Exists', effect: 'NoSchedule' }],
-  affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'arch', operator: 'In', values: ['amd64'] }] }] } } },
+  affinity: {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: 'arch', operator: 'In', values: ['amd64'] }] }],
+      },
+    },
+  },
   activeDeadlineSeconds: 480,
 }
 
@@ -73,7 +92,12 @@ t.test('(a) the pod manifest enforces SPEC §8.2', async (t) => {
   t.equal(ps.hostNetwork, false)
   t.equal(ps.hostPID, false)
   t.equal(ps.hostIPC, false)
-  t.same(ps.securityContext, { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } })
+  t.same(ps.securityContext, {
+    runAsNonRoot: true,
+    runAsUser: 65534,
+    runAsGroup: 65534,
+    seccompProfile: { type: 'RuntimeDefault' },
+  })
   t.same(ps.nodeSelector, settings.nodeSelector, 'node selector verbatim')
   t.same(ps.tolerations, settings.tolerations, 'tolerations verbatim')
   t.same(ps.affinity, settings.affinity, 'affinity verbatim')
@@ -84,7 +108,11 @@ t.test('(a) the pod manifest enforces SPEC §8.2', async (t) => {
   t.equal(c.image, 'registry.local/platform-functions:1.2.3')
   const cmd = c.command ?? []
   t.same(cmd.slice(0, 6), ['python3', '-I', '-S', '-B', '-c', START_GATE], 'python3 -I -S -B with the start gate')
-  t.same(cmd.slice(6), [RUNNER_IN_IMAGE, ...runnerArgs(specOf('abc-123'), { isolated: true })], 'then /runner/runner.py and the runner args')
+  t.same(
+    cmd.slice(6),
+    [RUNNER_IN_IMAGE, ...runnerArgs(specOf('abc-123'), { isolated: true })],
+    'then /runner/runner.py and the runner args',
+  )
   t.ok(cmd.includes('--isolated'))
   t.same(cmd.slice(cmd.indexOf('--memory-mb'), cmd.indexOf('--memory-mb') + 2), ['--memory-mb', '256'])
   t.equal(c.args, undefined)
@@ -103,10 +131,23 @@ t.test('(a) the pod manifest enforces SPEC §8.2', async (t) => {
     capabilities: { drop: ['ALL'], add: ['CHOWN', 'SETUID', 'SETGID'] },
     seccompProfile: { type: 'RuntimeDefault' },
   })
-  t.same(c.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }, { name: 'shm', mountPath: '/dev/shm' }])
-  t.same(ps.volumes, [{ name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: '100Mi' } }, { name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }], '100Mi in-memory /tmp, 16Mi /dev/shm')
+  t.same(c.volumeMounts, [
+    { name: 'tmp', mountPath: '/tmp' },
+    { name: 'shm', mountPath: '/dev/shm' },
+  ])
+  t.same(
+    ps.volumes,
+    [
+      { name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: '100Mi' } },
+      { name: 'shm', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } },
+    ],
+    '100Mi in-memory /tmp, 16Mi /dev/shm',
+  )
 
-  const bare = sandboxPodManifest({ ...specOf('x1'), limits: { ...limits, cpus: 2, memoryMb: 1024, tmpMb: 50 } }, { ...settings, releaseName: '' })
+  const bare = sandboxPodManifest(
+    { ...specOf('x1'), limits: { ...limits, cpus: 2, memoryMb: 1024, tmpMb: 50 } },
+    { ...settings, releaseName: '' },
+  )
   t.notOk('app.kubernetes.io/instance' in (bare.metadata?.labels ?? {}), 'no instance label without a release name')
   t.same(bare.spec?.containers[0]?.resources?.limits, { memory: '1024Mi', cpu: '2000m' })
   t.same(bare.spec?.volumes?.[0]?.emptyDir?.sizeLimit, '50Mi')
@@ -127,10 +168,24 @@ t.test('the pod settings from the configuration', async (t) => {
     FUNCTION_TIMEOUT: 300,
   }
   const s = podSettingsFromConfig(base, { functionImage: 'fn:1' })
-  t.same(s, { image: 'fn:1', serviceAccount: 'default', releaseName: '', nodeSelector: { pool: 'sbx' }, tolerations: [{ key: 'k', operator: 'Exists' }], affinity: {}, activeDeadlineSeconds: 480 })
+  t.same(s, {
+    image: 'fn:1',
+    serviceAccount: 'default',
+    releaseName: '',
+    nodeSelector: { pool: 'sbx' },
+    tolerations: [{ key: 'k', operator: 'Exists' }],
+    affinity: {},
+    activeDeadlineSeconds: 480,
+  })
   t.equal(podSettingsFromConfig({ ...base, K8S_SANDBOX_IMAGE: 'sbx:2' }, { functionImage: 'fn:1' }).image, 'sbx:2')
-  t.throws(() => podSettingsFromConfig({ ...base, K8S_SANDBOX_NODE_SELECTOR: '{"a":1}' }), /K8S_SANDBOX_NODE_SELECTOR must be an object of strings/)
-  t.throws(() => podSettingsFromConfig({ ...base, K8S_SANDBOX_TOLERATIONS: '{}' }), /K8S_SANDBOX_TOLERATIONS must be an array/)
+  t.throws(
+    () => podSettingsFromConfig({ ...base, K8S_SANDBOX_NODE_SELECTOR: '{"a":1}' }),
+    /K8S_SANDBOX_NODE_SELECTOR must be an object of strings/,
+  )
+  t.throws(
+    () => podSettingsFromConfig({ ...base, K8S_SANDBOX_TOLERATIONS: '{}' }),
+    /K8S_SANDBOX_TOLERATIONS must be an array/,
+  )
   t.throws(() => podSettingsFromConfig({ ...base, K8S_SANDBOX_AFFINITY: '{' }), /K8S_SANDBOX_AFFINITY is not JSON/)
 })
 
@@ -173,16 +228,73 @@ function status(res: ServerResponse, code: number, reason: string, message: stri
 function podJson(p: FakePod): V1Pod {
   let st: NonNullable<V1Pod['status']>
   if (p.ended !== undefined) {
-    st = { phase: p.ended.phase, reason: p.ended.reason, containerStatuses: [{ name: 'runner', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 137, reason: 'Error' } } }] }
+    st = {
+      phase: p.ended.phase,
+      reason: p.ended.reason,
+      containerStatuses: [
+        {
+          name: 'runner',
+          image: '',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { terminated: { exitCode: 137, reason: 'Error' } },
+        },
+      ],
+    }
   } else if (p.exitCode !== undefined) {
-    st = { phase: p.exitCode === 0 ? 'Succeeded' : 'Failed', containerStatuses: [{ name: 'runner', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: p.exitCode ?? 137, reason: p.exitCode === 0 ? 'Completed' : 'Error' } } }] }
+    st = {
+      phase: p.exitCode === 0 ? 'Succeeded' : 'Failed',
+      containerStatuses: [
+        {
+          name: 'runner',
+          image: '',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { terminated: { exitCode: p.exitCode ?? 137, reason: p.exitCode === 0 ? 'Completed' : 'Error' } },
+        },
+      ],
+    }
   } else if (p.behaviour === 'fails-early' && p.gets > 1) {
-    st = { phase: 'Failed', containerStatuses: [{ name: 'runner', image: '', imageID: '', ready: false, restartCount: 0, state: { terminated: { exitCode: 1, reason: 'Error' } } }] }
+    st = {
+      phase: 'Failed',
+      containerStatuses: [
+        {
+          name: 'runner',
+          image: '',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { terminated: { exitCode: 1, reason: 'Error' } },
+        },
+      ],
+    }
   } else if (p.behaviour === 'runs' && p.gets > 1) {
-    st = { phase: 'Running', containerStatuses: [{ name: 'runner', image: '', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: new Date() } } }] }
+    st = {
+      phase: 'Running',
+      containerStatuses: [
+        {
+          name: 'runner',
+          image: '',
+          imageID: '',
+          ready: true,
+          restartCount: 0,
+          state: { running: { startedAt: new Date() } },
+        },
+      ],
+    }
   } else {
-    const waiting = p.behaviour === 'never-runs' && p.gets > 1 ? { reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.local/nope"' } : { reason: 'ContainerCreating' }
-    st = { phase: 'Pending', containerStatuses: [{ name: 'runner', image: '', imageID: '', ready: false, restartCount: 0, state: { waiting } }] }
+    const waiting =
+      p.behaviour === 'never-runs' && p.gets > 1
+        ? { reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.local/nope"' }
+        : { reason: 'ContainerCreating' }
+    st = {
+      phase: 'Pending',
+      containerStatuses: [
+        { name: 'runner', image: '', imageID: '', ready: false, restartCount: 0, state: { waiting } },
+      ],
+    }
   }
   return { ...p.pod, status: st }
 }
@@ -226,7 +338,12 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
   const chunks: Buffer[] = []
   req.on('data', (c: Buffer) => chunks.push(c))
   req.on('end', () => {
-    const call: Call = { method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), auth: req.headers.authorization }
+    const call: Call = {
+      method: req.method ?? '',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      auth: req.headers.authorization,
+    }
     if (chunks.length > 0) call.body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
     calls.push(call)
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/.exec(url.pathname)
@@ -242,10 +359,20 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       const podName = pod.metadata?.name ?? ''
       if (quotaExhausted) {
         call.status = 403
-        return status(res, 403, 'Forbidden', `pods "${podName}" is forbidden: exceeded quota: sandbox-quota, requested: pods=1, used: pods=4, limited: pods=4`)
+        return status(
+          res,
+          403,
+          'Forbidden',
+          `pods "${podName}" is forbidden: exceeded quota: sandbox-quota, requested: pods=1, used: pods=4, limited: pods=4`,
+        )
       }
       if (pods.has(podName)) return status(res, 409, 'AlreadyExists', `pods "${podName}" already exists`)
-      const p: FakePod = { pod: { ...pod, metadata: { ...pod.metadata, namespace: ns, uid: `uid-${podName}` } }, gets: 0, behaviour: nextBehaviour, dropped: 0 }
+      const p: FakePod = {
+        pod: { ...pod, metadata: { ...pod.metadata, namespace: ns, uid: `uid-${podName}` } },
+        gets: 0,
+        behaviour: nextBehaviour,
+        dropped: 0,
+      }
       pods.set(podName, p)
       return reply(201, podJson(p))
     }
@@ -273,7 +400,12 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
 const upgrades: Call[] = []
 server.on('upgrade', (req: IncomingMessage, sock: Duplex, head: Buffer) => {
   const url = new URL(req.url ?? '/', 'http://fake')
-  upgrades.push({ method: 'UPGRADE', path: url.pathname, query: Object.fromEntries(url.searchParams), auth: req.headers.authorization })
+  upgrades.push({
+    method: 'UPGRADE',
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    auth: req.headers.authorization,
+  })
   const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/attach$/.exec(url.pathname)
   const p = m === null ? undefined : pods.get(m[2] ?? '')
   if (p === undefined || p.proc === undefined) {
@@ -325,41 +457,72 @@ const driverOptions = (extra: Partial<K8sPodDriverOptions> = {}): K8sPodDriverOp
   ...extra,
 })
 
-const since = (n: number) => calls.slice(n).map((c) => `${c.method} ${c.path}${c.status === undefined ? '' : ` ${String(c.status)}`}`)
+const since = (n: number) =>
+  calls.slice(n).map((c) => `${c.method} ${c.path}${c.status === undefined ? '' : ` ${String(c.status)}`}`)
 
-t.test('(b) start creates the pod, waits until Running, attaches; the runner answers; destroy deletes it', async (t) => {
-  nextBehaviour = 'runs'
-  const driver = k8sPodDriver(driverOptions())
-  t.same(await driver.check(), { ok: true })
-  const n = calls.length
-  const sb = await driver.start(specOf('happy-1'))
-  const base = '/api/v1/namespaces/platform-own/pods'
-  t.same(since(n), [`POST ${base} 201`, `GET ${base}/platform-sbx-happy-1 200`, `GET ${base}/platform-sbx-happy-1 200`], 'create, Pending, Running')
-  t.ok(calls.slice(n).every((c) => c.auth === `Bearer ${TOKEN}`), 'every call carries the bearer token')
-  t.same(calls[n]?.body, sandboxPodManifest(specOf('happy-1'), { ...settings, namespace: 'platform-own' }), 'the body is the manifest, in the own namespace')
-  const up = upgrades.at(-1)
-  t.equal(up?.path, `${base}/platform-sbx-happy-1/attach`)
-  t.same(up?.query, { container: 'runner', stderr: 'true', stdin: 'true', stdout: 'true', tty: 'false' })
-  t.equal(up?.auth, `Bearer ${TOKEN}`)
-  t.equal(sb.name, 'platform-sbx-happy-1')
+t.test(
+  '(b) start creates the pod, waits until Running, attaches; the runner answers; destroy deletes it',
+  async (t) => {
+    nextBehaviour = 'runs'
+    const driver = k8sPodDriver(driverOptions())
+    t.same(await driver.check(), { ok: true })
+    const n = calls.length
+    const sb = await driver.start(specOf('happy-1'))
+    const base = '/api/v1/namespaces/platform-own/pods'
+    t.same(
+      since(n),
+      [`POST ${base} 201`, `GET ${base}/platform-sbx-happy-1 200`, `GET ${base}/platform-sbx-happy-1 200`],
+      'create, Pending, Running',
+    )
+    t.ok(
+      calls.slice(n).every((c) => c.auth === `Bearer ${TOKEN}`),
+      'every call carries the bearer token',
+    )
+    t.same(
+      calls[n]?.body,
+      sandboxPodManifest(specOf('happy-1'), { ...settings, namespace: 'platform-own' }),
+      'the body is the manifest, in the own namespace',
+    )
+    const up = upgrades.at(-1)
+    t.equal(up?.path, `${base}/platform-sbx-happy-1/attach`)
+    t.same(up?.query, { container: 'runner', stderr: 'true', stdin: 'true', stdout: 'true', tty: 'false' })
+    t.equal(up?.auth, `Bearer ${TOKEN}`)
+    t.equal(sb.name, 'platform-sbx-happy-1')
 
-  const ch = openChannel(sb, 10_000)
-  const ready = await ch.ready
-  t.equal(ready['mode'], 'exclusive', 'the ready frame came through the attach')
-  const out = await ch.exec({ code: 'def handler(i, c):\n    print("hi")\n    return {"twice": i["x"] * 2}\n', entrypoint: 'handler', input: { x: 21 }, context: {}, timeoutMs: 5_000 })
-  t.match(out, { ok: true, result: { twice: 42 }, output: 'hi\n' })
-  const again = await ch.exec({ code: 'def handler(i, c):\n    return i\n', entrypoint: 'handler', input: [1, 'two'], context: {}, timeoutMs: 5_000 })
-  t.match(again, { ok: true, result: [1, 'two'] })
-  t.equal(pods.get('platform-sbx-happy-1')?.dropped, 0, 'nothing was written before the attach (the start gate held the runner)')
+    const ch = openChannel(sb, 10_000)
+    const ready = await ch.ready
+    t.equal(ready['mode'], 'exclusive', 'the ready frame came through the attach')
+    const out = await ch.exec({
+      code: 'def handler(i, c):\n    print("hi")\n    return {"twice": i["x"] * 2}\n',
+      entrypoint: 'handler',
+      input: { x: 21 },
+      context: {},
+      timeoutMs: 5_000,
+    })
+    t.match(out, { ok: true, result: { twice: 42 }, output: 'hi\n' })
+    const again = await ch.exec({
+      code: 'def handler(i, c):\n    return i\n',
+      entrypoint: 'handler',
+      input: [1, 'two'],
+      context: {},
+      timeoutMs: 5_000,
+    })
+    t.match(again, { ok: true, result: [1, 'two'] })
+    t.equal(
+      pods.get('platform-sbx-happy-1')?.dropped,
+      0,
+      'nothing was written before the attach (the start gate held the runner)',
+    )
 
-  const d = calls.length
-  await sb.destroy()
-  await sb.destroy()
-  t.same(since(d), [`DELETE ${base}/platform-sbx-happy-1 200`], 'one delete, idempotent')
-  t.equal(calls[d]?.query['gracePeriodSeconds'], '0')
-  t.same(await sb.exited, { code: null, signal: 'deleted' })
-  t.equal(ch.broken, true)
-})
+    const d = calls.length
+    await sb.destroy()
+    await sb.destroy()
+    t.same(since(d), [`DELETE ${base}/platform-sbx-happy-1 200`], 'one delete, idempotent')
+    t.equal(calls[d]?.query['gracePeriodSeconds'], '0')
+    t.same(await sb.exited, { code: null, signal: 'deleted' })
+    t.equal(ch.broken, true)
+  },
+)
 
 t.test('(b) exhausted namespace quota: the start fails with a quota error', async (t) => {
   quotaExhausted = true
@@ -387,11 +550,17 @@ t.test('(b) a pod that never runs fails after the ready timeout, with its last s
     (e: unknown) => e,
   )
   t.ok(err instanceof SandboxStartError)
-  t.match((err as Error).message, /platform-sbx-slow-1 was not running after 0\.4 s \(K8S_SANDBOX_POD_READY_TIMEOUT\); last state: Pending \(ImagePullBackOff: Back-off pulling image/)
+  t.match(
+    (err as Error).message,
+    /platform-sbx-slow-1 was not running after 0\.4 s \(K8S_SANDBOX_POD_READY_TIMEOUT\); last state: Pending \(ImagePullBackOff: Back-off pulling image/,
+  )
   t.ok(Date.now() - started >= 400)
   const seen = since(n)
   t.equal(seen[0], 'POST /api/v1/namespaces/sandboxes/pods 201')
-  t.ok(seen.slice(1, -1).every((c) => c === 'GET /api/v1/namespaces/sandboxes/pods/platform-sbx-slow-1 200'), 'polled with GET')
+  t.ok(
+    seen.slice(1, -1).every((c) => c === 'GET /api/v1/namespaces/sandboxes/pods/platform-sbx-slow-1 200'),
+    'polled with GET',
+  )
   t.equal(seen.at(-1), 'DELETE /api/v1/namespaces/sandboxes/pods/platform-sbx-slow-1 200', 'the pod is deleted')
   t.notOk(pods.has('platform-sbx-slow-1'))
 })
@@ -408,14 +577,20 @@ t.test('(b) other API errors name the status; a vanished pod is a 404 that destr
   const driver = k8sPodDriver(driverOptions({ namespace: 'sandboxes' }))
   const first = await driver.start(specOf('dup-1'))
   // the same id twice: the API server answers 409
-  await t.rejects(driver.start(specOf('dup-1')), /creating sandbox pod sandboxes\/platform-sbx-dup-1 failed \(HTTP 409\): pods "platform-sbx-dup-1" already exists/)
+  await t.rejects(
+    driver.start(specOf('dup-1')),
+    /creating sandbox pod sandboxes\/platform-sbx-dup-1 failed \(HTTP 409\): pods "platform-sbx-dup-1" already exists/,
+  )
   // the pod vanishes behind the driver's back (deleted by an operator)
   const p = pods.get('platform-sbx-dup-1')
   pods.delete('platform-sbx-dup-1')
   p?.proc?.kill('SIGKILL')
   const n = calls.length
   await first.destroy()
-  t.same(since(n).filter((c) => c.startsWith('DELETE')), ['DELETE /api/v1/namespaces/sandboxes/pods/platform-sbx-dup-1 404'])
+  t.same(
+    since(n).filter((c) => c.startsWith('DELETE')),
+    ['DELETE /api/v1/namespaces/sandboxes/pods/platform-sbx-dup-1 404'],
+  )
   t.notMatch((first as unknown as { stderr: string }).stderr, /failed/, 'the 404 is not an error')
   await first.exited
 })
@@ -451,11 +626,18 @@ t.test('(b) exited resolves when the pod ends while the attach stays open (statu
 t.test('check() and the kube config / namespace resolution', async (t) => {
   const none = loadKubeConfig({}, tmp)
   t.notOk(none instanceof KubeConfig)
-  t.match((none as { reason: string }).reason, /no Kubernetes configuration: not running in a pod .* and no kubeconfig \(.*\.kube\/config\)/)
+  t.match(
+    (none as { reason: string }).reason,
+    /no Kubernetes configuration: not running in a pod .* and no kubeconfig \(.*\.kube\/config\)/,
+  )
 
   const missing = k8sPodDriver({ ...driverOptions(), kubeConfig: undefined })
   // this machine runs no cluster: without a kubeconfig in $HOME the driver says why
-  if (!existsSync(join(process.env['HOME'] ?? '/nonexistent', '.kube', 'config')) && (process.env['KUBECONFIG'] ?? '') === '' && (process.env['KUBERNETES_SERVICE_HOST'] ?? '') === '') {
+  if (
+    !existsSync(join(process.env['HOME'] ?? '/nonexistent', '.kube', 'config')) &&
+    (process.env['KUBECONFIG'] ?? '') === '' &&
+    (process.env['KUBERNETES_SERVICE_HOST'] ?? '') === ''
+  ) {
     t.match(await missing.check(), { ok: false, reason: /no Kubernetes configuration/ })
   }
 

@@ -29,7 +29,13 @@ const recording = {
     return p
   },
 }
-const req = (code: string) => ({ code: `def handler(input, context):\n    ${code}\n`, entrypoint: 'handler', input: null, context: {}, timeoutMs: 10_000 })
+const req = (code: string) => ({
+  code: `def handler(input, context):\n    ${code}\n`,
+  entrypoint: 'handler',
+  input: null,
+  context: {},
+  timeoutMs: 10_000,
+})
 
 /** `pid` and every process below it (a sandbox's processes are visible from the host). */
 function tree(pid: number): number[] {
@@ -54,19 +60,37 @@ t.teardown(async () => {
 })
 
 t.test('an idle sandbox that fails its health check is replaced', async (t) => {
-  const pool = createWarmPool({ name: 'health', driver: recording, spec, minSize: 1, maxSize: 1, minIdle: 1, maxExecutions: 100, healthIntervalMs: 200, idleTimeoutMs: 3_600_000, log })
+  const pool = createWarmPool({
+    name: 'health',
+    driver: recording,
+    spec,
+    minSize: 1,
+    maxSize: 1,
+    minIdle: 1,
+    maxExecutions: 100,
+    healthIntervalMs: 200,
+    idleTimeoutMs: 3_600_000,
+    log,
+  })
   t.teardown(() => pool.close())
-  const first = await eventually(async () => (pool.stats().idle === 1 ? pool.names()[0] : undefined), 'the first sandbox idle')
+  const first = await eventually(
+    async () => (pool.stats().idle === 1 ? pool.names()[0] : undefined),
+    'the first sandbox idle',
+  )
   const r = await pool.run(req('return 1'))
   t.ok(r.ok, 'it answers before')
   const sick = started.find((p) => p.name === first)
   if (sick?.pid === undefined) throw new Error('no pid of the sandbox')
   for (const pid of tree(sick.pid)) process.kill(pid, 'SIGSTOP')
   // the ping times out (5 s), the sandbox is destroyed and a fresh one takes its place
-  const next = await eventually(async () => {
-    const names = pool.names()
-    return names.length === 1 && names[0] !== first && pool.stats().idle === 1 ? names[0] : undefined
-  }, 'a fresh sandbox in place of the stopped one', 20_000)
+  const next = await eventually(
+    async () => {
+      const names = pool.names()
+      return names.length === 1 && names[0] !== first && pool.stats().idle === 1 ? names[0] : undefined
+    },
+    'a fresh sandbox in place of the stopped one',
+    20_000,
+  )
   t.not(next, first)
   t.equal(pool.stats().destroyed_on_error, 1, 'counted as destroyed on error')
   await sick.exited
@@ -76,12 +100,27 @@ t.test('an idle sandbox that fails its health check is replaced', async (t) => {
 })
 
 t.test('idle sandboxes above the minimum are removed after the idle timeout', async (t) => {
-  const pool = createWarmPool({ name: 'idle', driver: recording, spec, minSize: 1, maxSize: 3, minIdle: 1, maxExecutions: 100, healthIntervalMs: 100, idleTimeoutMs: 2_000, log })
+  const pool = createWarmPool({
+    name: 'idle',
+    driver: recording,
+    spec,
+    minSize: 1,
+    maxSize: 3,
+    minIdle: 1,
+    maxExecutions: 100,
+    healthIntervalMs: 100,
+    idleTimeoutMs: 2_000,
+    log,
+  })
   t.teardown(() => pool.close())
   // three at once grow the pool to three sandboxes
   const rs = await Promise.all([1, 2, 3].map(() => pool.run(req('import time; time.sleep(0.3); return 3'))))
   t.ok(rs.every((r) => r.ok))
   t.equal(pool.stats().total, 3, 'three sandboxes after three concurrent runs')
-  await eventually(async () => (pool.stats().total === 1 ? true : undefined), 'back to the minimum after the idle timeout', 15_000)
+  await eventually(
+    async () => (pool.stats().total === 1 ? true : undefined),
+    'back to the minimum after the idle timeout',
+    15_000,
+  )
   t.equal(pool.stats().idle, 1, 'one warm sandbox kept')
 })

@@ -29,15 +29,20 @@ const sleeper = (name: string) => ({
   namespace: 'limits',
   name,
   timeout: 120,
-  code: [
-    'import subprocess, sys, time',
-    'def handler(input, context):',
-    '    subprocess.Popen([sys.executable, "-c", "import time\\ntime.sleep(600)", input["marker"]])',
-    '    time.sleep(110)',
-    '    return "woke"',
-  ].join('\n') + '\n',
+  code:
+    [
+      'import subprocess, sys, time',
+      'def handler(input, context):',
+      '    subprocess.Popen([sys.executable, "-c", "import time\\ntime.sleep(600)", input["marker"]])',
+      '    time.sleep(110)',
+      '    return "woke"',
+    ].join('\n') + '\n',
 })
-const quick = { namespace: 'limits', name: 'quick', code: 'def handler(input, context):\n    return {"who": context["user_email"]}\n' }
+const quick = {
+  namespace: 'limits',
+  name: 'quick',
+  code: 'def handler(input, context):\n    return {"who": context["user_email"]}\n',
+}
 
 async function create(env: TestPlatform, fn: object, token?: string): Promise<void> {
   const res = await env.request('POST', '/api/v1/functions', { body: fn, ...(token === undefined ? {} : { token }) })
@@ -56,7 +61,12 @@ async function statusOf(env: TestPlatform, id: string): Promise<string> {
 
 t.test("one user's long async jobs leave sandboxes for another user's synchronous call", async (t) => {
   // 4 slots (2 replicas x 2) over a pool of 4 sandboxes; the share per user is then 2
-  const env = await startTestPlatform(t, { QUEUE_WORKER_REPLICAS: '2', QUEUE_FUNCTION_CONCURRENCY: '2', SANDBOX_MAX_SIZE: '4', SANDBOX_MIN_SIZE: '1' })
+  const env = await startTestPlatform(t, {
+    QUEUE_WORKER_REPLICAS: '2',
+    QUEUE_FUNCTION_CONCURRENCY: '2',
+    SANDBOX_MAX_SIZE: '4',
+    SANDBOX_MIN_SIZE: '1',
+  })
   await create(env, sleeper('hog'))
   const b = await env.createUser('limits-b@test.local')
   await create(env, { ...quick, namespace: 'bee' }, b.token)
@@ -67,21 +77,45 @@ t.test("one user's long async jobs leave sandboxes for another user's synchronou
   // two of them run (each left a marked child), the rest wait queued
   await eventually(async () => (processesWith(marker).length >= 2 ? true : undefined), "the first user's jobs running")
 
-  const res = await env.request('POST', '/functions/bee/quick/execute', { token: b.token, body: { input: null, timeout: 5 } })
+  const res = await env.request('POST', '/functions/bee/quick/execute', {
+    token: b.token,
+    body: { input: null, timeout: 5 },
+  })
   t.equal(res.status, 200, res.text)
-  t.same(res.body, { status: 'success', result: { who: 'limits-b@test.local' }, execution_id: (res.body as { execution_id: string }).execution_id, error: null }, "the other user's call ran")
+  t.same(
+    res.body,
+    {
+      status: 'success',
+      result: { who: 'limits-b@test.local' },
+      execution_id: (res.body as { execution_id: string }).execution_id,
+      error: null,
+    },
+    "the other user's call ran",
+  )
 
   const statuses = await Promise.all(hogs.map((id) => statusOf(env, id)))
-  t.ok(statuses.filter((s) => s === 'running').length <= 2, `at most the share of 2 runs at once (${statuses.join(', ')})`)
+  t.ok(
+    statuses.filter((s) => s === 'running').length <= 2,
+    `at most the share of 2 runs at once (${statuses.join(', ')})`,
+  )
   t.ok(statuses.filter((s) => s === 'queued').length >= 4, 'the rest wait queued, no attempt spent')
 
   for (const id of hogs) await env.request('POST', `/api/v1/queue/jobs/${id}/cancel`)
-  await eventually(async () => (processesWith(marker).length === 0 ? true : undefined), 'the cancelled jobs\' processes gone')
+  await eventually(
+    async () => (processesWith(marker).length === 0 ? true : undefined),
+    "the cancelled jobs' processes gone",
+  )
 })
 
 t.test('cancelling a running execution kills its sandbox and frees its place', async (t) => {
   // one slot, one sandbox: the next call can only run once the cancelled one gave its sandbox back
-  const env = await startTestPlatform(t, { QUEUE_WORKER_REPLICAS: '1', QUEUE_FUNCTION_CONCURRENCY: '1', SANDBOX_MAX_SIZE: '1', SANDBOX_MIN_SIZE: '1', SANDBOX_MIN_IDLE: '1' })
+  const env = await startTestPlatform(t, {
+    QUEUE_WORKER_REPLICAS: '1',
+    QUEUE_FUNCTION_CONCURRENCY: '1',
+    SANDBOX_MAX_SIZE: '1',
+    SANDBOX_MIN_SIZE: '1',
+    SANDBOX_MIN_IDLE: '1',
+  })
   await create(env, sleeper('long'))
   await create(env, quick)
 
@@ -95,8 +129,14 @@ t.test('cancelling a running execution kills its sandbox and frees its place', a
 
   const cancel = await env.request('POST', `/api/v1/queue/jobs/${id}/cancel`)
   t.equal(cancel.status, 200, cancel.text)
-  await eventually(async () => (processesWith(marker).length === 0 ? true : undefined), 'the cancelled execution\'s processes killed')
-  t.ok(pids.every((p) => !processesWith(marker).includes(p)), 'the process it started is gone')
+  await eventually(
+    async () => (processesWith(marker).length === 0 ? true : undefined),
+    "the cancelled execution's processes killed",
+  )
+  t.ok(
+    pids.every((p) => !processesWith(marker).includes(p)),
+    'the process it started is gone',
+  )
 
   const next = await env.request('POST', '/functions/limits/quick/execute', { body: { input: null, timeout: 5 } })
   t.equal(next.status, 200, next.text)

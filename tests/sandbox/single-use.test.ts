@@ -21,8 +21,18 @@ const ok = await driver.check()
 if (!ok.ok) t.fail(`bubblewrap unavailable: ${ok.reason}`)
 
 let n = 0
-const spec = (): SandboxSpec => ({ id: `su${String(process.pid)}x${String(++n)}`, mode: 'exclusive', network: false, limits: TEST_LIMITS, singleUse: true })
-const py = (body: string): string => `def handler(input, context):\n${body.split('\n').map((l) => `    ${l}`).join('\n')}\n`
+const spec = (): SandboxSpec => ({
+  id: `su${String(process.pid)}x${String(++n)}`,
+  mode: 'exclusive',
+  network: false,
+  limits: TEST_LIMITS,
+  singleUse: true,
+})
+const py = (body: string): string =>
+  `def handler(input, context):\n${body
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n')}\n`
 const once = (body: string, input: unknown = null, timeoutMs = 10_000): Promise<ExecOutcome> =>
   runOnce(driver, spec(), { code: py(body), entrypoint: 'handler', input, context: { user_id: 'u1' }, timeoutMs })
 
@@ -47,8 +57,14 @@ t.test('a result, what the function printed, and its context', async (t) => {
 })
 
 t.test('the function runs in the runner process itself, with the protocol input gone', async (t) => {
-  const r = await once('import os\nreturn {"pid": os.getpid(), "stdin": os.readlink("/proc/self/fd/0"), "uid": os.getuid()}')
-  t.same(r.ok ? r.result : r.error, { pid: 2, stdin: '/dev/null', uid: 65534 }, 'pid 2 is the runner (bwrap is 1): no fork')
+  const r = await once(
+    'import os\nreturn {"pid": os.getpid(), "stdin": os.readlink("/proc/self/fd/0"), "uid": os.getuid()}',
+  )
+  t.same(
+    r.ok ? r.result : r.error,
+    { pid: 2, stdin: '/dev/null', uid: 65534 },
+    'pid 2 is the runner (bwrap is 1): no fork',
+  )
 })
 
 t.test('an exception is an error outcome with the user traceback', async (t) => {
@@ -78,9 +94,17 @@ t.test('sleeping or spinning past the timeout is a TimeoutError, enforced by the
 
 t.test('a process that dies before answering is ProcessDied, as the exclusive runner says it', async (t) => {
   const exited = await once('import os\nos._exit(3)')
-  t.same(exited.ok ? exited.result : exited.error, { type: 'ProcessDied', message: "the function's process exited with code 3 before it returned a result", traceback: '' })
+  t.same(exited.ok ? exited.result : exited.error, {
+    type: 'ProcessDied',
+    message: "the function's process exited with code 3 before it returned a result",
+    traceback: '',
+  })
   const killed = await once('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)')
-  t.same(killed.ok ? killed.result : killed.error, { type: 'ProcessDied', message: "the function's process was killed by signal 9 (memory or process limit) before it returned a result", traceback: '' })
+  t.same(killed.ok ? killed.result : killed.error, {
+    type: 'ProcessDied',
+    message: "the function's process was killed by signal 9 (memory or process limit) before it returned a result",
+    traceback: '',
+  })
   const memory = await once(`x = bytearray(${String(TEST_LIMITS.memoryMb * 4)} * 1024 * 1024)\nreturn len(x)`)
   t.equal(memory.ok, false, 'allocating 4x the memory limit fails')
   if (!memory.ok) t.match(memory.error.type, /MemoryError|ProcessDied/)
@@ -88,9 +112,15 @@ t.test('a process that dies before answering is ProcessDied, as the exclusive ru
 
 t.test('what the function started dies with its sandbox', async (t) => {
   const marker = `su-left-${randomUUID()}`
-  const r = await once(`import subprocess, sys\nsubprocess.Popen([sys.executable, "-c", "import time\\ntime.sleep(600)", input])\nreturn "started"`, marker)
+  const r = await once(
+    `import subprocess, sys\nsubprocess.Popen([sys.executable, "-c", "import time\\ntime.sleep(600)", input])\nreturn "started"`,
+    marker,
+  )
   t.same(r.ok ? r.result : r.error, 'started')
-  await eventually(async () => (processesWith(marker).length === 0 ? true : undefined), 'the leftover process to be gone')
+  await eventually(
+    async () => (processesWith(marker).length === 0 ? true : undefined),
+    'the leftover process to be gone',
+  )
   t.pass('no process of the execution is left on the host')
 })
 
@@ -98,6 +128,9 @@ t.test('SANDBOX_EXECUTOR=single_use runs through this path', async (t) => {
   const config = loadConfig({ ...process.env, SANDBOX_EXECUTOR: 'single_use', SANDBOX_PYTHON: '/usr/bin/python3' })
   const executor = await createSandboxExecutor(config, createLogger({ level: 'warn' }))
   t.teardown(() => executor.close())
-  const r = await executor.run({ code: py('import os\nreturn os.getpid()'), entrypoint: 'handler', input: null, context: {}, timeoutMs: 10_000 }, { trusted: false })
+  const r = await executor.run(
+    { code: py('import os\nreturn os.getpid()'), entrypoint: 'handler', input: null, context: {}, timeoutMs: 10_000 },
+    { trusted: false },
+  )
   t.same(r.ok ? r.result : r.error, 2, 'the runner ran it in its own process (--single-use)')
 })

@@ -23,6 +23,9 @@ export const SERVICES_FILE = join(import.meta.dirname, '..', '..', '.tap', `serv
 export const SERVICES_DIR = join(import.meta.dirname, '..', '..', '.tap', `services-${RUN_KEY}`)
 
 export function readServices(): TestServices {
-  if (!existsSync(SERVICES_FILE)) throw new Error(`${SERVICES_FILE} missing: run the tests through tap (npm test), whose before-script starts NATS and Postgres`)
+  if (!existsSync(SERVICES_FILE))
+    throw new Error(
+      `${SERVICES_FILE} missing: run the tests through tap (npm test), whose before-script starts NATS and Postgres`,
+    )
   return JSON.parse(readFileSync(SERVICES_FILE, 'utf8')) as TestServices
 }

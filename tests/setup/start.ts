@@ -17,8 +17,22 @@ mkdirSync(dir, { recursive: true })
 ensureServerPackages(log)
 const password = 'test-password'
 const nats = await startNats({ dir: join(dir, 'nats'), log, detach: true })
-const pg = await startPostgres({ dir: join(dir, 'pg'), password, database: 'app_tpl', log, unsafeFast: true, detach: true })
+const pg = await startPostgres({
+  dir: join(dir, 'pg'),
+  password,
+  database: 'app_tpl',
+  log,
+  unsafeFast: true,
+  detach: true,
+})
 await migrate(pg.url, log)
-const services: TestServices = { natsUrl: nats.url, natsPid: nats.pid, pgBase: pg.url.replace(/\/app_tpl$/, ''), pgPid: pg.pid, template: 'app_tpl', dir }
+const services: TestServices = {
+  natsUrl: nats.url,
+  natsPid: nats.pid,
+  pgBase: pg.url.replace(/\/app_tpl$/, ''),
+  pgPid: pg.pid,
+  template: 'app_tpl',
+  dir,
+}
 writeFileSync(SERVICES_FILE, JSON.stringify(services, null, 2))
 process.stdout.write(`# test services: nats ${nats.url}, postgres pid ${String(pg.pid)}\n`)

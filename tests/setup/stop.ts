@@ -10,7 +10,8 @@ if (existsSync(SERVICES_FILE)) {
   await stopByPid(s.natsPid, 'SIGTERM')
   // As root, the cluster may live outside the tree (local-services links it from <dir>/pg).
   const pgDir = join(s.dir, 'pg')
-  if (existsSync(pgDir) && lstatSync(pgDir).isSymbolicLink()) rmSync(realpathSync(pgDir), { recursive: true, force: true })
+  if (existsSync(pgDir) && lstatSync(pgDir).isSymbolicLink())
+    rmSync(realpathSync(pgDir), { recursive: true, force: true })
   rmSync(s.dir, { recursive: true, force: true })
   rmSync(SERVICES_FILE, { force: true })
 }

@@ -28,7 +28,14 @@ type Entry = { key: string; value: unknown; owner_id: string | null }
 
 async function threeProcesses(t: Parameters<typeof startTestPlatform>[0]): Promise<TestPlatform> {
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources', RPC_IN_PROCESS: 'false' })
-  const childEnv = { NATS_URL: env.config.NATS_URL, NATS_PREFIX: env.config.NATS_PREFIX, DATABASE_URL: env.databaseUrl, SECRET_KEY, ENCRYPTION_KEY, DATA_DIR: env.config.DATA_DIR }
+  const childEnv = {
+    NATS_URL: env.config.NATS_URL,
+    NATS_PREFIX: env.config.NATS_PREFIX,
+    DATABASE_URL: env.databaseUrl,
+    SECRET_KEY,
+    ENCRYPTION_KEY,
+    DATA_DIR: env.config.DATA_DIR,
+  }
   await Promise.all([spawnReady(t, SERVICE, childEnv), spawnReady(t, SERVICE, childEnv)])
   return env
 }
@@ -62,20 +69,44 @@ t.test('a state write is visible to the next read in every process (read-your-wr
 
   // expiry needs no write: every process checks it when it answers from memory
   const expires = Date.now() + 1500
-  t.equal((await env.request('PUT', `${base}/brief`, { body: { value: 'soon gone', expires_at: new Date(expires).toISOString() } })).status, 201)
+  t.equal(
+    (
+      await env.request('PUT', `${base}/brief`, {
+        body: { value: 'soon gone', expires_at: new Date(expires).toISOString() },
+      })
+    ).status,
+    201,
+  )
   for (let r = 0; r < 6; r++) t.equal((await env.request('GET', `${base}/brief`)).status, 200, 'live before it expires')
   await new Promise((r) => setTimeout(r, Math.max(0, expires - Date.now()) + 50))
-  for (let r = 0; r < 6; r++) t.equal((await env.request('GET', `${base}/brief`)).status, 404, 'expired: answered by no process')
+  for (let r = 0; r < 6; r++)
+    t.equal((await env.request('GET', `${base}/brief`)).status, 404, 'expired: answered by no process')
 })
 
 t.test("deleting a user clears the owner of its entries in every process's copy", async (t) => {
   const env = await threeProcesses(t)
   const x = await env.createUser('states-owner@test.local')
-  t.equal((await env.request('POST', '/api/v1/stores', { token: x.token, body: { namespace: 'own', name: 'notes' } })).status, 201)
-  t.equal((await env.request('POST', '/stores/own/notes/states', { token: x.token, body: { key: 'k', value: 1 } })).status, 201)
-  for (let r = 0; r < 6; r++) t.equal(((await env.request('GET', '/stores/own/notes/states/k')).body as Entry).owner_id, x.id, 'the admin reads it, owned by x')
+  t.equal(
+    (await env.request('POST', '/api/v1/stores', { token: x.token, body: { namespace: 'own', name: 'notes' } })).status,
+    201,
+  )
+  t.equal(
+    (await env.request('POST', '/stores/own/notes/states', { token: x.token, body: { key: 'k', value: 1 } })).status,
+    201,
+  )
+  for (let r = 0; r < 6; r++)
+    t.equal(
+      ((await env.request('GET', '/stores/own/notes/states/k')).body as Entry).owner_id,
+      x.id,
+      'the admin reads it, owned by x',
+    )
   t.equal((await env.request('DELETE', `/api/v1/users/${x.id}`)).status, 204)
-  for (let r = 0; r < 6; r++) t.equal(((await env.request('GET', '/stores/own/notes/states/k')).body as Entry).owner_id, null, 'its owner is gone everywhere')
+  for (let r = 0; r < 6; r++)
+    t.equal(
+      ((await env.request('GET', '/stores/own/notes/states/k')).body as Entry).owner_id,
+      null,
+      'its owner is gone everywhere',
+    )
 })
 
 t.test('one process: ciphertext only for encrypted stores, and the byte budget', async (t) => {
@@ -84,10 +115,16 @@ t.test('one process: ciphertext only for encrypted stores, and the byte budget',
   if (db === undefined || resources === undefined) throw new Error('no service role')
   const admin = await loadPrincipal(db, { sub: env.adminId, via: 'jwt' })
   const states = createStateService({ db, config: env.config, resources })
-  t.equal((await env.request('POST', '/api/v1/stores', { body: { namespace: 'sc', name: 'vault', encrypted: true } })).status, 201)
+  t.equal(
+    (await env.request('POST', '/api/v1/stores', { body: { namespace: 'sc', name: 'vault', encrypted: true } })).status,
+    201,
+  )
   t.equal((await env.request('POST', '/api/v1/stores', { body: { namespace: 'sc', name: 'many' } })).status, 201)
   const marker = 'clear-marker-51c9'
-  t.equal((await env.request('POST', '/stores/sc/vault/states', { body: { key: 'card', value: { n: marker } } })).status, 201)
+  t.equal(
+    (await env.request('POST', '/stores/sc/vault/states', { body: { key: 'card', value: { n: marker } } })).status,
+    201,
+  )
   t.match((await env.request('GET', '/stores/sc/vault/states/card')).body, { value: { n: marker } }, 'read in clear')
   const [vault] = await resources.loadMany(storeKind, ['sc/vault'])
   if (vault === undefined) throw new Error('no vault')
@@ -101,7 +138,8 @@ t.test('one process: ciphertext only for encrypted stores, and the byte budget',
   const small = natsStateCache({ db, nc, names: natsNames(env.config.NATS_PREFIX), maxBytes: 32_768 })
   const [many] = await resources.loadMany(storeKind, ['sc/many'])
   if (many === undefined) throw new Error('no store')
-  for (let i = 0; i < 150; i++) await states.put(admin, { namespace: 'sc', name: 'many' }, `k${String(i)}`, { value: { i, pad: 'p'.repeat(40) } })
+  for (let i = 0; i < 150; i++)
+    await states.put(admin, { namespace: 'sc', name: 'many' }, `k${String(i)}`, { value: { i, pad: 'p'.repeat(40) } })
   for (let i = 0; i < 150; i++) t.match(await small.row(many.id, `k${String(i)}`), { key: `k${String(i)}` })
   const after = small.size()
   t.ok(after.bytes <= 32_768, `within the budget (${String(after.bytes)} bytes)`)
@@ -114,33 +152,56 @@ t.test('one process: ciphertext only for encrypted stores, and the byte budget',
 
 t.test('a grant taken away is refused on the next state read (the store is opened per grant list)', async (t) => {
   const env = await startTestPlatform(t)
-  t.equal((await env.request('POST', '/api/v1/stores', { body: { namespace: 'g', name: 'kv', default_visibility: 'shared' } })).status, 201)
+  t.equal(
+    (
+      await env.request('POST', '/api/v1/stores', {
+        body: { namespace: 'g', name: 'kv', default_visibility: 'shared' },
+      })
+    ).status,
+    201,
+  )
   t.equal((await env.request('POST', '/stores/g/kv/states', { body: { key: 'k', value: 1 } })).status, 201)
-  t.equal((await env.request('POST', '/api/v1/roles', { body: { name: 'KvReaders', permissions: { 'platform.stores/g/kv.read_state:all': true } } })).status, 201)
+  t.equal(
+    (
+      await env.request('POST', '/api/v1/roles', {
+        body: { name: 'KvReaders', permissions: { 'platform.stores/g/kv.read_state:all': true } },
+      })
+    ).status,
+    201,
+  )
   const b = await env.createUser('states-reader@test.local', ['Users', 'KvReaders'])
-  for (let r = 0; r < 3; r++) t.equal((await env.request('GET', '/stores/g/kv/states/k', { token: b.token })).status, 200, 'granted: read')
+  for (let r = 0; r < 3; r++)
+    t.equal((await env.request('GET', '/stores/g/kv/states/k', { token: b.token })).status, 200, 'granted: read')
   t.equal((await env.request('PATCH', `/api/v1/users/${b.id}`, { body: { roles: ['Users'] } })).status, 200)
-  t.equal((await env.request('GET', '/stores/g/kv/states/k', { token: b.token })).status, 404, 'the grant is gone: the store is invisible at once')
+  t.equal(
+    (await env.request('GET', '/stores/g/kv/states/k', { token: b.token })).status,
+    404,
+    'the grant is gone: the store is invisible at once',
+  )
 })
 
-t.test('what was held before a NATS outage is read again after it (changes published meanwhile never arrived)', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'nats-gap-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const log = createLogger({ level: 'silent' })
-  let nats = await startNats({ dir, log })
-  const port = Number(new URL(nats.url).port)
-  t.teardown(() => nats.stop())
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources', NATS_URL: nats.url })
-  t.equal((await env.request('POST', '/api/v1/stores', { body: { namespace: 'gap', name: 'kv' } })).status, 201)
-  t.equal((await env.request('POST', '/stores/gap/kv/states', { body: { key: 'k', value: 'before' } })).status, 201)
-  for (let r = 0; r < 3; r++) t.equal(((await env.request('GET', '/stores/gap/kv/states/k')).body as Entry).value, 'before', 'held')
-  process.kill(nats.pid, 'SIGKILL')
-  // a write whose announcement is lost: another process changed the entry while NATS was down
-  await env.sql(`update states set value = '"after"'::jsonb where key = 'k'`, [], { behindTheBack: true })
-  nats = await startNats({ dir, port, log })
-  const value = await eventually(async () => {
-    const res = await env.request('GET', '/stores/gap/kv/states/k')
-    return res.status === 200 ? (res.body as Entry).value : undefined
-  }, 'the platform to answer again after the NATS restart')
-  t.equal(value, 'after', 'the entry is read again, not answered from before the outage')
-})
+t.test(
+  'what was held before a NATS outage is read again after it (changes published meanwhile never arrived)',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'nats-gap-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const log = createLogger({ level: 'silent' })
+    let nats = await startNats({ dir, log })
+    const port = Number(new URL(nats.url).port)
+    t.teardown(() => nats.stop())
+    const env = await startTestPlatform(t, { ROLES: 'gateway,resources', NATS_URL: nats.url })
+    t.equal((await env.request('POST', '/api/v1/stores', { body: { namespace: 'gap', name: 'kv' } })).status, 201)
+    t.equal((await env.request('POST', '/stores/gap/kv/states', { body: { key: 'k', value: 'before' } })).status, 201)
+    for (let r = 0; r < 3; r++)
+      t.equal(((await env.request('GET', '/stores/gap/kv/states/k')).body as Entry).value, 'before', 'held')
+    process.kill(nats.pid, 'SIGKILL')
+    // a write whose announcement is lost: another process changed the entry while NATS was down
+    await env.sql(`update states set value = '"after"'::jsonb where key = 'k'`, [], { behindTheBack: true })
+    nats = await startNats({ dir, port, log })
+    const value = await eventually(async () => {
+      const res = await env.request('GET', '/stores/gap/kv/states/k')
+      return res.status === 200 ? (res.body as Entry).value : undefined
+    }, 'the platform to answer again after the NATS restart')
+    t.equal(value, 'after', 'the entry is read again, not answered from before the outage')
+  },
+)

@@ -28,9 +28,21 @@ const ticks = (expr: string, tz: string, fromIso: string, n: number) => {
 }
 
 t.test('seconds, minutes and time zones', async (t) => {
-  t.same(ticks('*/20 * * * * *', 'UTC', '2025-01-01T00:00:00.000Z', 3), ['2025-01-01T00:00:20.000Z', '2025-01-01T00:00:40.000Z', '2025-01-01T00:01:00.000Z'])
-  t.same(ticks('0 9 * * *', 'America/New_York', '2025-01-01T00:00:00.000Z', 2), ['2025-01-01T14:00:00.000Z', '2025-01-02T14:00:00.000Z'], '09:00 New York = 14:00 UTC in winter')
-  t.equal(iso(nextTick('* * * * * *', 'UTC', Date.parse('2025-01-01T00:00:00.500Z'))), '2025-01-01T00:00:01.000Z', 'strictly after, on the second')
+  t.same(ticks('*/20 * * * * *', 'UTC', '2025-01-01T00:00:00.000Z', 3), [
+    '2025-01-01T00:00:20.000Z',
+    '2025-01-01T00:00:40.000Z',
+    '2025-01-01T00:01:00.000Z',
+  ])
+  t.same(
+    ticks('0 9 * * *', 'America/New_York', '2025-01-01T00:00:00.000Z', 2),
+    ['2025-01-01T14:00:00.000Z', '2025-01-02T14:00:00.000Z'],
+    '09:00 New York = 14:00 UTC in winter',
+  )
+  t.equal(
+    iso(nextTick('* * * * * *', 'UTC', Date.parse('2025-01-01T00:00:00.500Z'))),
+    '2025-01-01T00:00:01.000Z',
+    'strictly after, on the second',
+  )
   t.throws(() => checkCron('* * *', 'UTC'), { status: 422, code: 'schedule.invalid_cron' })
   t.throws(() => checkCron('* * * * *', 'Mars/Olympus'), { status: 422, code: 'schedule.invalid_timezone' })
   t.throws(() => checkCron('0 0 30 2 *', 'UTC'), { code: 'schedule.invalid_cron' }, 'Feb 30 never fires')
@@ -39,28 +51,56 @@ t.test('seconds, minutes and time zones', async (t) => {
 
 t.test('DST spring forward (Europe/Berlin, 2025-03-30 02:00 → 03:00)', async (t) => {
   // a fixed-time job inside the gap runs at the first valid time after it, the same day
-  t.same(ticks('0 30 2 * * *', 'Europe/Berlin', '2025-03-29T12:00:00Z', 3), ['2025-03-30T01:00:00.000Z', '2025-03-31T00:30:00.000Z', '2025-04-01T00:30:00.000Z'])
+  t.same(ticks('0 30 2 * * *', 'Europe/Berlin', '2025-03-29T12:00:00Z', 3), [
+    '2025-03-30T01:00:00.000Z',
+    '2025-03-31T00:30:00.000Z',
+    '2025-04-01T00:30:00.000Z',
+  ])
   // an interval job skips the times that do not exist: 01:30 CET, then 03:00 CEST (one hour later in real time)
-  t.same(ticks('0 */30 * * * *', 'Europe/Berlin', '2025-03-30T00:10:00Z', 3), ['2025-03-30T00:30:00.000Z', '2025-03-30T01:00:00.000Z', '2025-03-30T01:30:00.000Z'])
+  t.same(ticks('0 */30 * * * *', 'Europe/Berlin', '2025-03-30T00:10:00Z', 3), [
+    '2025-03-30T00:30:00.000Z',
+    '2025-03-30T01:00:00.000Z',
+    '2025-03-30T01:30:00.000Z',
+  ])
 })
 
 t.test('DST fall back (Europe/Berlin, 2025-10-26 03:00 → 02:00)', async (t) => {
   // a fixed-time job whose time occurs twice runs once, at the first occurrence
-  t.same(ticks('0 30 2 * * *', 'Europe/Berlin', '2025-10-25T12:00:00Z', 2), ['2025-10-26T00:30:00.000Z', '2025-10-27T01:30:00.000Z'])
+  t.same(ticks('0 30 2 * * *', 'Europe/Berlin', '2025-10-25T12:00:00Z', 2), [
+    '2025-10-26T00:30:00.000Z',
+    '2025-10-27T01:30:00.000Z',
+  ])
   // an interval job runs at both occurrences of the repeated hour (different instants): 02:00 and 02:30 twice
-  t.same(ticks('0 */30 * * * *', 'Europe/Berlin', '2025-10-26T00:10:00Z', 5), ['2025-10-26T00:30:00.000Z', '2025-10-26T01:00:00.000Z', '2025-10-26T01:30:00.000Z', '2025-10-26T02:00:00.000Z', '2025-10-26T02:30:00.000Z'])
+  t.same(ticks('0 */30 * * * *', 'Europe/Berlin', '2025-10-26T00:10:00Z', 5), [
+    '2025-10-26T00:30:00.000Z',
+    '2025-10-26T01:00:00.000Z',
+    '2025-10-26T01:30:00.000Z',
+    '2025-10-26T02:00:00.000Z',
+    '2025-10-26T02:30:00.000Z',
+  ])
 })
 
 t.test('tick job ids are UUID v5 of sched:<id>:<tick>', async (t) => {
-  t.equal(uuidV5('sched:x:1'), '75938683-3113-5975-9b53-fe1fe1fbc6f1', "same as Python's uuid.uuid5(NAMESPACE_URL, 'sched:x:1')")
+  t.equal(
+    uuidV5('sched:x:1'),
+    '75938683-3113-5975-9b53-fe1fe1fbc6f1',
+    "same as Python's uuid.uuid5(NAMESPACE_URL, 'sched:x:1')",
+  )
   t.equal(tickJobId('a', 1000), tickJobId('a', 1000))
   t.not(tickJobId('a', 1000), tickJobId('a', 2000))
   t.match(tickJobId('a', 1000), /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
 })
 
 t.test('every actor type has its protocol listed for the operators', async (t) => {
-  t.equal(ACTOR_PROTOCOLS.length, ACTOR_FACTORIES.length, 'actors/protocols.ts lists as many types as actors/index.ts runs')
-  t.same(ACTOR_PROTOCOLS.map((p) => p.type), ['chat', 'schedule', 'db-trigger', 'pool'])
+  t.equal(
+    ACTOR_PROTOCOLS.length,
+    ACTOR_FACTORIES.length,
+    'actors/protocols.ts lists as many types as actors/index.ts runs',
+  )
+  t.same(
+    ACTOR_PROTOCOLS.map((p) => p.type),
+    ['chat', 'schedule', 'db-trigger', 'pool'],
+  )
 })
 
 /** Drives the actor's handlers like a host does: one turn at a time, state and timers committed only when the turn returns. */
@@ -88,10 +128,11 @@ function harness(fire: (r: ScheduleFire) => Promise<ScheduleFireReply>, clock: {
     state: () => state,
     timers: () => timers,
     send: (name: string, payload: unknown) => turn((ctx) => actor.handle(ctx, name, payload)),
-    fireTimer: () => turn(async (ctx) => {
-      ctx.clearTimer('fire')
-      await actor.onTimer(ctx, 'fire')
-    }),
+    fireTimer: () =>
+      turn(async (ctx) => {
+        ctx.clearTimer('fire')
+        await actor.onTimer(ctx, 'fire')
+      }),
   }
 }
 
@@ -118,7 +159,12 @@ t.test('schedule actor: arms the next tick, keeps it on failure, catches up from
   failing = false
   clock.now = Date.parse('2025-01-01T00:00:04.500Z')
   await h.fireTimer()
-  t.same(fired.map(iso), ['2025-01-01T00:00:01.000Z', '2025-01-01T00:00:02.000Z', '2025-01-01T00:00:03.000Z', '2025-01-01T00:00:04.000Z'])
+  t.same(fired.map(iso), [
+    '2025-01-01T00:00:01.000Z',
+    '2025-01-01T00:00:02.000Z',
+    '2025-01-01T00:00:03.000Z',
+    '2025-01-01T00:00:04.000Z',
+  ])
   t.equal(iso(h.state().next), '2025-01-01T00:00:05.000Z')
 
   // an update that keeps the timing keeps the armed tick; a stale message changes nothing
@@ -153,10 +199,14 @@ t.test('schedule actor: ticks older than the misfire grace are skipped, a delete
 t.test('schedule actor: at most SCHEDULE_MAX_CATCHUP overdue ticks per check, the rest at once after', async (t) => {
   const clock = { now: Date.parse('2025-01-01T00:00:00.000Z') }
   const fired: number[] = []
-  const h = harness(async (r) => {
-    fired.push(r.tick)
-    return { ok: true, job_id: null, status: 'fired' }
-  }, clock, 2)
+  const h = harness(
+    async (r) => {
+      fired.push(r.tick)
+      return { ok: true, job_id: null, status: 'fired' }
+    },
+    clock,
+    2,
+  )
   await h.send('set', { version: 1, cron_expression: '* * * * * *', timezone: 'UTC', active: true })
   clock.now = Date.parse('2025-01-01T00:00:05.500Z')
   await h.fireTimer()
@@ -164,5 +214,9 @@ t.test('schedule actor: at most SCHEDULE_MAX_CATCHUP overdue ticks per check, th
   t.equal(h.timers()['fire'], clock.now, 'the timer stays due for the rest')
   await h.fireTimer()
   await h.fireTimer()
-  t.same(fired.map(iso), ['01', '02', '03', '04', '05'].map((x) => `2025-01-01T00:00:${x}.000Z`), 'each overdue tick once, in order')
+  t.same(
+    fired.map(iso),
+    ['01', '02', '03', '04', '05'].map((x) => `2025-01-01T00:00:${x}.000Z`),
+    'each overdue tick once, in order',
+  )
 })

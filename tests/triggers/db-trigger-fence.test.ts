@@ -24,7 +24,15 @@ t.test('writes with an older fence than the stored one are refused', async (t) =
     [env.adminId, randomUUID()],
   )
   const id = (row as { id: string }).id
-  const stored = async () => (await env.sql<{ fence: string; last_poll_value: string | null; pending_until: string | null; error_message: string | null }>('select fence::text, last_poll_value, pending_until, error_message from db_triggers where id = $1', [id]))[0]
+  const stored = async () =>
+    (
+      await env.sql<{
+        fence: string
+        last_poll_value: string | null
+        pending_until: string | null
+        error_message: string | null
+      }>('select fence::text, last_poll_value, pending_until, error_message from db_triggers where id = $1', [id])
+    )[0]
 
   const current = pollRows(db, id, 7)
   t.equal(await current.claim(), true, 'lease revision 7 claims the trigger')
@@ -38,7 +46,11 @@ t.test('writes with an older fence than the stored one are refused', async (t) =
   t.equal(await old.initialize(null), false, 'nor reset it')
   t.equal(await old.failed('stale host'), false, 'nor record an error')
   t.equal(await old.idle(), false, 'nor mark a poll')
-  t.match(await stored(), { fence: '7', last_poll_value: '20', pending_until: null, error_message: null }, 'the row is as revision 7 left it')
+  t.match(
+    await stored(),
+    { fence: '7', last_poll_value: '20', pending_until: null, error_message: null },
+    'the row is as revision 7 left it',
+  )
 
   // a newer lease takes over: from then on 7 is the stale one
   t.equal(await pollRows(db, id, 9).claim(), true, 'revision 9 claims it')
@@ -47,7 +59,16 @@ t.test('writes with an older fence than the stored one are refused', async (t) =
 
   // end to end: the poll the actor asks for over NATS, with an older revision than the row's
   const names = natsNames(env.config.NATS_PREFIX)
-  const ask = async (fence: number) => (await env.platform.nc.request(names.subject(DB_TRIGGER_POLL_SUBJECT), JSON.stringify({ trigger_id: id, fence }), { timeout: 10_000 })).json<{ ok: boolean; status?: string }>()
+  const ask = async (fence: number) =>
+    (
+      await env.platform.nc.request(names.subject(DB_TRIGGER_POLL_SUBJECT), JSON.stringify({ trigger_id: id, fence }), {
+        timeout: 10_000,
+      })
+    ).json<{ ok: boolean; status?: string }>()
   t.match(await ask(8), { ok: true, status: 'stale' }, 'a poll with revision 8 < 9 is answered stale')
-  t.match(await stored(), { fence: '9', last_poll_value: '20', pending_until: null, error_message: null }, 'and wrote nothing')
+  t.match(
+    await stored(),
+    { fence: '9', last_poll_value: '20', pending_until: null, error_message: null },
+    'and wrote nothing',
+  )
 })

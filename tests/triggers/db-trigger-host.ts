@@ -23,7 +23,9 @@ const config = loadConfig({
   DATABASE_PASSWORD: 'unused',
   SUPERADMIN_EMAIL: 'admin@test.local',
   LOG_LEVEL: 'warn',
-  ...(env('DB_TRIGGER_BACKOFF_MAX_SECONDS') === '' ? {} : { DB_TRIGGER_BACKOFF_MAX_SECONDS: env('DB_TRIGGER_BACKOFF_MAX_SECONDS') }),
+  ...(env('DB_TRIGGER_BACKOFF_MAX_SECONDS') === ''
+    ? {}
+    : { DB_TRIGGER_BACKOFF_MAX_SECONDS: env('DB_TRIGGER_BACKOFF_MAX_SECONDS') }),
 })
 const nc = await connectNats(env('NATS_URL'), `db-trigger-host-${env('NODE_ID')}`, log)
 const names = natsNames(env('NATS_PREFIX'))

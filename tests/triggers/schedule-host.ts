@@ -13,7 +13,16 @@ import { natsNames } from '../../src/platform/nats-names.ts'
  */
 const env = (k: string): string => process.env[k] ?? ''
 const log = createLogger({ level: 'warn' })
-const config = loadConfig({ NODE_ENV: 'test', NATS_URL: env('NATS_URL'), NATS_PREFIX: env('NATS_PREFIX'), SECRET_KEY: 'x'.repeat(40), ENCRYPTION_KEY: 'y'.repeat(40), DATABASE_PASSWORD: 'unused', SUPERADMIN_EMAIL: 'admin@test.local', LOG_LEVEL: 'warn' })
+const config = loadConfig({
+  NODE_ENV: 'test',
+  NATS_URL: env('NATS_URL'),
+  NATS_PREFIX: env('NATS_PREFIX'),
+  SECRET_KEY: 'x'.repeat(40),
+  ENCRYPTION_KEY: 'y'.repeat(40),
+  DATABASE_PASSWORD: 'unused',
+  SUPERADMIN_EMAIL: 'admin@test.local',
+  LOG_LEVEL: 'warn',
+})
 const nc = await connectNats(env('NATS_URL'), `schedule-host-${env('NODE_ID')}`, log)
 const names = natsNames(env('NATS_PREFIX'))
 const host = await startActorHost({

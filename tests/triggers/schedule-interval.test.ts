@@ -20,8 +20,18 @@ t.test('shortestInterval: the smallest gap between consecutive runs, bursts incl
 t.test('a plain user below the minimum gets 422 naming it; every minute passes; an admin is exempt', async (t) => {
   const env = await startTestPlatform(t)
   const a = await env.createUser('interval-a@test.local')
-  const asA = (method: string, path: string, body?: unknown) => env.request(method, path, { token: a.token, ...(body === undefined ? {} : { body }) })
-  t.equal((await asA('POST', '/api/v1/functions', { namespace: 'iv-a', name: 'noop', code: 'def handler(input, context):\n    return {}\n' })).status, 201)
+  const asA = (method: string, path: string, body?: unknown) =>
+    env.request(method, path, { token: a.token, ...(body === undefined ? {} : { body }) })
+  t.equal(
+    (
+      await asA('POST', '/api/v1/functions', {
+        namespace: 'iv-a',
+        name: 'noop',
+        code: 'def handler(input, context):\n    return {}\n',
+      })
+    ).status,
+    201,
+  )
   const base = { schedule_type: 'function', target_namespace: 'iv-a', target_name: 'noop' }
 
   for (const cron of ['* * * * * *', '*/30 * * * * *', '* * 3 * * *', '0,30 * * * * *']) {
@@ -39,16 +49,53 @@ t.test('a plain user below the minimum gets 422 naming it; every minute passes; 
   t.equal((patched.body as { code?: string }).code, 'schedule.interval_too_short')
 
   // the admin (superadmin token) may run its own every second, and change A's to every 5 s
-  t.equal((await env.request('POST', '/api/v1/functions', { body: { namespace: 'iv-admin', name: 'noop', code: 'def handler(input, context):\n    return {}\n' } })).status, 201)
-  t.equal((await env.request('POST', '/api/v1/schedules', { body: { ...base, target_namespace: 'iv-admin', name: 'every-second', cron_expression: '* * * * * *', is_active: false } })).status, 201, 'admin exempt')
-  t.equal((await env.request('PATCH', `/api/v1/schedules/minutely?owner_id=${a.id}`, { body: { cron_expression: '*/5 * * * * *', is_active: false } })).status, 200, "admin changes A's")
+  t.equal(
+    (
+      await env.request('POST', '/api/v1/functions', {
+        body: { namespace: 'iv-admin', name: 'noop', code: 'def handler(input, context):\n    return {}\n' },
+      })
+    ).status,
+    201,
+  )
+  t.equal(
+    (
+      await env.request('POST', '/api/v1/schedules', {
+        body: {
+          ...base,
+          target_namespace: 'iv-admin',
+          name: 'every-second',
+          cron_expression: '* * * * * *',
+          is_active: false,
+        },
+      })
+    ).status,
+    201,
+    'admin exempt',
+  )
+  t.equal(
+    (
+      await env.request('PATCH', `/api/v1/schedules/minutely?owner_id=${a.id}`, {
+        body: { cron_expression: '*/5 * * * * *', is_active: false },
+      })
+    ).status,
+    200,
+    "admin changes A's",
+  )
 })
 
 t.test('the setting moves the minimum', async (t) => {
   const env = await startTestPlatform(t, { SCHEDULE_MIN_INTERVAL_SECONDS: '10' })
   const a = await env.createUser('interval-b@test.local')
   const asA = (body: unknown) => env.request('POST', '/api/v1/schedules', { token: a.token, body })
-  t.equal((await env.request('POST', '/api/v1/functions', { token: a.token, body: { namespace: 'iv-b', name: 'noop', code: 'def handler(input, context):\n    return {}\n' } })).status, 201)
+  t.equal(
+    (
+      await env.request('POST', '/api/v1/functions', {
+        token: a.token,
+        body: { namespace: 'iv-b', name: 'noop', code: 'def handler(input, context):\n    return {}\n' },
+      })
+    ).status,
+    201,
+  )
   const base = { schedule_type: 'function', target_namespace: 'iv-b', target_name: 'noop', is_active: false }
   const r = await asA({ ...base, name: 'five', cron_expression: '*/5 * * * * *' })
   t.equal(r.status, 422)

@@ -34,16 +34,28 @@ function chType(v: unknown): string {
   if (typeof v === 'string') return 'String'
   if (Array.isArray(v) && v.length > 0) {
     const inner = [...new Set(v.map(chType))]
-    if (inner.length === 1 && !(inner[0] as string).startsWith('Array') && inner[0] !== 'Nullable(String)') return `Array(${inner[0] as string})`
+    if (inner.length === 1 && !(inner[0] as string).startsWith('Array') && inner[0] !== 'Nullable(String)')
+      return `Array(${inner[0] as string})`
     if (inner.every((t) => t === 'Int64' || t === 'Float64')) return 'Array(Float64)'
   }
   if (Array.isArray(v) && v.length === 0) return 'Array(String)'
   return 'String' // objects and mixed arrays: JSON text
 }
 
-const chValue = (v: unknown, type: string): unknown => (type === 'String' && typeof v !== 'string' ? JSON.stringify(v) : type === 'UInt8' && typeof v === 'boolean' ? (v ? 1 : 0) : (v ?? null))
+const chValue = (v: unknown, type: string): unknown =>
+  type === 'String' && typeof v !== 'string'
+    ? JSON.stringify(v)
+    : type === 'UInt8' && typeof v === 'boolean'
+      ? v
+        ? 1
+        : 0
+      : (v ?? null)
 
-export function renderClickHouse(st: Pick<Statement, 'pieces' | 'params'>): { query: string; structure: string | null; row: Record<string, unknown> } {
+export function renderClickHouse(st: Pick<Statement, 'pieces' | 'params'>): {
+  query: string
+  structure: string | null
+  row: Record<string, unknown>
+} {
   let query = ''
   const used = new Map<string, string>()
   for (const p of st.pieces) {
@@ -62,23 +74,52 @@ function chError(status: number, text: string): AppError {
   const code = Number(/Code: (\d+)/.exec(text)?.[1] ?? NaN)
   const message = text.trim().slice(0, 2000)
   if (ERR_READONLY.has(code)) return AppError.of('query.read_only', `refused by the database: ${message}`)
-  if (ERR_TIMEOUT.has(code)) return AppError.of('query.timeout', `the statement ran longer than its timeout (${message})`)
-  if (ERR_AUTH.has(code) || status === 401 || status === 403) return AppError.of('database.unreachable', `the database refused the login: ${message}`)
+  if (ERR_TIMEOUT.has(code))
+    return AppError.of('query.timeout', `the statement ran longer than its timeout (${message})`)
+  if (ERR_AUTH.has(code) || status === 401 || status === 403)
+    return AppError.of('database.unreachable', `the database refused the login: ${message}`)
   return AppError.of('query.failed', `the database refused the statement: ${message}`)
 }
 
 export function clickhousePool(s: ConnectionSettings, timing: PoolTiming): DataPool {
   const tls = s.sslMode !== null && s.sslMode !== 'disable'
   const agent = tls
-    ? new https.Agent({ keepAlive: true, maxSockets: s.maxPool, maxFreeSockets: Math.max(1, s.minPool), timeout: timing.idleMs, rejectUnauthorized: s.sslMode === 'verify-ca' || s.sslMode === 'verify-full' })
-    : new http.Agent({ keepAlive: true, maxSockets: s.maxPool, maxFreeSockets: Math.max(1, s.minPool), timeout: timing.idleMs })
+    ? new https.Agent({
+        keepAlive: true,
+        maxSockets: s.maxPool,
+        maxFreeSockets: Math.max(1, s.minPool),
+        timeout: timing.idleMs,
+        rejectUnauthorized: s.sslMode === 'verify-ca' || s.sslMode === 'verify-full',
+      })
+    : new http.Agent({
+        keepAlive: true,
+        maxSockets: s.maxPool,
+        maxFreeSockets: Math.max(1, s.minPool),
+        timeout: timing.idleMs,
+      })
   const headers: Record<string, string> = { 'X-ClickHouse-User': s.username === '' ? 'default' : s.username }
   if (s.password !== null) headers['X-ClickHouse-Key'] = s.password
 
-  const post = (params: URLSearchParams, body: Buffer, contentType: string | null, timeoutMs: number): Promise<{ status: number; text: string }> =>
+  const post = (
+    params: URLSearchParams,
+    body: Buffer,
+    contentType: string | null,
+    timeoutMs: number,
+  ): Promise<{ status: number; text: string }> =>
     new Promise((resolve, reject) => {
       const req = (tls ? https : http).request(
-        { host: s.host, port: s.port, method: 'POST', path: `/?${params.toString()}`, agent, headers: { ...headers, ...(contentType === null ? {} : { 'Content-Type': contentType }), 'Content-Length': String(body.length) } },
+        {
+          host: s.host,
+          port: s.port,
+          method: 'POST',
+          path: `/?${params.toString()}`,
+          agent,
+          headers: {
+            ...headers,
+            ...(contentType === null ? {} : { 'Content-Type': contentType }),
+            'Content-Length': String(body.length),
+          },
+        },
         (res) => {
           const chunks: Buffer[] = []
           res.on('data', (c: Buffer) => chunks.push(c))
@@ -87,17 +128,35 @@ export function clickhousePool(s: ConnectionSettings, timing: PoolTiming): DataP
         },
       )
       // the connect phase has its own limit; the whole exchange the statement's
-      const connectTimer = setTimeout(() => req.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), timing.connectTimeoutMs)
-      req.on('socket', (sock) => (sock.connecting ? sock.once('connect', () => clearTimeout(connectTimer)) : clearTimeout(connectTimer)))
-      req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('the statement ran longer than its timeout'), { code: 'STATEMENT_TIMEOUT' })))
+      const connectTimer = setTimeout(
+        () => req.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })),
+        timing.connectTimeoutMs,
+      )
+      req.on('socket', (sock) =>
+        sock.connecting ? sock.once('connect', () => clearTimeout(connectTimer)) : clearTimeout(connectTimer),
+      )
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(
+          Object.assign(new Error('the statement ran longer than its timeout'), { code: 'STATEMENT_TIMEOUT' }),
+        ),
+      )
       req.on('error', (err: Error & { code?: string }) => {
         clearTimeout(connectTimer)
-        reject(err.code === 'STATEMENT_TIMEOUT' ? AppError.of('query.timeout', err.message) : AppError.of('database.unreachable', `could not reach the database: ${err.message}`))
+        reject(
+          err.code === 'STATEMENT_TIMEOUT'
+            ? AppError.of('query.timeout', err.message)
+            : AppError.of('database.unreachable', `could not reach the database: ${err.message}`),
+        )
       })
       req.end(body)
     })
 
-  const exec = async (query: string, settings: Record<string, string>, external: { structure: string; row: Record<string, unknown> } | null, timeoutMs: number) => {
+  const exec = async (
+    query: string,
+    settings: Record<string, string>,
+    external: { structure: string; row: Record<string, unknown> } | null,
+    timeoutMs: number,
+  ) => {
     const params = new URLSearchParams({ ...(s.database === '' ? {} : { database: s.database }), ...settings, query })
     let body = Buffer.alloc(0)
     let type: string | null = null
@@ -106,7 +165,9 @@ export function clickhousePool(s: ConnectionSettings, timing: PoolTiming): DataP
       params.set('_params_format', 'JSONEachRow')
       const boundary = `----platform${randomBytes(12).toString('hex')}`
       type = `multipart/form-data; boundary=${boundary}`
-      body = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="_params"; filename="_params"\r\nContent-Type: application/octet-stream\r\n\r\n${JSON.stringify(external.row)}\n\r\n--${boundary}--\r\n`)
+      body = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="_params"; filename="_params"\r\nContent-Type: application/octet-stream\r\n\r\n${JSON.stringify(external.row)}\n\r\n--${boundary}--\r\n`,
+      )
     }
     const res = await post(params, body, type, timeoutMs)
     if (res.status !== 200) throw chError(res.status, res.text)
@@ -119,15 +180,30 @@ export function clickhousePool(s: ConnectionSettings, timing: PoolTiming): DataP
       const { query, structure, row } = renderClickHouse(st)
       const seconds = String(Math.max(1, Math.ceil(st.timeoutMs / 1000)))
       const settings: Record<string, string> = st.readOnly
-        ? { readonly: '1', max_result_rows: String(st.maxRows + 1), result_overflow_mode: 'break', max_execution_time: seconds, default_format: 'JSON', output_format_json_quote_64bit_integers: '0' }
-        : { max_execution_time: seconds, default_format: 'JSON', output_format_json_quote_64bit_integers: '0', wait_end_of_query: '1' }
+        ? {
+            readonly: '1',
+            max_result_rows: String(st.maxRows + 1),
+            result_overflow_mode: 'break',
+            max_execution_time: seconds,
+            default_format: 'JSON',
+            output_format_json_quote_64bit_integers: '0',
+          }
+        : {
+            max_execution_time: seconds,
+            default_format: 'JSON',
+            output_format_json_quote_64bit_integers: '0',
+            wait_end_of_query: '1',
+          }
       const text = await exec(query, settings, structure === null ? null : { structure, row }, st.timeoutMs + 1000)
       if (text.trim() === '') return { rows: [], truncated: false, affectedRows: null }
       let parsed: { data?: unknown }
       try {
         parsed = JSON.parse(text) as { data?: unknown }
       } catch {
-        throw AppError.of('query.failed', 'the database answered something that is not JSON (a FORMAT clause in the SQL?)')
+        throw AppError.of(
+          'query.failed',
+          'the database answered something that is not JSON (a FORMAT clause in the SQL?)',
+        )
       }
       const rows = Array.isArray(parsed.data) ? (parsed.data as Record<string, unknown>[]) : []
       return { rows: rows.slice(0, st.maxRows), truncated: rows.length > st.maxRows, affectedRows: null }

@@ -39,11 +39,13 @@ const TYPES = {
 }
 
 // The predefined roles exist from Postgres 11 on: CASE keeps pg_has_role from an unknown name.
-const member = (role: string) => `case when exists (select 1 from pg_roles where rolname = '${role}') then pg_has_role(current_user, '${role}', 'MEMBER') else false end`
+const member = (role: string) =>
+  `case when exists (select 1 from pg_roles where rolname = '${role}') then pg_has_role(current_user, '${role}', 'MEMBER') else false end`
 const PRIVILEGES = `select rolsuper as su, current_user as who, ${member('pg_read_server_files')} as rf, ${member('pg_write_server_files')} as wf, ${member('pg_execute_server_program')} as xp from pg_roles where rolname = current_user`
 
 /** DISCARD ALL's parts, each allowed inside the implicit transaction of a multi-statement query. */
-export const RESET_SESSION = 'close all; set session authorization default; reset all; deallocate all; unlisten *; select pg_advisory_unlock_all(); discard plans; discard temp; discard sequences'
+export const RESET_SESSION =
+  'close all; set session authorization default; reset all; deallocate all; unlisten *; select pg_advisory_unlock_all(); discard plans; discard temp; discard sequences'
 
 const UNREACHABLE = /^(08|28|3D)/ // connection exceptions, invalid authorization, invalid catalog (no such database)
 const NET_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'EAI_AGAIN'])
@@ -57,11 +59,15 @@ export function pgError(err: unknown): AppError {
   if (code === '57014') return AppError.of('query.timeout', `the statement ran longer than its timeout (${message})`)
   if (code === '25006') return AppError.of('query.read_only', `refused by the database: ${message}`)
   // resolved before connecting (platform-database.ts); a name that stops resolving meanwhile lands here
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return AppError.of('upstream.dns_failed', `the database host did not resolve: ${message}`)
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return AppError.of('upstream.dns_failed', `the database host did not resolve: ${message}`)
   if (UNREACHABLE.test(code) || NET_ERRNO.has(code) || /timeout expired|Connection terminated|connect/i.test(message)) {
     return AppError.of('database.unreachable', `could not reach the database: ${message}`)
   }
-  return AppError.of('query.failed', `the database refused the statement: ${message}${code === '' ? '' : ` (SQLSTATE ${code})`}`)
+  return AppError.of(
+    'query.failed',
+    `the database refused the statement: ${message}${code === '' ? '' : ` (SQLSTATE ${code})`}`,
+  )
 }
 
 export function renderPg(st: Pick<Statement, 'pieces' | 'params'>): { text: string; values: unknown[] } {
@@ -85,10 +91,14 @@ export function renderPg(st: Pick<Statement, 'pieces' | 'params'>): { text: stri
 }
 
 // Objects travel as JSON text (a json/jsonb parameter); arrays stay arrays (Postgres arrays).
-const pgValue = (v: unknown): unknown => (v !== null && typeof v === 'object' && !Array.isArray(v) ? JSON.stringify(v) : v)
+const pgValue = (v: unknown): unknown =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? JSON.stringify(v) : v
 
 export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Logger): DataPool {
-  const ssl = s.sslMode === null || s.sslMode === 'disable' || s.sslMode === 'prefer' ? false : { rejectUnauthorized: s.sslMode === 'verify-ca' || s.sslMode === 'verify-full' }
+  const ssl =
+    s.sslMode === null || s.sslMode === 'disable' || s.sslMode === 'prefer'
+      ? false
+      : { rejectUnauthorized: s.sslMode === 'verify-ca' || s.sslMode === 'verify-full' }
   const pool = new pg.Pool({
     host: s.host,
     port: s.port,
@@ -131,14 +141,19 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
       try {
         // one round trip for both (simple protocol, no user text): the timeout is an integer of the
         // platform's, validated and clamped
-        await client.query(`${st.readOnly ? 'begin transaction read only' : 'begin'}; set local statement_timeout = ${String(Math.max(1, Math.floor(st.timeoutMs)))}`)
+        await client.query(
+          `${st.readOnly ? 'begin transaction read only' : 'begin'}; set local statement_timeout = ${String(Math.max(1, Math.floor(st.timeoutMs)))}`,
+        )
         const rendered = renderPg(st)
         const values = rendered.values
         const text = st.checkedText ?? rendered.text
         let result: StatementResult
         if (st.readOnly) {
           // a newline before the closing parenthesis: the query may end in a -- comment
-          const capped = st.checkedText === undefined ? text : `select * from (\n${text}\n) as platform_read limit ${String(st.maxRows + 1)}`
+          const capped =
+            st.checkedText === undefined
+              ? text
+              : `select * from (\n${text}\n) as platform_read limit ${String(st.maxRows + 1)}`
           const cursor = client.query(new Cursor<Record<string, unknown>>(capped, values, { types: TYPES }))
           const rows = await cursor.read(st.maxRows + 1)
           await cursor.close()
@@ -147,10 +162,19 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
         } else {
           // the extended protocol even without values: one statement, never a script
           // (`queryMode` is pg's, missing from its type declarations)
-          const config: pg.QueryConfig & { queryMode: 'extended' } = { text, values, types: TYPES, queryMode: 'extended' }
+          const config: pg.QueryConfig & { queryMode: 'extended' } = {
+            text,
+            values,
+            types: TYPES,
+            queryMode: 'extended',
+          }
           const r = await client.query<Record<string, unknown>>(config)
           await client.query(`commit; ${RESET_SESSION}`)
-          result = { rows: (r.rows ?? []).slice(0, st.maxRows), truncated: (r.rows ?? []).length > st.maxRows, affectedRows: r.rowCount ?? null }
+          result = {
+            rows: (r.rows ?? []).slice(0, st.maxRows),
+            truncated: (r.rows ?? []).length > st.maxRows,
+            affectedRows: r.rowCount ?? null,
+          }
         }
         return result
       } catch (err) {
@@ -180,10 +204,14 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
         const row = r.rows[0]
         if (row === undefined) return []
         const out: string[] = []
-        if (row.su) out.push(`the role ${row.who} is a superuser: queries on this connection run as the database's administrator (use a role with only the grants its queries need)`)
+        if (row.su)
+          out.push(
+            `the role ${row.who} is a superuser: queries on this connection run as the database's administrator (use a role with only the grants its queries need)`,
+          )
         if (!row.su && row.rf) out.push(`the role ${row.who} may read the server's files (pg_read_server_files)`)
         if (!row.su && row.wf) out.push(`the role ${row.who} may write the server's files (pg_write_server_files)`)
-        if (!row.su && row.xp) out.push(`the role ${row.who} may run programs on the server (pg_execute_server_program)`)
+        if (!row.su && row.xp)
+          out.push(`the role ${row.who} may run programs on the server (pg_execute_server_program)`)
         return out
       } catch (err) {
         throw pgError(err)

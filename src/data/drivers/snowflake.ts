@@ -52,7 +52,10 @@ function binding(v: unknown): { type: string; value: string | null } {
   return { type: 'TEXT', value: JSON.stringify(v) }
 }
 
-export function renderSnowflake(st: Pick<Statement, 'pieces' | 'params'>): { text: string; bindings: Record<string, { type: string; value: string | null }> } {
+export function renderSnowflake(st: Pick<Statement, 'pieces' | 'params'>): {
+  text: string
+  bindings: Record<string, { type: string; value: string | null }>
+} {
   let text = ''
   const bindings: Record<string, { type: string; value: string | null }> = {}
   let n = 0
@@ -89,9 +92,12 @@ function parseBody(res: OutboundResponse): SnowflakeBody {
 function sfError(status: number, body: SnowflakeBody): AppError {
   const msg = `${body.message ?? `HTTP ${String(status)}`}${body.code === undefined ? '' : ` (code ${body.code})`}`
   if (body.sqlState === '25006') return AppError.of('query.read_only', `refused by the warehouse: ${msg}`)
-  if (status === 401 || status === 403) return AppError.of('database.unreachable', `the warehouse refused the login: ${msg}`)
-  if (status === 408 || body.code === '000630' || /timeout|cancel/i.test(body.message ?? '')) return AppError.of('query.timeout', `the statement ran longer than its timeout: ${msg}`)
-  if (status === 422 || status === 400) return AppError.of('query.failed', `the warehouse refused the statement: ${msg}`)
+  if (status === 401 || status === 403)
+    return AppError.of('database.unreachable', `the warehouse refused the login: ${msg}`)
+  if (status === 408 || body.code === '000630' || /timeout|cancel/i.test(body.message ?? ''))
+    return AppError.of('query.timeout', `the statement ran longer than its timeout: ${msg}`)
+  if (status === 422 || status === 400)
+    return AppError.of('query.failed', `the warehouse refused the statement: ${msg}`)
   return AppError.of('database.unreachable', `the warehouse failed: ${msg}`)
 }
 
@@ -110,17 +116,32 @@ export function snowflakePool(s: ConnectionSettings, outbound: OutboundDeps = {}
     try {
       return await guardedFetch(
         `${base}${path}`,
-        { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), timeoutMs, httpsOnly: scheme === 'https', allowPrivate: true, maxResponseBytes: MAX_RESPONSE_BYTES },
+        {
+          method,
+          headers,
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          timeoutMs,
+          httpsOnly: scheme === 'https',
+          allowPrivate: true,
+          maxResponseBytes: MAX_RESPONSE_BYTES,
+        },
         outbound,
       )
     } catch (err) {
-      if (err instanceof AppError && err.code === 'outbound.timeout') throw AppError.of('query.timeout', 'the warehouse did not answer within the timeout')
-      if (err instanceof AppError && err.code.startsWith('outbound.')) throw AppError.of('database.unreachable', `could not reach the warehouse: ${err.message}`)
+      if (err instanceof AppError && err.code === 'outbound.timeout')
+        throw AppError.of('query.timeout', 'the warehouse did not answer within the timeout')
+      if (err instanceof AppError && err.code.startsWith('outbound.'))
+        throw AppError.of('database.unreachable', `could not reach the warehouse: ${err.message}`)
       throw err
     }
   }
 
-  const execute = async (statement: string, bindings: Record<string, unknown>, role: string | undefined, timeoutMs: number): Promise<{ body: SnowflakeBody; handle: string }> => {
+  const execute = async (
+    statement: string,
+    bindings: Record<string, unknown>,
+    role: string | undefined,
+    timeoutMs: number,
+  ): Promise<{ body: SnowflakeBody; handle: string }> => {
     const deadline = Date.now() + timeoutMs + 2000
     const request = {
       statement,
@@ -137,7 +158,8 @@ export function snowflakePool(s: ConnectionSettings, outbound: OutboundDeps = {}
     // 202: still running; poll its status URL until it ends or the timeout passes, then cancel it
     while (res.status === 202) {
       const handle = body.statementHandle
-      if (handle === undefined || !/^[A-Za-z0-9-]+$/.test(handle)) throw AppError.of('database.unreachable', 'the warehouse answered 202 without a statement handle')
+      if (handle === undefined || !/^[A-Za-z0-9-]+$/.test(handle))
+        throw AppError.of('database.unreachable', 'the warehouse answered 202 without a statement handle')
       if (Date.now() + POLL_MS >= deadline) {
         await call('POST', `/api/v2/statements/${handle}/cancel`, Date.now() + 5000, {}).catch(() => undefined)
         throw AppError.of('query.timeout', 'the statement ran longer than its timeout (cancelled)')
@@ -166,17 +188,33 @@ export function snowflakePool(s: ConnectionSettings, outbound: OutboundDeps = {}
       const rows = rowsOf(body)
       const partitions = body.resultSetMetaData?.partitionInfo?.length ?? 1
       for (let part = 1; part < partitions && rows.length < cap; part++) {
-        const res = await call('GET', `/api/v2/statements/${handle}?partition=${String(part)}`, Date.now() + st.timeoutMs)
+        const res = await call(
+          'GET',
+          `/api/v2/statements/${handle}?partition=${String(part)}`,
+          Date.now() + st.timeoutMs,
+        )
         const more = parseBody(res)
         if (res.status !== 200) throw sfError(res.status, more)
         rows.push(...rowsOf({ ...more, resultSetMetaData: body.resultSetMetaData ?? {} }))
       }
       const stats = body.stats
-      const affected = stats === undefined ? null : (stats.numRowsInserted ?? 0) + (stats.numRowsUpdated ?? 0) + (stats.numRowsDeleted ?? 0)
-      return { rows: rows.slice(0, st.maxRows), truncated: rows.length > st.maxRows, affectedRows: st.readOnly ? null : affected }
+      const affected =
+        stats === undefined
+          ? null
+          : (stats.numRowsInserted ?? 0) + (stats.numRowsUpdated ?? 0) + (stats.numRowsDeleted ?? 0)
+      return {
+        rows: rows.slice(0, st.maxRows),
+        truncated: rows.length > st.maxRows,
+        affectedRows: st.readOnly ? null : affected,
+      }
     },
     async serverVersion(timeoutMs) {
-      const { body } = await execute('SELECT CURRENT_VERSION() AS V', {}, s.config.read_role ?? s.config.role, timeoutMs)
+      const { body } = await execute(
+        'SELECT CURRENT_VERSION() AS V',
+        {},
+        s.config.read_role ?? s.config.role,
+        timeoutMs,
+      )
       return `Snowflake ${String(rowsOf(body)[0]?.['V'])}`
     },
     async close() {

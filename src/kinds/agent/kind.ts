@@ -5,7 +5,8 @@ import { iconIssues } from '../../files/icon-check.ts'
 import { schemaIssues } from '../../functions/json-schema.ts'
 import { knownSystemTools, systemToolIssues } from './system-tools.ts'
 
-const refOf = (entry: string | Record<string, unknown>, key: string): string => (typeof entry === 'string' ? entry : String(entry[key]))
+const refOf = (entry: string | Record<string, unknown>, key: string): string =>
+  typeof entry === 'string' ? entry : String(entry[key])
 const refsIn = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [])
 
 export const agentKind = defineKind({
@@ -22,10 +23,17 @@ export const agentKind = defineKind({
     ...s.enabled_collections.map((e) => ({ kind: 'collection', ref: refOf(e, 'collection') })),
     ...s.enabled_stores.map((e) => ({ kind: 'store', ref: e.store })),
     ...s.enabled_connectors.map((e) => ({ kind: 'connector', ref: e.connector })),
-    ...[...s.hooks.on_user_message, ...s.hooks.on_assistant_message].map((h) => ({ kind: 'function', ref: h.function })),
+    ...[...s.hooks.on_user_message, ...s.hooks.on_assistant_message].map((h) => ({
+      kind: 'function',
+      ref: h.function,
+    })),
     // what the system tools' options name (src/kinds/agent/system-tools.ts)
     ...knownSystemTools(s.system_tools).flatMap((e) =>
-      e.name === 'search_files' ? refsIn(e.options['collections']).map((ref) => ({ kind: 'collection', ref })) : e.name === 'render_template' ? refsIn(e.options['templates']).map((ref) => ({ kind: 'template', ref })) : [],
+      e.name === 'search_files'
+        ? refsIn(e.options['collections']).map((ref) => ({ kind: 'collection', ref }))
+        : e.name === 'render_template'
+          ? refsIn(e.options['templates']).map((ref) => ({ kind: 'template', ref }))
+          : [],
     ),
   ],
   validate: async (s) => [
@@ -36,7 +44,9 @@ export const agentKind = defineKind({
     ...(await iconIssues('icon', s.icon)),
     ...systemToolIssues(s.system_tools),
     ...Object.entries(s.function_parameters).flatMap(([fn, params]) =>
-      Object.entries(params).flatMap(([param, v]) => (typeof v === 'string' ? templateIssues(`function_parameters.${fn}.${param}`, v) : [])),
+      Object.entries(params).flatMap(([param, v]) =>
+        typeof v === 'string' ? templateIssues(`function_parameters.${fn}.${param}`, v) : [],
+      ),
     ),
   ],
 })

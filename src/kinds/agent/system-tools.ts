@@ -11,17 +11,43 @@ import type { FieldIssue } from '../../kernel/errors.ts'
  * themselves are src/chats/system-tools.ts.
  */
 export const SYSTEM_TOOL_OPTIONS = {
-  current_time: T.Object({ timezone: T.Optional(T.String({ minLength: 1, maxLength: 100, description: 'IANA time zone of the answer (default UTC)' })) }, { additionalProperties: false }),
-  search_files: T.Object(
+  current_time: T.Object(
     {
-      collections: T.Optional(T.Array(RefPattern, { minItems: 1, maxItems: 50, description: "collections searched (default: the agent's enabled_collections)" })),
-      max_results: T.Optional(T.Integer({ minimum: 1, maximum: 200, description: 'files answered per call (default 20)' })),
+      timezone: T.Optional(
+        T.String({ minLength: 1, maxLength: 100, description: 'IANA time zone of the answer (default UTC)' }),
+      ),
     },
     { additionalProperties: false },
   ),
-  render_template: T.Object({ templates: T.Array(RefPattern, { minItems: 1, maxItems: 50, description: 'templates the tool may render' }) }, { additionalProperties: false }),
+  search_files: T.Object(
+    {
+      collections: T.Optional(
+        T.Array(RefPattern, {
+          minItems: 1,
+          maxItems: 50,
+          description: "collections searched (default: the agent's enabled_collections)",
+        }),
+      ),
+      max_results: T.Optional(
+        T.Integer({ minimum: 1, maximum: 200, description: 'files answered per call (default 20)' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  render_template: T.Object(
+    { templates: T.Array(RefPattern, { minItems: 1, maxItems: 50, description: 'templates the tool may render' }) },
+    { additionalProperties: false },
+  ),
   schedule_message: T.Object(
-    { max_delay_seconds: T.Optional(T.Integer({ minimum: 1, maximum: 30 * 86_400, description: 'the longest delay the model may ask for (default 86400)' })) },
+    {
+      max_delay_seconds: T.Optional(
+        T.Integer({
+          minimum: 1,
+          maximum: 30 * 86_400,
+          description: 'the longest delay the model may ask for (default 86400)',
+        }),
+      ),
+    },
     { additionalProperties: false },
   ),
 } satisfies Record<string, TObject>
@@ -43,8 +69,12 @@ export function systemToolEntry(entry: SystemToolEntry): { name: string; options
 }
 
 /** The entries of a known name, with their options (the saved entries were checked). */
-export function knownSystemTools(entries: readonly SystemToolEntry[]): { name: SystemToolName; options: Record<string, unknown> }[] {
-  return entries.map(systemToolEntry).filter((e): e is { name: SystemToolName; options: Record<string, unknown> } => isKnown(e.name))
+export function knownSystemTools(
+  entries: readonly SystemToolEntry[],
+): { name: SystemToolName; options: Record<string, unknown> }[] {
+  return entries
+    .map(systemToolEntry)
+    .filter((e): e is { name: SystemToolName; options: Record<string, unknown> } => isKnown(e.name))
 }
 
 /** Whether a time zone name is one this runtime knows. */
@@ -71,8 +101,10 @@ export function systemToolIssues(entries: readonly SystemToolEntry[]): FieldIssu
     if (seen.has(name)) issues.push({ path, message: `system tool "${name}" is listed twice` })
     seen.add(name)
     const schema = SYSTEM_TOOL_OPTIONS[name]
-    for (const e of Value.Errors(schema, options)) issues.push({ path: `${path}${e.path.replaceAll('/', '.')}`, message: `${name}: ${e.message}` })
-    if (name === 'current_time' && typeof options['timezone'] === 'string' && !knownTimeZone(options['timezone'])) issues.push({ path: `${path}.timezone`, message: `unknown time zone "${options['timezone']}"` })
+    for (const e of Value.Errors(schema, options))
+      issues.push({ path: `${path}${e.path.replaceAll('/', '.')}`, message: `${name}: ${e.message}` })
+    if (name === 'current_time' && typeof options['timezone'] === 'string' && !knownTimeZone(options['timezone']))
+      issues.push({ path: `${path}.timezone`, message: `unknown time zone "${options['timezone']}"` })
   })
   return issues
 }

@@ -11,7 +11,8 @@ export const collectionKind = defineKind({
   kind: 'collection',
   plural: 'collections',
   title: 'Collection',
-  description: 'Versioned file storage with metadata validation, content filters and post-upload processing (SPEC.md §2.9).',
+  description:
+    'Versioned file storage with metadata validation, content filters and post-upload processing (SPEC.md §2.9).',
   spec: CollectionSpec,
   refs: (s) => [
     ...(s.content_filter_function === null ? [] : [{ kind: 'function', ref: s.content_filter_function }]),

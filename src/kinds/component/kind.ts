@@ -10,7 +10,8 @@ export const componentKind = defineKind({
   kind: 'component',
   plural: 'components',
   title: 'Component',
-  description: 'UI widgets compiled from JSX and rendered as pages; they call functions, agents, queries and stores only through proxies that enforce their enabled_* lists (SPEC.md §2.8).',
+  description:
+    'UI widgets compiled from JSX and rendered as pages; they call functions, agents, queries and stores only through proxies that enforce their enabled_* lists (SPEC.md §2.8).',
   spec: ComponentSpec,
   refs: (s) => [
     ...s.enabled_functions.map((ref) => ({ kind: 'function', ref })),

@@ -6,7 +6,8 @@ export const databaseConnectionKind = defineKind({
   kind: 'database_connection',
   plural: 'database-connections',
   title: 'DatabaseConnection',
-  description: 'Connections to external databases that queries run on (admin only; password encrypted at rest and never returned). SPEC.md §2.4.',
+  description:
+    'Connections to external databases that queries run on (admin only; password encrypted at rest and never returned). SPEC.md §2.4.',
   spec: DatabaseConnectionSpec,
   addressing: 'named',
   updateMethod: 'PATCH',
@@ -15,7 +16,8 @@ export const databaseConnectionKind = defineKind({
   // the pool bounds; a Postgres connection leading to the platform's own database needs allow_platform_database
   validate: async (s) => {
     const { min_pool_size: min, max_pool_size: max } = s.config
-    if (min !== undefined && max !== undefined && min > max) return [{ path: 'config.min_pool_size', message: 'must not exceed max_pool_size' }]
+    if (min !== undefined && max !== undefined && min > max)
+      return [{ path: 'config.min_pool_size', message: 'must not exceed max_pool_size' }]
     return connectionIssues(s)
   },
 })

@@ -17,17 +17,33 @@ export type FunctionRecord = ResourceRecord<Static<typeof FunctionSpec>>
  * the other. A function that does not exist and one `p` may not run answer the same 404
  * (`resource.not_found`), so a caller learns nothing of functions it may not use.
  */
-export async function executableFunction(resources: Pick<ResourceService, 'loadMany'>, p: Principal, namespace: string, name: string): Promise<FunctionRecord> {
+export async function executableFunction(
+  resources: Pick<ResourceService, 'loadMany'>,
+  p: Principal,
+  namespace: string,
+  name: string,
+): Promise<FunctionRecord> {
   // the platform's own read (no `read` check): the execute permission below is the check
-  const [fn] = namespace === '' || name === '' || name.includes('/') ? [] : await resources.loadMany(functionKind, [`${namespace}/${name}`])
-  if (fn === undefined || !canOnResource(p, functionKind, 'execute', { namespace, name, ownerId: fn.owner_id ?? null })) {
+  const [fn] =
+    namespace === '' || name === '' || name.includes('/')
+      ? []
+      : await resources.loadMany(functionKind, [`${namespace}/${name}`])
+  if (
+    fn === undefined ||
+    !canOnResource(p, functionKind, 'execute', { namespace, name, ownerId: fn.owner_id ?? null })
+  ) {
     throw notFound(`function ${namespace}/${name} not found`)
   }
   return fn
 }
 
 /** `executableFunction`, and active: 409 `function.inactive` for one switched off. */
-export async function activeFunction(resources: Pick<ResourceService, 'loadMany'>, p: Principal, namespace: string, name: string): Promise<FunctionRecord> {
+export async function activeFunction(
+  resources: Pick<ResourceService, 'loadMany'>,
+  p: Principal,
+  namespace: string,
+  name: string,
+): Promise<FunctionRecord> {
   const fn = await executableFunction(resources, p, namespace, name)
   if (fn.is_active === false) throw AppError.of('function.inactive', `function ${namespace}/${name} is not active`)
   return fn

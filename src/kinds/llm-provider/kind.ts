@@ -12,5 +12,8 @@ export const llmProviderKind = defineKind({
   adminOnly: true,
   secrets: ['api_key'],
   exclusiveFlags: ['is_default'],
-  validate: (s) => (s.provider_type === 'ollama' && s.api_endpoint === null ? [{ path: 'api_endpoint', message: 'required for ollama' }] : []),
+  validate: (s) =>
+    s.provider_type === 'ollama' && s.api_endpoint === null
+      ? [{ path: 'api_endpoint', message: 'required for ollama' }]
+      : [],
 })

@@ -7,7 +7,8 @@ export const manifestKind = defineKind({
   kind: 'manifest',
   plural: 'manifests',
   title: 'Manifest',
-  description: 'What an application needs: resources, permissions, exposed namespaces and store dependencies (SPEC.md §2.13).',
+  description:
+    'What an application needs: resources, permissions, exposed namespaces and store dependencies (SPEC.md §2.13).',
   spec: ManifestSpec,
   refs: (s) => [
     ...s.required_resources.map((r) => ({ kind: r.type.replace(/s$/, ''), ref: `${r.namespace}/${r.name}` })),
@@ -16,6 +17,15 @@ export const manifestKind = defineKind({
   // a permission string the matcher cannot parse would stay "missing" forever: refused when saved
   validate: (s) =>
     (['required_permissions', 'optional_permissions'] as const).flatMap((field) =>
-      s[field].flatMap((perm, i) => (isValidPermission(perm) ? [] : [{ path: `/${field}/${String(i)}`, message: 'not a permission (`platform.<resource>[/<ns>/<name>].<action>:own|all`)' }])),
+      s[field].flatMap((perm, i) =>
+        isValidPermission(perm)
+          ? []
+          : [
+              {
+                path: `/${field}/${String(i)}`,
+                message: 'not a permission (`platform.<resource>[/<ns>/<name>].<action>:own|all`)',
+              },
+            ],
+      ),
     ),
 })

@@ -7,10 +7,15 @@ export const queryKind = defineKind({
   kind: 'query',
   plural: 'queries',
   title: 'Query',
-  description: 'Saved parameterized SQL on a database connection, executable over the API and as an agent tool (SPEC.md §2.5).',
+  description:
+    'Saved parameterized SQL on a database connection, executable over the API and as an agent tool (SPEC.md §2.5).',
   spec: QuerySpec,
   versioned: ['sql'],
   // A broken schema, an unterminated literal or SQL its operation may not run (on a Postgres
   // connection: src/data/pg-sql-check.ts) is refused when the query is saved (422), not at execution.
-  validate: async (s) => [...schemaIssues('input_schema', s.input_schema), ...schemaIssues('output_schema', s.output_schema), ...(await querySqlIssues(s))],
+  validate: async (s) => [
+    ...schemaIssues('input_schema', s.input_schema),
+    ...schemaIssues('output_schema', s.output_schema),
+    ...(await querySqlIssues(s)),
+  ],
 })
