@@ -24,7 +24,12 @@ fi
 
 failed_steps=0
 echo "== lint (oxlint)"
-npx oxlint -c .oxlintrc.json --deny-warnings src actors gateway sandbox schemas tests bench || failed_steps=$((failed_steps + 1))
+npx oxlint -c .oxlintrc.json --deny-warnings $(node -p "require('./package.json').config.codeDirs") || failed_steps=$((failed_steps + 1))
+echo "== format (oxfmt --check; \`npm run format\` rewrites)"
+npx oxfmt --check $(node -p "require('./package.json').config.codeDirs") >/dev/null || {
+  npx oxfmt --list-different $(node -p "require('./package.json').config.codeDirs") | sed 's/^/  not formatted: /'
+  failed_steps=$((failed_steps + 1))
+}
 echo "== type-check (tsc --noEmit)"
 npx tsc --noEmit -p tsconfig.json || failed_steps=$((failed_steps + 1))
 
