@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/kernel/config.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { allRoutes } from '../../src/main.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
-import { connectNats, natsAuthOf } from '../../src/platform/nats.ts'
+import { connectNats, natsAuthOf, provisionNats } from '../../src/platform/nats.ts'
 import { onShutdown, reportFailure, reportReady } from './protocol.ts'
 
 /*
@@ -20,9 +20,13 @@ try {
   if (route === undefined) throw new Error(`BENCH_STUB_ROUTE: no rpc route ${routeId}`)
   const body: unknown = JSON.parse(process.env['BENCH_STUB_BODY'] ?? 'null')
   const nc = await connectNats(config.NATS_URL, 'bench-stub', log, natsAuthOf(config))
+  const names = natsNames(config.NATS_PREFIX)
+  // A ROLES=gateway process waits until a resources or workers process has provisioned the NATS
+  // layout (its SSE stream, the WORKERS bucket); in this bench the stub plays that process.
+  await provisionNats(nc, names, log)
   const rpc = serveRpc({
     nc,
-    names: natsNames(config.NATS_PREFIX),
+    names,
     routes: [bind({ ...route, auth: false }, () => Promise.resolve({ status: 200, body }))],
     log,
   })
