@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 import { Access, Icon, JsonSchemaObject, Ref, RefPattern, Uuid } from './common.ts'
 
-/* Agent fields of SPEC.md §2.1, in the snake_case of the JSON API. */
+/* Agent fields, in the snake_case of the JSON API. */
 const Message = T.Object(
   {
     role: T.Union([T.Literal('system'), T.Literal('user'), T.Literal('assistant')]),

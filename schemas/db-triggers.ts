@@ -2,7 +2,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Timestamp, Uuid } from './common.ts'
 
 /*
- * Database triggers (SPEC §2.12, §6.2): the HTTP bodies, the row, the function input, and the poll
+ * Database triggers: the HTTP bodies, the row, the function input, and the poll
  * request the db-trigger actor sends the resource service (`svc.dbtriggers.poll`).
  */
 
@@ -17,7 +17,7 @@ export const SqlIdentifier = T.String({
   pattern: '^[^\\x00]+$',
   description: 'a Postgres identifier as it is spelled in the catalog (case-sensitive; quoted when used)',
 })
-/** What a poll can see. DELETE cannot be detected by polling (SPEC §2.12) and is refused. */
+/** What a poll can see. DELETE cannot be detected by polling and is refused. */
 export const DbTriggerOperation = T.Union([T.Literal('INSERT'), T.Literal('UPDATE')])
 export const DbTriggerOperations = T.Array(DbTriggerOperation, {
   minItems: 1,
@@ -132,7 +132,7 @@ export const DbTriggerOwnerQuery = T.Object(
   { additionalProperties: false },
 )
 
-/** The function input of one batch (SPEC §6.2). */
+/** The function input of one batch. */
 export const DbTriggerInput = T.Object(
   {
     table: T.String({ description: '<schema>.<table>' }),

@@ -265,7 +265,7 @@ const ROWS: Record<string, Row> = {
     b: [404],
     admin: [200, 502],
   },
-  // sandbox containers and shared workers: admin-only (SPEC §4.3)
+  // sandbox containers and shared workers: admin-only
   'containers.stats': adminOnly('/api/v1/containers/stats'),
   'containers.scale': adminOnly('/api/v1/containers/scale', ok, { target: 1 }),
   'containers.reload': adminOnly('/api/v1/containers/reload'),
