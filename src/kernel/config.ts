@@ -9,7 +9,7 @@ import { AppError } from './errors.ts'
 /*
  * Every setting of the platform, described once: type, default and meaning. `loadConfig` parses
  * the environment against it, the README's configuration table is printed from it
- * (`npm run cli -- config-table`), and nothing else reads process.env for settings.
+ * (`npm run cli -- config-table --write` puts it in docs/configuration.md), and nothing else reads process.env for settings.
  */
 const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   T.Integer({ default: def, minimum: min, maximum: max, description })

@@ -128,7 +128,7 @@ t.test('development generates secrets once and reuses them', async (t) => {
   )
 })
 
-t.test('the README table lists every setting', async (t) => {
+t.test('the config table lists every setting', async (t) => {
   const table = configTable()
   for (const key of Object.keys(ConfigSchema.properties)) t.match(table, `\`${key}\``)
 })
