@@ -93,7 +93,7 @@ export const AgentSpec = T.Object(
       {
         default: [],
         description:
-          'platform tools: a name, or {name, ...options}; current_time, search_files, render_template, schedule_message (options: README "System tools"; unknown names are refused)',
+          'platform tools: a name, or {name, ...options}; current_time, search_files, render_template, schedule_message (options: docs/agents-and-chats.md#system-tools; unknown names are refused)',
       },
     ),
     icon: Icon,

@@ -166,7 +166,7 @@ export type DbTriggerPoll = Static<typeof DbTriggerPoll>
  *  - `initialized`: the bookmark was set to MAX(poll_column) (first activation, no backfill);
  *  - `fired`: one batch enqueued (`rows`, `job_id`), `more` when rows may be waiting behind it;
  *  - `idle`: nothing new; `held`: new rows exist but a transaction still open may commit rows
- *    before them (see the README), poll again shortly; `busy`: another poll of this trigger runs;
+ *    before them (docs/triggers.md#database-triggers), poll again shortly; `busy`: another poll of this trigger runs;
  *  - `inactive`, `gone`: stop polling; `stale`: a newer lease polled it (this host lost its lease).
  * `ok: false`: the poll failed (`error`, also written to error_message): back off.
  */

@@ -8,7 +8,7 @@ import { AppError } from './errors.ts'
 
 /*
  * Every setting of the platform, described once: type, default and meaning. `loadConfig` parses
- * the environment against it, the README's configuration table is printed from it
+ * the environment against it, docs/configuration.md's table is printed from it
  * (`npm run cli -- config-table --write` puts it in docs/configuration.md), and nothing else reads process.env for settings.
  */
 const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -635,7 +635,7 @@ function fillDevSecrets(config: Config): void {
   }
 }
 
-/** Markdown table of every setting, for the README. */
+/** Markdown table of every setting, for docs/configuration.md. */
 export function configTable(): string {
   const rows = Object.entries(ConfigSchema.properties).map(([key, s]) => {
     const schema = s as TSchema & { default?: unknown; description?: string }

@@ -9,7 +9,7 @@ import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
  * tool, a state tool and a file-search tool called in the same round. The fake LLM provider scripts
  * the three calls and the answer; the tools run for real (an external Postgres database, a store
  * entry, a file's text) and the test checks that each result reached the model. The names and data
- * are the README's, so its shown output is this test's.
+ * are those of docs/data.md's example, so its shown output is this test's.
  */
 let env: TestPlatform
 let llm: FakeLlm
@@ -39,7 +39,7 @@ t.before(async () => {
     default_model: 'fake-model',
     is_default: true,
   })
-  // the README's "Database connections and queries", "Stores and states" and "Collections and files"
+  // docs/data.md's "Database connections and queries", "Stores and states" and "Collections and files"
   const conn = await must('/api/v1/database-connections', { name: 'shop', ...ext.spec })
   await must('/api/v1/queries', {
     namespace: 'sales',

@@ -91,7 +91,11 @@ const KEYS = Object.keys(ConfigSchema.properties)
 
 t.test('every setting is read somewhere, or allowed not to be with a reason', async (t) => {
   const unread = KEYS.filter((k) => NOT_READ[k] === undefined && readsOf(k).length === 0)
-  t.same(unread, [], 'settings read nowhere: implement them, or remove them with a reason in the README (deviations)')
+  t.same(
+    unread,
+    [],
+    'settings read nowhere: implement them, or remove them with a reason in docs/http-api.md (behaviour notes)',
+  )
 })
 
 t.test('an allowed setting is really read nowhere (a built feature leaves the list)', async (t) => {
