@@ -4,7 +4,7 @@ import { externalPostgres, type ExternalPg } from '../helpers/external-pg.ts'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
 
 /*
- * The README's agent walkthrough ("An agent that uses all three"): ONE agent with
+ * The agent walkthrough of docs/data.md ("An agent that uses a query, a state and a file search together"): ONE agent with
  * `enabled_queries`, `enabled_stores` and `enabled_collections` answers a question with a query
  * tool, a state tool and a file-search tool called in the same round. The fake LLM provider scripts
  * the three calls and the answer; the tools run for real (an external Postgres database, a store

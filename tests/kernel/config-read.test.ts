@@ -44,7 +44,8 @@ const NOT_READ: Record<string, string> = {
   APP_MEMORY_RESERVATION: 'its feature is not built yet (deployment manifests)',
   BACKEND_REPLICAS: 'its feature is not built yet (deployment manifests)',
   // a documented deviation: accepted so existing deployments start, and ignored (warned about)
-  UVICORN_WORKERS: 'accepted for compatibility and ignored: the gateway is one thread per process (README, deviations)',
+  UVICORN_WORKERS:
+    'accepted for compatibility and ignored: the gateway is one thread per process (docs/http-api.md, behaviour notes)',
 }
 
 function sources(dir: string): string[] {
