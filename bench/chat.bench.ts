@@ -17,7 +17,7 @@ import type { Benchmark, Row } from './lib/types.ts'
  * one chat alone (the issue's "one chat" target: overhead p50 ≤ 2 ms), one turn at a time,
  * alternated with the direct call one at a time for BENCH_CHAT_ONE_S seconds (default 8). Taking
  * turns keeps the fake's idle time before a call alike for both: on a VM, a process that idled a
- * few milliseconds answers its next call late (bench/FINDINGS.md, stop 27), and back-to-back direct
+ * few milliseconds answers its next call late (bench/findings-log.md, stop 27), and back-to-back direct
  * calls would leave that wake-up in the platform's overhead.
  */
 const CHATS = Number(process.env['BENCH_CHATS'] ?? 50)
@@ -134,7 +134,7 @@ const benchmark: Benchmark = {
       // warm-up: WARMUP_S of the same load, not measured, so the platform's code is compiled by the
       // optimizing tier before the CPU is counted: a turn runs through a lot of code, and on a slow
       // VM 4 s left TurboFan at 15 % of the platform's CPU when the measured seconds began (perf
-      // record of the process, bench/FINDINGS.md stop 33); after 20 s it was at 1 %
+      // record of the process, bench/findings-log.md stop 33); after 20 s it was at 1 %
       await loop(
         CHATS,
         async (i) => {

@@ -13,7 +13,7 @@ export interface SandboxLimits {
   memoryMb: number
   /** CPU cores (MAX_FUNCTION_CPU); drivers without a CPU controller enforce CPU time only. */
   cpus: number
-  /** Size of the in-memory /tmp, MB (SPEC §8.1: 100). */
+  /** Size of the in-memory /tmp, MB (default 100). */
   tmpMb: number
   /** Largest file a function may write, MB (from MAX_FUNCTION_STORAGE). */
   fileMb: number

@@ -9,7 +9,7 @@ import { processDriver } from './drivers/process.ts'
 import { abortReason, createWarmPool, type PoolStats, type WarmPool } from './pool.ts'
 
 /*
- * Where a function runs (SPEC §8.2). Untrusted functions: SANDBOX_EXECUTOR `pool` (warm pool),
+ * Where a function runs. Untrusted functions: SANDBOX_EXECUTOR `pool` (warm pool),
  * `single_use` (a fresh sandbox per execution, destroyed after), `k8s_pod` (a fresh pod per
  * execution) or `disabled` (rejected). Trusted (`shared_pool`) functions: TRUSTED_EXECUTOR
  * `shared` (DEFAULT_WORKER_COUNT long-lived shared workers, round-robin, several executions at a
@@ -47,9 +47,7 @@ export interface SharedWorkers {
   run(req: ExecRequest): Promise<ExecOutcome>
   count(): number
   list(): SharedWorkerInfo[]
-  scale(
-    target: number,
-  ): Promise<{
+  scale(target: number): Promise<{
     action: 'scale_up' | 'scale_down'
     previous_count: number
     current_count: number

@@ -58,7 +58,7 @@ export interface WarmPool {
   run(req: ExecRequest, signal?: AbortSignal): Promise<ExecOutcome>
   stats(): PoolStats
   names(): string[]
-  /** Sets the pool size (SPEC §4.3 scale): grows now, shrinks by removing idle sandboxes only. */
+  /** Sets the pool size: grows now, shrinks by removing idle sandboxes only. */
   scale(
     target: number,
   ): Promise<{ action: 'scale_up' | 'scale_down'; previous: number; current: number; added?: number; removed?: number }>

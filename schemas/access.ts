@@ -1,7 +1,7 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import { Nullable, Timestamp, Uuid } from './common.ts'
 
-/* Users, roles and API keys on the management surface (WIRE.md "Auth", "API keys", "Permissions"). */
+/* Users, roles and API keys on the management surface. */
 
 /**
  * `auth.changed` (core NATS): AUTH_CACHE keys changed (`u.<user id>`, `k.<key hash>`), from process

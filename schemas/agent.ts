@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 import { Access, Icon, JsonSchemaObject, Ref, RefPattern, Uuid } from './common.ts'
 
-/* Agent fields of SPEC.md §2.1, in the snake_case of the JSON API. */
+/* Agent fields, in the snake_case of the JSON API. */
 const Message = T.Object(
   {
     role: T.Union([T.Literal('system'), T.Literal('user'), T.Literal('assistant')]),
@@ -93,7 +93,7 @@ export const AgentSpec = T.Object(
       {
         default: [],
         description:
-          'platform tools: a name, or {name, ...options}; current_time, search_files, render_template, schedule_message (options: README "System tools"; unknown names are refused)',
+          'platform tools: a name, or {name, ...options}; current_time, search_files, render_template, schedule_message (options: docs/agents-and-chats.md#system-tools; unknown names are refused)',
       },
     ),
     icon: Icon,

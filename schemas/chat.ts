@@ -2,7 +2,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Uuid } from './common.ts'
 
 /*
- * Chats, their messages, tool calls and tool approvals (SPEC §4.1, WIRE.md "Chats and SSE"): the
+ * Chats, their messages, tool calls and tool approvals: the
  * one definition the chat routes answer with, the chat store reads and writes, and the LLM layer
  * hands to providers (a stored message is a neutral LLM message, see llm.ts).
  */
@@ -67,7 +67,7 @@ export const Approval = T.Object({
 })
 export type Approval = Static<typeof Approval>
 
-/* The chat routes' params, bodies and answers (SPEC §4.1). */
+/* The chat routes' params, bodies and answers. */
 export const AgentParams = T.Object({ namespace: Namespace, name: Name })
 export const ChatParams = T.Object({ id: Uuid })
 export const ChatStreamParams = T.Object({ id: Uuid, channel_id: T.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) })

@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 import { JsonSchemaObject, Name, Namespace, Nullable, Ref, Timestamp, Uuid } from './common.ts'
 
-/* Collections and files (SPEC.md §2.9, §4.8; wire shapes of WIRE.md "Files"). */
+/* Collections and files. */
 
 export const CollectionSpec = T.Object(
   {

@@ -1,7 +1,7 @@
 import { Type as T, type Static, type TObject } from '@sinclair/typebox'
 import { Access, JsonSchemaObject, Name, Namespace, Nullable, RefPattern, Timestamp } from './common.ts'
 
-/* Component fields of SPEC.md §2.8 and the shapes of the component routes (src/components/). */
+/* Component fields and the shapes of the component routes (src/components/). */
 
 export const Visibility = T.Union([T.Literal('private'), T.Literal('shared'), T.Literal('public')], {
   default: 'private',
@@ -36,7 +36,7 @@ export type ComponentSpec = Static<typeof ComponentSpec>
 
 export const ComponentParams = T.Object({ namespace: Namespace, name: Name })
 
-/** `POST /api/v1/components/{ns}/{name}/compile` answer; `compiled_bundle` is the field of SPEC §2.8, set by compilation. */
+/** `POST /api/v1/components/{ns}/{name}/compile` answer; `compiled_bundle` is the component field set by compilation. */
 export const CompileResult = T.Object(
   {
     namespace: T.String(),
@@ -74,7 +74,7 @@ export const RenderQuery = T.Object({
   ),
 })
 
-// Share links (SPEC §4.7 "Component share links"; field names are ours, see README)
+// Share links (docs/connectors-and-components.md)
 export const ShareCreateBody = T.Object(
   {
     expires_in: T.Optional(
@@ -120,7 +120,7 @@ export const EmbedQuery = T.Object({
   ),
 })
 
-// Proxies (SPEC §4.7): the bodies of each area; the page proxies add `ticket`.
+// Proxies: the bodies of each area; the page proxies add `ticket`.
 export const ProxyFunctionBody = T.Object(
   {
     input: T.Unknown({ description: "validated against the function's input_schema" }),

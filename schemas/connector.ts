@@ -2,8 +2,7 @@ import { Type as T } from '@sinclair/typebox'
 import { Name, Namespace, Ref } from './common.ts'
 
 /*
- * Connectors (SPEC.md §1, §2.1 enabled_connectors, §5 OAuth; WIRE.md "Templates, queries,
- * connectors"): an HTTP API described once — base URL, authentication, headers, timeout, retry —
+ * Connectors (an agent's enabled_connectors, OAuth in src/connectors/oauth.ts): an HTTP API described once — base URL, authentication, headers, timeout, retry —
  * and its typed operations, each a method + path with a JSON Schema over its parameters.
  */
 

@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 
 /*
- * Database connection fields (SPEC.md §2.4). `connection_type`: `postgresql`, `clickhouse` (the
+ * Database connection fields. `connection_type`: `postgresql`, `clickhouse` (the
  * columnar-analytics type, spoken over its HTTP interface) and `snowflake` (the cloud warehouse,
  * spoken over its REST SQL API). `password` is write-only: encrypted at rest, never returned; for
  * Snowflake it holds the OAuth or programmatic access token the SQL API takes.

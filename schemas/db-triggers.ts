@@ -2,7 +2,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Timestamp, Uuid } from './common.ts'
 
 /*
- * Database triggers (SPEC §2.12, §6.2): the HTTP bodies, the row, the function input, and the poll
+ * Database triggers: the HTTP bodies, the row, the function input, and the poll
  * request the db-trigger actor sends the resource service (`svc.dbtriggers.poll`).
  */
 
@@ -17,7 +17,7 @@ export const SqlIdentifier = T.String({
   pattern: '^[^\\x00]+$',
   description: 'a Postgres identifier as it is spelled in the catalog (case-sensitive; quoted when used)',
 })
-/** What a poll can see. DELETE cannot be detected by polling (SPEC §2.12) and is refused. */
+/** What a poll can see. DELETE cannot be detected by polling and is refused. */
 export const DbTriggerOperation = T.Union([T.Literal('INSERT'), T.Literal('UPDATE')])
 export const DbTriggerOperations = T.Array(DbTriggerOperation, {
   minItems: 1,
@@ -132,7 +132,7 @@ export const DbTriggerOwnerQuery = T.Object(
   { additionalProperties: false },
 )
 
-/** The function input of one batch (SPEC §6.2). */
+/** The function input of one batch. */
 export const DbTriggerInput = T.Object(
   {
     table: T.String({ description: '<schema>.<table>' }),
@@ -166,7 +166,7 @@ export type DbTriggerPoll = Static<typeof DbTriggerPoll>
  *  - `initialized`: the bookmark was set to MAX(poll_column) (first activation, no backfill);
  *  - `fired`: one batch enqueued (`rows`, `job_id`), `more` when rows may be waiting behind it;
  *  - `idle`: nothing new; `held`: new rows exist but a transaction still open may commit rows
- *    before them (see the README), poll again shortly; `busy`: another poll of this trigger runs;
+ *    before them (docs/triggers.md#database-triggers), poll again shortly; `busy`: another poll of this trigger runs;
  *  - `inactive`, `gone`: stop polling; `stale`: a newer lease polled it (this host lost its lease).
  * `ok: false`: the poll failed (`error`, also written to error_message): back off.
  */

@@ -1,7 +1,7 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import { Nullable, Uuid } from './common.ts'
 
-/* Python package dependencies: requested by users, approved by an admin (SPEC §4.10). */
+/* Python package dependencies: requested by users, approved by an admin. */
 export const DependencyStatus = T.Union([
   T.Literal('pending'),
   T.Literal('approved'),

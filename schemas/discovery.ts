@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
 
-/* Discovery (SPEC.md §4.9): what the caller can see, optionally narrowed to an application's exposed namespaces. */
+/* Discovery: what the caller can see, optionally narrowed to an application's exposed namespaces. */
 export const DISCOVERY_TYPES = ['agents', 'functions', 'skills', 'collections', 'templates'] as const
 
 export const DiscoveryParams = T.Object(

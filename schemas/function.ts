@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 import { Icon, JsonSchemaObject } from './common.ts'
 
-/* Function fields (SPEC.md §2.17, WIRE.md). Code is Python with `def handler(input, context)`. */
+/* Function fields. Code is Python with `def handler(input, context)`. */
 export const FunctionSpec = T.Object(
   {
     description: T.String({ default: '', maxLength: 4000 }),

@@ -1,7 +1,7 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Uuid } from './common.ts'
 
-/* Function execution (SPEC §4.2, WIRE.md "Functions and executions") and the sandbox administration answers (SPEC §4.3). */
+/* Function execution and the sandbox administration answers. */
 export const FunctionParams = T.Object({ namespace: Namespace, name: Name })
 
 export const ExecuteBody = T.Object(

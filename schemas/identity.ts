@@ -2,7 +2,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { Email } from './access.ts'
 import { Nullable, Uuid } from './common.ts'
 
-/* The `/auth` routes' bodies and answers (WIRE.md "Auth"); runtime surface. */
+/* The `/auth` routes' bodies and answers; runtime surface. */
 export const AuthUser = T.Object(
   {
     id: Uuid,

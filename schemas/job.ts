@@ -1,7 +1,7 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import { Nullable, Uuid } from './common.ts'
 
-/* Wire shapes of jobs, executions and the queue admin endpoints (WIRE.md "Functions and executions"). */
+/* Wire shapes of jobs, executions and the queue admin endpoints. */
 export const JobStatus = T.Union(
   ['scheduled', 'queued', 'running', 'completed', 'failed', 'cancelled'].map((s) => T.Literal(s)),
   { description: 'job status' },

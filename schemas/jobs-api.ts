@@ -2,7 +2,7 @@ import { Type as T } from '@sinclair/typebox'
 import { Uuid } from './common.ts'
 import { JobStatus } from './job.ts'
 
-/* Params, queries and answers of the job, execution and queue admin routes (SPEC §4.2, §4.3); the records are in job.ts. */
+/* Params, queries and answers of the job, execution and queue admin routes; the records are in job.ts. */
 export const JobParams = T.Object({ job_id: Uuid })
 export const ExecutionParams = T.Object({ execution_id: Uuid })
 export const JobResult = T.Unknown({ description: "the function's output" })

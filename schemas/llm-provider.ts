@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
 
-/* LLM provider fields (SPEC.md §2.3). `api_key` is write-only: encrypted at rest, never returned. */
+/* LLM provider fields. `api_key` is write-only: encrypted at rest, never returned. */
 export const PROVIDER_TYPES = ['openai', 'anthropic', 'mistral', 'ollama'] as const
 
 export const LlmProviderSpec = T.Object(

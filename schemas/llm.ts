@@ -22,7 +22,7 @@ export const LlmMessage = T.Object({
 export type LlmMessage = Static<typeof LlmMessage>
 
 export const ToolDefinition = T.Object({
-  /** `[a-zA-Z0-9_-]{1,64}` (the common subset of the providers; WIRE.md tool names fit) */
+  /** `[a-zA-Z0-9_-]{1,64}` (the common subset of the providers; the platform's tool names fit) */
   name: T.String(),
   description: T.String(),
   /** JSON Schema of the arguments object */
@@ -35,7 +35,7 @@ export type Usage = Static<typeof Usage>
 
 const providerFields = LlmProviderSpec.properties
 
-/** What a client is built from: the fields of an llm_provider resource (SPEC.md §2.3), api_key decrypted. */
+/** What a client is built from: the fields of an llm_provider resource, api_key decrypted. */
 export const ProviderConfig = T.Object({
   provider_type: ProviderType,
   /** Base URL; null = the provider's public API (required for ollama). */

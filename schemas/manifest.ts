@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 import { Name, NAME_PATTERN, Namespace, Ref } from './common.ts'
 
-/* Manifest fields (SPEC.md §2.13) and its status answer (§4.6). */
+/* Manifest fields and its status answer. */
 export const ResourceRefSpec = T.Object(
   {
     type: T.String({

@@ -2,7 +2,7 @@ import { Type as T } from '@sinclair/typebox'
 import { JsonSchemaObject, Uuid } from './common.ts'
 
 /*
- * Saved query fields (SPEC.md §2.5) and the execute wire (WIRE.md: `{input}` →
+ * Saved query fields and the execute wire (`{input}` →
  * `{operation, rows, row_count, affected_rows?, duration_ms}`). Placeholders are written
  * `:param_name`; `:user_id` and `:user_email` are always the caller's.
  */

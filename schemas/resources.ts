@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 import { Name, Namespace, Uuid } from './common.ts'
 
-/* Shapes every resource kind's management routes share (SPEC.md §4); each kind's own record and bodies come from its spec via defineKind. */
+/* Shapes every resource kind's management routes share; each kind's own record and bodies come from its spec via defineKind. */
 export const ResourceVersion = T.Object(
   {
     version: T.Integer(),

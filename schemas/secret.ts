@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
 
-/* Secret fields (SPEC.md §4.10). `value` is write-only: the API answers `has_value` instead. */
+/* Secret fields. `value` is write-only: the API answers `has_value` instead. */
 export const SecretSpec = T.Object(
   {
     description: T.String({ default: '', maxLength: 4000 }),

@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
 
-/* Skill fields (SPEC.md §2.6). */
+/* Skill fields. */
 export const SkillSpec = T.Object(
   {
     description: T.String({ default: '', maxLength: 4000, description: 'shown to the LLM as the tool description' }),

@@ -2,7 +2,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Timestamp, Uuid } from './common.ts'
 
 /*
- * Stores (SPEC.md §1 "stores (persistent key-value state)", WIRE.md "Stores and states") and the
+ * Stores (persistent key-value state, docs/data.md#stores-and-states) and the
  * state entries they hold. A store is a resource kind (`/api/v1/stores`); its entries are runtime
  * data under `/stores/{namespace}/{name}/states`.
  */

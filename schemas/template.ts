@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 import { JsonSchemaObject, Nullable } from './common.ts'
 
-/* Template fields (SPEC.md §2.7) and the render/send bodies (WIRE.md "Templates"). */
+/* Template fields and the render/send bodies. */
 export const TemplateSpec = T.Object(
   {
     description: T.String({ default: '', maxLength: 4000 }),

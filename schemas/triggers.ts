@@ -2,7 +2,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Timestamp, Uuid } from './common.ts'
 
 /*
- * Webhooks (SPEC §2.11), schedules (SPEC §2.10) and the operators' view of actor shards
+ * Webhooks, schedules and the operators' view of actor shards
  * (`GET /api/v1/system/actors`). Bodies use the API's snake_case names.
  */
 

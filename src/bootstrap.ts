@@ -53,7 +53,7 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
         ['create', 'read', 'update', 'delete'].map((a) => `platform.${r}.${a}:own`),
       ),
       'platform.dependencies.create:own',
-      // claim a free namespace explicitly (README "Access control"); creating a resource claims one too
+      // claim a free namespace explicitly (docs/security.md#access-control); creating a resource claims one too
       'platform.namespaces/*.create:own',
       'platform.agents/default/default.read:all',
       'platform.agents/default/default.chat:all',

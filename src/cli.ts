@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { issueAccessToken } from './auth/tokens.ts'
 import { configTable, loadConfig } from './kernel/config.ts'
 import { errorTable } from './kernel/error-codes.ts'
+import { DOC_TABLE_FILES, replaceBetweenMarkers } from './kernel/doc-table.ts'
 import { createLogger, logLevelOf } from './kernel/log.ts'
 import { createDb, migrate, sql } from './platform/db.ts'
 import { createSecretBox, previousKeys } from './kernel/crypto.ts'
@@ -117,17 +118,24 @@ async function reencrypt(): Promise<void> {
   }
 }
 
+/** Prints a generated table, or with `--write` puts it into its docs page (docs/configuration.md, docs/errors.md). */
+function docTable(name: keyof typeof DOC_TABLE_FILES, table: string): void {
+  if (!process.argv.includes('--write')) {
+    out(table)
+    return
+  }
+  const file = join(import.meta.dirname, '..', DOC_TABLE_FILES[name])
+  writeFileSync(file, replaceBetweenMarkers(readFileSync(file, 'utf8'), name, table))
+  out(`${name} written to ${DOC_TABLE_FILES[name]}`)
+}
+
 const commands: Record<string, () => Promise<void>> = {
   start,
   'reencrypt-secrets': reencrypt,
   token,
   migrate: migrateOnly,
-  'config-table': async () => {
-    out(configTable())
-  },
-  'error-table': async () => {
-    out(errorTable())
-  },
+  'config-table': async () => docTable('config-table', configTable()),
+  'error-table': async () => docTable('error-table', errorTable()),
 }
 
 const name = process.argv[2] ?? 'start'

@@ -20,7 +20,7 @@ export interface ActorContext<S, TimerName extends string = string> {
   /** Arms (or re-arms) a named timer; its handler runs after `ms`, on whichever host owns the key then. */
   setTimer(name: TimerName, ms: number): void
   clearTimer(name: TimerName): void
-  /** The partition lease revision: a fencing token for writes outside NATS (research §2.3). */
+  /** The partition lease revision: a fencing token for writes outside NATS. */
   fence: number
   log: Logger
 }

@@ -1,7 +1,7 @@
 /*
  * The hashing every process must agree on forever: a key's partition and a partition's owner.
  * Partition = FNV-1a-32(key) mod P, bit-identical to nats-server's `{{partition(P,…)}}` subject
- * mapping (research §2.2), so a server-side mapping can take over without reshuffling keys.
+ * mapping, so a server-side mapping can take over without reshuffling keys.
  * Owner = rendezvous (highest random weight) hashing over the live hosts; raw FNV-1a is poorly
  * mixed for short similar host ids, so the score goes through murmur3's fmix32 finalizer.
  */

@@ -4,7 +4,7 @@ import { isWrongLastSequence } from '../../src/platform/jetstream.ts'
 import type { HostEnv } from './partition.ts'
 
 /*
- * Partition ownership (research §2.2–2.3): every tick a host lists the live hosts (heartbeats in
+ * Partition ownership: every tick a host lists the live hosts (heartbeats in
  * WORKERS, role `actors`) and computes the rendezvous owner of each partition. For the ones it
  * should own it creates a lease key in ACTOR_LEASES (CAS create: one winner), renews it by CAS
  * update, and gives it up by CAS delete when another host should own it. The bucket TTL is the

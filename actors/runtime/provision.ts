@@ -6,7 +6,7 @@ import type { NatsNames } from '../../src/platform/nats-names.ts'
 /*
  * The actor layout: mailboxes on the work-queue stream ACTORS (`actor.>`, 10 min dedupe), actor
  * state in ACTOR_STATE (history 1, no TTL), partition leases in ACTOR_LEASES whose bucket TTL *is*
- * the lease TTL (2.9 has no per-key TTL; research §1.1). Idempotent; brings the TTL up to date.
+ * the lease TTL (2.9 has no per-key TTL). Idempotent; brings the TTL up to date.
  */
 export async function provisionActors(
   nc: NatsConnection,

@@ -44,7 +44,7 @@ export interface DockerDriverOptions {
    */
   uidBase?: number
   /**
-   * Capabilities added back after dropping ALL. Default none. SPEC §8.1 allows CHOWN, SETUID and
+   * Capabilities added back after dropping ALL. Default none. The sandbox policy would allow CHOWN, SETUID and
    * SETGID, but the runner, a non-root user, needs none of them, and engines differ: Docker keeps
    * added capabilities in the bounding set only (inert for uid 65534), while podman ≥ 2.2 also
    * makes them ambient, so the function holds CAP_SETUID, can setuid(0) (host uid 0: no user

@@ -3,7 +3,7 @@ import type { SandboxDriver } from '../driver.ts'
 import { k8sPodDriver } from './k8s.ts'
 import { podSettingsFromConfig } from './k8s-pod-spec.ts'
 
-/* SANDBOX_EXECUTOR=k8s_pod: the pod driver configured from the K8S_* settings (SPEC §8.2). */
+/* SANDBOX_EXECUTOR=k8s_pod: the pod driver configured from the K8S_* settings. */
 export function k8sDriverFromConfig(config: Config): SandboxDriver {
   return k8sPodDriver({
     ...podSettingsFromConfig(config, {

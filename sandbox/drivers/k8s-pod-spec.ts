@@ -4,7 +4,7 @@ import { shmMbOf, type SandboxSpec } from '../driver.ts'
 import { runnerArgs } from '../runner-path.ts'
 
 /*
- * The manifest of one sandbox pod (SPEC §8.2), as a pure function so every property can be
+ * The manifest of one sandbox pod, as a pure function so every property can be
  * asserted without a cluster. One pod per SandboxSpec, single-use, deleted by the driver after the
  * execution; `activeDeadlineSeconds` is the backstop when the platform dies before deleting it.
  *

@@ -11,7 +11,7 @@ import type { SandboxDriver, SandboxExit, SandboxProcess, SandboxSpec } from '..
 import { SANDBOX_CONTAINER, sandboxPodManifest, sandboxPodName, type SandboxPodSettings } from './k8s-pod-spec.ts'
 
 /*
- * SANDBOX_EXECUTOR=k8s_pod (SPEC §8.2): one single-use pod per SandboxSpec. start() creates the
+ * SANDBOX_EXECUTOR=k8s_pod: one single-use pod per SandboxSpec. start() creates the
  * pod (manifest: k8s-pod-spec.ts), polls it until its container runs, attaches to the container's
  * stdin/stdout over the API server's websocket (`pods/attach`, tty off) and sends the start gate's
  * newline; from then on stdin/stdout carry the runner protocol. destroy() deletes the pod with
@@ -20,7 +20,7 @@ import { SANDBOX_CONTAINER, sandboxPodManifest, sandboxPodName, type SandboxPodS
  *
  * RBAC the platform's service account needs in the sandbox namespace: pods create/get/delete and
  * pods/attach create+get. Exhausted ResourceQuota makes the API server refuse the create with 403
- * "exceeded quota": start() then throws SandboxQuotaError (SPEC §7: the execution fails with a
+ * "exceeded quota": start() then throws SandboxQuotaError (the execution fails with a
  * quota error).
  */
 

@@ -17,7 +17,7 @@ import {
 } from '../../schemas/access.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
-/* Management routes for users, roles and API keys (WIRE.md "Auth", "API keys", "Permissions"). The shapes live in schemas/access.ts. */
+/* Management routes for users, roles and API keys. The shapes live in schemas/access.ts. */
 const m = { surface: 'management' as const, auth: true as const, target: 'rpc' as const }
 const u = { ...m, tags: ['Users'] }
 const r = { ...m, tags: ['Roles'] }

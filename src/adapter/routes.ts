@@ -9,7 +9,7 @@ import {
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
- * The OpenAI-compatible adapter (SPEC §4.9): `/adapters/openai/v1` with Chat Completions and the
+ * The OpenAI-compatible adapter: `/adapters/openai/v1` with Chat Completions and the
  * model list. Request bodies are checked by the handler (src/adapter/wire.ts) so that every error
  * the service gives has OpenAI's shape `{error: {message, type, param, code}}`; the gateway only
  * checks that the body is a JSON object.

@@ -1,5 +1,5 @@
 /*
- * The permission grammar (WIRE.md): `<service>.<resource>[/<ns>/<name>].<action>:<scope>` with
+ * The permission grammar: `<service>.<resource>[/<ns>/<name>].<action>:<scope>` with
  * scope `own` or `all`; `:all` satisfies `:own`; `*` matches one segment; a trailing `*` (alone or
  * ending a segment) is a prefix wildcard; otherwise segment counts must match. Grants only.
  * This is the one matcher: routes, tool calls and proxy calls all ask `hasPermission`.

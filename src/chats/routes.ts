@@ -19,7 +19,7 @@ import {
   ToolApprovalParams,
 } from '../../schemas/chat.ts'
 
-/* Chat endpoints (SPEC §4.1, WIRE.md "Chats and SSE"). The chat shapes live in schemas/chat.ts. */
+/* Chat endpoints. The chat shapes live in schemas/chat.ts. */
 const rpc = { auth: true as const, target: 'rpc' as const, surface: 'runtime' as const, tags: ['Chats'] }
 
 export const CHAT_ROUTES = {

@@ -7,7 +7,7 @@ import { Approval, ChatRow, MessageRecord, type ToolCall } from '../../schemas/c
 
 /*
  * Chats and messages in Postgres (the source of truth; the chat actor only orders the work). The
- * row shapes are schemas/chat.ts's (WIRE.md "Chats and SSE").
+ * row shapes are schemas/chat.ts's.
  */
 export type { ChatRow }
 /** A stored message: the API's message record. */
@@ -351,7 +351,7 @@ export function chatStore(db: Db) {
         sql.unsafe`select tool_call_id, function_namespace, function_name, arguments, status from chat_approvals where chat_id = ${chatId}::uuid and tool_call_id = ${toolCallId}`,
       )
     },
-    /** Hard-deletes expired chats with their messages (SPEC §2.2 ephemeral chats). */
+    /** Hard-deletes expired chats with their messages (ephemeral chats). */
     async deleteExpired(): Promise<number> {
       return (await db.query(sql.unsafe`delete from chats where expires_at is not null and expires_at <= now()`))
         .rowCount

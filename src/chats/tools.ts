@@ -80,7 +80,7 @@ export function registerToolProvider(make: (d: ToolDeps) => ToolProvider): void 
   extra.push(make)
 }
 
-/** `{ns}__{name}`: `/` is not allowed in tool names (WIRE.md). */
+/** `{ns}__{name}`: `/` is not allowed in tool names. */
 export const toolName = (prefix: string, ns: string, name: string): string => `${prefix}${ns}__${name}`
 
 /*

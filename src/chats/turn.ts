@@ -17,7 +17,7 @@ import { turnRuntime } from './turn-runtime.ts'
  * on_user_message hooks, the context (system prompt rendered with the chat's input, preloaded
  * skills, initial_messages, the last MAX_HISTORY_MESSAGES), then LLM rounds — tool calls executed
  * in parallel, at most MAX_TOOL_ITERATIONS rounds — and the reply through the on_assistant_message
- * hooks. Events go to the turn's stream channel as they happen (WIRE.md "Chats and SSE").
+ * hooks. Events go to the turn's stream channel as they happen.
  * The job is run-turn.ts, the rounds rounds.ts (tool calls: tool-calls.ts, run-tool.ts), the hooks
  * hooks.ts, approvals resume-approval.ts; they share one `TurnRuntime` (turn-runtime.ts).
  */

@@ -22,7 +22,7 @@ import { PROXY_AREAS, type ProxyArea } from './proxy-areas.ts'
 /*
  * Component routes besides CRUD (which the resource engine gives every kind): compile, share
  * links, the runtime list, the two pages (render, shared) and the proxies. Two proxy families:
- * `/components/{ns}/{name}/proxy/...` (SPEC §4.7) for API callers with a bearer token, running as
+ * `/components/{ns}/{name}/proxy/...` for API callers with a bearer token, running as
  * the caller; `/components/view/...` for the rendered pages, authenticated by the page's view
  * ticket in the body (a page never holds a platform token).
  */

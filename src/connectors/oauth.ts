@@ -11,8 +11,8 @@ import { CALLBACK_PATH, NONCE_COOKIE } from './routes.ts'
 import { secretValue } from './secrets.ts'
 
 /*
- * OAuth 2 authorization-code flow with PKCE (S256) for connectors with `auth.type: oauth2`
- * (SPEC.md §5). A user starts a flow for a connector; the platform answers the provider's
+ * OAuth 2 authorization-code flow with PKCE (S256) for connectors with `auth.type: oauth2`.
+ * A user starts a flow for a connector; the platform answers the provider's
  * authorization URL carrying a random single-use `state`, and (OAUTH_BIND_BROWSER_SESSION, on by
  * default) sets an HttpOnly nonce cookie whose hash is stored with the state. The callback is
  * accepted only with that state, before it expires (OAUTH_STATE_TTL_SECONDS), from the browser

@@ -3,7 +3,7 @@
  * connection whose role is a superuser (or holds pg_read_server_files / pg_execute_server_program)
  * these read the database server's files, run SQL text the check never saw, reach other servers or
  * control the server; a query author is not the database's administrator. The list is the one the
- * README's "Database connections and queries" section documents.
+ * docs/data.md#database-connections-and-queries documents.
  *
  * Names are matched on the last part of the name after case-folding, whatever schema qualifies it
  * (`pg_catalog.pg_read_file`, `public.dblink`, `"PG_READ_FILE"`), and also where Postgres accepts

@@ -30,7 +30,7 @@ function provideChecks(ctx: { resources: ResourceService }): void {
 }
 
 /*
- * Database connections and queries (SPEC.md §2.4, §2.5): connection tests, query execution, the
+ * Database connections and queries: connection tests, query execution, the
  * per-process connection pools and their invalidation over NATS, and queries as agent tools.
  * CRUD of both kinds comes from the resource engine (src/kinds/database-connection, src/kinds/query).
  */

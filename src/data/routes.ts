@@ -4,9 +4,9 @@ import { IdParams } from '../../schemas/resources.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
- * Routes of the data feature beyond the CRUD the resource engine gives both kinds (SPEC.md §4.7):
- * connection tests (admin) and query execution. Execution is served on the runtime path of the
- * spec (`/queries/{ns}/{name}/execute`) and, with the same handler, under the management prefix.
+ * Routes of the data feature beyond the CRUD the resource engine gives both kinds:
+ * connection tests (admin) and query execution. Execution is served on the runtime path
+ * (`/queries/{ns}/{name}/execute`) and, with the same handler, under the management prefix.
  */
 const auth = { auth: true as const, target: 'rpc' as const }
 

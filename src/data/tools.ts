@@ -8,7 +8,7 @@ import { executableQuery, runQuery, type QueryRecord } from './execute.ts'
 import { connectionPools } from './pools.ts'
 
 /*
- * Queries as agent tools (SPEC.md §2.1 enabled_queries / query_parameters, WIRE.md tool names
+ * Queries as agent tools (an agent's enabled_queries / query_parameters, tool names
  * `query__{ns}__{name}`). Discovery expands the agent's patterns like the other providers
  * (wildcards only within the namespaces the agent's owner uses, exact names always, the chat
  * user's read permission in both cases). `query_parameters[<ns>/<name>][param] = {value, locked}`:

@@ -10,7 +10,7 @@ import {
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
- * Database triggers (SPEC §2.12, §4.7): a name is unique per user, so
+ * Database triggers: a name is unique per user, so
  * `/api/v1/database-triggers/{name}` is the caller's own trigger; `?owner_id=` names another
  * user's (admins, `platform.database-triggers.*:all`).
  */

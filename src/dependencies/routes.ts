@@ -2,7 +2,7 @@ import { Type as T } from '@sinclair/typebox'
 import { Dependency, DependencyById, DependencyCreateBody, DependencyListQuery } from '../../schemas/dependencies.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
-/* Python package dependencies: requested by users, approved by an admin (SPEC §4.10). The shapes live in schemas/dependencies.ts. */
+/* Python package dependencies: requested by users, approved by an admin. The shapes live in schemas/dependencies.ts. */
 
 const m = { surface: 'management', auth: true, target: 'rpc' } as const
 const tags = ['Dependencies']

@@ -2,7 +2,7 @@ import { defineFeature } from '../api/feature.ts'
 import { discoveryHandlers } from './handlers.ts'
 import { discoveryRoutes } from './routes.ts'
 
-/* GET /discovery/{type}: what the caller can see, optionally narrowed to an application (SPEC.md §4.9). */
+/* GET /discovery/{type}: what the caller can see, optionally narrowed to an application. */
 export const discoveryFeature = defineFeature({
   name: 'discovery',
   routes: discoveryRoutes,

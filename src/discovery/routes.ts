@@ -3,7 +3,7 @@ import { DiscoveredResource, DiscoveryParams, DiscoveryQuery } from '../../schem
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
- * Discovery (SPEC.md §4.9): GET /discovery/{agents|functions|skills|collections|templates} on the
+ * Discovery: GET /discovery/{agents|functions|skills|collections|templates} on the
  * runtime surface, the same under /api/v1/discovery/…; filtered by `X-Application` / `?app=`.
  */
 const rpc = { auth: true, target: 'rpc' } as const

@@ -34,7 +34,7 @@ import { invalid } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
 
 /*
- * The runtime file endpoints (SPEC.md §4.8). Uploads arrive in one of three shapes (upload.ts):
+ * The runtime file endpoints. Uploads arrive in one of three shapes (upload.ts):
  * a JSON body, or the `prepare` and `commit` phases of a body the gateway streamed into the
  * object store. Downloads answer `{blob}` and the gateway streams the object
  * (gateway/blob-transfer.ts), so no file passes through this process whole.

@@ -6,7 +6,7 @@ import type { FieldIssue } from '../kernel/errors.ts'
 import { blockedReason, normalizeHost } from '../platform/outbound-http.ts'
 
 /*
- * Icons of agents and functions (SPEC.md §2.16).
+ * Icons of agents and functions.
  *
  * On save (`iconIssues`, from the kinds' `validate`): `url:<https URL>` must pass the guarded
  * outbound rules that apply without connecting — HTTPS, no credentials in the URL, no
@@ -20,7 +20,7 @@ import { blockedReason, normalizeHost } from '../platform/outbound-http.ts'
  * (FILES_ICON_URL_SECONDS) that needs no Authorization header, when the resource's owner can see
  * the file themselves — their own private file, or a shared file of a collection they may read —
  * else null (missing file, someone else's private file, a collection the owner cannot read).
- * SPEC §2.16 gives "public collection files" a direct URL; §2.9 has no public files (`shared`
+ * Icons of "public collection files" could have a direct URL, but collections have no public files (`shared`
  * means readers of the collection), and the direct `/files/…` URL needs a bearer token an <img>
  * cannot send, so shared files are signed as well.
  */

@@ -9,7 +9,7 @@ import { parseCollectionIcon } from './icon-check.ts'
 import { signFileVersion } from './signed-url.ts'
 import { fileByName, versionOf, type FileRowT } from './store.ts'
 
-/** Icons on read (SPEC.md §2.16): see icon-check.ts for the rules on save and what `icon_url` holds. */
+/** Icons on read: see icon-check.ts for the rules on save and what `icon_url` holds. */
 export function iconResolver(d: { db: Db; config: Config; resources: ResourceService; base: string }) {
   /** The collection as the resource's owner sees it; null when the owner cannot read it (or is gone). */
   async function ownersCollection(
@@ -47,7 +47,7 @@ export function iconResolver(d: { db: Db; config: Config; resources: ResourceSer
     if (f === null || !mayExpose(seen.owner, seen.c, f)) return null
     const v = await versionOf(d.db, f.id, f.current_version)
     // Shared and private files alike get a signed URL: `/files/…` needs a bearer token, which an
-    // <img> cannot send, and no file visibility of SPEC §2.9 is readable without one.
+    // <img> cannot send, and no file visibility is readable without one.
     return v === null
       ? null
       : `${d.base}/files/_signed/${await signFileVersion(d.config.SECRET_KEY, v.id, d.config.FILES_ICON_URL_SECONDS)}`

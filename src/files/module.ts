@@ -10,7 +10,7 @@ import { startBlobSweeper } from './sweeper.ts'
 import { registerFileTools } from './tools.ts'
 
 /*
- * Collections' files (SPEC.md §2.9, §4.8): the runtime file endpoints and the blob sweeper
+ * Collections' files: the runtime file endpoints and the blob sweeper
  * (service role); the agent file tools register themselves with the chat tool slot (tools.ts).
  * The collection kind itself is src/kinds/collection/.
  */

@@ -3,7 +3,7 @@ import type { FileRecord } from '../../schemas/collection.ts'
 import type { CollectionRecord } from './access.ts'
 import type { FileRowT, VersionRowT } from './store.ts'
 
-/** A file row and its versions (newest first) as the API answers them (WIRE.md "Files"). */
+/** A file row and its versions (newest first) as the API answers them. */
 export function toFileRecord(
   c: CollectionRecord,
   f: FileRowT,

@@ -16,7 +16,7 @@ import {
 } from '../../schemas/collection.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
-/* The runtime file endpoints of SPEC.md §4.8 (shapes in schemas/collection.ts, wire in WIRE.md "Files"). */
+/* The runtime file endpoints (shapes in schemas/collection.ts). */
 const r = { surface: 'runtime', auth: true, target: 'rpc' } as const
 const tags = ['Files']
 const base = '/files/{namespace}/{collection}'

@@ -6,7 +6,7 @@ import { canSeeFile, type CollectionRecord } from './access.ts'
 import { filesOf, searchFiles } from './store.ts'
 
 /*
- * Search within one collection (WIRE.md: `{query?, metadata_filter?, limit?}` →
+ * Search within one collection (`{query?, metadata_filter?, limit?}` →
  * `[{filename, version, matches: [{line, text}]}]`): the current version of every file the caller
  * may see whose name or stored text contains `query` (case-insensitive) and whose metadata
  * contains `metadata_filter` (jsonb containment). `matches` are the text lines holding the query

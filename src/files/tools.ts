@@ -19,7 +19,7 @@ import { deleteFile, fileByName, versionOf } from './store.ts'
 import { checkFileName, isTextType, writeBytes } from './upload.ts'
 
 /*
- * Agent tools over collections (SPEC.md §2.1 enabled_collections; names per WIRE.md): for every
+ * Agent tools over collections (an agent's enabled_collections): for every
  * collection the agent enables, `search_collection__{ns}__{name}` (search, or list without a
  * query) and `get_file__…` (read); with `access: readwrite` also `write_file__…`, `edit_file__…`
  * and `delete_file__…`. Discovery expands wildcards like the other providers (the chat user's

@@ -32,7 +32,7 @@ import {
 } from '../../schemas/functions-api.ts'
 
 /*
- * Container and shared-worker administration (SPEC §4.3). The pools run in the worker processes;
+ * Container and shared-worker administration. The pools run in the worker processes;
  * their desired state lives in the pool actors (actors/pool/: key `sandbox` for the warm pool,
  * `shared` for the shared workers). Reads answer from the worker processes' heartbeats (WORKERS,
  * `sandbox.<node>`: stats, names, what each applied) and the actors' state. Scale, reload and

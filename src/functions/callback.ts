@@ -10,7 +10,7 @@ import { maybeRow, rowType } from '../platform/typed-rows.ts'
 import type { JobState } from '../jobs/job-state.ts'
 
 /*
- * Execution callbacks (SPEC §4.2, §6.1, §7).
+ * Execution callbacks.
  *
  * `validateCallbackUrl` is called by the async execute endpoint before the job is accepted:
  * callbacks disabled (CALLBACK_URL_HOSTS empty), not HTTPS, host outside the allowlist, or a host
@@ -55,7 +55,7 @@ export interface CallbackDeps {
   db: Db
   config: Pick<Config, 'CALLBACK_URL_HOSTS' | 'OUTBOUND_EXTRA_CA_FILE' | 'SECRET_KEY' | 'ACCESS_TOKEN_EXPIRE_MINUTES'>
   log: Logger
-  /** Default 10 s (SPEC §6.1); tests shorten it. */
+  /** Default 10 s; tests shorten it. */
   timeoutMs?: number
   /** Name resolution override (tests). */
   lookup?: OutboundDeps['lookup']
@@ -87,7 +87,7 @@ const ClaimedRow = rowType(
 type ClaimedRow = Static<typeof ClaimedRow.schema>
 const TokenUserRow = rowType(T.Object({ id: T.String(), email: T.String() }, { title: 'callback user' }))
 
-/** The §6.1 body of an ended execution. */
+/** The callback body of an ended execution. */
 export function callbackBody(r: ClaimedRow): Record<string, unknown> {
   const finished = r.finished_at ?? new Date().toISOString()
   // A job cancelled before it started has no start: it is reported as starting when it ended.

@@ -19,7 +19,7 @@ import { FUNCTION_ROUTES as R } from './routes.ts'
 /*
  * POST /functions/{ns}/{name}/execute[/async]. Both run the function as a job of the `fn` pool:
  * the synchronous call enqueues a single-attempt job and waits on its done channel; the async call
- * answers 202 at once (retries and the DLQ apply, SPEC §8.3). The caller needs the function's
+ * answers 202 at once (retries and the DLQ apply). The caller needs the function's
  * execute permission (own or all); the job runs as the caller (no user override).
  */
 registerPermission('platform.functions/{namespace}/{name}.execute:own', 'Function: execute (own functions)')

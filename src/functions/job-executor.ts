@@ -12,8 +12,8 @@ import type { FunctionJobMeta } from './invoke.ts'
 /*
  * The `fn` pool's executor: loads the function's code (cached by id and version, so a warm call
  * reads no table), builds the context, runs it through the configured sandbox executor, checks the
- * output against output_schema. A function error becomes a job failure (retried for async jobs,
- * SPEC §8.3) carrying `{code, type, message}`: `function.timeout` when the sandbox's time limit
+ * output against output_schema. A function error becomes a job failure (retried for async jobs)
+ * carrying `{code, type, message}`: `function.timeout` when the sandbox's time limit
  * stopped it, `function.error` otherwise, with the Python exception type as `type`.
  */
 interface CodeEntry {

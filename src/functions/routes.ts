@@ -7,7 +7,7 @@ import {
 } from '../../schemas/functions-api.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
-/* Function execution endpoints (SPEC §4.2, WIRE.md "Functions and executions"). The shapes live in schemas/functions-api.ts. */
+/* Function execution endpoints. The shapes live in schemas/functions-api.ts. */
 
 const common = {
   auth: true as const,

@@ -6,7 +6,7 @@ import type { NatsNames } from '../platform/nats-names.ts'
 import { isWrongLastSequence } from '../platform/jetstream.ts'
 
 /*
- * Fixed-window counters shared by every process (SPEC §8.5), in the KV bucket RATE_LIMITS whose
+ * Fixed-window counters shared by every process, in the KV bucket RATE_LIMITS whose
  * TTL is the window (NATS 2.9 has no per-key TTL). A key is `<scope>.<sha256(subject)>.<window>`:
  * hashing keeps emails and addresses out of NATS subjects; the window index makes a stale counter
  * from the previous window irrelevant even before it expires. Increments are CAS, so two gateways

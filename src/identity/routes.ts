@@ -14,7 +14,7 @@ import {
 } from '../../schemas/identity.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
-/* The `/auth` routes (WIRE.md "Auth"); runtime surface. The shapes live in schemas/identity.ts. */
+/* The `/auth` routes; runtime surface. The shapes live in schemas/identity.ts. */
 const open = { surface: 'runtime' as const, tags: ['Auth'], auth: false as const, target: 'rpc' as const }
 const authed = { ...open, auth: true as const }
 

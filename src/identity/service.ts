@@ -18,7 +18,7 @@ import type { RateLimiter } from './rate-limit.ts'
 import { IDENTITY_ROUTES as R } from './routes.ts'
 
 /*
- * How people log in (SPEC §5, WIRE.md "Auth"): password, emailed one-time code, or both; refresh
+ * How people log in: password, emailed one-time code, or both; refresh
  * tokens that rotate on every use and, when a used one comes back, revoke their whole family (the
  * thief's and the owner's descendants alike); token exchange for trusted identity providers.
  *

@@ -9,7 +9,7 @@ import type { NatsNames } from '../platform/nats-names.ts'
 
 /*
  * The live state of a job: one entry per job id in the JOB_STATE bucket (history 1, TTL = results
- * retention). It is the authority for transitions (research §4.11): every change is a CAS on the
+ * retention). It is the authority for transitions: every change is a CAS on the
  * entry's revision and terminal states are absorbing, so two workers, a cancel and a flush can race
  * and exactly one wins. The bucket republishes each write to `evt.job.<id>`: that subject is the
  * job's done channel.
@@ -71,7 +71,7 @@ export interface StateEntry {
   revision: number
 }
 
-/** Results above this size stay out of the bucket (NATS max_payload is 1 MB; research §6.6). */
+/** Results above this size stay out of the bucket (NATS max_payload is 1 MB). */
 export const INLINE_RESULT_MAX_BYTES = 64 * 1024
 
 const decoder = new TextDecoder()

@@ -5,7 +5,7 @@ import { anyRows, rowType } from '../platform/typed-rows.ts'
 import { isTerminal, type JobStateStore } from './job-state.ts'
 
 /*
- * The stuck-job flush (SPEC §3): jobs running longer than STUCK_JOB_HOURS are cancelled. Dead
+ * The stuck-job flush: jobs running longer than STUCK_JOB_HOURS are cancelled. Dead
  * workers are normally handled much earlier by redelivery after ack_wait; this is the last resort
  * for a worker that is alive but hung. The cancel goes through the state CAS, so the bucket
  * republishes it on the done channel (waiters unblock) and `cancelled` announces it to the worker

@@ -42,7 +42,7 @@ export async function provisionJobs(
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       // Attempts are counted by the application: on 2.9 a max-delivered work-queue message stays
-      // in the stream forever (research §0.4).
+      // in the stream forever.
       max_deliver: -1,
       ack_wait: opts.ackWaitMs * 1e6,
       max_ack_pending: 10_000,

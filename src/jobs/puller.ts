@@ -5,7 +5,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 /*
  * A lean pull client for one durable consumer, sized to the worker's slots. nats.js `next()`
  * creates an inbox subscription, timers and an iterator per message; `consume()` pre-buffers
- * messages whose ack_wait then runs down while they wait (research §0.6). Here one inbox
+ * messages whose ack_wait then runs down while they wait. Here one inbox
  * subscription serves every slot, and there is exactly one outstanding pull request (batch 1) per
  * free slot, so `ack_pending` never exceeds the slots that are executing.
  *

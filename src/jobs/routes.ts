@@ -12,7 +12,7 @@ import {
 } from '../../schemas/jobs-api.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
-/* The job, execution and queue admin endpoints (SPEC §4.2, §4.3; WIRE.md queue admin). */
+/* The job, execution and queue admin endpoints. */
 const rpc = { auth: true as const, target: 'rpc' as const }
 const runtime = { ...rpc, surface: 'runtime' as const, tags: ['Jobs'] }
 const admin = { ...rpc, surface: 'management' as const, tags: ['Queue'] }

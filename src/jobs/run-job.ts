@@ -45,7 +45,7 @@ export async function runJob(
   // A cancel (the endpoint, the stuck-job flush) is announced to the worker process, which aborts
   // the run here (cancel-notice.ts). The abort stops agent turns early and kills a function's
   // sandbox (the pool destroys it instead of waiting for the run to end: a cancelled run must not
-  // keep its sandbox; this deviates from SPEC §3's "running containers are not killed", see
+  // keep its sandbox; where a cancel otherwise lets running work finish, see
   // sandbox/README.md).
   w.aborts.set(job.id, ac)
   const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(o.ackWaitMs / 3)))

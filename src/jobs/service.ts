@@ -26,7 +26,7 @@ import { JOB_ROUTES as R } from './routes.ts'
  * The service side of the job endpoints. Live status comes from JOB_STATE (the authority); history
  * and lists from the Postgres mirror. A job the caller may not see answers 404 like a missing one;
  * the queue admin area needs `platform.queue.*:all` and the flush `platform.system.update:all`
- * (SPEC §5 admin-only areas).
+ * (admin-only areas).
  */
 export const JOB_PERMISSIONS = {
   readAll: 'platform.queue.read:all',

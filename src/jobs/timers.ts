@@ -6,7 +6,7 @@ import { publishJob, type EnqueueDeps } from './enqueue.ts'
 
 /*
  * `delay_seconds` on NATS 2.9, which has no scheduled delivery (a `Nats-Schedule` header is
- * silently ignored and the message delivered at once; research §0.2): a Postgres timer row per
+ * silently ignored and the message delivered at once): a Postgres timer row per
  * delayed job, dispatched once a second by every process with the database. `FOR UPDATE SKIP
  * LOCKED` lets replicas share the rows without double dispatch; the publish is deduped by job id
  * anyway, and a job cancelled while scheduled is simply not published.

@@ -74,7 +74,7 @@ function listenForEnd(nc: NatsConnection, names: NatsNames, id: string) {
 
 /*
  * Waits until a job reaches a terminal state, race-free: subscribe to the done channel first, then
- * read the state (research §4.5). A core subscription costs one protocol line; a KV watch would
+ * read the state. A core subscription costs one protocol line; a KV watch would
  * create a consumer per waiter. Returns the last state seen when `timeoutMs` passes first (null if none).
  */
 export async function waitForJob(

@@ -18,11 +18,11 @@ import { rememberCancel, RETRYABLE, type WorkerState } from './worker-state.ts'
 /*
  * One worker of one pool: `concurrency` slot loops, each pulling one job at a time with `next()`,
  * so `ack_pending` always equals what is executing (consume() would pre-buffer messages whose
- * ack_wait runs down while they wait; research §0.6). Per job: claim by CAS (queued → running),
+ * ack_wait runs down while they wait). Per job: claim by CAS (queued → running),
  * run the executor with a cancel signal, keep the message alive with `working()`, finish by CAS,
  * then ack. A job whose final CAS loses (cancelled or flushed meanwhile) has its result discarded.
  *
- * Failure rules (SPEC §3, DESIGN §7): function jobs get 1 + QUEUE_MAX_RETRIES attempts with
+ * Failure rules: function jobs get 1 + QUEUE_MAX_RETRIES attempts with
  * doubling backoff, then go to the DLQ stream and end `failed`; agent and sub-agent jobs are never
  * retried — a redelivered agent job (its worker died) ends `failed` instead of hanging.
  *

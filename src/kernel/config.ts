@@ -8,8 +8,8 @@ import { AppError } from './errors.ts'
 
 /*
  * Every setting of the platform, described once: type, default and meaning. `loadConfig` parses
- * the environment against it, the README's configuration table is printed from it
- * (`npm run cli -- config-table`), and nothing else reads process.env for settings.
+ * the environment against it, docs/configuration.md's table is printed from it
+ * (`npm run cli -- config-table --write` puts it in docs/configuration.md), and nothing else reads process.env for settings.
  */
 const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   T.Integer({ default: def, minimum: min, maximum: max, description })
@@ -62,7 +62,7 @@ export const ConfigSchema = T.Object({
     0.01,
   ),
   NATS_URL: str('', 'NATS server(s), comma-separated; empty starts a local nats-server (single-node)'),
-  QUEUE_STORE_URL: str('', 'alias of NATS_URL (the spec calls the queue store by this name)'),
+  QUEUE_STORE_URL: str('', 'alias of NATS_URL (the name some deployments give the queue store)'),
   NATS_PREFIX: str('', 'prefix for every subject, stream and bucket (isolates installations sharing one NATS)'),
   // How a process connects to a NATS_URL server (at most one way); single-node mode ignores them: it uses the credentials it generated in DATA_DIR/nats
   NATS_USER: str('', 'NATS user name (with NATS_PASSWORD)'),
@@ -77,7 +77,7 @@ export const ConfigSchema = T.Object({
     '',
     'prefix of the reply subjects this process subscribes to (nats.js default `_INBOX`); empty: the `# inbox_prefix:` line of NATS_NKEY_FILE when it has one (`_INBOX_gateway` for the single-node gateway user, which may subscribe to no other inbox)',
   ),
-  // §8.7 required and general
+  // required and general
   SECRET_KEY: str('', 'JWT signing key (required in production; generated in development)'),
   ENCRYPTION_KEY: str('', 'key for secrets at rest (required in production; generated in development)'),
   ENCRYPTION_KEY_PREVIOUS: str(
@@ -123,7 +123,7 @@ export const ConfigSchema = T.Object({
   ANALYTICS_DATABASE: str('', 'analytics store database'),
   ANALYTICS_RETENTION_DAYS: int(90, 'analytics retention in days', 1),
   ANALYTICS_HOT_RETENTION_DAYS: int(30, 'analytics hot-tier retention in days', 1),
-  // §5 authentication
+  // authentication
   AUTH_MODE: oneOf(['otp', 'password', 'password+otp'], 'otp', 'login mode'),
   ACCESS_TOKEN_EXPIRE_MINUTES: int(15, 'access token lifetime', 1),
   REFRESH_TOKEN_EXPIRE_DAYS: int(30, 'refresh token lifetime', 1),
@@ -133,7 +133,7 @@ export const ConfigSchema = T.Object({
     'token exchange may mint tokens for admins (users holding user, role, key, exchange, queue or system administration)',
   ),
   OAUTH_BIND_BROWSER_SESSION: bool(true, 'bind connector OAuth flows to the starting browser'),
-  // §8.5 rate limits
+  // rate limits
   RATE_LIMIT_LOGIN_IP_MAX: int(10, 'login requests per IP per window', 1),
   RATE_LIMIT_LOGIN_EMAIL_MAX: int(
     5,
@@ -149,7 +149,7 @@ export const ConfigSchema = T.Object({
   RATE_LIMIT_WINDOW_SECONDS: int(900, 'rate-limit window', 1),
   OTP_EXPIRE_MINUTES: int(10, 'OTP validity', 1),
   OTP_MAX_ATTEMPTS: int(2, 'wrong OTP guesses before the code is invalidated', 1),
-  // §8.1 function execution
+  // function execution
   FUNCTION_TIMEOUT: int(300, "seconds per function execution; a ceiling: a function's own timeout is clamped to it", 1),
   FUNCTION_TOKEN_MAX_MINUTES: int(
     5,
@@ -215,7 +215,7 @@ export const ConfigSchema = T.Object({
     'how long a started connector OAuth flow may take before its callback is refused',
     30,
   ),
-  // §8.2 executors
+  // executors
   SANDBOX_EXECUTOR: oneOf(['pool', 'single_use', 'k8s_pod', 'disabled'], 'pool', 'sandbox executor'),
   SANDBOX_DRIVER: oneOf(['bubblewrap', 'docker'], 'bubblewrap', 'local sandbox driver'),
   TRUSTED_EXECUTOR: oneOf(['shared', 'inprocess'], 'shared', 'executor of shared_pool functions'),
@@ -272,7 +272,7 @@ export const ConfigSchema = T.Object({
   K8S_SANDBOX_NODE_SELECTOR: jsonText('{}', 'JSON node selector applied verbatim'),
   K8S_SANDBOX_TOLERATIONS: jsonText('[]', 'JSON tolerations applied verbatim'),
   K8S_SANDBOX_AFFINITY: jsonText('{}', 'JSON affinity applied verbatim'),
-  // §8.3 queues and workers
+  // queues and workers
   QUEUE_WORKER_REPLICAS: int(2, 'function worker replicas', 0),
   QUEUE_FUNCTION_CONCURRENCY: int(10, 'function jobs per worker', 1),
   FUNCTION_MAX_CONCURRENT_PER_USER: int(
@@ -336,7 +336,7 @@ export const ConfigSchema = T.Object({
   SCHEDULE_RUNS_KEPT: int(1000, 'run-history rows kept per schedule (older ones are deleted as new ones arrive)', 10),
   DB_TRIGGER_BACKOFF_MAX_SECONDS: int(
     60,
-    'a database trigger whose poll fails retries after its interval doubled per consecutive failure, at most this long (SPEC §8.6: 60)',
+    'a database trigger whose poll fails retries after its interval doubled per consecutive failure, at most this long',
     1,
     3600,
   ),
@@ -387,7 +387,7 @@ export const ConfigSchema = T.Object({
   STUCK_JOB_HOURS: num(2, 'running jobs older than this are cancelled by flush-stuck-jobs', 0),
   BACKEND_REPLICAS: int(1, 'gateway/resource-service replicas (deploy/)', 1),
   UVICORN_WORKERS: int(4, 'accepted for compatibility; run more gateway processes instead', 1),
-  // §8.4 agent processing
+  // agent processing
   MAX_TOOL_ITERATIONS: int(25, 'tool-call rounds per message', 1),
   MAX_HISTORY_MESSAGES: int(100, 'history messages in the context', 1),
   CHAT_HISTORY_CACHE_CHATS: int(
@@ -437,7 +437,7 @@ export const ConfigSchema = T.Object({
     'how often expired state entries are deleted (they are never answered once expired)',
     0.05,
   ),
-  // templates and email (SPEC.md §2.7)
+  // templates and email
   TEMPLATE_EMAIL_MAX_RECIPIENTS: int(
     50,
     'most distinct `to` addresses one POST /templates/{id}/send may name (more: 422 email.too_many_recipients)',
@@ -464,7 +464,7 @@ export const ConfigSchema = T.Object({
     '*',
     "CSP frame-ancestors of component pages: who may embed them ('none', 'self', origins, or *)",
   ),
-  // Database connections and queries (SPEC.md §2.4, §2.5, §8.6)
+  // Database connections and queries
   DATABASE_POOL_MIN_SIZE: int(
     0,
     "connections a database connection's pool keeps open while idle, when its config sets no min_pool_size",
@@ -489,7 +489,7 @@ export const ConfigSchema = T.Object({
   ),
   QUERY_TIMEOUT_MS_MAX: int(300000, "ceiling of a query's timeout_ms (a larger value is clamped to it)", 1),
   QUERY_MAX_ROWS_MAX: int(100000, "ceiling of a query's max_rows (a larger value is clamped to it)", 1),
-  // §2.9 collections and files (src/files/); the per-collection limits are the collection's own max_file_size_mb / max_total_size_gb
+  // collections and files (src/files/); the per-collection limits are the collection's own max_file_size_mb / max_total_size_gb
   PUBLIC_BASE_URL: str(
     '',
     'absolute base URL of the API in links the platform hands out (temporary file URLs, icons); empty = https://DOMAIN when DOMAIN is set, else paths relative to the API',
@@ -523,7 +523,7 @@ export const ConfigSchema = T.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
-/** The settings production refuses to start without (SPEC.md §8.7). */
+/** The settings production refuses to start without. */
 export const REQUIRED_IN_PRODUCTION = [
   'SECRET_KEY',
   'ENCRYPTION_KEY',
@@ -635,7 +635,7 @@ function fillDevSecrets(config: Config): void {
   }
 }
 
-/** Markdown table of every setting, for the README. */
+/** Markdown table of every setting, for docs/configuration.md. */
 export function configTable(): string {
   const rows = Object.entries(ConfigSchema.properties).map(([key, s]) => {
     const schema = s as TSchema & { default?: unknown; description?: string }

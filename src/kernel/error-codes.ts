@@ -3,7 +3,7 @@
  * `error` events, job and execution errors) is listed here with its usual HTTP status, a default
  * message and whether it is public. `AppError` refuses a code that is not registered, and
  * tests/kernel/error-codes.test.ts scans the source so that a new code cannot be written without
- * an entry. The README's error table is generated from it (`npm run cli -- error-table`).
+ * an entry. docs/errors.md's table is generated from it (`npm run cli -- error-table --write`).
  *
  * `public: false` marks codes whose detail may carry internals: a client gets the default message
  * instead of the detail (the detail stays in the logs). `surface` says where a client meets it.
@@ -300,7 +300,7 @@ export const errorCodeInfo = (code: string): ErrorCodeInfo | undefined => regist
 export const isRegisteredErrorCode = (code: string): boolean => registry.has(code)
 export const registeredErrorCodes = (): ReadonlyMap<string, ErrorCodeInfo> => registry
 
-/** The README table (`npm run cli -- error-table`). */
+/** The table of docs/errors.md (`npm run cli -- error-table --write`). */
 export function errorTable(): string {
   const rows = [...registry]
     .sort(([a], [b]) => a.localeCompare(b))

@@ -2,8 +2,8 @@ import { errorCodeInfo } from './error-codes.ts'
 
 /**
  * The one error type of the platform. Every failure that reaches a client is an AppError with a
- * stable dotted `code`, an HTTP `status` and a human `detail`; the body shape is fixed by
- * DESIGN.md §7: `{detail, code, errors?}`. Errors cross NATS as plain JSON (`toWire`/`fromWire`)
+ * stable dotted `code`, an HTTP `status` and a human `detail`; the body shape is fixed
+ * (docs/http-api.md): `{detail, code, errors?}`. Errors cross NATS as plain JSON (`toWire`/`fromWire`)
  * and are matched by code, never by `instanceof`, once they have crossed a process boundary.
  * Every code is registered in `error-codes.ts` (status, default message, public or not): an
  * unregistered code is a programming error and throws at construction.

@@ -33,7 +33,7 @@ import {
  * Hand-written over the guarded transport like the other clients (`postStream`, `drive`): a
  * stream is SSE read by `OpenAiStream`, a call without streaming one JSON answer. Through the
  * `openai` SDK (with the guarded client as its fetch) the same exchange cost up to about 1 ms more
- * per call on stop 31's slow 2-vCPU VM (bench/FINDINGS.md): its request chain of promise wrappers,
+ * per call on stop 31's slow 2-vCPU VM (bench/findings-log.md): its request chain of promise wrappers,
  * AbortController, response and stream classes, for a wire this small. The wire pieces are
  * exported for the Mistral client, whose protocol is the same with small differences (mistral.ts).
  */

@@ -5,7 +5,7 @@ import type { LlmMessage, ProviderConfig, ProviderType, ToolDefinition, Usage } 
 /*
  * The provider-neutral LLM interface. The shapes that cross a boundary (messages, tool calls,
  * tool definitions, usage, provider settings) are defined once in schemas/llm.ts and
- * schemas/chat.ts; messages and tool calls have the shape of the chat message records (WIRE.md),
+ * schemas/chat.ts; messages and tool calls have the shape of the chat message records,
  * so a turn can hand stored history to any provider; each client maps it to its wire protocol.
  * Only the in-process shapes (events, the client interface, errors) live here.
  */

@@ -2,7 +2,7 @@ import { defineFeature } from '../api/feature.ts'
 import { manifestHandlers } from './handlers.ts'
 import { manifestRoutes } from './routes.ts'
 
-/* The manifest status check (SPEC.md §4.6); the manifest kind itself is src/kinds/manifest/. */
+/* The manifest status check; the manifest kind itself is src/kinds/manifest/. */
 export const manifestsFeature = defineFeature({
   name: 'manifests',
   routes: manifestRoutes,

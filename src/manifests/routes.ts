@@ -3,7 +3,7 @@ import { NamespacedParams } from '../../schemas/resources.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
- * The manifest status (SPEC.md §4.6): GET /api/runtime/manifests/{namespace}/{name}/status as the
+ * The manifest status: GET /api/runtime/manifests/{namespace}/{name}/status as the
  * spec writes it, and the same under the runtime root's /manifests group. CRUD is the generic
  * kind's (/api/v1/manifests).
  */

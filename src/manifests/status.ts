@@ -8,7 +8,7 @@ import type { Address, ResourceRecord, ResourceService } from '../resources/serv
 import { storeKeyProbe } from './store-keys.ts'
 
 /*
- * A manifest's status (SPEC.md §2.13, §4.6), as seen by the caller: a required resource is
+ * A manifest's status, as seen by the caller: a required resource is
  * satisfied when it exists, is active and the caller can read it (one the caller cannot see is
  * missing: the status is no way to learn what others own); a permission is granted when the
  * caller holds it now; a store dependency exists when the store resource does (kind `store`,

@@ -8,7 +8,7 @@ import {
 } from '../../schemas/namespaces.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
-/* Namespaces and who may create in them (README "Namespaces"; not in SPEC.md, which has no owner for a namespace). The shapes live in schemas/namespaces.ts. */
+/* Namespaces and who may create in them (docs/architecture.md; a namespace has no owner, only creators). The shapes live in schemas/namespaces.ts. */
 
 const m = { surface: 'management', auth: true, target: 'rpc' } as const
 const tags = ['Namespaces']

@@ -11,7 +11,7 @@ import { headers, nuid, type NatsConnection } from '@nats-io/transport-node'
 import type { NatsNames } from './nats-names.ts'
 
 /*
- * Blobs (file versions, DESIGN.md §4) in ONE NATS object store bucket, `FILES`. Object names come
+ * Blobs (file versions) in ONE NATS object store bucket, `FILES`. Object names come
  * from ids (`v/<version id>`), never from user file names. Used by the gateway (streaming uploads
  * and downloads, gateway/blob-transfer.ts) and the files service; no database here.
  *

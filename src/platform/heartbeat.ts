@@ -4,10 +4,10 @@ import type { NatsConnection } from './nats.ts'
 import type { NatsNames } from './nats-names.ts'
 
 /*
- * Membership through the WORKERS bucket (history 1, TTL 30 s since the last write, SPEC §6.4):
+ * Membership through the WORKERS bucket (history 1, TTL 30 s since the last write):
  * every process writes `<role>.<nodeId>` every 10 s; a key that is gone means a dead process.
  * NATS 2.9 emits no event when a key expires, so readers list the keys instead of watching
- * (research §1.1, §4.10). Used by job workers (queue admin, health) and actor hosts (rendezvous
+ *. Used by job workers (queue admin, health) and actor hosts (rendezvous
  * hashing over the live members).
  */
 export const HEARTBEAT_INTERVAL_MS = 10_000

@@ -23,7 +23,7 @@ export function isApiNotFound(err: unknown): boolean {
 /*
  * A JetStream publish that survives a NATS restart: a PubAck that times out is ambiguous (the
  * message may be stored), so the same publish is retried with the same `Nats-Msg-Id` and the
- * stream's duplicate window makes the retry harmless (research §2.4, verified through a SIGKILL of
+ * stream's duplicate window makes the retry harmless (verified through a SIGKILL of
  * the server). Gives up after `budgetMs` with a 503: the caller's request was then not accepted.
  */
 export async function publishDurably(

@@ -31,7 +31,7 @@ export interface LocalService {
   /**
    * The same server over its Unix socket (Postgres in a cluster directory short enough for a
    * socket path): what the platform's own pool uses. A query over the socket costs less CPU on
-   * both ends than over loopback TCP (bench/FINDINGS.md); `url` stays TCP for everything else.
+   * both ends than over loopback TCP (bench/findings-log.md); `url` stays TCP for everything else.
    */
   socketUrl?: string
   pid: number

@@ -18,7 +18,7 @@ import { applyWriteBatching } from './nats-write-batching.ts'
 export type { NatsConnection }
 
 /**
- * Connects with reconnection forever: a NATS restart must not end the process (research §4.12).
+ * Connects with reconnection forever: a NATS restart must not end the process.
  * maxReconnectAttempts -1 = never give up; a reconnect try every 250 ms (a local restart takes
  * about that); requests and publishes made meanwhile are buffered by the client, up to
  * reconnectBufSize, and flushed once it is back (the gateway fails its requests fast instead).
@@ -99,7 +99,7 @@ export async function closeNats(nc: NatsConnection, timeoutMs = 2_000): Promise<
 
 export interface NatsCapabilities {
   version: string
-  /** Features newer servers have; 2.9 lacks them and silently ignores their options (research §1). */
+  /** Features newer servers have; 2.9 lacks them and silently ignores their options. */
   perMessageTtl: boolean
   scheduling: boolean
   multiFilter: boolean
@@ -136,7 +136,7 @@ const HOUR = 3600 * 1e9 // stream max_age is in nanoseconds
 const DEFAULT_DUPLICATE_WINDOW = 120 * 1e9
 
 /**
- * The platform's JetStream layout (DESIGN.md §4), created or updated idempotently. After each add
+ * The platform's JetStream layout, created or updated idempotently. After each add
  * the echoed configuration is compared with the request: a server that silently drops an option
  * (2.9 does for several) makes start-up fail loudly instead of misbehaving later.
  */
@@ -180,7 +180,7 @@ export async function provisionNats(
   }
   const kvm = new Kvm(nc)
   const buckets = [
-    // Every write is republished to `evt.job.<id>`: the job's done channel (research §0.7). A job's
+    // Every write is republished to `evt.job.<id>`: the job's done channel. A job's
     // state lives as long as its result (JOB_RESULT_TTL_HOURS): GET /jobs/{id} answers both alike.
     {
       name: 'JOB_STATE',

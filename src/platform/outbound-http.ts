@@ -6,7 +6,7 @@ import { AppError } from '../kernel/errors.ts'
 import { abortedError, openPinnedExchange, timeoutError, tooLargeError, type PinnedStream } from './pinned-exchange.ts'
 
 /*
- * The one guarded outbound HTTP client of the platform (DESIGN.md §8): callbacks now; connectors,
+ * The one guarded outbound HTTP client of the platform: callbacks now; connectors,
  * icon URLs and provider endpoints later. Nothing else in the platform opens HTTP connections to
  * addresses a user chose.
  *

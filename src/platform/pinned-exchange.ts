@@ -16,7 +16,7 @@ import type { ResolvedAddress, ResolvedTarget } from './outbound-http.ts'
  * request, and Node's ClientRequest / IncomingMessage machinery (header validation, the agent's
  * socket hand-over on a later tick, the 'finish' event, a Readable and its async iterator per
  * response) cost about 40 µs of latency and 50 µs of CPU per call against the same exchange
- * dispatched by undici (bench/FINDINGS.md, stop 30; with a 1 ms pause between calls, as a chat's
+ * dispatched by undici (bench/findings-log.md, stop 30; with a 1 ms pause between calls, as a chat's
  * calls come, 90-120 µs of latency). The checks are the same code before either.
  *
  * Pools are kept per pinned origin and TLS settings, so a kept connection only ever goes to an

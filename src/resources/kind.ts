@@ -22,9 +22,9 @@ export interface KindOptions<S extends TObject> {
    * `named`: unique `name` with GET by name and PATCH/DELETE by id (LLM providers, connections).
    */
   addressing?: 'namespaced' | 'named'
-  /** The update verb of SPEC.md §4.7 for this kind. */
+  /** The update verb (PUT or PATCH) for this kind. */
   updateMethod?: 'PUT' | 'PATCH'
-  /** Only principals holding `:all` grants may touch it (SPEC.md §5 admin-only areas). */
+  /** Only principals holding `:all` grants may touch it (admin-only areas). */
   adminOnly?: boolean
   /** Spec fields that only admins may set to a non-default value. */
   adminFields?: (keyof Static<S> & string)[]

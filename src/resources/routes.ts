@@ -5,7 +5,7 @@ import { defineRoute, type RouteDef } from '../api/route.ts'
 import type { AnyKind } from './kind.ts'
 
 /*
- * The management routes of a kind, with the exact paths of SPEC.md §4: namespaced kinds are
+ * The management routes of a kind, with fixed paths (docs/http-api.md): namespaced kinds are
  * addressed by `/{namespace}/{name}`; named kinds are read by `/{name}` and changed by `/{id}`.
  */
 export type ResourceOp = 'create' | 'list' | 'get' | 'update' | 'delete' | 'versions'

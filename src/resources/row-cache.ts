@@ -29,7 +29,7 @@ import type { Address } from './service.ts'
  * the same server on the connection that carries the change, so the change is parsed — and its
  * keys marked pending, synchronously — first. This holds for one NATS server (and a cluster whose
  * clients share one server); across a cluster's routes a change can lag a request by the route's
- * delay (README, "Caches and coherence").
+ * delay (docs/nats-subjects.md, "Caches and coherence").
  */
 export interface RowCache {
   /** The row at `address` (inactive ones included); null when absent. */

@@ -13,7 +13,7 @@ import {
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
- * Schedules (SPEC §2.10, §4.7): a name is unique per user, so `/api/v1/schedules/{name}` is the
+ * Schedules: a name is unique per user, so `/api/v1/schedules/{name}` is the
  * caller's own schedule; `?owner_id=` names another user's (admins, `platform.schedules.*:all`).
  * And the operators' view of the actor shards that run them (`/api/v1/system/actors`).
  */

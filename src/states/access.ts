@@ -4,7 +4,7 @@ import { storeKind } from '../kinds/store/kind.ts'
 import { canOnResource, type ResourceMeta } from '../resources/permissions.ts'
 
 /*
- * Who may do what with a store's entries (WIRE.md: `platform.stores/{ns}/{name}.read_state|write_state:own|all`).
+ * Who may do what with a store's entries (`platform.stores/{ns}/{name}.read_state|write_state:own|all`).
  * The scope works as everywhere else on the platform: `:own` covers the stores the principal owns,
  * `:all` any store the grant names — so the Users role (`platform.stores/*\/*.read_state:own`) uses
  * its own stores, and sharing a store with someone is granting them `...read_state:all` (and

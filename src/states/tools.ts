@@ -8,7 +8,7 @@ import { canState } from './access.ts'
 import { createStateService, type StateService } from './service.ts'
 
 /*
- * The store tools an agent offers the LLM (WIRE.md: `list_state_keys`, `retrieve_state`,
+ * The store tools an agent offers the LLM (`list_state_keys`, `retrieve_state`,
  * `save_state`, `delete_state`; one set for all of the agent's `enabled_stores`, the store named by
  * an argument). Discovery expands the agent's patterns — wildcards only within the namespaces the
  * agent's owner uses, like every other enabled_* list — and keeps the stores whose states the

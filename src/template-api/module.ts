@@ -3,7 +3,7 @@ import { templateHandlers } from './handlers.ts'
 import { createTemplateMailer } from './mail.ts'
 import { templateRoutes } from './routes.ts'
 
-/* Templates beyond CRUD: by id / by name, render, and send as email (SPEC.md §2.7, §4.7). */
+/* Templates beyond CRUD: by id / by name, render, and send as email. */
 export const templateApiFeature = defineFeature({
   name: 'template-api',
   routes: templateRoutes,

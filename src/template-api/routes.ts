@@ -4,7 +4,7 @@ import { defineRoute, type RouteDef } from '../api/route.ts'
 import { templateKind } from '../kinds/template/kind.ts'
 
 /*
- * The template routes SPEC.md §4.7 gives beyond the generic CRUD: by id (GET, PATCH, DELETE
+ * The template routes beyond the generic CRUD: by id (GET, PATCH, DELETE
  * /api/v1/templates/{id}), by name (GET …/by-name/{namespace}/{name}), and rendering/sending on
  * the runtime surface (/templates/{id}/render|send) with the same operations under /api/v1 too.
  */

@@ -12,7 +12,7 @@ import { defineRoute, type RouteDef } from '../api/route.ts'
 import { webhookRouteId } from '../api/webhook-wire.ts'
 
 /*
- * Webhooks (SPEC §2.11, §4.7): CRUD under /api/v1/webhooks, addressed by the multi-segment path
+ * Webhooks: CRUD under /api/v1/webhooks, addressed by the multi-segment path
  * (`greedyParam`: `/api/v1/webhooks/a/b/c` names the webhook `a/b/c`; `%2F` works too), and the
  * calls themselves at `/webhooks/<path>`, served by the gateway's webhook dispatcher
  * (gateway/webhooks.ts) and forwarded per method to `rpc.webhooks.trigger.<method>`.

@@ -265,7 +265,7 @@ const ROWS: Record<string, Row> = {
     b: [404],
     admin: [200, 502],
   },
-  // sandbox containers and shared workers: admin-only (SPEC §4.3)
+  // sandbox containers and shared workers: admin-only
   'containers.stats': adminOnly('/api/v1/containers/stats'),
   'containers.scale': adminOnly('/api/v1/containers/scale', ok, { target: 1 }),
   'containers.reload': adminOnly('/api/v1/containers/reload'),
@@ -348,7 +348,7 @@ const ROWS: Record<string, Row> = {
     admin: [201],
   },
   'api-keys.delete': { call: async (c) => ({ path: `/api/v1/api-keys/${await keyOfA(c)}` }), b: [404], admin: [204] },
-  // ---- dependencies (src/dependencies/): an admin area; Users may only request (a documented deviation, README "Deviations") and follow their own request
+  // ---- dependencies (src/dependencies/): an admin area; Users may only request (a documented choice, docs/http-api.md#behaviour-notes) and follow their own request
   'dependencies.list': {
     call: async (c) => {
       await dependencyOfA(c)

@@ -22,7 +22,7 @@ const HOST = join(import.meta.dirname, 'host-process.ts')
 const LEASE_TTL_MS = 3000
 
 t.test('partition and owner hashing', async (t) => {
-  // FNV-1a mod 8, as nats-server's {{partition(8,…)}} maps them (research §6.7).
+  // FNV-1a mod 8, as nats-server's {{partition(8,…)}} maps them.
   t.same(
     ['chat-1', 'chat-2', 'abc', 'a1b2c3'].map((k) => fnv1a32(k) % 8),
     [1, 0, 3, 5],

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { hasPermission, isValidPermission, permissionMatches } from '../../src/auth/permissions.ts'
 
-/* The permission grammar of WIRE.md, case by case. */
+/* The permission grammar, case by case. */
 const cases: [granted: string, required: string, expected: boolean][] = [
   ['platform.*:all', 'platform.agents/default/x.read:all', true],
   ['platform.*:all', 'platform.system.read:all', true],

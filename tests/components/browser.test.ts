@@ -6,7 +6,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 /*
  * Components in a real browser (Debian's chromium via playwright-core): a component compiled from
  * JSX renders, calls a function through its proxy and shows the data (screenshot kept in .tap/);
- * the README's example calls a query through its page proxy, from the sandboxed page;
+ * the example of docs/connectors-and-components.md calls a query through its page proxy, from the sandboxed page;
  * a hostile component on a share page looks for any token and finds none — not even the one this
  * origin's localStorage and cookie hold (the page's CSP sandbox gives it an opaque origin) —,
  * cannot use its view ticket as a credential, and the CSP stops eval and outside connections;
@@ -238,7 +238,7 @@ export default function Dash() {
     await page.close()
   })
 
-  t.test("the README's component: a query through the page's proxy, from the sandboxed page", async (t) => {
+  t.test("the documented component: a query through the page's proxy, from the sandboxed page", async (t) => {
     const { page, problems, res } = await openRendered('/components/web/orders/render', { customer: 'acme' })
     t.equal(res?.status(), 200)
     await page

@@ -10,7 +10,7 @@ import { prepareLocalTls } from '../helpers/local-https.ts'
 import { startOAuthServer } from './oauth-server.ts'
 
 /*
- * Connector OAuth 2 (SPEC.md §5) against a real authorization server (./oauth-server.ts, HTTPS on
+ * Connector OAuth 2 against a real authorization server (./oauth-server.ts, HTTPS on
  * 198.51.100.22): start → provider → callback with the state bound to the starting browser by the
  * HttpOnly nonce cookie, PKCE S256, tokens encrypted per user, refreshed when they expire, revoked
  * when the user disconnects and (every user's) when the connector is deleted; and the callbacks that must fail (foreign state, another browser's

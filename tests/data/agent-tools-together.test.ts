@@ -4,12 +4,12 @@ import { externalPostgres, type ExternalPg } from '../helpers/external-pg.ts'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
 
 /*
- * The README's agent walkthrough ("An agent that uses all three"): ONE agent with
+ * The agent walkthrough of docs/data.md ("An agent that uses a query, a state and a file search together"): ONE agent with
  * `enabled_queries`, `enabled_stores` and `enabled_collections` answers a question with a query
  * tool, a state tool and a file-search tool called in the same round. The fake LLM provider scripts
  * the three calls and the answer; the tools run for real (an external Postgres database, a store
  * entry, a file's text) and the test checks that each result reached the model. The names and data
- * are the README's, so its shown output is this test's.
+ * are those of docs/data.md's example, so its shown output is this test's.
  */
 let env: TestPlatform
 let llm: FakeLlm
@@ -39,7 +39,7 @@ t.before(async () => {
     default_model: 'fake-model',
     is_default: true,
   })
-  // the README's "Database connections and queries", "Stores and states" and "Collections and files"
+  // docs/data.md's "Database connections and queries", "Stores and states" and "Collections and files"
   const conn = await must('/api/v1/database-connections', { name: 'shop', ...ext.spec })
   await must('/api/v1/queries', {
     namespace: 'sales',

@@ -129,5 +129,5 @@ t.test('the checks themselves: an unclosed fence and a dead link are caught', as
     'code is not prose',
   )
   t.equal(slug('Templates, email, discovery and manifests'), 'templates-email-discovery-and-manifests')
-  t.equal(slug('Deviations from WIRE.md / SPEC.md'), 'deviations-from-wiremd--specmd')
+  t.equal(slug('Files: `a.md` / b.md'), 'files-amd--bmd')
 })

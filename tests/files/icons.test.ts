@@ -2,7 +2,7 @@ import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 
 /*
- * Icons (SPEC.md §2.16): `url:` icons checked with the guarded outbound rules on save;
+ * Icons: `url:` icons checked with the guarded outbound rules on save;
  * `collection:` icons resolved on read into `icon_url` — a signed URL that loads without any
  * credentials (as an <img> would) for the owner's private file and for a shared file the owner may
  * read; nothing for someone else's private file or a collection the owner cannot read.

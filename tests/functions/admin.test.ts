@@ -3,7 +3,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
 
 /*
- * The container and shared-worker administration of SPEC §4.3 against a platform whose worker
+ * The container and shared-worker administration against a platform whose worker
  * runs a warm bubblewrap pool: stats, scale up and down (idle only), restart by name (404 for
  * unknown names), recycling after SANDBOX_MAX_EXECUTIONS, destroy-on-error, shared workers.
  */

@@ -16,7 +16,7 @@ import { prepareLocalTls, startReceiver, type Received } from '../helpers/local-
 import { testExecutor, type TestInput } from '../jobs/test-executors.ts'
 
 /*
- * Execution callbacks (SPEC §4.2, §6.1, §7): the URL checks of the async execute endpoint, and
+ * Execution callbacks: the URL checks of the async execute endpoint, and
  * real deliveries over HTTPS to a receiver on a documentation address (198.51.100.7 on `lo`, a
  * self-signed certificate trusted through OUTBOUND_EXTRA_CA_FILE): through the job system (enqueue
  * with a callback URL → worker → mirror → one POST), and directly for the outcomes (500, no answer,
@@ -128,7 +128,7 @@ t.test(
   },
 )
 
-t.test('the §6.1 body', async (t) => {
+t.test('the callback body', async (t) => {
   const row = {
     id: 'e1',
     namespace: 'ns',
@@ -219,7 +219,7 @@ t.test('deliveries to a real HTTPS receiver', { skip: tls.skip }, async (t) => {
     })
 
   t.test(
-    'through the job system: one POST with the §6.1 body and a fresh token of the user; outcome recorded',
+    'through the job system: one POST with the callback body and a fresh token of the user; outcome recorded',
     async (t) => {
       const job = await enqueue({ op: 'echo', value: { hello: 'world' } }, '/done')
       const [post] = await eventually(

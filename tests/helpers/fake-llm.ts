@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 
 /*
- * The one fake of the suite (DESIGN.md §9): a local LLM provider speaking four wire protocols,
+ * The one fake of the suite: a local LLM provider speaking four wire protocols,
  * streaming and non-streaming, driven by scripted replies.
  *
  *   POST /v1/chat/completions          OpenAI Chat Completions      api_endpoint `${url}/v1`

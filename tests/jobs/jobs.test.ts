@@ -115,7 +115,7 @@ t.test('job errors carry {code, type, message}; the execution record and the eve
     const r = await env.request('GET', `/executions/${typed.id}`, { token: alice.token })
     return (r.body as { status: string }).status === 'failed' ? (r.body as { error: string }) : undefined
   }, 'the mirror')
-  t.equal(exe.error, 'ValueError: bad value', 'WIRE.md shape: error is text')
+  t.equal(exe.error, 'ValueError: bad value', 'the API shape: error is text')
   t.match((await env.request('GET', `/jobs/${typed.id}`, { token: alice.token })).body, {
     error: 'ValueError: bad value',
   })

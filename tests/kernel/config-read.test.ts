@@ -44,7 +44,8 @@ const NOT_READ: Record<string, string> = {
   APP_MEMORY_RESERVATION: 'its feature is not built yet (deployment manifests)',
   BACKEND_REPLICAS: 'its feature is not built yet (deployment manifests)',
   // a documented deviation: accepted so existing deployments start, and ignored (warned about)
-  UVICORN_WORKERS: 'accepted for compatibility and ignored: the gateway is one thread per process (README, deviations)',
+  UVICORN_WORKERS:
+    'accepted for compatibility and ignored: the gateway is one thread per process (docs/http-api.md, behaviour notes)',
 }
 
 function sources(dir: string): string[] {
@@ -91,7 +92,11 @@ const KEYS = Object.keys(ConfigSchema.properties)
 
 t.test('every setting is read somewhere, or allowed not to be with a reason', async (t) => {
   const unread = KEYS.filter((k) => NOT_READ[k] === undefined && readsOf(k).length === 0)
-  t.same(unread, [], 'settings read nowhere: implement them, or remove them with a reason in the README (deviations)')
+  t.same(
+    unread,
+    [],
+    'settings read nowhere: implement them, or remove them with a reason in docs/http-api.md (behaviour notes)',
+  )
 })
 
 t.test('an allowed setting is really read nowhere (a built feature leaves the list)', async (t) => {

@@ -10,7 +10,7 @@ import { natsAuthOf } from '../../src/platform/nats.ts'
 const dir = mkdtempSync(join(tmpdir(), 'cfg-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
-t.test('defaults of SPEC.md §8', async (t) => {
+t.test('the documented defaults', async (t) => {
   const c = loadConfig({ DATA_DIR: dir })
   t.match(c, {
     PORT: 8000,
@@ -128,7 +128,7 @@ t.test('development generates secrets once and reuses them', async (t) => {
   )
 })
 
-t.test('the README table lists every setting', async (t) => {
+t.test('the config table lists every setting', async (t) => {
   const table = configTable()
   for (const key of Object.keys(ConfigSchema.properties)) t.match(table, `\`${key}\``)
 })

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { errorCodeInfo, errorTable, registeredErrorCodes } from '../../src/kernel/error-codes.ts'
+import { errorCodeInfo, registeredErrorCodes } from '../../src/kernel/error-codes.ts'
 import { AppError, fromWire, notFound } from '../../src/kernel/errors.ts'
 import { scanErrorCodes } from './error-code-scan.ts'
 
-/* The error-code registry: every code written in the source is registered, AppError refuses the others, the README table is current. */
+/* The error-code registry: every code written in the source is registered, AppError refuses the others; docs/errors.md's table is checked in tests/docs/tables.test.ts. */
 const root = join(import.meta.dirname, '..', '..')
 
 t.test('every error code used in the source is registered', async (t) => {
@@ -42,11 +41,4 @@ t.test('every registered code has a status and a message', async (t) => {
       code,
     )
   }
-})
-
-t.test('the README error table is current (npm run --silent cli -- error-table)', async (t) => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8')
-  const m = /<!-- error-table:start -->\n([\s\S]*?)\n<!-- error-table:end -->/.exec(readme)
-  t.ok(m, 'the README has the error table markers')
-  t.equal(m?.[1], errorTable())
 })

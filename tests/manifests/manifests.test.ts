@@ -2,7 +2,7 @@ import t from 'tap'
 import { startTestPlatform } from '../helpers/env.ts'
 
 /*
- * Manifests (SPEC.md §2.13, §4.6) and discovery (§4.9) through HTTP: status ready / not ready for
+ * Manifests and discovery through HTTP: status ready / not ready for
  * the caller, B's 404 on A's manifest, discovery filtered by X-Application / ?app=. Store
  * dependencies with a `key` go through the states feature's real probe (registered by its service
  * part), against stores and entries written over HTTP.

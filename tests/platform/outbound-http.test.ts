@@ -15,7 +15,7 @@ import {
 import { prepareLocalTls, startReceiver } from '../helpers/local-https.ts'
 
 /*
- * The guarded outbound HTTP client (DESIGN.md §8): the address classifier, refusals before any
+ * The guarded outbound HTTP client: the address classifier, refusals before any
  * connection (scheme, allowlist, names resolving to non-public addresses, IP literals in every
  * spelling), and real HTTPS exchanges with a receiver on a documentation address: pinning (the
  * connection goes to the checked address, Node never resolves the name again), certificate checks

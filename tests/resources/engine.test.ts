@@ -123,7 +123,7 @@ t.test('admin-only kinds and fields', async (t) => {
     token: user.token,
     body: { name: 'mine', provider_type: 'openai' },
   })
-  t.equal(r.status, 403, 'LLM providers are an admin-only area (SPEC §5): 403')
+  t.equal(r.status, 403, 'LLM providers are an admin-only area: 403')
   const list = await env.request('GET', '/api/v1/llm-providers', { token: user.token })
   t.equal(list.status, 403, 'listing them too (an empty 200 would suggest the area is theirs)')
   t.match(list.body, { code: 'auth.admin_only' })

@@ -30,7 +30,7 @@ import { eventually } from '../helpers/eventually.ts'
 
 /*
  * No Kubernetes cluster runs on this machine or in CI. What is covered:
- *  (a) the pod manifest (SPEC §8.2), property by property;
+ *  (a) the pod manifest, property by property;
  *  (b) the driver against an HTTP server started here that plays the Kubernetes API for exactly the
  *      calls the driver makes. This is a recorded-exchange test of the REST calls (paths, verbs,
  *      bodies, query, bearer token, the status codes and Status bodies the API server answers
@@ -70,7 +70,7 @@ const settings: SandboxPodSettings = {
   activeDeadlineSeconds: 480,
 }
 
-t.test('(a) the pod manifest enforces SPEC §8.2', async (t) => {
+t.test('(a) the pod manifest enforces the sandbox policy', async (t) => {
   const pod = sandboxPodManifest(specOf('abc-123'), settings)
   t.equal(pod.apiVersion, 'v1')
   t.equal(pod.kind, 'Pod')

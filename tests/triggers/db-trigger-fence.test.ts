@@ -7,7 +7,7 @@ import { natsNames } from '../../src/platform/nats-names.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 
 /*
- * The fence of a database trigger (SPEC §2.12): every poll write carries the lease revision of the
+ * The fence of a database trigger: every poll write carries the lease revision of the
  * actor that asked for the poll, and the row keeps the highest one seen. A host that lost its lease
  * still holds an older revision, so its writes — claiming the trigger, recording a pending batch,
  * moving the bookmark — must change nothing, or it could move the bookmark back over rows the new

@@ -19,14 +19,14 @@ import { eventually } from '../helpers/eventually.ts'
 import { externalPostgres, type ExternalPg } from '../helpers/external-pg.ts'
 
 /*
- * Database triggers (SPEC §2.12, §6.2) against a real second database on the test cluster:
+ * Database triggers against a real second database on the test cluster:
  *  1. 10,000 rows from 4 concurrent writers (single inserts and multi-statement transactions) while
  *     the actor host polling the trigger is killed with SIGKILL while they are still inserting: every row reaches the function
  *     exactly once, in bookmark order within and across batches, no batch above batch_size, one job
  *     per batch with the id derived from (trigger, bookmark before, bookmark after). The jobs are
  *     read from JOBS (no workers run, so they stay there).
  *  2. On a full platform (workers run the function in its sandbox): no backfill on first
- *     activation, the §6.2 input, a timestamptz poll column, is_active false stops polling (and
+ *     activation, the batch input, a timestamptz poll column, is_active false stops polling (and
  *     true resumes from the bookmark), errors recorded and backed off (doubling, capped), and B's
  *     404 on A's trigger.
  */
@@ -279,7 +279,7 @@ t.test(
           b.input.poll_column === 'id' &&
           !Number.isNaN(Date.parse(b.input.timestamp)),
       ),
-      'the §6.2 input',
+      'the batch input',
     )
     t.ok(
       batches.every(

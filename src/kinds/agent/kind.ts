@@ -13,7 +13,7 @@ export const agentKind = defineKind({
   kind: 'agent',
   plural: 'agents',
   title: 'Agent',
-  description: 'LLM assistants with a system prompt, tools, hooks and sub-agents (SPEC.md §2.1).',
+  description: 'LLM assistants with a system prompt, tools, hooks and sub-agents.',
   spec: AgentSpec,
   refs: (s) => [
     ...s.enabled_functions.map((ref) => ({ kind: 'function', ref })),

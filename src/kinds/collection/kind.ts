@@ -3,7 +3,7 @@ import { schemaIssues } from '../../functions/json-schema.ts'
 import { defineKind } from '../../resources/kind.ts'
 
 /*
- * Collections (SPEC.md §2.9): versioned file storage. The kind holds the settings; the files, their
+ * Collections: versioned file storage. The kind holds the settings; the files, their
  * versions and the blobs are src/files/ (migration 0010). Deleting a collection cascades to its
  * files in Postgres, and the blobs follow through the garbage table's sweeper.
  */
@@ -11,8 +11,7 @@ export const collectionKind = defineKind({
   kind: 'collection',
   plural: 'collections',
   title: 'Collection',
-  description:
-    'Versioned file storage with metadata validation, content filters and post-upload processing (SPEC.md §2.9).',
+  description: 'Versioned file storage with metadata validation, content filters and post-upload processing.',
   spec: CollectionSpec,
   refs: (s) => [
     ...(s.content_filter_function === null ? [] : [{ kind: 'function', ref: s.content_filter_function }]),

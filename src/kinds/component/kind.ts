@@ -2,16 +2,16 @@ import { ComponentSpec } from '../../../schemas/component.ts'
 import { defineKind } from '../../resources/kind.ts'
 
 /*
- * UI components (SPEC.md §2.8). CRUD comes from the engine; compiling, rendering, share links and
+ * UI components. CRUD comes from the engine; compiling, rendering, share links and
  * the proxies are the components feature (src/components/). `compiled_bundle` is not a stored
- * field of the spec: it is set by compilation only (component_bundles, migration 0014).
+ * field of the component: it is set by compilation only (component_bundles, migration 0014).
  */
 export const componentKind = defineKind({
   kind: 'component',
   plural: 'components',
   title: 'Component',
   description:
-    'UI widgets compiled from JSX and rendered as pages; they call functions, agents, queries and stores only through proxies that enforce their enabled_* lists (SPEC.md §2.8).',
+    'UI widgets compiled from JSX and rendered as pages; they call functions, agents, queries and stores only through proxies that enforce their enabled_* lists.',
   spec: ComponentSpec,
   refs: (s) => [
     ...s.enabled_functions.map((ref) => ({ kind: 'function', ref })),

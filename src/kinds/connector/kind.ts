@@ -93,7 +93,7 @@ export const connectorKind = defineKind({
   kind: 'connector',
   plural: 'connectors',
   title: 'Connector',
-  description: 'HTTP APIs with typed operations, callable by the API and as agent tools (WIRE.md connectors).',
+  description: 'HTTP APIs with typed operations, callable by the API and as agent tools.',
   spec: ConnectorSpec,
   refs: (s) => (s.auth.secret === undefined ? [] : [{ kind: 'secret', ref: s.auth.secret }]),
   validate: connectorIssues,

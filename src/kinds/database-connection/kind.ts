@@ -7,7 +7,7 @@ export const databaseConnectionKind = defineKind({
   plural: 'database-connections',
   title: 'DatabaseConnection',
   description:
-    'Connections to external databases that queries run on (admin only; password encrypted at rest and never returned). SPEC.md §2.4.',
+    'Connections to external databases that queries run on (admin only; password encrypted at rest and never returned).',
   spec: DatabaseConnectionSpec,
   addressing: 'named',
   updateMethod: 'PATCH',

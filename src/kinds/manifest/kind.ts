@@ -2,13 +2,12 @@ import { ManifestSpec } from '../../../schemas/manifest.ts'
 import { isValidPermission } from '../../auth/permissions.ts'
 import { defineKind } from '../../resources/kind.ts'
 
-/* Application manifests (SPEC.md §2.13): what an application needs; its status is src/manifests/. */
+/* Application manifests: what an application needs; its status is src/manifests/. */
 export const manifestKind = defineKind({
   kind: 'manifest',
   plural: 'manifests',
   title: 'Manifest',
-  description:
-    'What an application needs: resources, permissions, exposed namespaces and store dependencies (SPEC.md §2.13).',
+  description: 'What an application needs: resources, permissions, exposed namespaces and store dependencies.',
   spec: ManifestSpec,
   refs: (s) => [
     ...s.required_resources.map((r) => ({ kind: r.type.replace(/s$/, ''), ref: `${r.namespace}/${r.name}` })),

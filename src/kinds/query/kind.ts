@@ -7,8 +7,7 @@ export const queryKind = defineKind({
   kind: 'query',
   plural: 'queries',
   title: 'Query',
-  description:
-    'Saved parameterized SQL on a database connection, executable over the API and as an agent tool (SPEC.md §2.5).',
+  description: 'Saved parameterized SQL on a database connection, executable over the API and as an agent tool.',
   spec: QuerySpec,
   versioned: ['sql'],
   // A broken schema, an unterminated literal or SQL its operation may not run (on a Postgres

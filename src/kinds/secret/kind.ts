@@ -10,7 +10,7 @@ export const secretKind = defineKind({
   kind: 'secret',
   plural: 'secrets',
   title: 'Secret',
-  description: 'Encrypted values owned by their creator (SPEC.md §4.10).',
+  description: 'Encrypted values owned by their creator.',
   spec: SecretSpec,
   secrets: ['value'],
 })

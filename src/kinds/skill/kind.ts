@@ -5,6 +5,6 @@ export const skillKind = defineKind({
   kind: 'skill',
   plural: 'skills',
   title: 'Skill',
-  description: 'Instruction documents agents preload or call as tools (SPEC.md §2.6).',
+  description: 'Instruction documents agents preload or call as tools.',
   spec: SkillSpec,
 })

@@ -11,7 +11,7 @@ export const storeKind = defineKind({
   kind: 'store',
   plural: 'stores',
   title: 'Store',
-  description: 'Persistent key-value state for agents, components and functions (WIRE.md "Stores and states").',
+  description: 'Persistent key-value state for agents, components and functions.',
   spec: StoreSpec,
   // a schema that does not compile would refuse every write later: refuse it now
   validate: (s) => (s.schema === null ? [] : schemaIssues('/schema', s.schema)),

@@ -4,15 +4,15 @@ import { defineKind } from '../../resources/kind.ts'
 import { templateIssues } from '../../templates/render.ts'
 
 /*
- * Templates (SPEC.md §2.7). The generic routes address them by `{namespace}/{name}` like every
- * kind; the spec's by-id routes (GET/PATCH/DELETE /api/v1/templates/{id}, GET …/by-name/{ns}/{name})
+ * Templates. The generic routes address them by `{namespace}/{name}` like every
+ * kind; the by-id routes (GET/PATCH/DELETE /api/v1/templates/{id}, GET …/by-name/{ns}/{name})
  * and render/send live in src/template-api/.
  */
 export const templateKind = defineKind({
   kind: 'template',
   plural: 'templates',
   title: 'Template',
-  description: 'Jinja2 templates rendered through the hardened renderer and sent as email (SPEC.md §2.7).',
+  description: 'Jinja2 templates rendered through the hardened renderer and sent as email.',
   spec: TemplateSpec,
   validate: (s) => [
     ...templateIssues('/title', s.title),
