@@ -1,6 +1,6 @@
 import type { Feature } from '../api/feature.ts'
 import { serveRpc } from '../api/rpc-server.ts'
-import { openPrincipalCache } from '../access/principal-cache.ts'
+import { openPrincipalCache } from '../auth/principal-cache.ts'
 import { attachPrincipalCache, loadPrincipal } from '../auth/principal.ts'
 import { bootstrap } from '../bootstrap.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
@@ -32,7 +32,7 @@ export async function startServiceRole(
   const db = await createDb(url)
   life.onStop(() => db.end())
   await migrate(url, log.child({ mod: 'migrate' }))
-  // principals and API keys come from the AUTH_CACHE bucket when warm (src/access/principal-cache.ts)
+  // principals and API keys come from the AUTH_CACHE bucket when warm (src/auth/principal-cache.ts)
   attachPrincipalCache(db, await openPrincipalCache(infra.nc, infra.names))
   // resource reads come from memory kept coherent over NATS (src/resources/row-cache.ts)
   const resources = createResourceService({
