@@ -5,8 +5,8 @@ import type { FieldIssue } from './errors.ts'
 /*
  * User-supplied JSON Schemas (a function's input_schema / output_schema, an agent's output schema,
  * a store's or a collection's schema, ...): the one validator every feature uses, so it lives in
- * the kernel. One Ajv instance; compiled
- * validators are cached by the schema's text (bounded), so a warm execute path compiles nothing.
+ * the kernel. One Ajv instance; compiled validators are cached by the schema's text (bounded), so
+ * a warm execute path compiles nothing.
  * An empty schema `{}` accepts anything.
  */
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv
