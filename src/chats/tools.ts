@@ -1,4 +1,4 @@
-import { namespacesUsedBy } from '../namespaces/store.ts'
+import { namespacesUsedBy } from '../resources/namespace-store.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Static, TObject } from '@sinclair/typebox'
