@@ -1,7 +1,7 @@
 import { jwtVerify } from 'jose'
-import { EXECUTION_SCOPE_CLAIM, type Caller } from '../src/api/route.ts'
+import { EXECUTION_SCOPE_CLAIM, type Caller } from '../src/auth/caller.ts'
 import { unauthorized } from '../src/kernel/errors.ts'
-import { hashApiKey, isApiKey } from '../src/access/api-key-format.ts'
+import { hashApiKey, isApiKey } from '../src/auth/api-key-format.ts'
 import { isUuid } from '../src/kernel/uuid.ts'
 
 /*

@@ -1,6 +1,5 @@
 import type { TemplatedApp } from 'uWebSockets.js'
 import type { RouteDef } from '../src/api/route.ts'
-import { COMPONENT_ASSET_PREFIX, loadComponentAssets } from './component-assets.ts'
 import type { CompiledRoute } from './compiled-route.ts'
 import type { Cors } from './cors.ts'
 import { DOCS_ASSET_PREFIX, DOCS_INIT_JS, docsPage, loadDocsAssets } from './docs.ts'
@@ -9,10 +8,12 @@ import { send, sendError } from './http.ts'
 import type { NatsLink } from './nats-status.ts'
 import { buildOpenApi } from './openapi.ts'
 import type { RequestCycle } from './request-cycle.ts'
+import type { Asset, StaticAssets } from './static-assets.ts'
 
 /*
  * What the gateway answers itself, without NATS: /health, the OpenAPI documents and docs pages
- * with their assets, the component pages' libraries, CORS preflights, and 404/405 for the rest.
+ * with their assets, the static files handed in (the component pages' libraries), CORS
+ * preflights, and 404/405 for the rest.
  */
 export interface LocalRouteDeps {
   routes: readonly RouteDef[]
@@ -20,6 +21,8 @@ export interface LocalRouteDeps {
   link: NatsLink
   health: HealthComponents | undefined
   cors: Cors
+  /** Files served under their prefixes (GatewayOptions.assets). */
+  assets: readonly StaticAssets[]
 }
 
 const DOCS = [
@@ -28,14 +31,12 @@ const DOCS = [
   { surface: 'adapter' as const, page: '/adapters/openai/docs', spec: '/adapters/openai/openapi.json' },
 ]
 
-type Asset = { body: Buffer; type: string }
-
 /** `prefix*` answered from an in-memory table read once at start. */
 function serveAssets(
   app: TemplatedApp,
   cycle: RequestCycle,
   prefix: string,
-  assets: Map<string, Asset>,
+  assets: ReadonlyMap<string, Asset>,
   headers: Record<string, string>,
 ): void {
   app.get(`${prefix}*`, (res, req) => {
@@ -77,12 +78,7 @@ export function serveLocalRoutes(app: TemplatedApp, cycle: RequestCycle, d: Loca
   const docsAssets = loadDocsAssets()
   docsAssets.set('init.js', { body: Buffer.from(DOCS_INIT_JS), type: 'text/javascript; charset=utf-8' })
   serveAssets(app, cycle, DOCS_ASSET_PREFIX, docsAssets, { 'cache-control': 'public, max-age=3600' })
-  // The libraries of rendered component pages (React, platform-ui) at versioned paths: immutable.
-  serveAssets(app, cycle, COMPONENT_ASSET_PREFIX, loadComponentAssets(), {
-    'cache-control': 'public, max-age=31536000, immutable',
-    'x-content-type-options': 'nosniff',
-    'cross-origin-resource-policy': 'cross-origin',
-  })
+  for (const a of d.assets) serveAssets(app, cycle, a.prefix, a.files, a.headers)
 }
 
 /** CORS preflights, then 405 (with Allow) for a known path with another method, else 404. Registered last. */

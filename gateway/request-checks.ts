@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import type { TSchema } from '@sinclair/typebox'
 import type { TypeCheck } from '@sinclair/typebox/compiler'
-import type { Caller } from '../src/api/route.ts'
+import type { Caller } from '../src/auth/caller.ts'
 import { AppError, type FieldIssue } from '../src/kernel/errors.ts'
 import { listUnstorable, unstorableReason } from '../src/kernel/storable-text.ts'
 import type { TokenVerifier } from './auth.ts'

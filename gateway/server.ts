@@ -15,6 +15,7 @@ import { serveFallback, serveLocalRoutes } from './local-routes.ts'
 import { trackNatsLink } from './nats-status.ts'
 import { createRequestCycle } from './request-cycle.ts'
 import { SseRelay, type SseSettings } from './sse.ts'
+import type { StaticAssets } from './static-assets.ts'
 import { watchWebhooks, webhookHandler } from './webhooks.ts'
 
 /*
@@ -42,6 +43,8 @@ export interface GatewayOptions {
   health?: HealthComponents
   /** The object store of streamed uploads and downloads (routes with `blob`); default: the FILES bucket, opened on first use. */
   blobs?: () => Promise<BlobStore>
+  /** Files served from memory under their prefixes (the component pages' libraries); none by default. */
+  assets?: readonly StaticAssets[]
 }
 
 export interface Gateway {
@@ -72,7 +75,14 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
   const link = trackNatsLink(nc, log)
   const blobs = options.blobs ?? (() => openBlobStore(nc, options.names))
 
-  serveLocalRoutes(app, cycle, { routes: options.routes, version: options.version, link, health: options.health, cors })
+  serveLocalRoutes(app, cycle, {
+    routes: options.routes,
+    version: options.version,
+    link,
+    health: options.health,
+    cors,
+    assets: options.assets ?? [],
+  })
   const forwarder = new Forwarder({
     nc,
     link,

@@ -3,7 +3,8 @@ import type { NatsConnection } from '@nats-io/transport-node'
 import { Value } from '@sinclair/typebox/value'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { WEBHOOK_PATH_PATTERN, WebhookEntry } from '../schemas/triggers.ts'
-import { rpcSubject, type Caller } from '../src/api/route.ts'
+import { rpcSubject } from '../src/api/route.ts'
+import type { Caller } from '../src/auth/caller.ts'
 import {
   ENVELOPE_HEADER,
   SIGNATURE_HEADER,

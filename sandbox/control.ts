@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
-import { watchDesired, readDesired } from '../actors/pool/desired.ts'
 import { POOL_APPLIED_SUBJECT } from '../actors/pool/protocol.ts'
 import { openActorStates } from '../actors/runtime/provision.ts'
 import {
@@ -17,6 +16,7 @@ import { startHeartbeat, workersBucket, type Heartbeat } from '../src/platform/h
 import type { NatsConnection } from '../src/platform/nats.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
 import { openNodeDirectory, plan, shareOf, type Applied, type LiveNode } from './converge.ts'
+import { readDesired, watchDesired } from './pool-desired.ts'
 import type { SandboxExecutor } from './executor.ts'
 
 /*

@@ -6,7 +6,7 @@ import { Nullable, Timestamp, Uuid } from './common.ts'
 /**
  * `auth.changed` (core NATS): AUTH_CACHE keys changed (`u.<user id>`, `k.<key hash>`), from process
  * `o`; `all`: every one (a change made outside the platform). Every process drops its copies
- * (src/access/principal-cache.ts) and the state entries the named users own (src/states/entry-cache.ts).
+ * (src/auth/principal-cache.ts) and the state entries the named users own (src/states/entry-cache.ts).
  */
 export const AuthChange = T.Object(
   { o: T.String(), keys: T.Optional(T.Array(T.String())), all: T.Optional(T.Boolean()) },

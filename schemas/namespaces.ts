@@ -1,7 +1,7 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 import { Name, Nullable, Uuid } from './common.ts'
 
-/* Namespaces and who may create in them (docs/security.md#access-control); the record is also what src/namespaces/store.ts reads from Postgres. */
+/* Namespaces and who may create in them (docs/security.md#access-control); the record is also what src/resources/namespace-store.ts reads from Postgres. */
 export const NamespaceMember = T.Object({
   user_id: Uuid,
   granted_by: Nullable(Uuid),

@@ -167,7 +167,13 @@ export function chatActor(d: ChatActorDeps): Actor {
 }
 
 /** The chat actor of an actor host process. */
-export const chatActorFactory: ActorFactory = async ({ nc, js, names, config, localJobs }) => {
+export const chatActorFactory: ActorFactory<{ localJobs?: LocalJobs }> = async ({
+  nc,
+  js,
+  names,
+  config,
+  localJobs,
+}) => {
   const store = await openJobStateStore(nc, names)
   const workers = localJobs === undefined ? undefined : await workersBucket(nc, names)
   const heartbeatMs = config.QUEUE_HEARTBEAT_SECONDS * 1000

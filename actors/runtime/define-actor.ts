@@ -1,6 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
 import type { Config } from '../../src/kernel/config.ts'
-import type { LocalJobs } from '../../src/jobs/local-run.ts'
 import type { Logger } from '../../src/kernel/log.ts'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
@@ -90,9 +89,11 @@ export interface ActorPlatform {
   names: NatsNames
   config: Config
   log: Logger
-  /** The job workers of this process (when it runs the workers role too): jobs an actor starts may run here directly. */
-  localJobs?: LocalJobs
 }
 
-/** Builds an actor implementation for a host process (`actors/index.ts` lists them). */
-export type ActorFactory = (p: ActorPlatform) => Promise<Actor>
+/**
+ * Builds an actor implementation for a host process (`actors/index.ts` lists them). `Extra`: what
+ * an actor needs beyond the platform handles (the chat actor: this process's job workers), given
+ * by the composition; the runtime knows nothing of it.
+ */
+export type ActorFactory<Extra extends object = object> = (p: ActorPlatform & Extra) => Promise<Actor>

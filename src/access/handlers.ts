@@ -7,7 +7,7 @@ import { sql, type Db } from '../platform/db.ts'
 import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
 import { Type as T } from '@sinclair/typebox'
 import { ApiKey, Role, User } from '../../schemas/access.ts'
-import { newApiKey } from './api-key-format.ts'
+import { newApiKey } from '../auth/api-key-format.ts'
 import { ACCESS_ROUTES as R } from './routes.ts'
 import { permissionReference, registerPermission } from './permission-registry.ts'
 import { KINDS } from '../kinds/index.ts'
@@ -16,7 +16,7 @@ import { EXCHANGE_PERMISSION } from '../identity/service.ts'
 
 /*
  * Users, roles and API keys. Every write that changes who may do what ends by deleting the
- * affected AUTH_CACHE entries (src/access/principal-cache.ts), after the database commit.
+ * affected AUTH_CACHE entries (src/auth/principal-cache.ts), after the database commit.
  * Users and keys the caller may not see answer 404, admin-only areas 403.
  */
 const P = {

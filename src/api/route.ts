@@ -1,6 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
 import type { WireError } from '../kernel/errors.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import type { Caller } from '../auth/caller.ts'
 
 /*
  * A route is described once: the gateway registers it, validates requests against its schemas and
@@ -102,26 +103,6 @@ export interface RouteDef {
 export function defineRoute<const R extends RouteDef>(route: R): R {
   return route
 }
-
-/** The authenticated caller as the gateway saw it (a verified token); permissions are resolved service-side. */
-export interface Caller {
-  /** The user id for a JWT; empty for an API key (the service resolves the owner from `keyHash`). */
-  sub: string
-  /** How the caller authenticated. */
-  via: 'jwt' | 'api_key'
-  /** SHA-256 (hex) of the presented API key; the gateway never sees the key table. */
-  keyHash?: string
-  /**
-   * Set for a function's execution token (`scope: execution`): the job and attempt it belongs to.
-   * The service accepts it only while that attempt runs, with the execution scope's permissions.
-   */
-  execution?: { id: string; attempt: number }
-  /** The login session a user's access token belongs to (its refresh-token family): refused once that session logged out. */
-  sid?: string
-}
-
-/** The JWT `scope` claim of an execution token (src/auth/tokens.ts issueExecutionToken). */
-export const EXECUTION_SCOPE_CLAIM = 'execution'
 
 export interface RpcRequest {
   requestId: string

@@ -1,5 +1,6 @@
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node'
-import type { BlobPhase, Caller, RpcReply, RpcRequest } from './route.ts'
+import type { Caller } from '../auth/caller.ts'
+import type { BlobPhase, RpcReply, RpcRequest } from './route.ts'
 
 /*
  * The gateway ⇄ service wire. Request and reply bodies travel as the raw JSON bytes in the NATS

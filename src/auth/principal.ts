@@ -5,8 +5,8 @@ import { unauthorized } from '../kernel/errors.ts'
 import { isUuid } from '../kernel/uuid.ts'
 import { EXECUTION_SCOPE } from './execution-scope.ts'
 import { grantsOf, hasPermission } from './permissions.ts'
-import type { Caller } from '../api/route.ts'
-import type { CachedKey, CachedUser, PrincipalCache } from '../access/principal-cache.ts'
+import type { Caller } from './caller.ts'
+import type { CachedKey, CachedUser, PrincipalCache } from './principal-cache.ts'
 
 /** Who is acting, with their live permissions: what every check at execution time looks at. */
 export interface Principal {
@@ -100,7 +100,7 @@ export function intersectGrants(key: readonly string[], owner: readonly string[]
 /**
  * Resolves a verified caller to a principal: the user must still exist and be active, and the
  * permissions are those of its roles now, not when the token was issued. With a cache attached
- * (src/access/principal-cache.ts) a warm lookup does not touch Postgres.
+ * (src/auth/principal-cache.ts) a warm lookup does not touch Postgres.
  */
 export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> {
   const cache = caches.get(db)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { SignJWT } from 'jose'
-import { EXECUTION_SCOPE_CLAIM } from '../api/route.ts'
+import { EXECUTION_SCOPE_CLAIM } from './caller.ts'
 
 /**
  * Access tokens: HS256 JWTs signed with SECRET_KEY, `type: access`, short-lived (ACCESS_TOKEN_EXPIRE_MINUTES).

@@ -1,4 +1,4 @@
-import { validateAgainst } from '../functions/json-schema.ts'
+import { validateAgainst } from '../kernel/json-schema.ts'
 import type { ChatMessage, ResponseFormat } from '../llm/types.ts'
 import type { AgentRecord } from './tools.ts'
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Principal } from '../auth/principal.ts'
-import { validateAgainst } from '../functions/json-schema.ts'
+import { validateAgainst } from '../kernel/json-schema.ts'
 import { AppError, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import { connectorKind } from '../kinds/connector/kind.ts'
 import { guardedFetch, type OutboundResponse } from '../platform/outbound-http.ts'

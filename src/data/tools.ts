@@ -2,7 +2,7 @@ import { registerToolProvider, toolName, type Tool, type ToolDeps, type ToolProv
 import { AppError } from '../kernel/errors.ts'
 import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { queryKind } from '../kinds/query/kind.ts'
-import { namespacesUsedBy } from '../namespaces/store.ts'
+import { namespacesUsedBy } from '../resources/namespace-store.ts'
 import { renderTemplate } from '../templates/render.ts'
 import { executableQuery, runQuery, type QueryRecord } from './execute.ts'
 import { connectionPools } from './pools.ts'

@@ -29,7 +29,7 @@ import {
   type VersionRowT,
 } from './store.ts'
 import { abandonUpload, commitUpload, jsonUpload, prepareUpload } from './upload.ts'
-import { validateAgainst } from '../functions/json-schema.ts'
+import { validateAgainst } from '../kernel/json-schema.ts'
 import { invalid } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
 

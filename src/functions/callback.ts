@@ -8,6 +8,7 @@ import { sql, type Db } from '../platform/db.ts'
 import { extraCa, guardedFetch, parseHostList, resolveTarget, type OutboundDeps } from '../platform/outbound-http.ts'
 import { maybeRow, rowType } from '../platform/typed-rows.ts'
 import type { JobState } from '../jobs/job-state.ts'
+import type { JobFinishedListener } from '../jobs/mirror.ts'
 
 /*
  * Execution callbacks.
@@ -16,7 +17,9 @@ import type { JobState } from '../jobs/job-state.ts'
  * callbacks disabled (CALLBACK_URL_HOSTS empty), not HTTPS, host outside the allowlist, or a host
  * resolving to a non-public address → 400.
  *
- * `deliverCallback` is fired by the job mirror once an execution with a callback_url has ended
+ * `deliverCallback` is fired by the job mirror (through `executionCallbacks`, one of the mirror's
+ * `onFinished` listeners, passed in where the job service is started) once an execution with a
+ * callback_url has ended
  * (completed, failed, or cancelled: a cancelled execution also "terminates" and is reported as
  * `failure`, so a receiver never waits forever). One attempt, 10 s, no retry. The mirror is
  * at-least-once, so the attempt is claimed first: `callback_status` goes from null to `sending` in
@@ -134,6 +137,19 @@ export async function deliverCallback(deps: CallbackDeps, state: Pick<JobState, 
     where id = ${row.id}::uuid`)
   log.info({ callback_status: outcome.status, code: outcome.code }, 'callback attempted')
   return outcome
+}
+
+/**
+ * The job mirror's listener that sends an ended execution's callback: only for a job with a
+ * callback_url, off the mirror's path; a failure is logged, never thrown at the mirror.
+ */
+export function executionCallbacks(deps: CallbackDeps): JobFinishedListener {
+  return (state) =>
+    state.callback_url === null
+      ? undefined
+      : deliverCallback(deps, state).catch((err: unknown) =>
+          deps.log.error({ err, job: state.id }, 'execution callback failed'),
+        )
 }
 
 async function post(deps: CallbackDeps, row: ClaimedRow): Promise<{ status: 'sent' | 'failed'; code: number | null }> {

@@ -6,7 +6,7 @@ import { functionKind } from '../kinds/function/kind.ts'
 import type { ResourceService } from '../resources/service.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import type { SandboxExecutor } from '../../sandbox/executor.ts'
-import { validateAgainst } from './json-schema.ts'
+import { validateAgainst } from '../kernel/json-schema.ts'
 import type { FunctionJobMeta } from './invoke.ts'
 
 /*

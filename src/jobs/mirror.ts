@@ -1,5 +1,4 @@
 import { jetstream, type JsMsg } from '@nats-io/jetstream'
-import { deliverCallback } from '../functions/callback.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import { findUnstorable, toStorable, toStorableText } from '../kernel/storable-text.ts'
@@ -19,8 +18,9 @@ import type { ResultStore } from './result-store.ts'
  * with the database runs it; the durable consumer shares the work and redelivers what a crashed
  * process did not ack. While it is down, the KV stream keeps the latest state per job, so it
  * catches up on restart (intermediate states of one job may then be coalesced).
- * An ended execution with a callback_url gets its callback (functions/callback.ts) fired once the
- * row is written, off the mirror's path; the callback claims its row, so redelivery sends nothing twice.
+ * Once the row of an ended job is written, the `onFinished` listeners are told, off the mirror's
+ * path (the functions feature's execution callback is one: it claims its row, so redelivery sends
+ * nothing twice). The job system knows nothing of what they do; the composition passes them in.
  * Text Postgres rejects (NUL, lone surrogates): a result holding it fails the execution
  * (`result.unstorable`), elsewhere it is replaced by U+FFFD. An entry that still fails
  * MIRROR_MAX_ATTEMPTS times is recorded as failed and dropped, so nothing is retried forever.
@@ -49,6 +49,13 @@ interface Prepared {
   output: unknown
 }
 
+/**
+ * Told once a job's terminal state is in its row (at least once: a redelivered entry tells again).
+ * A promise returned is awaited by `stop`; its failure is logged. Must not block: it runs off the
+ * mirror's path.
+ */
+export type JobFinishedListener = (state: JobState) => Promise<unknown> | undefined
+
 export interface Mirror {
   stop(): Promise<void>
 }
@@ -61,6 +68,7 @@ export async function startMirror(o: {
   config: Config
   log: Logger
   concurrency?: number
+  onFinished?: readonly JobFinishedListener[]
 }): Promise<Mirror> {
   const js = jetstream(o.nc)
   const consumer = await js.consumers.get(`KV_${o.names.bucket('JOB_STATE')}`, MIRROR_CONSUMER)
@@ -68,7 +76,8 @@ export async function startMirror(o: {
   const limit = o.concurrency ?? 32
   const lingerMs = o.config.MIRROR_LINGER_MS
   const inflight = new Set<Promise<void>>()
-  const callbacks = new Set<Promise<unknown>>()
+  const listening = new Set<Promise<unknown>>()
+  const onFinished = o.onFinished ?? []
   let stopped = false
 
   /** The row one entry becomes (null: a deletion, nothing to write). */
@@ -107,14 +116,16 @@ export async function startMirror(o: {
     return { s, rev, output }
   }
 
-  /** After the row is written: the callback, the DLQ index, the public event, then the ack. */
+  /** After the row is written: the finished listeners, the DLQ index, the public event, then the ack. */
   const finish = async (m: JsMsg, { s, rev }: Prepared): Promise<void> => {
-    if (s.callback_url !== null && isTerminal(s.status)) {
-      const c = deliverCallback({ db: o.db, config: o.config, log }, s).catch((err: unknown) =>
-        log.error({ err, job: s.id }, 'execution callback failed'),
-      )
-      callbacks.add(c)
-      void c.finally(() => callbacks.delete(c))
+    if (isTerminal(s.status)) {
+      for (const listener of onFinished) {
+        const told = listener(s)
+        if (told === undefined) continue
+        const c = told.catch((err: unknown) => log.error({ err, job: s.id }, 'a job-finished listener failed'))
+        listening.add(c)
+        void c.finally(() => listening.delete(c))
+      }
     }
     if (s.dlq_seq !== undefined && s.status === 'failed') {
       await o.db
@@ -293,7 +304,7 @@ export async function startMirror(o: {
       // what was gathered but not written yet is redelivered to the next mirror (not acked)
       waiting = []
       await Promise.allSettled([...inflight])
-      await Promise.allSettled([...callbacks])
+      await Promise.allSettled([...listening])
     },
   }
 }

@@ -11,7 +11,7 @@ import { announceCancel } from './cancel-notice.ts'
 import type { EnqueueDeps } from './enqueue.ts'
 import { openJobStateStore, POOLS, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
-import { startMirror } from './mirror.ts'
+import { startMirror, type JobFinishedListener } from './mirror.ts'
 import { provisionJobs } from './provision.ts'
 import { openResultStore, type ResultStore } from './result-store.ts'
 import { jobHandlers } from './service.ts'
@@ -64,6 +64,8 @@ export async function startJobService(o: {
   db: Db
   config: Config
   log: Logger
+  /** Told once an ended job's row is written (the functions feature's execution callbacks). */
+  onFinished?: readonly JobFinishedListener[]
 }): Promise<JobService> {
   const log = o.log.child({ mod: 'jobs' })
   const store = await openJobStateStore(o.nc, o.names)
@@ -76,7 +78,15 @@ export async function startJobService(o: {
     maxDepth: maxDepthOf(o.config),
     maxDelaySeconds: maxDelayOf(o.config),
   }
-  const mirror = await startMirror({ nc: o.nc, names: o.names, db: o.db, results, config: o.config, log })
+  const mirror = await startMirror({
+    nc: o.nc,
+    names: o.names,
+    db: o.db,
+    results,
+    config: o.config,
+    log,
+    ...(o.onFinished === undefined ? {} : { onFinished: o.onFinished }),
+  })
   const timers = startTimerDispatcher({ db: o.db, deps: enqueue, log })
   const flush = setInterval(() => {
     flushStuckJobs(o.db, store, o.config.STUCK_JOB_HOURS, log, (id) => announceCancel(o.nc, o.names, id)).catch(

@@ -3,7 +3,7 @@ import { can, type Principal } from '../auth/principal.ts'
 import { registerPermission } from '../access/permission-registry.ts'
 import { conflict, forbidden, notFound } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
-import { namespacePermission } from './policy.ts'
+import { namespacePermission } from '../resources/namespace-policy.ts'
 import { NAMESPACE_ROUTES as R } from './routes.ts'
 import {
   acceptMembership,
@@ -14,7 +14,7 @@ import {
   listNamespaces,
   removeMember,
   type NamespaceRecord,
-} from './store.ts'
+} from '../resources/namespace-store.ts'
 
 /*
  * `/api/v1/namespaces`: the namespaces a user owns or was granted, claiming one, and granting it.

@@ -5,7 +5,7 @@ import type { NatsConnection } from './nats.ts'
 
 /*
  * What the in-memory caches that NATS keeps coherent share (src/resources/row-cache.ts,
- * src/states/entry-cache.ts, src/access/principal-cache.ts): the subscription to their change
+ * src/states/entry-cache.ts, src/auth/principal-cache.ts): the subscription to their change
  * subject, and forgetting everything when the connection has a gap.
  */
 

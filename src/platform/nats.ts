@@ -194,7 +194,7 @@ export async function provisionNats(
     { name: 'LEASES', opts: { history: 1, ttl: 15_000 } },
     // Login rate-limit counters (src/identity/rate-limit.ts): the bucket TTL is the window, as 2.9 has no per-key TTL.
     { name: 'RATE_LIMITS', opts: { history: 1, ttl: (options.rateLimitWindowSeconds ?? 900) * 1000 } },
-    // Principal and API-key cache (src/access/principal-cache.ts): entries are deleted on every change, the TTL only bounds staleness after a missed delete.
+    // Principal and API-key cache (src/auth/principal-cache.ts): entries are deleted on every change, the TTL only bounds staleness after a missed delete.
     { name: 'AUTH_CACHE', opts: { history: 1, ttl: 600_000 } },
   ]
   for (const b of buckets) {

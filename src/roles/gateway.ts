@@ -1,5 +1,6 @@
 import { startGateway, type Gateway } from '../../gateway/server.ts'
 import type { RouteDef } from '../api/route.ts'
+import { componentStaticAssets } from '../components/gateway-assets.ts'
 import { startHealthMonitor } from '../platform/health.ts'
 import { workersBucket } from '../platform/heartbeat.ts'
 import type { Infrastructure } from './infrastructure.ts'
@@ -35,6 +36,8 @@ export async function startGatewayRole(
       trustedProxies: config.TRUSTED_PROXIES,
       maxBodyBytes: config.HTTP_MAX_BODY_BYTES,
       version,
+      // the component pages' libraries (React, platform-ui), served by the gateway from memory
+      assets: [componentStaticAssets()],
       sse: {
         pingMs: config.SSE_PING_SECONDS * 1000,
         maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,

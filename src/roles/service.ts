@@ -1,8 +1,9 @@
 import type { Feature } from '../api/feature.ts'
 import { serveRpc } from '../api/rpc-server.ts'
-import { openPrincipalCache } from '../access/principal-cache.ts'
+import { openPrincipalCache } from '../auth/principal-cache.ts'
 import { attachPrincipalCache, loadPrincipal } from '../auth/principal.ts'
 import { bootstrap } from '../bootstrap.ts'
+import { executionCallbacks } from '../functions/callback.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { KINDS } from '../kinds/index.ts'
 import { startJobService, type JobService } from '../jobs/start.ts'
@@ -32,7 +33,7 @@ export async function startServiceRole(
   const db = await createDb(url)
   life.onStop(() => db.end())
   await migrate(url, log.child({ mod: 'migrate' }))
-  // principals and API keys come from the AUTH_CACHE bucket when warm (src/access/principal-cache.ts)
+  // principals and API keys come from the AUTH_CACHE bucket when warm (src/auth/principal-cache.ts)
   attachPrincipalCache(db, await openPrincipalCache(infra.nc, infra.names))
   // resource reads come from memory kept coherent over NATS (src/resources/row-cache.ts)
   const resources = createResourceService({
@@ -44,7 +45,9 @@ export async function startServiceRole(
   })
   life.onStop(async () => resources.close())
   const boot = await bootstrap({ db, config, log, resources })
-  const jobs = await startJobService({ nc: infra.nc, names: infra.names, db, config, log })
+  // the functions feature's execution callbacks, told by the job mirror once a job's row is final
+  const onFinished = [executionCallbacks({ db, config, log })]
+  const jobs = await startJobService({ nc: infra.nc, names: infra.names, db, config, log, onFinished })
   life.onStop(() => jobs.close())
   const ctx = { ...infra, db, resources, jobs }
   const routes = []

@@ -7,7 +7,7 @@ import { ScheduleFire, type Schedule, type ScheduleFireReply } from '../../schem
 import { loadPrincipal, type Principal } from '../auth/principal.ts'
 import type { ChatService } from '../chats/handlers.ts'
 import { enqueueFunction, type InvokeDeps } from '../functions/invoke.ts'
-import { validateAgainst } from '../functions/json-schema.ts'
+import { validateAgainst } from '../kernel/json-schema.ts'
 import { activeFunction } from '../kinds/function/executable.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError, invalid } from '../kernel/errors.ts'

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import type { RenderResult, TemplateSpec } from '../../schemas/template.ts'
-import { validateAgainst } from '../functions/json-schema.ts'
+import { validateAgainst } from '../kernel/json-schema.ts'
 import { invalid } from '../kernel/errors.ts'
 import { renderTemplate } from '../templates/render.ts'
 

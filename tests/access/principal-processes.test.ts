@@ -5,7 +5,7 @@ import { KIND_FIXTURES } from '../fixtures/kinds.ts'
 import { ENCRYPTION_KEY, SECRET_KEY, startTestPlatform } from '../helpers/env.ts'
 
 /*
- * Principals are answered from each process's memory (src/access/principal-cache.ts, local tier).
+ * Principals are answered from each process's memory (src/auth/principal-cache.ts, local tier).
  * Three resources processes serve the routes (this one and two children), so a revocation made
  * through one is followed by requests that land on any of them: every one must refuse at once.
  */

@@ -3,7 +3,7 @@ import t from 'tap'
 import { REACT_VERSION } from '../../src/components/assets.ts'
 import { renderPage } from '../../src/components/page.ts'
 import { loadConfig } from '../../src/kernel/config.ts'
-import { loadComponentAssets } from '../../gateway/component-assets.ts'
+import { loadComponentAssets } from '../../src/components/gateway-assets.ts'
 
 /* The page's library paths name the installed React; COMPONENT_UI_CDN moves React to a CDN. */
 const require = createRequire(import.meta.url)

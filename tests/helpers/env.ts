@@ -11,7 +11,7 @@ import { startPlatform, type Platform } from '../../src/main.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
 import { KINDS } from '../../src/kinds/index.ts'
 import { announceOutsideWrite } from '../../src/resources/row-cache.ts'
-import { forgetAllPrincipals } from '../../src/access/principal-cache.ts'
+import { forgetAllPrincipals } from '../../src/auth/principal-cache.ts'
 import { announceOutsideStateWrite } from '../../src/states/entry-cache.ts'
 import { readServices } from '../setup/services.ts'
 

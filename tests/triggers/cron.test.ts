@@ -5,7 +5,8 @@ import { ACTOR_FACTORIES } from '../../actors/index.ts'
 import { ACTOR_PROTOCOLS } from '../../actors/protocols.ts'
 import type { ScheduleFire, ScheduleFireReply } from '../../schemas/triggers.ts'
 import { checkCron, nextTick } from '../../src/schedules/cron.ts'
-import { tickJobId, uuidV5 } from '../../src/schedules/tick-id.ts'
+import { uuidV5 } from '../../src/kernel/uuid.ts'
+import { tickJobId } from '../../src/schedules/tick-id.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 
 /*

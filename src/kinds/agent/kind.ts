@@ -2,7 +2,7 @@ import { AgentSpec } from '../../../schemas/agent.ts'
 import { defineKind } from '../../resources/kind.ts'
 import { templateIssues } from '../../templates/render.ts'
 import { iconIssues } from '../../files/icon-check.ts'
-import { schemaIssues } from '../../functions/json-schema.ts'
+import { schemaIssues } from '../../kernel/json-schema.ts'
 import { knownSystemTools, systemToolIssues } from './system-tools.ts'
 
 const refOf = (entry: string | Record<string, unknown>, key: string): string =>

@@ -1,5 +1,5 @@
 import { CollectionSpec } from '../../../schemas/collection.ts'
-import { schemaIssues } from '../../functions/json-schema.ts'
+import { schemaIssues } from '../../kernel/json-schema.ts'
 import { defineKind } from '../../resources/kind.ts'
 
 /*

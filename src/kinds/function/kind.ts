@@ -1,6 +1,6 @@
 import { FunctionSpec } from '../../../schemas/function.ts'
 import { checkPythonCode } from '../../functions/check-code.ts'
-import { schemaIssues } from '../../functions/json-schema.ts'
+import { schemaIssues } from '../../kernel/json-schema.ts'
 import { defineKind } from '../../resources/kind.ts'
 import { iconIssues } from '../../files/icon-check.ts'
 

@@ -1,6 +1,6 @@
 import { QuerySpec } from '../../../schemas/query.ts'
 import { defineKind } from '../../resources/kind.ts'
-import { schemaIssues } from '../../functions/json-schema.ts'
+import { schemaIssues } from '../../kernel/json-schema.ts'
 import { querySqlIssues } from '../../data/save-checks.ts'
 
 export const queryKind = defineKind({

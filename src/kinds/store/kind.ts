@@ -1,5 +1,5 @@
 import { StoreSpec } from '../../../schemas/store.ts'
-import { schemaIssues } from '../../functions/json-schema.ts'
+import { schemaIssues } from '../../kernel/json-schema.ts'
 import { defineKind } from '../../resources/kind.ts'
 
 /*

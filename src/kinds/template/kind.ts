@@ -1,5 +1,5 @@
 import { TemplateSpec } from '../../../schemas/template.ts'
-import { schemaIssues } from '../../functions/json-schema.ts'
+import { schemaIssues } from '../../kernel/json-schema.ts'
 import { defineKind } from '../../resources/kind.ts'
 import { templateIssues } from '../../templates/render.ts'
 

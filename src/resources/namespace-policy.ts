@@ -1,4 +1,4 @@
-import type { NamespaceStanding } from './store.ts'
+import type { NamespaceStanding } from './namespace-store.ts'
 
 /*
  * Who may create in a namespace. A resource's create permission carries the namespace

@@ -1,13 +1,15 @@
 import type { KV, KvEntry } from '@nats-io/kv'
 import { Value } from '@sinclair/typebox/value'
-import { initialPoolDesired, PoolDesired, type PoolKey } from '../../schemas/sandbox-pool.ts'
-import type { Logger } from '../../src/kernel/log.ts'
-import { stateKeyOf, type Stored } from '../runtime/partition.ts'
-import { poolProtocol } from './protocol.ts'
+import { initialPoolDesired, PoolDesired, type PoolKey } from '../schemas/sandbox-pool.ts'
+import type { Logger } from '../src/kernel/log.ts'
+import { poolProtocol } from '../actors/pool/protocol.ts'
+import { stateKeyOf, type Stored } from '../actors/runtime/partition.ts'
 
 /*
- * Reading a pool actor's state from outside the actor (read-only): ACTOR_STATE key `pool.<key>`,
- * value `{ state, timers }`. What the worker processes converge to and the admin endpoints show.
+ * Reading a pool actor's state (actors/pool/) from outside the actor (read-only): ACTOR_STATE key
+ * `pool.<key>`, value `{ state, timers }`. What the worker processes converge to (control.ts) and
+ * the admin endpoints show. Here, with the sandboxes, rather than with the actor: the engine reads
+ * it, and an engine imports no actor behaviour.
  * A key never written is the initial state (nothing asked yet).
  */
 export const desiredKey = (pool: PoolKey): string => stateKeyOf(poolProtocol.type, pool)

@@ -6,7 +6,9 @@ import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 /*
  * The `namespaces` and `namespace_members` tables (migration 0007). A namespace is claimed by the
  * first resource created in it (inside that resource's transaction) or explicitly; its owner and
- * members "use" it. Kept free of permission logic: that is policy.ts.
+ * members "use" it. Kept free of permission logic: that is namespace-policy.ts.
+ * With the resource engine (not the namespaces feature, which has the /namespaces routes) because
+ * every resource create claims and checks its namespace in its own transaction (write-steps.ts).
  */
 /** How a user stands in one namespace. */
 export interface NamespaceStanding {

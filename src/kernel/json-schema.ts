@@ -1,10 +1,12 @@
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsImport from 'ajv-formats'
-import type { FieldIssue } from '../kernel/errors.ts'
+import type { FieldIssue } from './errors.ts'
 
 /*
- * User-supplied JSON Schemas (function input_schema / output_schema). One Ajv instance; compiled
- * validators are cached by the schema's text (bounded), so a warm execute path compiles nothing.
+ * User-supplied JSON Schemas (a function's input_schema / output_schema, an agent's output schema,
+ * a store's or a collection's schema, ...): the one validator every feature uses, so it lives in
+ * the kernel. One Ajv instance; compiled validators are cached by the schema's text (bounded), so
+ * a warm execute path compiles nothing.
  * An empty schema `{}` accepts anything.
  */
 const addFormats = addFormatsImport as unknown as (ajv: Ajv) => Ajv

@@ -1,0 +1,111 @@
+/*
+ * The dependency rules of the code, as data: the layers (lowest first), the groups in each, how a
+ * file maps to its group, and what is not scanned. `layers.test.ts` checks every relative import
+ * of the scanned folders against it. A group may import its own layer or a lower one, and the
+ * graph of groups has no cycle.
+ *
+ * A new folder under src/ or actors/ is a new group: add it to the layer it belongs to here, or
+ * the test fails ("put the new folder in a layer").
+ */
+
+export interface Layer {
+  readonly name: string
+  /** What the layer is for (shown in the failure messages). */
+  readonly about: string
+  readonly groups: readonly string[]
+}
+
+export const LAYERS: readonly Layer[] = [
+  {
+    name: 'base',
+    about: 'config, log, errors, ids, JSON Schema helpers; no feature knowledge',
+    groups: ['src/kernel', 'schemas'],
+  },
+  {
+    name: 'platform',
+    about: 'db, nats, outbound http; the pure template renderer',
+    groups: ['src/platform', 'src/templates'],
+  },
+  { name: 'auth', about: 'principal, permissions, tokens, the principal cache', groups: ['src/auth'] },
+  {
+    name: 'api',
+    about: 'route definitions, bind, rpc (no feature or service types); stream channels',
+    groups: ['src/api', 'src/streaming'],
+  },
+  {
+    name: 'engines',
+    about: 'resource engine, jobs, actor runtime, sandboxes, actor protocols, the gateway (imports no feature)',
+    groups: ['src/resources', 'src/jobs', 'actors/runtime', 'sandbox', 'actors/protocols', 'gateway'],
+  },
+  { name: 'contract', about: 'the Feature contract: defineFeature and its contexts', groups: ['src/feature'] },
+  {
+    name: 'features',
+    about: 'every feature and each actor behaviour; may import each other without a cycle',
+    groups: [
+      'src/access',
+      'src/adapter',
+      'src/chats',
+      'src/components',
+      'src/connectors',
+      'src/data',
+      'src/db-triggers',
+      'src/dependencies',
+      'src/discovery',
+      'src/files',
+      'src/functions',
+      'src/identity',
+      'src/kinds',
+      'src/llm',
+      'src/manifests',
+      'src/namespaces',
+      'src/schedules',
+      'src/states',
+      'src/template-api',
+      'src/webhooks',
+      'actors/chat',
+      'actors/db-trigger',
+      'actors/pool',
+      'actors/schedule',
+    ],
+  },
+  {
+    name: 'composition',
+    about: 'the composition root: main, cli, the feature list, bootstrap, roles, the actor list',
+    groups: ['composition'],
+  },
+]
+
+/** The folders scanned (relative to the repository root). tests/ and bench/ may import anything. */
+export const SCANNED_DIRS: readonly string[] = ['src', 'actors', 'gateway', 'sandbox', 'schemas', 'console']
+
+/** The extensions of the scanned files. */
+export const SCANNED_EXTENSIONS: readonly string[] = ['.ts', '.tsx', '.js']
+
+/** Paths (prefixes, relative to the repository root) not scanned, each with its reason. */
+export const NOT_SCANNED: Readonly<Record<string, string>> = {
+  'sandbox/runner/': 'the Python runner inside the sandbox: no TypeScript imports',
+  'console/node_modules/': 'installed packages',
+}
+
+/**
+ * How a file (path relative to the repository root, `/` separators) maps to its group: the first
+ * rule whose pattern matches; `$1`, `$2` are the pattern's captures. A file no rule matches has no
+ * group, and an import of it is not checked (a JSON file, package.json).
+ */
+export interface GroupRule {
+  readonly pattern: RegExp
+  readonly group: string
+}
+
+export const GROUP_RULES: readonly GroupRule[] = [
+  // every actor's protocol (typebox and schemas only) and their list: senders import them without
+  // the implementations
+  { pattern: /^actors\/[^/]+\/protocol\.ts$/, group: 'actors/protocols' },
+  { pattern: /^actors\/protocols\.ts$/, group: 'actors/protocols' },
+  // the composition root is one group: the files directly in src/ and actors/, and src/roles (what
+  // each role starts) which main.ts runs and which uses the feature list and bootstrap
+  { pattern: /^(src|actors)\/[^/]+$/, group: 'composition' },
+  { pattern: /^src\/roles\//, group: 'composition' },
+  { pattern: /^(src|actors)\/([^/]+)\//, group: '$1/$2' },
+  { pattern: /^(gateway|sandbox|schemas|console)\//, group: '$1' },
+]
