@@ -21,11 +21,9 @@ export function checkEnvelope(schema: TSchema, doc: ParsedDocument, value: unkno
   const unknown: DocumentIssue[] = []
   unknownKeys(schema as SchemaShape, value, [], doc, unknown)
   if (unknown.length > 0)
-    throw AppError.of(
-      'config.unknown_key',
-      unknown.map((i) => `${i.path}: ${i.message}`).join('; '),
-      { issues: unknown },
-    )
+    throw AppError.of('config.unknown_key', unknown.map((i) => `${i.path}: ${i.message}`).join('; '), {
+      issues: unknown,
+    })
   const seen = new Set<string>()
   const issues: DocumentIssue[] = []
   for (const e of Value.Errors(schema, value)) {

@@ -24,7 +24,9 @@ export const VariableDeclaration = T.Object(
     example: T.Optional(T.Unknown()),
     default: T.Optional(T.Unknown()),
     required: T.Optional(T.Boolean()),
-    pattern: T.Optional(T.String({ description: 'text: a regular expression the value must match (anywhere, as in JSON Schema)' })),
+    pattern: T.Optional(
+      T.String({ description: 'text: a regular expression the value must match (anywhere, as in JSON Schema)' }),
+    ),
     choices: T.Optional(T.Array(T.String(), { minItems: 1, description: 'enum: the values allowed' })),
     resource: T.Optional(T.Union(VARIABLE_RESOURCES.map((r) => T.Literal(r)))),
   },

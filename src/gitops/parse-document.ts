@@ -79,10 +79,7 @@ export function parseYamlDocument(text: string, limits: DocumentLimits): ParsedD
     // yaml throws a ReferenceError naming the resource exhaustion attack; anything else is a bad alias
     const excessive = err instanceof ReferenceError && /alias count/i.test(err.message)
     throw excessive
-      ? AppError.of(
-          'config.too_many_aliases',
-          `the document expands more than ${String(limits.maxAliasCount)} aliases`,
-        )
+      ? AppError.of('config.too_many_aliases', `the document expands more than ${String(limits.maxAliasCount)} aliases`)
       : AppError.of('config.invalid_yaml', `the document cannot be read: ${(err as Error).message}`)
   }
   return document(value, doc, at)

@@ -36,7 +36,8 @@ export function readVariableDeclarations(text: string, limits: DocumentLimits): 
     if (seen.has(d.name)) at('name', `the variable ${d.name} is declared twice`)
     seen.add(d.name)
     if (d.type === 'enum' && d.choices === undefined) at('choices', 'an enum variable needs its choices')
-    if (d.type === 'resource_ref' && d.resource === undefined) at('resource', 'a resource_ref variable needs its resource')
+    if (d.type === 'resource_ref' && d.resource === undefined)
+      at('resource', 'a resource_ref variable needs its resource')
     if (d.pattern !== undefined) {
       if (!compiles(d.pattern)) at('pattern', 'not a regular expression')
     }
@@ -46,8 +47,7 @@ export function readVariableDeclarations(text: string, limits: DocumentLimits): 
     }
   })
   const first = issues[0]
-  if (first !== undefined)
-    throw AppError.of('config.invalid_document', `${first.path}: ${first.message}`, { issues })
+  if (first !== undefined) throw AppError.of('config.invalid_document', `${first.path}: ${first.message}`, { issues })
   return declarations
 }
 

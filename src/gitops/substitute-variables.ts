@@ -16,7 +16,10 @@ export interface SubstitutedPackage {
 }
 
 /** Whether a preview must ask for something: a required variable without a default and without a value. */
-export function requiresInput(declarations: readonly VariableDeclaration[], values: Readonly<Record<string, unknown>>): boolean {
+export function requiresInput(
+  declarations: readonly VariableDeclaration[],
+  values: Readonly<Record<string, unknown>>,
+): boolean {
   return declarations.some((d) => d.required === true && d.default === undefined && values[d.name] === undefined)
 }
 
@@ -64,7 +67,8 @@ export function substitutePackageVariables(
   for (const d of declarations) {
     const given = supplied[d.name] ?? d.default
     if (given === undefined) {
-      if (d.required === true) missing.push({ path: `variables.${d.name}`, message: `the variable ${d.name} is required` })
+      if (d.required === true)
+        missing.push({ path: `variables.${d.name}`, message: `the variable ${d.name} is required` })
       values[d.name] = ''
     } else {
       const checked = variableValue(d, given, options.resourceExists)

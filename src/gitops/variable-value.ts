@@ -28,7 +28,8 @@ export function variableValue(
   if (text.length > MAX_VALUE_LENGTH) return fail(`longer than ${String(MAX_VALUE_LENGTH)} characters`)
   switch (declaration.type) {
     case 'text': {
-      if (declaration.pattern === undefined || new RegExp(declaration.pattern, 'u').test(text)) return { ok: true, text }
+      if (declaration.pattern === undefined || new RegExp(declaration.pattern, 'u').test(text))
+        return { ok: true, text }
       return fail(`does not match the pattern ${declaration.pattern}`)
     }
     case 'enum': {
@@ -37,7 +38,11 @@ export function variableValue(
     }
     case 'resource_ref': {
       if (text === '') return fail(`expected the name of one of the ${declaration.resource ?? 'resources'}`)
-      if (resourceExists !== undefined && declaration.resource !== undefined && !resourceExists(declaration.resource, text))
+      if (
+        resourceExists !== undefined &&
+        declaration.resource !== undefined &&
+        !resourceExists(declaration.resource, text)
+      )
         return fail(`no ${declaration.resource} named ${text}`)
       return { ok: true, text }
     }
