@@ -43,6 +43,7 @@ export function parseYamlDocument(text: string, limits: DocumentLimits): ParsedD
     const p = lines.linePos(offset)
     return { line: p.line, column: p.col }
   }
+  // parseDocument's own steps (Parser, then Composer), split so that the depth is checked between them
   const tokens = [...new Parser(lines.addNewLine).parse(text)]
   const deep = firstTooDeep(tokens, limits.maxDepth)
   if (deep !== undefined) {
@@ -82,7 +83,25 @@ export function parseYamlDocument(text: string, limits: DocumentLimits): ParsedD
       ? AppError.of('config.too_many_aliases', `the document expands more than ${String(limits.maxAliasCount)} aliases`)
       : AppError.of('config.invalid_yaml', `the document cannot be read: ${(err as Error).message}`)
   }
+  // aliases nest what they name where they stand: the value may be deeper than the text
+  if (valueTooDeep(value, limits.maxDepth))
+    throw AppError.of(
+      'config.too_deep',
+      `the document nests more than ${String(limits.maxDepth)} levels once its aliases are expanded`,
+    )
   return document(value, doc, at)
+}
+
+/** Whether a converted value nests deeper than `max`, without recursion (an alias bomb was refused before: the walk is bounded). */
+function valueTooDeep(value: unknown, max: number): boolean {
+  const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 0 }]
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { v, depth } = top
+    if (v === null || typeof v !== 'object') continue
+    if (depth + 1 > max) return true
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push({ v: child, depth: depth + 1 })
+  }
+  return false
 }
 
 /** The offset of the first collection nested deeper than `max`, walking the token tree without recursion. */

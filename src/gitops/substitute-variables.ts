@@ -33,9 +33,14 @@ export function requiresInput(
 export function substitutePackageVariables(
   text: string,
   supplied: Readonly<Record<string, unknown>>,
-  options: { limits: DocumentLimits; resourceExists?: (resource: string, ref: string) => boolean },
+  options: {
+    limits: DocumentLimits
+    resourceExists?: (resource: string, ref: string) => boolean
+    /** Already read from this text (readVariableDeclarations): not read again. */
+    declarations?: VariableDeclaration[]
+  },
 ): SubstitutedPackage {
-  const declarations = readVariableDeclarations(text, options.limits)
+  const declarations = options.declarations ?? readVariableDeclarations(text, options.limits)
   const byName = new Map(declarations.map((d) => [d.name, d]))
   const fail = (code: string, issues: FieldIssue[]): never => {
     throw AppError.of(code, issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues })

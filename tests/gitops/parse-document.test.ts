@@ -101,6 +101,15 @@ t.test('10,000-deep nesting gets a clear error, not a stack overflow', async (t)
   )
 })
 
+t.test('aliases cannot nest past the depth cap', async (t) => {
+  const lines = ['a0: &a0 1']
+  for (let i = 1; i <= 5; i++)
+    lines.push(`a${String(i)}: &a${String(i)} ${'['.repeat(60)}*a${String(i - 1)}${']'.repeat(60)}`)
+  const e = caught(() => parseYamlDocument(lines.join('\n'), LIMITS))
+  t.equal(e.code, 'config.too_deep')
+  t.match(e.message, /once its aliases are expanded/)
+})
+
 t.test('the size cap is the CONFIG_MAX_BYTES setting', async (t) => {
   t.same(documentLimits({ CONFIG_MAX_BYTES: 2048 }), { maxBytes: 2048, maxAliasCount: 100, maxDepth: 100 })
 })
