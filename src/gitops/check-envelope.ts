@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { AppError } from '../kernel/errors.ts'
 import type { PathSegment } from './document-path.ts'
+import { issuesSummary } from './issues-summary.ts'
 import type { DocumentIssue, ParsedDocument } from './parse-document.ts'
 
 interface SchemaShape {
@@ -21,7 +22,7 @@ export function checkEnvelope(schema: TSchema, doc: ParsedDocument, value: unkno
   const unknown: DocumentIssue[] = []
   unknownKeys(schema as SchemaShape, value, [], doc, unknown)
   if (unknown.length > 0)
-    throw AppError.of('config.unknown_key', unknown.map((i) => `${i.path}: ${i.message}`).join('; '), {
+    throw AppError.of('config.unknown_key', issuesSummary(unknown), {
       issues: unknown,
     })
   const seen = new Set<string>()
@@ -31,12 +32,7 @@ export function checkEnvelope(schema: TSchema, doc: ParsedDocument, value: unkno
     seen.add(e.path)
     issues.push(doc.issueAt(e.path, e.message))
   }
-  if (issues.length > 0)
-    throw AppError.of(
-      'config.invalid_document',
-      issues.map((i) => (i.path === '' ? i.message : `${i.path}: ${i.message}`)).join('; '),
-      { issues },
-    )
+  if (issues.length > 0) throw AppError.of('config.invalid_document', issuesSummary(issues), { issues })
 }
 
 // The envelope schemas are a few levels deep and resources are opaque records there: the recursion is bounded by the schema.

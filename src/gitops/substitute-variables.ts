@@ -1,5 +1,6 @@
 import { AppError, type FieldIssue } from '../kernel/errors.ts'
 import type { DocumentLimits } from './document-limits.ts'
+import { issuesSummary } from './issues-summary.ts'
 import type { VariableDeclaration } from './package-schema.ts'
 import { PACKAGE_PLACEHOLDER } from './package-placeholders.ts'
 import { readVariableDeclarations } from './read-variable-declarations.ts'
@@ -43,7 +44,7 @@ export function substitutePackageVariables(
   const declarations = options.declarations ?? readVariableDeclarations(text, options.limits)
   const byName = new Map(declarations.map((d) => [d.name, d]))
   const fail = (code: string, issues: FieldIssue[]): never => {
-    throw AppError.of(code, issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues })
+    throw AppError.of(code, issuesSummary(issues), { issues })
   }
   const unknown = Object.keys(supplied).filter((name) => !byName.has(name))
   if (unknown.length > 0)

@@ -55,6 +55,19 @@ t.test('unknown keys are named, with the known ones, line and column', async (t)
     ['extra', 'metadata2'],
     'every unknown key at once',
   )
+  const many = caught(() =>
+    validateConfigDocument(
+      parseYamlDocument(
+        `${config('  {}\n')}${'abcdef'
+          .split('')
+          .map((k) => `${k}: 1`)
+          .join('\n')}\n`,
+        LIMITS,
+      ),
+    ),
+  )
+  t.equal(many.issues?.length, 6)
+  t.match(many.message, /^a: .*; b: .*; c: .*; and 3 more$/, 'the detail names the first few, errors has them all')
   const meta = caught(() =>
     validateConfigDocument(
       parseYamlDocument(
