@@ -54,12 +54,21 @@ export function parseYamlDocument(text: string, limits: DocumentLimits): ParsedD
       { issues: [{ path: '', message: `nested more than ${String(limits.maxDepth)} levels`, ...p }] },
     )
   }
-  const docs = [...new Composer({ uniqueKeys: true }).compose(tokens, true, text.length)]
+  // resolveKnownTags: false — `!!binary`, `!!set`, `!!timestamp` would put Buffers, Sets and Dates
+  // where the API takes JSON; logLevel: the process's log is not the place for a user's YAML warnings
+  const composer = new Composer({ uniqueKeys: true, resolveKnownTags: false, logLevel: 'error' })
+  const docs = [...composer.compose(tokens, true, text.length)]
   const doc = docs[0]
   if (doc === undefined) return document(null, undefined, at)
-  const problems: DocumentIssue[] = doc.errors.map((e) => {
+  const tags = doc.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED')
+  const problems: DocumentIssue[] = [...doc.errors, ...tags].map((e) => {
     const p = at(e.pos[0])
-    const what = e.code === 'DUPLICATE_KEY' ? 'duplicate key: map keys must be unique' : e.message
+    const what =
+      e.code === 'DUPLICATE_KEY'
+        ? 'duplicate key: map keys must be unique'
+        : e.code === 'TAG_RESOLVE_FAILED'
+          ? `${e.message}: a document holds plain values (text, numbers, booleans, null, lists, maps)`
+          : e.message
     return { path: '', message: `${what} (line ${String(p.line)}, column ${String(p.column)})`, ...p }
   })
   const second = docs[1]
@@ -87,7 +96,7 @@ export function parseYamlDocument(text: string, limits: DocumentLimits): ParsedD
   if (valueTooDeep(value, limits.maxDepth))
     throw AppError.of(
       'config.too_deep',
-      `the document nests more than ${String(limits.maxDepth)} levels once its aliases are expanded`,
+      `the document nests more than ${String(limits.maxDepth)} levels once its aliases are expanded (or an alias is inside its own anchor)`,
     )
   return document(value, doc, at)
 }

@@ -110,6 +110,17 @@ t.test('aliases cannot nest past the depth cap', async (t) => {
   t.match(e.message, /once its aliases are expanded/)
 })
 
+t.test('plain values only: tags that would build Buffers, Sets or Dates are refused', async (t) => {
+  for (const text of ['a: !!binary aGk=\n', 'a: !!set {x}\n', 'a: !!timestamp 2020-01-01\n', 'a: !custom x\n']) {
+    const e = caught(() => parseYamlDocument(text, LIMITS))
+    t.equal(e.code, 'config.invalid_yaml', text)
+    t.match(e.message, /Unresolved tag: \S+: a document holds plain values.*\(line 1, column 4\)/)
+  }
+  t.same(parseYamlDocument('a: !!str 12\nb: !!int "7"\n', LIMITS).value, { a: '12', b: 7 }, 'the core tags are fine')
+  const self = caught(() => parseYamlDocument('a: &a [*a]\n', LIMITS))
+  t.equal(self.code, 'config.too_deep', 'an alias inside its own anchor')
+})
+
 t.test('the size cap is the CONFIG_MAX_BYTES setting', async (t) => {
   t.same(documentLimits({ CONFIG_MAX_BYTES: 2048 }), { maxBytes: 2048, maxAliasCount: 100, maxDepth: 100 })
 })
