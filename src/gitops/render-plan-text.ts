@@ -38,7 +38,10 @@ export function renderPlanText(plan: Plan, options: PlanTextOptions = {}): strin
     if (c.action === 'unchanged' && options.showUnchanged === false) continue
     const sign = SIGN[c.action]
     const head = `  ${sign} ${c.kind} ${c.key}`
-    lines.push(paint(sign, c.warning === undefined ? head : `${head}: ${c.warning}`))
+    // the warning names the resource for the logs; under its own heading the name is not repeated
+    const named = `${c.kind} ${c.key} `
+    const warning = c.warning?.startsWith(named) === true ? c.warning.slice(named.length) : c.warning
+    lines.push(paint(sign, warning === undefined ? head : `${head}: ${warning}`))
     for (const f of c.fields) lines.push(paint(FIELD_SIGN[f.change], `      ${FIELD_SIGN[f.change]} ${fieldLine(f)}`))
   }
   const s = plan.summary

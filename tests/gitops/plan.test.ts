@@ -144,7 +144,7 @@ t.test('the text renderer', async (t) => {
       + timeout = 30
   = skill default/same
   = skill default/by-checksum
-  ! agent default/manual: agent default/manual exists and is not managed by config (it was created through the API); left as it is (apply with force to take it over)
+  ! agent default/manual: exists and is not managed by config (it was created through the API); left as it is (apply with force to take it over)
   ~ secret default/token
       ~ value: "(secret)" → "(secret)"
   + secret default/fresh
