@@ -112,6 +112,12 @@ export const ConfigSchema = T.Object({
   DATABASE_URL: str('', 'full Postgres URL (overrides the parts above)'),
   CONFIG_FILE: str('', 'declarative config applied at start when AUTO_APPLY_CONFIG is true'),
   AUTO_APPLY_CONFIG: bool(false, 'apply CONFIG_FILE at start'),
+  CONFIG_MAX_BYTES: int(
+    5 * 1024 * 1024,
+    'largest declarative config or package document (YAML text, after package variables are substituted) in bytes; a larger one is refused (413 `config.too_large`) before it is parsed',
+    1024,
+    256 * 1024 * 1024,
+  ),
   APP_CPU_LIMIT: num(2.0, 'deployment CPU limit (used by deploy/)'),
   APP_MEMORY_LIMIT: str('2G', 'deployment memory limit'),
   APP_CPU_RESERVATION: num(0.5, 'deployment CPU reservation'),
