@@ -53,6 +53,7 @@ export const LAYERS: readonly Layer[] = [
       'src/discovery',
       'src/files',
       'src/functions',
+      'src/gitops',
       'src/identity',
       'src/kinds',
       'src/llm',
