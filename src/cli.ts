@@ -7,6 +7,8 @@ import { createLogger, logLevelOf } from './kernel/log.ts'
 import { createDb, migrate, sql } from './platform/db.ts'
 import { createSecretBox, previousKeys } from './kernel/crypto.ts'
 import { reencryptSecrets } from './access/reencrypt.ts'
+import { registerFeatureErrorCodes } from './feature/collect.ts'
+import { FEATURES } from './features.ts'
 import { databaseUrlOf, startPlatform, VERSION } from './main.ts'
 
 /*
@@ -126,6 +128,8 @@ const commands: Record<string, () => Promise<void>> = {
     out(configTable())
   },
   'error-table': async () => {
+    // the features' own codes too, as a started platform has them
+    registerFeatureErrorCodes(FEATURES)
     out(errorTable())
   },
 }

@@ -1,4 +1,4 @@
-import { defineFeature } from '../api/feature.ts'
+import { defineFeature } from '../feature/define.ts'
 import { checkMailer, createMailer } from './mailer.ts'
 import { createRateLimiter, openRateLimits } from './rate-limit.ts'
 import { identityRoutes } from './routes.ts'

@@ -1,5 +1,4 @@
-import { defineFeature } from '../api/feature.ts'
-import { jobExecutors } from './executors.ts'
+import { defineFeature } from '../feature/define.ts'
 import { jobRoutes } from './routes.ts'
 
 /* Jobs, executions and the queue admin area; the job service itself is started by the service role (every feature enqueues through it). */
@@ -7,5 +6,4 @@ export const jobsFeature = defineFeature({
   name: 'jobs',
   routes: jobRoutes,
   service: (ctx) => ({ routes: ctx.jobs.handlers }),
-  workers: () => ({ executors: jobExecutors() }),
 })
