@@ -94,5 +94,5 @@ export interface ActorPlatform {
   localJobs?: LocalJobs
 }
 
-/** Builds an actor implementation for a host process (`actors/index.ts` lists them). */
+/** Builds an actor implementation for a host process (the features contribute them as `actors`). */
 export type ActorFactory = (p: ActorPlatform) => Promise<Actor>

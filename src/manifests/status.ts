@@ -13,7 +13,7 @@ import type { StoreKeyProbe } from '../feature/store-key-probe.ts'
  * missing: the status is no way to learn what others own); a permission is granted when the
  * caller holds it now; a store dependency exists when the store resource does (kind `store`,
  * looked up by name in the registry) and the caller can see it, and, with a `key`, when the
- * states feature's probe (store-keys.ts) finds a live entry the caller could read. `ready` needs everything
+ * states feature's probe (src/feature/store-key-probe.ts) finds a live entry the caller could read. `ready` needs everything
  * required; optional permissions are reported but do not count.
  */
 export type ManifestStatusBody = Static<typeof ManifestStatus>
