@@ -10,8 +10,6 @@ import { ApiKey, Role, User } from '../../schemas/access.ts'
 import { newApiKey } from './api-key-format.ts'
 import { ACCESS_ROUTES as R } from './routes.ts'
 import { permissionSet, type PermissionInfo } from '../feature/permissions.ts'
-import { JOB_PERMISSIONS } from '../jobs/service.ts'
-import { EXCHANGE_PERMISSION } from '../identity/service.ts'
 
 /** The permissions this module checks, for the reference (its feature contributes the list). */
 export const accessPermissions = permissionSet()
@@ -36,11 +34,6 @@ const P = {
   ),
   keysDelete: accessPermissions.add('platform.api_keys.delete:all', 'revoke any API key'),
 }
-// Checked by the job system and identity; declared here from their exported constants.
-accessPermissions.add(JOB_PERMISSIONS.readAll, 'read the queue admin area (stats, jobs, DLQ, workers) and every job')
-accessPermissions.add(JOB_PERMISSIONS.updateAll, 'cancel jobs, retry and flush the DLQ')
-accessPermissions.add(JOB_PERMISSIONS.systemUpdate, 'system maintenance (flush stuck jobs)')
-accessPermissions.add(EXCHANGE_PERMISSION, 'exchange external identities for tokens (trusted identity providers)')
 
 /* Rows as they come back (timestamps as ISO strings, jsonb parsed: src/platform/db.ts); users, roles and keys read straight into their API shapes. */
 const UserRow = rowType(User)
