@@ -91,3 +91,14 @@ t.test('every feature is listed once and its contributions reach what the roles 
   const listed = new Set((ref.body as { permission: string }[]).map((p) => p.permission))
   for (const p of permissions) t.ok(listed.has(p.permission), `the reference lists ${p.permission}`)
 })
+
+t.test("a feature's error codes reach the registry when the composition root registers them", async (t) => {
+  const { errorCodeInfo } = await import('../../src/kernel/error-codes.ts')
+  const { registerFeatureErrorCodes } = await import('../../src/feature/collect.ts')
+  const { defineFeature } = await import('../../src/feature/define.ts')
+  const info = { status: 409, message: 'a code of the house test', surface: 'http', public: true } as const
+  const feature = defineFeature({ name: 'house', routes: () => [], errorCodes: { 'house.example': info } })
+  t.equal(errorCodeInfo('house.example'), undefined, 'defining the feature registered nothing')
+  registerFeatureErrorCodes([feature])
+  t.same(errorCodeInfo('house.example'), info)
+})
