@@ -8,6 +8,8 @@ import { createLogger, logLevelOf } from './kernel/log.ts'
 import { createDb, migrate, sql } from './platform/db.ts'
 import { createSecretBox, previousKeys } from './kernel/crypto.ts'
 import { reencryptSecrets } from './access/reencrypt.ts'
+import { registerFeatureErrorCodes } from './feature/collect.ts'
+import { FEATURES } from './features.ts'
 import { databaseUrlOf, startPlatform, VERSION } from './main.ts'
 
 /*
@@ -135,7 +137,11 @@ const commands: Record<string, () => Promise<void>> = {
   token,
   migrate: migrateOnly,
   'config-table': async () => docTable('config-table', configTable()),
-  'error-table': async () => docTable('error-table', errorTable()),
+  'error-table': async () => {
+    // the features' own codes too, as a started platform has them
+    registerFeatureErrorCodes(FEATURES)
+    await docTable('error-table', errorTable())
+  },
 }
 
 const name = process.argv[2] ?? 'start'

@@ -1,7 +1,9 @@
-import type { Feature } from './api/feature.ts'
+import { featureActors, featureKinds } from './feature/collect.ts'
+import type { Feature } from './feature/define.ts'
 import { accessFeature } from './access/module.ts'
 import { adapterFeature } from './adapter/module.ts'
-import { systemFeature } from './api/system-module.ts'
+import { systemFeature } from './system/module.ts'
+import { kindsFeature } from './kinds/module.ts'
 import { chatsFeature } from './chats/module.ts'
 import { dependenciesFeature } from './dependencies/module.ts'
 import { discoveryFeature } from './discovery/module.ts'
@@ -24,9 +26,11 @@ import { dbTriggersFeature } from './db-triggers/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
- * order their routes and parts are set up. A new feature is one import and one line here.
+ * order their routes and parts are set up and their contributions collected (src/feature/collect.ts).
+ * A new feature is one import and one line here.
  */
 export const FEATURES: readonly Feature[] = [
+  kindsFeature,
   systemFeature,
   identityFeature,
   resourcesFeature,
@@ -50,3 +54,9 @@ export const FEATURES: readonly Feature[] = [
   webhooksFeature,
   dbTriggersFeature,
 ]
+
+/** Every resource kind of the platform (the features' `kinds`), in list order. */
+export const KINDS = featureKinds(FEATURES)
+
+/** Every actor type the actor host runs (the features' `actors`). */
+export const ACTOR_FACTORIES = featureActors(FEATURES)

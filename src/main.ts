@@ -2,8 +2,9 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Gateway } from '../gateway/server.ts'
 import type { SandboxExecutor } from '../sandbox/executor.ts'
-import type { Role } from './api/feature.ts'
 import type { RouteDef } from './api/route.ts'
+import type { Role } from './feature/define.ts'
+import { featureActors, featureRoutes, registerFeatureErrorCodes } from './feature/collect.ts'
 import { FEATURES } from './features.ts'
 import type { JobService } from './jobs/start.ts'
 import type { Config } from './kernel/config.ts'
@@ -45,7 +46,7 @@ export function rolesOf(config: Config): Set<Role> {
 }
 
 /** Every route of the platform: what the gateway serves and the documents describe. */
-export const allRoutes = (): RouteDef[] => FEATURES.flatMap((f) => f.routes())
+export const allRoutes = (): RouteDef[] => featureRoutes(FEATURES)
 
 export interface Platform extends Pick<Lifecycle, 'local' | 'close' | 'abort'> {
   gateway: Gateway | undefined
@@ -65,11 +66,12 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   try {
     setOutboundDnsCache(config.OUTBOUND_DNS_CACHE_SECONDS)
     warnUnbuiltSettings(config, log)
+    registerFeatureErrorCodes(FEATURES)
     for (const f of FEATURES) f.preflight?.(config, roles)
     const infra = await startInfrastructure(config, roles, life, log)
     const service = roles.has('resources') ? await startServiceRole(infra, FEATURES, life) : undefined
     const sandboxes = roles.has('workers') ? await startWorkerRole(infra, FEATURES, life, service) : undefined
-    if (roles.has('actors')) await startActorRole(infra, life)
+    if (roles.has('actors')) await startActorRole(infra, featureActors(FEATURES), life)
     const gateway = roles.has('gateway') ? await startGatewayRole(infra, allRoutes(), VERSION, life) : undefined
     if (life.local.nats !== undefined || life.local.postgres !== undefined) {
       const file = join(config.DATA_DIR, 'runtime.json')

@@ -92,7 +92,7 @@ export interface ActorPlatform {
 }
 
 /**
- * Builds an actor implementation for a host process (`actors/index.ts` lists them). `Extra`: what
+ * Builds an actor implementation for a host process (the features contribute them as `actors`). `Extra`: what
  * an actor needs beyond the platform handles (the chat actor: this process's job workers), given
  * by the composition; the runtime knows nothing of it.
  */

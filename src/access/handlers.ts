@@ -9,10 +9,10 @@ import { Type as T } from '@sinclair/typebox'
 import { ApiKey, Role, User } from '../../schemas/access.ts'
 import { newApiKey } from '../auth/api-key-format.ts'
 import { ACCESS_ROUTES as R } from './routes.ts'
-import { permissionReference, registerPermission } from './permission-registry.ts'
-import { KINDS } from '../kinds/index.ts'
-import { JOB_PERMISSIONS } from '../jobs/service.ts'
-import { EXCHANGE_PERMISSION } from '../identity/service.ts'
+import { permissionSet, type PermissionInfo } from '../feature/permissions.ts'
+
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const accessPermissions = permissionSet()
 
 /*
  * Users, roles and API keys. Every write that changes who may do what ends by deleting the
@@ -20,25 +20,20 @@ import { EXCHANGE_PERMISSION } from '../identity/service.ts'
  * Users and keys the caller may not see answer 404, admin-only areas 403.
  */
 const P = {
-  usersRead: registerPermission('platform.users.read:all', 'list and read every user (without it: only yourself)'),
-  usersCreate: registerPermission('platform.users.create:all', 'create users'),
-  usersUpdate: registerPermission('platform.users.update:all', 'change users: email, active flag, roles'),
-  usersDelete: registerPermission('platform.users.delete:all', 'delete users'),
-  rolesRead: registerPermission('platform.roles.read:all', 'list and read roles'),
-  rolesCreate: registerPermission('platform.roles.create:all', 'create roles'),
-  rolesUpdate: registerPermission('platform.roles.update:all', 'change role grants and membership'),
-  rolesDelete: registerPermission('platform.roles.delete:all', 'delete roles'),
-  keysRead: registerPermission(
+  usersRead: accessPermissions.add('platform.users.read:all', 'list and read every user (without it: only yourself)'),
+  usersCreate: accessPermissions.add('platform.users.create:all', 'create users'),
+  usersUpdate: accessPermissions.add('platform.users.update:all', 'change users: email, active flag, roles'),
+  usersDelete: accessPermissions.add('platform.users.delete:all', 'delete users'),
+  rolesRead: accessPermissions.add('platform.roles.read:all', 'list and read roles'),
+  rolesCreate: accessPermissions.add('platform.roles.create:all', 'create roles'),
+  rolesUpdate: accessPermissions.add('platform.roles.update:all', 'change role grants and membership'),
+  rolesDelete: accessPermissions.add('platform.roles.delete:all', 'delete roles'),
+  keysRead: accessPermissions.add(
     'platform.api_keys.read:all',
     'list and read every API key (own keys need no permission)',
   ),
-  keysDelete: registerPermission('platform.api_keys.delete:all', 'revoke any API key'),
+  keysDelete: accessPermissions.add('platform.api_keys.delete:all', 'revoke any API key'),
 }
-// Checked by the job system and identity; registered here from their exported constants.
-registerPermission(JOB_PERMISSIONS.readAll, 'read the queue admin area (stats, jobs, DLQ, workers) and every job')
-registerPermission(JOB_PERMISSIONS.updateAll, 'cancel jobs, retry and flush the DLQ')
-registerPermission(JOB_PERMISSIONS.systemUpdate, 'system maintenance (flush stuck jobs)')
-registerPermission(EXCHANGE_PERMISSION, 'exchange external identities for tokens (trusted identity providers)')
 
 /* Rows as they come back (timestamps as ISO strings, jsonb parsed: src/platform/db.ts); users, roles and keys read straight into their API shapes. */
 const UserRow = rowType(User)
@@ -72,7 +67,8 @@ const on = <T extends RouteDef & { auth: true }>(route: T, handler: RouteHandler
     return handler(input)
   })
 
-export function accessHandlers(db: Db): BoundRoute[] {
+/** `reference`: every permission of the platform (the kinds' and the features' declared ones), built by the module. */
+export function accessHandlers(db: Db, reference: () => PermissionInfo[]): BoundRoute[] {
   const cache = () => principalCacheOf(db)
   const invalidateUsers = async (ids: string[]) => cache()?.invalidateUsers(ids)
   const admin = (p: Principal, perm: string) => {
@@ -163,7 +159,7 @@ export function accessHandlers(db: Db): BoundRoute[] {
   })
 
   // ---- roles
-  const rolesReference = on(R.rolesPermissionsReference, async () => ({ body: permissionReference(KINDS) }))
+  const rolesReference = on(R.rolesPermissionsReference, async () => ({ body: reference() }))
   const roleOut = async (name: string) => {
     const row = await maybeRow(
       db,

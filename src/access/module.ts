@@ -1,10 +1,14 @@
-import { defineFeature } from '../api/feature.ts'
-import { accessHandlers } from './handlers.ts'
+import { defineFeature } from '../feature/define.ts'
+import { permissionReference } from '../feature/permissions.ts'
+import { accessHandlers, accessPermissions } from './handlers.ts'
 import { accessRoutes } from './routes.ts'
 
 /* Users, roles, API keys and the permission reference. */
 export const accessFeature = defineFeature({
   name: 'access',
   routes: accessRoutes,
-  service: (ctx) => ({ routes: accessHandlers(ctx.db) }),
+  permissions: accessPermissions.list,
+  service: (ctx) => ({
+    routes: accessHandlers(ctx.db, () => permissionReference([...ctx.resources.kinds.values()], ctx.permissions)),
+  }),
 })

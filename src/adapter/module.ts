@@ -1,11 +1,13 @@
-import { defineFeature } from '../api/feature.ts'
+import { defineFeature } from '../feature/define.ts'
 import { adapterHandlers } from './handlers.ts'
+import { adapterPermissions } from './providers.ts'
 import { adapterRoutes } from './routes.ts'
 
 /* The OpenAI-compatible adapter under /adapters/openai/v1. */
 export const adapterFeature = defineFeature({
   name: 'adapter',
   routes: adapterRoutes,
+  permissions: adapterPermissions.list,
   service: (ctx) => ({
     routes: adapterHandlers({
       db: ctx.db,

@@ -1,4 +1,4 @@
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
 import {
@@ -10,6 +10,9 @@ import {
 } from '../llm/registry.ts'
 import type { LlmClient } from '../llm/types.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
+
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const adapterPermissions = permissionSet()
 
 /*
  * Provider models for the adapter: the active llm_provider resources, from the resource service's
@@ -23,11 +26,11 @@ import type { ResourceRecord, ResourceService } from '../resources/service.ts'
  *   platform.llm/<provider>.chat:all   one provider (`platform.llm/*.chat:all`: any)
  * llm_provider is an admin-only kind, so a caller without either sees no provider model at all.
  */
-export const LLM_CHAT_ALL = registerPermission(
+export const LLM_CHAT_ALL = adapterPermissions.add(
   'platform.llm.chat:all',
   'LLM: call every provider model directly through the OpenAI adapter (admin)',
 )
-registerPermission(
+adapterPermissions.add(
   'platform.llm/{provider}.chat:all',
   "LLM: call one provider's models directly through the OpenAI adapter",
 )

@@ -14,7 +14,7 @@ import { sendToActor } from '../../actors/runtime/send.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { loadAgent } from './load-agent.ts'
 import { chatStore } from './store.ts'
-import type { ToolContext } from './tools.ts'
+import type { ToolContext } from '../feature/tools.ts'
 import { TurnError } from './turn-error.ts'
 
 /*

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { JetStreamClient } from '@nats-io/jetstream'
 import { bind, type BoundRoute } from '../api/bind.ts'
 import { can, type Principal } from '../auth/principal.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { AppError, conflict, invalid, notFound } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
@@ -24,13 +24,16 @@ import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import type { TurnResult } from './turn.ts'
 import { EVENT_HEADER, newChannelId, sseLiveSubject, streamReply } from '../streaming/channel.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const chatPermissions = permissionSet()
+
 /*
  * The chat endpoints. A chat is its owner's: anyone else gets 404 (admins holding
  * platform.chats.read:all / update:all excepted). Sending a message hands the turn to the chat's
  * actor (per-chat order) under a job id chosen here, then waits on that job's done channel.
  */
-const READ_ALL = registerPermission('platform.chats.read:all', "Chats: read every user's chats (admin)")
-const UPDATE_ALL = registerPermission(
+const READ_ALL = chatPermissions.add('platform.chats.read:all', "Chats: read every user's chats (admin)")
+const UPDATE_ALL = chatPermissions.add(
   'platform.chats.update:all',
   "Chats: archive or delete every user's chats (admin)",
 )

@@ -5,7 +5,7 @@ import type { JobState } from '../jobs/job-state.ts'
 import { AppError } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { ChatRow } from './store.ts'
-import type { AgentRecord } from './tools.ts'
+import type { AgentRecord } from '../feature/tools.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
 
 type HookReply = { content?: string; block?: boolean; reply?: string } | null

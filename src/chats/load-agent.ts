@@ -1,6 +1,6 @@
 import { agentKind } from '../kinds/agent/kind.ts'
 import type { ResourceService } from '../resources/service.ts'
-import type { AgentRecord } from './tools.ts'
+import type { AgentRecord } from '../feature/tools.ts'
 
 /**
  * The chat's agent, if it still exists and is active (the platform's own read: the turn checks

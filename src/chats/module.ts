@@ -1,8 +1,9 @@
+import { chatActorFactory } from '../../actors/chat/actor.ts'
 import { chatAbandonedTurnHandler } from '../../actors/chat/abandoned-turn.ts'
 import { startExpiredChatSweep } from '../../actors/chat/expiry.ts'
 import { chatStreamEmitter } from '../../actors/chat/stream-emitter.ts'
-import { defineFeature } from '../api/feature.ts'
-import { chatHandlers } from './handlers.ts'
+import { defineFeature } from '../feature/define.ts'
+import { chatHandlers, chatPermissions } from './handlers.ts'
 import { chatRoutes } from './routes.ts'
 import { startToolResultSweep } from './tool-result-sweep.ts'
 import { chatTurnExecutor } from './worker.ts'
@@ -11,11 +12,13 @@ import { chatTurnExecutor } from './worker.ts'
  * Agents and chats: the chat endpoints, the expired-chat sweep and the tool-result retention sweep
  * (service role), the turn
  * executor of the agent and sub-agent pools and what happens to a turn whose worker was lost
- * (workers role). The chat actor itself is listed in actors/index.ts.
+ * (workers role), and the chat actor.
  */
 export const chatsFeature = defineFeature({
   name: 'chats',
   routes: chatRoutes,
+  actors: [chatActorFactory],
+  permissions: chatPermissions.list,
   service: (ctx) => {
     const stopExpiry = startExpiredChatSweep({ db: ctx.db, log: ctx.log }, ctx.config.CHAT_EXPIRY_SWEEP_SECONDS * 1000)
     const stopRetention = startToolResultSweep({

@@ -1,6 +1,6 @@
 import { validateAgainst } from '../kernel/json-schema.ts'
 import type { ChatMessage, ResponseFormat } from '../llm/types.ts'
-import type { AgentRecord } from './tools.ts'
+import type { AgentRecord } from '../feature/tools.ts'
 
 /*
  * An agent's output_schema: its answers are JSON matching it. The schema is sent to the provider

@@ -1,4 +1,5 @@
-import { discoverTools, type ToolContext } from './tools.ts'
+import { discoverTools } from './tools.ts'
+import { type ToolContext } from '../feature/tools.ts'
 import { runTool, storedResult } from './run-tool.ts'
 import { TurnError } from './turn-error.ts'
 import type { Transcript } from './transcript.ts'

@@ -1,6 +1,6 @@
 import type { Config } from '../kernel/config.ts'
 import type { ToolCall } from '../llm/types.ts'
-import type { Tool, ToolContext } from './tools.ts'
+import type { Tool, ToolContext } from '../feature/tools.ts'
 import { truncateForContext } from './truncate.ts'
 
 /** One tool call: its arguments parsed, any failure (bad JSON, a throwing tool) as an `{error}` result for the model. */

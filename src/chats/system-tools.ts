@@ -16,7 +16,7 @@ import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord } from '../resources/service.ts'
 import { renderTemplateResource } from '../template-api/render.ts'
 import { scheduleFollowUp } from './follow-up.ts'
-import { expandAndLoad, type Tool, type ToolContext, type ToolDeps, type ToolProvider } from './tools.ts'
+import { expandAndLoad, type Tool, type ToolContext, type ToolDeps, type ToolProvider } from '../feature/tools.ts'
 
 /*
  * The platform capabilities an agent lists in `system_tools` (the catalogue and the options each

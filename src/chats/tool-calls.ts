@@ -1,6 +1,6 @@
 import type { ToolCall } from '../llm/types.ts'
 import { runTool, storedResult } from './run-tool.ts'
-import { SUSPENDED, type Tool, type ToolContext } from './tools.ts'
+import { SUSPENDED, type Tool, type ToolContext } from '../feature/tools.ts'
 import type { Emit } from './turn.ts'
 import type { Transcript } from './transcript.ts'
 import type { TurnRuntime } from './turn-runtime.ts'

@@ -1,87 +1,31 @@
 import { namespacesUsedBy } from '../resources/namespace-store.ts'
 import type { Principal } from '../auth/principal.ts'
-import type { Config } from '../kernel/config.ts'
-import type { Static, TObject } from '@sinclair/typebox'
-import type { AgentSpec } from '../../schemas/agent.ts'
 import type { Db } from '../platform/db.ts'
 import { agentKind } from '../kinds/agent/kind.ts'
 import { functionKind } from '../kinds/function/kind.ts'
 import { executableFunction } from '../kinds/function/executable.ts'
 import { skillKind } from '../kinds/skill/kind.ts'
-import { invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
+import { invokeFunction } from '../functions/invoke.ts'
 import { validateAgainst } from '../kernel/json-schema.ts'
-import type { JobState } from '../jobs/job-state.ts'
 import { canOnResource } from '../resources/permissions.ts'
-import type { Kind } from '../resources/kind.ts'
-import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { renderTemplate } from '../templates/render.ts'
-import type { ChatRow } from './store.ts'
+import {
+  expandAndLoad,
+  SUSPENDED,
+  toolName,
+  type AgentRecord,
+  type Tool,
+  type ToolContext,
+  type ToolDeps,
+  type ToolProvider,
+  type ToolProviderFactory,
+} from '../feature/tools.ts'
 
 /*
- * Tools an agent offers the LLM. Each kind of tool is a provider: it discovers its tools for a turn
- * (wildcards in enabled_* expanded now, against what the chat's user may read and within the namespaces the agent's owner uses) and runs a call —
- * checking the user's permission again at execution time, never trusting discovery. Functions,
- * sub-agents and skills live here, system tools in system-tools.ts (turn-runtime.ts adds them);
- * queries, collections, stores and connectors add providers of their own (`registerToolProvider`).
+ * The chats' own tool providers: functions, sub-agents and skills (system tools are
+ * system-tools.ts; turn-runtime.ts adds them). Other features contribute theirs as the `tools` of
+ * their Feature object (src/feature/tools.ts is the contract).
  */
-/** A namespaced resource as the engine returns it, typed by its kind's spec (`agent.system_prompt`). */
-export type Loaded<S extends TObject> = ResourceRecord<Static<S>> & { namespace: string; owner_id: string | null }
-export type AgentRecord = Loaded<typeof AgentSpec>
-
-export interface ToolContext {
-  principal: Principal
-  chat: ChatRow
-  agent: AgentRecord
-  /** The turn's job: parent of every execution a tool starts. */
-  job: JobState
-  /** Delegation depth of this turn (0 for a user's chat). */
-  delegationDepth: number
-  signal: AbortSignal
-  /** Lets the worker lend the waiting slot to other jobs while a tool waits (no deadlock). */
-  blocking<T>(p: Promise<T>): Promise<T>
-}
-
-export interface Tool {
-  name: string
-  description: string
-  parameters: Record<string, unknown>
-  requiresApproval: boolean
-  /** The resource behind the tool, for approvals and events. */
-  ref?: { namespace: string; name: string }
-  run(args: Record<string, unknown>, ctx: ToolContext, call: { id: string }): Promise<unknown>
-}
-
-/**
- * What a tool answers when its result comes later (a sub-agent under AGENT_DELEGATE_MODE=suspend):
- * the turn stores no result for that call and ends `suspended`; the result is appended when it
- * arrives and the turn resumes.
- */
-export const SUSPENDED = Symbol('suspended')
-
-export interface ToolProvider {
-  name: string
-  discover(ctx: ToolContext): Promise<Tool[]>
-}
-
-export interface ToolDeps {
-  db: Db
-  config: Config
-  resources: ResourceService
-  invoke: InvokeDeps
-  /** Runs a sub-agent turn and returns its final reply (see turn.ts). */
-  delegate(ctx: ToolContext, agent: AgentRecord, message: string): Promise<string>
-  /** Starts a sub-agent turn whose reply resumes this chat later (suspend mode). */
-  delegateSuspended(ctx: ToolContext, agent: AgentRecord, message: string, toolCallId: string): Promise<void>
-}
-
-const extra: ((d: ToolDeps) => ToolProvider)[] = []
-/** Queries, collections, stores and connectors register their providers here. */
-export function registerToolProvider(make: (d: ToolDeps) => ToolProvider): void {
-  extra.push(make)
-}
-
-/** `{ns}__{name}`: `/` is not allowed in tool names. */
-export const toolName = (prefix: string, ns: string, name: string): string => `${prefix}${ns}__${name}`
 
 /*
  * The namespaces of an agent's owner, read once per turn: a turn loads its agent record once
@@ -90,42 +34,13 @@ export const toolName = (prefix: string, ns: string, name: string): string => `$
  */
 const ownerNamespacesByAgent = new WeakMap<AgentRecord, Promise<Set<string>>>()
 
-function ownerNamespaces(d: ToolDeps, agent: AgentRecord): Promise<Set<string>> {
+export function ownerNamespaces(db: Db, agent: AgentRecord): Promise<Set<string>> {
   let found = ownerNamespacesByAgent.get(agent)
   if (found === undefined) {
-    found = agent.owner_id === null ? Promise.resolve(new Set<string>()) : namespacesUsedBy(d.db, agent.owner_id)
+    found = agent.owner_id === null ? Promise.resolve(new Set<string>()) : namespacesUsedBy(db, agent.owner_id)
     ownerNamespacesByAgent.set(agent, found)
   }
   return found
-}
-
-/**
- * The agent's enabled_* patterns → the resources the chat's user may read (or act on: `actions`). Wildcards only pick
- * resources in namespaces the agent's OWNER owns or was granted: an admin's `tools/*` must not
- * pick up a function a plain user planted in a namespace the admin never granted (it would run
- * with the chatting admin's identity). An agent without an owner expands wildcards to nothing.
- */
-export async function expandAndLoad<S extends TObject>(
-  d: ToolDeps,
-  p: Principal,
-  agent: AgentRecord,
-  kind: Kind<S>,
-  patterns: readonly string[],
-  actions?: readonly string[],
-): Promise<Loaded<S>[]> {
-  if (patterns.length === 0) return []
-  const hasWildcard = patterns.some((pat) => pat.includes('*'))
-  const wildcardNamespaces = hasWildcard ? await ownerNamespaces(d, agent) : undefined
-  const refs = await d.resources.expand(p, kind, patterns, {
-    ...(wildcardNamespaces === undefined ? {} : { wildcardNamespaces }),
-    ...(actions === undefined ? {} : { actions }),
-  })
-  if (refs.length === 0) return []
-  const records = await d.resources.loadMany(
-    kind,
-    refs.map((r) => `${r.namespace}/${r.name}`),
-  )
-  return records.filter((r) => r.is_active !== false) as Loaded<S>[]
 }
 
 const objectSchema = (s: unknown): Record<string, unknown> => {
@@ -273,8 +188,9 @@ function skillTools(d: ToolDeps): ToolProvider {
   }
 }
 
-export function toolProviders(d: ToolDeps): ToolProvider[] {
-  return [functionTools(d), agentTools(d), skillTools(d), ...extra.map((make) => make(d))]
+/** The chats' providers, then the other features' (`contributed`: their `tools`, collected by the workers role). */
+export function toolProviders(d: ToolDeps, contributed: readonly ToolProviderFactory[]): ToolProvider[] {
+  return [functionTools(d), agentTools(d), skillTools(d), ...contributed.map((make) => make(d))]
 }
 
 export async function discoverTools(providers: readonly ToolProvider[], ctx: ToolContext): Promise<Map<string, Tool>> {

@@ -1,7 +1,8 @@
 import { historyCache, type HistoryCache } from './history-cache.ts'
 import { chatStore, type ChatStore } from './store.ts'
 import { systemToolProvider } from './system-tools.ts'
-import { toolProviders, type ToolDeps, type ToolProvider } from './tools.ts'
+import { ownerNamespaces, toolProviders } from './tools.ts'
+import type { ToolDeps, ToolProvider } from '../feature/tools.ts'
 import type { TurnDeps } from './turn.ts'
 
 /** What every turn of one worker shares: the deps, the chat store and history cache, the tool providers built once. */
@@ -19,6 +20,7 @@ export function turnRuntime(d: TurnDeps): TurnRuntime {
     config: d.config,
     resources: d.resources,
     invoke: d.invoke,
+    ownerNamespaces: (agent) => ownerNamespaces(d.db, agent),
     delegate: (c, a, m) => d.delegate(c, a, m),
     delegateSuspended: (c, a, m, id) => d.delegateSuspended(c, a, m, id),
   }
@@ -28,6 +30,6 @@ export function turnRuntime(d: TurnDeps): TurnRuntime {
     store,
     history: historyCache(store, d.config.CHAT_HISTORY_CACHE_CHATS),
     toolDeps,
-    providers: [...toolProviders(toolDeps), systemToolProvider(toolDeps)],
+    providers: [...toolProviders(toolDeps, d.tools), systemToolProvider(toolDeps)],
   }
 }

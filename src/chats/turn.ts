@@ -1,13 +1,13 @@
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { Db } from '../platform/db.ts'
-import type { InvokeDeps } from '../functions/invoke.ts'
+import type { InvokeDeps } from '../feature/invoke-deps.ts'
 import type { JobExecutor } from '../jobs/worker.ts'
 import type { LlmClient } from '../llm/types.ts'
 import type { ResourceService } from '../resources/service.ts'
 import type { ListenerWatch } from '../streaming/listeners.ts'
 import type { MessageRow } from './store.ts'
-import type { AgentRecord, ToolContext } from './tools.ts'
+import type { AgentRecord, ToolContext, ToolProviderFactory } from '../feature/tools.ts'
 import type { JobState } from '../jobs/job-state.ts'
 import { readTurnContext, runTurn, type TurnContextRead, type TurnJobContext } from './run-turn.ts'
 import { turnRuntime } from './turn-runtime.ts'
@@ -58,6 +58,8 @@ export interface TurnDeps {
   config: Config
   resources: ResourceService
   invoke: InvokeDeps
+  /** The other features' agent tool providers, offered next to the chats' own. */
+  tools: readonly ToolProviderFactory[]
   log: Logger
   /** The stream channel's publisher (no-op for a null channel). */
   emitter(channelId: string | null): Emit

@@ -5,7 +5,7 @@ import type { Logger } from '../kernel/log.ts'
 import type { Db } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import type { InvokeDeps } from '../functions/invoke.ts'
+import type { InvokeDeps } from '../feature/invoke-deps.ts'
 import type { JobStateStore } from '../jobs/job-state.ts'
 import { isTerminal, jobErrorText } from '../jobs/job-state.ts'
 import { waitForJob } from '../jobs/wait.ts'
@@ -21,7 +21,7 @@ import { chatStore } from './store.ts'
 import { seedChat } from './history-cache.ts'
 import { followUpRunner, withFollowUps } from './follow-up.ts'
 import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
-import type { AgentRecord, ToolContext } from './tools.ts'
+import type { AgentRecord, ToolContext, ToolProviderFactory } from '../feature/tools.ts'
 
 /*
  * The agent and sub-agent pools' executor, wired for a worker process: stream events, LLM
@@ -36,6 +36,8 @@ export interface ChatWorkerDeps {
   config: Config
   resources: ResourceService
   invoke: InvokeDeps
+  /** The other features' agent tool providers (their `tools`, collected by the workers role). */
+  tools: readonly ToolProviderFactory[]
   jobStore: JobStateStore
   emitter(channelId: string | null): Emit
   log: Logger
@@ -94,6 +96,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
     config: d.config,
     resources: d.resources,
     invoke: d.invoke,
+    tools: d.tools,
     log: d.log,
     emitter: d.emitter,
     async llm(agent) {

@@ -5,13 +5,13 @@ import { invokeFunction } from '../functions/invoke.ts'
 import { validateAgainst } from '../kernel/json-schema.ts'
 import { invalid } from '../kernel/errors.ts'
 import { disabledError } from '../../sandbox/executor.ts'
-import type { ProxyExecutorFactory } from './proxy-registry.ts'
+import type { ProxyExecutorFactory } from '../feature/component-proxy.ts'
 
 /*
  * The proxy executors of the two kinds that exist today: functions and agents. Each checks the
  * acting principal's own permission at execution time, exactly as the direct endpoints do
  * (functions/handlers.ts, chats/handlers.ts). Registered in module.ts; queries and stores register
- * theirs in their own modules (proxy-registry.ts).
+ * theirs as `componentProxies` of their features (src/feature/component-proxy.ts).
  */
 export const functionProxy: ProxyExecutorFactory = (ctx) => {
   const invokeDeps = {

@@ -1,6 +1,6 @@
 import type { ComponentSpec } from '../../schemas/component.ts'
 import { bind, type BoundRoute, type RouteReply } from '../api/bind.ts'
-import type { ServiceContext } from '../api/feature.ts'
+import type { ServiceContext } from '../feature/define.ts'
 import { intersectGrants, loadPrincipal, type Principal } from '../auth/principal.ts'
 import { validateAgainst } from '../kernel/json-schema.ts'
 import { AppError, forbidden, invalid, notFound } from '../kernel/errors.ts'
@@ -9,8 +9,8 @@ import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord } from '../resources/service.ts'
 import { compileComponent, sourceSha256 } from './compile.ts'
 import { renderPage } from './page.ts'
-import { PROXY_AREAS, refMatches, type ProxyArea } from './proxy-areas.ts'
-import { proxyExecutors, type ProxyCall } from './proxy-registry.ts'
+import { PROXY_AREAS, refMatches } from './proxy-areas.ts'
+import type { ProxyArea, ProxyCall, ProxyExecutor } from '../feature/component-proxy.ts'
 import { COMPONENT_ROUTES as R, PAGE_PROXY_ROUTES, PROXY_AREA_NAMES, PROXY_ROUTES } from './routes.ts'
 import { componentStore, type ShareRecord, type TicketRecord } from './store.ts'
 
@@ -37,7 +37,9 @@ const BUNDLE_CACHE_ENTRIES = 256
 export function componentHandlers(ctx: ServiceContext): BoundRoute[] {
   const { db, config, resources } = ctx
   const store = componentStore(db, config.SECRET_KEY)
-  const executors = proxyExecutors(ctx)
+  const executors = new Map<ProxyArea, ProxyExecutor>(
+    Object.entries(ctx.componentProxies).map(([area, make]) => [area as ProxyArea, make(ctx)]),
+  )
   const log = ctx.log.child({ mod: 'components' })
 
   const meta = (c: Component) => ({ namespace: c.namespace, name: c.name, ownerId: c.owner_id ?? null })

@@ -8,20 +8,15 @@ import {
   ProxyStateBody,
   type ComponentSpec,
 } from '../../schemas/component.ts'
+import type { ProxyArea, ProxyTarget } from '../feature/component-proxy.ts'
 
 /*
  * The proxy areas of a component, as data: the route paths of both proxy families (routes.ts),
  * the body of each, and the rule that decides whether a target is in the component's enabled
- * list. No I/O (the gateway imports the routes). What runs a call is registered per area by the
- * feature that owns the target kind (proxy-registry.ts); an area nobody registered answers 501.
+ * list. No I/O (the gateway imports the routes). What runs a call is contributed per area by the
+ * feature that owns the target kind (`componentProxies` of its Feature, src/feature/component-proxy.ts);
+ * an area nobody contributes answers 501.
  */
-export type ProxyArea = 'functions' | 'agents' | 'queries' | 'states'
-
-export interface ProxyTarget {
-  namespace: string
-  name: string
-}
-
 export interface ProxyAreaDef {
   /** The resource kind a target is (`function`, `agent`, `query`, `store`). */
   kind: string

@@ -17,7 +17,8 @@ import {
   withTicket,
 } from '../../schemas/component.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
-import { PROXY_AREAS, type ProxyArea } from './proxy-areas.ts'
+import { PROXY_AREAS } from './proxy-areas.ts'
+import type { ProxyArea } from '../feature/component-proxy.ts'
 
 /*
  * Component routes besides CRUD (which the resource engine gives every kind): compile, share

@@ -1,5 +1,5 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { AppError, invalid } from '../kernel/errors.ts'
 import { connectorKind } from '../kinds/connector/kind.ts'
 import type { ConnectorDeps } from './deps.ts'
@@ -8,16 +8,19 @@ import { clearNonceCookie, disconnect, finishFlow, startFlow, tokenStatus } from
 import { importOpenApi } from './openapi.ts'
 import { CONNECTOR_ROUTES as R, NONCE_COOKIE } from './routes.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const connectorPermissions = permissionSet()
+
 /*
  * The connector routes besides CRUD: OpenAPI import, operation execute, and the OAuth flow
  * (start, callback, status, disconnect). Permissions come from the resource engine (create,
  * update, read) and `execute` on the connector, checked in `connectorFor` on every call.
  */
-registerPermission(
+connectorPermissions.add(
   'platform.connectors/{namespace}/{name}.execute:own',
   "call operations of one's own connectors and connect them with OAuth",
 )
-registerPermission(
+connectorPermissions.add(
   'platform.connectors/{namespace}/{name}.execute:all',
   'call operations of any connector and connect it with OAuth',
 )

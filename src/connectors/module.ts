@@ -1,18 +1,18 @@
-import { defineFeature } from '../api/feature.ts'
+import { defineFeature } from '../feature/define.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { connectorKind, connectorLimits } from '../kinds/connector/kind.ts'
 import type { ConnectorRecord } from './deps.ts'
-import { connectorHandlers } from './handlers.ts'
+import { connectorHandlers, connectorPermissions } from './handlers.ts'
 import { revokeConnectorTokens } from './oauth.ts'
 import { connectorRoutes } from './routes.ts'
-import { registerConnectorTools } from './tools.ts'
+import { connectorTools } from './tools.ts'
 
 /* Connectors: OpenAPI import, operation calls, OAuth 2, and their agent tools (see README.md here). */
-registerConnectorTools()
-
 export const connectorsFeature = defineFeature({
   name: 'connectors',
   routes: connectorRoutes,
+  tools: [connectorTools],
+  permissions: connectorPermissions.list,
   service: (ctx) => {
     connectorLimits.maxOperations = ctx.config.CONNECTOR_MAX_OPERATIONS
     const box = createSecretBox(ctx.config.ENCRYPTION_KEY, previousKeys(ctx.config.ENCRYPTION_KEY_PREVIOUS))

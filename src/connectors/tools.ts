@@ -1,13 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import type { ConnectorOperation } from '../../schemas/connector.ts'
-import {
-  registerToolProvider,
-  toolName,
-  type Tool,
-  type ToolContext,
-  type ToolDeps,
-  type ToolProvider,
-} from '../chats/tools.ts'
+import { toolName, type Tool, type ToolContext, type ToolDeps, type ToolProvider } from '../feature/tools.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { AppError } from '../kernel/errors.ts'
 import { createLogger, logLevelOf } from '../kernel/log.ts'
@@ -124,18 +117,11 @@ export function connectorToolProvider(deps: (t: ToolDeps) => ConnectorDeps): (t:
   }
 }
 
-/** Registers the provider for the agent workers (module load of the connectors feature). */
-let registered = false
-export function registerConnectorTools(): void {
-  if (registered) return
-  registered = true
-  registerToolProvider(
-    connectorToolProvider((t) => ({
-      db: t.db,
-      config: t.config,
-      resources: t.resources,
-      box: createSecretBox(t.config.ENCRYPTION_KEY, previousKeys(t.config.ENCRYPTION_KEY_PREVIOUS)),
-      log: createLogger({ level: logLevelOf(t.config), svc: 'connectors' }),
-    })),
-  )
-}
+/** The connectors' provider with the agent workers' deps (the connectors feature's `tools`). */
+export const connectorTools = connectorToolProvider((t) => ({
+  db: t.db,
+  config: t.config,
+  resources: t.resources,
+  box: createSecretBox(t.config.ENCRYPTION_KEY, previousKeys(t.config.ENCRYPTION_KEY_PREVIOUS)),
+  log: createLogger({ level: logLevelOf(t.config), svc: 'connectors' }),
+}))

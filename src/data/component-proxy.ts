@@ -1,4 +1,4 @@
-import type { ProxyExecutorFactory } from '../components/proxy-registry.ts'
+import type { ProxyExecutorFactory } from '../feature/component-proxy.ts'
 import { executableQuery, runQuery } from './execute.ts'
 import { connectionPools } from './pools.ts'
 

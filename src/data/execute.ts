@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import type { QueryExecuteResult, QuerySpec } from '../../schemas/query.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { can, loadUserRow, type Principal } from '../auth/principal.ts'
 import { hasPermission } from '../auth/permissions.ts'
 import { validateAgainst } from '../kernel/json-schema.ts'
@@ -16,6 +16,9 @@ import { checkPostgresSql } from './pg-sql-check.ts'
 import { placeholderNames, splitPlaceholders } from './placeholders.ts'
 import type { ConnectionPools } from './pools.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const queryPermissions = permissionSet()
+
 /*
  * Running a saved query, the one path for the execute endpoints and the agent tool:
  *  1. the caller may execute it (`platform.queries/<ns>/<name>.execute`, own or all; 404 otherwise);
@@ -29,9 +32,9 @@ import type { ConnectionPools } from './pools.ts'
  *  6. the rows match output_schema (a schema of one row, or of the whole array when its type is
  *     `array`).
  */
-registerPermission('platform.queries/{namespace}/{name}.execute:own', 'Query: execute (own queries)')
-registerPermission('platform.queries/{namespace}/{name}.execute:all', 'Query: execute (any query)')
-registerPermission(
+queryPermissions.add('platform.queries/{namespace}/{name}.execute:own', 'Query: execute (own queries)')
+queryPermissions.add('platform.queries/{namespace}/{name}.execute:all', 'Query: execute (any query)')
+queryPermissions.add(
   'platform.database-connections/{name}.use:all',
   'Database connection: may be the connection of queries this user owns (admins hold it through platform.*:all)',
 )

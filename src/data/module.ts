@@ -1,6 +1,5 @@
-import { defineFeature } from '../api/feature.ts'
+import { defineFeature } from '../feature/define.ts'
 import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
-import { registerComponentProxy } from '../components/proxy-registry.ts'
 import { queryProxy } from './component-proxy.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { DEFAULT_PORTS } from './drivers/types.ts'
@@ -9,10 +8,8 @@ import { platformDatabaseOf } from './platform-database.ts'
 import { provideSaveChecks } from './save-checks.ts'
 import { announceInvalidation, connectionPools, subscribeInvalidations } from './pools.ts'
 import { dataRoutes } from './routes.ts'
-import { registerQueryTools } from './tools.ts'
-
-registerQueryTools() // agents' enabled_queries
-registerComponentProxy('queries', queryProxy) // components' enabled_queries
+import { queryPermissions } from './execute.ts'
+import { queryTools } from './tools.ts'
 
 /**
  * What the save and use checks need from the running platform: a connection's type (a query's SQL
@@ -37,6 +34,9 @@ function provideChecks(ctx: { resources: ResourceService }): void {
 export const dataFeature = defineFeature({
   name: 'data',
   routes: dataRoutes,
+  tools: [queryTools], // agents' enabled_queries
+  componentProxies: { queries: queryProxy }, // components' enabled_queries
+  permissions: queryPermissions.list,
   service: (ctx) => {
     const log = ctx.log.child({ mod: 'data' })
     provideChecks(ctx)

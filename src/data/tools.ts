@@ -1,4 +1,4 @@
-import { registerToolProvider, toolName, type Tool, type ToolDeps, type ToolProvider } from '../chats/tools.ts'
+import { toolName, type Tool, type ToolDeps, type ToolProvider } from '../feature/tools.ts'
 import { AppError } from '../kernel/errors.ts'
 import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { queryKind } from '../kinds/query/kind.ts'
@@ -119,15 +119,4 @@ export function queryTools(d: ToolDeps): ToolProvider {
         })
     },
   }
-}
-
-let registered = false
-/**
- * Registers the provider once per process. module.ts calls it when it is imported: the chat worker
- * builds its providers when its pool starts, which may be before this feature's own parts run.
- */
-export function registerQueryTools(): void {
-  if (registered) return
-  registered = true
-  registerToolProvider(queryTools)
 }

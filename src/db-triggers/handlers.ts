@@ -4,7 +4,7 @@ import { sendToActor } from '../../actors/runtime/send.ts'
 import type { DbTrigger } from '../../schemas/db-triggers.ts'
 import type { ConnectionPools } from '../data/pools.ts'
 import type { Config } from '../kernel/config.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { bind, type BoundRoute } from '../api/bind.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import { executableFunction } from '../kinds/function/executable.ts'
@@ -17,6 +17,9 @@ import { usableConnection } from './poll.ts'
 import { DB_TRIGGER_ROUTES as R } from './routes.ts'
 import { movesBookmark, type DbTriggerFields, type DbTriggerStore } from './store.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const dbTriggerPermissions = permissionSet()
+
 /*
  * Database trigger management. The row is the truth; after every change the trigger's actor
  * (key = id) is told (`set` with the row's version, `remove` after a delete). A message lost
@@ -25,22 +28,22 @@ import { movesBookmark, type DbTriggerFields, type DbTriggerStore } from './stor
  * at every poll.
  */
 export const DB_TRIGGER_PERMISSIONS = {
-  create: registerPermission(
+  create: dbTriggerPermissions.add(
     'platform.database-triggers.create:own',
     'Database triggers: create (functions you may run, connections you may use)',
   ),
-  readOwn: registerPermission('platform.database-triggers.read:own', 'Database triggers: list and read your own'),
-  readAll: registerPermission(
+  readOwn: dbTriggerPermissions.add('platform.database-triggers.read:own', 'Database triggers: list and read your own'),
+  readAll: dbTriggerPermissions.add(
     'platform.database-triggers.read:all',
     "Database triggers: list and read everyone's (admin)",
   ),
-  updateOwn: registerPermission('platform.database-triggers.update:own', 'Database triggers: change your own'),
-  updateAll: registerPermission(
+  updateOwn: dbTriggerPermissions.add('platform.database-triggers.update:own', 'Database triggers: change your own'),
+  updateAll: dbTriggerPermissions.add(
     'platform.database-triggers.update:all',
     "Database triggers: change everyone's (admin)",
   ),
-  deleteOwn: registerPermission('platform.database-triggers.delete:own', 'Database triggers: delete your own'),
-  deleteAll: registerPermission(
+  deleteOwn: dbTriggerPermissions.add('platform.database-triggers.delete:own', 'Database triggers: delete your own'),
+  deleteAll: dbTriggerPermissions.add(
     'platform.database-triggers.delete:all',
     "Database triggers: delete everyone's (admin)",
   ),

@@ -1,6 +1,7 @@
-import { defineFeature } from '../api/feature.ts'
+import { dbTriggerActorFactory } from '../../actors/db-trigger/actor.ts'
+import { defineFeature } from '../feature/define.ts'
 import { connectionPools } from '../data/pools.ts'
-import { announceAll, dbTriggerHandlers } from './handlers.ts'
+import { announceAll, dbTriggerHandlers, dbTriggerPermissions } from './handlers.ts'
 import { serveTriggerPolls } from './poll.ts'
 import { dbTriggerRoutes } from './routes.ts'
 import { dbTriggerStore } from './store.ts'
@@ -8,11 +9,13 @@ import { dbTriggerStore } from './store.ts'
 /*
  * Database triggers (service role): CRUD, the poll service the db-trigger actors call
  * (`svc.dbtriggers.poll`) and, at start, every trigger's actor told its settings. The actor itself
- * is listed in actors/index.ts.
+ * is this feature's too.
  */
 export const dbTriggersFeature = defineFeature({
   name: 'db-triggers',
   routes: dbTriggerRoutes,
+  actors: [dbTriggerActorFactory],
+  permissions: dbTriggerPermissions.list,
   service(ctx) {
     const log = ctx.log.child({ mod: 'db-triggers' })
     const store = dbTriggerStore(ctx.db)

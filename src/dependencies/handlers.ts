@@ -1,6 +1,6 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
 import { can, type Principal } from '../auth/principal.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import type { Config } from '../kernel/config.ts'
 import { AppError, conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import { Dependency } from '../../schemas/dependencies.ts'
@@ -9,6 +9,9 @@ import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 import { NAME_RE, normalizeName, normalizeVersion, notAllowedReason } from './installer.ts'
 import { DEPENDENCY_ROUTES as R } from './routes.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const dependencyPermissions = permissionSet()
+
 /*
  * `/api/v1/dependencies`: users request a package, an admin approves or rejects it; approved
  * packages are installed by `installApprovedPackages` (installer.ts) when the containers are
@@ -16,18 +19,21 @@ import { DEPENDENCY_ROUTES as R } from './routes.ts'
  * arguments (and again in the installer).
  */
 export const DEPENDENCY_PERMISSIONS = {
-  read: registerPermission('platform.dependencies.read:all', 'list Python package requests and their status (admin)'),
-  create: registerPermission(
+  read: dependencyPermissions.add(
+    'platform.dependencies.read:all',
+    'list Python package requests and their status (admin)',
+  ),
+  create: dependencyPermissions.add(
     'platform.dependencies.create:own',
     'request Python packages (installed once an admin approves them)',
   ),
-  update: registerPermission('platform.dependencies.update:all', 'reject Python package requests (admin)'),
+  update: dependencyPermissions.add('platform.dependencies.update:all', 'reject Python package requests (admin)'),
   // approving is what makes a package installed into every sandbox: its own verb
-  install: registerPermission(
+  install: dependencyPermissions.add(
     'platform.dependencies.install:all',
     'approve Python package requests, which installs them at the next reload (admin)',
   ),
-  delete: registerPermission('platform.dependencies.delete:all', 'delete Python package requests (admin)'),
+  delete: dependencyPermissions.add('platform.dependencies.delete:all', 'delete Python package requests (admin)'),
 }
 
 /* A row of `dependencies` is the API's Dependency (timestamps as ISO strings: src/platform/db.ts). */

@@ -1,4 +1,4 @@
-import { defineFeature } from '../api/feature.ts'
+import { defineFeature } from '../feature/define.ts'
 import { discoveryHandlers } from './handlers.ts'
 import { discoveryRoutes } from './routes.ts'
 

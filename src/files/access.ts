@@ -1,12 +1,15 @@
 import type { Static } from '@sinclair/typebox'
 import type { CollectionSpec } from '../../schemas/collection.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import { AppError, forbidden, notFound } from '../kernel/errors.ts'
 import { collectionKind } from '../kinds/collection/kind.ts'
 import { canOnResource, resourcePermission } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import type { FileRowT } from './store.ts'
+
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const filePermissions = permissionSet()
 
 /*
  * Who may do what with files, decided on the collection resource:
@@ -20,23 +23,23 @@ import type { FileRowT } from './store.ts'
  * Anything the caller may not see answers 404, like a missing one.
  */
 export const FILE_PERMISSIONS = {
-  readPrivate: registerPermission(
+  readPrivate: filePermissions.add(
     'platform.collections/{namespace}/{name}.read_private:all',
     'Collection: see and manage private files of other users',
   ),
-  uploadOwn: registerPermission(
+  uploadOwn: filePermissions.add(
     'platform.collections/{namespace}/{name}.upload:own',
     'Collection: upload files (own collections)',
   ),
-  uploadAll: registerPermission(
+  uploadAll: filePermissions.add(
     'platform.collections/{namespace}/{name}.upload:all',
     'Collection: upload files (any collection)',
   ),
-  downloadOwn: registerPermission(
+  downloadOwn: filePermissions.add(
     'platform.collections/{namespace}/{name}.download:own',
     'Collection: download files (own collections)',
   ),
-  downloadAll: registerPermission(
+  downloadAll: filePermissions.add(
     'platform.collections/{namespace}/{name}.download:all',
     'Collection: download files (any collection)',
   ),

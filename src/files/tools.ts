@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.ts'
-import { expandAndLoad, registerToolProvider, toolName, type Tool, type ToolDeps } from '../chats/tools.ts'
+import { expandAndLoad, toolName, type Tool, type ToolDeps, type ToolProvider } from '../feature/tools.ts'
 import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { AppError } from '../kernel/errors.ts'
 import { collectionKind } from '../kinds/collection/kind.ts'
@@ -226,30 +226,24 @@ function collectionTools(d: ToolDeps) {
   }
 }
 
-let registered = false
-
-/** Offers the file tools to every agent turn (once per process). */
-export function registerFileTools(): void {
-  if (registered) return
-  registered = true
-  registerToolProvider((d) => {
-    const make = collectionTools(d)
-    return {
-      name: 'collections',
-      async discover(ctx) {
-        const entries = ctx.agent.enabled_collections
-        if (entries.length === 0) return []
-        // the widest access any matching entry gives (a plain string is read-only)
-        const byRef = new Map<string, { namespace: string; name: string; access: Access }>()
-        for (const access of ['readonly', 'readwrite'] as const) {
-          const patterns = entries
-            .filter((e) => (typeof e === 'string' ? access === 'readonly' : e.access === access))
-            .map((e) => (typeof e === 'string' ? e : e.collection))
-          for (const c of await expandAndLoad(d, ctx.principal, ctx.agent, collectionKind, patterns))
-            byRef.set(`${c.namespace}/${c.name}`, { namespace: c.namespace, name: c.name, access })
-        }
-        return [...byRef.values()].flatMap((c) => make(c, c.access))
-      },
-    }
-  })
+/** The file tools of the collections an agent enables (the files feature's `tools`). */
+export function fileToolProvider(d: ToolDeps): ToolProvider {
+  const make = collectionTools(d)
+  return {
+    name: 'collections',
+    async discover(ctx) {
+      const entries = ctx.agent.enabled_collections
+      if (entries.length === 0) return []
+      // the widest access any matching entry gives (a plain string is read-only)
+      const byRef = new Map<string, { namespace: string; name: string; access: Access }>()
+      for (const access of ['readonly', 'readwrite'] as const) {
+        const patterns = entries
+          .filter((e) => (typeof e === 'string' ? access === 'readonly' : e.access === access))
+          .map((e) => (typeof e === 'string' ? e : e.collection))
+        for (const c of await expandAndLoad(d, ctx.principal, ctx.agent, collectionKind, patterns))
+          byRef.set(`${c.namespace}/${c.name}`, { namespace: c.namespace, name: c.name, access })
+      }
+      return [...byRef.values()].flatMap((c) => make(c, c.access))
+    },
+  }
 }

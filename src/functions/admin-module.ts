@@ -1,11 +1,14 @@
-import { defineFeature } from '../api/feature.ts'
+import { poolActorFactory } from '../../actors/pool/actor.ts'
+import { defineFeature } from '../feature/define.ts'
 import { installApprovedPackages } from '../dependencies/installer.ts'
-import { sandboxAdminHandlers, sandboxAdminRoutes } from './admin.ts'
+import { sandboxAdminHandlers, sandboxAdminPermissions, sandboxAdminRoutes } from './admin.ts'
 
-/* Containers and shared workers administration: messages to the pool actors, answers from the worker processes' heartbeats and reports. */
+/* Containers and shared workers administration: the pool actors, messages to them, answers from the worker processes' heartbeats and reports. */
 export const sandboxAdminFeature = defineFeature({
   name: 'sandbox-admin',
   routes: sandboxAdminRoutes,
+  actors: [poolActorFactory],
+  permissions: sandboxAdminPermissions.list,
   service(ctx) {
     const log = ctx.log.child({ mod: 'dependencies' })
     const installPackages = async () => {

@@ -11,7 +11,7 @@ import { PoolApplied, type PoolKey } from '../../schemas/sandbox-pool.ts'
 import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 import { can, type Principal } from '../auth/principal.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { AppError, forbidden, notFound } from '../kernel/errors.ts'
 import type { Db } from '../platform/db.ts'
 import type { Config } from '../kernel/config.ts'
@@ -31,6 +31,9 @@ import {
   WorkersScaled,
 } from '../../schemas/functions-api.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const sandboxAdminPermissions = permissionSet()
+
 /*
  * Container and shared-worker administration. The pools run in the worker processes;
  * their desired state lives in the pool actors (actors/pool/: key `sandbox` for the warm pool,
@@ -41,8 +44,11 @@ import {
  * numbers are the whole platform's, as before. A process that does not answer in time is left
  * out (none at all: 504); the change is kept by the actor and it converges to it later.
  */
-const READ = registerPermission('platform.system.read:all', 'System: read containers, workers and health (admin)')
-const UPDATE = registerPermission(
+const READ = sandboxAdminPermissions.add(
+  'platform.system.read:all',
+  'System: read containers, workers and health (admin)',
+)
+const UPDATE = sandboxAdminPermissions.add(
   'platform.system.update:all',
   'System: scale, reload and restart containers and workers; flush stuck jobs (admin)',
 )

@@ -1,6 +1,6 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
 import type { Principal } from '../auth/principal.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { invalid } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
@@ -16,14 +16,17 @@ import { validateCallbackUrl } from './callback.ts'
 import { enqueueFunction, invokeFunction } from './invoke.ts'
 import { FUNCTION_ROUTES as R } from './routes.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const functionPermissions = permissionSet()
+
 /*
  * POST /functions/{ns}/{name}/execute[/async]. Both run the function as a job of the `fn` pool:
  * the synchronous call enqueues a single-attempt job and waits on its done channel; the async call
  * answers 202 at once (retries and the DLQ apply). The caller needs the function's
  * execute permission (own or all); the job runs as the caller (no user override).
  */
-registerPermission('platform.functions/{namespace}/{name}.execute:own', 'Function: execute (own functions)')
-registerPermission('platform.functions/{namespace}/{name}.execute:all', 'Function: execute (any function)')
+functionPermissions.add('platform.functions/{namespace}/{name}.execute:own', 'Function: execute (own functions)')
+functionPermissions.add('platform.functions/{namespace}/{name}.execute:all', 'Function: execute (any function)')
 
 export interface FunctionHandlerDeps {
   db: Db

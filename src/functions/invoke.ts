@@ -1,12 +1,10 @@
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
-import { enqueueJob, type EnqueueDeps } from '../jobs/enqueue.ts'
-import { jobErrorOf, jobErrorText, type JobState, type JobStateStore } from '../jobs/job-state.ts'
-import type { ResultStore } from '../jobs/result-store.ts'
+import { enqueueJob } from '../jobs/enqueue.ts'
+import { jobErrorOf, jobErrorText, type JobState } from '../jobs/job-state.ts'
 import { waitForJob } from '../jobs/wait.ts'
-import type { NatsConnection } from '../platform/nats.ts'
-import type { NatsNames } from '../platform/nats-names.ts'
 import type { ResourceRecord } from '../resources/service.ts'
+import type { InvokeDeps } from '../feature/invoke-deps.ts'
 
 /** What a function job carries besides its input (read back by the `fn` pool's executor, job-executor.ts). */
 export interface FunctionJobMeta {
@@ -21,14 +19,6 @@ export interface FunctionJobMeta {
  * tool calls and message hooks. The caller has already checked the execute permission and the
  * input; the job runs as the principal.
  */
-export interface InvokeDeps {
-  nc: NatsConnection
-  names: NatsNames
-  config: Config
-  enqueue: EnqueueDeps
-  store: JobStateStore
-  results: ResultStore
-}
 
 export interface InvokeOptions {
   input: unknown

@@ -1,5 +1,5 @@
-import { defineFeature } from '../api/feature.ts'
-import { functionHandlers } from './handlers.ts'
+import { defineFeature } from '../feature/define.ts'
+import { functionHandlers, functionPermissions } from './handlers.ts'
 import { functionJobExecutor } from './job-executor.ts'
 import { functionRoutes } from './routes.ts'
 
@@ -7,6 +7,7 @@ import { functionRoutes } from './routes.ts'
 export const functionsFeature = defineFeature({
   name: 'functions',
   routes: functionRoutes,
+  permissions: functionPermissions.list,
   service: (ctx) => ({
     routes: functionHandlers({
       db: ctx.db,

@@ -1,13 +1,19 @@
-import { defineFeature } from '../api/feature.ts'
+import { defineFeature } from '../feature/define.ts'
 import { checkMailer, createMailer } from './mailer.ts'
 import { createRateLimiter, openRateLimits } from './rate-limit.ts'
 import { identityRoutes } from './routes.ts'
-import { identityHandlers } from './service.ts'
+import { EXCHANGE_PERMISSION, identityHandlers } from './service.ts'
 
 /* Logging in: the /auth routes, emailed codes, refresh families, token exchange, login rate limits. */
 export const identityFeature = defineFeature({
   name: 'identity',
   routes: identityRoutes,
+  permissions: [
+    {
+      permission: EXCHANGE_PERMISSION,
+      description: 'exchange external identities for tokens (trusted identity providers)',
+    },
+  ],
   // otp modes need SMTP in production: refused before anything starts
   preflight: (config, roles) => {
     if (roles.has('resources')) checkMailer(config)

@@ -19,7 +19,7 @@ export interface ErrorCodeInfo {
 
 type Row = [status: number, message: string, surface?: ErrorSurface, isPublic?: boolean]
 
-/** Grouped by area; keep each group sorted. A feature may add its own with `registerErrorCodes`. */
+/** Grouped by area; keep each group sorted. A feature adds its own as `errorCodes` of its Feature object (src/feature/define.ts); the composition root registers them at start. */
 const CODES: Record<string, Row> = {
   // platform
   internal: [500, 'internal error', 'http', false],
@@ -301,7 +301,7 @@ for (const [code, info] of [...registry]) {
     })
 }
 
-/** For a later module's own codes; a code registered twice with another meaning is a programming error. */
+/** For the features' own codes (src/feature/collect.ts, called by the composition root only); a code registered twice with another meaning is a programming error. */
 export function registerErrorCodes(codes: Record<string, ErrorCodeInfo>): void {
   for (const [code, info] of Object.entries(codes)) {
     const had = registry.get(code)

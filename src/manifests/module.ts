@@ -1,4 +1,4 @@
-import { defineFeature } from '../api/feature.ts'
+import { defineFeature } from '../feature/define.ts'
 import { manifestHandlers } from './handlers.ts'
 import { manifestRoutes } from './routes.ts'
 
@@ -6,5 +6,5 @@ import { manifestRoutes } from './routes.ts'
 export const manifestsFeature = defineFeature({
   name: 'manifests',
   routes: manifestRoutes,
-  service: (ctx) => ({ routes: manifestHandlers({ resources: ctx.resources }) }),
+  service: (ctx) => ({ routes: manifestHandlers({ resources: ctx.resources, storeKeyProbe: ctx.storeKeyProbe }) }),
 })

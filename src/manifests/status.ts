@@ -5,7 +5,7 @@ import { toAppError } from '../kernel/errors.ts'
 import { kindByName } from '../kinds/lookup.ts'
 import type { AnyKind } from '../resources/kind.ts'
 import type { Address, ResourceRecord, ResourceService } from '../resources/service.ts'
-import { storeKeyProbe } from './store-keys.ts'
+import type { StoreKeyProbe } from '../feature/store-key-probe.ts'
 
 /*
  * A manifest's status, as seen by the caller: a required resource is
@@ -13,7 +13,7 @@ import { storeKeyProbe } from './store-keys.ts'
  * missing: the status is no way to learn what others own); a permission is granted when the
  * caller holds it now; a store dependency exists when the store resource does (kind `store`,
  * looked up by name in the registry) and the caller can see it, and, with a `key`, when the
- * states feature's probe (store-keys.ts) finds a live entry the caller could read. `ready` needs everything
+ * states feature's probe (src/feature/store-key-probe.ts) finds a live entry the caller could read. `ready` needs everything
  * required; optional permissions are reported but do not count.
  */
 export type ManifestStatusBody = Static<typeof ManifestStatus>
@@ -42,6 +42,8 @@ export async function manifestStatus(
   resources: ResourceService,
   p: Principal,
   manifest: Static<typeof ManifestSpec>,
+  /** Whether a key exists in a store, when the process has the states feature's service part. */
+  probe: StoreKeyProbe | undefined,
 ): Promise<ManifestStatusBody> {
   const out: ManifestStatusBody = {
     ready: false,
@@ -69,7 +71,6 @@ export async function manifestStatus(
     })
   }
   const storeKind = kindByName(resources.kinds, 'store')
-  const probe = storeKeyProbe()
   for (const dep of manifest.store_dependencies) {
     const [namespace = '', name = ''] = dep.store.split('/')
     const key = dep.key ?? null

@@ -1,6 +1,6 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
 import { can, type Principal } from '../auth/principal.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { conflict, forbidden, notFound } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { namespacePermission } from '../resources/namespace-policy.ts'
@@ -16,21 +16,30 @@ import {
   type NamespaceRecord,
 } from '../resources/namespace-store.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const declaredNamespacePermissions = permissionSet()
+
 /*
  * `/api/v1/namespaces`: the namespaces a user owns or was granted, claiming one, and granting it.
  * A namespace the caller neither uses nor administers answers 404 (no existence leak), except a
  * claim of a held one (409: the name is taken, which the caller needs to know to pick another).
  */
-registerPermission(
+declaredNamespacePermissions.add(
   namespacePermission('{namespace}', 'create', 'own'),
   'claim a namespace nobody holds with POST /api/v1/namespaces (creating a resource in a free namespace claims it too)',
 )
-registerPermission(namespacePermission('{namespace}', 'read', 'all'), 'list and read every namespace (admin)')
-registerPermission(
+declaredNamespacePermissions.add(
+  namespacePermission('{namespace}', 'read', 'all'),
+  'list and read every namespace (admin)',
+)
+declaredNamespacePermissions.add(
   namespacePermission('{namespace}', 'update', 'all'),
   'grant and revoke members of every namespace (admin)',
 )
-registerPermission(namespacePermission('{namespace}', 'delete', 'all'), 'release any empty namespace (admin)')
+declaredNamespacePermissions.add(
+  namespacePermission('{namespace}', 'delete', 'all'),
+  'release any empty namespace (admin)',
+)
 
 /** Claiming and granting need no permission beyond ownership: closed to user code (src/auth/execution-scope.ts). */
 const noExecutionToken = (p: Principal) => {

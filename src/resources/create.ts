@@ -41,7 +41,7 @@ export async function createResource(
       : forbidden(`not allowed to create ${kind.kind} ${namespace ? `${namespace}/` : ''}${String(name)}`)
   }
   const withDefaults = Value.Default(kind.spec, structuredClone(rest)) as Record<string, unknown>
-  await assertValid(e.checks(kind), kind, withDefaults)
+  await assertValid(e.checks(kind), kind, withDefaults, e.specChecks)
   assertAdminFields(p, kind, 'create', m, Value.Default(kind.spec, {}) as Record<string, unknown>, withDefaults)
   const { spec, secretInput } = splitSecrets(kind, withDefaults)
   const isActive = activeIn !== false

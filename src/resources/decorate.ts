@@ -4,7 +4,7 @@ import type { ResourceRecord } from './service.ts'
 
 /*
  * Read-time additions to the records the resource routes answer (get, list, create, update): a
- * feature registers a decorator that may add fields computed now (e.g. src/files/icons.ts resolves
+ * feature contributes a decorator (`recordDecorators` of its Feature) that may add fields computed now (e.g. src/files/icons.ts resolves
  * `icon` into `icon_url`, which cannot be stored: signed URLs expire). Decorators never remove or
  * change stored fields, so a record still round-trips through PUT/PATCH. A decorator answers the
  * fields to add per record (undefined: none) and never writes to the records it is given: they
@@ -16,16 +16,9 @@ export type RecordDecorator = (
   records: readonly ResourceRecord[],
 ) => Promise<readonly (Record<string, unknown> | undefined)[]>
 
-const decorators = new Set<RecordDecorator>()
-
-/** Returns the function that unregisters it (at shutdown). */
-export function registerRecordDecorator(d: RecordDecorator): () => void {
-  decorators.add(d)
-  return () => decorators.delete(d)
-}
-
 /** The records with every decorator's additions: a record that gets some is a new object, the others are the ones given. */
 export async function decorateRecords<R extends ResourceRecord>(
+  decorators: readonly RecordDecorator[],
   p: Principal,
   kind: AnyKind,
   records: R[],

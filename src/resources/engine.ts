@@ -7,6 +7,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { AnyKind } from './kind.ts'
 import { natsRowCache, uncachedRows, type RowCache } from './row-cache.ts'
+import type { SpecCheck } from './validation.ts'
 
 /** A kind's compiled body checks (compiled once, at start). */
 export interface CompiledChecks {
@@ -25,6 +26,8 @@ export interface ResourceEngine {
   box: SecretBox
   kinds: ReadonlyMap<string, AnyKind>
   checks(kind: AnyKind): CompiledChecks
+  /** The features' rules on specs beyond the kinds' own (validation.ts `SpecCheck`). */
+  specChecks: readonly SpecCheck[]
   /** The rows reads are answered from (row-cache.ts); writes tell it what they changed. */
   rows: RowCache
 }
@@ -34,6 +37,8 @@ export interface EngineDeps {
   log: Logger
   kinds: readonly AnyKind[]
   box: SecretBox
+  /** The features' spec checks (their `specChecks`, collected by the roles). */
+  specChecks?: readonly SpecCheck[]
   /** With NATS, reads come from memory kept coherent across processes; without, every read is a query. */
   nats?: { nc: NatsConnection; names: NatsNames }
 }
@@ -60,6 +65,7 @@ export function resourceEngine(deps: EngineDeps): ResourceEngine {
     box: deps.box,
     kinds,
     checks: (kind) => compiled.get(kind.kind) as CompiledChecks,
+    specChecks: deps.specChecks ?? [],
     rows,
   }
 }

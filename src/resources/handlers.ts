@@ -1,5 +1,5 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
-import { decorateRecords } from './decorate.ts'
+import { decorateRecords, type RecordDecorator } from './decorate.ts'
 import { resourceRouteSet } from './routes.ts'
 import type { Address, ResourceService } from './service.ts'
 
@@ -14,14 +14,15 @@ const addressOf = (params: AddressParams): Address =>
       : { name: params.name }
 
 /** Binds every kind's management routes to the generic resource service. */
-export function resourceHandlers(service: ResourceService): BoundRoute[] {
+/** `decorators`: the features' read-time additions to the records answered. */
+export function resourceHandlers(service: ResourceService, decorators: readonly RecordDecorator[]): BoundRoute[] {
   const bound: BoundRoute[] = []
   for (const kind of service.kinds.values()) {
     const r = resourceRouteSet(kind)
     bound.push(
       bind(r.create, async ({ principal, body }) => ({
         status: 201,
-        body: (await decorateRecords(principal, kind, [await service.create(principal, kind, body)]))[0],
+        body: (await decorateRecords(decorators, principal, kind, [await service.create(principal, kind, body)]))[0],
       })),
       bind(r.list, async ({ principal, query }) => {
         const namespaces = query.namespace?.split(',').filter(Boolean)
@@ -30,14 +31,19 @@ export function resourceHandlers(service: ResourceService): BoundRoute[] {
           limit: query.limit ?? 100,
           offset: query.offset ?? 0,
         })
-        return { body: await decorateRecords(principal, kind, items), headers: { 'x-total-count': String(total) } }
+        return {
+          body: await decorateRecords(decorators, principal, kind, items),
+          headers: { 'x-total-count': String(total) },
+        }
       }),
       bind(r.get, async ({ principal, params }) => ({
-        body: (await decorateRecords(principal, kind, [await service.get(principal, kind, addressOf(params))]))[0],
+        body: (
+          await decorateRecords(decorators, principal, kind, [await service.get(principal, kind, addressOf(params))])
+        )[0],
       })),
       bind(r.update, async ({ principal, params, body }) => ({
         body: (
-          await decorateRecords(principal, kind, [
+          await decorateRecords(decorators, principal, kind, [
             await service.update(principal, kind, addressOf(params), body, { managedBy: null }),
           ])
         )[0],

@@ -34,7 +34,7 @@ export async function updateResource(
   const withSecrets = { ...merged }
   for (const key of kind.secrets)
     withSecrets[key] = key in secretInput ? secretInput[key] : row.secrets[key] === undefined ? null : 'set'
-  await assertValid(e.checks(kind), kind, withSecrets)
+  await assertValid(e.checks(kind), kind, withSecrets, e.specChecks)
   assertAdminFields(p, kind, 'update', rowMeta(row), before, merged)
   const isActive = typeof activeIn === 'boolean' ? activeIn : row.is_active
   const versionChanged = kind.versioned.some((f) => canonicalJson(before[f]) !== canonicalJson(merged[f]))

@@ -17,21 +17,19 @@ export function validationIssues(check: TypeCheck<TObject>, value: unknown): Fie
 
 /**
  * A rule on a kind's spec that needs what the kind description may not hold (it stays free of
- * configuration and I/O so the gateway can import it): a feature registers it in the resources
- * role with its own settings, e.g. src/files/filter-cap.ts for collections.
+ * configuration and I/O so the gateway can import it): a feature contributes it with its own
+ * settings (`specChecks` of its Feature, e.g. src/files/filter-cap.ts for collections) and the
+ * roles hand the list to the resource engine.
  */
 export type SpecCheck = (kind: AnyKind, spec: Record<string, unknown>) => FieldIssue[]
 
-const specChecks = new Set<SpecCheck>()
-
-/** Returns the function that unregisters it (at shutdown). */
-export function registerSpecCheck(check: SpecCheck): () => void {
-  specChecks.add(check)
-  return () => specChecks.delete(check)
-}
-
-/** The spec against the kind's schema, then (only when that passes) the kind's own `validate` and the registered checks. */
-export async function assertValid(checks: CompiledChecks, kind: AnyKind, spec: Record<string, unknown>): Promise<void> {
+/** The spec against the kind's schema, then (only when that passes) the kind's own `validate` and the features' checks. */
+export async function assertValid(
+  checks: CompiledChecks,
+  kind: AnyKind,
+  spec: Record<string, unknown>,
+  specChecks: readonly SpecCheck[],
+): Promise<void> {
   const issues = validationIssues(checks.spec, spec)
   if (issues.length === 0) issues.push(...(await kind.validate(spec as Static<TObject>)))
   if (issues.length === 0) for (const check of specChecks) issues.push(...check(kind, spec))

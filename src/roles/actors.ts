@@ -1,24 +1,29 @@
 import { randomUUID } from 'node:crypto'
-import { buildActors } from '../../actors/index.ts'
+import type { ActorFactory } from '../../actors/runtime/define-actor.ts'
 import { startActorHost } from '../../actors/runtime/host.ts'
 import type { Infrastructure } from './infrastructure.ts'
 import type { Lifecycle } from './lifecycle.ts'
 
-/** The actors role: a host for the partitions of every actor type listed in actors/index.ts. */
-export async function startActorRole(infra: Infrastructure, life: Lifecycle): Promise<void> {
+/** The actors role: a host for the partitions of every actor type the features contribute (`factories`). */
+export async function startActorRole(
+  infra: Infrastructure,
+  factories: readonly ActorFactory[],
+  life: Lifecycle,
+): Promise<void> {
   const { config, log } = infra
+  const platform = {
+    nc: infra.nc,
+    js: infra.js,
+    names: infra.names,
+    config,
+    log,
+    ...(infra.localJobs === undefined ? {} : { localJobs: infra.localJobs }),
+  }
   const host = await startActorHost({
     nc: infra.nc,
     names: infra.names,
     nodeId: randomUUID().slice(0, 8),
-    actors: await buildActors({
-      nc: infra.nc,
-      js: infra.js,
-      names: infra.names,
-      config,
-      log,
-      ...(infra.localJobs === undefined ? {} : { localJobs: infra.localJobs }),
-    }),
+    actors: await Promise.all(factories.map((make) => make(platform))),
     log: log.child({ mod: 'actors' }),
     leaseTtlMs: config.ACTOR_LEASE_TTL_SECONDS * 1000,
     ackWaitMs: config.ACTOR_ACK_WAIT_SECONDS * 1000,

@@ -1,11 +1,18 @@
-import type { Feature } from '../api/feature.ts'
+import {
+  featureComponentProxies,
+  featureKinds,
+  featurePermissions,
+  featureRecordDecorators,
+  featureSpecChecks,
+} from '../feature/collect.ts'
+import type { Feature, ServiceContext } from '../feature/define.ts'
+import type { StoreKeyProbe } from '../feature/store-key-probe.ts'
 import { serveRpc } from '../api/rpc-server.ts'
 import { openPrincipalCache } from '../auth/principal-cache.ts'
 import { attachPrincipalCache, loadPrincipal } from '../auth/principal.ts'
 import { bootstrap } from '../bootstrap.ts'
 import { executionCallbacks } from '../functions/callback.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
-import { KINDS } from '../kinds/index.ts'
 import { startJobService, type JobService } from '../jobs/start.ts'
 import { createDb, migrate, type Db } from '../platform/db.ts'
 import { createResourceService, type ResourceService } from '../resources/service.ts'
@@ -39,7 +46,8 @@ export async function startServiceRole(
   const resources = createResourceService({
     db,
     log: log.child({ mod: 'resources' }),
-    kinds: KINDS,
+    kinds: featureKinds(features),
+    specChecks: featureSpecChecks(features, config),
     box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)),
     nats: { nc: infra.nc, names: infra.names },
   })
@@ -49,13 +57,22 @@ export async function startServiceRole(
   const onFinished = [executionCallbacks({ db, config, log })]
   const jobs = await startJobService({ nc: infra.nc, names: infra.names, db, config, log, onFinished })
   life.onStop(() => jobs.close())
-  const ctx = { ...infra, db, resources, jobs }
+  const base = { ...infra, db, resources, jobs }
+  let storeKeyProbe: StoreKeyProbe | undefined
+  const ctx: ServiceContext = {
+    ...base,
+    permissions: featurePermissions(features),
+    componentProxies: featureComponentProxies(features),
+    recordDecorators: featureRecordDecorators(features, base),
+    storeKeyProbe: () => storeKeyProbe,
+  }
   const routes = []
   for (const f of features) {
     const part = await f.service?.(ctx)
     if (part === undefined) continue
     routes.push(...part.routes)
     if (part.stop !== undefined) life.onStop(part.stop)
+    if (part.storeKeyProbe !== undefined) storeKeyProbe = part.storeKeyProbe
   }
   const rpc = serveRpc({
     nc: infra.nc,

@@ -1,9 +1,9 @@
-import type { Feature, WorkerPart } from '../api/feature.ts'
+import { featureKinds, featureSpecChecks, featureTools } from '../feature/collect.ts'
+import type { Feature, WorkerPart } from '../feature/define.ts'
 import { startSandboxControl } from '../../sandbox/control.ts'
 import { createSandboxExecutor, type SandboxExecutor } from '../../sandbox/executor.ts'
 import { currentPackagesDir } from '../dependencies/installer.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
-import { KINDS } from '../kinds/index.ts'
 import { openJobStateStore } from '../jobs/job-state.ts'
 import { localJobs } from '../jobs/local-run.ts'
 import { openResultStore } from '../jobs/result-store.ts'
@@ -54,7 +54,8 @@ export async function startWorkerRole(
     createResourceService({
       db,
       log: log.child({ mod: 'resources' }),
-      kinds: KINDS,
+      kinds: featureKinds(features),
+      specChecks: featureSpecChecks(features, config),
       box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)),
       nats: { nc, names },
     })
@@ -68,7 +69,7 @@ export async function startWorkerRole(
     store: jobStore,
     results: await openResultStore(nc, names),
   }
-  const ctx = { ...infra, db, resources, sandboxes, jobStore, invoke }
+  const ctx = { ...infra, db, resources, sandboxes, jobStore, invoke, tools: featureTools(features) }
   const merged: Required<WorkerPart> = { executors: {}, onAbandoned: {} }
   for (const f of features) {
     const part = await f.workers?.(ctx)

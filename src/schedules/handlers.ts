@@ -3,7 +3,7 @@ import { scheduleProtocol } from '../../actors/schedule/protocol.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import type { Schedule } from '../../schemas/triggers.ts'
 import { bind, type BoundRoute } from '../api/bind.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import type { ChatService } from '../chats/handlers.ts'
 import { executableFunction } from '../kinds/function/executable.ts'
@@ -18,6 +18,9 @@ import { checkCron, checkMinInterval, nextTick } from './cron.ts'
 import { SCHEDULE_ROUTES as R } from './routes.ts'
 import type { ScheduleFields, ScheduleStore } from './store.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const schedulePermissions = permissionSet()
+
 /*
  * Schedule management. The row is the truth; after every change the schedule's actor (key = id)
  * is told (`set` with the row's version, `remove` after a delete) — the actor owns the timing.
@@ -25,15 +28,15 @@ import type { ScheduleFields, ScheduleStore } from './store.ts'
  * (`announceAll`). The owner must be allowed to run the target when saving and at every tick.
  */
 export const SCHEDULE_PERMISSIONS = {
-  create: registerPermission('platform.schedules.create:own', 'Schedules: create (targets you may run)'),
-  readOwn: registerPermission('platform.schedules.read:own', 'Schedules: list and read your own'),
-  readAll: registerPermission('platform.schedules.read:all', "Schedules: list and read everyone's (admin)"),
-  updateOwn: registerPermission('platform.schedules.update:own', 'Schedules: change your own'),
-  updateAll: registerPermission('platform.schedules.update:all', "Schedules: change everyone's (admin)"),
-  deleteOwn: registerPermission('platform.schedules.delete:own', 'Schedules: delete your own'),
-  deleteAll: registerPermission('platform.schedules.delete:all', "Schedules: delete everyone's (admin)"),
+  create: schedulePermissions.add('platform.schedules.create:own', 'Schedules: create (targets you may run)'),
+  readOwn: schedulePermissions.add('platform.schedules.read:own', 'Schedules: list and read your own'),
+  readAll: schedulePermissions.add('platform.schedules.read:all', "Schedules: list and read everyone's (admin)"),
+  updateOwn: schedulePermissions.add('platform.schedules.update:own', 'Schedules: change your own'),
+  updateAll: schedulePermissions.add('platform.schedules.update:all', "Schedules: change everyone's (admin)"),
+  deleteOwn: schedulePermissions.add('platform.schedules.delete:own', 'Schedules: delete your own'),
+  deleteAll: schedulePermissions.add('platform.schedules.delete:all', "Schedules: delete everyone's (admin)"),
 }
-const SYSTEM_READ = registerPermission(
+const SYSTEM_READ = schedulePermissions.add(
   'platform.system.read:all',
   'System: read containers, workers and health (admin)',
 )

@@ -1,18 +1,20 @@
-import { defineFeature } from '../api/feature.ts'
+import { scheduleActorFactory } from '../../actors/schedule/actor.ts'
+import { defineFeature } from '../feature/define.ts'
 import { chatService } from '../chats/handlers.ts'
 import { serveScheduleFire } from './fire.ts'
-import { announceAll, scheduleHandlers } from './handlers.ts'
+import { announceAll, scheduleHandlers, schedulePermissions } from './handlers.ts'
 import { scheduleRoutes } from './routes.ts'
 import { scheduleStore } from './store.ts'
 
 /*
  * Schedules (service role): CRUD, the tick service the schedule actors call (`svc.schedules.fire`)
- * and, at start, every schedule's actor told its settings. The actor itself is listed in
- * actors/index.ts; the operators' view of the actor shards lives here too (`system.actors`).
+ * and, at start, every schedule's actor told its settings; the schedule actor; the operators' view of the actor shards lives here too (`system.actors`).
  */
 export const schedulesFeature = defineFeature({
   name: 'schedules',
   routes: scheduleRoutes,
+  actors: [scheduleActorFactory],
+  permissions: schedulePermissions.list,
   service(ctx) {
     const log = ctx.log.child({ mod: 'schedules' })
     const store = scheduleStore(ctx.db)

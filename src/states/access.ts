@@ -1,7 +1,10 @@
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { can, type Principal } from '../auth/principal.ts'
 import { storeKind } from '../kinds/store/kind.ts'
 import { canOnResource, type ResourceMeta } from '../resources/permissions.ts'
+
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const statePermissions = permissionSet()
 
 /*
  * Who may do what with a store's entries (`platform.stores/{ns}/{name}.read_state|write_state:own|all`).
@@ -16,19 +19,19 @@ import { canOnResource, type ResourceMeta } from '../resources/permissions.ts'
 export type StateAction = 'read_state' | 'write_state'
 
 export const STATE_PERMISSIONS = {
-  readOwn: registerPermission(
+  readOwn: statePermissions.add(
     'platform.stores/{namespace}/{name}.read_state:own',
     'Store: read the states of your own stores',
   ),
-  readAll: registerPermission(
+  readAll: statePermissions.add(
     'platform.stores/{namespace}/{name}.read_state:all',
     'Store: read the states of any store (shared entries, and private ones when you manage the store)',
   ),
-  writeOwn: registerPermission(
+  writeOwn: statePermissions.add(
     'platform.stores/{namespace}/{name}.write_state:own',
     'Store: write states in your own stores',
   ),
-  writeAll: registerPermission(
+  writeAll: statePermissions.add(
     'platform.stores/{namespace}/{name}.write_state:all',
     'Store: write states in any store (your own entries, and every entry when you manage the store)',
   ),

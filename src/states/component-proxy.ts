@@ -1,6 +1,6 @@
 import { AppError } from '../kernel/errors.ts'
 import { refMatches } from '../components/proxy-areas.ts'
-import type { ProxyExecutorFactory } from '../components/proxy-registry.ts'
+import type { ProxyExecutorFactory } from '../feature/component-proxy.ts'
 import { createStateService } from './service.ts'
 
 /*

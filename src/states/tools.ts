@@ -1,6 +1,6 @@
 import { KEY_PATTERN, type StatePutBody } from '../../schemas/store.ts'
 import type { Principal } from '../auth/principal.ts'
-import type { AgentRecord, Tool, ToolContext, ToolDeps, ToolProvider } from '../chats/tools.ts'
+import type { AgentRecord, Tool, ToolContext, ToolDeps, ToolProvider } from '../feature/tools.ts'
 import { AppError } from '../kernel/errors.ts'
 import { namespacesUsedBy } from '../resources/namespace-store.ts'
 import { storeKind } from '../kinds/store/kind.ts'

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import type { TemplateSpec } from '../../schemas/template.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { bind, type BoundRoute } from '../api/bind.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
@@ -12,6 +12,9 @@ import type { TemplateMailer } from './mail.ts'
 import { renderTemplateResource } from './render.ts'
 import { TEMPLATE_ROUTES as R } from './routes.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const templatePermissions = permissionSet()
+
 /*
  * Render needs its own action, `platform.templates/<ns>/<name>.render:own|all` (without `read`: a
  * role may let someone fill a template in without showing its source or letting them change it);
@@ -19,12 +22,12 @@ import { TEMPLATE_ROUTES as R } from './routes.ts'
  * platform. The default Users role holds both for its own templates.
  */
 export const TEMPLATE_SEND_PERMISSIONS = [
-  registerPermission('platform.templates/{namespace}/{name}.send:own', 'Template: send own templates as email'),
-  registerPermission('platform.templates/{namespace}/{name}.send:all', 'Template: send any template as email'),
+  templatePermissions.add('platform.templates/{namespace}/{name}.send:own', 'Template: send own templates as email'),
+  templatePermissions.add('platform.templates/{namespace}/{name}.send:all', 'Template: send any template as email'),
 ]
 export const TEMPLATE_RENDER_PERMISSIONS = [
-  registerPermission('platform.templates/{namespace}/{name}.render:own', 'Template: render own templates'),
-  registerPermission('platform.templates/{namespace}/{name}.render:all', 'Template: render any template'),
+  templatePermissions.add('platform.templates/{namespace}/{name}.render:own', 'Template: render own templates'),
+  templatePermissions.add('platform.templates/{namespace}/{name}.render:all', 'Template: render any template'),
 ]
 
 type TemplateRecord = ResourceRecord<Static<typeof TemplateSpec>>

@@ -1,5 +1,5 @@
-import { defineFeature } from '../api/feature.ts'
-import { templateHandlers } from './handlers.ts'
+import { defineFeature } from '../feature/define.ts'
+import { templateHandlers, templatePermissions } from './handlers.ts'
 import { createTemplateMailer } from './mail.ts'
 import { templateRoutes } from './routes.ts'
 
@@ -7,6 +7,7 @@ import { templateRoutes } from './routes.ts'
 export const templateApiFeature = defineFeature({
   name: 'template-api',
   routes: templateRoutes,
+  permissions: templatePermissions.list,
   service: (ctx) => ({
     routes: templateHandlers({
       resources: ctx.resources,

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
 import { bind, type BoundRoute, type ResolvedInput } from '../api/bind.ts'
 import type { RouteDef, RpcReply } from '../api/route.ts'
-import { registerPermission } from '../access/permission-registry.ts'
+import { permissionSet } from '../feature/permissions.ts'
 import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
-import { enqueueFunction, invokeFunction, type InvokeDeps } from '../functions/invoke.ts'
+import { enqueueFunction, invokeFunction } from '../functions/invoke.ts'
+import type { InvokeDeps } from '../feature/invoke-deps.ts'
 import { validateAgainst } from '../kernel/json-schema.ts'
 import { activeFunction, executableFunction } from '../kinds/function/executable.ts'
 import type { Config } from '../kernel/config.ts'
@@ -26,6 +27,9 @@ import {
   type WebhookStore,
 } from './store.ts'
 
+/** The permissions this module checks, for the reference (its feature contributes the list). */
+export const webhookPermissions = permissionSet()
+
 /*
  * Webhook management (owner, or `:all` holders) and the calls. A call runs the function as a job
  * of the `fn` pool, as the caller (requires_auth) or as the owner (anonymous), whose permission to
@@ -35,13 +39,13 @@ import {
  * functions are called with `?async=1`.
  */
 export const WEBHOOK_PERMISSIONS = {
-  create: registerPermission('platform.webhooks.create:own', 'Webhooks: create (running functions you may run)'),
-  readOwn: registerPermission('platform.webhooks.read:own', 'Webhooks: list and read your own'),
-  readAll: registerPermission('platform.webhooks.read:all', "Webhooks: list and read everyone's (admin)"),
-  updateOwn: registerPermission('platform.webhooks.update:own', 'Webhooks: change your own'),
-  updateAll: registerPermission('platform.webhooks.update:all', "Webhooks: change everyone's (admin)"),
-  deleteOwn: registerPermission('platform.webhooks.delete:own', 'Webhooks: delete your own'),
-  deleteAll: registerPermission('platform.webhooks.delete:all', "Webhooks: delete everyone's (admin)"),
+  create: webhookPermissions.add('platform.webhooks.create:own', 'Webhooks: create (running functions you may run)'),
+  readOwn: webhookPermissions.add('platform.webhooks.read:own', 'Webhooks: list and read your own'),
+  readAll: webhookPermissions.add('platform.webhooks.read:all', "Webhooks: list and read everyone's (admin)"),
+  updateOwn: webhookPermissions.add('platform.webhooks.update:own', 'Webhooks: change your own'),
+  updateAll: webhookPermissions.add('platform.webhooks.update:all', "Webhooks: change everyone's (admin)"),
+  deleteOwn: webhookPermissions.add('platform.webhooks.delete:own', 'Webhooks: delete your own'),
+  deleteAll: webhookPermissions.add('platform.webhooks.delete:all', "Webhooks: delete everyone's (admin)"),
 }
 
 export interface WebhookHandlerDeps {

@@ -1,6 +1,6 @@
-import { defineFeature } from '../api/feature.ts'
+import { defineFeature } from '../feature/define.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
-import { webhookHandlers } from './handlers.ts'
+import { webhookHandlers, webhookPermissions } from './handlers.ts'
 import { webhookRoutes } from './routes.ts'
 import { openWebhookBucket, syncWebhookBucket, webhookStore } from './store.ts'
 
@@ -11,6 +11,7 @@ import { openWebhookBucket, syncWebhookBucket, webhookStore } from './store.ts'
 export const webhooksFeature = defineFeature({
   name: 'webhooks',
   routes: webhookRoutes,
+  permissions: webhookPermissions.list,
   async service(ctx) {
     const kv = await openWebhookBucket(ctx.nc, ctx.names)
     const store = webhookStore(ctx.db)

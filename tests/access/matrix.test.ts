@@ -1,6 +1,6 @@
 import t from 'tap'
 import { allRoutes } from '../../src/main.ts'
-import { KINDS } from '../../src/kinds/index.ts'
+import { KINDS } from '../../src/features.ts'
 import { resourceRouteId } from '../../src/resources/routes.ts'
 import type { AnyKind } from '../../src/resources/kind.ts'
 import { enqueueJob } from '../../src/jobs/enqueue.ts'

@@ -5,7 +5,7 @@ import { createSecretBox } from '../../src/kernel/crypto.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { createResourceService } from '../../src/resources/service.ts'
 import { secretKind } from '../../src/kinds/secret/kind.ts'
-import { KINDS } from '../../src/kinds/index.ts'
+import { KINDS } from '../../src/features.ts'
 import { ENCRYPTION_KEY, SECRET_KEY, startTestPlatform } from '../helpers/env.ts'
 
 /*

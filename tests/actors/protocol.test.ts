@@ -4,7 +4,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { Type as T } from '@sinclair/typebox'
 import t from 'tap'
-import { ACTOR_FACTORIES, buildActors } from '../../actors/index.ts'
+import { ACTOR_FACTORIES } from '../../src/features.ts'
 import { chatProtocol } from '../../actors/chat/protocol.ts'
 import { defineActor } from '../../actors/runtime/define-actor.ts'
 import { startActorHost } from '../../actors/runtime/host.ts'
@@ -96,23 +96,25 @@ t.test('defineActor refuses a declaration that does not fit its protocol', async
 })
 
 t.test(
-  'the host process runs the chat, schedule, db-trigger and pool actors (actors/index.ts lists them)',
+  'the host process runs the chat, schedule, db-trigger and pool actors (the features contribute them)',
   async (t) => {
     t.equal(ACTOR_FACTORIES.length >= 1, true)
     const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
     const nc = env.platform.nc
-    const actors = await buildActors({
+    const platform = {
       nc,
       js: jetstream(nc),
       names: natsNames(env.config.NATS_PREFIX),
       config: env.config,
       log: createLogger({ level: 'warn' }),
-    })
-    t.same(
-      actors.map((a) => a.protocol.type),
-      ['chat', 'schedule', 'db-trigger', 'pool'],
+    }
+    const actors = await Promise.all(ACTOR_FACTORIES.map((make) => make(platform)))
+    t.same(actors.map((a) => a.protocol.type).sort(), ['chat', 'db-trigger', 'pool', 'schedule'])
+    t.equal(
+      actors.find((a) => a.protocol.type === 'chat')?.protocol,
+      chatProtocol,
+      'built on the protocol senders import',
     )
-    t.equal(actors[0]?.protocol, chatProtocol, 'built on the protocol senders import')
   },
 )
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Config } from '../../src/kernel/config.ts'
 import { runTool, storedResult } from '../../src/chats/run-tool.ts'
-import type { Tool, ToolContext } from '../../src/chats/tools.ts'
+import type { Tool, ToolContext } from '../../src/feature/tools.ts'
 
 /*
  * One tool call as the turn runs it (src/chats/run-tool.ts, importable since the turn's closure

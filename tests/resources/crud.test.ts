@@ -1,5 +1,5 @@
 import t from 'tap'
-import { KINDS } from '../../src/kinds/index.ts'
+import { KINDS } from '../../src/features.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 import { KIND_FIXTURES } from '../fixtures/kinds.ts'
 
