@@ -47,9 +47,7 @@ export interface SharedWorkers {
   run(req: ExecRequest): Promise<ExecOutcome>
   count(): number
   list(): SharedWorkerInfo[]
-  scale(
-    target: number,
-  ): Promise<{
+  scale(target: number): Promise<{
     action: 'scale_up' | 'scale_down'
     previous_count: number
     current_count: number

@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import { initialPoolDesired, PoolDesired, type PoolKey } from '../../schemas/sandbox-pool.ts'
 import type { Logger } from '../../src/kernel/log.ts'
 import { stateKeyOf, type Stored } from '../runtime/partition.ts'
-import { poolProtocol } from './protocol.ts'
+import { poolProtocol } from '../protocols/pool.ts'
 
 /*
  * Reading a pool actor's state from outside the actor (read-only): ACTOR_STATE key `pool.<key>`,

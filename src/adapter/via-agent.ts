@@ -47,14 +47,12 @@ export async function viaAgent(
   const channel = body.stream === true ? streamChannel(req) : null
 
   // the chat with the request's earlier messages: one statement
-  const earlier = messages
-    .slice(0, -1)
-    .map((m) => ({
-      role: m.role,
-      content: m.content,
-      tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls],
-      tool_call_id: m.tool_call_id ?? null,
-    }))
+  const earlier = messages.slice(0, -1).map((m) => ({
+    role: m.role,
+    content: m.content,
+    tool_calls: m.tool_calls === undefined ? null : [...m.tool_calls],
+    tool_call_id: m.tool_call_id ?? null,
+  }))
   const { chat, history } = await svc.store.createInternal({
     userId: p.userId,
     agent: { id: agent.id, namespace: String(agent['namespace']), name: agent.name },

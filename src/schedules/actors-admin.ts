@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
-import { ACTOR_PROTOCOLS } from '../../actors/protocols.ts'
+import { ACTOR_PROTOCOLS } from '../../actors/protocols/index.ts'
 import { consumerName } from '../../actors/runtime/mailbox.ts'
 import type { SystemActors } from '../../schemas/triggers.ts'
 import { listMembers, workersBucket } from '../platform/heartbeat.ts'

@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
-import { scheduleProtocol } from '../../actors/schedule/protocol.ts'
+import { scheduleProtocol } from '../../actors/protocols/schedule.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import type { Schedule } from '../../schemas/triggers.ts'
 import { bind, type BoundRoute } from '../api/bind.ts'

@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { Type as T } from '@sinclair/typebox'
 import t from 'tap'
 import { ACTOR_FACTORIES, buildActors } from '../../actors/index.ts'
-import { chatProtocol } from '../../actors/chat/protocol.ts'
+import { chatProtocol } from '../../actors/protocols/chat.ts'
 import { defineActor } from '../../actors/runtime/define-actor.ts'
 import { startActorHost } from '../../actors/runtime/host.ts'
 import { leaseMargin } from '../../actors/runtime/leases.ts'
@@ -28,7 +28,9 @@ import { eventually } from '../helpers/eventually.ts'
 const ROOT = join(import.meta.dirname, '..', '..')
 
 t.test('a protocol file imports only typebox and schemas/ at run time', async (t) => {
-  for (const file of ['actors/chat/protocol.ts', 'tests/actors/counter-protocol.ts']) {
+  const protocols = readdirSync(join(ROOT, 'actors', 'protocols')).map((f) => `actors/protocols/${f}`)
+  t.ok(protocols.includes('actors/protocols/chat.ts'), 'the protocols live in actors/protocols/')
+  for (const file of [...protocols, 'tests/actors/counter-protocol.ts']) {
     const src = readFileSync(join(ROOT, file), 'utf8')
     const runtime = [...src.matchAll(/^import\s+(?!type\s)[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] as string)
     t.ok(runtime.length > 0, `${file} has imports`)

@@ -45,15 +45,13 @@ const result = (r: ExecOutcome): Record<string, unknown> =>
 /** An execution that breaks the sandbox answers with the error instead of throwing. */
 async function exec(box: Box, lines: string[]): Promise<Record<string, unknown>> {
   return result(
-    await box
-      .run(box.ch, lines.join('\n'))
-      .catch((err: unknown): ExecOutcome => ({
-        ok: false,
-        error: { type: 'Thrown', message: String(err), traceback: '' },
-        output: '',
-        durationMs: 0,
-        timedOut: false,
-      })),
+    await box.run(box.ch, lines.join('\n')).catch((err: unknown): ExecOutcome => ({
+      ok: false,
+      error: { type: 'Thrown', message: String(err), traceback: '' },
+      output: '',
+      durationMs: 0,
+      timedOut: false,
+    })),
   )
 }
 

@@ -1,8 +1,8 @@
-import { chatProtocol } from './chat/protocol.ts'
-import { poolProtocol } from './pool/protocol.ts'
-import { scheduleProtocol } from './schedule/protocol.ts'
-import { dbTriggerProtocol } from './db-trigger/protocol.ts'
-import type { ActorProtocol } from './runtime/protocol.ts'
+import { chatProtocol } from './chat.ts'
+import { poolProtocol } from './pool.ts'
+import { scheduleProtocol } from './schedule.ts'
+import { dbTriggerProtocol } from './db-trigger.ts'
+import type { ActorProtocol } from '../runtime/protocol.ts'
 
 /*
  * The protocols of every actor type `index.ts` runs, without the implementations: what the
