@@ -1,5 +1,5 @@
 import { defineFeature } from '../api/feature.ts'
-import { chatService } from '../chats/handlers.ts'
+import { chatService } from '../chats/service.ts'
 import { serveScheduleFire } from './fire.ts'
 import { announceAll, scheduleHandlers } from './handlers.ts'
 import { scheduleRoutes } from './routes.ts'
