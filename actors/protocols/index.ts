@@ -2,7 +2,7 @@ import { chatProtocol } from './chat.ts'
 import { poolProtocol } from './pool.ts'
 import { scheduleProtocol } from './schedule.ts'
 import { dbTriggerProtocol } from './db-trigger.ts'
-import type { ActorProtocol } from '../runtime/protocol.ts'
+import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 
 /*
  * The protocols of every actor type `index.ts` runs, without the implementations: what the
