@@ -1,7 +1,7 @@
 import type { Feature } from './api/feature.ts'
 import { accessFeature } from './access/module.ts'
 import { adapterFeature } from './adapter/module.ts'
-import { systemFeature } from './api/system-module.ts'
+import { systemFeature } from './system/module.ts'
 import { chatsFeature } from './chats/module.ts'
 import { dependenciesFeature } from './dependencies/module.ts'
 import { discoveryFeature } from './discovery/module.ts'

@@ -156,7 +156,10 @@ export function chatService(d: ChatHandlerDeps) {
       sessionKey,
     })
 
-  /** Queues a turn with the chat's actor under `jobId`. */
+  /**
+   * Queues a turn with the chat's actor under `jobId` (chosen by the caller, e.g. a schedule tick's
+   * deterministic id: a repeated send of the same job is dropped by the stream's duplicate check).
+   */
   const queue = async (p: Principal, chat: ChatRef, o: SendOptions, jobId: string): Promise<void> => {
     // The chat's current stream is recorded alongside the send, not before it: the turn never
     // reads it, and whoever resumes the stream learns its id from this request's answer. Should
@@ -278,7 +281,20 @@ export function chatService(d: ChatHandlerDeps) {
     }
   }
 
-  return { store, agentFor, chatOf, ownChat, speakIn, createChat, openSession, send, submit, result, sendAndWait }
+  return {
+    store,
+    agentFor,
+    chatOf,
+    ownChat,
+    speakIn,
+    createChat,
+    openSession,
+    queue,
+    send,
+    submit,
+    result,
+    sendAndWait,
+  }
 }
 
 export type ChatService = ReturnType<typeof chatService>

@@ -13,7 +13,6 @@ import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { ResourceService } from '../resources/service.ts'
-import { actorShards } from './actors-admin.ts'
 import { checkCron, checkMinInterval, nextTick } from './cron.ts'
 import { SCHEDULE_ROUTES as R } from './routes.ts'
 import type { ScheduleFields, ScheduleStore } from './store.ts'
@@ -33,10 +32,6 @@ export const SCHEDULE_PERMISSIONS = {
   deleteOwn: registerPermission('platform.schedules.delete:own', 'Schedules: delete your own'),
   deleteAll: registerPermission('platform.schedules.delete:all', "Schedules: delete everyone's (admin)"),
 }
-const SYSTEM_READ = registerPermission(
-  'platform.system.read:all',
-  'System: read containers, workers and health (admin)',
-)
 
 export interface ScheduleHandlerDeps {
   nc: NatsConnection
@@ -174,10 +169,6 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
         { msgId: `sched-remove-${s.id}` },
       )
       return { status: 204 }
-    }),
-    bind(R.actors, async ({ principal: p }) => {
-      if (!can(p, SYSTEM_READ)) throw forbidden(`requires ${SYSTEM_READ}`, 'auth.admin_only')
-      return { body: await actorShards(d.nc, d.names) }
     }),
   ]
 }

@@ -8,7 +8,7 @@ import { scheduleStore } from './store.ts'
 /*
  * Schedules (service role): CRUD, the tick service the schedule actors call (`svc.schedules.fire`)
  * and, at start, every schedule's actor told its settings. The actor itself is listed in
- * actors/index.ts; the operators' view of the actor shards lives here too (`system.actors`).
+ * actors/index.ts.
  */
 export const schedulesFeature = defineFeature({
   name: 'schedules',
@@ -36,7 +36,6 @@ export const schedulesFeature = defineFeature({
     const fire = serveScheduleFire({
       db: ctx.db,
       nc: ctx.nc,
-      js: ctx.js,
       names: ctx.names,
       config: ctx.config,
       resources: ctx.resources,

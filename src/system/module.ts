@@ -1,0 +1,13 @@
+import { defineFeature } from '../api/feature.ts'
+import { systemHandlers } from './handlers.ts'
+import { systemRoutes } from './routes.ts'
+
+/*
+ * The platform about itself: `/health` (answered by the gateway itself) and the operators' view of
+ * every actor type's shards (service role).
+ */
+export const systemFeature = defineFeature({
+  name: 'system',
+  routes: systemRoutes,
+  service: (ctx) => ({ routes: systemHandlers({ nc: ctx.nc, names: ctx.names }) }),
+})
