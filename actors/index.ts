@@ -6,7 +6,7 @@ import type { Actor, ActorFactory, ActorPlatform } from './runtime/define-actor.
 
 /*
  * The actor types an actor host runs, one line each (as `src/kinds/index.ts` lists resource
- * kinds). Their protocols are listed in `protocols.ts` (what the operators' view reads).
+ * kinds). Their protocols are listed in `protocols/index.ts` (what the operators' view reads).
  */
 export const ACTOR_FACTORIES: readonly ActorFactory[] = [
   chatActorFactory,

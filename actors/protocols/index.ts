@@ -5,9 +5,9 @@ import { dbTriggerProtocol } from './db-trigger.ts'
 import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 
 /*
- * The protocols of every actor type `index.ts` runs, without the implementations: what the
- * operators' view (`GET /api/v1/system/actors`, src/schedules/actors-admin.ts) lists. Keep in step
- * with ACTOR_FACTORIES (tests/triggers/schedules.test.ts checks it).
+ * The protocols of every actor type `actors/index.ts` runs, without the behaviours: what the
+ * operators' view (`GET /api/v1/system/actors`, src/system/actors-view.ts) lists. Keep in step
+ * with ACTOR_FACTORIES (tests/triggers/cron.test.ts checks it).
  */
 export const ACTOR_PROTOCOLS: readonly ActorProtocol[] = [
   chatProtocol,

@@ -95,7 +95,7 @@ t.test('every actor type has its protocol listed for the operators', async (t) =
   t.equal(
     ACTOR_PROTOCOLS.length,
     ACTOR_FACTORIES.length,
-    'actors/protocols.ts lists as many types as actors/index.ts runs',
+    'actors/protocols/index.ts lists as many types as actors/index.ts runs',
   )
   t.same(
     ACTOR_PROTOCOLS.map((p) => p.type),
