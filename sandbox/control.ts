@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { KV } from '@nats-io/kv'
-import { POOL_APPLIED_SUBJECT } from '../actors/pool/protocol.ts'
+import { POOL_APPLIED_SUBJECT } from '../actors/protocols/pool.ts'
 import { openActorStates } from '../actors/runtime/provision.ts'
 import {
   POOL_KEYS,

@@ -2,7 +2,7 @@ import type { KV, KvEntry } from '@nats-io/kv'
 import { Value } from '@sinclair/typebox/value'
 import { initialPoolDesired, PoolDesired, type PoolKey } from '../schemas/sandbox-pool.ts'
 import type { Logger } from '../src/kernel/log.ts'
-import { poolProtocol } from '../actors/pool/protocol.ts'
+import { poolProtocol } from '../actors/protocols/pool.ts'
 import { stateKeyOf, type Stored } from '../actors/runtime/partition.ts'
 
 /*

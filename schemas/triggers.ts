@@ -2,8 +2,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { Name, Namespace, Nullable, Timestamp, Uuid } from './common.ts'
 
 /*
- * Webhooks, schedules and the operators' view of actor shards
- * (`GET /api/v1/system/actors`). Bodies use the API's snake_case names.
+ * Webhooks and schedules. Bodies use the API's snake_case names.
  */
 
 /**
@@ -247,40 +246,3 @@ export const ScheduleFireReply = T.Union([
   T.Object({ ok: T.Literal(false), error: T.String() }),
 ])
 export type ScheduleFireReply = Static<typeof ScheduleFireReply>
-
-// ---- actor shards
-
-export const ActorPartition = T.Object({
-  partition: T.Integer(),
-  owner: Nullable(T.String({ description: 'node id of the host holding the lease; null: nobody (being taken over)' })),
-  fence: Nullable(T.Integer({ description: 'lease revision: the fencing token' })),
-  lease_age_ms: Nullable(T.Integer({ description: 'time since the lease was last written (acquired or renewed)' })),
-  backlog: Nullable(
-    T.Integer({
-      description:
-        'mailbox messages not yet handled (consumer num_pending + num_ack_pending); null when the partition has no consumer',
-    }),
-  ),
-})
-export const ActorHostInfo = T.Object({
-  node_id: T.String(),
-  last_seen: T.String(),
-  partitions: T.Integer({ description: 'partitions owned, from the lease bucket' }),
-})
-export const SystemActors = T.Object(
-  {
-    lease_ttl_ms: Nullable(T.Integer()),
-    hosts: T.Array(ActorHostInfo),
-    types: T.Array(
-      T.Object({
-        type: T.String(),
-        partitions: T.Integer(),
-        owned: T.Integer(),
-        backlog: T.Integer(),
-        shards: T.Array(ActorPartition),
-      }),
-    ),
-  },
-  { title: 'SystemActors' },
-)
-export type SystemActors = Static<typeof SystemActors>

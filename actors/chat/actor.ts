@@ -5,8 +5,8 @@ import { workersBucket } from '../../src/platform/heartbeat.ts'
 import type { LocalJobs } from '../../src/jobs/local-run.ts'
 import { maxDepthOf } from '../../src/jobs/start.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
-import { announceLostTurn } from './abandoned-turn.ts'
-import { chatProtocol, type ChatTurn } from './protocol.ts'
+import { announceLostTurn } from '../../src/chats/abandoned-turn.ts'
+import { chatProtocol, type ChatTurn } from '../protocols/chat.ts'
 
 /*
  * The chat actor: one per chat, so the messages of one chat are processed in the order they were

@@ -3,7 +3,7 @@ import { DbTriggerPollReply, type DbTriggerPoll } from '../../schemas/db-trigger
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
-import { DB_TRIGGER_POLL_SUBJECT, dbTriggerProtocol } from './protocol.ts'
+import { DB_TRIGGER_POLL_SUBJECT, dbTriggerProtocol } from '../protocols/db-trigger.ts'
 
 /*
  * The db-trigger actor: one per database trigger, a poll loop kept in its `poll` timer (which lives

@@ -1,6 +1,6 @@
 import { initialPoolDesired, type PoolDesired } from '../../schemas/sandbox-pool.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
-import { poolProtocol } from './protocol.ts'
+import { poolProtocol } from '../protocols/pool.ts'
 
 /*
  * The pool actor: the desired state of one container pool, durable in ACTOR_STATE (so it outlives

@@ -3,7 +3,7 @@ import type { Config } from '../../src/kernel/config.ts'
 import type { Logger } from '../../src/kernel/log.ts'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
-import type { ActorProtocol, MessageName, MessagePayload } from './protocol.ts'
+import type { ActorProtocol, MessageName, MessagePayload } from '../../schemas/actor-protocol.ts'
 
 /*
  * An actor implementation: its protocol, a state per key persisted in the ACTOR_STATE bucket, one

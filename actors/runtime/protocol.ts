@@ -1,25 +1,12 @@
-import type { Static, TSchema } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
+import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 
 /*
- * An actor type's protocol: what a sender needs to know and nothing more — the type, its partition
- * count and its named messages, each with a TypeBox schema. A protocol file imports only typebox
- * and `schemas/` (this module's types are erased), so the gateway or any sender can import it
- * without the actor's implementation and its dependencies.
- *
- * On the wire a message is the envelope `{ "m": <name>, "p": <payload> }`.
+ * The wire form of an actor message, the envelope `{ "m": <name>, "p": <payload> }`, and its check
+ * against the actor type's protocol (the protocol's shape: schemas/actor-protocol.ts).
  */
-export interface ActorProtocol {
-  readonly type: string
-  /** Fixed for the life of the ACTORS stream: changing it means draining and re-partitioning. */
-  readonly partitions: number
-  readonly messages: Readonly<Record<string, TSchema>>
-}
-
-export type MessageName<P extends ActorProtocol> = keyof P['messages'] & string
-export type MessagePayload<P extends ActorProtocol, N extends MessageName<P>> = Static<P['messages'][N]>
-
 export interface Envelope {
   m: string
   p: unknown

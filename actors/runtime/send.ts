@@ -6,7 +6,8 @@ import type { NatsNames } from '../../src/platform/nats-names.ts'
 import { publishDurably } from '../../src/platform/jetstream.ts'
 import { KEY_PATTERN } from './define-actor.ts'
 import { partitionOf } from './hash.ts'
-import { checkerOf, encodeEnvelope, type ActorProtocol, type MessageName, type MessagePayload } from './protocol.ts'
+import type { ActorProtocol, MessageName, MessagePayload } from '../../schemas/actor-protocol.ts'
+import { checkerOf, encodeEnvelope } from './protocol.ts'
 
 /** `actor.<type>.<partition>.<key>` on the work-queue stream ACTORS. */
 export const mailboxSubject = (names: NatsNames, type: string, partition: number, key: string): string =>

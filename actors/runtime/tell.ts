@@ -2,7 +2,7 @@ import type { Logger } from '../../src/kernel/log.ts'
 import { partitionOf } from './hash.ts'
 import { queueForKey } from './mailbox.ts'
 import type { HostEnv, PartitionRun } from './partition.ts'
-import type { ActorProtocol, MessageName, MessagePayload } from './protocol.ts'
+import type { ActorProtocol, MessageName, MessagePayload } from '../../schemas/actor-protocol.ts'
 import { checkMessage, sendToActor } from './send.ts'
 
 /*

@@ -4,7 +4,7 @@ import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
 import { nextTick } from '../../src/schedules/cron.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
-import { SCHEDULE_FIRE_SUBJECT, scheduleProtocol } from './protocol.ts'
+import { SCHEDULE_FIRE_SUBJECT, scheduleProtocol } from '../protocols/schedule.ts'
 
 /*
  * The schedule actor: one per schedule. Its state holds the cron settings and `next`, the next

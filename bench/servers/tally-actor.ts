@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
 import { defineActor } from '../../actors/runtime/define-actor.ts'
-import type { ActorProtocol } from '../../actors/runtime/protocol.ts'
+import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 
 /* The bench actor: 64 partitions; its state counts the messages of each key. */
 export const tallyProtocol = {

@@ -1,4 +1,4 @@
-import { chatService, type ChatHandlerDeps, type ChatService } from '../chats/handlers.ts'
+import { chatService, type ChatHandlerDeps, type ChatService } from '../chats/service.ts'
 import type { Logger } from '../kernel/log.ts'
 import { providerDirectory, type ProviderDirectory } from './providers.ts'
 

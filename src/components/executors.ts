@@ -1,5 +1,5 @@
 import { activeFunction } from '../kinds/function/executable.ts'
-import { chatService } from '../chats/handlers.ts'
+import { chatService } from '../chats/service.ts'
 import type { ChatRow } from '../chats/store.ts'
 import { invokeFunction } from '../functions/invoke.ts'
 import { validateAgainst } from '../kernel/json-schema.ts'
@@ -10,7 +10,7 @@ import type { ProxyExecutorFactory } from '../feature/component-proxy.ts'
 /*
  * The proxy executors of the two kinds that exist today: functions and agents. Each checks the
  * acting principal's own permission at execution time, exactly as the direct endpoints do
- * (functions/handlers.ts, chats/handlers.ts). Registered in module.ts; queries and stores register
+ * (functions/handlers.ts, chats/service.ts). Registered in module.ts; queries and stores register
  * theirs as `componentProxies` of their features (src/feature/component-proxy.ts).
  */
 export const functionProxy: ProxyExecutorFactory = (ctx) => {

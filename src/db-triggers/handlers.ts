@@ -1,5 +1,5 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
-import { dbTriggerProtocol } from '../../actors/db-trigger/protocol.ts'
+import { dbTriggerProtocol } from '../../actors/protocols/db-trigger.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import type { DbTrigger } from '../../schemas/db-triggers.ts'
 import type { ConnectionPools } from '../data/pools.ts'

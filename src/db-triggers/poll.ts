@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { DB_TRIGGER_POLL_SUBJECT } from '../../actors/db-trigger/protocol.ts'
+import { DB_TRIGGER_POLL_SUBJECT } from '../../actors/protocols/db-trigger.ts'
 import { DbTriggerPoll, type DbTriggerInput, type DbTriggerPollReply } from '../../schemas/db-triggers.ts'
 import { can, loadPrincipal, type Principal } from '../auth/principal.ts'
 import type { ConnectionPools, ConnectionRecord } from '../data/pools.ts'

@@ -1,11 +1,8 @@
-import type { JetStreamClient } from '@nats-io/jetstream'
 import { Type as T } from '@sinclair/typebox'
-import { chatProtocol } from '../../actors/chat/protocol.ts'
-import { SCHEDULE_FIRE_SUBJECT } from '../../actors/schedule/protocol.ts'
-import { sendToActor } from '../../actors/runtime/send.ts'
+import { SCHEDULE_FIRE_SUBJECT } from '../../actors/protocols/schedule.ts'
 import { ScheduleFire, type Schedule, type ScheduleFireReply } from '../../schemas/triggers.ts'
 import { loadPrincipal, type Principal } from '../auth/principal.ts'
-import type { ChatService } from '../chats/handlers.ts'
+import type { ChatService } from '../chats/service.ts'
 import { enqueueFunction } from '../functions/invoke.ts'
 import type { InvokeDeps } from '../feature/invoke-deps.ts'
 import { validateAgainst } from '../kernel/json-schema.ts'
@@ -35,7 +32,6 @@ import { tickJobId } from './tick-id.ts'
 export interface FireDeps {
   db: Db
   nc: NatsConnection
-  js: JetStreamClient
   names: NatsNames
   config: Config
   resources: ResourceService
@@ -134,15 +130,7 @@ async function runAgent(d: FireDeps, s: Schedule, p: Principal, jobId: string, t
           sql.unsafe`insert into schedule_runs (schedule_id, tick, job_id, chat_id, outcome) values (${s.id}::uuid, ${tick}::timestamptz, ${jobId}, ${chatId}, 'fired')`,
         )
       } else if ((await d.invoke.store.get(jobId)) !== null) return
-      await sendToActor(
-        d.js,
-        d.names,
-        chatProtocol,
-        chatId,
-        'send',
-        { job_id: jobId, content: s.content ?? '', channel_id: null, user_id: p.userId, pool: 'agent' },
-        { msgId: `sched-${jobId}`, fresh },
-      )
+      await d.chats.queue(p, { id: chatId }, { content: s.content ?? '', channelId: null, fresh }, jobId)
     } finally {
       await conn.query(sql.unsafe`select pg_advisory_unlock(hashtext(${s.id}), hashtext(${tick}))`)
     }

@@ -1,11 +1,11 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
-import { scheduleProtocol } from '../../actors/schedule/protocol.ts'
+import { scheduleProtocol } from '../../actors/protocols/schedule.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import type { Schedule } from '../../schemas/triggers.ts'
 import { bind, type BoundRoute } from '../api/bind.ts'
 import { permissionSet } from '../feature/permissions.ts'
 import { can, type Principal } from '../auth/principal.ts'
-import type { ChatService } from '../chats/handlers.ts'
+import type { ChatService } from '../chats/service.ts'
 import { executableFunction } from '../kinds/function/executable.ts'
 import { conflict, forbidden, invalid, notFound } from '../kernel/errors.ts'
 import type { Config } from '../kernel/config.ts'
@@ -13,7 +13,6 @@ import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { ResourceService } from '../resources/service.ts'
-import { actorShards } from './actors-admin.ts'
 import { checkCron, checkMinInterval, nextTick } from './cron.ts'
 import { SCHEDULE_ROUTES as R } from './routes.ts'
 import type { ScheduleFields, ScheduleStore } from './store.ts'
@@ -36,10 +35,6 @@ export const SCHEDULE_PERMISSIONS = {
   deleteOwn: schedulePermissions.add('platform.schedules.delete:own', 'Schedules: delete your own'),
   deleteAll: schedulePermissions.add('platform.schedules.delete:all', "Schedules: delete everyone's (admin)"),
 }
-const SYSTEM_READ = schedulePermissions.add(
-  'platform.system.read:all',
-  'System: read containers, workers and health (admin)',
-)
 
 export interface ScheduleHandlerDeps {
   nc: NatsConnection
@@ -177,10 +172,6 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
         { msgId: `sched-remove-${s.id}` },
       )
       return { status: 204 }
-    }),
-    bind(R.actors, async ({ principal: p }) => {
-      if (!can(p, SYSTEM_READ)) throw forbidden(`requires ${SYSTEM_READ}`, 'auth.admin_only')
-      return { body: await actorShards(d.nc, d.names) }
     }),
   ]
 }

@@ -1,6 +1,6 @@
 import { scheduleActorFactory } from '../../actors/schedule/actor.ts'
 import { defineFeature } from '../feature/define.ts'
-import { chatService } from '../chats/handlers.ts'
+import { chatService } from '../chats/service.ts'
 import { serveScheduleFire } from './fire.ts'
 import { announceAll, scheduleHandlers, schedulePermissions } from './handlers.ts'
 import { scheduleRoutes } from './routes.ts'
@@ -8,7 +8,7 @@ import { scheduleStore } from './store.ts'
 
 /*
  * Schedules (service role): CRUD, the tick service the schedule actors call (`svc.schedules.fire`)
- * and, at start, every schedule's actor told its settings; the schedule actor; the operators' view of the actor shards lives here too (`system.actors`).
+ * and, at start, every schedule's actor told its settings; the schedule actor.
  */
 export const schedulesFeature = defineFeature({
   name: 'schedules',
@@ -38,7 +38,6 @@ export const schedulesFeature = defineFeature({
     const fire = serveScheduleFire({
       db: ctx.db,
       nc: ctx.nc,
-      js: ctx.js,
       names: ctx.names,
       config: ctx.config,
       resources: ctx.resources,

@@ -8,14 +8,12 @@ import {
   ScheduleOwnerQuery,
   ScheduleParams,
   ScheduleUpdateBody,
-  SystemActors,
 } from '../../schemas/triggers.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
  * Schedules: a name is unique per user, so `/api/v1/schedules/{name}` is the
  * caller's own schedule; `?owner_id=` names another user's (admins, `platform.schedules.*:all`).
- * And the operators' view of the actor shards that run them (`/api/v1/system/actors`).
  */
 const m = { surface: 'management', auth: true, target: 'rpc' } as const
 const tags = ['Schedules']
@@ -88,17 +86,6 @@ export const SCHEDULE_ROUTES = {
     query: ScheduleOwnerQuery,
     status: 204,
     errors: [404],
-  }),
-  actors: defineRoute({
-    ...m,
-    tags: ['System'],
-    id: 'system.actors',
-    method: 'GET',
-    path: '/api/v1/system/actors',
-    summary: 'Actor types, their partitions, the host owning each (lease age, fence) and mailbox backlogs (admin)',
-    response: SystemActors,
-    errors: [403],
-    permission: 'platform.system.read:all',
   }),
 }
 

@@ -1,5 +1,14 @@
 import { defineFeature } from '../feature/define.ts'
-import { systemRoutes } from '../api/system-routes.ts'
+import { systemHandlers, systemPermissions } from './handlers.ts'
+import { systemRoutes } from './routes.ts'
 
-/* The gateway's own routes (/health): no service part. */
-export const systemFeature = defineFeature({ name: 'system', routes: systemRoutes })
+/*
+ * The platform about itself: `/health` (answered by the gateway itself) and the operators' view of
+ * every actor type's shards (service role).
+ */
+export const systemFeature = defineFeature({
+  name: 'system',
+  routes: systemRoutes,
+  permissions: systemPermissions.list,
+  service: (ctx) => ({ routes: systemHandlers({ nc: ctx.nc, names: ctx.names }) }),
+})

@@ -1,5 +1,5 @@
 import { Type as T } from '@sinclair/typebox'
-import type { ActorProtocol } from '../../actors/runtime/protocol.ts'
+import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 
 /* The test actor's protocol: what the test process needs to send to hosts running in other processes. */
 export const counterProtocol = {

@@ -1,16 +1,17 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { Type as T } from '@sinclair/typebox'
 import t from 'tap'
 import { ACTOR_FACTORIES } from '../../src/features.ts'
-import { chatProtocol } from '../../actors/chat/protocol.ts'
+import { chatProtocol } from '../../actors/protocols/chat.ts'
 import { defineActor } from '../../actors/runtime/define-actor.ts'
 import { startActorHost } from '../../actors/runtime/host.ts'
 import { leaseMargin } from '../../actors/runtime/leases.ts'
 import { consumerName } from '../../actors/runtime/mailbox.ts'
-import { decodeEnvelope, encodeEnvelope, type ActorProtocol } from '../../actors/runtime/protocol.ts'
+import { decodeEnvelope, encodeEnvelope } from '../../actors/runtime/protocol.ts'
+import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 import { provisionActors } from '../../actors/runtime/provision.ts'
 import { mailboxSubject, sendToActor } from '../../actors/runtime/send.ts'
 import { partitionOf } from '../../actors/runtime/hash.ts'
@@ -27,15 +28,20 @@ import { eventually } from '../helpers/eventually.ts'
  */
 const ROOT = join(import.meta.dirname, '..', '..')
 
-t.test('a protocol file imports only typebox and schemas/ at run time', async (t) => {
-  for (const file of ['actors/chat/protocol.ts', 'tests/actors/counter-protocol.ts']) {
+t.test('a protocol file imports only typebox and schemas/', async (t) => {
+  const protocols = readdirSync(join(ROOT, 'actors', 'protocols')).map((f) => `actors/protocols/${f}`)
+  t.ok(protocols.includes('actors/protocols/chat.ts'), 'the protocols live in actors/protocols/')
+  for (const file of [...protocols, 'tests/actors/counter-protocol.ts']) {
     const src = readFileSync(join(ROOT, file), 'utf8')
-    const runtime = [...src.matchAll(/^import\s+(?!type\s)[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] as string)
-    t.ok(runtime.length > 0, `${file} has imports`)
+    // type imports too: the group is a leaf, so a sender imports nothing else through it
+    const specs = [...src.matchAll(/^import\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] as string)
+    t.ok(specs.length > 0, `${file} has imports`)
     t.same(
-      runtime.filter((s) => !s.startsWith('@sinclair/typebox') && !/(^|\/)schemas\//.test(s)),
+      specs.filter(
+        (s) => !s.startsWith('@sinclair/typebox') && !/(^|\/)schemas\//.test(s) && !/^\.\/[^/]+\.ts$/.test(s),
+      ),
       [],
-      `${file}: no run-time import beyond typebox and schemas/`,
+      `${file}: no import beyond typebox, schemas/ and the other protocols`,
     )
   }
   t.equal(chatProtocol.type, 'chat')

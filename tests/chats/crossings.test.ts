@@ -77,7 +77,7 @@ t.test('one chat turn: Postgres round trips and acknowledged NATS operations', a
   // 2 queries and 7 NATS operations at stop 23.
   const all = [...path, ...after]
   const pg = all.filter((x) => x.what === 'pg')
-  // the chat's owner spoke in it before (warm-up): no read at the door (src/chats/handlers.ts speakIn)
+  // the chat's owner spoke in it before (warm-up): no read at the door (src/chats/service.ts speakIn)
   const turnPg = pg.filter((x) => !x.site.includes('mirror.ts'))
   t.equal(
     turnPg.length,

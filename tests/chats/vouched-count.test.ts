@@ -1,6 +1,6 @@
 import { jetstreamManager } from '@nats-io/jetstream'
 import t from 'tap'
-import { chatProtocol } from '../../actors/chat/protocol.ts'
+import { chatProtocol } from '../../actors/protocols/chat.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import { findQueuedJob } from '../../src/jobs/enqueue.ts'
 import { startChatActorHost } from '../helpers/chat-actor-host.ts'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { chatProtocol } from '../../actors/chat/protocol.ts'
+import { chatProtocol } from '../../actors/protocols/chat.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import { prepareJob } from '../../src/jobs/enqueue.ts'
 import { startChatActorHost } from '../helpers/chat-actor-host.ts'

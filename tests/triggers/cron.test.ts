@@ -2,7 +2,7 @@ import t from 'tap'
 import { scheduleActor, type ScheduleActorState } from '../../actors/schedule/actor.ts'
 import type { ActorContext } from '../../actors/runtime/define-actor.ts'
 import { ACTOR_FACTORIES } from '../../src/features.ts'
-import { ACTOR_PROTOCOLS } from '../../actors/protocols.ts'
+import { ACTOR_PROTOCOLS } from '../../actors/protocols/index.ts'
 import type { ScheduleFire, ScheduleFireReply } from '../../schemas/triggers.ts'
 import { checkCron, nextTick } from '../../src/schedules/cron.ts'
 import { uuidV5 } from '../../src/kernel/uuid.ts'
@@ -96,7 +96,7 @@ t.test('every actor type has its protocol listed for the operators', async (t) =
   t.equal(
     ACTOR_PROTOCOLS.length,
     ACTOR_FACTORIES.length,
-    'actors/protocols.ts lists as many types as the features contribute',
+    'actors/protocols/index.ts lists as many types as the features contribute',
   )
   t.same(
     ACTOR_PROTOCOLS.map((p) => p.type),

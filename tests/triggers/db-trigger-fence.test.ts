@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
-import { DB_TRIGGER_POLL_SUBJECT } from '../../actors/db-trigger/protocol.ts'
+import { DB_TRIGGER_POLL_SUBJECT } from '../../actors/protocols/db-trigger.ts'
 import { pollRows } from '../../src/db-triggers/store.ts'
 import type { Db } from '../../src/platform/db.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'

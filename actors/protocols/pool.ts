@@ -1,6 +1,6 @@
 import { Type as T } from '@sinclair/typebox'
 import { RequestId } from '../../schemas/sandbox-pool.ts'
-import type { ActorProtocol } from '../runtime/protocol.ts'
+import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 
 /*
  * The pool actor's protocol: one actor per container pool (key `sandbox`: the untrusted warm pool;

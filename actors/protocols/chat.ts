@@ -1,5 +1,5 @@
 import { Type as T, type Static } from '@sinclair/typebox'
-import type { ActorProtocol } from '../runtime/protocol.ts'
+import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 
 /*
  * The chat actor's protocol: one actor per chat (key = chat id). `send` queues a turn (a user

@@ -1,6 +1,6 @@
-import type { Logger } from '../../src/kernel/log.ts'
-import type { Db } from '../../src/platform/db.ts'
-import { chatStore } from '../../src/chats/store.ts'
+import type { Logger } from '../kernel/log.ts'
+import type { Db } from '../platform/db.ts'
+import { chatStore } from './store.ts'
 
 /**
  * Ephemeral chats (`expires_in`) are hard-deleted with their messages, swept every

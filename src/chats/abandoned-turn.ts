@@ -1,9 +1,9 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
-import type { JobState } from '../../src/jobs/job-state.ts'
-import type { NatsNames } from '../../src/platform/nats-names.ts'
-import { publishStreamEvent } from '../../src/streaming/channel.ts'
-import { sendToActor } from '../runtime/send.ts'
-import { chatProtocol } from './protocol.ts'
+import type { JobState } from '../jobs/job-state.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { publishStreamEvent } from '../streaming/channel.ts'
+import { sendToActor } from '../../actors/runtime/send.ts'
+import { chatProtocol } from '../../actors/protocols/chat.ts'
 
 /** Ends a lost turn's stream (if it has one) with an `error` event saying so. */
 export async function announceLostTurn(d: { js: JetStreamClient; names: NatsNames }, job: JobState): Promise<void> {

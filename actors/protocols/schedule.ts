@@ -1,5 +1,5 @@
 import { Type as T } from '@sinclair/typebox'
-import type { ActorProtocol } from '../runtime/protocol.ts'
+import type { ActorProtocol } from '../../schemas/actor-protocol.ts'
 
 /*
  * The schedule actor's protocol: one actor per schedule (key = schedule id). The resource service

@@ -1,8 +1,8 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
-import type { Emit } from '../../src/chats/turn.ts'
-import type { NatsConnection } from '../../src/platform/nats.ts'
-import type { NatsNames } from '../../src/platform/nats-names.ts'
-import { isTerminalEvent, publishStreamEvent, publishStreamEventNoAck } from '../../src/streaming/channel.ts'
+import type { Emit } from './turn.ts'
+import type { NatsConnection } from '../platform/nats.ts'
+import type { NatsNames } from '../platform/nats-names.ts'
+import { isTerminalEvent, publishStreamEvent, publishStreamEventNoAck } from '../streaming/channel.ts'
 
 /**
  * How a turn's events reach its stream channel: deltas without a PubAck (ordered on one
