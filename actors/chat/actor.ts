@@ -5,7 +5,7 @@ import { workersBucket } from '../../src/platform/heartbeat.ts'
 import type { LocalJobs } from '../../src/jobs/local-run.ts'
 import { maxDepthOf } from '../../src/jobs/start.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
-import { announceLostTurn } from '../../src/chats/abandoned-turn.ts'
+import { announceLostTurn } from './lost-turn.ts'
 import { chatProtocol, type ChatTurn } from '../protocols/chat.ts'
 
 /*

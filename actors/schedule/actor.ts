@@ -2,7 +2,7 @@ import { Value } from '@sinclair/typebox/value'
 import { ScheduleFireReply, type ScheduleFire } from '../../schemas/triggers.ts'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
-import { nextTick } from '../../src/schedules/cron.ts'
+import { nextTick } from '../../src/kernel/cron.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
 import { SCHEDULE_FIRE_SUBJECT, scheduleProtocol } from '../protocols/schedule.ts'
 

@@ -1,19 +1,9 @@
 import type { JetStreamClient } from '@nats-io/jetstream'
 import type { JobState } from '../jobs/job-state.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { publishStreamEvent } from '../streaming/channel.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import { chatProtocol } from '../../actors/protocols/chat.ts'
-
-/** Ends a lost turn's stream (if it has one) with an `error` event saying so. */
-export async function announceLostTurn(d: { js: JetStreamClient; names: NatsNames }, job: JobState): Promise<void> {
-  const input = job.input as { channel_id?: string | null }
-  if (typeof input.channel_id === 'string')
-    await publishStreamEvent(d.js, d.names, input.channel_id, {
-      event: 'error',
-      data: { detail: 'the worker running this turn was lost; send the message again', code: 'turn.worker_lost' },
-    })
-}
+import { announceLostTurn } from '../../actors/chat/lost-turn.ts'
 
 /**
  * A turn whose worker died (the job system marked its job failed): its stream ends with an `error`

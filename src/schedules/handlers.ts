@@ -13,7 +13,7 @@ import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import type { ResourceService } from '../resources/service.ts'
-import { checkCron, checkMinInterval, nextTick } from './cron.ts'
+import { checkCron, checkMinInterval, nextTick } from '../kernel/cron.ts'
 import { SCHEDULE_ROUTES as R } from './routes.ts'
 import type { ScheduleFields, ScheduleStore } from './store.ts'
 

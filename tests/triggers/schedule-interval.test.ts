@@ -1,5 +1,5 @@
 import t from 'tap'
-import { shortestInterval } from '../../src/schedules/cron.ts'
+import { shortestInterval } from '../../src/kernel/cron.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 
 /*

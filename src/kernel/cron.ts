@@ -1,5 +1,5 @@
 import { Cron } from 'croner'
-import { invalid } from '../kernel/errors.ts'
+import { invalid } from './errors.ts'
 
 /*
  * Next fire times of a cron expression in an IANA time zone, computed with croner (paused: it
