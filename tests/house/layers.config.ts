@@ -42,6 +42,8 @@ export const LAYERS: readonly Layer[] = [
     name: 'features',
     about: 'every feature and each actor behaviour; may import each other without a cycle',
     groups: [
+      'src/jobs (feature entry)',
+      'src/resources (feature entry)',
       'src/access',
       'src/adapter',
       'src/chats',
@@ -61,6 +63,7 @@ export const LAYERS: readonly Layer[] = [
       'src/namespaces',
       'src/schedules',
       'src/states',
+      'src/system',
       'src/template-api',
       'src/webhooks',
       'actors/chat',
@@ -99,10 +102,10 @@ export interface GroupRule {
 }
 
 export const GROUP_RULES: readonly GroupRule[] = [
-  // every actor's protocol (typebox and schemas only) and their list: senders import them without
-  // the implementations
-  { pattern: /^actors\/[^/]+\/protocol\.ts$/, group: 'actors/protocols' },
-  { pattern: /^actors\/protocols\.ts$/, group: 'actors/protocols' },
+  // An engine that also serves routes has a feature entry: its `module.ts` (the Feature object that
+  // binds its routes) sits with the features, above the contract it imports, while the engine
+  // itself stays below it.
+  { pattern: /^src\/(jobs|resources)\/module\.ts$/, group: 'src/$1 (feature entry)' },
   // the composition root is one group: the files directly in src/ and actors/, and src/roles (what
   // each role starts) which main.ts runs and which uses the feature list and bootstrap
   { pattern: /^(src|actors)\/[^/]+$/, group: 'composition' },
