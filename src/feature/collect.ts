@@ -6,7 +6,8 @@ import type { RecordDecorator } from '../resources/decorate.ts'
 import type { AnyKind } from '../resources/kind.ts'
 import type { SpecCheck } from '../resources/validation.ts'
 import type { ComponentProxies } from './component-proxy.ts'
-import type { Feature, ServiceBase } from './define.ts'
+import type { ConfigKind } from './config-kinds.ts'
+import type { Feature, ServiceBase, ServiceContext } from './define.ts'
 import type { PermissionInfo } from './permissions.ts'
 import type { ToolProviderFactory } from './tools.ts'
 
@@ -54,3 +55,7 @@ export function featureRoutes(features: readonly Feature[]): RouteDef[] {
 export function registerFeatureErrorCodes(features: readonly Feature[]): void {
   for (const f of features) if (f.errorCodes !== undefined) registerErrorCodes(f.errorCodes)
 }
+
+/** The config kinds the features contribute (the generic resource kinds' adapters are the config feature's own). */
+export const featureConfigKinds = (features: readonly Feature[], ctx: ServiceContext): ConfigKind[] =>
+  features.flatMap((f) => f.configKinds?.(ctx) ?? [])

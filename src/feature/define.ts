@@ -18,6 +18,7 @@ import type { AnyKind } from '../resources/kind.ts'
 import type { ResourceService } from '../resources/service.ts'
 import type { SpecCheck } from '../resources/validation.ts'
 import type { ComponentProxies } from './component-proxy.ts'
+import type { ConfigKind } from './config-kinds.ts'
 import type { InvokeDeps } from './invoke-deps.ts'
 import type { PermissionInfo } from './permissions.ts'
 import type { StoreKeyProbe } from './store-key-probe.ts'
@@ -114,6 +115,11 @@ export interface Feature {
   specChecks?(config: Config): SpecCheck[]
   /** Read-time fields added to the records the resource routes answer. */
   recordDecorators?(ctx: ServiceBase): RecordDecorator[]
+  /**
+   * The kinds of this feature that declarative config and packages carry, when they are not
+   * generic resource kinds (those come from `kinds`): built in the resource-service role.
+   */
+  configKinds?(ctx: ServiceContext): ConfigKind[]
   /** Refuses a configuration that cannot work, before anything starts (throws). */
   preflight?(config: Config, roles: ReadonlySet<Role>): void
   service?(ctx: ServiceContext): ServicePart | Promise<ServicePart>
