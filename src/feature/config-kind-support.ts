@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { TObject } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import '../../schemas/formats.ts'
 import { AppError, type FieldIssue } from '../kernel/errors.ts'
 import { canonicalJson } from '../resources/canonical-json.ts'
 import { validationIssues } from '../resources/validation.ts'
@@ -41,7 +42,3 @@ export async function issuesOf(check: () => unknown): Promise<FieldIssue[]> {
       : [{ path: '', message: err.message }]
   }
 }
-
-/** Only the fields a body gives (undefined dropped): what a desired body and a stored one are compared on. */
-export const given = <T extends Record<string, unknown>>(body: T): Partial<T> =>
-  Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)) as Partial<T>
