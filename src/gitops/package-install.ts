@@ -71,7 +71,18 @@ export function packageInstaller(d: PackageDeps) {
       }
     }
     const values = await storedSecrets(declarations, given)
-    const check = checkPackageText(source, values, { limits: d.limits, ...checks(index) })
+    // the secrets the secret variables will keep are there for the package's references to them
+    const kept = new Set(
+      declarations
+        .filter((v) => v.type === 'secret' && (values[v.name] ?? v.default ?? '') !== '')
+        .map((v) => secretVariableAddress(v.name).key),
+    )
+    const base = checks(index)
+    const check = checkPackageText(source, values, {
+      limits: d.limits,
+      ...base,
+      exists: (kind, key) => (kind === 'secret' && kept.has(key)) || base.exists(kind, key),
+    })
     // what the caller left out and the platform filled is not input the caller still owes
     if (!check.valid) check.requiresInput = requiresInput(declarations, values)
     const document = check.document
