@@ -23,7 +23,7 @@ import { filesFeature } from './files/module.ts'
 import { schedulesFeature } from './schedules/module.ts'
 import { webhooksFeature } from './webhooks/module.ts'
 import { dbTriggersFeature } from './db-triggers/module.ts'
-import { packagesFeature } from './gitops/packages-module.ts'
+import { configFeature } from './gitops/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -54,7 +54,7 @@ export const FEATURES: readonly Feature[] = [
   schedulesFeature,
   webhooksFeature,
   dbTriggersFeature,
-  packagesFeature,
+  configFeature,
 ]
 
 /** Every resource kind of the platform (the features' `kinds`), in list order. */

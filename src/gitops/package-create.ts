@@ -2,7 +2,7 @@ import { stringify } from 'yaml'
 import type { ConfigCurrent, ConfigKind } from '../feature/config-kinds.ts'
 import { AppError, invalid, notFound } from '../kernel/errors.ts'
 import type { Db } from '../platform/db.ts'
-import type { VariableDeclaration } from './package-schema.ts'
+import { PACKAGE_SECTIONS, type VariableDeclaration } from './package-schema.ts'
 import { variableOfSecret } from './package-secrets.ts'
 
 export interface PackageCreateRequest {
@@ -13,6 +13,9 @@ export interface PackageCreateRequest {
   url?: string
   resources: { type: string; namespace?: string; name: string }[]
 }
+
+/** The sections a package made from resources may hold: a package's, less dependencies (they are not resources of anyone's). */
+const CREATABLE: ReadonlySet<string> = new Set(PACKAGE_SECTIONS.filter((s) => s !== 'dependencies'))
 
 /** The kinds a package may refer to without holding them: an install asks which one to use. */
 const ASKED_KINDS: Readonly<Record<string, 'llm_providers' | 'database_connections' | 'secrets'>> = {
@@ -48,12 +51,12 @@ export async function createPackageYaml(
   const picked: { kind: ConfigKind; item: ConfigCurrent }[] = []
   for (const [i, r] of req.resources.entries()) {
     const kind = kinds.get(r.type)
-    if (kind === undefined || !kind.packageable)
+    if (kind === undefined || !CREATABLE.has(kind.section))
       throw invalid(`a package cannot hold a ${r.type}`, [
         {
           path: `/resources/${String(i)}/type`,
           message: `one of ${[...kinds.values()]
-            .filter((k) => k.packageable && k.kind !== 'secret')
+            .filter((k) => CREATABLE.has(k.section))
             .map((k) => k.kind)
             .join(', ')}`,
         },

@@ -28,7 +28,7 @@ const PERMISSIONS = {
 
 export function packageHandlers(d: PackageDeps): BoundRoute[] {
   const need = (p: Principal, perm: string) => {
-    if (!can(p, perm)) throw forbidden(`requires ${perm}`)
+    if (!can(p, perm)) throw forbidden(`requires ${perm}`, 'auth.admin_only')
   }
   const installer = packageInstaller(d)
   return [

@@ -194,6 +194,15 @@ const ROWS: Record<string, Row> = {
   },
   'system.flush-stuck-jobs': adminOnly('/api/v1/system/flush-stuck-jobs'),
   'queue.stats': adminOnly('/api/v1/queue/stats'),
+  // ---- declarative config (src/gitops/): admin only; the admin's apply is a dry run of an empty document
+  'config.validate': adminOnly('/api/v1/config/validate', [200], {
+    config: 'apiVersion: platform/v1\nkind: PlatformConfig\nspec: {}\n',
+  }),
+  'config.apply': adminOnly('/api/v1/config/apply', [200], {
+    config: 'apiVersion: platform/v1\nkind: PlatformConfig\nspec: {}\n',
+    dryRun: true,
+  }),
+  'config.export': adminOnly('/api/v1/config/export', [200]),
   'queue.jobs': adminOnly('/api/v1/queue/jobs'),
   'queue.dlq.list': adminOnly('/api/v1/queue/dlq'),
   'queue.dlq.retry': {
