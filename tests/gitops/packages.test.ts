@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 
@@ -266,6 +267,44 @@ t.test('create from existing resources, then install on a fresh platform', async
   t.match(await ok(fresh, 'GET', '/api/v1/connectors/kit/crm'), { auth: { secret: 'default/crm_token' } })
   t.equal((await ok(fresh, 'GET', '/api/v1/secrets/default/crm_token'))['has_value'], true)
 })
+
+t.test(
+  'the example of docs/gitops.md installs; its dependencies are recorded; a role reference is checked',
+  async (t) => {
+    const page = readFileSync(new URL('../../docs/gitops.md', import.meta.url), 'utf8')
+    const example = /### Example\n\n```yaml\n([\s\S]*?)```/.exec(page)?.[1]
+    if (example === undefined) throw new Error('no example in docs/gitops.md')
+    await ok(env, 'POST', '/api/v1/collections', { namespace: 'kb', name: 'climate', description: 'climate' })
+    const variables = { GREETING: 'Hello there', KNOWLEDGE: 'kb/climate', WEATHER_TOKEN: 't0k3n' }
+    const preview = await ok(env, 'POST', '/api/v1/packages/preview', { source: example, variables })
+    t.match(preview, { success: true, requires_input: false }, JSON.stringify(preview['errors']))
+    const res = await ok(env, 'POST', '/api/v1/packages/install', { source: example, variables })
+    t.match(res['package'], { name: 'weather', dependencies: [{ package_name: 'python-dateutil', version: '>=2.8' }] })
+    t.match(await env.sql(`select status, managed_by from dependencies where package_name = 'python-dateutil'`), [
+      { status: 'approved', managed_by: 'pkg:weather' },
+    ])
+    t.match(await ok(env, 'GET', '/api/v1/agents/weather/forecaster'), { enabled_collections: ['kb/climate'] })
+    await ok(env, 'DELETE', '/api/v1/packages/weather')
+    t.same(await env.sql(`select 1 from dependencies where package_name = 'python-dateutil'`), [])
+
+    const withRole = (role: string) => `apiVersion: platform/v1
+kind: PlatformPackage
+package: {name: roled, version: '1'}
+spec:
+  variables:
+    - {name: ROLE, type: resource_ref, resource: roles, default: ${role}}
+  skills:
+    - {namespace: roled, name: note, content: 'for \${{ variables.ROLE }}'}
+`
+    const missing = await env.request('POST', '/api/v1/packages/install', { body: { source: withRole('Nobody') } })
+    t.equal(missing.status, 422)
+    t.equal(code(missing.body), 'package.variable_invalid')
+    t.match(detail(missing.body), /ROLE/)
+    await ok(env, 'POST', '/api/v1/packages/install', { source: withRole('Users') })
+    t.equal((await ok(env, 'GET', '/api/v1/skills/roled/note'))['content'], 'for Users')
+    await ok(env, 'DELETE', '/api/v1/packages/roled')
+  },
+)
 
 t.test('every package route is an administrator’s', async (t) => {
   const user = await env.createUser('someone@test.local')
