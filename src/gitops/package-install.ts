@@ -10,6 +10,7 @@ import type { DocumentResource } from './document-resources.ts'
 import { readPlatformIndex, variableResourceExists, type PlatformIndex } from './package-platform-index.ts'
 import type { PackageDocument, VariableDeclaration } from './package-schema.ts'
 import { secretResources, secretVariableAddress } from './package-secrets.ts'
+import { UNREADABLE } from './read-config.ts'
 import { readVariableDeclarations } from './read-variable-declarations.ts'
 import { requiresInput } from './substitute-variables.ts'
 import { deletePackage, getPackage, upsertPackage } from './packages-store.ts'
@@ -136,6 +137,9 @@ export function packageInstaller(d: PackageDeps) {
         requires_input: prepared.check.requiresInput,
       })
       const doc = prepared.document
+      const { code, errors } = prepared.check
+      // a text that cannot be read as a document at all is refused, as config validate does
+      if (code !== undefined && UNREADABLE.has(code)) throw AppError.of(code, errors[0]?.message, { issues: errors })
       if (doc === undefined) return answer(failed(prepared.check))
       const clash = conflicts(doc.package.name, prepared.resources, index)
       if (clash.length > 0) return answer({ ...failed(prepared.check), errors: clash })

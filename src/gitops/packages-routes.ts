@@ -27,7 +27,7 @@ export const PACKAGE_ROUTES = {
       'What installing the package would do (a dry run: nothing is written), with its variable declarations and whether a required one still needs a value (admin)',
     body: PackageSourceBody,
     response: PackagePreview,
-    errors: [403, 413],
+    errors: [403, 413, 422],
   }),
   install: defineRoute({
     ...m,

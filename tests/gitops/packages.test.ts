@@ -190,6 +190,9 @@ spec:
     } else t.match(res.body, { success: false, errors: [{ path: 'spec.roles' }, { path: 'spec.llmProviders' }] })
   }
   t.same(await env.sql(`select 1 from roles where name = 'Owners'`), [])
+  const broken = await env.request('POST', '/api/v1/packages/preview', { body: { source: 'spec: [unclosed' } })
+  t.equal(broken.status, 422)
+  t.equal(code(broken.body), 'config.invalid_yaml')
 })
 
 t.test("a package may not overwrite another package's item", async (t) => {
