@@ -66,7 +66,7 @@ export function packageHandlers(d: PackageDeps): BoundRoute[] {
       need(p, PERMISSIONS.read)
       const source = await packageSource(d.db, name)
       if (source === null) throw notInstalled(name)
-      return { body: { yaml: source } }
+      return { body: source, headers: { 'content-disposition': `inline; filename="${name}.yaml"` } }
     }),
   ]
 }

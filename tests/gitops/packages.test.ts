@@ -8,7 +8,8 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
  * a second package taking the first's item, a missing variable, a non-admin), the secret masked in
  * the record and absent from the export, and create → install on a fresh platform.
  */
-const env = await startTestPlatform(t)
+// a small CONFIG_MAX_BYTES, so that a text over it is cheap to send
+const env = await startTestPlatform(t, { CONFIG_MAX_BYTES: '200000' })
 
 const code = (body: unknown) => (body as { code?: unknown } | undefined)?.code
 const detail = (body: unknown) => String((body as { detail?: unknown } | undefined)?.detail)
@@ -133,9 +134,11 @@ t.test('install with a variable of every type, then upgrade and uninstall', asyn
     `select "values", source from packages where name = 'weather'`,
   )
   t.notMatch(JSON.stringify(stored), SECRET)
-  const exported = await ok(env, 'GET', '/api/v1/packages/weather/export')
-  t.equal(exported['yaml'], v1)
-  t.notMatch(String(exported['yaml']), SECRET)
+  const exported = await env.request('GET', '/api/v1/packages/weather/export')
+  t.equal(exported.status, 200)
+  t.match(exported.headers.get('content-type'), /^application\/yaml/)
+  t.equal(exported.text, v1)
+  t.notMatch(exported.text, SECRET)
   t.match(await ok(env, 'GET', '/api/v1/packages'), [{ name: 'weather', version: '1.0.0' }])
 
   // version 2 drops the extra skill; the secret is not asked again
@@ -193,6 +196,12 @@ spec:
   const broken = await env.request('POST', '/api/v1/packages/preview', { body: { source: 'spec: [unclosed' } })
   t.equal(broken.status, 422)
   t.equal(code(broken.body), 'config.invalid_yaml')
+  const large = `${v1}\n# ${'x'.repeat(210_000)}\n`
+  for (const path of ['/api/v1/packages/install', '/api/v1/packages/preview']) {
+    const res = await env.request('POST', path, { body: { source: large, variables: values } })
+    t.equal(res.status, 413, path)
+    t.equal(code(res.body), 'config.too_large')
+  }
 })
 
 t.test("a package may not overwrite another package's item", async (t) => {
