@@ -123,6 +123,12 @@ t.test('install with a variable of every type, then upgrade and uninstall', asyn
 
   // the record keeps the values, the secret as the mask; the export is the text as given
   const record = await ok(env, 'GET', '/api/v1/packages/weather')
+  t.same((record['resources'] as { type: string; name: string }[]).map((r) => `${r.type} ${r.name}`).sort(), [
+    'function weather/forecast',
+    'secret default/api_key',
+    'skill weather/extra',
+    'skill weather/style',
+  ])
   t.same(record['values'], {
     GREETING: 'Hello there',
     VERBOSE: 'true',
