@@ -12,7 +12,7 @@ import type { PackageDocument, VariableDeclaration } from './package-schema.ts'
 import { secretResources, secretVariableAddress } from './package-secrets.ts'
 import { UNREADABLE } from './read-config.ts'
 import { readVariableDeclarations } from './read-variable-declarations.ts'
-import { requiresInput } from './substitute-variables.ts'
+import { resourceKey } from './resource-key.ts'
 import { deletePackage, getPackage, upsertPackage } from './packages-store.ts'
 
 export interface PackageDeps {
@@ -59,7 +59,7 @@ export function packageInstaller(d: PackageDeps) {
     return out
   }
 
-  async function prepare(source: string, given: Values, index: PlatformIndex): Promise<PreparedPackage> {
+  async function prepare(p: Principal, source: string, given: Values, index: PlatformIndex): Promise<PreparedPackage> {
     let declarations: VariableDeclaration[] = []
     try {
       declarations = readVariableDeclarations(source, d.limits)
@@ -79,13 +79,30 @@ export function packageInstaller(d: PackageDeps) {
         .map((v) => secretVariableAddress(v.name).key),
     )
     const base = checks(index)
-    const check = checkPackageText(source, values, {
+    const options = {
       limits: d.limits,
       ...base,
-      exists: (kind, key) => (kind === 'secret' && kept.has(key)) || base.exists(kind, key),
-    })
-    // what the caller left out and the platform filled is not input the caller still owes
-    if (!check.valid) check.requiresInput = requiresInput(declarations, values)
+      exists: (kind: string, key: string) => (kind === 'secret' && kept.has(key)) || base.exists(kind, key),
+    }
+    let check = checkPackageText(source, values, options)
+    if (check.valid) {
+      // each resource against its kind (ConfigKind.validate is async, the document layer's hook is
+      // not): found first, then the text checked again with them, for their lines and columns
+      const issues = new Map<string, readonly FieldIssue[]>()
+      for (const r of check.resources) {
+        const kind = d.applier.kinds.get(r.kind)
+        const found =
+          kind === undefined
+            ? [{ path: '', message: 'this kind cannot be applied on this platform' }]
+            : await kind.validate(p, r.body)
+        if (found.length > 0) issues.set(`${r.kind} ${r.key}`, found)
+      }
+      if (issues.size > 0)
+        check = checkPackageText(source, values, {
+          ...options,
+          checkResource: (kind, body) => issues.get(`${kind} ${resourceKey(kind, body)}`) ?? [],
+        })
+    }
     const document = check.document
     if (!check.valid || document === undefined) return { check, declarations, resources: [] }
     const text: Record<string, string> = {}
@@ -130,7 +147,7 @@ export function packageInstaller(d: PackageDeps) {
   return {
     async preview(p: Principal, source: string, given: Values) {
       const index = await readPlatformIndex(d.db, d.applier.kinds)
-      const prepared = await prepare(source, given, index)
+      const prepared = await prepare(p, source, given, index)
       const answer = (apply: ApplyResult) => ({
         ...apply,
         variables: prepared.declarations,
@@ -155,7 +172,7 @@ export function packageInstaller(d: PackageDeps) {
 
     async install(p: Principal, source: string, given: Values) {
       const index = await readPlatformIndex(d.db, d.applier.kinds)
-      const prepared = await prepare(source, given, index)
+      const prepared = await prepare(p, source, given, index)
       const doc = prepared.document
       if (doc === undefined) {
         const { code, errors } = prepared.check

@@ -202,6 +202,24 @@ spec:
   const broken = await env.request('POST', '/api/v1/packages/preview', { body: { source: 'spec: [unclosed' } })
   t.equal(broken.status, 422)
   t.equal(code(broken.body), 'config.invalid_yaml')
+  const invalidFunction = `apiVersion: platform/v1
+kind: PlatformPackage
+package: {name: wrong, version: '1'}
+spec:
+  functions:
+    - namespace: wrong
+      name: f
+      code: 42
+`
+  const refused = await env.request('POST', '/api/v1/packages/install', { body: { source: invalidFunction } })
+  t.equal(refused.status, 422)
+  t.equal(code(refused.body), 'config.invalid_document')
+  t.match(refused.body, { errors: [{ path: 'spec.functions[0].code', line: 8 }] })
+  t.match(await ok(env, 'POST', '/api/v1/packages/preview', { source: invalidFunction }), {
+    success: false,
+    errors: [{ path: 'spec.functions[0].code', line: 8 }],
+  })
+  t.equal((await env.request('GET', '/api/v1/functions/wrong/f')).status, 404)
   const large = `${v1}\n# ${'x'.repeat(210_000)}\n`
   for (const path of ['/api/v1/packages/install', '/api/v1/packages/preview']) {
     const res = await env.request('POST', path, { body: { source: large, variables: values } })
