@@ -120,7 +120,11 @@ export function packageInstaller(d: PackageDeps) {
     resourceExists: (resource: string, ref: string) => variableResourceExists(index, resource, ref),
   })
 
-  /** Items another package or the config manages are never overwritten by a package, forced or not. */
+  /**
+   * Items another package or the config manages are never overwritten by a package, forced or not.
+   * Read before the apply's lock: a package installed in between is still not overwritten (the
+   * apply leaves an item it does not manage as it is, with a warning), only not refused by name.
+   */
   function conflicts(name: string, resources: readonly DocumentResource[], index: PlatformIndex): FieldIssue[] {
     const owner = packageOwner(name)
     return resources.flatMap((r) => {
