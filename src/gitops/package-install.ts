@@ -7,9 +7,11 @@ import type { Applier, ApplyResult } from './apply.ts'
 import { checkPackageText, type PackageCheck } from './check-package.ts'
 import type { DocumentLimits } from './document-limits.ts'
 import type { DocumentResource } from './document-resources.ts'
+import { PACKAGE_PLACEHOLDER } from './package-placeholders.ts'
 import { readPlatformIndex, variableResourceExists, type PlatformIndex } from './package-platform-index.ts'
 import type { PackageDocument, VariableDeclaration } from './package-schema.ts'
 import { secretResources, secretVariableAddress } from './package-secrets.ts'
+import { parseYamlDocument } from './parse-document.ts'
 import { UNREADABLE } from './read-config.ts'
 import { readVariableDeclarations } from './read-variable-declarations.ts'
 import { resourceKey } from './resource-key.ts'
@@ -45,14 +47,23 @@ export const packageOwner = (name: string) => `pkg:${name}`
 export function packageInstaller(d: PackageDeps) {
   const secretKind = d.resources.kinds.get('secret')
 
-  /** A secret variable given no value keeps the one stored at its address (an upgrade does not ask again). */
-  async function storedSecrets(declarations: readonly VariableDeclaration[], given: Values): Promise<Values> {
+  /**
+   * A secret variable given no value keeps the one stored at its address when this package keeps
+   * it there (an upgrade does not ask again). Only then: a secret made by hand or by another
+   * package would otherwise flow into this package's items, where anyone reading them sees it.
+   */
+  async function storedSecrets(
+    source: string,
+    declarations: readonly VariableDeclaration[],
+    given: Values,
+  ): Promise<Values> {
     const out: Record<string, unknown> = { ...given }
-    if (secretKind === undefined) return out
-    for (const decl of declarations) {
-      if (decl.type !== 'secret' || given[decl.name] !== undefined) continue
+    const secrets = declarations.filter((v) => v.type === 'secret' && given[v.name] === undefined)
+    const name = secrets.length === 0 ? undefined : declaredName(source, d.limits)
+    if (secretKind === undefined || name === undefined) return out
+    for (const decl of secrets) {
       const [row] = await d.resources.loadMany(secretKind, [secretVariableAddress(decl.name).key])
-      if (row === undefined) continue
+      if (row === undefined || row.managed_by !== packageOwner(name)) continue
       const value = (await d.resources.secretsOf(secretKind, row.id))['value']
       if (value !== undefined && value !== '') out[decl.name] = value
     }
@@ -71,7 +82,7 @@ export function packageInstaller(d: PackageDeps) {
         resources: [],
       }
     }
-    const values = await storedSecrets(declarations, given)
+    const values = await storedSecrets(source, declarations, given)
     // the secrets the secret variables will keep are there for the package's references to them
     const kept = new Set(
       declarations
@@ -238,3 +249,13 @@ export function packageInstaller(d: PackageDeps) {
 }
 
 export const notInstalled = (name: string) => AppError.of('package.not_found', `no package ${name} is installed`)
+
+/** The package name a text declares, read as the variable declarations are (placeholders as bare words); undefined when it has none. */
+function declaredName(source: string, limits: DocumentLimits): string | undefined {
+  const value = parseYamlDocument(
+    source.replace(PACKAGE_PLACEHOLDER, (_m, name: string) => name),
+    limits,
+  ).value as { package?: { name?: unknown } } | null
+  const name = value?.package?.name
+  return typeof name === 'string' ? name : undefined
+}

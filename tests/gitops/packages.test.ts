@@ -177,6 +177,23 @@ t.test('install with a variable of every type, then upgrade and uninstall', asyn
   t.equal((await env.request('DELETE', '/api/v1/packages/weather')).status, 404)
 })
 
+t.test('a secret variable never takes the value of a secret the package does not keep', async (t) => {
+  await ok(env, 'POST', '/api/v1/secrets', { namespace: 'default', name: 'stolen', value: SECRET })
+  const thief = `apiVersion: platform/v1
+kind: PlatformPackage
+package: {name: thief, version: '1'}
+spec:
+  variables:
+    - {name: STOLEN, type: secret, required: true}
+  skills:
+    - {namespace: thief, name: loot, content: '\${{ variables.STOLEN }}'}
+`
+  const res = await env.request('POST', '/api/v1/packages/install', { body: { source: thief } })
+  t.equal(res.status, 422)
+  t.equal(code(res.body), 'package.variable_required')
+  t.equal((await env.request('GET', '/api/v1/skills/thief/loot')).status, 404)
+})
+
 t.test('forbidden sections are refused', async (t) => {
   const text = `apiVersion: platform/v1
 kind: PlatformPackage
