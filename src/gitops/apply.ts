@@ -68,7 +68,11 @@ const failed = (errors: ApplyResult['errors'], warnings: string[] = []): ApplyRe
   warnings,
 })
 
-const joinPath = (base: string, sub: string) => (sub === '' ? base : `${base}.${sub}`)
+/** `spec.agents[0]` and an issue's `model` (or JSON Pointer `/model`) as one path. */
+function joinPath(base: string, sub: string): string {
+  const rest = sub.replace(/^\//, '').replace(/\//g, '.')
+  return rest === '' ? base : `${base}.${rest}`
+}
 
 /** An engine's refusal of one item as errors at the item's path (its field issues below it). */
 function itemErrors(r: { path: string; kind: string; key: string }, err: AppError): ApplyResult['errors'] {
@@ -136,9 +140,12 @@ export function createApplier(ctx: ServiceContext, configKinds: ConfigKind[]): A
         changes.push({ ...change, action: 'unchanged' })
         continue
       }
-      // only what will be written is validated: a no-op re-apply costs the reads and the checksums
-      for (const issue of await kind.validate(p, r.body))
-        errors.push({ path: joinPath(r.path, issue.path), message: `${r.kind} ${r.key}: ${issue.message}` })
+      // A dry run validates what would be written (nothing else will); a real apply leaves it to
+      // the write, which checks the same and rolls the whole apply back on the first refusal —
+      // validating twice was a third of a first apply's time. Unchanged items are never validated.
+      if (req.dryRun)
+        for (const issue of await kind.validate(p, r.body))
+          errors.push({ path: joinPath(r.path, issue.path), message: `${r.kind} ${r.key}: ${issue.message}` })
       const fields = diffFields(cur?.body ?? {}, r.body, kind.secretFields)
       changes.push({ ...change, action: cur === undefined ? 'created' : 'updated', fields })
       writes.push({ r, kind, current: cur })
@@ -163,6 +170,7 @@ export function createApplier(ctx: ServiceContext, configKinds: ConfigKind[]): A
       if (unknown.length > 0)
         return failed(unknown.map((r) => ({ path: r.path, message: `${r.kind} cannot be applied on this platform` })))
       const after: AfterCommit[] = []
+      const started = performance.now()
       let result: ApplyResult
       try {
         result = await transaction(ctx.db, async (tx) => {
@@ -206,16 +214,24 @@ export function createApplier(ctx: ServiceContext, configKinds: ConfigKind[]): A
         if (err instanceof ItemFailed) return failed(err.errors)
         throw err
       }
-      // announcements and settings for other processes: only now that the writes are visible
-      for (const work of after) {
-        try {
-          await work()
-        } catch (err) {
-          log.error({ err }, 'work after a config apply failed')
-        }
-      }
+      // announcements and settings for other processes: only now that the writes are visible.
+      // Independent of each other, so not one after the other: each announcement waits for its
+      // NATS flush, and a thousand in a row were a quarter of a large first apply.
+      const committed = performance.now()
+      await Promise.all(
+        after.map((work) => work().catch((err: unknown) => log.error({ err }, 'work after a config apply failed'))),
+      )
       if (!req.dryRun && result.success)
-        log.info({ managedBy: req.managedBy, by: p.userId, ...result.summary }, 'config applied')
+        log.info(
+          {
+            managedBy: req.managedBy,
+            by: p.userId,
+            ...result.summary,
+            ms: Math.round(committed - started),
+            afterCommitMs: Math.round(performance.now() - committed),
+          },
+          'config applied',
+        )
       return result
     },
     async current(filter) {

@@ -31,13 +31,20 @@ export function sectionOfKind(kind: string): SectionName | undefined {
   return (Object.entries(sectionKinds) as [SectionName, string][]).find(([, k]) => k === kind)?.[0]
 }
 
-/** The spec fields of a body with the kind's defaults, and whether it is active. */
+/** Each body's spec with defaults, computed once: an apply asks for references, then the checksum. */
+const specs = new WeakMap<Record<string, unknown>, { spec: Record<string, unknown>; isActive: boolean }>()
+
+/** The spec fields of a body with the kind's defaults, and whether it is active (read only: shared). */
 function specOf(kind: AnyKind, body: Record<string, unknown>): { spec: Record<string, unknown>; isActive: boolean } {
+  const known = specs.get(body)
+  if (known !== undefined) return known
   const { namespace: _n, name: _name, is_active: active, ...rest } = body
-  return {
+  const out = {
     spec: Value.Default(kind.spec, structuredClone(rest)) as Record<string, unknown>,
     isActive: active !== false,
   }
+  specs.set(body, out)
+  return out
 }
 
 const addressOf = (kind: AnyKind, key: string): Address => {
@@ -70,6 +77,8 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
     return checksumOf(splitSecrets(kind, spec).spec, isActive)
   }
   const givesSecrets = (body: Record<string, unknown>) => kind.secrets.some((f) => f in body)
+  // the row each listed item came from: `unchanged` compares secrets without reading it again
+  const rowOf = new WeakMap<ConfigCurrent, Row>()
   return {
     kind: kind.kind,
     section,
@@ -94,7 +103,10 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
     checksum: (body) => (givesSecrets(body) ? `${publicChecksum(body)}+secrets` : publicChecksum(body)),
     async unchanged(tx, body, current) {
       if (publicChecksum(body) !== current.checksum) return false
-      const stored = (await resources.within(tx as Tx).secretsAt(kind, addressOf(kind, current.key))) ?? {}
+      const w = resources.within(tx as Tx)
+      const row = rowOf.get(current)
+      const stored =
+        (row === undefined ? await w.secretsAt(kind, addressOf(kind, current.key)) : w.openSecrets(kind, row)) ?? {}
       return kind.secrets.every((f) => {
         if (!(f in body)) return true
         const v = body[f]
@@ -120,12 +132,20 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
         sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind}
           order by namespace collate "C", name collate "C"`,
       )
-      return rows.map((row) => ({
-        key: kind.addressing === 'namespaced' ? `${row.namespace}/${row.name}` : row.name,
-        body: configBody(kind, row, defaults),
-        managedBy: row.managed_by,
-        checksum: row.checksum,
-      }))
+      return rows.map((row) => {
+        let body: Record<string, unknown> | undefined
+        const current: ConfigCurrent = {
+          key: kind.addressing === 'namespaced' ? `${row.namespace}/${row.name}` : row.name,
+          // built when read (export, a plan's field diff): a no-op apply compares checksums only
+          get body() {
+            return (body ??= configBody(kind, row, defaults))
+          },
+          managedBy: row.managed_by,
+          checksum: row.checksum,
+        }
+        if (kind.secrets.length > 0) rowOf.set(current, row)
+        return current
+      })
     },
     async write(tx, p, body, options) {
       const w = resources.within(tx as Tx)
