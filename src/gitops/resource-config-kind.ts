@@ -11,6 +11,7 @@ import { splitSecrets } from '../resources/secrets.ts'
 import type { Address, ResourceService } from '../resources/service.ts'
 import { validationIssues } from '../resources/validation.ts'
 import { checksumOf, type Tx } from '../resources/write-steps.ts'
+import { ID_FIELDS, idDirectory, withIds, withIdsInTx, type IdDirectory } from './id-fields.ts'
 import { resourceKey } from './resource-key.ts'
 import { PACKAGE_FORBIDDEN_SECTIONS, sectionKinds, type SectionName } from './section-kinds.ts'
 
@@ -53,27 +54,47 @@ const addressOf = (kind: AnyKind, key: string): Address => {
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) }
 }
 
-/** What export holds of a row: address, the fields that differ from their defaults, no secret. */
-function configBody(kind: AnyKind, row: Row, defaults: Record<string, unknown>): Record<string, unknown> {
+/** What export holds of a row: address, the fields that differ from their defaults, no secret, names for ids. */
+function configBody(
+  kind: AnyKind,
+  row: Row,
+  defaults: Record<string, unknown>,
+  dir: IdDirectory,
+): Record<string, unknown> {
   const body: Record<string, unknown> =
     kind.addressing === 'namespaced' ? { namespace: row.namespace, name: row.name } : { name: row.name }
+  const idFields = ID_FIELDS[kind.kind] ?? []
   for (const [field, value] of Object.entries(row.spec)) {
     if (kind.secrets.includes(field)) continue
     if (field in defaults && canonicalJson(defaults[field]) === canonicalJson(value)) continue
-    body[field] = value
+    const byId = idFields.find((f) => f.field === field)
+    const name = byId !== undefined && typeof value === 'string' ? dir.nameOf(byId.kind, value) : undefined
+    if (byId !== undefined && name !== undefined) body[byId.as] = name
+    else body[field] = value
   }
   if (!row.is_active) body['is_active'] = false
   return body
 }
 
 export function resourceConfigKind(resources: ResourceService, kind: AnyKind): ConfigKind {
+  const idFields = ID_FIELDS[kind.kind] ?? []
+  // the names behind the id fields, as `list` last read them (the synchronous checksum needs them)
+  const dir = idDirectory()
+  const stored = new WeakMap<Record<string, unknown>, Record<string, unknown>>()
+  /** The body as the API takes it (ids for names), computed once per body. */
+  const apiBody = (body: Record<string, unknown>): Record<string, unknown> => {
+    if (idFields.length === 0) return body
+    let out = stored.get(body)
+    if (out === undefined) stored.set(body, (out = withIds(idFields, body, (k, name) => dir.idOf(k, name))))
+    return out
+  }
   const section = sectionOfKind(kind.kind)
   if (section === undefined) throw new Error(`kind ${kind.kind} has no section in src/gitops/section-kinds.ts`)
   const createCheck = TypeCompiler.Compile(kind.createBody)
   const specCheck = TypeCompiler.Compile(kind.spec)
   const defaults = Value.Default(kind.spec, {}) as Record<string, unknown>
   const publicChecksum = (body: Record<string, unknown>): string => {
-    const { spec, isActive } = specOf(kind, body)
+    const { spec, isActive } = specOf(kind, apiBody(body))
     return checksumOf(splitSecrets(kind, spec).spec, isActive)
   }
   const givesSecrets = (body: Record<string, unknown>) => kind.secrets.some((f) => f in body)
@@ -88,9 +109,13 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
     refs(body) {
       let refs: { kind: string; ref: string }[]
       try {
-        refs = kind.refs(specOf(kind, body).spec as never)
+        refs = kind.refs(specOf(kind, apiBody(body)).spec as never)
       } catch {
         return [] // a body that does not have its kind's shape refers to nothing; validate says why
+      }
+      for (const f of idFields) {
+        const name = body[f.as]
+        if (typeof name === 'string') refs.push({ kind: f.kind, ref: name })
       }
       return refs.map((r) => {
         // a manifest names every kind as `namespace/name`; a named kind's key is the bare name
@@ -114,7 +139,8 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
         return wanted === (stored[f] ?? null)
       })
     },
-    async validate(_p, body) {
+    async validate(_p, named) {
+      const body = apiBody(named)
       const issues: FieldIssue[] = validationIssues(createCheck, body)
       if (issues.length > 0) return issues
       const { spec } = specOf(kind, body)
@@ -126,6 +152,11 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
       }))
     },
     async list(tx: ConfigTx | Db): Promise<ConfigCurrent[]> {
+      if (idFields.length > 0)
+        await dir.load(
+          tx,
+          idFields.map((f) => f.kind),
+        )
       const rows = await anyRows(
         tx,
         ResourceRow,
@@ -138,7 +169,7 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
           key: kind.addressing === 'namespaced' ? `${row.namespace}/${row.name}` : row.name,
           // built when read (export, a plan's field diff): a no-op apply compares checksums only
           get body() {
-            return (body ??= configBody(kind, row, defaults))
+            return (body ??= configBody(kind, row, defaults, dir))
           },
           managedBy: row.managed_by,
           checksum: row.checksum,
@@ -147,7 +178,8 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
         return current
       })
     },
-    async write(tx, p, body, options) {
+    async write(tx, p, named, options) {
+      const body = idFields.length === 0 ? named : await withIdsInTx(tx, idFields, named)
       const w = resources.within(tx as Tx)
       if (options.current === undefined) {
         await w.create(p, kind, body, { managedBy: options.managedBy })
@@ -156,8 +188,10 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
       const { spec, isActive } = specOf(kind, body)
       // the body replaces the item: a field it no longer holds goes (secret fields excepted: kept)
       const patch: Record<string, unknown> = { ...spec, is_active: isActive }
-      for (const field of Object.keys(options.current.body))
-        if (!(field in patch) && field in kind.spec.properties) patch[field] = undefined
+      for (const field of Object.keys(options.current.body)) {
+        const spelled = idFields.find((f) => f.as === field)?.field ?? field
+        if (!(spelled in patch) && spelled in kind.spec.properties) patch[spelled] = undefined
+      }
       await w.update(p, kind, addressOf(kind, options.current.key), patch, { managedBy: options.managedBy })
       return w.takeAfterCommit()
     },
