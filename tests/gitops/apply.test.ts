@@ -156,6 +156,7 @@ t.test('a dangling reference is refused and nothing is applied', async (t) => {
   )
   const res = await apply(target, config)
   t.equal(res.status, 422, res.text)
+  t.match(res.body, { success: false, code: 'config.dangling_reference' })
   t.match(res.text, /function dang\/missing/)
   t.equal((await target.request('GET', '/api/v1/skills/dang/s')).status, 404, 'nothing applied')
   const v = await target.request('POST', '/api/v1/config/validate', { body: { config } })
