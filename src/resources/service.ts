@@ -162,6 +162,8 @@ export interface ResourceWriter {
   remove(p: Principal, kind: AnyKind, address: Address): Promise<void>
   /** The stored secret fields of the resource in clear, as the transaction sees it; null when absent (for comparing, never for responses). */
   secretsAt(kind: AnyKind, address: Address): Promise<Record<string, string> | null>
+  /** The secret fields of a row already read (`row.secrets` as stored), in clear: no query. */
+  openSecrets(kind: AnyKind, row: { id: string; secrets: Record<string, string> }): Record<string, string>
   /** Takes the announcements the writes so far left for after the commit (each taken once). */
   takeAfterCommit(): (() => Promise<void>)[]
 }
@@ -245,6 +247,7 @@ export function createResourceService(deps: EngineDeps): ResourceService {
           const row = await findRow(inner.db, kind, address)
           return row === null ? null : openSecrets(e.box, kind, row)
         },
+        openSecrets: (kind, row) => openSecrets(e.box, kind, row),
         takeAfterCommit: () => deferred.splice(0),
       }
     },
