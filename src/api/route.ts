@@ -66,6 +66,14 @@ export interface RouteDef {
    */
   html?: boolean
   /**
+   * `document`: the JSON body carries a document's text (a config or package YAML), which may be
+   * larger than HTTP_MAX_BODY_BYTES: the gateway takes up to the document limit (CONFIG_MAX_BYTES
+   * with room for JSON escaping); the handler checks the text itself against CONFIG_MAX_BYTES.
+   */
+  bodyLimit?: 'document'
+  /** With `html`: the content type of the text the 200 carries, when not a page (a YAML export). */
+  contentType?: string
+  /**
    * A route whose payload streams between the client and the NATS object store through the
    * gateway (gateway/blob-transfer.ts), never held whole in memory. `upload`: a body that is not
    * JSON is streamed into an object the handler names in a `prepare` phase, then handed to it in a

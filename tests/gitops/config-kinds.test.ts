@@ -58,6 +58,7 @@ async function setup(t: Parameters<typeof startTestPlatform>[0]): Promise<Setup>
     componentProxies: {},
     recordDecorators: [],
     storeKeyProbe: () => undefined,
+    configKinds: () => [],
   }
   const kinds = new Map(featureConfigKinds(FEATURES, ctx).map((k) => [k.kind, k]))
   const admin = await loadPrincipal(db, { sub: env.adminId, via: 'jwt' })
