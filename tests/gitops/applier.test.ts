@@ -94,3 +94,23 @@ t.test('inside an outer transaction the engine announces only after the commit',
     'the cache has it once announced',
   )
 })
+
+t.test('the document replaces the item: a field left out returns to its default; is_active', async (t) => {
+  const withDescription = {
+    ...skill('rep', 's', 'x'),
+    body: { namespace: 'rep', name: 's', content: 'x', description: 'd' },
+  }
+  t.match(await applier.apply(admin, req([withDescription])), { success: true, summary: { created: 1 } })
+  const without = { ...skill('rep', 's', 'x'), body: { namespace: 'rep', name: 's', content: 'x', is_active: false } }
+  t.match(await applier.apply(admin, req([without])), { success: true, summary: { updated: 1 } })
+  t.match(await resources.get(admin, skillKind, { namespace: 'rep', name: 's' }), {
+    description: '',
+    is_active: false,
+  })
+  t.match(await applier.apply(admin, req([without])), { success: true, summary: { unchanged: 1 } }, 'then a no-op')
+  t.same(
+    (await applier.current({ managedBy: 'pkg:demo' }))['skills']?.find((s) => s['namespace'] === 'rep'),
+    { namespace: 'rep', name: 's', content: 'x', is_active: false },
+    'exported as written',
+  )
+})
