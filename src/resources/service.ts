@@ -143,8 +143,8 @@ export interface ResourceService {
   /**
    * The engine's writes inside the caller's transaction (a config apply, a package install): the
    * same checks, permissions and rows as `create` / `update` / `remove`, on `tx`; what they would
-   * announce to the caches of every process (and to `onChange` listeners) waits in `afterCommit`,
-   * for the caller to run once `tx` committed — never when it rolled back.
+   * announce to the caches of every process (and to `onChange` listeners) waits in the writer
+   * (`takeAfterCommit`), for the caller to run once `tx` committed — never when it rolled back.
    */
   within(tx: Tx): ResourceWriter
 }

@@ -31,6 +31,8 @@ const apply = (env: TestPlatform, config: string, extra: Record<string, unknown>
 async function exported(env: TestPlatform): Promise<{ text: string; spec: Record<string, unknown> }> {
   const res = await env.request('GET', '/api/v1/config/export')
   if (res.status !== 200) throw new Error(`export: ${String(res.status)} ${res.text}`)
+  if (!(res.headers.get('content-type') ?? '').startsWith('application/yaml'))
+    throw new Error(`export: content-type ${String(res.headers.get('content-type'))}`)
   const parsed = parse(res.text) as { spec: Record<string, unknown> }
   return { text: res.text, spec: parsed.spec }
 }
