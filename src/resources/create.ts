@@ -1,9 +1,9 @@
-import { Type as T } from '@sinclair/typebox'
+import { randomUUID } from 'node:crypto'
 import { Value } from '@sinclair/typebox/value'
 import type { Principal } from '../auth/principal.ts'
 import { forbidden, invalid } from '../kernel/errors.ts'
 import { sql } from '../platform/db.ts'
-import { oneRow, rowType } from '../platform/typed-rows.ts'
+import { oneRow } from '../platform/typed-rows.ts'
 import type { ResourceEngine } from './engine.ts'
 import type { AnyKind } from './kind.ts'
 import { canOnResource, type ResourceMeta } from './permissions.ts'
@@ -21,8 +21,6 @@ import {
   versionedFields,
 } from './write-steps.ts'
 
-/* The id is drawn first: the secrets are sealed against it before the row is written. */
-const NewId = rowType(T.Object({ id: T.String() }, { title: 'new resource id' }))
 
 export async function createResource(
   e: ResourceEngine,
@@ -49,7 +47,9 @@ export async function createResource(
   const checksum = checksumOf(spec, isActive)
   const row = await writeTransaction(e, async (tx) => {
     if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, kind, m)
-    const { id } = await oneRow(tx, NewId, sql.unsafe`select gen_random_uuid() as id`)
+    // The id is drawn first, here rather than by Postgres (one round trip less per create): the
+    // secrets are sealed against it before the row is written.
+    const id = randomUUID()
     const secrets = sealSecrets(e.box, kind, id, {}, secretInput)
     const inserted = await oneRow(
       tx,
