@@ -57,8 +57,7 @@ t.test('no file cites a document outside the repository', async (t) => {
 const DOCUMENTED = ['src', 'actors', 'gateway', 'sandbox', 'schemas', 'deploy', 'console', 'bench', 'tests', 'docs']
 
 /** Folders without a README, each with its reason. Keep this short. */
-const EXEMPT = new Map<string, string>([
-])
+const EXEMPT = new Map<string, string>([])
 
 t.test('every folder of the code and docs folders has a README.md', async (t) => {
   for (const top of DOCUMENTED) {
