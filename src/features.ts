@@ -23,6 +23,7 @@ import { filesFeature } from './files/module.ts'
 import { schedulesFeature } from './schedules/module.ts'
 import { webhooksFeature } from './webhooks/module.ts'
 import { dbTriggersFeature } from './db-triggers/module.ts'
+import { eventsFeature } from './events/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -53,6 +54,7 @@ export const FEATURES: readonly Feature[] = [
   schedulesFeature,
   webhooksFeature,
   dbTriggersFeature,
+  eventsFeature,
 ]
 
 /** Every resource kind of the platform (the features' `kinds`), in list order. */

@@ -22,6 +22,7 @@ export async function eventsTail(a: ParsedArgs, io: Io): Promise<number> {
       signal: controller.signal,
       accept: 'text/event-stream',
     })
+    io.err(`Following events.execution.${filter} at ${clientOf(a).url} (Ctrl-C stops)\n`)
     for await (const ev of sseEvents(res)) {
       if (ev.event === 'error') {
         io.err(`error: ${JSON.stringify(ev.data)}\n`)

@@ -53,6 +53,7 @@ export const LAYERS: readonly Layer[] = [
       'src/data',
       'src/db-triggers',
       'src/dependencies',
+      'src/events',
       'src/discovery',
       'src/files',
       'src/functions',
