@@ -10,7 +10,8 @@ import { isScalar, parseDocument, visit } from 'yaml'
  */
 const PLACEHOLDER = /\$\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
 
-const escapeValue = (v: string): string => v.replace(/\$\{/g, '$${')
+// a function, not a replacement string: there `$$` would mean one `$`
+const escapeValue = (v: string): string => v.replace(/\$\{/g, () => '$${')
 
 function replaceIn(text: string, env: Readonly<Record<string, string | undefined>>): string {
   return text.replace(PLACEHOLDER, (whole, name: string | undefined) => {
