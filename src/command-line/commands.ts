@@ -191,7 +191,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'timeout', value: 'SECONDS', about: "give up after this long (at most the function's own timeout)" },
       OUTPUT,
     ],
-    details: ['Exit code: 0 success, 1 error or timeout; what the function printed goes to stderr.'],
+    details: ['Exit code: 0 success, 1 error or timeout. The result goes to stdout, the error to stderr.'],
   },
   {
     name: 'chat',
