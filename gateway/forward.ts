@@ -218,7 +218,7 @@ export class Forwarder {
         stream.cancel()
       }
       if (route.def.html === true && reply.status === 200) {
-        sendPage(res, state, reply.data, reply.headers)
+        sendPage(res, state, reply.data, reply.headers, route.def.contentType)
         cycle.finish(state, 200)
         return
       }

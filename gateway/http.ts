@@ -105,6 +105,7 @@ export function sendPage(
   state: ResponseState,
   data: Uint8Array,
   headers: Record<string, string>,
+  contentType = 'text/html; charset=utf-8',
 ): void {
-  send(res, state, 200, Buffer.from(data.buffer, data.byteOffset, data.byteLength), 'text/html; charset=utf-8', headers)
+  send(res, state, 200, Buffer.from(data.buffer, data.byteOffset, data.byteLength), contentType, headers)
 }

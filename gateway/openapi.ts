@@ -67,7 +67,13 @@ export function buildOpenApi(routes: readonly RouteDef[], surface: Surface, vers
           : { description: 'Success', content: { 'application/json': { schema: clean(r.response) } } },
     }
     if (r.html === true)
-      responses[status] = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
+      responses[status] =
+        r.contentType === undefined
+          ? { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } }
+          : {
+              description: 'Text',
+              content: { [r.contentType.split(';')[0] as string]: { schema: { type: 'string' } } },
+            }
     if (r.stream !== undefined) {
       // gateway/sse.ts: the relayed channel; resumable by event id in the platform format.
       if (r.stream.format === 'platform') {

@@ -24,6 +24,7 @@ import { schedulesFeature } from './schedules/module.ts'
 import { webhooksFeature } from './webhooks/module.ts'
 import { dbTriggersFeature } from './db-triggers/module.ts'
 import { eventsFeature } from './events/module.ts'
+import { configFeature } from './gitops/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -55,6 +56,7 @@ export const FEATURES: readonly Feature[] = [
   webhooksFeature,
   dbTriggersFeature,
   eventsFeature,
+  configFeature,
 ]
 
 /** Every resource kind of the platform (the features' `kinds`), in list order. */

@@ -46,7 +46,7 @@ const KeyHashRow = rowType(T.Object({ key_hash: T.String() }, { title: 'API key 
 const UserIdRow = rowType(T.Object({ user_id: T.String() }, { title: 'role member' }))
 const KEY_COLUMNS = sql.unsafe`id, name, key_prefix, user_id, permissions, expires_at, last_used_at, created_at`
 
-function checkGrants(grants: Record<string, boolean>): void {
+export function checkGrants(grants: Record<string, boolean>): void {
   const bad = Object.keys(grants).filter((p) => !isValidPermission(p))
   if (bad.length > 0)
     throw invalid(
@@ -88,6 +88,11 @@ export function accessHandlers(db: Db, reference: () => PermissionInfo[]): Bound
   const visibleUser = (p: Principal, id: string) => {
     if (id !== p.userId && !can(p, P.usersRead)) throw notFound('user not found', 'user.not_found')
   }
+  /** Users edited by hand (their email, activity or roles) are no longer config's (an uninstall or a prune leaves them). */
+  const detachUsers = async (ids: string[]) =>
+    db.query(
+      sql.unsafe`update users set managed_by = null, checksum = null where id = any(${sql.array(ids, 'uuid')}) and managed_by is not null`,
+    )
   const setRoles = async (userId: string, roles: string[]) => {
     const found = await db.anyFirst(sql.unsafe`select name from roles where name = any(${sql.array(roles, 'text')})`)
     const missing = roles.filter((r) => !found.includes(r))
@@ -144,6 +149,7 @@ export function accessHandlers(db: Db, reference: () => PermissionInfo[]): Bound
     if (b.is_active !== undefined)
       await db.query(sql.unsafe`update users set is_active = ${b.is_active}, updated_at = now() where id = ${id}::uuid`)
     if (b.roles !== undefined) await setRoles(id, b.roles)
+    await detachUsers([id])
     await invalidateUsers([id])
     return { body: await userById(id) }
   })
@@ -210,6 +216,8 @@ export function accessHandlers(db: Db, reference: () => PermissionInfo[]): Bound
       await db.query(
         sql.unsafe`update roles set description = ${b.description}, updated_at = now() where name = ${name}`,
       )
+    // edited by hand: no longer config's or a package's (an uninstall leaves it)
+    await db.query(sql.unsafe`update roles set managed_by = null, checksum = null where name = ${name}`)
     await invalidateUsers(await membersOf(name))
     return { body: await roleOut(name) }
   })
@@ -241,6 +249,7 @@ export function accessHandlers(db: Db, reference: () => PermissionInfo[]): Bound
         await db.query(
           sql.unsafe`delete from user_roles where user_id = ${userId}::uuid and role_id = (select id from roles where name = ${name})`,
         )
+      await detachUsers([userId])
       await invalidateUsers([userId])
       return { body: await roleOut(name) }
     }

@@ -65,6 +65,8 @@ export interface RouteDef {
    * (Content-Security-Policy and the like). Errors stay JSON.
    */
   html?: boolean
+  /** With `html`: the content type of the text the 200 carries, when not a page (a YAML export). */
+  contentType?: string
   /**
    * A route whose payload streams between the client and the NATS object store through the
    * gateway (gateway/blob-transfer.ts), never held whole in memory. `upload`: a body that is not

@@ -72,6 +72,19 @@ export async function announce(d: Pick<DbTriggerHandlerDeps, 'js' | 'names'>, t:
   )
 }
 
+/** Tells the trigger's actor it is gone (after its row was deleted). */
+export async function announceRemoved(d: Pick<DbTriggerHandlerDeps, 'js' | 'names'>, t: DbTrigger): Promise<void> {
+  await sendToActor(
+    d.js,
+    d.names,
+    dbTriggerProtocol,
+    t.id,
+    'remove',
+    { version: t.version + 1 },
+    { msgId: `dbtrig-remove-${t.id}` },
+  )
+}
+
 /** At start: every trigger's actor gets its current settings (a no-op for actors already up to date). */
 export async function announceAll(d: Pick<DbTriggerHandlerDeps, 'js' | 'names' | 'store' | 'log'>): Promise<void> {
   const all = await d.store.all()
@@ -79,7 +92,7 @@ export async function announceAll(d: Pick<DbTriggerHandlerDeps, 'js' | 'names' |
   d.log.info({ triggers: all.length }, 'database trigger actors told their settings')
 }
 
-const fieldsOf = (t: DbTrigger): DbTriggerFields => ({
+export const fieldsOf = (t: DbTrigger): DbTriggerFields => ({
   database_connection_id: t.database_connection_id,
   schema_name: t.schema_name,
   table_name: t.table_name,
@@ -173,15 +186,7 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
     bind(R.delete, async ({ principal: p, params, query }) => {
       const t = await visible(p, params.name, query.owner_id, P.deleteOwn, P.deleteAll)
       await store.delete(t.id)
-      await sendToActor(
-        d.js,
-        d.names,
-        dbTriggerProtocol,
-        t.id,
-        'remove',
-        { version: t.version + 1 },
-        { msgId: `dbtrig-remove-${t.id}` },
-      )
+      await announceRemoved(d, t)
       return { status: 204 }
     }),
   ]

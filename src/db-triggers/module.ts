@@ -1,6 +1,7 @@
 import { dbTriggerActorFactory } from '../../actors/db-trigger/actor.ts'
 import { defineFeature } from '../feature/define.ts'
 import { connectionPools } from '../data/pools.ts'
+import { dbTriggerConfigKind } from './config-kind.ts'
 import { announceAll, dbTriggerHandlers, dbTriggerPermissions } from './handlers.ts'
 import { serveTriggerPolls } from './poll.ts'
 import { dbTriggerRoutes } from './routes.ts'
@@ -16,6 +17,7 @@ export const dbTriggersFeature = defineFeature({
   routes: dbTriggerRoutes,
   actors: [dbTriggerActorFactory],
   permissions: dbTriggerPermissions.list,
+  configKinds: (ctx) => [dbTriggerConfigKind(ctx)],
   service(ctx) {
     const log = ctx.log.child({ mod: 'db-triggers' })
     const store = dbTriggerStore(ctx.db)

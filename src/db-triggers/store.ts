@@ -1,7 +1,7 @@
 import { Type as T } from '@sinclair/typebox'
 import type { CommonQueryMethods } from 'slonik'
 import { DbTrigger } from '../../schemas/db-triggers.ts'
-import { sql, type Db } from '../platform/db.ts'
+import { sql } from '../platform/db.ts'
 import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 
 /*
@@ -25,6 +25,39 @@ const PollRow = rowType(
     },
     { title: 'database trigger' },
   ),
+)
+
+/**
+ * A row with its connection's name (config names the connection, not its id), who manages it
+ * (config, a package, or null: made by hand) and the config body's checksum.
+ */
+const ManagedRow = rowType(
+  T.Object(
+    {
+      ...DbTrigger.properties,
+      database_connection: T.Union([T.String(), T.Null()]),
+      managed_by: T.Union([T.String(), T.Null()]),
+      checksum: T.Union([T.String(), T.Null()]),
+    },
+    { title: 'managed database trigger' },
+  ),
+)
+export type ManagedDbTriggerRow = typeof ManagedRow.schema.static
+
+/** Who manages a row written by config or a package; null (an API write) detaches it. */
+export interface Managed {
+  by: string
+  checksum: string
+}
+
+/*
+ * Config names a trigger by its name alone (a file names no owner): of the triggers of that name,
+ * the one config or a package manages (at most one: migration 0034), else the oldest.
+ */
+const configOrder = sql.unsafe`order by name, (managed_by is not null) desc, created_at, id`
+
+const ConnectionRow = rowType(
+  T.Object({ id: T.String(), connection_type: T.Union([T.String(), T.Null()]) }, { title: 'database connection' }),
 )
 
 export interface DbTriggerFields {
@@ -51,7 +84,8 @@ export const movesBookmark = (a: DbTriggerFields, b: DbTriggerFields): boolean =
 
 type Q = Pick<CommonQueryMethods, 'any' | 'maybeOne' | 'query'>
 
-export function dbTriggerStore(db: Db) {
+/** `db`: the pool, or the transaction of a config apply. */
+export function dbTriggerStore(db: Q) {
   return {
     byName: (ownerId: string, name: string) =>
       maybeRow(
@@ -66,18 +100,37 @@ export function dbTriggerStore(db: Db) {
         sql.unsafe`select ${columns} from db_triggers ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by name, created_at limit ${limit} offset ${offset}`,
       ),
     all: () => anyRows(db, TriggerRow, sql.unsafe`select ${columns} from db_triggers`),
-    /** null when the owner already has a trigger of this name. */
-    create: (ownerId: string, name: string, f: DbTriggerFields) =>
+    /** One row per name, as config addresses them (`configOrder`), with its connection's name, manager and checksum. */
+    allForConfig: () =>
+      anyRows(
+        db,
+        ManagedRow,
+        sql.unsafe`select distinct on (name) ${columns}, managed_by, checksum,
+          (select c.name from resources c where c.id = database_connection_id) as database_connection
+        from db_triggers ${configOrder}`,
+      ),
+    /** The trigger config means by `name` (`configOrder`), or null. */
+    byConfigName: (name: string) =>
       maybeRow(
         db,
         TriggerRow,
-        sql.unsafe`insert into db_triggers (name, owner_id, database_connection_id, schema_name, table_name, operations, created_column, function_namespace, function_name, poll_column, poll_interval_seconds, batch_size, description, is_active)
+        sql.unsafe`select ${columns} from db_triggers where name = ${name} ${configOrder} limit 1`,
+      ),
+    /** null when the owner already has a trigger of this name. `managed`: config's or a package's (null: made through the API). */
+    create: (ownerId: string, name: string, f: DbTriggerFields, managed: Managed | null = null) =>
+      maybeRow(
+        db,
+        TriggerRow,
+        sql.unsafe`insert into db_triggers (name, owner_id, database_connection_id, schema_name, table_name, operations, created_column, function_namespace, function_name, poll_column, poll_interval_seconds, batch_size, description, is_active, managed_by, checksum)
         values (${name}, ${ownerId}::uuid, ${f.database_connection_id}::uuid, ${f.schema_name}, ${f.table_name}, ${sql.array(f.operations, 'text')}, ${f.created_column}, ${f.function_namespace}, ${f.function_name}, ${f.poll_column},
-          ${f.poll_interval_seconds}, ${f.batch_size}, ${f.description}, ${f.is_active})
+          ${f.poll_interval_seconds}, ${f.batch_size}, ${f.description}, ${f.is_active}, ${managed?.by ?? null}, ${managed?.checksum ?? null})
         on conflict (owner_id, name) do nothing returning ${columns}`,
       ),
-    /** `reset`: the trigger now points at other rows: the bookmark starts again (a new first activation). */
-    update: (id: string, f: DbTriggerFields, reset: boolean) =>
+    /**
+     * `reset`: the trigger now points at other rows: the bookmark starts again (a new first
+     * activation). `managed`: null (an edit through the API) detaches it from config or its package.
+     */
+    update: (id: string, f: DbTriggerFields, reset: boolean, managed: Managed | null = null) =>
       maybeRow(
         db,
         TriggerRow,
@@ -85,7 +138,14 @@ export function dbTriggerStore(db: Db) {
         operations = ${sql.array(f.operations, 'text')}, created_column = ${f.created_column}, function_namespace = ${f.function_namespace}, function_name = ${f.function_name}, poll_column = ${f.poll_column},
         poll_interval_seconds = ${f.poll_interval_seconds}, batch_size = ${f.batch_size}, description = ${f.description}, is_active = ${f.is_active},
         ${reset ? sql.unsafe`last_poll_value = null, bookmark_set = false, pending_until = null, bookmark_epoch = bookmark_epoch + 1, error_message = null,` : sql.unsafe``}
-        version = version + 1, updated_at = now() where id = ${id}::uuid returning ${columns}`,
+        managed_by = ${managed?.by ?? null}, checksum = ${managed?.checksum ?? null}, version = version + 1, updated_at = now() where id = ${id}::uuid returning ${columns}`,
+      ),
+    /** The id and type of the database connection named `name` (seen inside a config apply's transaction), or null. */
+    connectionByName: (name: string) =>
+      maybeRow(
+        db,
+        ConnectionRow,
+        sql.unsafe`select id, spec->>'connection_type' as connection_type from resources where kind = 'database_connection' and name = ${name} order by created_at limit 1`,
       ),
     delete: (id: string) => db.query(sql.unsafe`delete from db_triggers where id = ${id}::uuid`),
   }

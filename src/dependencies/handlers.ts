@@ -122,7 +122,7 @@ export function dependencyHandlers(d: { db: Db; config: Config }): BoundRoute[] 
       need(p, DEPENDENCY_PERMISSIONS.update)
       await byId(id)
       await db.query(
-        sql.unsafe`update dependencies set status = 'rejected', approved_by = null, approved_at = null, updated_at = now() where id = ${id}::uuid`,
+        sql.unsafe`update dependencies set status = 'rejected', approved_by = null, approved_at = null, managed_by = null, checksum = null, updated_at = now() where id = ${id}::uuid`,
       )
       return { body: await byId(id) }
     }),

@@ -1,4 +1,5 @@
 import { defineFeature } from '../feature/define.ts'
+import { dependencyConfigKind } from './config-kind.ts'
 import { dependencyHandlers, dependencyPermissions } from './handlers.ts'
 import { dependencyRoutes } from './routes.ts'
 
@@ -7,5 +8,6 @@ export const dependenciesFeature = defineFeature({
   name: 'dependencies',
   routes: dependencyRoutes,
   permissions: dependencyPermissions.list,
+  configKinds: (ctx) => [dependencyConfigKind(ctx)],
   service: (ctx) => ({ routes: dependencyHandlers({ db: ctx.db, config: ctx.config }) }),
 })

@@ -58,6 +58,12 @@ export interface ConfigKind {
   refs(body: Record<string, unknown>): { kind: string; key: string }[]
   /** The body as the kind would store it (defaults filled) hashed: what `ConfigCurrent.checksum` is compared with. */
   checksum(body: Record<string, unknown>): string
+  /**
+   * Optional, for a kind with secret fields: whether the item already matches a body that gives
+   * secret values, which `checksum` cannot compare with what is stored (only `list`'s checksum of
+   * the public fields is kept). Asked only when the checksums differ.
+   */
+  unchanged?(tx: ConfigTx, body: Record<string, unknown>, current: ConfigCurrent): Promise<boolean>
   /** Every problem of the body that can be found without writing (schema, the kind's and features' checks). */
   validate(p: Principal, body: Record<string, unknown>): Promise<FieldIssue[]>
   /** Everything of the kind, for export and the plan. */

@@ -59,6 +59,8 @@ export interface ServiceContext extends ServiceBase {
   recordDecorators: readonly RecordDecorator[]
   /** The store-key lookup a service part provides (states), read at call time: parts start in list order. */
   storeKeyProbe(): StoreKeyProbe | undefined
+  /** Every feature's `configKinds` (declarative config and packages carry them), built on first call. */
+  configKinds(): readonly ConfigKind[]
 }
 
 /** What a feature gets in the workers role (ROLES includes `workers`). */

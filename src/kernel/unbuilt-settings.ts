@@ -8,8 +8,6 @@ import type { Logger } from './log.ts'
  * built, its settings leave this list (tests/kernel/config-read.test.ts keeps the two in step).
  */
 export const UNBUILT_SETTINGS: Readonly<Partial<Record<keyof Config, string>>> = {
-  CONFIG_FILE: 'declarative config is not built in this version',
-  AUTO_APPLY_CONFIG: 'declarative config is not built in this version',
   CONSOLE_PORT: 'the web console is not built in this version',
   ANALYTICS_HOST: 'the analytics store is not built in this version',
   ANALYTICS_PORT: 'the analytics store is not built in this version',
@@ -26,7 +24,7 @@ export const UNBUILT_SETTINGS: Readonly<Partial<Record<keyof Config, string>>> =
   UVICORN_WORKERS: 'it is ignored: the gateway is one thread per process (run more processes with ROLES=gateway)',
 }
 
-/** One sentence per unbuilt setting given a non-default value: "CONFIG_FILE is set but …". */
+/** One sentence per unbuilt setting given a non-default value: "CONSOLE_PORT is set but …". */
 export function unbuiltSettingsInUse(config: Config): string[] {
   const out: string[] = []
   for (const [key, why] of Object.entries(UNBUILT_SETTINGS)) {

@@ -2,7 +2,7 @@ import { Type as T } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import type { Principal } from '../auth/principal.ts'
 import { forbidden, invalid } from '../kernel/errors.ts'
-import { sql, transaction } from '../platform/db.ts'
+import { sql } from '../platform/db.ts'
 import { oneRow, rowType } from '../platform/typed-rows.ts'
 import type { ResourceEngine } from './engine.ts'
 import type { AnyKind } from './kind.ts'
@@ -15,6 +15,7 @@ import {
   admitToNamespace,
   announceChange,
   checksumOf,
+  writeTransaction,
   clearExclusiveFlags,
   mapUnique,
   versionedFields,
@@ -46,7 +47,7 @@ export async function createResource(
   const { spec, secretInput } = splitSecrets(kind, withDefaults)
   const isActive = activeIn !== false
   const checksum = checksumOf(spec, isActive)
-  const row = await transaction(e.db, async (tx) => {
+  const row = await writeTransaction(e, async (tx) => {
     if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, kind, m)
     const { id } = await oneRow(tx, NewId, sql.unsafe`select gen_random_uuid() as id`)
     const secrets = sealSecrets(e.box, kind, id, {}, secretInput)

@@ -8,6 +8,7 @@ import type { NatsNames } from '../platform/nats-names.ts'
 import type { AnyKind } from './kind.ts'
 import { natsRowCache, uncachedRows, type RowCache } from './row-cache.ts'
 import type { SpecCheck } from './validation.ts'
+import type { Tx } from './write-steps.ts'
 
 /** A kind's compiled body checks (compiled once, at start). */
 export interface CompiledChecks {
@@ -30,6 +31,13 @@ export interface ResourceEngine {
   specChecks: readonly SpecCheck[]
   /** The rows reads are answered from (row-cache.ts); writes tell it what they changed. */
   rows: RowCache
+  /**
+   * Set when the engine writes inside a caller's transaction (a config apply, `within` in
+   * service.ts): writes run on it instead of a transaction of their own, and their change
+   * announcements wait in `deferred` until the caller committed — another process re-reading a
+   * row before the commit would cache the old one. Unset on the API path: announced at once.
+   */
+  outer?: { tx: Tx; deferred: (() => Promise<void>)[] }
 }
 
 export interface EngineDeps {

@@ -37,3 +37,11 @@ export function sealSecrets(
 /** One stored secret in clear. */
 export const openSecret = (box: SecretBox, kind: AnyKind, id: string, field: string, sealed: string): string =>
   box.decrypt(sealed, secretAad(kind.kind, id, field))
+
+/** Every stored secret of a row in clear (for comparing, never for responses). */
+export const openSecrets = (
+  box: SecretBox,
+  kind: AnyKind,
+  row: { id: string; secrets: Record<string, string> },
+): Record<string, string> =>
+  Object.fromEntries(Object.entries(row.secrets).map(([k, v]) => [k, openSecret(box, kind, row.id, k, v)]))

@@ -2,7 +2,8 @@ import type { Static, TObject } from '@sinclair/typebox'
 import type { Principal } from '../auth/principal.ts'
 import { applyResource } from './apply.ts'
 import { createResource } from './create.ts'
-import { resourceEngine, type EngineDeps } from './engine.ts'
+import type { Db } from '../platform/db.ts'
+import { resourceEngine, type EngineDeps, type ResourceEngine } from './engine.ts'
 import type { AnyKind, Kind } from './kind.ts'
 import {
   allResources,
@@ -14,7 +15,10 @@ import {
   resourceVersions,
   secretsOfResource,
 } from './reads.ts'
+import { findRow } from './find-row.ts'
+import { openSecrets } from './secrets.ts'
 import { removeResource, updateResource } from './update.ts'
+import type { Tx } from './write-steps.ts'
 
 /*
  * The generic resource engine over the one `resources` table. Every kind is handled by the same
@@ -136,6 +140,30 @@ export interface ResourceService {
    * (connectors revoke their OAuth tokens). One hook per kind; one that throws stops the delete.
    */
   beforeRemove(kind: AnyKind, hook: (record: ResourceRecord) => Promise<void>): void
+  /**
+   * The engine's writes inside the caller's transaction (a config apply, a package install): the
+   * same checks, permissions and rows as `create` / `update` / `remove`, on `tx`; what they would
+   * announce to the caches of every process (and to `onChange` listeners) waits in `afterCommit`,
+   * for the caller to run once `tx` committed — never when it rolled back.
+   */
+  within(tx: Tx): ResourceWriter
+}
+
+/** The resource engine writing inside one outer transaction (`ResourceService.within`). */
+export interface ResourceWriter {
+  create(p: Principal, kind: AnyKind, body: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord>
+  update(
+    p: Principal,
+    kind: AnyKind,
+    address: Address,
+    patch: Record<string, unknown>,
+    options?: WriteOptions,
+  ): Promise<ResourceRecord>
+  remove(p: Principal, kind: AnyKind, address: Address): Promise<void>
+  /** The stored secret fields of the resource in clear, as the transaction sees it; null when absent (for comparing, never for responses). */
+  secretsAt(kind: AnyKind, address: Address): Promise<Record<string, string> | null>
+  /** Takes the announcements the writes so far left for after the commit (each taken once). */
+  takeAfterCommit(): (() => Promise<void>)[]
 }
 
 export function createResourceService(deps: EngineDeps): ResourceService {
@@ -192,6 +220,33 @@ export function createResourceService(deps: EngineDeps): ResourceService {
     },
     beforeRemove(kind, hook) {
       removeHooks.set(kind.kind, hook)
+    },
+    within(tx) {
+      const deferred: (() => Promise<void>)[] = []
+      const inner: ResourceEngine = { ...e, db: tx as unknown as Db, outer: { tx, deferred } }
+      // listeners hear a write only once it committed, like the caches
+      const later = (kind: AnyKind, id: string, action: ResourceChange['action']) =>
+        deferred.push(async () => emit({ kind: kind.kind, id, action }))
+      return {
+        create: async (p, kind, body, options) => {
+          const r = await createResource(inner, p, kind, body, options)
+          later(kind, r.id, 'created')
+          return r
+        },
+        update: async (p, kind, address, patch, options) => {
+          const r = await updateResource(inner, p, kind, address, patch, options)
+          later(kind, r.id, 'updated')
+          return r
+        },
+        remove: async (p, kind, address) => {
+          later(kind, await removeResource(inner, p, kind, address, removeHooks.get(kind.kind)), 'deleted')
+        },
+        secretsAt: async (kind, address) => {
+          const row = await findRow(inner.db, kind, address)
+          return row === null ? null : openSecrets(e.box, kind, row)
+        },
+        takeAfterCommit: () => deferred.splice(0),
+      }
     },
   }
 }

@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import type { Principal } from '../auth/principal.ts'
 import { forbidden, invalid } from '../kernel/errors.ts'
-import { sql, transaction } from '../platform/db.ts'
+import { sql } from '../platform/db.ts'
 import { oneRow } from '../platform/typed-rows.ts'
 import { canonicalJson } from './canonical-json.ts'
 import type { ResourceEngine } from './engine.ts'
@@ -12,7 +12,7 @@ import { ROW_COLUMNS, ResourceRow, rowMeta, toRecord } from './row.ts'
 import { sealSecrets, splitSecrets } from './secrets.ts'
 import type { Address, ResourceRecord, WriteOptions } from './service.ts'
 import { assertAdminFields, assertValid, validationIssues } from './validation.ts'
-import { announceChange, checksumOf, clearExclusiveFlags, versionedFields } from './write-steps.ts'
+import { announceChange, checksumOf, clearExclusiveFlags, versionedFields, writeTransaction } from './write-steps.ts'
 
 export async function updateResource(
   e: ResourceEngine,
@@ -39,7 +39,7 @@ export async function updateResource(
   const isActive = typeof activeIn === 'boolean' ? activeIn : row.is_active
   const versionChanged = kind.versioned.some((f) => canonicalJson(before[f]) !== canonicalJson(merged[f]))
   const managedBy = options.managedBy === undefined ? null : options.managedBy
-  const updated = await transaction(e.db, async (tx) => {
+  const updated = await writeTransaction(e, async (tx) => {
     const secrets = sealSecrets(e.box, kind, row.id, row.secrets, secretInput)
     const checksum = checksumOf(merged, isActive)
     const next = await oneRow(

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { UniqueIntegrityConstraintViolationError } from 'slonik'
 import { can, type Principal } from '../auth/principal.ts'
 import { conflict, forbidden } from '../kernel/errors.ts'
-import { sql, type Db } from '../platform/db.ts'
+import { sql, transaction, type Db } from '../platform/db.ts'
 import { mayCreateIn } from './namespace-policy.ts'
 import { claimNamespace, standingIn } from './namespace-store.ts'
 import { canonicalJson } from './canonical-json.ts'
@@ -71,8 +71,19 @@ export async function announceChange(
   spec: Record<string, unknown> | null,
 ): Promise<void> {
   const clearedOthers = spec !== null && kind.exclusiveFlags.some((f) => spec[f] === true)
-  await e.rows.changed(
-    kind,
-    clearedOthers ? undefined : { id: row.id, addresses: [addressKey(kind, row.namespace, row.name)] },
-  )
+  const announce = () =>
+    e.rows.changed(
+      kind,
+      clearedOthers ? undefined : { id: row.id, addresses: [addressKey(kind, row.namespace, row.name)] },
+    )
+  if (e.outer === undefined) await announce()
+  else e.outer.deferred.push(announce)
+}
+
+/**
+ * A write's statements in one transaction: its own, or the caller's when the engine writes inside
+ * an outer one (`ResourceEngine.outer`), where a failure rolls back the caller's whole work.
+ */
+export function writeTransaction<R>(e: ResourceEngine, work: (tx: Tx) => Promise<R>): Promise<R> {
+  return e.outer === undefined ? transaction(e.db, work) : work(e.outer.tx)
 }

@@ -1,16 +1,19 @@
 import {
   featureComponentProxies,
+  featureConfigKinds,
   featureKinds,
   featurePermissions,
   featureRecordDecorators,
   featureSpecChecks,
 } from '../feature/collect.ts'
 import type { Feature, ServiceContext } from '../feature/define.ts'
+import type { ConfigKind } from '../feature/config-kinds.ts'
 import type { StoreKeyProbe } from '../feature/store-key-probe.ts'
 import { serveRpc } from '../api/rpc-server.ts'
 import { openPrincipalCache } from '../auth/principal-cache.ts'
 import { attachPrincipalCache, loadPrincipal } from '../auth/principal.ts'
 import { bootstrap } from '../bootstrap.ts'
+import { autoApplyConfig } from '../gitops/auto-apply.ts'
 import { executionCallbacks } from '../functions/callback.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { startJobService, type JobService } from '../jobs/start.ts'
@@ -59,12 +62,14 @@ export async function startServiceRole(
   life.onStop(() => jobs.close())
   const base = { ...infra, db, resources, jobs }
   let storeKeyProbe: StoreKeyProbe | undefined
+  let configKinds: readonly ConfigKind[] | undefined
   const ctx: ServiceContext = {
     ...base,
     permissions: featurePermissions(features),
     componentProxies: featureComponentProxies(features),
     recordDecorators: featureRecordDecorators(features, base),
     storeKeyProbe: () => storeKeyProbe,
+    configKinds: () => (configKinds ??= featureConfigKinds(features, ctx)),
   }
   const routes = []
   for (const f of features) {
@@ -74,6 +79,8 @@ export async function startServiceRole(
     if (part.stop !== undefined) life.onStop(part.stop)
     if (part.storeKeyProbe !== undefined) storeKeyProbe = part.storeKeyProbe
   }
+  // before serving: a bad CONFIG_FILE stops the start (src/gitops/auto-apply.ts)
+  if (config.AUTO_APPLY_CONFIG) await autoApplyConfig(ctx, boot.superadmin)
   const rpc = serveRpc({
     nc: infra.nc,
     names: infra.names,

@@ -67,6 +67,39 @@ export async function announceAll(d: Pick<ScheduleHandlerDeps, 'js' | 'names' | 
   d.log.info({ schedules: all.length }, 'schedule actors told their settings')
 }
 
+/**
+ * What a schedule's settings must hold whoever saves them (the API and config): an agent schedule's
+ * message, a cron expression and zone croner can use, and for a principal who may not change
+ * everyone's schedules the minimum interval.
+ */
+export function checkScheduleFields(
+  p: Principal,
+  f: ScheduleFields,
+  config: Pick<Config, 'SCHEDULE_MIN_INTERVAL_SECONDS'>,
+): void {
+  if (f.schedule_type === 'agent' && (f.content === null || f.content === ''))
+    throw invalid('an agent schedule needs `content` (the message it sends)', [
+      { path: '/content', message: 'required for agent schedules' },
+    ])
+  checkCron(f.cron_expression, f.timezone)
+  // a plain user's `* * * * * *` would run every second; admins (who may change everyone's schedules) are trusted with that
+  if (!can(p, SCHEDULE_PERMISSIONS.updateAll))
+    checkMinInterval(f.cron_expression, f.timezone, config.SCHEDULE_MIN_INTERVAL_SECONDS)
+}
+
+/** Tells the schedule's actor it is gone (after its row was deleted). */
+export async function announceRemoved(d: Pick<ScheduleHandlerDeps, 'js' | 'names'>, s: Schedule): Promise<void> {
+  await sendToActor(
+    d.js,
+    d.names,
+    scheduleProtocol,
+    s.id,
+    'remove',
+    { version: s.version + 1 },
+    { msgId: `sched-remove-${s.id}` },
+  )
+}
+
 export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
   const { store } = d
   const P = SCHEDULE_PERMISSIONS
@@ -88,18 +121,9 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
 
   /** The target must exist and be runnable by `p` (function: execute; agent: chat); 404 otherwise. */
   const checkTarget = async (p: Principal, f: ScheduleFields): Promise<void> => {
-    if (f.schedule_type === 'function') {
-      await executableFunction(d.resources, p, f.target_namespace, f.target_name)
-    } else {
-      await d.chats.agentFor(p, f.target_namespace, f.target_name)
-      if (f.content === null || f.content === '')
-        throw invalid('an agent schedule needs `content` (the message it sends)', [
-          { path: '/content', message: 'required for agent schedules' },
-        ])
-    }
-    checkCron(f.cron_expression, f.timezone)
-    // a plain user's `* * * * * *` would run every second; admins (who may change everyone's schedules) are trusted with that
-    if (!can(p, P.updateAll)) checkMinInterval(f.cron_expression, f.timezone, d.config.SCHEDULE_MIN_INTERVAL_SECONDS)
+    if (f.schedule_type === 'function') await executableFunction(d.resources, p, f.target_namespace, f.target_name)
+    else await d.chats.agentFor(p, f.target_namespace, f.target_name)
+    checkScheduleFields(p, f, d.config)
   }
 
   const fieldsOf = (s: Schedule): ScheduleFields => ({
@@ -162,15 +186,7 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
     bind(R.delete, async ({ principal: p, params, query }) => {
       const s = await visible(p, params.name, query.owner_id, P.deleteOwn, P.deleteAll)
       await store.delete(s.id)
-      await sendToActor(
-        d.js,
-        d.names,
-        scheduleProtocol,
-        s.id,
-        'remove',
-        { version: s.version + 1 },
-        { msgId: `sched-remove-${s.id}` },
-      )
+      await announceRemoved(d, s)
       return { status: 204 }
     }),
   ]

@@ -1,6 +1,7 @@
 import { scheduleActorFactory } from '../../actors/schedule/actor.ts'
 import { defineFeature } from '../feature/define.ts'
 import { chatService } from '../chats/service.ts'
+import { scheduleConfigKind } from './config-kind.ts'
 import { serveScheduleFire } from './fire.ts'
 import { announceAll, scheduleHandlers, schedulePermissions } from './handlers.ts'
 import { scheduleRoutes } from './routes.ts'
@@ -15,6 +16,7 @@ export const schedulesFeature = defineFeature({
   routes: scheduleRoutes,
   actors: [scheduleActorFactory],
   permissions: schedulePermissions.list,
+  configKinds: (ctx) => [scheduleConfigKind(ctx)],
   service(ctx) {
     const log = ctx.log.child({ mod: 'schedules' })
     const store = scheduleStore(ctx.db)

@@ -1,5 +1,6 @@
 import { defineFeature } from '../feature/define.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
+import { webhookConfigKind } from './config-kind.ts'
 import { webhookHandlers, webhookPermissions } from './handlers.ts'
 import { webhookRoutes } from './routes.ts'
 import { openWebhookBucket, syncWebhookBucket, webhookStore } from './store.ts'
@@ -12,6 +13,7 @@ export const webhooksFeature = defineFeature({
   name: 'webhooks',
   routes: webhookRoutes,
   permissions: webhookPermissions.list,
+  configKinds: (ctx) => [webhookConfigKind(ctx)],
   async service(ctx) {
     const kv = await openWebhookBucket(ctx.nc, ctx.names)
     const store = webhookStore(ctx.db)

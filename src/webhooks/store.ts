@@ -1,10 +1,11 @@
 import { Kvm, type KV } from '@nats-io/kv'
 import { Type as T } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { CommonQueryMethods } from 'slonik'
 import { WebhookEntry, type Webhook } from '../../schemas/triggers.ts'
 import { webhookKey, webhooksBucket } from '../api/webhook-wire.ts'
 import type { Logger } from '../kernel/log.ts'
-import { sql, type Db } from '../platform/db.ts'
+import { sql } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
@@ -42,6 +43,22 @@ const SecretRow = rowType(
 
 export type WebhookRowType = typeof Row.static
 
+/** A row with who manages it (config, a package, or null: made by hand) and the config body's checksum. */
+const ManagedRow = rowType(
+  T.Object(
+    { ...Row.properties, managed_by: T.Union([T.String(), T.Null()]), checksum: T.Union([T.String(), T.Null()]) },
+    { title: 'managed webhook' },
+  ),
+)
+export type ManagedWebhookRow = typeof ManagedRow.schema.static
+
+/** Who manages a row written by config or a package; null (an API write) detaches it. */
+export interface Managed {
+  by: string
+  checksum: string
+}
+const managedValues = (m: Managed | null) => sql.unsafe`${m?.by ?? null}, ${m?.checksum ?? null}`
+
 export const toApi = (r: WebhookRowType): Webhook => ({ ...r, url_path: `/webhooks/${r.path}` })
 
 export const toEntry = (r: WebhookRowType): WebhookEntry => ({
@@ -68,7 +85,10 @@ export interface WebhookFields {
   is_active: boolean
 }
 
-export function webhookStore(db: Db) {
+/** The pool, or the transaction of a config apply. */
+type Q = Pick<CommonQueryMethods, 'any' | 'maybeOne' | 'query'>
+
+export function webhookStore(db: Q) {
   return {
     byPath: (path: string) =>
       maybeRow(db, WebhookRow, sql.unsafe`select ${columns} from webhooks where path = ${path}`),
@@ -79,23 +99,38 @@ export function webhookStore(db: Db) {
         sql.unsafe`select ${columns} from webhooks ${ownerId === null ? sql.unsafe`` : sql.unsafe`where owner_id = ${ownerId}::uuid`} order by path limit ${limit} offset ${offset}`,
       ),
     all: () => anyRows(db, WebhookRow, sql.unsafe`select ${columns} from webhooks`),
-    /** null when the path is taken. `sealedSecret`: the signing secret's ciphertext (bound to `id`), or null. */
-    create: (id: string, ownerId: string, f: WebhookFields, sealedSecret: string | null) =>
+    /** Every row with its manager and checksum (config export and plans). */
+    allManaged: () =>
+      anyRows(db, ManagedRow, sql.unsafe`select ${columns}, managed_by, checksum from webhooks order by path`),
+    /**
+     * null when the path is taken. `sealedSecret`: the signing secret's ciphertext (bound to `id`),
+     * or null. `managed`: config's or a package's (null: made through the API).
+     */
+    create: (
+      id: string,
+      ownerId: string,
+      f: WebhookFields,
+      sealedSecret: string | null,
+      managed: Managed | null = null,
+    ) =>
       maybeRow(
         db,
         WebhookRow,
-        sql.unsafe`insert into webhooks (id, path, http_method, function_namespace, function_name, requires_auth, default_values, description, is_active, owner_id, signing_secret)
-        values (${id}::uuid, ${f.path}, ${f.http_method}, ${f.function_namespace}, ${f.function_name}, ${f.requires_auth}, ${sql.jsonb(JSON.parse(JSON.stringify(f.default_values)))}, ${f.description}, ${f.is_active}, ${ownerId}::uuid, ${sealedSecret})
+        sql.unsafe`insert into webhooks (id, path, http_method, function_namespace, function_name, requires_auth, default_values, description, is_active, owner_id, signing_secret, managed_by, checksum)
+        values (${id}::uuid, ${f.path}, ${f.http_method}, ${f.function_namespace}, ${f.function_name}, ${f.requires_auth}, ${sql.jsonb(JSON.parse(JSON.stringify(f.default_values)))}, ${f.description}, ${f.is_active}, ${ownerId}::uuid, ${sealedSecret}, ${managedValues(managed)})
         on conflict (path) do nothing returning ${columns}`,
       ),
-    /** `sealedSecret`: undefined keeps the stored one, null removes it, a string replaces it. */
-    update: (id: string, f: WebhookFields, sealedSecret?: string | null) =>
+    /**
+     * `sealedSecret`: undefined keeps the stored one, null removes it, a string replaces it.
+     * `managed`: null (an edit through the API) detaches the webhook from config or its package.
+     */
+    update: (id: string, f: WebhookFields, sealedSecret?: string | null, managed: Managed | null = null) =>
       maybeRow(
         db,
         WebhookRow,
         sql.unsafe`update webhooks set path = ${f.path}, http_method = ${f.http_method}, function_namespace = ${f.function_namespace}, function_name = ${f.function_name},
         requires_auth = ${f.requires_auth}, default_values = ${sql.jsonb(JSON.parse(JSON.stringify(f.default_values)))}, description = ${f.description}, is_active = ${f.is_active},
-        ${sealedSecret === undefined ? sql.unsafe`` : sql.unsafe`signing_secret = ${sealedSecret},`} updated_at = now()
+        ${sealedSecret === undefined ? sql.unsafe`` : sql.unsafe`signing_secret = ${sealedSecret},`} managed_by = ${managed?.by ?? null}, checksum = ${managed?.checksum ?? null}, updated_at = now()
         where id = ${id}::uuid returning ${columns}`,
       ),
     /** The signing secret's ciphertext (null: none, or no such webhook). */

@@ -194,6 +194,15 @@ const ROWS: Record<string, Row> = {
   },
   'system.flush-stuck-jobs': adminOnly('/api/v1/system/flush-stuck-jobs'),
   'queue.stats': adminOnly('/api/v1/queue/stats'),
+  // ---- declarative config (src/gitops/): admin only; the admin's apply is a dry run of an empty document
+  'config.validate': adminOnly('/api/v1/config/validate', [200], {
+    config: 'apiVersion: platform/v1\nkind: PlatformConfig\nspec: {}\n',
+  }),
+  'config.apply': adminOnly('/api/v1/config/apply', [200], {
+    config: 'apiVersion: platform/v1\nkind: PlatformConfig\nspec: {}\n',
+    dryRun: true,
+  }),
+  'config.export': adminOnly('/api/v1/config/export', [200]),
   'queue.jobs': adminOnly('/api/v1/queue/jobs'),
   'queue.dlq.list': adminOnly('/api/v1/queue/dlq'),
   'queue.dlq.retry': {
@@ -383,6 +392,38 @@ const ROWS: Record<string, Row> = {
     admin: [204],
   },
   // ---- end dependencies
+  // ---- packages (src/gitops/packages-*.ts): an administrator's area
+  'packages.preview': {
+    call: async () => ({ path: '/api/v1/packages/preview', body: { source: matrixPackage('preview') } }),
+    b: [403],
+    admin: [200],
+  },
+  'packages.install': {
+    call: async (c) => ({ path: '/api/v1/packages/install', body: { source: matrixPackage(`mx${c.n()}`) } }),
+    b: [403],
+    admin: [200],
+  },
+  'packages.create': {
+    call: async (c) => ({
+      path: '/api/v1/packages/create',
+      body: { name: 'made', version: '1', resources: [{ type: 'skill', namespace: await packageOfA(c), name: 'tip' }] },
+    }),
+    b: [403],
+    admin: [200],
+  },
+  'packages.list': adminOnly('/api/v1/packages'),
+  'packages.get': { call: async (c) => ({ path: `/api/v1/packages/${await packageOfA(c)}` }), b: [403], admin: [200] },
+  'packages.uninstall': {
+    call: async (c) => ({ path: `/api/v1/packages/${await packageOfA(c)}` }),
+    b: [403],
+    admin: [200],
+  },
+  'packages.export': {
+    call: async (c) => ({ path: `/api/v1/packages/${await packageOfA(c)}/export` }),
+    b: [403],
+    admin: [200],
+  },
+  // ---- end packages
   // ---- namespaces (src/namespaces/): A's namespace is invisible to B; the admin manages every one
   'namespaces.list': { call: async () => ({ path: '/api/v1/namespaces' }), b: [200], admin: [200] },
   'namespaces.create': {
@@ -1136,6 +1177,18 @@ async function namespaceOfA(c: Ctx): Promise<string> {
   const name = `ns-a-${c.n()}`
   const res = await c.env.request('POST', '/api/v1/namespaces', { token: c.a.token, body: { name } })
   if (res.status !== 201) throw new Error(`setup namespace: ${res.text}`)
+  return name
+}
+
+/** A package with one skill, in a namespace of its name. */
+const matrixPackage = (name: string) =>
+  `apiVersion: platform/v1\nkind: PlatformPackage\npackage: {name: ${name}, version: '1'}\nspec:\n  skills:\n    - {namespace: ${name}, name: tip, content: hi}\n`
+
+/** An installed package (installed by the admin: packages are an administrator's); its name, also its skill's namespace. */
+async function packageOfA(c: Ctx): Promise<string> {
+  const name = `mx${c.n()}`
+  const res = await c.env.request('POST', '/api/v1/packages/install', { body: { source: matrixPackage(name) } })
+  if (res.status !== 200) throw new Error(`setup package: ${String(res.status)} ${res.text}`)
   return name
 }
 

@@ -26,8 +26,6 @@ const UNBUILT_FILE = 'src/kernel/unbuilt-settings.ts'
  * list (the test below fails until it does).
  */
 const NOT_READ: Record<string, string> = {
-  CONFIG_FILE: 'its feature is not built yet (declarative config)',
-  AUTO_APPLY_CONFIG: 'its feature is not built yet (declarative config)',
   CONSOLE_PORT: 'its feature is not built yet (the web console)',
   ANALYTICS_HOST: 'its feature is not built yet (the analytics store)',
   ANALYTICS_PORT: 'its feature is not built yet (the analytics store)',
@@ -140,13 +138,13 @@ t.test('each allowed setting warns at start when set, naming itself', async (t) 
     DATA_DIR: '/nonexistent-not-used',
   }
   warnUnbuiltSettings(loadConfig(env), log)
-  warnUnbuiltSettings(loadConfig({ ...env, CONFIG_FILE: '/etc/platform.yaml', ANALYTICS_PORT: '9000' }), log)
+  warnUnbuiltSettings(loadConfig({ ...env, CONSOLE_PORT: '3001', ANALYTICS_PORT: '9000' }), log)
   await new Promise((r) => setImmediate(r))
   const messages = lines.map((l) => JSON.parse(l) as { level: number; msg: string })
   t.same(
     messages.map((m) => m.msg),
     [
-      'CONFIG_FILE is set but declarative config is not built in this version',
+      'CONSOLE_PORT is set but the web console is not built in this version',
       'ANALYTICS_PORT is set but the analytics store is not built in this version',
     ],
     'defaults say nothing; each set one warns once',
