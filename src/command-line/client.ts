@@ -14,13 +14,13 @@ export class ApiError extends Error {
   override name = 'ApiError'
   readonly status: number
   readonly code: string | undefined
-  readonly errors: { path: string; message: string }[]
+  readonly errors: { path: string; message: string; line?: number; column?: number }[]
   readonly body: unknown
   constructor(
     message: string,
     status: number,
     code?: string,
-    errors: { path: string; message: string }[] = [],
+    errors: { path: string; message: string; line?: number; column?: number }[] = [],
     body?: unknown,
   ) {
     super(message)

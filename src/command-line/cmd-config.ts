@@ -1,6 +1,6 @@
 import { stringify } from 'yaml'
 import { optionFlag, optionText, type ParsedArgs } from './args.ts'
-import { createClient, type Client } from './client.ts'
+import { ApiError, createClient, type Client } from './client.ts'
 import { interpolateClientEnv } from './interpolate.ts'
 import { readSource, type Io } from './io.ts'
 import { hasChanges, renderPlan, type ApplyResult } from './plan-text.ts'
@@ -17,6 +17,24 @@ export const clientOf = (a: ParsedArgs): Client => {
 
 const json = (a: ParsedArgs): boolean => optionText(a, 'output') === 'json'
 
+/**
+ * The answer, or the body of a refusal that has the answer's shape: a refused apply answers 422
+ * with `success: false` and its errors, which is a result to print, not a failed request.
+ */
+export async function answerOrRefusal<T extends object>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (err) {
+    const body = err instanceof ApiError ? err.body : undefined
+    if (typeof body === 'object' && body !== null && 'success' in body && 'summary' in body) return body as T
+    throw err
+  }
+}
+
+/** An issue as `path (line L, column C): message`. */
+export const issueText = (e: { path: string; message: string; line?: number; column?: number }): string =>
+  `${e.path === '' ? '' : e.path}${e.line === undefined ? '' : ` (line ${String(e.line)}, column ${String(e.column ?? 1)})`}${e.path === '' && e.line === undefined ? '' : ': '}${e.message}`
+
 async function configText(a: ParsedArgs): Promise<string> {
   const text = await readSource(a.positional[0] as string)
   return optionFlag(a, 'no-interpolate') ? text : interpolateClientEnv(text, process.env)
@@ -25,12 +43,12 @@ async function configText(a: ParsedArgs): Promise<string> {
 export async function configValidate(a: ParsedArgs, io: Io): Promise<number> {
   const r = await clientOf(a).json<{
     valid: boolean
-    errors: { path: string; message: string }[]
+    errors: { path: string; message: string; line?: number; column?: number }[]
     warnings?: string[]
   }>('POST', '/api/v1/config/validate', { config: await configText(a) })
   if (json(a)) io.out(`${JSON.stringify(r, null, 2)}\n`)
   else {
-    for (const e of r.errors) io.out(`error: ${e.path === '' ? '' : `${e.path}: `}${e.message}\n`)
+    for (const e of r.errors) io.out(`error: ${issueText(e)}\n`)
     for (const w of r.warnings ?? []) io.out(`warning: ${w}\n`)
     io.out(r.valid ? 'Valid.\n' : 'Invalid.\n')
   }
@@ -38,11 +56,10 @@ export async function configValidate(a: ParsedArgs, io: Io): Promise<number> {
 }
 
 async function applyConfig(a: ParsedArgs, dryRun: boolean): Promise<ApplyResult> {
-  return clientOf(a).json<ApplyResult>('POST', '/api/v1/config/apply', {
-    config: await configText(a),
-    dryRun,
-    force: optionFlag(a, 'force'),
-  })
+  const config = await configText(a)
+  return answerOrRefusal(() =>
+    clientOf(a).json<ApplyResult>('POST', '/api/v1/config/apply', { config, dryRun, force: optionFlag(a, 'force') }),
+  )
 }
 
 export async function configDiff(a: ParsedArgs, io: Io): Promise<number> {

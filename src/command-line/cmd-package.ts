@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { parse } from 'yaml'
 import { optionList, optionText, type ParsedArgs } from './args.ts'
-import { clientOf, yamlOf } from './cmd-config.ts'
+import { answerOrRefusal, clientOf, yamlOf } from './cmd-config.ts'
 import { readSource, type Io } from './io.ts'
 import { hasChanges, renderPlan, type ApplyResult } from './plan-text.ts'
 
@@ -32,10 +32,11 @@ const applyOf = (body: Record<string, unknown>): ApplyResult =>
   (typeof body['apply'] === 'object' && body['apply'] !== null ? body['apply'] : body) as ApplyResult
 
 export async function packagePreview(a: ParsedArgs, io: Io): Promise<number> {
-  const body = await clientOf(a).json<Record<string, unknown>>('POST', '/api/v1/packages/preview', {
-    source: await readSource(a.positional[0] as string),
-    variables: packageVariables(a),
-  })
+  const source = await readSource(a.positional[0] as string)
+  const variables = packageVariables(a)
+  const body = await answerOrRefusal(() =>
+    clientOf(a).json<Record<string, unknown>>('POST', '/api/v1/packages/preview', { source, variables }),
+  )
   const r = applyOf(body)
   if (json(a)) io.out(`${JSON.stringify(body, null, 2)}\n`)
   else {
@@ -47,10 +48,11 @@ export async function packagePreview(a: ParsedArgs, io: Io): Promise<number> {
 }
 
 export async function packageInstall(a: ParsedArgs, io: Io): Promise<number> {
-  const body = await clientOf(a).json<Record<string, unknown>>('POST', '/api/v1/packages/install', {
-    source: await readSource(a.positional[0] as string),
-    variables: packageVariables(a),
-  })
+  const source = await readSource(a.positional[0] as string)
+  const variables = packageVariables(a)
+  const body = await answerOrRefusal(() =>
+    clientOf(a).json<Record<string, unknown>>('POST', '/api/v1/packages/install', { source, variables }),
+  )
   const r = applyOf(body)
   if (json(a)) io.out(`${JSON.stringify(body, null, 2)}\n`)
   else {
@@ -63,7 +65,9 @@ export async function packageInstall(a: ParsedArgs, io: Io): Promise<number> {
 
 export async function packageUninstall(a: ParsedArgs, io: Io): Promise<number> {
   const name = a.positional[0] as string
-  await clientOf(a).json('DELETE', `/api/v1/packages/${encodeURIComponent(name)}`)
+  const body = await clientOf(a).json<Record<string, unknown>>('DELETE', `/api/v1/packages/${encodeURIComponent(name)}`)
+  if (typeof body === 'object' && body !== null && typeof body['apply'] === 'object')
+    io.out(renderPlan(applyOf(body), io, { applied: true }))
   io.err(`Uninstalled ${name}.\n`)
   return 0
 }
@@ -87,21 +91,25 @@ export async function packageExport(a: ParsedArgs, io: Io): Promise<number> {
   return 0
 }
 
-/** `type:ns/name` → `{type, namespace, name}`. */
-export function resourceRef(text: string): { type: string; namespace: string; name: string } {
-  const m = /^([a-z_]+):([^/]+)\/(.+)$/.exec(text)
-  if (m === null) throw new Error(`--resource ${text}: write TYPE:NAMESPACE/NAME (function:demo/double)`)
-  return { type: m[1] as string, namespace: m[2] as string, name: m[3] as string }
+/** `type:ns/name` → `{type, namespace, name}`; `type:name` → `{type, name}` (a named kind, a webhook's path). */
+export function resourceRef(text: string): { type: string; namespace?: string; name: string } {
+  const m = /^([a-z_]+):(.+)$/.exec(text)
+  if (m === null) throw new Error(`--resource ${text}: write TYPE:NAMESPACE/NAME (function:demo/double) or TYPE:NAME`)
+  const [, type, rest] = m as unknown as [string, string, string]
+  const slash = rest.indexOf('/')
+  return slash <= 0 ? { type, name: rest } : { type, namespace: rest.slice(0, slash), name: rest.slice(slash + 1) }
 }
 
 export async function packageCreate(a: ParsedArgs, io: Io): Promise<number> {
   const name = optionText(a, 'name')
   if (name === undefined) throw new Error('--name is required')
   const description = optionText(a, 'description')
+  const author = optionText(a, 'author')
   const body = await clientOf(a).json('POST', '/api/v1/packages/create', {
     name,
     version: optionText(a, 'version') ?? '0.1.0',
     ...(description === undefined ? {} : { description }),
+    ...(author === undefined ? {} : { author }),
     resources: optionList(a, 'resource').map(resourceRef),
   })
   io.out(yamlOf(body))

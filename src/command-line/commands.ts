@@ -168,11 +168,13 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [
       { name: 'name', value: 'NAME', about: 'the package name (required)' },
       { name: 'version', value: 'VERSION', about: 'the package version (default 0.1.0)' },
+      { name: 'author', value: 'TEXT', about: 'the package author' },
       { name: 'description', value: 'TEXT', about: 'the package description' },
       {
         name: 'resource',
         value: 'TYPE:NS/NAME',
-        about: 'a resource to include, e.g. `function:demo/double` (repeat for several)',
+        about:
+          'a resource to include, e.g. `function:demo/double`, or `TYPE:NAME` for a named one (`webhook:hooks/in`: its path) (repeat for several)',
         repeat: true,
       },
     ],

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { replaceBetweenMarkers, tableBetweenMarkers } from '../kernel/doc-table.ts'
 import { parseArgs, UsageError, type ParsedArgs } from './args.ts'
 import { ApiError } from './client.ts'
-import { configApply, configDiff, configExport, configValidate } from './cmd-config.ts'
+import { configApply, configDiff, configExport, configValidate, issueText } from './cmd-config.ts'
 import { chat } from './cmd-chat.ts'
 import { eventsTail } from './cmd-events.ts'
 import { login, logout, whoami } from './cmd-login.ts'
@@ -92,7 +92,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
   } catch (err) {
     if (err instanceof ApiError) {
       io.err(`platform ${a.command.name}: ${err.message}${err.code === undefined ? '' : ` (${err.code})`}\n`)
-      for (const e of err.errors) io.err(`  ${e.path === '' ? '' : `${e.path}: `}${e.message}\n`)
+      for (const e of err.errors) io.err(`  ${issueText(e)}\n`)
       if (err.status === 401) io.err('  (log in again: platform login)\n')
     } else io.err(`platform ${a.command.name}: ${(err as Error).message}\n`)
     return 1

@@ -17,7 +17,7 @@ export interface ApplyResult {
   success: boolean
   summary: { created: number; updated: number; unchanged: number; deleted: number }
   changes: ApplyChange[]
-  errors: { path: string; message: string }[]
+  errors: { path: string; message: string; line?: number; column?: number }[]
   warnings: string[]
 }
 
@@ -73,7 +73,10 @@ export function renderPlan(r: ApplyResult, io: Io, o: { applied: boolean }): str
       lines.push(c(FIELD_SIGN[f.change], `      ${FIELD_SIGN[f.change]} ${fieldLine(f)}`))
   }
   for (const w of r.warnings) lines.push(c('!', `  ! ${w}`))
-  for (const e of r.errors) lines.push(c('-', `  error: ${e.path === '' ? '' : `${e.path}: `}${e.message}`))
+  for (const e of r.errors) {
+    const at = e.line === undefined ? '' : ` (line ${String(e.line)}, column ${String(e.column ?? 1)})`
+    lines.push(c('-', `  error: ${e.path}${at}${e.path === '' && at === '' ? '' : ': '}${e.message}`))
+  }
   const s = r.summary
   const total = s.created + s.updated + s.deleted
   const verb = o.applied ? ['created', 'updated', 'deleted'] : ['to create', 'to update', 'to delete']
