@@ -1,6 +1,7 @@
 import { defineFeature } from '../feature/define.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
-import { connectorKind, connectorLimits } from '../kinds/connector/kind.ts'
+import { connectorKind } from '../kinds/connector/kind.ts'
+import { operationCapCheck } from './operation-cap.ts'
 import type { ConnectorRecord } from './deps.ts'
 import { connectorHandlers, connectorPermissions } from './handlers.ts'
 import { revokeConnectorTokens } from './oauth.ts'
@@ -13,8 +14,8 @@ export const connectorsFeature = defineFeature({
   routes: connectorRoutes,
   tools: [connectorTools],
   permissions: connectorPermissions.list,
+  specChecks: ({ config }) => [operationCapCheck(config.CONNECTOR_MAX_OPERATIONS)],
   service: (ctx) => {
-    connectorLimits.maxOperations = ctx.config.CONNECTOR_MAX_OPERATIONS
     const box = createSecretBox(ctx.config.ENCRYPTION_KEY, previousKeys(ctx.config.ENCRYPTION_KEY_PREVIOUS))
     const deps = {
       db: ctx.db,

@@ -8,9 +8,8 @@ import type { Db } from '../platform/db.ts'
 import { resourcePermission } from '../resources/permissions.ts'
 import type { ResourceService } from '../resources/service.ts'
 import { executableQuery, runQuery } from './execute.ts'
-import { assertNotPlatformDatabase } from './platform-database.ts'
+import { assertNotPlatformDatabase, type PlatformDatabase } from './platform-database.ts'
 import { openPool, settingsOf, type ConnectionPools } from './pools.ts'
-import { platformDatabase } from './save-checks.ts'
 import { DATA_ROUTES as R } from './routes.ts'
 import type { ConnectionSettings } from './drivers/types.ts'
 
@@ -20,6 +19,8 @@ export interface DataHandlerDeps {
   resources: ResourceService
   pools: ConnectionPools
   log: Logger
+  /** The platform's own database (platform-database.ts), which a tested connection may not lead to. */
+  platformDatabase: PlatformDatabase | undefined
 }
 
 /** Connections are an admin-only area: 403 for anyone without the `:all` grant. */
@@ -37,7 +38,7 @@ async function testConnection(s: ConnectionSettings, allowPlatformDatabase: bool
   const started = performance.now()
   // errors, not answers: a host name that does not resolve (502 upstream.dns_failed) and the
   // platform's own database without allow_platform_database (422), as on every use
-  await assertNotPlatformDatabase(s, platformDatabase(), allowPlatformDatabase)
+  await assertNotPlatformDatabase(s, d.platformDatabase, allowPlatformDatabase)
   const pool = openPool({ ...s, minPool: 0, maxPool: 1 }, d.config, d.log)
   try {
     const version = await pool.serverVersion(d.config.DATABASE_CONNECT_TIMEOUT_MS)

@@ -1,30 +1,20 @@
 import { defineFeature } from '../feature/define.ts'
 import { databaseConnectionKind } from '../kinds/database-connection/kind.ts'
 import { queryProxy } from './component-proxy.ts'
-import type { ResourceService } from '../resources/service.ts'
-import { DEFAULT_PORTS } from './drivers/types.ts'
 import { dataHandlers, warnAboutRole } from './handlers.ts'
 import { platformDatabaseOf } from './platform-database.ts'
-import { provideSaveChecks } from './save-checks.ts'
+import { saveCheckDeps, saveChecks } from './save-checks.ts'
 import { announceInvalidation, connectionPools, subscribeInvalidations } from './pools.ts'
 import { dataRoutes } from './routes.ts'
 import { queryPermissions } from './execute.ts'
 import { queryTools } from './tools.ts'
 
 /**
- * What the save and use checks need from the running platform: a connection's type (a query's SQL
- * is checked as Postgres on Postgres connections) and the platform's own database (the roles'
- * context carries the URL the platform connected with, the local cluster's too).
+ * The platform's own database, which the use checks (connection tests, pools) compare a connection
+ * with: both roles' contexts spread the infrastructure, whose databaseUrl (the local cluster's
+ * too) the feature types do not name. The save checks get it from their context (`specChecks`).
  */
-function provideChecks(ctx: { resources: ResourceService }): void {
-  // both roles' contexts spread the infrastructure, whose databaseUrl the feature types do not name
-  const url = (ctx as { databaseUrl?: string }).databaseUrl
-  provideSaveChecks({
-    connectionTypeOf: async (id) => (await ctx.resources.byId(databaseConnectionKind, id))?.connection_type ?? null,
-    platformDatabase: platformDatabaseOf(url),
-    defaultPort: (type) => DEFAULT_PORTS[type],
-  })
-}
+const platformDatabaseIn = (ctx: object) => platformDatabaseOf((ctx as { databaseUrl?: string }).databaseUrl)
 
 /*
  * Database connections and queries: connection tests, query execution, the
@@ -37,13 +27,15 @@ export const dataFeature = defineFeature({
   tools: [queryTools], // agents' enabled_queries
   componentProxies: { queries: queryProxy }, // components' enabled_queries
   permissions: queryPermissions.list,
+  // a query's SQL on a Postgres connection, a connection leading to the platform's own database
+  specChecks: (ctx) => [saveChecks(saveCheckDeps(ctx))],
   service: (ctx) => {
     const log = ctx.log.child({ mod: 'data' })
-    provideChecks(ctx)
-    const pools = connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log })
+    const platformDatabase = platformDatabaseIn(ctx)
+    const pools = connectionPools({ db: ctx.db, resources: ctx.resources, config: ctx.config, log, platformDatabase })
     const sub = subscribeInvalidations(ctx.nc, ctx.names, pools)
     // every committed change of a connection, whatever wrote it (API, config apply, packages)
-    const deps = { db: ctx.db, config: ctx.config, resources: ctx.resources, pools, log }
+    const deps = { db: ctx.db, config: ctx.config, resources: ctx.resources, pools, log, platformDatabase }
     const unlisten = ctx.resources.onChange((c) => {
       if (c.kind !== databaseConnectionKind.kind) return
       if (c.action !== 'created') announceInvalidation(ctx.nc, ctx.names, c.id)
@@ -60,7 +52,6 @@ export const dataFeature = defineFeature({
     }
   },
   workers: (ctx) => {
-    provideChecks(ctx)
     // the pools agent turns use: opened with this role's logger, told about changes like the service's
     subscribeInvalidations(
       ctx.nc,
@@ -70,6 +61,7 @@ export const dataFeature = defineFeature({
         resources: ctx.resources,
         config: ctx.config,
         log: ctx.log.child({ mod: 'data' }),
+        platformDatabase: platformDatabaseIn(ctx),
       }),
     )
     return {}

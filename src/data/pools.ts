@@ -12,8 +12,7 @@ import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { clickhousePool } from './drivers/clickhouse.ts'
 import { postgresPool } from './drivers/postgres.ts'
 import { snowflakePool } from './drivers/snowflake.ts'
-import { assertNotPlatformDatabase } from './platform-database.ts'
-import { platformDatabase } from './save-checks.ts'
+import { assertNotPlatformDatabase, type PlatformDatabase } from './platform-database.ts'
 import { DEFAULT_PORTS, type ConnectionSettings, type DataPool } from './drivers/types.ts'
 
 /*
@@ -43,6 +42,13 @@ export interface PoolsDeps {
   resources: Pick<ResourceService, 'byId' | 'secretsOf'>
   config: Config
   log: Logger
+  /**
+   * The platform's own database, which no pool may lead to without allow_platform_database: the
+   * data feature's parts pass it (module.ts); a registry another feature opened first gets it
+   * then, before any pool is built. Without it (a process the data feature does not run in) the
+   * comparison is skipped.
+   */
+  platformDatabase?: PlatformDatabase | undefined
 }
 
 export interface ConnectionPools {
@@ -100,19 +106,25 @@ interface Entry {
   retired: boolean
 }
 
-const registries = new WeakMap<Db, ConnectionPools>()
+/** The platform's own database of a registry, as the deps that named it said (see PoolsDeps). */
+interface PlatformHolder {
+  database: PlatformDatabase | undefined
+}
+
+const registries = new WeakMap<Db, { pools: ConnectionPools; platform: PlatformHolder }>()
 
 /** The pools of this process for one platform database (one registry per `db`, created on first use). */
 export function connectionPools(d: PoolsDeps): ConnectionPools {
   let found = registries.get(d.db)
   if (found === undefined) {
-    found = createRegistry(d)
+    const platform = { database: d.platformDatabase }
+    found = { pools: createRegistry(d, platform), platform }
     registries.set(d.db, found)
-  }
-  return found
+  } else if (d.platformDatabase !== undefined) found.platform.database = d.platformDatabase
+  return found.pools
 }
 
-function createRegistry(d: PoolsDeps): ConnectionPools {
+function createRegistry(d: PoolsDeps, platform: PlatformHolder): ConnectionPools {
   const entries = new Map<string, Entry>()
   const building = new Map<string, Promise<Entry>>()
   const log = d.log.child({ mod: 'data-pools' })
@@ -127,7 +139,7 @@ function createRegistry(d: PoolsDeps): ConnectionPools {
     const secrets = await d.resources.secretsOf(databaseConnectionKind, id)
     const settings = settingsOf(spec, secrets['password'] ?? null, d.config)
     // the host resolved (502 upstream.dns_failed otherwise) and not the platform's own database
-    await assertNotPlatformDatabase(settings, platformDatabase(), spec.allow_platform_database === true)
+    await assertNotPlatformDatabase(settings, platform.database, spec.allow_platform_database === true)
     const pool = openPool(settings, d.config, log)
     log.info({ connection: id, type: spec.connection_type }, 'database pool opened')
     return { pool, version, inflight: 0, retired: false }

@@ -1,13 +1,12 @@
 import type { ActorFactory } from '../../actors/runtime/define-actor.ts'
 import type { RouteDef } from '../api/route.ts'
-import type { Config } from '../kernel/config.ts'
 import { registerErrorCodes } from '../kernel/error-codes.ts'
 import type { RecordDecorator } from '../resources/decorate.ts'
 import type { AnyKind } from '../resources/kind.ts'
 import type { SpecCheck } from '../resources/validation.ts'
 import type { ComponentProxies } from './component-proxy.ts'
 import type { ConfigKind } from './config-kinds.ts'
-import type { Feature, ServiceBase, ServiceContext } from './define.ts'
+import type { Feature, ServiceBase, ServiceContext, SpecCheckContext } from './define.ts'
 import type { PermissionInfo } from './permissions.ts'
 import type { ToolProviderFactory } from './tools.ts'
 
@@ -25,8 +24,8 @@ export const featureTools = (features: readonly Feature[]): ToolProviderFactory[
 export const featurePermissions = (features: readonly Feature[]): PermissionInfo[] =>
   features.flatMap((f) => f.permissions ?? [])
 
-export const featureSpecChecks = (features: readonly Feature[], config: Config): SpecCheck[] =>
-  features.flatMap((f) => f.specChecks?.(config) ?? [])
+export const featureSpecChecks = (features: readonly Feature[], ctx: SpecCheckContext): SpecCheck[] =>
+  features.flatMap((f) => f.specChecks?.(ctx) ?? [])
 
 export const featureRecordDecorators = (features: readonly Feature[], ctx: ServiceBase): RecordDecorator[] =>
   features.flatMap((f) => f.recordDecorators?.(ctx) ?? [])

@@ -91,6 +91,15 @@ export interface WorkerPart {
   onAbandoned?: Partial<Record<Pool, (job: JobState) => Promise<void>>>
 }
 
+/** What a feature's spec checks are built from: in both roles that write resources, before the resource engine exists. */
+export interface SpecCheckContext {
+  config: Config
+  /** The platform's database (the data feature looks up a query's connection type). */
+  db: Db
+  /** The URL the platform connected with (the local cluster's too): the data feature's "platform's own database". */
+  databaseUrl: string | undefined
+}
+
 export type Role = 'gateway' | 'resources' | 'workers' | 'actors'
 
 /** What a feature's routes may depend on: every feature's kinds (the resource engine's CRUD routes). */
@@ -113,8 +122,8 @@ export interface Feature {
   errorCodes?: Readonly<Record<string, ErrorCodeInfo>>
   /** Who runs a component's proxy calls of an area whose targets are this feature's kind. */
   componentProxies?: ComponentProxies
-  /** Rules on specs that need settings (the resource engine runs them on every write). */
-  specChecks?(config: Config): SpecCheck[]
+  /** Rules on specs that need settings, the database or feature code (the resource engine runs them on every write). */
+  specChecks?(ctx: SpecCheckContext): SpecCheck[]
   /** Read-time fields added to the records the resource routes answer. */
   recordDecorators?(ctx: ServiceBase): RecordDecorator[]
   /**

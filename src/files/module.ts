@@ -4,13 +4,14 @@ import { filePermissions } from './access.ts'
 import { filterCapCheck } from './filter-cap.ts'
 import { fileHandlers, publicBase } from './handlers.ts'
 import { iconResolver } from './icons.ts'
+import { iconSpecCheck } from './icon-spec-check.ts'
 import { fileRoutes } from './routes.ts'
 import { startBlobSweeper } from './sweeper.ts'
 import { fileToolProvider } from './tools.ts'
 
 /*
  * Collections' files: the runtime file endpoints and the blob sweeper (service role), the agent
- * file tools, the collections' filter cap (a spec check) and the records' icon URLs (a record
+ * file tools, the collections' filter cap and the agents' and functions' icons (spec checks) and the records' icon URLs (a record
  * decorator). The collection kind itself is src/kinds/collection/.
  */
 export const filesFeature = defineFeature({
@@ -18,7 +19,7 @@ export const filesFeature = defineFeature({
   routes: fileRoutes,
   tools: [fileToolProvider],
   permissions: filePermissions.list,
-  specChecks: (config) => [filterCapCheck(config)],
+  specChecks: ({ config }) => [filterCapCheck(config), iconSpecCheck],
   recordDecorators: (ctx) => [
     iconResolver({ db: ctx.db, config: ctx.config, resources: ctx.resources, base: publicBase(ctx.config) }),
   ],

@@ -17,13 +17,18 @@ export function validationIssues(check: TypeCheck<TObject>, value: unknown): Fie
 
 /**
  * A rule on a kind's spec that needs what the kind description may not hold (it stays free of
- * configuration and I/O so the gateway can import it): a feature contributes it with its own
- * settings (`specChecks` of its Feature, e.g. src/files/filter-cap.ts for collections) and the
- * roles hand the list to the resource engine.
+ * configuration, I/O and feature code so the gateway can import it and no kind imports a
+ * feature): a feature contributes it with its own settings and the platform's database
+ * (`specChecks` of its Feature, e.g. src/files/filter-cap.ts for collections) and the roles hand
+ * the list to the resource engine. Each check looks at `kind.kind` and answers [] for the others.
  */
-export type SpecCheck = (kind: AnyKind, spec: Record<string, unknown>) => FieldIssue[]
+export type SpecCheck = (kind: AnyKind, spec: Record<string, unknown>) => FieldIssue[] | Promise<FieldIssue[]>
 
-/** The spec against the kind's schema, then (only when that passes) the kind's own `validate` and the features' checks. */
+/**
+ * The spec against the kind's schema, then (only when that passes) the kind's own `validate` and
+ * the features' checks, in list order: all of them, so one answer names every issue of a spec
+ * whose shape is right (a function's bad schema and its bad code together).
+ */
 export async function assertValid(
   checks: CompiledChecks,
   kind: AnyKind,
@@ -31,8 +36,10 @@ export async function assertValid(
   specChecks: readonly SpecCheck[],
 ): Promise<void> {
   const issues = validationIssues(checks.spec, spec)
-  if (issues.length === 0) issues.push(...(await kind.validate(spec as Static<TObject>)))
-  if (issues.length === 0) for (const check of specChecks) issues.push(...check(kind, spec))
+  if (issues.length === 0) {
+    issues.push(...(await kind.validate(spec as Static<TObject>)))
+    for (const check of specChecks) issues.push(...(await check(kind, spec)))
+  }
   if (issues.length > 0) throw invalid(`invalid ${kind.kind}`, issues)
 }
 

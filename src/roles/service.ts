@@ -50,7 +50,7 @@ export async function startServiceRole(
     db,
     log: log.child({ mod: 'resources' }),
     kinds: featureKinds(features),
-    specChecks: featureSpecChecks(features, config),
+    specChecks: featureSpecChecks(features, { config, db, databaseUrl: url }),
     box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)),
     nats: { nc: infra.nc, names: infra.names },
   })

@@ -55,7 +55,7 @@ export async function startWorkerRole(
       db,
       log: log.child({ mod: 'resources' }),
       kinds: featureKinds(features),
-      specChecks: featureSpecChecks(features, config),
+      specChecks: featureSpecChecks(features, { config, db, databaseUrl: infra.databaseUrl }),
       box: createSecretBox(config.ENCRYPTION_KEY, previousKeys(config.ENCRYPTION_KEY_PREVIOUS)),
       nats: { nc, names },
     })

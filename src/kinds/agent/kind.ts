@@ -1,7 +1,6 @@
 import { AgentSpec } from '../../../schemas/agent.ts'
 import { defineKind } from '../../resources/kind.ts'
 import { templateIssues } from '../../templates/render.ts'
-import { iconIssues } from '../../files/icon-check.ts'
 import { schemaIssues } from '../../kernel/json-schema.ts'
 import { knownSystemTools, systemToolIssues } from './system-tools.ts'
 
@@ -36,12 +35,12 @@ export const agentKind = defineKind({
           : [],
     ),
   ],
+  // the icon is the files feature's check (its specChecks: src/files/icon-spec-check.ts)
   validate: async (s) => [
     ...templateIssues('system_prompt', s.system_prompt),
     // checked by every turn (output) and chat creation (input): a schema that does not compile is refused here
     ...schemaIssues('input_schema', s.input_schema),
     ...schemaIssues('output_schema', s.output_schema),
-    ...(await iconIssues('icon', s.icon)),
     ...systemToolIssues(s.system_tools),
     ...Object.entries(s.function_parameters).flatMap(([fn, params]) =>
       Object.entries(params).flatMap(([param, v]) =>

@@ -10,10 +10,9 @@ import { defineKind } from '../../resources/kind.ts'
  * POST /api/v1/connectors/import (src/connectors/).
  *
  * The operation cap is a setting (CONNECTOR_MAX_OPERATIONS); a kind description holds no config,
- * so the connectors feature sets `connectorLimits` when the service starts (the schema's maxItems
- * is the hard ceiling for a process that did not).
+ * so the connectors feature checks it (`specChecks`, src/connectors/operation-cap.ts) and the
+ * schema's maxItems is the hard ceiling.
  */
-export const connectorLimits = { maxOperations: 1000 }
 
 const PATH_PARAM = /\{([^{}/]+)\}/g
 
@@ -55,11 +54,6 @@ export function connectorIssues(s: Static<typeof ConnectorSpec>): FieldIssue[] {
         issues.push(...urlIssue('auth.oauth2.redirect_uri', a.oauth2.redirect_uri, false))
     }
   }
-  if (s.operations.length > connectorLimits.maxOperations)
-    issues.push({
-      path: 'operations',
-      message: `at most ${String(connectorLimits.maxOperations)} operations (CONNECTOR_MAX_OPERATIONS)`,
-    })
   const seen = new Set<string>()
   s.operations.forEach((op, i) => {
     const at = `operations.${String(i)}`

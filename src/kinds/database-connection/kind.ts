@@ -1,5 +1,4 @@
 import { DatabaseConnectionSpec } from '../../../schemas/database-connection.ts'
-import { connectionIssues } from '../../data/save-checks.ts'
 import { defineKind } from '../../resources/kind.ts'
 
 export const databaseConnectionKind = defineKind({
@@ -13,11 +12,12 @@ export const databaseConnectionKind = defineKind({
   updateMethod: 'PATCH',
   adminOnly: true,
   secrets: ['password'],
-  // the pool bounds; a Postgres connection leading to the platform's own database needs allow_platform_database
+  // the pool bounds; that a Postgres connection leading to the platform's own database needs
+  // allow_platform_database is the data feature's check (its specChecks: src/data/save-checks.ts)
   validate: async (s) => {
     const { min_pool_size: min, max_pool_size: max } = s.config
     if (min !== undefined && max !== undefined && min > max)
       return [{ path: 'config.min_pool_size', message: 'must not exceed max_pool_size' }]
-    return connectionIssues(s)
+    return []
   },
 })

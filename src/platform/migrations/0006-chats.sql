@@ -1,4 +1,4 @@
--- Chats and their messages (SPEC §2.2, WIRE.md "Chats and SSE"). A chat belongs to one user and one
+-- Chats and their messages (docs/agents-and-chats.md). A chat belongs to one user and one
 -- agent; messages keep their order by a per-database sequence.
 create table chats (
   id uuid primary key default gen_random_uuid(),

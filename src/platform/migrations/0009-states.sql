@@ -1,4 +1,4 @@
--- State entries of stores (WIRE.md "Stores and states"). A store is a row of `resources` (kind
+-- State entries of stores (docs/data.md, stores and states). A store is a row of `resources` (kind
 -- `store`); its entries live here and go with it. The value is kept in clear (`value`) or, for an
 -- encrypted store, as AES-256-GCM ciphertext bound to store id and key (`value_sealed`): exactly
 -- one of the two is set. Expired entries are never answered and are swept (src/states/sweep.ts).

@@ -1,4 +1,4 @@
--- Webhooks (SPEC §2.11) and schedules (SPEC §2.10), src/webhooks/ and src/schedules/.
+-- Webhooks and schedules (docs/triggers.md), src/webhooks/ and src/schedules/.
 -- Dedicated tables rather than resource kinds: a webhook is addressed by its multi-segment URL
 -- path (one URL space for the whole installation, no namespace), a schedule by a name unique per
 -- user; neither fits the engine's `<namespace>/<name>` addressing.

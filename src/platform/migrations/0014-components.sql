@@ -1,6 +1,6 @@
 -- Components (src/components/): compiled bundles, share links and the view tickets of rendered pages.
 
--- The compiled_bundle of SPEC §2.8, kept beside the resource: set only by compilation, stale
+-- The compiled_bundle of a component (docs/connectors-and-components.md), kept beside the resource: set only by compilation, stale
 -- when source_sha256 no longer matches the source (render compiles again).
 create table component_bundles (
   component_id uuid primary key references resources (id) on delete cascade,

@@ -1,4 +1,4 @@
--- Database triggers (SPEC §2.12), src/db-triggers/ and actors/db-trigger/.
+-- Database triggers (docs/triggers.md), src/db-triggers/ and actors/db-trigger/.
 -- A table rather than a resource kind: a trigger is addressed by a name unique per user (like a
 -- schedule), not by `<namespace>/<name>`.
 create table db_triggers (
@@ -8,7 +8,7 @@ create table db_triggers (
   database_connection_id uuid not null,
   schema_name text not null default 'public',
   table_name text not null,
-  -- INSERT, UPDATE or both (what the poll column can show; SPEC §2.12)
+  -- INSERT, UPDATE or both (what the poll column can show)
   operations text[] not null default '{INSERT}',
   function_namespace text not null,
   function_name text not null,
