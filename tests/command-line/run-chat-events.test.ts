@@ -1,5 +1,6 @@
 import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
+import { eventually } from '../helpers/eventually.ts'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
 import { cliHome, type CliHome } from './cli.ts'
 
@@ -15,7 +16,8 @@ let admin: CliHome
 t.before(async () => {
   llm = await startFakeLlm()
   t.teardown(() => llm.close())
-  env = await startTestPlatform(t)
+  // a dropped stream's turn is cancelled after this window (Ctrl-C in chat)
+  env = await startTestPlatform(t, { SSE_RECONNECT_WINDOW_SECONDS: '1' })
   const made = await Promise.all([
     env.request('POST', '/api/v1/llm-providers', {
       body: {
@@ -88,6 +90,31 @@ t.test('chat: lines typed are messages; a failing turn ends with the error', asy
   live.proc.stdin?.end()
   t.equal(await live.exited, 0)
 })
+
+t.test(
+  'chat: Ctrl-C stops the turn being written (its provider call is cancelled) and gives the prompt back',
+  async (t) => {
+    llm.reset()
+    llm.push({
+      text: ['Slow', ' words', ' keep', ' coming', ' for', ' a', ' long', ' while', '.'],
+      chunk_delay_ms: 1_000,
+    })
+    const live = admin.spawn(['chat', 'cli/talker'])
+    await live.waitFor(/Chat .* with cli\/talker/)
+    live.proc.stdin?.write('talk slowly\n')
+    await live.waitFor(/Slow/)
+    live.proc.kill('SIGINT')
+    await live.waitFor(/\(stopped\)/)
+    t.equal(live.proc.exitCode, null, 'the chat goes on')
+    await eventually(
+      async () => (llm.requests.some((r) => r.closed_early === true) ? true : undefined),
+      'the provider call cancelled once nobody listens',
+    )
+    t.notMatch(live.stdout(), /long while/, 'the rest of the turn is not printed')
+    live.proc.stdin?.end()
+    t.equal(await live.exited, 0)
+  },
+)
 
 t.test("events tail: a run is seen live; a user sees its own runs, not the admin's", async (t) => {
   const user = await env.createUser('cli-events@test.local')
