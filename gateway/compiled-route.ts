@@ -19,12 +19,22 @@ export interface CompiledRoute {
   uwsPath: string
   /** The URL prefix before a greedy last parameter ('' otherwise). */
   greedyPrefix: string
+  /** The largest JSON body accepted (HTTP_MAX_BODY_BYTES, or the document limit: `RouteDef.bodyLimit`). */
+  maxBodyBytes: number
 }
 
-export function compileRoute(def: RouteDef, names: NatsNames): CompiledRoute {
+/** The body limits a gateway serves: every route's, and those of routes carrying a document. */
+export interface BodyLimits {
+  maxBodyBytes: number
+  documentBodyBytes?: number
+}
+
+export function compileRoute(def: RouteDef, names: NatsNames, limits: BodyLimits): CompiledRoute {
   const greedy = def.greedyParam === true
   return {
     def,
+    maxBodyBytes:
+      def.bodyLimit === 'document' ? Math.max(limits.maxBodyBytes, limits.documentBodyBytes ?? 0) : limits.maxBodyBytes,
     paramNames: [...def.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string),
     params: def.params === undefined ? undefined : TypeCompiler.Compile(def.params),
     query:

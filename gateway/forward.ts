@@ -132,15 +132,15 @@ export class Forwarder {
       }
       let bodyPromise: Promise<Buffer | null> | undefined
       if (route.body !== undefined) {
-        if (declared > this.d.maxBodyBytes) {
+        if (declared > route.maxBodyBytes) {
           this.d.cycle.fail(
             res,
             state,
-            new AppError(413, 'request.too_large', `body larger than ${String(this.d.maxBodyBytes)} bytes`),
+            new AppError(413, 'request.too_large', `body larger than ${String(route.maxBodyBytes)} bytes`),
           )
           return
         }
-        bodyPromise = readBody(res, this.d.maxBodyBytes)
+        bodyPromise = readBody(res, route.maxBodyBytes)
       }
       void this.forward(res, state, route, {
         authorization,
@@ -173,7 +173,7 @@ export class Forwarder {
           route.body,
           await input.bodyPromise,
           input.contentType,
-          this.d.maxBodyBytes,
+          route.maxBodyBytes,
         ))
       if (state.aborted) return
       // Stream routes: listen on a fresh channel before forwarding, so no early event is missed.

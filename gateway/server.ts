@@ -33,6 +33,8 @@ export interface GatewayOptions {
   secretKey: string
   corsOrigins: string
   maxBodyBytes: number
+  /** The JSON body limit of routes carrying a document (`RouteDef.bodyLimit`); HTTP_MAX_BODY_BYTES when smaller or unset. */
+  documentBodyBytes?: number
   rpcTimeoutMs?: number
   version: string
   /** Peers whose X-Forwarded-For is believed (comma-separated addresses). */
@@ -69,7 +71,7 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
   const cycle = createRequestCycle(cors, log)
   const clientAddress = clientAddressResolver(options.trustedProxies)
   const rpcTimeoutMs = options.rpcTimeoutMs ?? 30_000
-  const compiled = options.routes.map((r) => compileRoute(r, options.names))
+  const compiled = options.routes.map((r) => compileRoute(r, options.names, options))
   const app: TemplatedApp = uws.App()
   const sse = new SseRelay(nc, options.names, log, options.sse)
   const link = trackNatsLink(nc, log)

@@ -65,6 +65,12 @@ export interface RouteDef {
    * (Content-Security-Policy and the like). Errors stay JSON.
    */
   html?: boolean
+  /**
+   * `document`: the JSON body carries a document's text (a config or package YAML), which may be
+   * larger than HTTP_MAX_BODY_BYTES: the gateway takes up to the document limit (CONFIG_MAX_BYTES
+   * with room for JSON escaping); the handler checks the text itself against CONFIG_MAX_BYTES.
+   */
+  bodyLimit?: 'document'
   /** With `html`: the content type of the text the 200 carries, when not a page (a YAML export). */
   contentType?: string
   /**

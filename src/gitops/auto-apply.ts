@@ -13,7 +13,8 @@ const located = (file: string, issues: readonly { path: string; message: string;
     .map((i) =>
       i.line === undefined
         ? `${file}: ${i.path === '' ? '' : `${i.path}: `}${i.message}`
-        : `${file}:${String(i.line)}:${String(i.column ?? 1)}: ${i.message}`,
+        : // the message says where again for the API's readers: once is enough here
+          `${file}:${String(i.line)}:${String(i.column ?? 1)}: ${i.message.replace(/ \(line \d+, column \d+\)$/, '')}`,
     )
     .join('\n')
 

@@ -7,11 +7,14 @@ import type { Applier, ApplyResult } from './apply.ts'
 import { checkPackageText, type PackageCheck } from './check-package.ts'
 import type { DocumentLimits } from './document-limits.ts'
 import type { DocumentResource } from './document-resources.ts'
+import { PACKAGE_PLACEHOLDER } from './package-placeholders.ts'
 import { readPlatformIndex, variableResourceExists, type PlatformIndex } from './package-platform-index.ts'
 import type { PackageDocument, VariableDeclaration } from './package-schema.ts'
 import { secretResources, secretVariableAddress } from './package-secrets.ts'
+import { parseYamlDocument } from './parse-document.ts'
+import { UNREADABLE } from './read-config.ts'
 import { readVariableDeclarations } from './read-variable-declarations.ts'
-import { requiresInput } from './substitute-variables.ts'
+import { resourceKey } from './resource-key.ts'
 import { deletePackage, getPackage, upsertPackage } from './packages-store.ts'
 
 export interface PackageDeps {
@@ -44,21 +47,30 @@ export const packageOwner = (name: string) => `pkg:${name}`
 export function packageInstaller(d: PackageDeps) {
   const secretKind = d.resources.kinds.get('secret')
 
-  /** A secret variable given no value keeps the one stored at its address (an upgrade does not ask again). */
-  async function storedSecrets(declarations: readonly VariableDeclaration[], given: Values): Promise<Values> {
+  /**
+   * A secret variable given no value keeps the one stored at its address when this package keeps
+   * it there (an upgrade does not ask again). Only then: a secret made by hand or by another
+   * package would otherwise flow into this package's items, where anyone reading them sees it.
+   */
+  async function storedSecrets(
+    source: string,
+    declarations: readonly VariableDeclaration[],
+    given: Values,
+  ): Promise<Values> {
     const out: Record<string, unknown> = { ...given }
-    if (secretKind === undefined) return out
-    for (const decl of declarations) {
-      if (decl.type !== 'secret' || given[decl.name] !== undefined) continue
+    const secrets = declarations.filter((v) => v.type === 'secret' && given[v.name] === undefined)
+    const name = secrets.length === 0 ? undefined : declaredName(source, d.limits)
+    if (secretKind === undefined || name === undefined) return out
+    for (const decl of secrets) {
       const [row] = await d.resources.loadMany(secretKind, [secretVariableAddress(decl.name).key])
-      if (row === undefined) continue
+      if (row === undefined || row.managed_by !== packageOwner(name)) continue
       const value = (await d.resources.secretsOf(secretKind, row.id))['value']
       if (value !== undefined && value !== '') out[decl.name] = value
     }
     return out
   }
 
-  async function prepare(source: string, given: Values, index: PlatformIndex): Promise<PreparedPackage> {
+  async function prepare(p: Principal, source: string, given: Values, index: PlatformIndex): Promise<PreparedPackage> {
     let declarations: VariableDeclaration[] = []
     try {
       declarations = readVariableDeclarations(source, d.limits)
@@ -70,7 +82,7 @@ export function packageInstaller(d: PackageDeps) {
         resources: [],
       }
     }
-    const values = await storedSecrets(declarations, given)
+    const values = await storedSecrets(source, declarations, given)
     // the secrets the secret variables will keep are there for the package's references to them
     const kept = new Set(
       declarations
@@ -78,13 +90,30 @@ export function packageInstaller(d: PackageDeps) {
         .map((v) => secretVariableAddress(v.name).key),
     )
     const base = checks(index)
-    const check = checkPackageText(source, values, {
+    const options = {
       limits: d.limits,
       ...base,
-      exists: (kind, key) => (kind === 'secret' && kept.has(key)) || base.exists(kind, key),
-    })
-    // what the caller left out and the platform filled is not input the caller still owes
-    if (!check.valid) check.requiresInput = requiresInput(declarations, values)
+      exists: (kind: string, key: string) => (kind === 'secret' && kept.has(key)) || base.exists(kind, key),
+    }
+    let check = checkPackageText(source, values, options)
+    if (check.valid) {
+      // each resource against its kind (ConfigKind.validate is async, the document layer's hook is
+      // not): found first, then the text checked again with them, for their lines and columns
+      const issues = new Map<string, readonly FieldIssue[]>()
+      for (const r of check.resources) {
+        const kind = d.applier.kinds.get(r.kind)
+        const found =
+          kind === undefined
+            ? [{ path: '', message: 'this kind cannot be applied on this platform' }]
+            : await kind.validate(p, r.body)
+        if (found.length > 0) issues.set(`${r.kind} ${r.key}`, found)
+      }
+      if (issues.size > 0)
+        check = checkPackageText(source, values, {
+          ...options,
+          checkResource: (kind, body) => issues.get(`${kind} ${resourceKey(kind, body)}`) ?? [],
+        })
+    }
     const document = check.document
     if (!check.valid || document === undefined) return { check, declarations, resources: [] }
     const text: Record<string, string> = {}
@@ -102,7 +131,11 @@ export function packageInstaller(d: PackageDeps) {
     resourceExists: (resource: string, ref: string) => variableResourceExists(index, resource, ref),
   })
 
-  /** Items another package or the config manages are never overwritten by a package, forced or not. */
+  /**
+   * Items another package or the config manages are never overwritten by a package, forced or not.
+   * Read before the apply's lock: a package installed in between is still not overwritten (the
+   * apply leaves an item it does not manage as it is, with a warning), only not refused by name.
+   */
   function conflicts(name: string, resources: readonly DocumentResource[], index: PlatformIndex): FieldIssue[] {
     const owner = packageOwner(name)
     return resources.flatMap((r) => {
@@ -129,13 +162,16 @@ export function packageInstaller(d: PackageDeps) {
   return {
     async preview(p: Principal, source: string, given: Values) {
       const index = await readPlatformIndex(d.db, d.applier.kinds)
-      const prepared = await prepare(source, given, index)
+      const prepared = await prepare(p, source, given, index)
       const answer = (apply: ApplyResult) => ({
         ...apply,
         variables: prepared.declarations,
         requires_input: prepared.check.requiresInput,
       })
       const doc = prepared.document
+      const { code, errors } = prepared.check
+      // a text that cannot be read as a document at all is refused, as config validate does
+      if (code !== undefined && UNREADABLE.has(code)) throw AppError.of(code, errors[0]?.message, { issues: errors })
       if (doc === undefined) return answer(failed(prepared.check))
       const clash = conflicts(doc.package.name, prepared.resources, index)
       if (clash.length > 0) return answer({ ...failed(prepared.check), errors: clash })
@@ -151,7 +187,7 @@ export function packageInstaller(d: PackageDeps) {
 
     async install(p: Principal, source: string, given: Values) {
       const index = await readPlatformIndex(d.db, d.applier.kinds)
-      const prepared = await prepare(source, given, index)
+      const prepared = await prepare(p, source, given, index)
       const doc = prepared.document
       if (doc === undefined) {
         const { code, errors } = prepared.check
@@ -213,3 +249,13 @@ export function packageInstaller(d: PackageDeps) {
 }
 
 export const notInstalled = (name: string) => AppError.of('package.not_found', `no package ${name} is installed`)
+
+/** The package name a text declares, read as the variable declarations are (placeholders as bare words); undefined when it has none. */
+function declaredName(source: string, limits: DocumentLimits): string | undefined {
+  const value = parseYamlDocument(
+    source.replace(PACKAGE_PLACEHOLDER, (_m, name: string) => name),
+    limits,
+  ).value as { package?: { name?: unknown } } | null
+  const name = value?.package?.name
+  return typeof name === 'string' ? name : undefined
+}

@@ -52,10 +52,11 @@ export function packageHandlers(d: PackageDeps): BoundRoute[] {
       need(p, PERMISSIONS.read)
       const record = await getPackage(d.db, name)
       if (record === null) throw notInstalled(name)
-      const current = await d.applier.current({ managedBy: packageOwner(name) })
-      const resources = Object.entries(current).flatMap(([section, items]) =>
-        items.map((body) => ({ type: section, name: describe(body) })),
-      )
+      const owner = packageOwner(name)
+      const resources: { type: string; name: string }[] = []
+      for (const kind of d.applier.kinds.values())
+        for (const item of await kind.list(d.db))
+          if (item.managedBy === owner) resources.push({ type: kind.kind, name: item.key })
       return { body: { ...record, resources } }
     }),
     bind(R.uninstall, async ({ principal: p, params: { name } }) => {
@@ -66,14 +67,7 @@ export function packageHandlers(d: PackageDeps): BoundRoute[] {
       need(p, PERMISSIONS.read)
       const source = await packageSource(d.db, name)
       if (source === null) throw notInstalled(name)
-      return { body: { yaml: source } }
+      return { body: source, headers: { 'content-disposition': `inline; filename="${name}.yaml"` } }
     }),
   ]
-}
-
-function describe(body: Record<string, unknown>): string {
-  const text = (k: string) => (typeof body[k] === 'string' ? body[k] : undefined)
-  const name = text('name') ?? text('path') ?? text('package_name') ?? ''
-  const ns = text('namespace')
-  return ns === undefined ? name : `${ns}/${name}`
 }

@@ -61,9 +61,12 @@ export const InstalledPackage = T.Object({
 export const PackageDetails = T.Composite([
   InstalledPackage,
   T.Object({
-    resources: T.Array(T.Object({ type: T.String(), name: T.String() }), {
-      description: 'the items managed by the package now (detached ones are no longer listed)',
-    }),
+    resources: T.Array(
+      T.Object({ type: T.String({ description: 'the kind' }), name: T.String({ description: 'its key' }) }),
+      {
+        description: 'the items managed by the package now (detached ones are no longer listed)',
+      },
+    ),
   }),
 ])
 

@@ -16,6 +16,7 @@ export const CONFIG_ROUTES = {
     summary:
       'Check a config document without applying it: YAML, envelope, `${VAR}` interpolation, each resource against its kind, references. A document that cannot be read (YAML syntax, size, depth, aliases) answers 4xx with line and column; one that can be read answers 200 `{valid, errors, warnings}`',
     body: ConfigValidateBody,
+    bodyLimit: 'document',
     response: ConfigValidateResult,
     errors: [403, 413, 422],
     permission: 'platform.config.apply:all',
@@ -29,6 +30,7 @@ export const CONFIG_ROUTES = {
     summary:
       'Apply a config document in one transaction (all or nothing), resources managed by `config`; unchanged ones skipped by checksum, ones created through the API left alone with a warning unless `force`. `dryRun` answers the plan. A refused apply answers 422 with the same shape, `success: false`',
     body: ConfigApplyBody,
+    bodyLimit: 'document',
     response: ApplyResultSchema,
     errors: [403, 413, 422],
     permission: 'platform.config.apply:all',

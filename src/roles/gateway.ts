@@ -35,6 +35,8 @@ export async function startGatewayRole(
       corsOrigins: config.CORS_ORIGINS,
       trustedProxies: config.TRUSTED_PROXIES,
       maxBodyBytes: config.HTTP_MAX_BODY_BYTES,
+      // a config or package text in a JSON string: CONFIG_MAX_BYTES plus room for its escapes
+      documentBodyBytes: Math.ceil(config.CONFIG_MAX_BYTES * 1.25) + 65_536,
       version,
       // the component pages' libraries (React, platform-ui), served by the gateway from memory
       assets: [componentStaticAssets()],

@@ -227,10 +227,28 @@ t.test('documents that cannot be read: 4xx with line and column, nothing written
   t.equal(deep.status, 422)
   t.match(deep.body, { code: 'config.too_deep' })
 
+  // above CONFIG_MAX_BYTES (5 MiB) but within what the gateway takes for a document: the handler's 413
+  const over = await apply(target, `# ${'x'.repeat(5.5 * 1024 * 1024)}\n`)
+  t.equal(over.status, 413, over.text.slice(0, 200))
+  t.match(over.body, { code: 'config.too_large' })
+
   const huge = await apply(target, `# ${'x'.repeat(50 * 1024 * 1024)}\n`)
   t.equal(huge.status, 413, 'a 50 MB document is too large')
   const rows = await target.sql(`select 1 from resources where namespace in ('env')`)
   t.equal(rows.length, 0)
+})
+
+t.test('a document larger than HTTP_MAX_BODY_BYTES is taken (up to CONFIG_MAX_BYTES)', async (t) => {
+  const content = 'y'.repeat(60_000)
+  const items = Array.from(
+    { length: 12 },
+    (_, i) => `    - namespace: big\n      name: s${String(i)}\n      content: ${content}\n`,
+  ).join('')
+  const config = doc(`  skills:\n${items}`)
+  t.ok(config.length > target.config.HTTP_MAX_BODY_BYTES, 'over the JSON body limit')
+  const res = await apply(target, config)
+  t.equal(res.status, 200, res.text.slice(0, 300))
+  t.match(res.body, { success: true, summary: { created: 12 } })
 })
 
 t.test('export and apply are admin only', async (t) => {

@@ -7,6 +7,7 @@ import { featureConfigKinds, featurePermissions } from '../../src/feature/collec
 import type { AfterCommit, ConfigKind } from '../../src/feature/config-kinds.ts'
 import type { ServiceContext } from '../../src/feature/define.ts'
 import { FEATURES } from '../../src/features.ts'
+import { AppError } from '../../src/kernel/errors.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import type { Db } from '../../src/platform/db.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
@@ -277,7 +278,7 @@ t.test('config kinds: webhooks, schedules, database triggers, roles, users, depe
       )
       .then(
         () => 'written',
-        (err: unknown) => (err as { code?: string }).code,
+        (err: unknown) => (err instanceof AppError ? err.code : String(err)),
       )
     t.equal(missing, 'database.connection_not_found', 'an unknown connection name is refused')
 

@@ -8,7 +8,8 @@ import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
  * a second package taking the first's item, a missing variable, a non-admin), the secret masked in
  * the record and absent from the export, and create → install on a fresh platform.
  */
-const env = await startTestPlatform(t)
+// a small CONFIG_MAX_BYTES, so that a text over it is cheap to send
+const env = await startTestPlatform(t, { CONFIG_MAX_BYTES: '200000' })
 
 const code = (body: unknown) => (body as { code?: unknown } | undefined)?.code
 const detail = (body: unknown) => String((body as { detail?: unknown } | undefined)?.detail)
@@ -122,6 +123,12 @@ t.test('install with a variable of every type, then upgrade and uninstall', asyn
 
   // the record keeps the values, the secret as the mask; the export is the text as given
   const record = await ok(env, 'GET', '/api/v1/packages/weather')
+  t.same((record['resources'] as { type: string; name: string }[]).map((r) => `${r.type} ${r.name}`).sort(), [
+    'function weather/forecast',
+    'secret default/api_key',
+    'skill weather/extra',
+    'skill weather/style',
+  ])
   t.same(record['values'], {
     GREETING: 'Hello there',
     VERBOSE: 'true',
@@ -133,9 +140,11 @@ t.test('install with a variable of every type, then upgrade and uninstall', asyn
     `select "values", source from packages where name = 'weather'`,
   )
   t.notMatch(JSON.stringify(stored), SECRET)
-  const exported = await ok(env, 'GET', '/api/v1/packages/weather/export')
-  t.equal(exported['yaml'], v1)
-  t.notMatch(String(exported['yaml']), SECRET)
+  const exported = await env.request('GET', '/api/v1/packages/weather/export')
+  t.equal(exported.status, 200)
+  t.match(exported.headers.get('content-type'), /^application\/yaml/)
+  t.equal(exported.text, v1)
+  t.notMatch(exported.text, SECRET)
   t.match(await ok(env, 'GET', '/api/v1/packages'), [{ name: 'weather', version: '1.0.0' }])
 
   // version 2 drops the extra skill; the secret is not asked again
@@ -168,6 +177,23 @@ t.test('install with a variable of every type, then upgrade and uninstall', asyn
   t.equal((await env.request('DELETE', '/api/v1/packages/weather')).status, 404)
 })
 
+t.test('a secret variable never takes the value of a secret the package does not keep', async (t) => {
+  await ok(env, 'POST', '/api/v1/secrets', { namespace: 'default', name: 'stolen', value: SECRET })
+  const thief = `apiVersion: platform/v1
+kind: PlatformPackage
+package: {name: thief, version: '1'}
+spec:
+  variables:
+    - {name: STOLEN, type: secret, required: true}
+  skills:
+    - {namespace: thief, name: loot, content: '\${{ variables.STOLEN }}'}
+`
+  const res = await env.request('POST', '/api/v1/packages/install', { body: { source: thief } })
+  t.equal(res.status, 422)
+  t.equal(code(res.body), 'package.variable_required')
+  t.equal((await env.request('GET', '/api/v1/skills/thief/loot')).status, 404)
+})
+
 t.test('forbidden sections are refused', async (t) => {
   const text = `apiVersion: platform/v1
 kind: PlatformPackage
@@ -190,6 +216,33 @@ spec:
     } else t.match(res.body, { success: false, errors: [{ path: 'spec.roles' }, { path: 'spec.llmProviders' }] })
   }
   t.same(await env.sql(`select 1 from roles where name = 'Owners'`), [])
+  const broken = await env.request('POST', '/api/v1/packages/preview', { body: { source: 'spec: [unclosed' } })
+  t.equal(broken.status, 422)
+  t.equal(code(broken.body), 'config.invalid_yaml')
+  const invalidFunction = `apiVersion: platform/v1
+kind: PlatformPackage
+package: {name: wrong, version: '1'}
+spec:
+  functions:
+    - namespace: wrong
+      name: f
+      code: 42
+`
+  const refused = await env.request('POST', '/api/v1/packages/install', { body: { source: invalidFunction } })
+  t.equal(refused.status, 422)
+  t.equal(code(refused.body), 'config.invalid_document')
+  t.match(refused.body, { errors: [{ path: 'spec.functions[0].code', line: 8 }] })
+  t.match(await ok(env, 'POST', '/api/v1/packages/preview', { source: invalidFunction }), {
+    success: false,
+    errors: [{ path: 'spec.functions[0].code', line: 8 }],
+  })
+  t.equal((await env.request('GET', '/api/v1/functions/wrong/f')).status, 404)
+  const large = `${v1}\n# ${'x'.repeat(210_000)}\n`
+  for (const path of ['/api/v1/packages/install', '/api/v1/packages/preview']) {
+    const res = await env.request('POST', path, { body: { source: large, variables: values } })
+    t.equal(res.status, 413, path)
+    t.equal(code(res.body), 'config.too_large')
+  }
 })
 
 t.test("a package may not overwrite another package's item", async (t) => {
