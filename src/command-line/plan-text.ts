@@ -60,6 +60,42 @@ function fieldLine(f: FieldChange): string {
   return `${f.path}: ${shown(f.before)} → ${shown(f.after)}`
 }
 
+/** Lines of texts longer than this are not compared line by line (the LCS table is their product). */
+const MAX_DIFF_LINES = 400
+
+/**
+ * The lines two texts differ in, `-` before `+`, by the longest common subsequence of their lines
+ * (no context lines: the plan names the field, the lines say what changed in it).
+ */
+export function lineDiff(before: string, after: string): string[] | null {
+  const a = before.split('\n')
+  const b = after.split('\n')
+  if (a.length > MAX_DIFF_LINES || b.length > MAX_DIFF_LINES) return null
+  // lcs[i][j]: the common subsequence length of a[i..] and b[j..]
+  const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0))
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--)
+      (lcs[i] as number[])[j] =
+        a[i] === b[j]
+          ? ((lcs[i + 1] as number[])[j + 1] as number) + 1
+          : Math.max((lcs[i + 1] as number[])[j] as number, (lcs[i] as number[])[j + 1] as number)
+  const out: string[] = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      i++
+      j++
+    } else if (
+      i < a.length &&
+      (j === b.length || ((lcs[i + 1] as number[])[j] as number) >= ((lcs[i] as number[])[j + 1] as number))
+    )
+      out.push(`- ${a[i++] as string}`)
+    else out.push(`+ ${b[j++] as string}`)
+  }
+  return out
+}
+
 /** Whether the result changes anything (diff's exit code 2). */
 export const hasChanges = (r: ApplyResult): boolean => r.summary.created + r.summary.updated + r.summary.deleted > 0
 
@@ -69,8 +105,22 @@ export function renderPlan(r: ApplyResult, io: Io, o: { applied: boolean }): str
   for (const ch of r.changes) {
     const sign = SIGN[ch.action] ?? '?'
     lines.push(c(sign, `  ${sign} ${ch.resourceType} ${ch.resourceName}`))
-    for (const f of fieldsOf(ch.fields))
-      lines.push(c(FIELD_SIGN[f.change], `      ${FIELD_SIGN[f.change]} ${fieldLine(f)}`))
+    for (const f of fieldsOf(ch.fields)) {
+      const text =
+        f.change === 'changed' &&
+        typeof f.before === 'string' &&
+        typeof f.after === 'string' &&
+        (f.before + f.after).includes('\n')
+          ? lineDiff(f.before, f.after)
+          : null
+      if (text === null) {
+        lines.push(c(FIELD_SIGN[f.change], `      ${FIELD_SIGN[f.change]} ${fieldLine(f)}`))
+        continue
+      }
+      // a text of several lines: the lines that changed, under the field
+      lines.push(c('~', `      ~ ${f.path}:`))
+      for (const l of text) lines.push(c(l[0] as string, `          ${l}`))
+    }
   }
   for (const w of r.warnings) lines.push(c('!', `  ! ${w}`))
   for (const e of r.errors) {

@@ -76,7 +76,11 @@ t.test('config validate, diff (0/2/1), apply, export', async (t) => {
   const changed = await cli.run(['config', 'diff', '-'], { ...withEnv, stdin: config('"bye"') })
   t.equal(changed.code, 2)
   t.match(changed.stdout, /^ {2}~ function cfg\/hello$/m)
-  t.match(changed.stdout, /^ {6}~ code: /m, 'the changed field is listed')
+  t.match(
+    changed.stdout,
+    /^ {6}~ code:\n {10}- {5}return "hi"\n {10}\+ {5}return "bye"$/m,
+    'the changed field, line by line',
+  )
 
   // errors: exit 1 with where
   const broken = await cli.run(['config', 'diff', '-'], { stdin: 'apiVersion: platform/v1\nkind: [\n' })

@@ -4,7 +4,7 @@ import t from 'tap'
 import { COMMANDS } from '../../src/command-line/commands.ts'
 import { CLI_REFERENCE_FILE, CLI_REFERENCE_MARKER, cliReference } from '../../src/command-line/help.ts'
 import { interpolateClientEnv } from '../../src/command-line/interpolate.ts'
-import { renderPlan } from '../../src/command-line/plan-text.ts'
+import { lineDiff, renderPlan } from '../../src/command-line/plan-text.ts'
 import { tableBetweenMarkers } from '../../src/kernel/doc-table.ts'
 import { cliHome } from './cli.ts'
 
@@ -138,4 +138,31 @@ t.test('the plan text: signs, fields, summary', async (t) => {
     { applied: true },
   )
   t.match(colored, '\x1b[32m  + f n\x1b[0m', 'green on a terminal')
+})
+
+t.test('a changed text of several lines: the lines that changed, under the field', async (t) => {
+  t.same(lineDiff('a\nb\nc', 'a\nc\nd'), ['- b', '+ d'])
+  t.same(lineDiff('x\n', 'x\n'), [])
+  const io = { out: () => undefined, err: () => undefined, color: false }
+  const text = renderPlan(
+    {
+      success: true,
+      summary: { created: 0, updated: 1, unchanged: 0, deleted: 0 },
+      changes: [
+        {
+          action: 'updated',
+          resourceType: 'function',
+          resourceName: 'demo/f',
+          fields: [
+            { path: 'code', change: 'changed', before: 'def h():\n    return 1\n', after: 'def h():\n    return 2\n' },
+          ],
+        },
+      ],
+      errors: [],
+      warnings: [],
+    },
+    io,
+    { applied: false },
+  )
+  t.match(text, '  ~ function demo/f\n      ~ code:\n          -     return 1\n          +     return 2\n')
 })
