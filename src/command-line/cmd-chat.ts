@@ -17,21 +17,28 @@ const short = (v: unknown, max = 200): string => {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text
 }
 
-/** Streams one turn; 'done', 'error' (the turn failed) or 'stopped' (Ctrl-C). */
-async function turn(
-  a: ParsedArgs,
+interface Approval {
+  tool_call_id: string
+  function_namespace: string
+  function_name: string
+  arguments: unknown
+}
+
+/** Asks whether a tool call may run: true / false, or null when nobody answers (stdin ended). */
+export type Decide = (approval: Approval) => Promise<boolean | null>
+
+type Outcome = 'done' | 'error' | 'stopped' | 'awaiting'
+
+/** Prints one stream of a turn; `awaiting` when it paused for approvals (collected in `approvals`). */
+async function printStream(
   io: Io,
-  chatId: string,
-  content: string,
+  open: () => Promise<Response>,
   signal: AbortSignal,
-): Promise<'done' | 'error' | 'stopped'> {
+  approvals: Approval[],
+): Promise<Outcome> {
   let res: Response
   try {
-    res = await clientOf(a).raw('POST', `/chats/${encodeURIComponent(chatId)}/messages/stream`, {
-      body: { content },
-      signal,
-      accept: 'text/event-stream',
-    })
+    res = await open()
   } catch (err) {
     if (signal.aborted) return 'stopped'
     throw err
@@ -52,22 +59,18 @@ async function turn(
         }
       } else if (ev.event === 'tool_start') line(paint(io, '36', `⚙ ${String(d['name'])}(${short(d['arguments'])})`))
       else if (ev.event === 'tool_end') line(paint(io, '36', `✓ ${String(d['name'])} → ${short(d['result'])}`))
-      else if (ev.event === 'approval_required')
-        line(paint(io, '35', `? ${String(d['name'] ?? 'a tool')} waits for approval (${short(d)})`))
+      else if (ev.event === 'approval_required') approvals.push(d as unknown as Approval)
       else if (ev.event === 'error') {
         line(paint(io, '31', `error: ${short(d['detail'] ?? d['message'] ?? d['error'] ?? ev.data)}`))
         return 'error'
       } else if (ev.event === 'done') {
         if (!atLineStart) io.out('\n')
+        if (d['status'] === 'awaiting_approval') return 'awaiting'
         return d['status'] === 'failed' ? 'error' : 'done'
       }
     }
   } catch (err) {
-    if (signal.aborted) {
-      line(paint(io, '2', '(stopped)'))
-      return 'stopped'
-    }
-    throw err
+    if (!signal.aborted) throw err
   }
   if (signal.aborted) {
     line(paint(io, '2', '(stopped)'))
@@ -76,6 +79,58 @@ async function turn(
   line(paint(io, '31', 'error: the stream ended without its last event'))
   return 'error'
 }
+
+/**
+ * One turn: the message sent and its stream printed; a turn that pauses for tool approvals asks
+ * for each (`decide`), answers them (`POST /chats/{id}/approve-tool/{call}`) and follows the
+ * turn on the channel the answer names (`GET /chats/{id}/stream/{channel}`).
+ */
+async function turn(
+  a: ParsedArgs,
+  io: Io,
+  chatId: string,
+  content: string,
+  signal: AbortSignal,
+  decide: Decide,
+): Promise<'done' | 'error' | 'stopped'> {
+  const client = clientOf(a)
+  const chat = encodeURIComponent(chatId)
+  const sse = { signal, accept: 'text/event-stream' }
+  let approvals: Approval[] = []
+  let outcome = await printStream(
+    io,
+    () => client.raw('POST', `/chats/${chat}/messages/stream`, { ...sse, body: { content } }),
+    signal,
+    approvals,
+  )
+  while (outcome === 'awaiting') {
+    const pending = approvals
+    approvals = []
+    let channel: string | undefined
+    for (const ap of pending) {
+      const approved = await decide(ap)
+      if (approved === null) {
+        io.err(`(${ap.function_namespace}/${ap.function_name} still waits for approval)\n`)
+        return 'error'
+      }
+      const answer = await client.json<{ channel_id: string }>(
+        'POST',
+        `/chats/${chat}/approve-tool/${encodeURIComponent(ap.tool_call_id)}`,
+        { approved },
+      )
+      channel = answer.channel_id
+    }
+    if (channel === undefined) return 'error'
+    const resume = `/chats/${chat}/stream/${encodeURIComponent(channel)}`
+    outcome = await printStream(io, () => client.raw('GET', resume, sse), signal, approvals)
+  }
+  return outcome
+}
+
+const approvalQuestion = (io: Io, ap: Approval): string =>
+  paint(io, '35', `? allow ${ap.function_namespace}/${ap.function_name}(${short(ap.arguments)})? [y/N] `)
+
+const yes = (answer: string): boolean => /^y(es)?$/i.test(answer.trim())
 
 export async function chat(a: ParsedArgs, io: Io): Promise<number> {
   const { namespace, name } = address(a.positional[0] as string, 'agent')
@@ -88,7 +143,17 @@ export async function chat(a: ParsedArgs, io: Io): Promise<number> {
     const controller = new AbortController()
     const stop = () => controller.abort()
     process.once('SIGINT', stop)
-    const r = await turn(a, io, created.id, one, controller.signal)
+    const decide: Decide = async (ap) => {
+      const r = lineReader()
+      try {
+        io.err(approvalQuestion(io, ap))
+        const answer = await r.ask('')
+        return answer === null ? null : yes(answer)
+      } finally {
+        r.close()
+      }
+    }
+    const r = await turn(a, io, created.id, one, controller.signal, decide)
     process.off('SIGINT', stop)
     return r === 'done' ? 0 : r === 'stopped' ? 130 : 1
   }
@@ -106,7 +171,13 @@ export async function chat(a: ParsedArgs, io: Io): Promise<number> {
       if (text === null) break
       if (text.trim() === '') continue
       current = new AbortController()
-      await turn(a, io, created.id, text, current.signal)
+      const decide: Decide = async (ap) => {
+        // the question on stderr even when stdin is piped: a script answers what it reads
+        io.err(approvalQuestion(io, ap))
+        const answer = await reader.ask('')
+        return answer === null ? null : yes(answer)
+      }
+      await turn(a, io, created.id, text, current.signal, decide)
       current = null
     }
   } finally {

@@ -205,7 +205,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { name: 'message', value: 'TEXT', about: 'send this one message, print the answer and exit' },
     ],
     details: [
-      'Each line you type is a message; tool calls are shown as they start and end. Ctrl-C stops the current turn (the platform cancels a turn nobody listens to); Ctrl-C at the prompt, or Ctrl-D, exits.',
+      'Each line you type is a message; tool calls are shown as they start and end. A tool call waiting for approval (`requires_approval`) is asked about (`y` allows it, anything else rejects it) and the turn goes on. Ctrl-C stops the current turn (the platform cancels a turn nobody listens to); Ctrl-C at the prompt, or Ctrl-D, exits.',
     ],
   },
   {

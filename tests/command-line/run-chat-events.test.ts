@@ -91,6 +91,38 @@ t.test('chat: lines typed are messages; a failing turn ends with the error', asy
   t.equal(await live.exited, 0)
 })
 
+t.test('chat: a tool call waiting for approval is asked about; y runs it and the turn goes on', async (t) => {
+  const fn = await env.request('POST', '/api/v1/functions', {
+    body: {
+      namespace: 'cli',
+      name: 'guarded',
+      requires_approval: true,
+      code: 'def handler(input, context):\n    return {"done": True}\n',
+    },
+  })
+  t.equal(fn.status, 201, fn.text)
+  const agent = await env.request('POST', '/api/v1/agents', {
+    body: { namespace: 'cli', name: 'careful', system_prompt: 'Ask first.', enabled_functions: ['cli/guarded'] },
+  })
+  t.equal(agent.status, 201, agent.text)
+  llm.reset()
+  llm.push({ tool_calls: [{ id: 'g1', name: 'cli__guarded', arguments: { what: 'it' } }] }, { text: 'All done.' })
+  const live = admin.spawn(['chat', 'cli/careful', '--message', 'do it'])
+  await live.waitFor(/\? allow cli\/guarded\(\{"what":"it"\}\)\? \[y\/N\]/)
+  live.proc.stdin?.end('y\n')
+  t.equal(await live.exited, 0, live.stderr())
+  const after = llm.requests.at(-1)?.body['messages'] as { role: string; content: unknown }[]
+  t.match(JSON.stringify(after.filter((m) => m.role === 'tool')), /done.*true/, 'the approved tool ran')
+  t.match(live.stdout(), /All done\.\n$/)
+
+  llm.push({ tool_calls: [{ id: 'g2', name: 'cli__guarded', arguments: {} }] }, { text: 'Not allowed, fine.' })
+  const refused = admin.spawn(['chat', 'cli/careful', '--message', 'do it again'])
+  await refused.waitFor(/\[y\/N\]/)
+  refused.proc.stdin?.end('n\n')
+  t.equal(await refused.exited, 0, refused.stderr())
+  t.match(refused.stdout(), /Not allowed, fine\./)
+})
+
 t.test(
   'chat: Ctrl-C stops the turn being written (its provider call is cancelled) and gives the prompt back',
   async (t) => {
