@@ -19,6 +19,8 @@ export interface ApplyResult {
   changes: ApplyChange[]
   errors: { path: string; message: string; line?: number; column?: number }[]
   warnings: string[]
+  /** When refused: the error code. */
+  code?: string
 }
 
 interface FieldChange {
@@ -133,7 +135,7 @@ export function renderPlan(r: ApplyResult, io: Io, o: { applied: boolean }): str
   lines.push(
     '',
     !r.success
-      ? 'Failed: nothing was changed.'
+      ? `Failed${r.code === undefined ? '' : ` (${r.code})`}: nothing was changed.`
       : total === 0
         ? `No changes: ${String(s.unchanged)} unchanged.`
         : `${o.applied ? 'Applied' : 'Plan'}: ${String(s.created)} ${verb[0] ?? ''}, ${String(s.updated)} ${verb[1] ?? ''}, ${String(s.deleted)} ${verb[2] ?? ''}, ${String(s.unchanged)} unchanged.`,
