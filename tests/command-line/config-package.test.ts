@@ -90,6 +90,25 @@ t.test('config validate, diff (0/2/1), apply, export', async (t) => {
   t.equal(unset.code, 1, 'a variable the server does not have either: exit 1')
   t.match(unset.stdout + unset.stderr, /GREETING/)
 
+  // a refused apply (a reference to nothing): the result is printed, exit 1, nothing written
+  const dangling = [
+    'apiVersion: platform/v1',
+    'kind: PlatformConfig',
+    'metadata:',
+    '  name: cli-test',
+    'spec:',
+    '  agents:',
+    '    - namespace: cfg',
+    '      name: lost',
+    '      system_prompt: hi',
+    '      enabled_functions: [cfg/missing]',
+    '',
+  ].join('\n')
+  const refused = await cli.run(['config', 'apply', '-'], { stdin: dangling })
+  t.equal(refused.code, 1, 'refused: exit 1')
+  t.match(refused.stdout + refused.stderr, /cfg\/missing/, 'naming the missing reference')
+  t.equal((await env.request('GET', '/api/v1/agents/cfg/lost')).status, 404, 'nothing written')
+
   const exported = await cli.run(['config', 'export'])
   t.equal(exported.code, 0, exported.stderr)
   t.match(exported.stdout, /kind: PlatformConfig/)
