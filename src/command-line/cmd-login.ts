@@ -32,10 +32,8 @@ async function ask(prompt: string): Promise<string> {
 }
 
 export async function login(a: ParsedArgs, io: Io): Promise<number> {
-  const url = (optionText(a, 'url') ?? process.env['PLATFORM_URL'] ?? readCredentials()?.url ?? DEFAULT_URL).replace(
-    /\/+$/,
-    '',
-  )
+  const envUrl = process.env['PLATFORM_URL'] === '' ? undefined : process.env['PLATFORM_URL']
+  const url = (optionText(a, 'url') ?? envUrl ?? readCredentials()?.url ?? DEFAULT_URL).replace(/\/+$/, '')
   const given = optionText(a, 'token') ?? optionText(a, 'api-key')
   if (given !== undefined) {
     const me = await fetch(`${url}/auth/me`, { headers: { authorization: `Bearer ${given}` } })
