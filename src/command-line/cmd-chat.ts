@@ -177,7 +177,12 @@ export async function chat(a: ParsedArgs, io: Io): Promise<number> {
         const answer = await reader.ask('')
         return answer === null ? null : yes(answer)
       }
-      await turn(a, io, created.id, text, current.signal, decide)
+      try {
+        await turn(a, io, created.id, text, current.signal, decide)
+      } catch (err) {
+        // a refused message (the chat is busy, expired) ends that turn, not the chat
+        io.err(paint(io, '31', `error: ${(err as Error).message}\n`))
+      }
       current = null
     }
   } finally {
