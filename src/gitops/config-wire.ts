@@ -59,6 +59,7 @@ export const ApplyResultSchema = T.Object(
     ),
     errors: T.Array(Issue),
     warnings: T.Array(T.String()),
+    code: T.Optional(T.String({ description: 'when refused: the error code (`config.dangling_reference`, …)' })),
   },
   { title: 'ConfigApplyResult' },
 )

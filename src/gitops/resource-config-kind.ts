@@ -11,6 +11,7 @@ import { splitSecrets } from '../resources/secrets.ts'
 import type { Address, ResourceService } from '../resources/service.ts'
 import { validationIssues } from '../resources/validation.ts'
 import { checksumOf, type Tx } from '../resources/write-steps.ts'
+import { ID_FIELDS, idDirectory, withIds, withIdsInTx, type IdDirectory } from './id-fields.ts'
 import { resourceKey } from './resource-key.ts'
 import { PACKAGE_FORBIDDEN_SECTIONS, sectionKinds, type SectionName } from './section-kinds.ts'
 
@@ -31,13 +32,20 @@ export function sectionOfKind(kind: string): SectionName | undefined {
   return (Object.entries(sectionKinds) as [SectionName, string][]).find(([, k]) => k === kind)?.[0]
 }
 
-/** The spec fields of a body with the kind's defaults, and whether it is active. */
+/** Each body's spec with defaults, computed once: an apply asks for references, then the checksum. */
+const specs = new WeakMap<Record<string, unknown>, { spec: Record<string, unknown>; isActive: boolean }>()
+
+/** The spec fields of a body with the kind's defaults, and whether it is active (read only: shared). */
 function specOf(kind: AnyKind, body: Record<string, unknown>): { spec: Record<string, unknown>; isActive: boolean } {
+  const known = specs.get(body)
+  if (known !== undefined) return known
   const { namespace: _n, name: _name, is_active: active, ...rest } = body
-  return {
+  const out = {
     spec: Value.Default(kind.spec, structuredClone(rest)) as Record<string, unknown>,
     isActive: active !== false,
   }
+  specs.set(body, out)
+  return out
 }
 
 const addressOf = (kind: AnyKind, key: string): Address => {
@@ -46,30 +54,52 @@ const addressOf = (kind: AnyKind, key: string): Address => {
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) }
 }
 
-/** What export holds of a row: address, the fields that differ from their defaults, no secret. */
-function configBody(kind: AnyKind, row: Row, defaults: Record<string, unknown>): Record<string, unknown> {
+/** What export holds of a row: address, the fields that differ from their defaults, no secret, names for ids. */
+function configBody(
+  kind: AnyKind,
+  row: Row,
+  defaults: Record<string, unknown>,
+  dir: IdDirectory,
+): Record<string, unknown> {
   const body: Record<string, unknown> =
     kind.addressing === 'namespaced' ? { namespace: row.namespace, name: row.name } : { name: row.name }
+  const idFields = ID_FIELDS[kind.kind] ?? []
   for (const [field, value] of Object.entries(row.spec)) {
     if (kind.secrets.includes(field)) continue
     if (field in defaults && canonicalJson(defaults[field]) === canonicalJson(value)) continue
-    body[field] = value
+    const byId = idFields.find((f) => f.field === field)
+    const name = byId !== undefined && typeof value === 'string' ? dir.nameOf(byId.kind, value) : undefined
+    if (byId !== undefined && name !== undefined) body[byId.as] = name
+    else body[field] = value
   }
   if (!row.is_active) body['is_active'] = false
   return body
 }
 
 export function resourceConfigKind(resources: ResourceService, kind: AnyKind): ConfigKind {
+  const idFields = ID_FIELDS[kind.kind] ?? []
+  // the names behind the id fields, as `list` last read them (the synchronous checksum needs them)
+  const dir = idDirectory()
+  const stored = new WeakMap<Record<string, unknown>, Record<string, unknown>>()
+  /** The body as the API takes it (ids for names), computed once per body. */
+  const apiBody = (body: Record<string, unknown>): Record<string, unknown> => {
+    if (idFields.length === 0) return body
+    let out = stored.get(body)
+    if (out === undefined) stored.set(body, (out = withIds(idFields, body, (k, name) => dir.idOf(k, name))))
+    return out
+  }
   const section = sectionOfKind(kind.kind)
   if (section === undefined) throw new Error(`kind ${kind.kind} has no section in src/gitops/section-kinds.ts`)
   const createCheck = TypeCompiler.Compile(kind.createBody)
   const specCheck = TypeCompiler.Compile(kind.spec)
   const defaults = Value.Default(kind.spec, {}) as Record<string, unknown>
   const publicChecksum = (body: Record<string, unknown>): string => {
-    const { spec, isActive } = specOf(kind, body)
+    const { spec, isActive } = specOf(kind, apiBody(body))
     return checksumOf(splitSecrets(kind, spec).spec, isActive)
   }
   const givesSecrets = (body: Record<string, unknown>) => kind.secrets.some((f) => f in body)
+  // the row each listed item came from: `unchanged` compares secrets without reading it again
+  const rowOf = new WeakMap<ConfigCurrent, Row>()
   return {
     kind: kind.kind,
     section,
@@ -79,9 +109,13 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
     refs(body) {
       let refs: { kind: string; ref: string }[]
       try {
-        refs = kind.refs(specOf(kind, body).spec as never)
+        refs = kind.refs(specOf(kind, apiBody(body)).spec as never)
       } catch {
         return [] // a body that does not have its kind's shape refers to nothing; validate says why
+      }
+      for (const f of idFields) {
+        const name = body[f.as]
+        if (typeof name === 'string') refs.push({ kind: f.kind, ref: name })
       }
       return refs.map((r) => {
         // a manifest names every kind as `namespace/name`; a named kind's key is the bare name
@@ -94,7 +128,10 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
     checksum: (body) => (givesSecrets(body) ? `${publicChecksum(body)}+secrets` : publicChecksum(body)),
     async unchanged(tx, body, current) {
       if (publicChecksum(body) !== current.checksum) return false
-      const stored = (await resources.within(tx as Tx).secretsAt(kind, addressOf(kind, current.key))) ?? {}
+      const w = resources.within(tx as Tx)
+      const row = rowOf.get(current)
+      const stored =
+        (row === undefined ? await w.secretsAt(kind, addressOf(kind, current.key)) : w.openSecrets(kind, row)) ?? {}
       return kind.secrets.every((f) => {
         if (!(f in body)) return true
         const v = body[f]
@@ -102,7 +139,8 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
         return wanted === (stored[f] ?? null)
       })
     },
-    async validate(_p, body) {
+    async validate(_p, named) {
+      const body = apiBody(named)
       const issues: FieldIssue[] = validationIssues(createCheck, body)
       if (issues.length > 0) return issues
       const { spec } = specOf(kind, body)
@@ -114,20 +152,34 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
       }))
     },
     async list(tx: ConfigTx | Db): Promise<ConfigCurrent[]> {
+      if (idFields.length > 0)
+        await dir.load(
+          tx,
+          idFields.map((f) => f.kind),
+        )
       const rows = await anyRows(
         tx,
         ResourceRow,
         sql.unsafe`select ${ROW_COLUMNS} from resources where kind = ${kind.kind}
           order by namespace collate "C", name collate "C"`,
       )
-      return rows.map((row) => ({
-        key: kind.addressing === 'namespaced' ? `${row.namespace}/${row.name}` : row.name,
-        body: configBody(kind, row, defaults),
-        managedBy: row.managed_by,
-        checksum: row.checksum,
-      }))
+      return rows.map((row) => {
+        let body: Record<string, unknown> | undefined
+        const current: ConfigCurrent = {
+          key: kind.addressing === 'namespaced' ? `${row.namespace}/${row.name}` : row.name,
+          // built when read (export, a plan's field diff): a no-op apply compares checksums only
+          get body() {
+            return (body ??= configBody(kind, row, defaults, dir))
+          },
+          managedBy: row.managed_by,
+          checksum: row.checksum,
+        }
+        if (kind.secrets.length > 0) rowOf.set(current, row)
+        return current
+      })
     },
-    async write(tx, p, body, options) {
+    async write(tx, p, named, options) {
+      const body = idFields.length === 0 ? named : await withIdsInTx(tx, idFields, named)
       const w = resources.within(tx as Tx)
       if (options.current === undefined) {
         await w.create(p, kind, body, { managedBy: options.managedBy })
@@ -136,8 +188,10 @@ export function resourceConfigKind(resources: ResourceService, kind: AnyKind): C
       const { spec, isActive } = specOf(kind, body)
       // the body replaces the item: a field it no longer holds goes (secret fields excepted: kept)
       const patch: Record<string, unknown> = { ...spec, is_active: isActive }
-      for (const field of Object.keys(options.current.body))
-        if (!(field in patch) && field in kind.spec.properties) patch[field] = undefined
+      for (const field of Object.keys(options.current.body)) {
+        const spelled = idFields.find((f) => f.as === field)?.field ?? field
+        if (!(spelled in patch) && spelled in kind.spec.properties) patch[spelled] = undefined
+      }
       await w.update(p, kind, addressOf(kind, options.current.key), patch, { managedBy: options.managedBy })
       return w.takeAfterCommit()
     },

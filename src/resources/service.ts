@@ -143,8 +143,8 @@ export interface ResourceService {
   /**
    * The engine's writes inside the caller's transaction (a config apply, a package install): the
    * same checks, permissions and rows as `create` / `update` / `remove`, on `tx`; what they would
-   * announce to the caches of every process (and to `onChange` listeners) waits in `afterCommit`,
-   * for the caller to run once `tx` committed — never when it rolled back.
+   * announce to the caches of every process (and to `onChange` listeners) waits in the writer
+   * (`takeAfterCommit`), for the caller to run once `tx` committed — never when it rolled back.
    */
   within(tx: Tx): ResourceWriter
 }
@@ -162,6 +162,8 @@ export interface ResourceWriter {
   remove(p: Principal, kind: AnyKind, address: Address): Promise<void>
   /** The stored secret fields of the resource in clear, as the transaction sees it; null when absent (for comparing, never for responses). */
   secretsAt(kind: AnyKind, address: Address): Promise<Record<string, string> | null>
+  /** The secret fields of a row already read (`row.secrets` as stored), in clear: no query. */
+  openSecrets(kind: AnyKind, row: { id: string; secrets: Record<string, string> }): Record<string, string>
   /** Takes the announcements the writes so far left for after the commit (each taken once). */
   takeAfterCommit(): (() => Promise<void>)[]
 }
@@ -245,6 +247,7 @@ export function createResourceService(deps: EngineDeps): ResourceService {
           const row = await findRow(inner.db, kind, address)
           return row === null ? null : openSecrets(e.box, kind, row)
         },
+        openSecrets: (kind, row) => openSecrets(e.box, kind, row),
         takeAfterCommit: () => deferred.splice(0),
       }
     },

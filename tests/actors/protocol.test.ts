@@ -29,7 +29,9 @@ import { eventually } from '../helpers/eventually.ts'
 const ROOT = join(import.meta.dirname, '..', '..')
 
 t.test('a protocol file imports only typebox and schemas/', async (t) => {
-  const protocols = readdirSync(join(ROOT, 'actors', 'protocols')).map((f) => `actors/protocols/${f}`)
+  const protocols = readdirSync(join(ROOT, 'actors', 'protocols'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `actors/protocols/${f}`)
   t.ok(protocols.includes('actors/protocols/chat.ts'), 'the protocols live in actors/protocols/')
   for (const file of [...protocols, 'tests/actors/counter-protocol.ts']) {
     const src = readFileSync(join(ROOT, file), 'utf8')

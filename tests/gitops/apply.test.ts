@@ -31,6 +31,8 @@ const apply = (env: TestPlatform, config: string, extra: Record<string, unknown>
 async function exported(env: TestPlatform): Promise<{ text: string; spec: Record<string, unknown> }> {
   const res = await env.request('GET', '/api/v1/config/export')
   if (res.status !== 200) throw new Error(`export: ${String(res.status)} ${res.text}`)
+  if (!(res.headers.get('content-type') ?? '').startsWith('application/yaml'))
+    throw new Error(`export: content-type ${String(res.headers.get('content-type'))}`)
   const parsed = parse(res.text) as { spec: Record<string, unknown> }
   return { text: res.text, spec: parsed.spec }
 }
@@ -54,7 +56,7 @@ async function populate(env: TestPlatform): Promise<void> {
   await created(env, '/api/v1/stores', { ...fx('store'), namespace: 'demo', name: 'memory' })
   await created(env, '/api/v1/templates', { ...fx('template'), namespace: 'demo', name: 'hello' })
   await created(env, '/api/v1/collections', { ...fx('collection'), namespace: 'demo', name: 'manuals' })
-  await created(env, '/api/v1/llm-providers', { ...fx('llm_provider'), name: 'main' })
+  const provider = await created(env, '/api/v1/llm-providers', { ...fx('llm_provider'), name: 'main' })
   const conn = await created(env, '/api/v1/database-connections', { ...fx('database_connection'), name: 'shop' })
   await created(env, '/api/v1/queries', {
     ...fx('query'),
@@ -65,6 +67,7 @@ async function populate(env: TestPlatform): Promise<void> {
   await created(env, '/api/v1/agents', {
     namespace: 'demo',
     name: 'helper',
+    llm_provider_id: provider['id'],
     system_prompt: 'You help with {{ topic }}.',
     enabled_functions: ['demo/echo'],
     enabled_skills: ['demo/style'],
@@ -98,6 +101,12 @@ t.test('round trip: export, apply to an empty instance, export again', async (t)
   const secrets = first.spec['secrets'] as Record<string, unknown>[]
   t.same(secrets, [{ namespace: 'demo', name: 'token', description: 'crm' }], 'secrets by name only')
 
+  const byName = (section: string, name: string) =>
+    (first.spec[section] as Record<string, unknown>[]).find((r) => r['name'] === name)
+  t.match(byName('queries', 'orders'), { database_connection: 'shop' }, 'a query names its connection')
+  t.notOk('database_connection_id' in (byName('queries', 'orders') ?? {}), 'not by its id')
+  t.match(byName('agents', 'helper'), { llm_provider: 'main' }, 'an agent names its provider')
+
   const applied = await apply(target, first.text)
   t.equal(applied.status, 200, applied.text)
   const result = applied.body as { success: boolean; summary: Record<string, number>; warnings: string[] }
@@ -111,6 +120,16 @@ t.test('round trip: export, apply to an empty instance, export again', async (t)
   t.match((fn.body as { code: string }).code, /"\$\{not_a_variable\}"/, 'the literal arrived as written')
   const managed = await target.request('GET', '/api/v1/agents/demo/helper')
   t.equal((managed.body as { managed_by: string }).managed_by, 'config')
+  const [conn] = await target.sql<{ id: string }>(
+    `select id::text as id from resources where kind = 'database_connection' and name = 'shop'`,
+  )
+  t.match(
+    (await target.request('GET', '/api/v1/queries/demo/orders')).body,
+    {
+      database_connection_id: conn?.id,
+    },
+    "the query points at this installation's connection",
+  )
 
   const again = await apply(target, second.text)
   t.equal(again.status, 200, again.text)
@@ -139,6 +158,7 @@ t.test('a dangling reference is refused and nothing is applied', async (t) => {
   )
   const res = await apply(target, config)
   t.equal(res.status, 422, res.text)
+  t.match(res.body, { success: false, code: 'config.dangling_reference' })
   t.match(res.text, /function dang\/missing/)
   t.equal((await target.request('GET', '/api/v1/skills/dang/s')).status, 404, 'nothing applied')
   const v = await target.request('POST', '/api/v1/config/validate', { body: { config } })

@@ -276,6 +276,14 @@ t.test('create from existing resources, then install on a fresh platform', async
     auth: { type: 'bearer', secret: 'default/crm_token' },
     operations: [],
   })
+  const [main] = await env.sql<{ id: string }>(`select id from resources where kind = 'llm_provider' and name = 'main'`)
+  await ok(env, 'POST', '/api/v1/agents', {
+    namespace: 'kit',
+    name: 'helper',
+    llm_provider_id: main?.id,
+    system_prompt: 'You help.',
+    enabled_skills: ['kit/guide'],
+  })
   const made = await ok(env, 'POST', '/api/v1/packages/create', {
     name: 'kit',
     version: '0.1.0',
@@ -283,12 +291,14 @@ t.test('create from existing resources, then install on a fresh platform', async
     resources: [
       { type: 'skill', namespace: 'kit', name: 'guide' },
       { type: 'connector', namespace: 'kit', name: 'crm' },
+      { type: 'agent', namespace: 'kit', name: 'helper' },
     ],
   })
   const yaml = String(made['yaml'])
   t.notMatch(yaml, SECRET)
   t.match(yaml, /kind: PlatformPackage/)
   t.match(yaml, /CRM_TOKEN/)
+  t.match(yaml, /llm_provider: \$\{\{ variables\.LLM_PROVIDER_MAIN \}\}/)
   const missing = await env.request('GET', '/api/v1/skills/kit/nothing')
   t.equal(missing.status, 404)
   t.equal(
@@ -309,16 +319,27 @@ t.test('create from existing resources, then install on a fresh platform', async
   )
 
   const fresh = await startTestPlatform(t)
+  const other = await ok(fresh, 'POST', '/api/v1/llm-providers', {
+    name: 'other',
+    provider_type: 'openai',
+    api_key: 'sk-test',
+    api_endpoint: 'https://llm.example.com/v1',
+    default_model: 'gpt-test',
+  })
   const preview = await ok(fresh, 'POST', '/api/v1/packages/preview', { source: yaml })
   t.equal(preview['requires_input'], true)
   const installed = await ok(fresh, 'POST', '/api/v1/packages/install', {
     source: yaml,
-    variables: { CRM_TOKEN: 'another-token' },
+    variables: { CRM_TOKEN: 'another-token', LLM_PROVIDER_MAIN: 'other' },
   })
   t.match(installed['apply'], { success: true })
   t.equal((await ok(fresh, 'GET', '/api/v1/skills/kit/guide'))['content'], '# Guide')
   t.match(await ok(fresh, 'GET', '/api/v1/connectors/kit/crm'), { auth: { secret: 'default/crm_token' } })
   t.equal((await ok(fresh, 'GET', '/api/v1/secrets/default/crm_token'))['has_value'], true)
+  t.match(await ok(fresh, 'GET', '/api/v1/agents/kit/helper'), {
+    llm_provider_id: other['id'],
+    enabled_skills: ['kit/guide'],
+  })
 })
 
 t.test(
