@@ -23,6 +23,7 @@ import { filesFeature } from './files/module.ts'
 import { schedulesFeature } from './schedules/module.ts'
 import { webhooksFeature } from './webhooks/module.ts'
 import { dbTriggersFeature } from './db-triggers/module.ts'
+import { eventsFeature } from './events/module.ts'
 import { configFeature } from './gitops/module.ts'
 
 /*
@@ -54,6 +55,7 @@ export const FEATURES: readonly Feature[] = [
   schedulesFeature,
   webhooksFeature,
   dbTriggersFeature,
+  eventsFeature,
   configFeature,
 ]
 

@@ -521,6 +521,9 @@ const ROWS: Record<string, Row> = {
     admin: [200, 502],
   },
   // ---- end OpenAI adapter
+  // Open to every caller, filtered per event (tests/command-line/run-chat-events.test.ts: B sees none of
+  // the admin's runs); an invalid filter keeps the call finite (a valid one streams until closed)
+  'events.stream': { call: async () => ({ path: '/api/v1/events/stream?filter=a..b' }), b: [422], admin: [422] },
   // ---- states (src/states/): A's store and its entries are invisible to B; the admin manages them
   'states.list': {
     call: async (c) => {

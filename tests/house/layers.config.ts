@@ -24,7 +24,8 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'platform',
     about: 'db, nats, outbound http; the pure template renderer',
-    groups: ['src/platform', 'src/templates'],
+    // src/command-line: the `platform` command, a client of the HTTP API (kernel and schemas only)
+    groups: ['src/platform', 'src/templates', 'src/command-line'],
   },
   { name: 'auth', about: 'principal, permissions, tokens, the principal cache', groups: ['src/auth'] },
   {
@@ -52,6 +53,7 @@ export const LAYERS: readonly Layer[] = [
       'src/data',
       'src/db-triggers',
       'src/dependencies',
+      'src/events',
       'src/discovery',
       'src/files',
       'src/functions',
