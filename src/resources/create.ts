@@ -21,7 +21,6 @@ import {
   versionedFields,
 } from './write-steps.ts'
 
-
 export async function createResource(
   e: ResourceEngine,
   p: Principal,
