@@ -45,7 +45,7 @@ export async function createResource(
   const isActive = activeIn !== false
   const checksum = checksumOf(spec, isActive)
   const row = await writeTransaction(e, async (tx) => {
-    if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, kind, m)
+    if (kind.addressing === 'namespaced') await admitToNamespace(tx, p, kind, m, e.outer?.admitted)
     // The id is drawn first, here rather than by Postgres (one round trip less per create): the
     // secrets are sealed against it before the row is written.
     const id = randomUUID()

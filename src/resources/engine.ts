@@ -37,7 +37,7 @@ export interface ResourceEngine {
    * announcements wait in `deferred` until the caller committed — another process re-reading a
    * row before the commit would cache the old one. Unset on the API path: announced at once.
    */
-  outer?: { tx: Tx; deferred: (() => Promise<void>)[] }
+  outer?: { tx: Tx; deferred: (() => Promise<void>)[]; admitted: Set<string> }
 }
 
 export interface EngineDeps {

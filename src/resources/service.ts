@@ -149,6 +149,17 @@ export interface ResourceService {
   within(tx: Tx): ResourceWriter
 }
 
+/*
+ * The namespaces admitted so far in an outer transaction, by its connection handle (slonik binds a
+ * new handle for every connection checkout, so an entry never outlives its transaction's use of it).
+ */
+const admittedByTx = new WeakMap<Tx, Set<string>>()
+function admittedIn(tx: Tx): Set<string> {
+  let set = admittedByTx.get(tx)
+  if (set === undefined) admittedByTx.set(tx, (set = new Set<string>()))
+  return set
+}
+
 /** The resource engine writing inside one outer transaction (`ResourceService.within`). */
 export interface ResourceWriter {
   create(p: Principal, kind: AnyKind, body: Record<string, unknown>, options?: WriteOptions): Promise<ResourceRecord>
@@ -225,7 +236,11 @@ export function createResourceService(deps: EngineDeps): ResourceService {
     },
     within(tx) {
       const deferred: (() => Promise<void>)[] = []
-      const inner: ResourceEngine = { ...e, db: tx as unknown as Db, outer: { tx, deferred } }
+      const inner: ResourceEngine = {
+        ...e,
+        db: tx as unknown as Db,
+        outer: { tx, deferred, admitted: admittedIn(tx) },
+      }
       // listeners hear a write only once it committed, like the caches
       const later = (kind: AnyKind, id: string, action: ResourceChange['action']) =>
         deferred.push(async () => emit({ kind: kind.kind, id, action }))

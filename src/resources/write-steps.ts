@@ -44,12 +44,25 @@ export async function clearExclusiveFlags(tx: Db | Tx, kind: AnyKind, id: string
  * Refuses a create in a namespace the principal may not use, and claims the namespace for the
  * principal when nobody holds it yet (in the resource's own transaction: two first writers race
  * on the namespaces primary key, the loser is checked again like anyone else).
+ *
+ * `admitted`: within one outer transaction (a config apply writing many resources), the
+ * namespaces already admitted for a principal. The transaction holds what it claimed and nothing
+ * else changes a namespace's owner or members under it, so the first answer stands for the rest
+ * (a thousand resources in one namespace ask once, not a thousand times).
  */
-export async function admitToNamespace(tx: Tx, p: Principal, kind: AnyKind, m: ResourceMeta): Promise<void> {
+export async function admitToNamespace(
+  tx: Tx,
+  p: Principal,
+  kind: AnyKind,
+  m: ResourceMeta,
+  admitted?: Set<string>,
+): Promise<void> {
   const anyNamespace = can(p, resourcePermission(kind, 'create', m, 'all'))
+  const memo = `${p.userId} ${anyNamespace ? 'all' : 'own'} ${m.namespace}`
+  if (admitted?.has(memo) === true) return
   let standing = await standingIn(tx, m.namespace, p.userId)
   if (!standing.exists) {
-    if (await claimNamespace(tx, m.namespace, p.userId)) return
+    if (await claimNamespace(tx, m.namespace, p.userId)) return void admitted?.add(memo)
     standing = await standingIn(tx, m.namespace, p.userId) // claimed by someone else a moment ago
   }
   if (!mayCreateIn(anyNamespace, standing)) {
@@ -58,6 +71,7 @@ export async function admitToNamespace(tx: Tx, p: Principal, kind: AnyKind, m: R
       'namespace.forbidden',
     )
   }
+  admitted?.add(memo)
 }
 
 /**
