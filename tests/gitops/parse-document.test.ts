@@ -124,3 +124,20 @@ t.test('plain values only: tags that would build Buffers, Sets or Dates are refu
 t.test('the size cap is the CONFIG_MAX_BYTES setting', async (t) => {
   t.same(documentLimits({ CONFIG_MAX_BYTES: 2048 }), { maxBytes: 2048, maxAliasCount: 100, maxDepth: 100 })
 })
+
+t.test('JSON text: the same value and source map as through YAML, its problems still placed', async (t) => {
+  const value = { apiVersion: 'platform/v1', spec: { agents: [{ name: 'a' }, { name: 'b', tags: ['x'], n: 1.5 }] } }
+  const text = JSON.stringify(value, null, 2)
+  const doc = parseYamlDocument(text, LIMITS)
+  t.same(doc.value, value, 'the value JSON.parse gives')
+  t.same(doc.positionOf('spec.agents[1].tags'), { line: 10, column: 9 }, 'a path placed in the text')
+  t.match(doc.issueAt('spec.agents[0].model', 'required'), { line: 5, column: 7 }, 'an issue at its parent')
+  const twice = caught(() => parseYamlDocument('{"spec": {"a": 1, "b": 2, "\\u0061": 3}}', LIMITS))
+  t.equal(twice.code, 'config.invalid_yaml', 'a duplicate key (even escaped) is refused, not silently the last')
+  t.match(twice.message, /duplicate key.*line 1, column/)
+  const deep = caught(() => parseYamlDocument(`${'['.repeat(10_000)}${']'.repeat(10_000)}`, LIMITS))
+  t.equal(deep.code, 'config.too_deep', '10,000-deep JSON is refused like YAML')
+  const proto = parseYamlDocument('{"spec": {"__proto__": {"x": 1}}}', LIMITS)
+  t.equal(Object.getPrototypeOf((proto.value as { spec: object }).spec), Object.prototype, 'no prototype set')
+  t.same(caught(() => parseYamlDocument('{"a": 1', LIMITS)).code, 'config.invalid_yaml', 'not JSON: the YAML path')
+})
