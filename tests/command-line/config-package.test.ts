@@ -50,7 +50,7 @@ t.test('config validate, diff (0/2/1), apply, export', async (t) => {
   t.equal(diff.code, 2, `changes: exit 2 ${diff.stderr}`)
   t.match(diff.stdout, /^ {2}\+ function cfg\/hello$/m)
   t.match(diff.stdout, 'Plan: 1 to create, 0 to update, 0 to delete')
-  t.notMatch(diff.stdout, /\x1b\[/, 'no colour with NO_COLOR (and no terminal)')
+  t.notOk(diff.stdout.includes('\x1b['), 'no colour with NO_COLOR (and no terminal)')
 
   const json = await cli.run(['config', 'diff', file, '--output', 'json'], withEnv)
   t.equal(json.code, 2)
