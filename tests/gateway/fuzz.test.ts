@@ -2,6 +2,7 @@ import t from 'tap'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { allRoutes } from '../../src/main.ts'
+import { headOfStream } from '../helpers/stream-head.ts'
 import type { RouteDef } from '../../src/api/route.ts'
 import { KINDS } from '../../src/features.ts'
 import { resourceRouteId } from '../../src/resources/routes.ts'
@@ -288,31 +289,6 @@ function variantsOf(route: RouteDef): Variant[] {
 // Every route with every hostile variant (thousands of requests, growing with the platform).
 t.setTimeout(900_000)
 
-/*
- * A stream that is accepted answers its status and headers, then never ends (the events stream
- * follows NATS until the client leaves): its status and the first bytes are what is checked.
- */
-async function headOfStream(
-  method: string,
-  path: string,
-  token: string,
-  rawBody: string | Buffer | undefined,
-): Promise<{ status: number; text: string }> {
-  const abort = new AbortController()
-  const res = await fetch(`${env.base}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(rawBody === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(rawBody === undefined ? {} : { body: rawBody }),
-    signal: abort.signal,
-  })
-  const text = res.status >= 400 ? await res.text() : ''
-  abort.abort()
-  return { status: res.status, text }
-}
-
 t.test('no hostile request answers a server error', async (t) => {
   const failures: string[] = []
   let requests = 0
@@ -339,7 +315,7 @@ t.test('no hostile request answers a server error', async (t) => {
                 token,
                 ...(rawBody === undefined ? {} : { rawBody, headers: { 'content-type': 'application/json' } }),
               })
-            : await headOfStream(route.method, v.path, token, rawBody)
+            : await headOfStream(env.base, route.method, v.path, token, rawBody)
         if (res.status >= 500)
           failures.push(`${route.id} as ${who} ${v.label}: ${String(res.status)} ${res.text.slice(0, 160)}`)
       }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { allRoutes } from '../../src/main.ts'
 import { startTestPlatform } from '../helpers/env.ts'
+import { headOfStream } from '../helpers/stream-head.ts'
 
 /* The three OpenAPI documents describe exactly the routes the gateway serves, and the docs pages load locally. */
 const env = await startTestPlatform(t)
@@ -42,24 +43,6 @@ for (const d of docs) {
   })
 }
 
-/** A stream's status and error body (when it is one), without waiting for a stream that never ends. */
-async function headOfStream(
-  method: string,
-  path: string,
-  withBody: boolean,
-): Promise<{ status: number; body: unknown }> {
-  const abort = new AbortController()
-  const res = await fetch(`${env.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${env.adminToken}`, ...(withBody ? { 'content-type': 'application/json' } : {}) },
-    ...(withBody ? { body: '{}' } : {}),
-    signal: abort.signal,
-  })
-  const body: unknown = res.headers.get('content-type')?.includes('json') === true ? await res.json() : undefined
-  abort.abort()
-  return { status: res.status, body }
-}
-
 t.test('every management route is reachable (no 404/405 from the router)', async (t) => {
   for (const route of routes.filter((x) => x.target === 'rpc')) {
     const path = route.path
@@ -70,7 +53,7 @@ t.test('every management route is reachable (no 404/405 from the router)', async
     const r =
       route.stream === undefined
         ? await env.request(route.method, path, route.body === undefined ? {} : { body: {} })
-        : await headOfStream(route.method, path, route.body !== undefined)
+        : await headOfStream(env.base, route.method, path, env.adminToken, route.body === undefined ? undefined : '{}')
     t.notOk(
       r.status === 405 || (r.status === 404 && (r.body as { code?: string } | undefined)?.code === 'route.not_found'),
       `${route.method} ${path} → ${String(r.status)}`,
