@@ -46,6 +46,9 @@ const isRoot = (): boolean => process.getuid?.() === 0
 const AS_POSTGRES = ['--reuid=postgres', '--regid=postgres', '--init-groups', '--']
 
 export function findNatsServer(): string | undefined {
+  // An explicit binary wins (the compatibility run and the benches pick the server this way).
+  const explicit = process.env['NATS_SERVER_BIN']
+  if (explicit !== undefined && explicit !== '') return explicit
   for (const p of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'])
     if (existsSync(p)) return p
   const which = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' })
