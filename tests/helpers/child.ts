@@ -13,6 +13,7 @@ export async function spawnReady(
   t: Teardown,
   script: string,
   env: Record<string, string>,
+  readyTimeoutMs = 90_000,
 ): Promise<{ proc: ChildProcess; ready: string }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, ...env },
@@ -23,9 +24,20 @@ export async function spawnReady(
   })
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream })
   const ready = await new Promise<string>((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`${script} exited early (${String(code)})`)))
+    // A child that neither gets ready nor exits (wedged in its start) fails the test by name
+    // instead of leaving it to tap's file timeout, which says nothing about where it stopped.
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL')
+      reject(new Error(`${script} printed no ready line within ${String(readyTimeoutMs / 1000)} s`))
+    }, readyTimeoutMs)
+    proc.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`${script} exited early (${String(code)})`))
+    })
     lines.on('line', (line) => {
-      if (line.startsWith('ready')) resolve(line.slice(5).trim())
+      if (!line.startsWith('ready')) return
+      clearTimeout(timer)
+      resolve(line.slice(5).trim())
     })
   })
   return { proc, ready }
