@@ -307,6 +307,8 @@ async function run(): Promise<Row[]> {
       rows.push({
         benchmark: NAME,
         case: 'actor runtime, 3 hosts (CAS state per message)',
+        // issue 13: actor messages/s ≥ 0.5× raw JetStream on the same server
+        rpsLimit: 0.5,
         requests: MESSAGES,
         durationS: s,
         rps: MESSAGES / s,
@@ -382,6 +384,7 @@ async function run(): Promise<Row[]> {
 
 const bench: Benchmark = {
   name: NAME,
+  nats: true,
   description: 'actor runtime: messages/s through hosts vs raw JetStream; partition takeover time after kill -9',
   run,
 }
