@@ -51,11 +51,13 @@ function withRatios(rows: Row[]): ResultRow[] {
       (b) => b.benchmark === r.benchmark && (r.reference === undefined ? b.baseline === true : b.case === r.reference),
     )
     const cpu = (x: Row) => x.cpuUsPerReq + (r.totalCpu === true ? (x.otherCpuUsPerReq ?? 0) : 0)
+    // rows of rounds (takeovers, handovers) have no rate or CPU: no ratio rather than NaN×
+    const ratio = (a: number, b: number) => (base === undefined || !Number.isFinite(a / b) ? undefined : a / b)
     return {
       ...r,
-      cpuRatio: base === undefined ? undefined : cpu(r) / cpu(base),
-      rpsRatio: base === undefined ? undefined : r.rps / base.rps,
-      p50Ratio: base === undefined ? undefined : r.latencyP50Ms / base.latencyP50Ms,
+      cpuRatio: base === undefined ? undefined : ratio(cpu(r), cpu(base)),
+      rpsRatio: base === undefined ? undefined : ratio(r.rps, base.rps),
+      p50Ratio: base === undefined ? undefined : ratio(r.latencyP50Ms, base.latencyP50Ms),
     }
   })
 }
