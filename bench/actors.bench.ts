@@ -363,6 +363,11 @@ async function run(): Promise<Row[]> {
       for (;;) {
         const now = await owners()
         if (parts.every((p) => now.has(p) && now.get(p) !== victimId)) break
+        // a live host that stops renewing and acquiring (its tick wedged) would leave them unowned for good
+        if (performance.now() - t0 > 60_000)
+          throw new Error(
+            `takeover after kill -9 of ${String(victimId)} not done within 60 s: ${String(parts.filter((p) => !now.has(p) || now.get(p) === victimId).length)} of its ${String(parts.length)} partitions unowned; leases held: ${JSON.stringify(Object.fromEntries([...new Set(now.values())].map((h) => [h, [...now.values()].filter((x) => x === h).length])))}`,
+          )
         await sleep(25)
       }
       takeovers.push(performance.now() - t0)

@@ -411,7 +411,10 @@ async function run(): Promise<Row[]> {
     const aof = r.rps / bullAof.rps
     const mem = r.rps / bull.rps
     const p50 = r.latencyP50Ms / bull.latencyP50Ms
+    // CPU per job over every process (this one + the server) holds better than jobs/s on a loaded host
+    const sigma = (x: Row) => x.cpuUsPerReq + (x.otherCpuUsPerReq ?? 0)
     r.checks = [
+      `Σ CPU/job ${(sigma(r) / sigma(bull)).toFixed(2)}× BullMQ's`,
       `${aof.toFixed(2)}× BullMQ AOF ≥1.5× ${verdict(aof >= 1.5)}`,
       `${mem.toFixed(2)}× BullMQ ≥1× ${verdict(mem >= 1)}`,
       `p50 ${p50.toFixed(2)}× BullMQ's ≤1× ${p50 <= 1 ? 'ok' : 'OVER'}`,

@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
-import { availableParallelism, cpus } from 'node:os'
+import { availableParallelism, cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { signalAllChildren, stopAllChildren } from './lib/children.ts'
@@ -148,6 +148,8 @@ async function main(): Promise<number> {
     clockTicksPerSecond: clockTicks(),
   }
   const startedAt = new Date()
+  // the host's load average when the run began and ended: other work on the machine moves absolutes
+  const loadAtStart = loadavg()[0] ?? 0
   const rows: Row[] = []
   const failures: { benchmark: string; error: string }[] = []
   const savedBin = process.env['NATS_SERVER_BIN']
@@ -178,7 +180,8 @@ async function main(): Promise<number> {
   else process.env['NATS_SERVER_BIN'] = savedBin
   const results = withRatios(rows)
   const natsLine = servers.map((s) => `${s.label} (${s.bin})`).join(', ')
-  const loadLine = `load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs; ${natsLine}`
+  const hostLoad = `host load average ${loadAtStart.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end`
+  const loadLine = `load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs; ${natsLine}; ${hostLoad}`
   const lines = [...table(results), ...failures.map((f) => `FAILED ${f.benchmark}: ${f.error.split('\n')[0] ?? ''}`)]
   out('')
   out(loadLine)
