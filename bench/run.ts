@@ -179,9 +179,12 @@ async function main(): Promise<number> {
   if (savedBin === undefined) delete process.env['NATS_SERVER_BIN']
   else process.env['NATS_SERVER_BIN'] = savedBin
   const results = withRatios(rows)
-  const natsLine = servers.map((s) => `${s.label} (${s.bin})`).join(', ')
+  // the servers only when a NATS-bound benchmark ran (the others may start one, but not by choice)
+  const natsLine = chosen.some((b) => b.nats === true)
+    ? `; ${servers.map((s) => `${s.label} (${s.bin})`).join(', ')}`
+    : ''
   const hostLoad = `host load average ${loadAtStart.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end`
-  const loadLine = `load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs; ${natsLine}; ${hostLoad}`
+  const loadLine = `load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs${natsLine}; ${hostLoad}`
   const lines = [...table(results), ...failures.map((f) => `FAILED ${f.benchmark}: ${f.error.split('\n')[0] ?? ''}`)]
   out('')
   out(loadLine)
