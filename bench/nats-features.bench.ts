@@ -30,7 +30,9 @@ import { tallyProtocol } from './servers/tally-actor.ts'
  *               partition, every host pulling with group `owner`; the server delivers to the pinned
  *               puller and moves the pin after `priority_timeout` without pulls) vs today's lease
  *               polling (the actor runtime's hosts, actors/runtime/leases.ts, TTL 3 s, tick 500 ms):
- *               takeover after kill -9 of the owning process, and the idle cost of keeping owners;
+ *               takeover after kill -9 of the owning process (and once more with a message in
+ *               flight on the dead owner), and the idle cost of keeping owners (the pinned owners
+ *               pull every second: one that pulls less often than priority_timeout loses its pin);
  *   ttl         a KV write with a per-message TTL (`allow_msg_ttl`, header `Nats-TTL`) vs a write to
  *               a bucket with a TTL (max_age: the job state today), and vs a write and its explicit
  *               delete (a lease released today);
@@ -40,7 +42,9 @@ import { tallyProtocol } from './servers/tally-actor.ts'
  *               again (the mailbox's replaceMailboxConsumer today), and the handover of a partition
  *               whose owner died holding unacked messages.
  * Feature rows carry `reference` (today's row), so the ratio columns compare them; the target column
- * carries the verdict. Settings: BENCH_FEATURES_WRITES (5000 per write case), BENCH_FEATURES_ROUNDS
+ * carries the verdict (`even` within ±25 %). Scratch measurements behind the design choices here
+ * (the pin moving from an idle owner, the batch's disk staging) are in bench/findings-log.md,
+ * 2026-12-05. Settings: BENCH_FEATURES_WRITES (5000 per write case), BENCH_FEATURES_ROUNDS
  * (2 takeovers per design), BENCH_FEATURES_ONLY (comma-separated sections).
  */
 const NAME = 'nats-features'
@@ -423,12 +427,11 @@ async function ttlRows(nats: LocalService, nc: NatsConnection, jsm: JetStreamMan
   const kvm = new Kvm(nc)
   const js = jetstream(nc)
   // today: the job state's bucket, a bucket-wide TTL (JOB_RESULT_TTL_HOURS)
-  const bucket = await kvm.create('FT_BUCKET', { history: 1, ttl: 3600_000, storage: StorageType.File })
+  await kvm.create('FT_BUCKET', { history: 1, ttl: 3600_000, storage: StorageType.File })
   // the feature: allow_msg_ttl (and delete markers, so a watcher sees an expiry as it sees a delete)
   await kvm.create('FT_MSGTTL', { history: 1, markerTTL: 60_000, storage: StorageType.File })
   const leasesToday = await kvm.create('FT_LEASES', { history: 1, ttl: 3600_000, storage: StorageType.File })
   const rows: Row[] = []
-  void bucket
   const today = 'ttl: KV put into a bucket with a TTL (max_age; the job state today)'
   const ttlPut = (i: number, prefix: string) =>
     js.publish(`$KV.FT_MSGTTL.${prefix}${String(i)}`, PAYLOAD, { ttl: '3600s' })
@@ -490,8 +493,7 @@ async function ttlRows(nats: LocalService, nc: NatsConnection, jsm: JetStreamMan
     return `${ticksUs(processTicks(nats.pid) - n0) / WRITES < 0.05 ? '~0' : (ticksUs(processTicks(nats.pid) - n0) / WRITES).toFixed(1)} µs of nats-server per expired entry, all gone ${(ms / 1000).toFixed(1)} s after the writes`
   }
   const shortBucket = await kvm.create('FT_SHORT', { history: 1, ttl: 2000, storage: StorageType.File })
-  const shortMsg = await kvm.create('FT_SHORTMSG', { history: 1, markerTTL: 1000, storage: StorageType.File })
-  void shortMsg
+  await kvm.create('FT_SHORTMSG', { history: 1, markerTTL: 1000, storage: StorageType.File })
   const byBucket = await expiry((i) => shortBucket.put(`k${String(i)}`, PAYLOAD), 'KV_FT_SHORT')
   const byMsg = await expiry(
     (i) => js.publish(`$KV.FT_SHORTMSG.k${String(i)}`, PAYLOAD, { ttl: '2s' }),
