@@ -68,6 +68,7 @@ async function loop(
 
 const benchmark: Benchmark = {
   name: 'chat',
+  nats: true,
   description: `Chat-turn platform overhead with a zero-latency fake provider, ${String(CHATS)} concurrent chats`,
   async run() {
     const rows: Row[] = []

@@ -1,10 +1,11 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
-import { availableParallelism, cpus } from 'node:os'
+import { availableParallelism, cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { signalAllChildren, stopAllChildren } from './lib/children.ts'
 import { clockTicks } from './lib/cpu.ts'
 import { CONNECTIONS, PIPELINING, loadSettings } from './lib/load.ts'
+import { natsOption, natsServers, type NatsServerChoice } from './lib/nats-servers.ts'
 import { writeTable } from './lib/readme-table.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
@@ -13,7 +14,9 @@ import type { Benchmark, Row } from './lib/types.ts'
  * (or those named: `npm run bench -- gateway`), prints one table to stdout and writes the rows as
  * JSON to bench/results/<timestamp>.json. A run of every benchmark (or any run with BENCH_README=1)
  * also writes its table into bench/README.md (lib/readme-table.ts). Progress and server logs go to
- * stderr.
+ * stderr. `--nats=current|debian|both|<path>` (or BENCH_NATS) picks the nats-server of the
+ * benchmarks marked `nats` (lib/nats-servers.ts): each runs once per server, its rows named
+ * `<benchmark> · nats <version>`, so ratios stay within one server's rows.
  */
 const out = (s: string) => process.stdout.write(`${s}\n`)
 
@@ -48,11 +51,13 @@ function withRatios(rows: Row[]): ResultRow[] {
       (b) => b.benchmark === r.benchmark && (r.reference === undefined ? b.baseline === true : b.case === r.reference),
     )
     const cpu = (x: Row) => x.cpuUsPerReq + (r.totalCpu === true ? (x.otherCpuUsPerReq ?? 0) : 0)
+    // rows of rounds (takeovers, handovers) have no rate or CPU: no ratio rather than NaN×
+    const ratio = (a: number, b: number) => (base === undefined || !Number.isFinite(a / b) ? undefined : a / b)
     return {
       ...r,
-      cpuRatio: base === undefined ? undefined : cpu(r) / cpu(base),
-      rpsRatio: base === undefined ? undefined : r.rps / base.rps,
-      p50Ratio: base === undefined ? undefined : r.latencyP50Ms / base.latencyP50Ms,
+      cpuRatio: base === undefined ? undefined : ratio(cpu(r), cpu(base)),
+      rpsRatio: base === undefined ? undefined : ratio(r.rps, base.rps),
+      p50Ratio: base === undefined ? undefined : ratio(r.latencyP50Ms, base.latencyP50Ms),
     }
   })
 }
@@ -127,7 +132,8 @@ function table(rows: ResultRow[]): string[] {
 
 async function main(): Promise<number> {
   const all = await registry()
-  const asked = process.argv.slice(2)
+  const { spec, names: asked } = natsOption(process.argv.slice(2))
+  const servers = natsServers(spec)
   const unknown = asked.filter((n) => !all.some((b) => b.name === n))
   if (unknown.length > 0) {
     process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${all.map((b) => b.name).join(', ')}\n`)
@@ -136,27 +142,49 @@ async function main(): Promise<number> {
   const chosen = asked.length === 0 ? all : all.filter((b) => asked.includes(b.name))
   const settings = {
     ...loadSettings(),
+    nats: servers.map((s) => ({ bin: s.bin, version: s.version })),
     connections: CONNECTIONS,
     pipelining: PIPELINING,
     clockTicksPerSecond: clockTicks(),
   }
   const startedAt = new Date()
+  // the host's load average when the run began and ended: other work on the machine moves absolutes
+  const loadAtStart = loadavg()[0] ?? 0
   const rows: Row[] = []
   const failures: { benchmark: string; error: string }[] = []
+  const savedBin = process.env['NATS_SERVER_BIN']
+  // One server chosen: every benchmark runs on it; several: the others run on the first.
+  if (spec !== undefined && servers[0] !== undefined) process.env['NATS_SERVER_BIN'] = servers[0].bin
   for (const b of chosen) {
-    process.stderr.write(`${b.name}: ${b.description}\n`)
-    try {
-      rows.push(...(await b.run()))
-    } catch (err) {
-      const error = err instanceof Error ? (err.stack ?? err.message) : String(err)
-      failures.push({ benchmark: b.name, error })
-      process.stderr.write(`${b.name} failed: ${error}\n`)
-    } finally {
-      await stopAllChildren()
+    const runs: (NatsServerChoice | undefined)[] = b.nats === true && servers.length > 0 ? servers : [undefined]
+    for (const server of runs) {
+      const name = server === undefined ? b.name : `${b.name} · ${server.label}`
+      process.stderr.write(`${name}: ${b.description}${server === undefined ? '' : ` (${server.bin})`}\n`)
+      if (server !== undefined) process.env['NATS_SERVER_BIN'] = server.bin
+      try {
+        const got = await b.run()
+        rows.push(
+          ...(server === undefined ? got : got.map((r) => ({ ...r, benchmark: `${r.benchmark} · ${server.label}` }))),
+        )
+      } catch (err) {
+        const error = err instanceof Error ? (err.stack ?? err.message) : String(err)
+        failures.push({ benchmark: name, error })
+        process.stderr.write(`${name} failed: ${error}\n`)
+      } finally {
+        await stopAllChildren()
+      }
     }
+    if (spec !== undefined && servers[0] !== undefined) process.env['NATS_SERVER_BIN'] = servers[0].bin
   }
+  if (savedBin === undefined) delete process.env['NATS_SERVER_BIN']
+  else process.env['NATS_SERVER_BIN'] = savedBin
   const results = withRatios(rows)
-  const loadLine = `load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs`
+  // the servers only when a NATS-bound benchmark ran (the others may start one, but not by choice)
+  const natsLine = chosen.some((b) => b.nats === true)
+    ? `; ${servers.map((s) => `${s.label} (${s.bin})`).join(', ')}`
+    : ''
+  const hostLoad = `host load average ${loadAtStart.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end`
+  const loadLine = `load: autocannon, ${String(settings.connections)} connections, pipelining ${String(settings.pipelining)}, ${String(settings.durationS)} s per case after ${String(settings.warmupS)} s warm-up; ${String(availableParallelism())} CPUs${natsLine}; ${hostLoad}`
   const lines = [...table(results), ...failures.map((f) => `FAILED ${f.benchmark}: ${f.error.split('\n')[0] ?? ''}`)]
   out('')
   out(loadLine)

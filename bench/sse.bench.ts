@@ -838,6 +838,7 @@ async function run(): Promise<Row[]> {
 
 const bench: Benchmark = {
   name: NAME,
+  nats: true,
   description:
     'concurrent SSE streams through one gateway process: delivery latency, loss, gateway CPU and RSS; publish and replay costs',
   run,

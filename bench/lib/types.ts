@@ -33,5 +33,10 @@ export interface Row {
 export interface Benchmark {
   name: string
   description: string
+  /**
+   * Starts its own nats-server (startNats, or the platform's single-node mode): the runner can run
+   * it once per chosen server (`--nats=both`), its rows labelled with the server's version.
+   */
+  nats?: boolean
   run(): Promise<Row[]>
 }
