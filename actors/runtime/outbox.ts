@@ -17,11 +17,25 @@ export interface Outbox {
   flushed(): Promise<void>
 }
 
-export function outbox(): Outbox {
+/**
+ * `onError` hears a send or an ack that threw (a connection closing under it). Each one is tried on
+ * its own and the waiters are always released: one throwing publish once left `flushed()` pending
+ * forever, and with it the tick chain of the host that awaited it (no lease renewed or acquired).
+ * What threw is not lost: an unsent write fails its caller's acked publish by timeout, an unsent
+ * ack is redelivered after the ack wait.
+ */
+export function outbox(onError: (err: unknown) => void = () => undefined): Outbox {
   let acks: Delivery[] = []
   let sends: Array<() => void> = []
   let scheduled = false
   let waiters: Array<() => void> = []
+  const attempt = (fn: () => void): void => {
+    try {
+      fn()
+    } catch (err) {
+      onError(err)
+    }
+  }
   const flush = (): void => {
     scheduled = false
     const a = acks
@@ -30,8 +44,8 @@ export function outbox(): Outbox {
     acks = []
     sends = []
     waiters = []
-    for (const send of s) send()
-    for (const m of a) m.ack()
+    for (const send of s) attempt(send)
+    for (const m of a) attempt(() => m.ack())
     for (const resolve of w) resolve()
   }
   const schedule = (): void => {
