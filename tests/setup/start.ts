@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { createLogger } from '../../src/kernel/log.ts'
 import { migrate } from '../../src/platform/db.ts'
 import { ensureServerPackages, startNats, startPostgres } from '../../src/platform/local-services.ts'
+import { pickNatsServer } from '../../src/platform/nats-server-binary.ts'
 import { SERVICES_DIR, SERVICES_FILE, type TestServices } from './services.ts'
 
 /*
@@ -14,7 +15,9 @@ const log = createLogger({ level: 'warn', svc: 'test-setup' })
 const dir = SERVICES_DIR
 rmSync(dir, { recursive: true, force: true })
 mkdirSync(dir, { recursive: true })
+// a current nats-server (built with Go once per machine when missing; tests/run.sh does it first) or Debian's
 ensureServerPackages(log)
+const natsServer = pickNatsServer()
 const password = 'test-password'
 const nats = await startNats({ dir: join(dir, 'nats'), log, detach: true })
 const pg = await startPostgres({
@@ -29,10 +32,14 @@ await migrate(pg.url, log)
 const services: TestServices = {
   natsUrl: nats.url,
   natsPid: nats.pid,
+  natsBin: natsServer?.bin ?? 'nats-server',
+  natsVersion: natsServer?.version,
   pgBase: pg.url.replace(/\/app_tpl$/, ''),
   pgPid: pg.pid,
   template: 'app_tpl',
   dir,
 }
 writeFileSync(SERVICES_FILE, JSON.stringify(services, null, 2))
-process.stdout.write(`# test services: nats ${nats.url}, postgres pid ${String(pg.pid)}\n`)
+process.stdout.write(
+  `# test services: nats-server v${natsServer?.version ?? '?'} (${natsServer?.bin ?? '?'}: ${natsServer?.why ?? '?'}) at ${nats.url}, postgres pid ${String(pg.pid)}\n`,
+)
