@@ -71,11 +71,11 @@ export const APT_COMMAND = `apt-get update && apt-get install -y --no-install-re
 
 /**
  * Makes the servers single-node mode starts available: a current nats-server built with Go when
- * there is none (`nats: false` skips it, for a process that only needs Postgres), then nats-server
+ * there is none (`buildNats: false` skips it, for a process that only needs Postgres), then nats-server
  * and Postgres from Debian when still missing and we are root; otherwise says how.
  */
-export function ensureServerPackages(log: Logger, options: NatsServerChoice & { nats?: boolean } = {}): void {
-  if (options.nats !== false) ensureCurrentNatsServer({ ...options, log })
+export function ensureServerPackages(log: Logger, options: NatsServerChoice & { buildNats?: boolean } = {}): void {
+  if (options.buildNats !== false) ensureCurrentNatsServer({ ...options, log })
   const missing = [
     findNatsServer(options) === undefined ? 'nats-server' : '',
     findPostgresBin() === undefined ? 'postgresql' : '',

@@ -1,5 +1,16 @@
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { homedir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import type { Logger } from '../kernel/log.ts'
@@ -169,15 +180,21 @@ export function ensureCurrentNatsServer(options: NatsServerChoice & { log?: Logg
     `building nats-server v${PINNED_NATS_SERVER} with go install (about a minute, once per machine)`,
   )
   const started = Date.now()
+  // Built into a directory of its own, then renamed into place: a start or a second build running
+  // at the same time sees the old binary or the new one, never half of one.
+  const staging = mkdtempSync(join(dir, '.build-'))
   // GOTOOLCHAIN=local: never download another Go toolchain (findGo checked this one is new enough).
   const r = spawnSync(go.go, ['install', `${MODULE}@v${PINNED_NATS_SERVER}`], {
     encoding: 'utf8',
     timeout: 15 * 60_000,
-    cwd: dir,
-    env: { ...process.env, GOBIN: dir, GOTOOLCHAIN: 'local' },
+    cwd: staging,
+    env: { ...process.env, GOBIN: staging, GOTOOLCHAIN: 'local' },
   })
   const built = join(dir, 'nats-server')
-  const version = r.status === 0 ? natsServerVersion(built) : undefined
+  const fresh = join(staging, 'nats-server')
+  const version = r.status === 0 ? natsServerVersion(fresh) : undefined
+  if (isCurrent(version)) renameSync(fresh, built)
+  rmSync(staging, { recursive: true, force: true })
   if (!isCurrent(version)) {
     const why =
       r.error !== undefined

@@ -47,7 +47,7 @@ export async function startInfrastructure(
   let databaseUrl = roles.has('resources') || roles.has('workers') ? databaseUrlOf(config) : undefined
   const needLocalPg = roles.has('resources') && databaseUrl === undefined
   if (natsUrl === '' || needLocalPg) {
-    ensureServerPackages(log, { dataDir: config.DATA_DIR, bin: config.NATS_SERVER_BIN, nats: natsUrl === '' })
+    ensureServerPackages(log, { dataDir: config.DATA_DIR, bin: config.NATS_SERVER_BIN, buildNats: natsUrl === '' })
     mkdirSync(config.DATA_DIR, { recursive: true })
   }
   const names = natsNames(config.NATS_PREFIX)
