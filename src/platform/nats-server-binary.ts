@@ -161,8 +161,10 @@ export function ensureCurrentNatsServer(options: NatsServerChoice & { log?: Logg
   const before = pickNatsServer(options)
   if (before !== undefined && (before.why === 'NATS_SERVER_BIN' || isCurrent(before.version)))
     return { outcome: 'present', pick: before }
-  const fallback = (reason: string): EnsureResult => {
-    options.log?.warn({ reason, fallback: before?.bin }, 'no current nats-server: using the installed one')
+  // Running on the installed (older) server is supported, so only a build that just failed warns;
+  // a machine without Go, or a failure already reported, says so at info on each start.
+  const fallback = (reason: string, level: 'info' | 'warn' = 'info'): EnsureResult => {
+    options.log?.[level]({ reason, fallback: before?.bin }, 'no current nats-server: using the installed one')
     return { outcome: 'fallback', pick: before, reason }
   }
   const dir = writableDir([
@@ -201,7 +203,7 @@ export function ensureCurrentNatsServer(options: NatsServerChoice & { log?: Logg
         ? r.error.message
         : `go install exited ${String(r.status)}${version === undefined ? '' : `, built v${version}`}: ${lastLines(r.stderr)}`
     writeFileSync(marker, `${why}\n`)
-    return fallback(`building nats-server v${PINNED_NATS_SERVER} failed: ${why}`)
+    return fallback(`building nats-server v${PINNED_NATS_SERVER} failed: ${why}`, 'warn')
   }
   const seconds = Math.round((Date.now() - started) / 1000)
   return { outcome: 'built', pick: { bin: built, version, why: `built v${PINNED_NATS_SERVER} into ${dir}` }, seconds }

@@ -5,6 +5,7 @@ import t, { type Test } from 'tap'
 import { findNatsServer } from '../../src/platform/local-services.ts'
 import {
   ensureCurrentNatsServer,
+  findGo,
   natsServerCacheDir,
   natsServerVersion,
   PINNED_NATS_SERVER,
@@ -95,4 +96,29 @@ t.test('a build that failed earlier falls back to the installed server with the 
   t.match(r.reason, /an earlier build failed .*no network/)
   t.equal(r.pick?.bin, natsServerVersion(DEBIAN) === undefined ? undefined : DEBIAN, "Debian's server, when installed")
   if (r.pick !== undefined) t.match(r.pick.why, new RegExp(`no nats-server v${PINNED_NATS_SERVER} or newer`))
+})
+
+t.test('a build that fails (no module source reachable) falls back, says why and is not retried', async (t) => {
+  const go = findGo()
+  if ('reason' in go) return t.pass(`no build to fail here: ${go.reason}`)
+  const cache = tempDir(t)
+  // An empty module cache and no proxy: `go install` fails at once, as it would offline.
+  withEnv(t, {
+    NATS_SERVER_BIN: undefined,
+    XDG_CACHE_HOME: cache,
+    PATH: '/usr/bin:/bin',
+    GOMODCACHE: join(cache, 'gomod'),
+    GOPROXY: 'off',
+  })
+  const r = ensureCurrentNatsServer()
+  t.equal(r.outcome, 'fallback')
+  if (r.outcome !== 'fallback') return
+  t.match(r.reason, /building nats-server v[\d.]+ failed: go install exited 1/)
+  t.match(r.reason, /GOPROXY=off/, "go's own words are in the reason")
+  const again = ensureCurrentNatsServer()
+  t.match(
+    again.outcome === 'fallback' ? again.reason : '',
+    /an earlier build failed/,
+    'the next start does not build again',
+  )
 })
