@@ -7,7 +7,11 @@ import {
   natsVersionAtLeast,
   parseNatsVersion,
 } from '../../src/platform/nats-capabilities.ts'
-import { findGo, natsServerVersion, PINNED_NATS_SERVER } from '../../src/platform/nats-server-binary.ts'
+import {
+  ensureCurrentNatsServer,
+  natsServerVersion,
+  PINNED_NATS_SERVER,
+} from '../../src/platform/nats-server-binary.ts'
 import { readServices } from '../setup/services.ts'
 
 /*
@@ -66,11 +70,14 @@ t.test("the suite's server reports the version of the binary it was started from
     t.equal(features.perMessageTtl, natsVersionAtLeast(reported, '2.11.0'))
     return
   }
-  // The main pass runs on the pinned release; only a machine without a usable Go may fall back.
-  const go = findGo()
-  if ('reason' in go && compareNatsVersions(reported, PINNED_NATS_SERVER) < 0) {
-    t.comment(`no current nats-server on this machine (${go.reason}): the suite ran on ${reported}`)
-    return
+  // The main pass runs on the pinned release; a machine where it cannot be built (no usable Go, a
+  // failed build: the setup's fallback, which answers at once from its marker) runs on the installed one.
+  if (compareNatsVersions(reported, PINNED_NATS_SERVER) < 0) {
+    const r = ensureCurrentNatsServer()
+    if (r.outcome === 'fallback') {
+      t.comment(`no current nats-server on this machine (${r.reason}): the suite ran on ${reported}`)
+      return
+    }
   }
   t.equal(reported, PINNED_NATS_SERVER, `the pinned release v${PINNED_NATS_SERVER}`)
   for (const [feature, has] of Object.entries(features)) if (feature !== 'version') t.ok(has, `${feature} is there`)
