@@ -63,6 +63,10 @@ export const ConfigSchema = T.Object({
   ),
   NATS_URL: str('', 'NATS server(s), comma-separated; empty starts a local nats-server (single-node)'),
   QUEUE_STORE_URL: str('', 'alias of NATS_URL (the name some deployments give the queue store)'),
+  NATS_SERVER_BIN: str(
+    '',
+    'the nats-server binary single-node mode (and the test suite) starts; empty: a v2.15.3 or newer one on PATH, in DATA_DIR/bin or in ~/.cache/agent-platform/bin (built there with Go when missing), else the installed package (docs/nats-server.md). Read from the environment by the server picker itself, so test setups can set it',
+  ),
   NATS_PREFIX: str('', 'prefix for every subject, stream and bucket (isolates installations sharing one NATS)'),
   // How a process connects to a NATS_URL server (at most one way); single-node mode ignores them: it uses the credentials it generated in DATA_DIR/nats
   NATS_USER: str('', 'NATS user name (with NATS_PASSWORD)'),

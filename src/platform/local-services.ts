@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os'
 import { createServer, connect } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import type { Logger } from '../kernel/log.ts'
+import { ensureCurrentNatsServer, pickNatsServer, type NatsServerChoice } from './nats-server-binary.ts'
 
 /*
  * Single-node mode: nats-server (JetStream) and a Postgres cluster as child processes with their
@@ -45,14 +46,12 @@ export interface LocalService {
 const isRoot = (): boolean => process.getuid?.() === 0
 const AS_POSTGRES = ['--reuid=postgres', '--regid=postgres', '--init-groups', '--']
 
-export function findNatsServer(): string | undefined {
-  // An explicit binary wins (the compatibility run and the benches pick the server this way).
-  const explicit = process.env['NATS_SERVER_BIN']
-  if (explicit !== undefined && explicit !== '') return explicit
-  for (const p of ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'])
-    if (existsSync(p)) return p
-  const which = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' })
-  return which.status === 0 ? which.stdout.trim() : undefined
+/**
+ * The nats-server binary to start: NATS_SERVER_BIN, else a current one (v2.15.3 or newer: PATH, the
+ * data directory's bin/, the machine cache), else any installed (Debian's). See nats-server-binary.ts.
+ */
+export function findNatsServer(options: NatsServerChoice = {}): string | undefined {
+  return pickNatsServer(options)?.bin
 }
 
 export function findPostgresBin(): string | undefined {
@@ -70,10 +69,15 @@ export function findPostgresBin(): string | undefined {
 export const APT_PACKAGES = ['nats-server', 'postgresql'] as const
 export const APT_COMMAND = `apt-get update && apt-get install -y --no-install-recommends ${APT_PACKAGES.join(' ')}`
 
-/** Installs nats-server and Postgres from Debian when missing and we are root; otherwise says how. */
-export function ensureServerPackages(log: Logger): void {
+/**
+ * Makes the servers single-node mode starts available: a current nats-server built with Go when
+ * there is none (`buildNats: false` skips it, for a process that only needs Postgres), then nats-server
+ * and Postgres from Debian when still missing and we are root; otherwise says how.
+ */
+export function ensureServerPackages(log: Logger, options: NatsServerChoice & { buildNats?: boolean } = {}): void {
+  if (options.buildNats !== false) ensureCurrentNatsServer({ ...options, log })
   const missing = [
-    findNatsServer() === undefined ? 'nats-server' : '',
+    findNatsServer(options) === undefined ? 'nats-server' : '',
     findPostgresBin() === undefined ? 'postgresql' : '',
   ].filter(Boolean)
   if (missing.length === 0) return
@@ -87,7 +91,7 @@ export function ensureServerPackages(log: Logger): void {
     stdio: 'inherit',
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   })
-  if (r.status !== 0 || findNatsServer() === undefined || findPostgresBin() === undefined) {
+  if (r.status !== 0 || findNatsServer(options) === undefined || findPostgresBin() === undefined) {
     throw new Error(`installing ${missing.join(', ')} failed (exit ${String(r.status)})`)
   }
 }
@@ -209,6 +213,8 @@ export interface NatsOptions {
   exactPort?: boolean
   log: Logger
   detach?: boolean
+  /** Where to look for the binary besides the defaults (findNatsServer): DATA_DIR, NATS_SERVER_BIN. */
+  binary?: NatsServerChoice
   /**
    * nats.conf's `authorization` block (src/platform/nats-credentials.ts): single-node mode always
    * passes one. Only the test suite's shared server runs without, i.e. takes anonymous clients.
@@ -217,8 +223,10 @@ export interface NatsOptions {
 }
 
 export async function startNats(options: NatsOptions): Promise<LocalService> {
-  const bin = findNatsServer()
-  if (bin === undefined) throw new Error('nats-server not found')
+  const pick = pickNatsServer(options.binary)
+  if (pick === undefined) throw new Error('nats-server not found')
+  const bin = pick.bin
+  options.log.info({ bin, version: pick.version, why: pick.why }, 'starting nats-server')
   mkdirSync(options.dir, { recursive: true, mode: 0o700 })
   const pidFile = join(options.dir, 'nats.pid')
   await killStale(pidFile, options.log)

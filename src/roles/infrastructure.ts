@@ -6,6 +6,7 @@ import type { Shared, Role } from '../feature/define.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import { ensureServerPackages, startNats, startPostgres } from '../platform/local-services.ts'
+import { natsServerFeatures } from '../platform/nats-capabilities.ts'
 import { natsNames } from '../platform/nats-names.ts'
 import { closeNats, connectNats, natsAuthOf, probeNats, provisionNats, type NatsConnection } from '../platform/nats.ts'
 import { authorizationConf, localNatsCredentials } from '../platform/nats-credentials.ts'
@@ -46,7 +47,7 @@ export async function startInfrastructure(
   let databaseUrl = roles.has('resources') || roles.has('workers') ? databaseUrlOf(config) : undefined
   const needLocalPg = roles.has('resources') && databaseUrl === undefined
   if (natsUrl === '' || needLocalPg) {
-    ensureServerPackages(log)
+    ensureServerPackages(log, { dataDir: config.DATA_DIR, bin: config.NATS_SERVER_BIN, buildNats: natsUrl === '' })
     mkdirSync(config.DATA_DIR, { recursive: true })
   }
   const names = natsNames(config.NATS_PREFIX)
@@ -62,7 +63,14 @@ export async function startInfrastructure(
       name: 'nats-server',
       log: natsLog,
       start: (port) =>
-        startNats({ dir, port: port ?? 4222, exactPort: port !== undefined, log: natsLog, authorization }),
+        startNats({
+          dir,
+          binary: { dataDir: config.DATA_DIR, bin: config.NATS_SERVER_BIN },
+          port: port ?? 4222,
+          exactPort: port !== undefined,
+          log: natsLog,
+          authorization,
+        }),
     })
     natsUrl = life.local.nats.url
   }
@@ -88,7 +96,9 @@ export async function startInfrastructure(
   const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }), auth)
   life.nats = nc
   life.onStop(() => closeNats(nc))
-  log.info({ nats: await probeNats(nc) }, 'nats capabilities')
+  await probeNats(nc)
+  // what the server has (priority groups, per-message TTL, ...): callers ask natsServerFeatures(nc)
+  log.info({ nats: natsServerFeatures(nc) }, 'nats-server version and features')
   if (roles.size === 1 && roles.has('gateway') && life.local.nats === undefined) {
     // An edge gateway does not provision: with the `gateway` credentials it may not create or
     // update the platform's streams. It waits for the internal roles to have done it.

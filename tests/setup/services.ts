@@ -5,6 +5,9 @@ import { join } from 'node:path'
 export interface TestServices {
   natsUrl: string
   natsPid: number
+  /** The nats-server binary started and its version (the compatibility pass runs Debian's 2.9.10). */
+  natsBin: string
+  natsVersion: string | undefined
   /** Postgres URL without a database name. */
   pgBase: string
   pgPid: number
@@ -19,8 +22,14 @@ export interface TestServices {
  * and neither's after-script stops the other's.
  */
 export const RUN_KEY = String(process.ppid)
-export const SERVICES_FILE = join(import.meta.dirname, '..', '..', '.tap', `services-${RUN_KEY}.json`)
-export const SERVICES_DIR = join(import.meta.dirname, '..', '..', '.tap', `services-${RUN_KEY}`)
+/**
+ * TEST_SERVICES_NAME names a pass of tests/run.sh (`compat`: the run on nats-server 2.9.10): its
+ * services file and directory carry the name, so two passes never share or stop each other's.
+ */
+const RUN_NAME = (process.env['TEST_SERVICES_NAME'] ?? '').replace(/[^a-z0-9-]/gi, '')
+const STEM = RUN_NAME === '' ? `services-${RUN_KEY}` : `services-${RUN_NAME}-${RUN_KEY}`
+export const SERVICES_FILE = join(import.meta.dirname, '..', '..', '.tap', `${STEM}.json`)
+export const SERVICES_DIR = join(import.meta.dirname, '..', '..', '.tap', STEM)
 
 export function readServices(): TestServices {
   if (!existsSync(SERVICES_FILE))
