@@ -10,6 +10,7 @@ import { jetstreamManager, RetentionPolicy, StorageType, type StreamConfig } fro
 import { Kvm } from '@nats-io/kv'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
+import { MIN_NATS_SERVER, natsFeaturesOf, natsVersionAtLeast, type NatsServerFeatures } from './nats-capabilities.ts'
 import { readSeedFile, seedFileInboxPrefix } from './nats-credentials.ts'
 import type { NatsNames } from './nats-names.ts'
 import { applyRequestPatch } from './nats-request-patch.ts'
@@ -97,39 +98,16 @@ export async function closeNats(nc: NatsConnection, timeoutMs = 2_000): Promise<
   if (r === 'timeout' || !nc.isClosed()) await nc.close().catch(() => undefined)
 }
 
-export interface NatsCapabilities {
-  version: string
-  /** Features newer servers have; 2.9 lacks them and silently ignores their options. */
-  perMessageTtl: boolean
-  scheduling: boolean
-  multiFilter: boolean
-}
-
-function versionAtLeast(v: string, min: [number, number, number]): boolean {
-  const parts = v.split(/[.-]/).slice(0, 3).map(Number)
-  for (let i = 0; i < 3; i++) {
-    const a = parts[i] ?? 0
-    const b = min[i] as number
-    if (a !== b) return a > b
-  }
-  return true
-}
-
-/** Refuses servers below 2.9.0 or without JetStream; reports what newer features are usable. */
-export async function probeNats(nc: NatsConnection): Promise<NatsCapabilities> {
+/** Refuses servers below the minimum or without JetStream; reports which newer features are usable. */
+export async function probeNats(nc: NatsConnection): Promise<NatsServerFeatures> {
   const version = nc.info?.version ?? '0.0.0'
-  if (!versionAtLeast(version, [2, 9, 0]))
-    throw new Error(`nats-server ${version} is too old: 2.9.0 or newer is required`)
+  if (!natsVersionAtLeast(version, MIN_NATS_SERVER))
+    throw new Error(`nats-server ${version} is too old: ${MIN_NATS_SERVER} or newer is required`)
   const jsm = await jetstreamManager(nc).catch((err: unknown) => {
     throw new Error(`JetStream is not enabled on the NATS server (start it with -js): ${String(err)}`)
   })
   await jsm.getAccountInfo()
-  return {
-    version,
-    perMessageTtl: versionAtLeast(version, [2, 11, 0]),
-    scheduling: versionAtLeast(version, [2, 12, 0]),
-    multiFilter: versionAtLeast(version, [2, 10, 0]),
-  }
+  return natsFeaturesOf(version)
 }
 
 const HOUR = 3600 * 1e9 // stream max_age is in nanoseconds

@@ -6,7 +6,6 @@ import type { Shared, Role } from '../feature/define.ts'
 import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import { ensureServerPackages, startNats, startPostgres } from '../platform/local-services.ts'
-import { natsServerFeatures } from '../platform/nats-capabilities.ts'
 import { natsNames } from '../platform/nats-names.ts'
 import { closeNats, connectNats, natsAuthOf, probeNats, provisionNats, type NatsConnection } from '../platform/nats.ts'
 import { authorizationConf, localNatsCredentials } from '../platform/nats-credentials.ts'
@@ -96,9 +95,8 @@ export async function startInfrastructure(
   const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }), auth)
   life.nats = nc
   life.onStop(() => closeNats(nc))
-  await probeNats(nc)
   // what the server has (priority groups, per-message TTL, ...): callers ask natsServerFeatures(nc)
-  log.info({ nats: natsServerFeatures(nc) }, 'nats-server version and features')
+  log.info({ nats: await probeNats(nc) }, 'nats-server version and features')
   if (roles.size === 1 && roles.has('gateway') && life.local.nats === undefined) {
     // An edge gateway does not provision: with the `gateway` credentials it may not create or
     // update the platform's streams. It waits for the internal roles to have done it.
