@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { jetstreamManager } from '@nats-io/jetstream'
+import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node'
 import pg from 'pg'
 import t from 'tap'
@@ -360,6 +360,63 @@ t.test('the default de-dup store (NATS KV): a reset replays nothing handled, unl
     mem.some((g) => g.meta.dedupeKey === keyOf((truth[0] as StoredEvent).event)),
     'the key already in the store is skipped',
   )
+})
+
+t.test('payloads: another schema skipped, an invalid one given up, a valid one handled', async (t) => {
+  const js = jetstream(platformNc)
+  const valid = (await streamEvents())[0]?.event as ExecutionEvent
+  const subject = 'events.execution.junk.fn.completed'
+  await js.publish(subject, 'not json')
+  await js.publish(subject, JSON.stringify({ ...valid, schema: 'platform.execution.v2' }))
+  await js.publish(subject, JSON.stringify({ ...valid, execution_id: 'not-a-uuid' }))
+  await js.publish(subject, JSON.stringify({ ...valid, namespace: 'junk', name: 'fn' }))
+  const errors: { err: unknown; gaveUp: boolean }[] = []
+  const got: ExecutionEvent[] = []
+  const sub = await subscribeExecutionEvents({
+    servers: natsUrl,
+    credentials,
+    logger,
+    durable: 'junk',
+    filter: 'junk.>',
+    start: 'all',
+    dedupe: false,
+    onError: (err, info) => errors.push({ err, gaveUp: info.gaveUp }),
+    handler: async (e) => {
+      got.push(e)
+    },
+  })
+  await eventually(async () => (got.length === 1 && sub.stats().invalid === 2 ? true : undefined), 'the four payloads')
+  t.match(sub.stats(), { handled: 1, invalid: 2, otherSchema: 1, failed: 0 })
+  t.equal(got[0]?.namespace, 'junk', 'the valid one reached the handler')
+  t.same(
+    errors.map((e) => e.gaveUp),
+    [true, true],
+    'the invalid ones were reported, given up',
+  )
+  t.match(String(errors[1]?.err), /execution_id/, 'saying what is wrong')
+  // acknowledgements are not answered: wait until the server has taken them all
+  await eventually(async () => {
+    const info = await (await jetstreamManager(platformNc)).consumers.info('EVENTS', 'junk')
+    return info.num_ack_pending + info.num_pending === 0 ? true : undefined
+  }, 'nothing of them waiting for a redelivery')
+
+  // an existing durable takes the bounds of the next subscribe; a reset ends a running subscription
+  await sub.stop()
+  const bounded = await subscribeExecutionEvents({
+    servers: natsUrl,
+    credentials,
+    logger,
+    durable: 'junk',
+    filter: 'junk.>',
+    maxAckPending: 7,
+    ackWaitMs: 12_000,
+    handler: async () => {},
+  })
+  const updated = await (await jetstreamManager(platformNc)).consumers.info('EVENTS', 'junk')
+  t.match(updated.config, { max_ack_pending: 7, ack_wait: 12_000 * 1e6 }, 'the bounds were updated')
+  await resetDurable({ servers: natsUrl, credentials, durable: 'junk' })
+  t.type(await bounded.closed, Error, 'the subscription on the deleted durable ended with an error')
+  await bounded.stop()
 })
 
 t.test('the events user: its de-dup bucket and nothing else', async (t) => {

@@ -1,5 +1,6 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import '../../../schemas/formats.ts'
 import { EXECUTION_EVENT_SCHEMA, ExecutionEvent } from '../../../schemas/job.ts'
-import { validateAgainst } from '../../kernel/json-schema.ts'
 
 /*
  * The payload of `events.execution.<namespace>.<name>.<status>` as the client hands it to a
@@ -15,6 +16,8 @@ export type ParsedEvent =
   | { kind: 'invalid'; reason: string }
 
 const decoder = new TextDecoder()
+// compiled once (the formats, `uuid` among them, registered by schemas/formats.ts)
+const check = TypeCompiler.Compile(ExecutionEvent)
 
 export function parseExecutionEvent(data: Uint8Array): ParsedEvent {
   let value: unknown
@@ -26,10 +29,15 @@ export function parseExecutionEvent(data: Uint8Array): ParsedEvent {
   if (typeof value !== 'object' || value === null) return { kind: 'invalid', reason: 'not an object' }
   const schema = (value as { schema?: unknown }).schema
   if (typeof schema === 'string' && schema !== EXECUTION_EVENT_SCHEMA) return { kind: 'other-schema', schema }
-  const issues = validateAgainst(ExecutionEvent as unknown as Record<string, unknown>, value, '')
-  if (issues.length > 0)
-    return { kind: 'invalid', reason: issues.map((i) => `${i.path === '' ? '/' : i.path} ${i.message}`).join('; ') }
-  return { kind: 'event', event: value as ExecutionEvent }
+  if (!check.Check(value))
+    return {
+      kind: 'invalid',
+      reason: [...check.Errors(value)]
+        .slice(0, 5)
+        .map((e) => `${e.path === '' ? '/' : e.path} ${e.message}`)
+        .join('; '),
+    }
+  return { kind: 'event', event: value }
 }
 
 /**

@@ -180,8 +180,8 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
       log.warn(
         { err, seq: m.seq, execution: event.execution_id, status: event.status, attempt: meta.deliveryCount, gaveUp },
         gaveUp
-          ? 'event handler failed for the last time: the event is given up'
-          : 'event handler failed; redelivery after a backoff',
+          ? 'handling an event failed for the last time: the event is given up'
+          : 'handling an event failed (the handler or the de-dup lookup); redelivery after a backoff',
       )
       report(err, { event, meta, gaveUp })
       if (gaveUp) m.term('handler failed')
