@@ -123,6 +123,13 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
     throw err
   }
 
+  if (owned)
+    void (async () => {
+      for await (const s of nc.status())
+        if (s.type === 'disconnect' || s.type === 'reconnect') log.warn({ nats: s.type }, 'nats connection status')
+        else if (s.type === 'error') log.warn({ err: s.error }, 'nats error')
+    })()
+
   const stats: SubscriptionStats = { handled: 0, duplicates: 0, failed: 0, invalid: 0, otherSchema: 0 }
   const inFlightKeys = new Set<string>()
   let stopping = false
@@ -147,7 +154,8 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
       const err = new Error(`event ${String(m.seq)} on ${m.subject} is not a valid execution event: ${parsed.reason}`)
       log.error({ seq: m.seq, subject: m.subject }, err.message)
       report(err, { gaveUp: true })
-      m.term(parsed.reason.slice(0, 200))
+      // no reason with the term: nats-server 2.9 takes only a bare `+TERM` (the reason is logged above)
+      m.term()
       return
     }
     const event = parsed.event
@@ -184,7 +192,7 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
           : 'handling an event failed (the handler or the de-dup lookup); redelivery after a backoff',
       )
       report(err, { event, meta, gaveUp })
-      if (gaveUp) m.term('handler failed')
+      if (gaveUp) m.term()
       else m.nak(retryDelay(meta.deliveryCount))
       return
     } finally {
