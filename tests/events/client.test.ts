@@ -408,8 +408,37 @@ t.test('payloads: another schema skipped, an invalid one given up, a valid one h
     return info.num_ack_pending + info.num_pending === 0 ? true : undefined
   }, 'nothing of them waiting for a redelivery')
 
-  // an existing durable takes the bounds of the next subscribe; a reset ends a running subscription
   await sub.stop()
+
+  // a handler that keeps failing: given up after maxAttempts, terminated, not delivered again
+  const attempts: number[] = []
+  const gaveUp: boolean[] = []
+  const failing = await subscribeExecutionEvents({
+    servers: natsUrl,
+    credentials,
+    logger,
+    durable: 'give-up',
+    filter: 'junk.>',
+    start: 'all',
+    dedupe: false,
+    backoffMs: [50, 100],
+    maxAttempts: 3,
+    // the invalid payloads are reported too: only the handler's failures count here
+    onError: (_err, info) => (info.event === undefined ? undefined : gaveUp.push(info.gaveUp)),
+    handler: async (_e, meta) => {
+      attempts.push(meta.deliveryCount)
+      throw new Error('always')
+    },
+  })
+  await eventually(async () => {
+    const info = await (await jetstreamManager(platformNc)).consumers.info('EVENTS', 'give-up')
+    return gaveUp.length === 3 && info.num_ack_pending + info.num_pending === 0 ? true : undefined
+  }, 'the failing event given up')
+  await failing.stop()
+  t.same(attempts, [1, 2, 3], 'three attempts')
+  t.same(gaveUp, [false, false, true], 'the third one gave up')
+
+  // an existing durable takes the bounds of the next subscribe; a reset ends a running subscription
   const bounded = await subscribeExecutionEvents({
     servers: natsUrl,
     credentials,
