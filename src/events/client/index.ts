@@ -4,6 +4,7 @@
  */
 export {
   subscribeExecutionEvents,
+  type ErrorReport,
   type EventHandler,
   type EventMeta,
   type ExecutionEventSubscription,
@@ -12,7 +13,7 @@ export {
 } from './subscribe.ts'
 export { resetDurable, type ResetOptions } from './reset.ts'
 export { memoryDedupe, type DedupeStore } from './dedupe.ts'
-export { kvDedupe, DEDUPE_BUCKET } from './kv-dedupe.ts'
+export { DEDUPE_BUCKET } from './kv-dedupe.ts'
 export { EXECUTION_EVENT_SCHEMA, executionEventKey, type ExecutionEvent } from './event.ts'
 export type { StartAt } from './durable.ts'
 export type { NatsCredentials } from './connect.ts'

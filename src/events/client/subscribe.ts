@@ -1,36 +1,22 @@
-import { jetstream, type JsMsg } from '@nats-io/jetstream'
+import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { createLogger, type Logger } from '../../kernel/log.ts'
 import { natsNames } from '../../platform/nats-names.ts'
 import { connectEvents, type NatsCredentials } from './connect.ts'
 import type { DedupeStore } from './dedupe.ts'
 import { ensureDurable, eventsStream, type StartAt } from './durable.ts'
-import { executionEventKey, parseExecutionEvent, type ExecutionEvent } from './event.ts'
+import { eventDelivery, type ErrorReport, type EventHandler, type SubscriptionStats } from './deliver.ts'
+import { executionEventKey, type ExecutionEvent } from './event.ts'
 import { kvDedupe } from './kv-dedupe.ts'
 
+export type { ErrorReport, EventHandler, EventMeta, SubscriptionStats } from './deliver.ts'
+
 /*
- * A backend service's subscription to the execution events: a durable pull consumer on EVENTS,
- * explicit acks, at least once. Each event is checked against its schema, looked up in the de-dup
- * store, handed to the handler, recorded as handled and acknowledged — in that order, so a crash
- * at any point leads to a redelivery, never a loss. A handler that throws gets the event again
- * after a backoff. Guide: docs/events-client.md.
+ * A backend service's subscription to the execution events: a durable pull consumer on EVENTS
+ * (durable.ts), explicit acks, at least once; what happens to each delivery is deliver.ts. Here:
+ * the options, the connection, the fetch loop with at most `concurrency` handlers at once, and a
+ * stop that drains. Guide: docs/events-client.md.
  */
-
-/** What the handler learns about a delivery besides the event. */
-export interface EventMeta {
-  /** The EVENTS stream sequence: a position to replay from (`start: { sequence }`). */
-  streamSequence: number
-  subject: string
-  /** When the event entered the stream. */
-  publishedAt: Date
-  /** 1 on the first delivery; more after a handler failure, an expired ack wait or a restart. */
-  deliveryCount: number
-  /** The event's de-dup key (`dedupeKey`); a handler recording it with its effect is exactly once. */
-  dedupeKey: string
-  durable: string
-}
-
-export type EventHandler = (event: ExecutionEvent, meta: EventMeta) => Promise<void>
 
 export interface SubscribeOptions {
   /** NATS servers: a URL, a comma-separated list or an array. Not with `connection`. */
@@ -62,16 +48,8 @@ export interface SubscribeOptions {
   /** Give an event up after this many failed handler calls (terminated, reported to onError). Default: never. */
   maxAttempts?: number
   /** A handler failure, an invalid payload, an event given up. Logged either way. */
-  onError?: (err: unknown, info: { event?: ExecutionEvent; meta?: EventMeta; gaveUp: boolean }) => void
+  onError?: ErrorReport
   logger?: Logger
-}
-
-export interface SubscriptionStats {
-  handled: number
-  duplicates: number
-  failed: number
-  invalid: number
-  otherSchema: number
 }
 
 export interface ExecutionEventSubscription {
@@ -130,84 +108,18 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
         else if (s.type === 'error') log.warn({ err: s.error }, 'nats error')
     })()
 
-  const stats: SubscriptionStats = { handled: 0, duplicates: 0, failed: 0, invalid: 0, otherSchema: 0 }
-  const inFlightKeys = new Set<string>()
   let stopping = false
-  const report = (err: unknown, info: { event?: ExecutionEvent; meta?: EventMeta; gaveUp: boolean }) => {
-    try {
-      o.onError?.(err, info)
-    } catch (e) {
-      log.error({ err: e }, 'onError threw')
-    }
-  }
-  const retryDelay = (attempt: number): number => backoff[Math.min(attempt, backoff.length) - 1] as number
-
-  const handle = async (m: JsMsg): Promise<void> => {
-    const parsed = parseExecutionEvent(m.data)
-    if (parsed.kind === 'other-schema') {
-      stats.otherSchema++
-      m.ack()
-      return
-    }
-    if (parsed.kind === 'invalid') {
-      stats.invalid++
-      const err = new Error(`event ${String(m.seq)} on ${m.subject} is not a valid execution event: ${parsed.reason}`)
-      log.error({ seq: m.seq, subject: m.subject }, err.message)
-      report(err, { gaveUp: true })
-      // no reason with the term: nats-server 2.9 takes only a bare `+TERM` (the reason is logged above)
-      m.term()
-      return
-    }
-    const event = parsed.event
-    const meta: EventMeta = {
-      streamSequence: m.seq,
-      subject: m.subject,
-      publishedAt: m.time,
-      deliveryCount: m.info.deliveryCount,
-      dedupeKey: keyOf(event),
-      durable: o.durable,
-    }
-    // two copies of one event at once (a redelivery overtaking a slow handler): the second waits
-    if (inFlightKeys.has(meta.dedupeKey)) {
-      m.nak(retryDelay(1))
-      return
-    }
-    inFlightKeys.add(meta.dedupeKey)
-    // the ack wait is renewed while the handler runs, so a slow handler is not raced by a redelivery
-    const keepAlive = setInterval(() => m.working(), Math.max(200, Math.floor(ackWaitMs / 3)))
-    try {
-      if (dedupe !== undefined && (await dedupe.has(meta.dedupeKey))) {
-        stats.duplicates++
-        m.ack()
-        return
-      }
-      await o.handler(event, meta)
-    } catch (err) {
-      stats.failed++
-      const gaveUp = meta.deliveryCount >= maxAttempts
-      log.warn(
-        { err, seq: m.seq, execution: event.execution_id, status: event.status, attempt: meta.deliveryCount, gaveUp },
-        gaveUp
-          ? 'handling an event failed for the last time: the event is given up'
-          : 'handling an event failed (the handler or the de-dup lookup); redelivery after a backoff',
-      )
-      report(err, { event, meta, gaveUp })
-      if (gaveUp) m.term()
-      else m.nak(retryDelay(meta.deliveryCount))
-      return
-    } finally {
-      clearInterval(keepAlive)
-      inFlightKeys.delete(meta.dedupeKey)
-    }
-    // the effect is done: a failure from here on costs a duplicate on redelivery, never a loss
-    try {
-      await dedupe?.add?.(meta.dedupeKey)
-    } catch (err) {
-      log.warn({ err, key: meta.dedupeKey }, 'recording a handled event failed: a redelivery of it would run again')
-    }
-    stats.handled++
-    m.ack()
-  }
+  const delivery = eventDelivery({
+    durable: o.durable,
+    handler: o.handler,
+    dedupe,
+    keyOf,
+    ackWaitMs,
+    backoff,
+    maxAttempts,
+    ...(o.onError === undefined ? {} : { onError: o.onError }),
+    log,
+  })
 
   const loop = (async (): Promise<Error | undefined> => {
     const running = new Set<Promise<void>>()
@@ -217,7 +129,8 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
         m.nak()
         continue
       }
-      const p = handle(m)
+      const p = delivery
+        .handle(m)
         .catch((err: unknown) => log.error({ err, seq: m.seq }, 'handling an event failed'))
         .finally(() => running.delete(p))
       running.add(p)
@@ -253,6 +166,6 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
       await finished
     },
     closed: finished.then((err) => (stopping ? undefined : err)),
-    stats: () => ({ ...stats }),
+    stats: delivery.stats,
   }
 }
