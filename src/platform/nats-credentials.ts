@@ -139,28 +139,15 @@ export function gatewayPermissions(names: NatsNames): Permissions {
   }
 }
 
-/**
- * A backend service reading execution events: live on `events.>` or durably from the EVENTS stream;
- * and the one bucket the events client (src/events/client) remembers handled events in,
- * `EVENTS_DEDUPE`: create it, read and write its keys, purge a durable's keys on a reset. No other
- * stream or bucket.
- */
+/** A backend service reading execution events: live on `events.>` or durably from the EVENTS stream. */
 export function eventsPermissions(names: NatsNames): Permissions {
   const events = names.stream('EVENTS')
-  const dedupe = `KV_${names.bucket('EVENTS_DEDUPE')}`
   return {
     publish: [
       '$JS.API.INFO',
       ...consumerReads(events),
       `$JS.API.CONSUMER.DURABLE.CREATE.${events}.*`,
       `$JS.ACK.${events}.>`,
-      `$JS.API.STREAM.CREATE.${dedupe}`,
-      `$JS.API.STREAM.INFO.${dedupe}`,
-      `$JS.API.STREAM.MSG.GET.${dedupe}`,
-      `$JS.API.STREAM.PURGE.${dedupe}`,
-      `$JS.API.DIRECT.GET.${dedupe}`,
-      `$JS.API.DIRECT.GET.${dedupe}.>`,
-      `$KV.${names.bucket('EVENTS_DEDUPE')}.>`,
     ],
     subscribe: [`${inboxPrefixOf('events')}.>`, names.subject('events.>')],
   }

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect, nkeyAuthenticator, type NatsConnection } from '@nats-io/transport-node'
@@ -6,6 +7,7 @@ import pg from 'pg'
 import t from 'tap'
 // the package's own export, resolved through its self-reference as a consumer's import would be
 import {
+  fileDedupe,
   memoryDedupe,
   resetDurable,
   subscribeExecutionEvents,
@@ -33,9 +35,9 @@ import {
  * `events` credentials: the example service (src/events/client/example.ts) killed with -9 idle, in
  * the middle of a handler's transaction and while it works through a backlog, and restarted —
  * every event the EVENTS stream holds for the test's executions is in its log exactly once. Then
- * replays from a stream sequence and from a time, the default NATS KV de-dup store across a reset
- * (and forgetting it), a failing handler retried after its backoff, and what the `events` user may
- * do with the de-dup bucket and nothing more.
+ * replays from a stream sequence and from a time, the file de-dup store across a reset (and
+ * without its file), a failing handler retried after its backoff or given up, payloads of another
+ * schema or none, and that the `events` user creates no stream.
  */
 t.setTimeout(480_000)
 const dataDir = tempDataDir(t)
@@ -48,6 +50,9 @@ let token: string
 let natsUrl: string
 let platformNc: NatsConnection
 const logger = createLogger({ level: 'silent' })
+// the file de-dup stores of the in-process subscriptions
+const storeDir = mkdtempSync(join(tmpdir(), 'events-client-'))
+t.teardown(() => rmSync(storeDir, { recursive: true, force: true }))
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
   const r = await fetch(`${node.base}${path}`, {
@@ -309,9 +314,10 @@ t.test('replay: a new durable from a stream sequence, another from a time', asyn
   )
 })
 
-t.test('the default de-dup store (NATS KV): a reset replays nothing handled, unless it forgets', async (t) => {
+t.test('the file de-dup store: a reset replays nothing handled, unless the file goes', async (t) => {
   const truth = await streamEvents()
   const keys = new Set(truth.map((e) => keyOf(e.event)))
+  const file = join(storeDir, 'file.keys')
   // a handler failing its first delivery of one event: delivered again after the backoff
   const flaky = keyOf((truth[3] as StoredEvent).event)
   const deliveries: number[] = []
@@ -323,10 +329,11 @@ t.test('the default de-dup store (NATS KV): a reset replays nothing handled, unl
     }
     handled.push(keyOf(event))
   }
-  const base = { servers: natsUrl, credentials, logger, durable: 'kv', filter: 'ev.>', start: 'all' as const }
+  const base = { servers: natsUrl, credentials, logger, durable: 'file', filter: 'ev.>', start: 'all' as const }
   const errors: unknown[] = []
   const sub = await subscribeExecutionEvents({
     ...base,
+    dedupe: fileDedupe(file),
     handler,
     backoffMs: [200],
     concurrency: 4,
@@ -339,12 +346,15 @@ t.test('the default de-dup store (NATS KV): a reset replays nothing handled, unl
   t.same(deliveries, [1, 2], 'the failed event came back, once')
   t.equal(errors.length, 1, 'the failure reached onError')
   t.match(sub.stats(), { handled: keys.size, failed: 1 })
+  t.equal(readFileSync(file, 'utf8').trim().split('\n').length, keys.size, 'one line per key in the file')
+  t.notOk(existsSync(`${file}.lock`), 'stop() released the file')
 
-  // the keys are in the bucket: a replay of everything skips every event
-  await resetDurable({ servers: natsUrl, credentials, durable: 'kv' })
+  // the keys are in the file: a replay of everything (a new store on the same file) skips every event
+  await resetDurable({ servers: natsUrl, credentials, durable: 'file' })
   const replayed: string[] = []
   const skipping = await subscribeExecutionEvents({
     ...base,
+    dedupe: fileDedupe(file),
     handler: async (e) => {
       replayed.push(keyOf(e))
     },
@@ -353,10 +363,23 @@ t.test('the default de-dup store (NATS KV): a reset replays nothing handled, unl
   await skipping.stop()
   t.same(replayed, [], 'no handler call for an event handled before')
 
-  // forgetting the durable's keys: the next replay handles them again
-  await resetDurable({ servers: natsUrl, credentials, durable: 'kv', forgetHandled: true })
-  const again = await collect({ durable: 'kv', filter: 'ev.>', start: 'all' }, (g) => g.length >= keys.size)
-  t.equal(again.length, keys.size, 'handled again after the keys were forgotten')
+  // without the file: the next replay handles them again
+  await resetDurable({ servers: natsUrl, credentials, durable: 'file' })
+  rmSync(file)
+  const again = await collect(
+    { durable: 'file', filter: 'ev.>', start: 'all', dedupe: fileDedupe(file) },
+    (g) => g.length >= keys.size,
+  )
+  t.equal(again.length, keys.size, 'handled again once the file was gone')
+
+  // one process per file: a live owner keeps another out, a dead one's lock is taken over
+  writeFileSync(`${file}.lock`, String(node.child.pid))
+  t.throws(() => fileDedupe(file), /one process per file/)
+  writeFileSync(`${file}.lock`, '999999999')
+  const taken = fileDedupe(file)
+  t.equal(await taken.has(keyOf((truth[0] as StoredEvent).event)), true, 'a lock left by a dead process is taken over')
+  await taken.close?.()
+
   // a store of one's own (here in memory) sees a duplicate delivery too
   const store = memoryDedupe()
   await store.add?.(keyOf((truth[0] as StoredEvent).event))
@@ -447,6 +470,7 @@ t.test('payloads: another schema skipped, an invalid one given up, a valid one h
     filter: 'junk.>',
     maxAckPending: 7,
     ackWaitMs: 12_000,
+    dedupe: false,
     handler: async () => {},
   })
   const updated = await (await jetstreamManager(platformNc)).consumers.info('EVENTS', 'junk')
@@ -456,7 +480,7 @@ t.test('payloads: another schema skipped, an invalid one given up, a valid one h
   await bounded.stop()
 })
 
-t.test('the events user: its de-dup bucket and nothing else', async (t) => {
+t.test('the events user creates no stream (why the default de-dup store is a file)', async (t) => {
   const nc = await connect({
     servers: natsUrl,
     authenticator: nkeyAuthenticator(readSeedFile(seedFile)),
@@ -469,13 +493,16 @@ t.test('the events user: its de-dup bucket and nothing else', async (t) => {
       () => 'answered',
       (err: unknown) => String(err),
     )
-  t.equal(await outcome('$JS.API.STREAM.INFO.KV_EVENTS_DEDUPE'), 'answered', 'reads its bucket')
+  // a bucket is a stream, and a permission cannot limit a stream's subjects: one on _INBOX.> would read every reply
   t.match(
-    await outcome('$JS.API.STREAM.CREATE.KV_OTHER', JSON.stringify({ name: 'KV_OTHER', subjects: ['$KV.OTHER.>'] })),
+    await outcome(
+      '$JS.API.STREAM.CREATE.KV_EVENTS_DEDUPE',
+      JSON.stringify({ name: 'KV_EVENTS_DEDUPE', subjects: ['_INBOX.>'] }),
+    ),
     /Permissions Violation/,
-    'creates no other bucket',
+    'creates no bucket',
   )
-  t.match(await outcome('$KV.AUTH_CACHE.x', 'forged'), /Permissions Violation/, 'writes no other bucket')
-  t.match(await outcome('$JS.API.STREAM.DELETE.KV_EVENTS_DEDUPE'), /Permissions Violation/, 'cannot delete its bucket')
   t.match(await outcome('$JS.API.STREAM.PURGE.EVENTS'), /Permissions Violation/, 'cannot purge the events')
+  t.match(await outcome('$JS.API.STREAM.DELETE.EVENTS'), /Permissions Violation/, 'cannot delete them')
+  t.equal(await outcome('$JS.API.STREAM.INFO.EVENTS'), 'answered', 'reads the stream it consumes')
 })

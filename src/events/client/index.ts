@@ -13,7 +13,7 @@ export {
 } from './subscribe.ts'
 export { resetDurable, type ResetOptions } from './reset.ts'
 export { memoryDedupe, type DedupeStore } from './dedupe.ts'
-export { DEDUPE_BUCKET } from './kv-dedupe.ts'
+export { fileDedupe, type FileDedupeOptions } from './file-dedupe.ts'
 export { EXECUTION_EVENT_SCHEMA, executionEventKey, type ExecutionEvent } from './event.ts'
 export type { StartAt } from './durable.ts'
 export type { NatsCredentials } from './connect.ts'

@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { jetstream } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { createLogger, type Logger } from '../../kernel/log.ts'
@@ -7,7 +8,7 @@ import type { DedupeStore } from './dedupe.ts'
 import { ensureDurable, eventsStream, type StartAt } from './durable.ts'
 import { eventDelivery, type ErrorReport, type EventHandler, type SubscriptionStats } from './deliver.ts'
 import { executionEventKey, type ExecutionEvent } from './event.ts'
-import { kvDedupe } from './kv-dedupe.ts'
+import { fileDedupe } from './file-dedupe.ts'
 
 export type { ErrorReport, EventHandler, EventMeta, SubscriptionStats } from './deliver.ts'
 
@@ -32,7 +33,7 @@ export interface SubscribeOptions {
   filter?: string
   /** Where a new durable starts (ignored when it exists: see resetDurable). Default 'new'. */
   start?: StartAt
-  /** Default: the NATS KV store (kvDedupe). `false`: none (every delivery reaches the handler). */
+  /** Default: `fileDedupe('.events-client/<durable>.keys')` (from the working directory). `false`: none (every delivery reaches the handler). */
   dedupe?: DedupeStore | false
   /** The de-dup key of an event. Default `<execution_id>.<revision>` (executionEventKey). */
   dedupeKey?: (event: ExecutionEvent) => string
@@ -82,6 +83,7 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
   const nc = o.connection ?? (await connectEvents(o.servers ?? '', o.credentials, `events-client ${o.durable}`))
   let messages
   let dedupe: DedupeStore | undefined
+  let ownStore = false
   try {
     await ensureDurable(
       nc,
@@ -89,7 +91,8 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
       { durable: o.durable, filter: o.filter ?? '>', start: o.start ?? 'new', ackWaitMs, maxAckPending },
       log,
     )
-    dedupe = o.dedupe === false ? undefined : (o.dedupe ?? (await kvDedupe(nc, names, o.durable)))
+    dedupe = o.dedupe === false ? undefined : (o.dedupe ?? fileDedupe(join('.events-client', `${o.durable}.keys`)))
+    ownStore = o.dedupe === undefined
     const consumer = await jetstream(nc).consumers.get(eventsStream(names), o.durable)
     // a small buffer: a pulled event's ack wait runs while it waits for its turn
     messages = await consumer.consume({
@@ -97,6 +100,7 @@ export async function subscribeExecutionEvents(o: SubscribeOptions): Promise<Exe
       abort_on_missing_resource: true,
     })
   } catch (err) {
+    if (ownStore) await dedupe?.close?.().catch(() => undefined)
     if (owned) await nc.close().catch(() => undefined)
     throw err
   }
