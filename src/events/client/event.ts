@@ -45,7 +45,7 @@ export function parseExecutionEvent(data: Uint8Array): ParsedEvent {
  * `revision` (the JOB_STATE revision) grows with every change of one execution, so the
  * `running` and `completed` events of one execution — and the `running` of a retry — have
  * different keys, while every copy of one event (a redelivery, a republish, a replay) has the
- * same one. It is also the publisher's `Nats-Msg-Id`. Only letters, digits, `-`, `.`: a valid KV key.
+ * same one. It is also the publisher's `Nats-Msg-Id`, with a `.` for the `:` (a key for NATS KV too).
  */
 export const executionEventKey = (e: Pick<ExecutionEvent, 'execution_id' | 'revision'>): string =>
   `${e.execution_id}.${String(e.revision)}`

@@ -114,6 +114,8 @@ export function fileDedupe(path: string, o: FileDedupeOptions = {}): DedupeStore
       writeSync(fd, `${String(at)} ${key}\n`)
       keys.delete(key)
       keys.set(key, at)
+      // the expired keys are at the front: dropping them costs what expired since the last add
+      expire()
       if (++lines > 2 * keys.size + 1000) rewrite()
       return Promise.resolve()
     },
