@@ -24,8 +24,9 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'platform',
     about: 'db, nats, outbound http; the pure template renderer',
-    // src/command-line: the `platform` command, a client of the HTTP API (kernel and schemas only)
-    groups: ['src/platform', 'src/templates', 'src/command-line'],
+    // src/command-line: the `platform` command, a client of the HTTP API (kernel and schemas only);
+    // src/events/client: the events client library (`agent-platform/events`), no platform service
+    groups: ['src/platform', 'src/templates', 'src/command-line', 'src/events/client'],
   },
   { name: 'auth', about: 'principal, permissions, tokens, the principal cache', groups: ['src/auth'] },
   {
@@ -112,6 +113,8 @@ export const GROUP_RULES: readonly GroupRule[] = [
   // each role starts) which main.ts runs and which uses the feature list and bootstrap
   { pattern: /^(src|actors)\/[^/]+$/, group: 'composition' },
   { pattern: /^src\/roles\//, group: 'composition' },
+  // a client library inside a feature's folder: its own group, low enough for any service to use
+  { pattern: /^src\/events\/client\//, group: 'src/events/client' },
   { pattern: /^(src|actors)\/([^/]+)\//, group: '$1/$2' },
   { pattern: /^(gateway|sandbox|schemas|console)\//, group: '$1' },
 ]
