@@ -11,6 +11,7 @@ import { consumeMailbox, replaceMailboxConsumer } from './mailbox.ts'
 import type { HostEnv, PartitionRun } from './partition.ts'
 import { outbox } from './outbox.ts'
 import { provisionActors } from './provision.ts'
+import { checkPartitionCounts, drainKey, drainRequested, openShards } from './shards.ts'
 import { keepTurnsAlive } from './state.ts'
 import { stateWriter } from './state-writer.ts'
 import { hostTeller, type ActorTeller } from './tell.ts'
@@ -21,6 +22,9 @@ import { fireTimers, restoreTimedKeys, stateKeyLister } from './timers.ts'
  * tick it beats, works out which partitions it should own (`leases.ts`), acquires, renews or hands
  * them off, fires due timers (`timers.ts`); an acquired partition gets a fresh mailbox consumer
  * (`mailbox.ts`) whose messages run one turn at a time per key with CAS state writes (`state.ts`).
+ * A drained host (the operator's `drain.<nodeId>` in ACTOR_SHARDS, `shards.ts`, or `stop()`) beats
+ * with `draining`, so the other hosts stop counting it as an owner, wants no partition, and hands
+ * its partitions off one per tick step, each after the turns in progress on it have finished.
  */
 export interface ActorHostOptions {
   nc: NatsConnection
@@ -44,12 +48,16 @@ export interface ActorHost extends ActorTeller {
   nodeId: string
   /** Partitions owned now, as `<type>.<partition>`. */
   owned(): string[]
+  /** Asked to drain (by the operator, or stopping): it acquires nothing and hands off what it owns. */
+  draining(): boolean
   stop(): Promise<void>
 }
 
 export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const tickMs = o.tickMs ?? Math.max(200, Math.floor(o.leaseTtlMs / 5))
   await provisionActors(o.nc, o.names, { leaseTtlMs: o.leaseTtlMs })
+  const shards = await openShards(o.nc, o.names)
+  await checkPartitionCounts(shards, o.actors)
   const kvm = new Kvm(o.nc)
   const out = outbox()
   const env: HostEnv = {
@@ -71,18 +79,20 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const workers = await workersBucket(o.nc, o.names)
   const runs = new Map<string, PartitionRun>()
   /** Stopped runs still finishing their turns (kept alive meanwhile). */
-  const draining = new Set<PartitionRun>()
+  const finishing = new Set<PartitionRun>()
   const stateKeys = stateKeyLister(env)
   /** Told messages being handed to the mailbox stream (tell.ts): sent before the host stops. */
   const handOffs = new Set<Promise<void>>()
   const teller = hostTeller(env, runs, handOffs)
   let stopped = false
+  let draining = false
+  let drainedLogged = false
 
   const heartbeat = startHeartbeat({
     kv: workers,
     role: 'actors',
     nodeId: o.nodeId,
-    info: () => ({ partitions: runs.size }),
+    info: () => (draining ? { partitions: runs.size, draining: true } : { partitions: runs.size }),
     log: env.log,
     intervalMs: tickMs,
   })
@@ -118,10 +128,10 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const stopRun = async (run: PartitionRun, release: boolean): Promise<void> => {
     run.stopping = true
     runs.delete(run.leaseKey)
-    draining.add(run)
+    finishing.add(run)
     await run.messages?.close().catch(() => undefined)
     await Promise.allSettled([...run.keys.values()].map((a) => a.chain))
-    draining.delete(run)
+    finishing.delete(run)
     // the last acks go out before the release: the next owner's fresh consumer must not get them
     await env.out.flushed()
     if (release) await releaseLease(env, run.leaseKey, run.rev)
@@ -145,14 +155,28 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     } else if (renewed.lost) await stopRun(run, false)
   }
 
+  /** Reads this host's drain request; a change is beaten at once so the peers see it this tick. */
+  const checkDrain = async (): Promise<void> => {
+    const wanted = await drainRequested(shards, o.nodeId).then(
+      (r) => r !== null,
+      () => draining,
+    )
+    if (stopped || wanted === draining) return
+    draining = wanted
+    drainedLogged = false
+    env.log.info({ partitions: runs.size }, draining ? 'draining: handing every partition off' : 'drain cancelled')
+    await heartbeat.beat()
+  }
+
   const tick = async (): Promise<void> => {
-    const live = await liveHosts(workers, o.nodeId, tickMs)
+    await checkDrain()
+    const live = await liveHosts(workers, o.nodeId, tickMs, draining)
     for (const def of o.actors) {
       for (let p = 0; p < def.protocol.partitions; p++) {
         if (stopped) return
         const leaseKey = `${def.protocol.type}.${String(p)}`
         const run = runs.get(leaseKey)
-        const want = rendezvousOwner(live, def.protocol.type, p) === o.nodeId
+        const want = !draining && rendezvousOwner(live, def.protocol.type, p) === o.nodeId
         if (run !== undefined) await keepRun(run, want)
         else if (want) {
           const sentAt = performance.now()
@@ -160,6 +184,10 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
           if (rev !== null) await startRun(def, p, leaseKey, rev, sentAt)
         }
       }
+    }
+    if (draining && runs.size === 0 && !drainedLogged) {
+      drainedLogged = true
+      env.log.info('drained: no partition owned')
     }
   }
 
@@ -172,7 +200,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const timerMs = o.timerMs ?? Math.min(tickMs, 250)
   const timerCheck = setInterval(() => {
     const at = performance.now()
-    for (const run of draining) keepTurnsAlive(env, run, at)
+    for (const run of finishing) keepTurnsAlive(env, run, at)
     for (const run of runs.values()) {
       keepTurnsAlive(env, run, at)
       if (!run.stopping && at <= run.validUntil) fireTimers(env, run)
@@ -183,15 +211,23 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   return {
     nodeId: o.nodeId,
     owned: () => [...runs.keys()].sort(),
+    draining: () => draining,
     tell: (protocol, key, name, payload, opts) => teller.tell(protocol, key, name, payload, opts),
     tellDurably: (protocol, key, name, payload, opts) => teller.tellDurably(protocol, key, name, payload, opts),
     async stop() {
       stopped = true
+      draining = true
       clearInterval(timer)
       clearInterval(timerCheck)
       await ticking
+      // a drain: the peers stop counting this host as an owner, so each partition released below
+      // is acquired on their next tick instead of after the heartbeat is gone. All at once, not one
+      // by one as an operator's drain: the shutdown has a time budget (src/roles/lifecycle.ts) and
+      // each partition waits only for its own turns in progress.
+      await heartbeat.beat().catch((err: unknown) => env.log.warn({ err }, 'draining beat failed'))
       await Promise.all([...runs.values()].map((r) => stopRun(r, true)))
       await Promise.allSettled([...handOffs])
+      await shards.delete(drainKey(o.nodeId)).catch(() => undefined)
       await heartbeat.stop()
       env.writer.close()
       env.leaseWriter.close()
