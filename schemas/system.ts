@@ -73,7 +73,7 @@ export const SystemActorHosts = T.Object(
   {
     lease_ttl_ms: Nullable(T.Integer()),
     tick_ms: Nullable(
-      T.Integer({ description: 'the hosts\' lease tick (lease TTL / 5): a joining host gets its share within 2 ticks' }),
+      T.Integer({ description: "the hosts' lease tick (lease TTL / 5): a joining host gets its share within 2 ticks" }),
     ),
     hosts: T.Array(T.Object({ ...ActorHostInfo.properties, owned: T.Array(HostPartition) })),
   },

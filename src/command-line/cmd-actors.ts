@@ -109,7 +109,9 @@ async function waitDrained(a: ParsedArgs, io: Io, nodeId: string): Promise<numbe
       return 0
     }
     if (Date.now() > until) {
-      io.err(`platform actors drain: ${nodeId} still owns ${String(h.partitions)} partitions after ${String(timeoutS)}s\n`)
+      io.err(
+        `platform actors drain: ${nodeId} still owns ${String(h.partitions)} partitions after ${String(timeoutS)}s\n`,
+      )
       return 1
     }
     await new Promise((r) => setTimeout(r, 1000))
@@ -118,7 +120,10 @@ async function waitDrained(a: ParsedArgs, io: Io, nodeId: string): Promise<numbe
 
 export async function actorsDrain(a: ParsedArgs, io: Io): Promise<number> {
   const nodeId = a.positional[0] as string
-  const r = await clientOf(a).json<ActorHostDrain>('POST', `/api/v1/system/actors/hosts/${encodeURIComponent(nodeId)}/drain`)
+  const r = await clientOf(a).json<ActorHostDrain>(
+    'POST',
+    `/api/v1/system/actors/hosts/${encodeURIComponent(nodeId)}/drain`,
+  )
   if (json(a)) io.out(`${JSON.stringify(r, null, 2)}\n`)
   else io.out(`${r.node_id}: ${r.state} (drain requested at ${r.drain_requested_at ?? '-'})\n`)
   return optionFlag(a, 'wait') ? waitDrained(a, io, nodeId) : 0
@@ -126,7 +131,10 @@ export async function actorsDrain(a: ParsedArgs, io: Io): Promise<number> {
 
 export async function actorsUndrain(a: ParsedArgs, io: Io): Promise<number> {
   const nodeId = a.positional[0] as string
-  const r = await clientOf(a).json<ActorHostDrain>('POST', `/api/v1/system/actors/hosts/${encodeURIComponent(nodeId)}/undrain`)
+  const r = await clientOf(a).json<ActorHostDrain>(
+    'POST',
+    `/api/v1/system/actors/hosts/${encodeURIComponent(nodeId)}/undrain`,
+  )
   if (json(a)) io.out(`${JSON.stringify(r, null, 2)}\n`)
   else io.out(`${r.node_id}: ${r.state}\n`)
   return 0

@@ -226,7 +226,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'The actor hosts, their state and the partitions each owns (admin)',
     options: [OUTPUT, JSON_FLAG],
     details: [
-      'A host is `active` (takes its share), `draining` (asked to drain or stopping: hands its partitions off), `drained` (owns none: it can be stopped) or `gone` (no heartbeat, its leases not expired yet). BACKLOG sums its partitions\' mailbox backlogs, OLDEST is the age of the oldest message waiting in one of them. `--output json` adds every owned partition. Exit code: 0, 1 error.',
+      "A host is `active` (takes its share), `draining` (asked to drain or stopping: hands its partitions off), `drained` (owns none: it can be stopped) or `gone` (no heartbeat, its leases not expired yet). BACKLOG sums its partitions' mailbox backlogs, OLDEST is the age of the oldest message waiting in one of them. `--output json` adds every owned partition. Exit code: 0, 1 error.",
     ],
   },
   {
@@ -246,7 +246,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'actors drain',
     args: '<node-id>',
     positional: [1, 1],
-    summary: 'Drain an actor host: it hands every partition to the other hosts, finishing its turns in progress (admin)',
+    summary:
+      'Drain an actor host: it hands every partition to the other hosts, finishing its turns in progress (admin)',
     options: [
       OUTPUT,
       JSON_FLAG,

@@ -79,7 +79,15 @@ async function mailbox(
 
 type HostState = 'active' | 'draining' | 'drained' | 'gone'
 
-function hostRows(s: Snapshot): { node_id: string; state: HostState; last_seen: string | null; drain_requested_at: string | null; partitions: number }[] {
+function hostRows(
+  s: Snapshot,
+): {
+  node_id: string
+  state: HostState
+  last_seen: string | null
+  drain_requested_at: string | null
+  partitions: number
+}[] {
   const counts = new Map<string, number>()
   for (const l of s.leases.values()) counts.set(l.owner, (counts.get(l.owner) ?? 0) + 1)
   const beating = new Map(s.members.map((m) => [m.nodeId, m]))
@@ -168,7 +176,9 @@ export async function actorHost(
   nodeId: string,
 ): Promise<{ node_id: string; state: HostState; drain_requested_at: string | null } | null> {
   const row = hostRows(await snapshot(nc, names)).find((h) => h.node_id === nodeId)
-  return row === undefined ? null : { node_id: row.node_id, state: row.state, drain_requested_at: row.drain_requested_at }
+  return row === undefined
+    ? null
+    : { node_id: row.node_id, state: row.state, drain_requested_at: row.drain_requested_at }
 }
 
 /** The hosts taking a share now (beating, not draining), for refusing to drain the last one. */
