@@ -79,9 +79,7 @@ async function mailbox(
 
 type HostState = 'active' | 'draining' | 'drained' | 'gone'
 
-function hostRows(
-  s: Snapshot,
-): {
+function hostRows(s: Snapshot): {
   node_id: string
   state: HostState
   last_seen: string | null
