@@ -9,7 +9,7 @@ export const Health = T.Object({ status: T.Literal('ok'), nats: T.String(), vers
 const Backlog = Nullable(
   T.Integer({
     description:
-      'mailbox messages not yet handled (consumer num_pending + num_ack_pending); null when the partition has no consumer',
+      'mailbox messages not yet handled: consumer num_pending + num_ack_pending, or for a partition never acquired (no consumer) the messages on its subject; null when unknown',
   }),
 )
 const OldestAge = Nullable(

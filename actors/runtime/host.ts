@@ -42,6 +42,11 @@ export interface ActorHostOptions {
    * most this late, so a schedule's tick does not wait for the next lease tick.
    */
   timerMs?: number
+  /**
+   * Called after every tick with the partitions owned then: a test or bench follows the host's own
+   * clock (how many ticks a hand-off took) instead of the wall clock of a loaded machine.
+   */
+  onTick?: (owned: readonly string[]) => void
 }
 
 export interface ActorHost extends ActorTeller {
@@ -189,6 +194,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
       drainedLogged = true
       env.log.info('drained: no partition owned')
     }
+    o.onTick?.([...runs.keys()])
   }
 
   let ticking: Promise<void> = Promise.resolve()

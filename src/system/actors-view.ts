@@ -66,13 +66,20 @@ async function mailbox(
   now: number,
 ): Promise<{ backlog: number | null; oldest_age_ms: number | null }> {
   const stream = names.stream('ACTORS')
+  const subject = names.subject(`actor.${type}.${String(p)}.*`)
   const info = await s.jsm.consumers.info(stream, consumerName(type, p)).catch(() => null)
-  const backlog = info === null ? null : info.num_pending + info.num_ack_pending
-  // no consumer (never acquired) may still mean queued messages: look for the oldest then too
-  if (backlog === 0) return { backlog, oldest_age_ms: null }
+  // a partition never acquired has no consumer yet: what waits is counted on the stream itself
+  const backlog =
+    info !== null
+      ? info.num_pending + info.num_ack_pending
+      : await s.jsm.streams.info(stream, { subjects_filter: subject }).then(
+          (si) => Object.values(si.state.subjects ?? {}).reduce((n, c) => n + c, 0),
+          () => null,
+        )
+  if (backlog === 0 || backlog === null) return { backlog, oldest_age_ms: null }
   // STREAM.MSG.GET takes `next_by_subj` (with a wildcard) on nats-server 2.9.10 too; the client
   // types it for direct get only, which ACTORS does not enable
-  const next: NextMsgRequest = { next_by_subj: names.subject(`actor.${type}.${String(p)}.*`), seq: 1 }
+  const next: NextMsgRequest = { next_by_subj: subject, seq: 1 }
   const first = await s.jsm.streams.getMessage(stream, next as unknown as MsgRequest).catch(() => null)
   return { backlog, oldest_age_ms: first === null ? null : Math.max(0, now - first.time.getTime()) }
 }
