@@ -160,14 +160,14 @@ t.test('add a host, drain, undrain, SIGTERM, partition count', async (t) => {
   await ownedAsHashed(three)
   const full = await eventually(async () => ticks.find((x) => x.owned === share), "host-c's tick with its share")
   // The bound (docs/operations.md): the old owners see c at their next tick (at most one tick) and
-  // release the moving partitions, c acquires each at its next tick after the release: 2 ticks,
-  // plus the hand-off work (the old owner's turns in progress, a consumer closed and a lease deleted
-  // per partition; c's consumer replaced and timed keys listed per partition), a few ms each on an
-  // idle machine. Allowed here: 2 ticks more for that work on a loaded one.
-  const bound = 2 * TICK_MS
+  // release the moving partitions, c acquires each at its next tick after the release: 2 ticks
+  // after c's first, plus the hand-off work (the old owner's turns in progress, a consumer closed
+  // and a lease deleted per partition; c's consumer replaced and timed keys listed per partition).
+  // Counted in c's own ticks, which hold that work and which a loaded machine stretches: by the
+  // end of its 3rd tick. The wall-clock time is reported (docs/operations.md quotes it).
   t.ok(
-    full.at <= 2 * bound,
-    `host-c owned its ${String(share)} partitions ${full.at.toFixed(0)} ms after it started, at its tick ${String(full.n)} (bound: 2 ticks = ${String(bound)} ms plus the hand-off work)`,
+    full.n <= 3,
+    `host-c owned its ${String(share)} partitions at the end of its tick ${String(full.n)}, ${full.at.toFixed(0)} ms after it started (bound: its 3rd tick, 2 ticks = ${String(2 * TICK_MS)} ms after its first, plus the hand-off work)`,
   )
   t.comment(`host-c's ticks: ${JSON.stringify(ticks.map((x) => [x.n, x.owned, Math.round(x.at)]))}`)
   await stopJoinTraffic()
