@@ -58,6 +58,22 @@ export interface ActorHost extends ActorTeller {
   stop(): Promise<void>
 }
 
+/**
+ * Waits until nats-server has applied this host's acks (and naks) to the partition's consumer. The
+ * server queues a consumer's acks and applies them on its own goroutine, and drops the ones still
+ * queued when the consumer is deleted — which the next owner does as soon as it acquires: an ack
+ * lost that way leaves a message whose state is written in the work-queue stream, to be run a
+ * second time by the next owner. A `+WPI` (in progress) with a reply on the ack subject of the last
+ * delivery is queued behind them, and answered only once they are applied (for a message no longer
+ * pending it changes nothing). Bounded: a consumer already gone answers nothing.
+ */
+async function ackBarrier(env: HostEnv, run: PartitionRun): Promise<void> {
+  if (run.lastAckSubject === undefined) return
+  await env.nc
+    .request(run.lastAckSubject, '+WPI', { timeout: Math.max(1000, env.tickMs) })
+    .catch((err: unknown) => env.log.warn({ err, partition: run.leaseKey }, 'ack barrier unanswered'))
+}
+
 export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const tickMs = o.tickMs ?? Math.max(200, Math.floor(o.leaseTtlMs / 5))
   await provisionActors(o.nc, o.names, { leaseTtlMs: o.leaseTtlMs })
@@ -67,6 +83,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const out = outbox()
   const env: HostEnv = {
     nodeId: o.nodeId,
+    nc: o.nc,
     js: jetstream(o.nc),
     jsm: await jetstreamManager(o.nc),
     names: o.names,
@@ -113,6 +130,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
       rev,
       validUntil: leaseDeadline(env, sentAt),
       messages: undefined,
+      lastAckSubject: undefined,
       loop: Promise.resolve(),
       keys: new Map(),
       loading: new Map(),
@@ -139,7 +157,10 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
     finishing.delete(run)
     // the last acks go out before the release: the next owner's fresh consumer must not get them
     await env.out.flushed()
-    if (release) await releaseLease(env, run.leaseKey, run.rev)
+    if (release) {
+      await ackBarrier(env, run)
+      await releaseLease(env, run.leaseKey, run.rev)
+    }
     env.log.info(
       { partition: run.leaseKey, release },
       release ? 'partition handed off' : 'partition lease lost: stopped',
