@@ -19,12 +19,18 @@ export const leaseMargin = (leaseTtlMs: number, tickMs: number): number => Math.
 /** The monotonic time until which a lease renewed (or created) at `sentAt` may be worked. */
 export const leaseDeadline = (env: HostEnv, sentAt: number): number => sentAt + env.leaseTtlMs - env.margin
 
-/** The hosts that beat within the last three ticks, this one always included. */
-export async function liveHosts(workers: KV, nodeId: string, tickMs: number): Promise<string[]> {
+/**
+ * The hosts that beat within the last three ticks and are not draining (their beat says
+ * `draining`: they give their partitions up, so nobody computes them as an owner), this one
+ * included unless it drains itself.
+ */
+export async function liveHosts(workers: KV, nodeId: string, tickMs: number, selfDraining = false): Promise<string[]> {
   const members = await listMembers(workers, 'actors')
   const now = Date.now()
-  const live = members.filter((m) => now - Date.parse(m.last_seen) < 3 * tickMs).map((m) => m.nodeId)
-  return live.includes(nodeId) ? live : [...live, nodeId]
+  const live = members
+    .filter((m) => m.nodeId !== nodeId && m.info['draining'] !== true && now - Date.parse(m.last_seen) < 3 * tickMs)
+    .map((m) => m.nodeId)
+  return selfDraining ? live : [...live, nodeId]
 }
 
 /** CAS create of the lease: its revision (the fencing token), or null when another host holds it. */

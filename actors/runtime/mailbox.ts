@@ -45,6 +45,12 @@ export async function replaceMailboxConsumer(env: HostEnv, type: string, p: numb
   })
 }
 
+/** A delivery's ack subject (the reply subject, which the client's `JsMsg` type does not list). */
+const ackSubjectOf = (m: JsMsg): string | undefined => {
+  const reply = (m as { reply?: unknown }).reply
+  return typeof reply === 'string' && reply !== '' ? reply : undefined
+}
+
 /** Consumes the partition's mailbox until the run stops (its `messages` are closed). */
 export async function consumeMailbox(env: HostEnv, run: PartitionRun): Promise<void> {
   if (run.stopping) return
@@ -54,6 +60,7 @@ export async function consumeMailbox(env: HostEnv, run: PartitionRun): Promise<v
   const messages = await consumer.consume({ max_messages: 64 })
   run.messages = messages
   for await (const m of messages) {
+    run.lastAckSubject = ackSubjectOf(m)
     if (m.info.pending === 0) run.caughtUp = true
     await onMailboxMessage(env, run, m)
   }

@@ -1,6 +1,7 @@
 import type { ConsumerMessages, JetStreamClient, JetStreamManager } from '@nats-io/jetstream'
 import type { KV } from '@nats-io/kv'
 import type { Logger } from '../../src/kernel/log.ts'
+import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
 import type { Actor } from './define-actor.ts'
 import type { Outbox } from './outbox.ts'
@@ -12,6 +13,7 @@ import type { StateWriter } from './state-writer.ts'
  */
 export interface HostEnv {
   nodeId: string
+  nc: NatsConnection
   js: JetStreamClient
   jsm: JetStreamManager
   names: NatsNames
@@ -93,6 +95,8 @@ export interface PartitionRun {
   validUntil: number
   /** Set once consuming starts. */
   messages: ConsumerMessages | undefined
+  /** The ack subject of the last delivery: the hand-off's barrier (host.ts ackBarrier). */
+  lastAckSubject: string | undefined
   loop: Promise<void>
   keys: Map<string, KeyActor>
   /** Keys whose state is being loaded for their first message (mailbox.ts). */

@@ -28,6 +28,7 @@ export interface CommandSpec {
 }
 
 const OUTPUT: OptionSpec = { name: 'output', value: 'FORMAT', about: '`text` (default) or `json`' }
+const JSON_FLAG: OptionSpec = { name: 'json', about: 'the same as `--output json`' }
 const INTERPOLATE: OptionSpec = {
   name: 'no-interpolate',
   about: 'send the file as it is: leave every `${VAR}` to the server',
@@ -217,6 +218,53 @@ export const COMMANDS: readonly CommandSpec[] = [
     details: [
       'The filter is a NATS subject filter below `events.execution.`: `<namespace>.<name>.<status>` with `*` for one token and `>` for the rest (default `>`, every execution). You see the executions of the functions you may read (admins: all).',
     ],
+  },
+  {
+    name: 'actors hosts',
+    args: '',
+    positional: [0, 0],
+    summary: 'The actor hosts, their state and the partitions each owns (admin)',
+    options: [OUTPUT, JSON_FLAG],
+    details: [
+      "A host is `active` (takes its share), `draining` (asked to drain or stopping: hands its partitions off), `drained` (owns none: it can be stopped) or `gone` (no heartbeat, its leases not expired yet). BACKLOG sums its partitions' mailbox backlogs, OLDEST is the age of the oldest message waiting in one of them. `--output json` adds every owned partition. Exit code: 0, 1 error.",
+    ],
+  },
+  {
+    name: 'actors partitions',
+    args: '',
+    positional: [0, 0],
+    summary: "Every actor type's partitions: owner, lease, mailbox backlog and oldest message (admin)",
+    options: [
+      OUTPUT,
+      JSON_FLAG,
+      { name: 'type', value: 'TYPE', about: 'only this actor type (`chat`, `schedule`, `db-trigger`, `pool`)' },
+      { name: 'host', value: 'NODE', about: 'only the partitions this host owns' },
+    ],
+    details: ['Exit code: 0, 1 error or unknown type.'],
+  },
+  {
+    name: 'actors drain',
+    args: '<node-id>',
+    positional: [1, 1],
+    summary:
+      'Drain an actor host: it hands every partition to the other hosts, finishing its turns in progress (admin)',
+    options: [
+      OUTPUT,
+      JSON_FLAG,
+      { name: 'wait', about: 'wait until the host owns no partition' },
+      { name: 'timeout', value: 'SECONDS', about: 'with `--wait`: give up after this long (default 300)' },
+    ],
+    details: [
+      'The host stops acquiring and releases its partitions one by one on its next ticks; the other hosts take each over on their next tick. A drained host keeps running (and owning nothing) until it is stopped or `platform actors undrain` is run. Refused (409) for the only active host. Exit code: 0 drain requested (with `--wait`: drained), 1 error or timeout.',
+    ],
+  },
+  {
+    name: 'actors undrain',
+    args: '<node-id>',
+    positional: [1, 1],
+    summary: 'Cancel a drain: the host takes its share of the partitions again (admin)',
+    options: [OUTPUT, JSON_FLAG],
+    details: ['Exit code: 0, 1 error.'],
   },
 ]
 

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { replaceBetweenMarkers, tableBetweenMarkers } from '../kernel/doc-table.ts'
 import { parseArgs, UsageError, type ParsedArgs } from './args.ts'
+import { actorsDrain, actorsHosts, actorsPartitions, actorsUndrain } from './cmd-actors.ts'
 import { ApiError } from './client.ts'
 import { configApply, configDiff, configExport, configValidate, issueText } from './cmd-config.ts'
 import { chat } from './cmd-chat.ts'
@@ -43,6 +44,10 @@ const HANDLERS: Record<string, Handler> = {
   run,
   chat,
   'events tail': eventsTail,
+  'actors hosts': actorsHosts,
+  'actors partitions': actorsPartitions,
+  'actors drain': actorsDrain,
+  'actors undrain': actorsUndrain,
 }
 
 const ROOT = join(import.meta.dirname, '..', '..')

@@ -903,6 +903,9 @@ const ROWS: Record<string, Row> = {
     admin: [204],
   },
   'system.actors': adminOnly('/api/v1/system/actors', [200]),
+  'system.actors.hosts': adminOnly('/api/v1/system/actors/hosts', [200]),
+  'system.actors.drain': adminOnly('/api/v1/system/actors/hosts/no-such-host/drain', [404]),
+  'system.actors.undrain': adminOnly('/api/v1/system/actors/hosts/no-such-host/undrain', [404]),
   // ---- end webhooks and schedules
   // ---- database triggers (src/db-triggers/): A's are invisible to B; B may not call A's function
   'db-triggers.list': {
