@@ -80,7 +80,7 @@ export async function startActorHost(o: ActorHostOptions): Promise<ActorHost> {
   const shards = await openShards(o.nc, o.names)
   await checkPartitionCounts(shards, o.actors)
   const kvm = new Kvm(o.nc)
-  const out = outbox()
+  const out = outbox((err) => o.log.warn({ err, actorHost: o.nodeId }, 'an outgoing ack or state write failed'))
   const env: HostEnv = {
     nodeId: o.nodeId,
     nc: o.nc,
