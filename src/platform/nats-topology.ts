@@ -49,6 +49,8 @@ export interface RegionPlan {
   hubLeafAddresses: string[]
   /** A region-local `events` user (and the leaf link carries the EVENTS reads). */
   events?: boolean
+  /** nats-server's monitoring port on `host` (/varz, /leafz), when wanted. */
+  monitorPort?: number
 }
 
 export interface NatsTlsFiles {
@@ -218,6 +220,7 @@ export function writeNatsTopology(plan: NatsTopologyPlan): NatsTopology {
       `# its clients' JetStream API requests cross the leaf link to the hub.\n` +
       `server_name: ${q(`leaf-${r.name}`)}\n` +
       `listen: ${q(`${r.host}:${String(r.clientPort)}`)}\n` +
+      (r.monitorPort === undefined ? '' : `http: ${q(`${r.host}:${String(r.monitorPort)}`)}\n`) +
       tlsBlock(tls, '') +
       // clients ask `$JS.API.…` as on the hub; the leaf maps it to the hub's domain, `$JS.<domain>.API.…`
       `accounts {\n  ${PLATFORM_ACCOUNT} {\n    mappings: { "$JS.API.>": ${q(`$JS.${domain}.API.>`)} }\n    users: [\n${leafUsers.join('\n')}\n    ]\n  }\n}\n` +
@@ -249,8 +252,10 @@ export function writeNatsTopology(plan: NatsTopologyPlan): NatsTopology {
       tlsBlock(tls, '') +
       `jetstream { store_dir: ${q(storeDir)}, domain: ${q(domain)} }\n` +
       `cluster {\n  name: ${q(clusterName)}\n  listen: ${q(`${s.host}:${String(s.clusterPort)}`)}\n  routes: ${list(routes)}\n${tlsBlock(tls, '  ')}}\n` +
-      // no authorization block here: a leaf authenticates as a PLATFORM user (a leaf-link user)
-      `leafnodes {\n  listen: ${q(`${s.host}:${String(s.leafPort)}`)}\n${tlsBlock(tls, '  ')}}\n` +
+      // No authorization block here: a leaf authenticates as a PLATFORM user (a leaf-link user).
+      // no_advertise: a leaf dials the hub addresses its remote lists (a relay, a load balancer,
+      // a NAT), never the listen addresses gossiped by the cluster.
+      `leafnodes {\n  listen: ${q(`${s.host}:${String(s.leafPort)}`)}\n  no_advertise: true\n${tlsBlock(tls, '  ')}}\n` +
       `accounts {\n  ${PLATFORM_ACCOUNT} {\n    jetstream: enabled\n    users: [\n${hubUsers.join('\n')}\n    ]\n  }\n}\n`
     const confFile = join(plan.dir, `${name}.conf`)
     writeFileSync(confFile, conf, { mode: 0o600 })
