@@ -224,7 +224,7 @@ export function writeNatsTopology(plan: NatsTopologyPlan): NatsTopology {
       tlsBlock(tls, '') +
       // clients ask `$JS.API.…` as on the hub; the leaf maps it to the hub's domain, `$JS.<domain>.API.…`
       `accounts {\n  ${PLATFORM_ACCOUNT} {\n    mappings: { "$JS.API.>": ${q(`$JS.${domain}.API.>`)} }\n    users: [\n${leafUsers.join('\n')}\n    ]\n  }\n}\n` +
-      `leafnodes {\n  reconnect: "1s"\n  remotes: [\n    { urls: ${list(urls)}, account: ${q(PLATFORM_ACCOUNT)}${remoteTlsBlock(tls)} }\n  ]\n}\n`
+      `leafnodes {\n  remotes: [\n    { urls: ${list(urls)}, account: ${q(PLATFORM_ACCOUNT)}${remoteTlsBlock(tls)} }\n  ]\n}\n`
     writeFileSync(confFile, conf, { mode: 0o600 })
     leafConfs.push(confFile)
     regions.push({
