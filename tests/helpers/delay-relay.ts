@@ -15,6 +15,8 @@ export interface DelayRelay {
   /** Connections relayed now. */
   open(): number
   cut(): Promise<void>
+  /** A silent partition: bytes stop flowing both ways and nothing is closed (no FIN, no RST). */
+  stall(): void
   restore(): Promise<void>
   close(): Promise<void>
 }
@@ -26,9 +28,11 @@ export async function startDelayRelay(o: {
   delayMs: number
 }): Promise<DelayRelay> {
   const pairs = new Set<[Socket, Socket]>()
+  let stalled = false
   // Chunks queued on a timer keep their order: Node runs timers of one duration first in, first out.
   const pipe = (from: Socket, to: Socket) => {
     from.on('data', (chunk: Buffer) => {
+      if (stalled) return
       setTimeout(() => {
         if (!to.destroyed) to.write(chunk)
       }, o.delayMs)
@@ -36,6 +40,12 @@ export async function startDelayRelay(o: {
     from.on('end', () => setTimeout(() => to.end(), o.delayMs))
   }
   const onConnection = (inbound: Socket) => {
+    // a stalled link takes a connection and never answers it
+    if (stalled) {
+      inbound.on('error', () => undefined)
+      pairs.add([inbound, inbound])
+      return
+    }
     const outbound = connect(o.target.port, o.target.host)
     const pair: [Socket, Socket] = [inbound, outbound]
     pairs.add(pair)
@@ -81,7 +91,19 @@ export async function startDelayRelay(o: {
     },
     open: () => pairs.size,
     cut: stop,
+    stall: () => {
+      stalled = true
+    },
     restore: async () => {
+      if (stalled) {
+        // what was sent into the silence is gone: those connections cannot resume
+        stalled = false
+        for (const [a, b] of [...pairs]) {
+          a.destroy()
+          b.destroy()
+        }
+        pairs.clear()
+      }
       if (server === undefined) await listen()
     },
     close: stop,

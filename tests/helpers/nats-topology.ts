@@ -144,6 +144,8 @@ export interface Region {
   /** Leaf connections the leaf has now (its /leafz). */
   leafLinks(): Promise<number>
   cut(): Promise<void>
+  /** The link goes silent (no FIN, no RST): only pings tell. */
+  stall(): void
   restore(): Promise<void>
 }
 
@@ -293,6 +295,9 @@ export async function startRegionsTopology(
       leafLinks,
       cut: async () => {
         await Promise.all(relays.map((x) => x.cut()))
+      },
+      stall: () => {
+        for (const x of relays) x.stall()
       },
       restore: async () => {
         await Promise.all(relays.map((x) => x.restore()))

@@ -611,4 +611,28 @@ async function main(): Promise<void> {
     )
     t.equal(edges['a']?.child.exitCode, null, 'the edge gateway was not restarted')
   })
+
+  t.test('a silent link (no FIN, no RST): noticed by pings, then 503 at once, and it recovers', async (t) => {
+    const a = region('a')
+    t.equal((await call(edge('a'), 'GET', '/api/v1/agents')).status, 200)
+    const stalledAt = performance.now()
+    a.stall()
+    // the leaf pings every 5 s and drops the link after 2 unanswered pings
+    await pollUntil('leaf a to notice the silence', async () => ((await a.leafLinks()) === 0 ? true : undefined), 40_000, 100)
+    const noticed = performance.now() - stalledAt
+    const down = await call(edge('a'), 'GET', '/api/v1/agents')
+    t.equal(down.status, 503)
+    t.equal(down.body.code, 'service.unavailable')
+    const restoredAt = performance.now()
+    await a.restore()
+    await pollUntil(
+      'edge a answering again',
+      async () => ((await call(edge('a'), 'GET', '/api/v1/agents')).status === 200 ? true : undefined),
+      60_000,
+      100,
+    )
+    t.comment(
+      `silent link: leaf noticed after ${noticed.toFixed(0)} ms, then 503 in ${down.ms.toFixed(1)} ms; restored: answering again after ${(performance.now() - restoredAt).toFixed(0)} ms`,
+    )
+  })
 }
