@@ -80,7 +80,7 @@ export const ConfigSchema = T.Object({
   // TLS to a NATS_URL server (a cluster or leaf node of docs/multi-region.md); single-node mode ignores them
   NATS_TLS_CA_FILE: str(
     '',
-    'PEM file of the CA that signed the NATS servers\' certificates; set: the connection must be TLS and the server certificate is verified against it',
+    "PEM file of the CA that signed the NATS servers' certificates; set: the connection must be TLS and the server certificate is verified against it",
   ),
   NATS_TLS_CERT_FILE: str(
     '',
@@ -640,9 +640,14 @@ function checkNatsAuth(config: Config): void {
 /** A client certificate comes with its key. */
 function checkNatsTls(config: Config): void {
   if ((config.NATS_TLS_CERT_FILE === '') !== (config.NATS_TLS_KEY_FILE === ''))
-    throw new AppError(500, 'config.invalid', 'invalid configuration: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together', {
-      issues: [{ path: 'NATS_TLS_CERT_FILE', message: 'set both or neither' }],
-    })
+    throw new AppError(
+      500,
+      'config.invalid',
+      'invalid configuration: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together',
+      {
+        issues: [{ path: 'NATS_TLS_CERT_FILE', message: 'set both or neither' }],
+      },
+    )
 }
 
 function fillDevSecrets(config: Config): void {

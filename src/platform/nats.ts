@@ -73,7 +73,9 @@ export function natsAuthOf(
  * verified against NATS_TLS_CA_FILE (else the system's CAs) and the client certificate is
  * presented to servers that verify their clients (a multi-region hub or leaf: docs/nats-security.md).
  */
-function natsTlsOf(config: Partial<Pick<Config, 'NATS_TLS_CA_FILE' | 'NATS_TLS_CERT_FILE' | 'NATS_TLS_KEY_FILE'>>): NatsAuth {
+function natsTlsOf(
+  config: Partial<Pick<Config, 'NATS_TLS_CA_FILE' | 'NATS_TLS_CERT_FILE' | 'NATS_TLS_KEY_FILE'>>,
+): NatsAuth {
   const ca = config.NATS_TLS_CA_FILE ?? ''
   const cert = config.NATS_TLS_CERT_FILE ?? ''
   const key = config.NATS_TLS_KEY_FILE ?? ''

@@ -49,7 +49,19 @@ export function regionsUnsupported(): string | undefined {
 export function throwawayCa(dir: string, ips: string[]): NatsTlsFiles {
   const f = (n: string) => join(dir, n)
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
-  run('openssl', ['req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=regions-test-ca'])
+  run('openssl', [
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=regions-test-ca',
+  ])
   run('openssl', ['req', ...ec, '-keyout', f('nats.key'), '-out', f('nats.csr'), '-subj', '/CN=nats'])
   const san = ['DNS:localhost', ...ips.map((ip) => `IP:${ip}`)].join(',')
   writeFileSync(f('ext.cnf'), `subjectAltName=${san}\nextendedKeyUsage=serverAuth,clientAuth\n`)
@@ -105,7 +117,14 @@ export interface ServerProc {
   stop(): Promise<void>
 }
 
-function natsServer(o: { name: string; conf: string; log: string; host: string; port: number; netns?: string }): ServerProc {
+function natsServer(o: {
+  name: string
+  conf: string
+  log: string
+  host: string
+  port: number
+  netns?: string
+}): ServerProc {
   const bin = findNatsServer() as string
   let proc: ChildProcess | undefined
   const start = async () => {
@@ -203,7 +222,12 @@ export async function startRegionsTopology(
 
   const hubPlan: HubServerPlan[] = []
   for (let i = 0; i < (o.hubSize ?? 3); i++)
-    hubPlan.push({ host: '127.0.0.1', clientPort: await freePort(), clusterPort: await freePort(), leafPort: await freePort() })
+    hubPlan.push({
+      host: '127.0.0.1',
+      clientPort: await freePort(),
+      clusterPort: await freePort(),
+      leafPort: await freePort(),
+    })
   // one relay per region and hub server, on the region's host address, to that server's leaf port
   const relaysOf = new Map<string, DelayRelay[]>()
   for (const r of regionNet) {

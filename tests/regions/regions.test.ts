@@ -9,7 +9,12 @@ import t from 'tap'
 import { freePort, findNatsServer } from '../../src/platform/local-services.ts'
 import { ENCRYPTION_KEY, SECRET_KEY } from '../helpers/env.ts'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
-import { regionsUnsupported, startRegionsTopology, type Region, type RegionsTopology } from '../helpers/nats-topology.ts'
+import {
+  regionsUnsupported,
+  startRegionsTopology,
+  type Region,
+  type RegionsTopology,
+} from '../helpers/nats-topology.ts'
 import { pollUntil, superadminToken } from '../platform/single-node.ts'
 import { readServices } from '../setup/services.ts'
 
@@ -40,11 +45,7 @@ interface Proc {
 }
 
 /** `src/cli.ts start` with `env` (in a region's namespace when `region` is given); resolves once it printed its API address. */
-function startPlatformProcess(
-  topo: RegionsTopology,
-  env: NodeJS.ProcessEnv,
-  region?: Region,
-): Promise<Proc> {
+function startPlatformProcess(topo: RegionsTopology, env: NodeJS.ProcessEnv, region?: Region): Promise<Proc> {
   const args = ['--import', 'tsx', 'src/cli.ts', 'start']
   const child =
     region === undefined
@@ -186,7 +187,9 @@ async function main(): Promise<void> {
     llm = await startFakeLlm()
     t.teardown(() => llm.close())
     topo = await startRegionsTopology(t, { regions: ['a', 'b'] })
-    t.comment(`nats topology (3 hub servers, 2 leaves, ${findNatsServer() ?? ''}) up after ${String(Math.round(performance.now() - t0))} ms`)
+    t.comment(
+      `nats topology (3 hub servers, 2 leaves, ${findNatsServer() ?? ''}) up after ${String(Math.round(performance.now() - t0))} ms`,
+    )
     await admin(`create database ${dbName} template ${services.template}`)
     t.teardown(async () => {
       await Promise.all(Object.values(edges).map((e) => stop(e)))
@@ -362,7 +365,11 @@ async function main(): Promise<void> {
     const gateway = await topo.leafClient(b, b.layout.gatewaySeedFile)
     t.teardown(() => gateway.close())
     const sub = gateway.subscribe('rpc.>')
-    t.match(await sub.closed.then(String, String), /Permissions Violation for Subscription/, 'a gateway answers no request')
+    t.match(
+      await sub.closed.then(String, String),
+      /Permissions Violation for Subscription/,
+      'a gateway answers no request',
+    )
     t.equal(await outcome(gateway, 'rpc.users.list'), 'answered', 'the gateway user forwards requests')
     // the leaf-link password opens no client connection on the hub
     const asClient = await connect({
@@ -420,15 +427,13 @@ async function main(): Promise<void> {
         () => 'answered',
         (e: unknown) => String(e),
       )
-    await pollUntil('the rogue leaf linked', async () => ((await ask('rpc.regions.probe')) === 'answered' ? true : undefined))
+    await pollUntil('the rogue leaf linked', async () =>
+      (await ask('rpc.regions.probe')) === 'answered' ? true : undefined,
+    )
     t.equal(await ask('$JS.hub.API.STREAM.INFO.SSE'), 'answered', 'what an edge reads: the SSE stream')
     t.not(await ask('$JS.hub.API.STREAM.INFO.KV_AUTH_CACHE'), 'answered', 'not AUTH_CACHE')
     t.not(await ask('$JS.hub.API.STREAM.INFO.JOBS'), 'answered', 'not the JOBS stream')
-    t.not(
-      await ask('$JS.hub.API.STREAM.DELETE.SSE'),
-      'answered',
-      'no stream deleted (SSE still there below)',
-    )
+    t.not(await ask('$JS.hub.API.STREAM.DELETE.SSE'), 'answered', 'no stream deleted (SSE still there below)')
     nc.publish('jobs.fn.forged', '{}')
     t.equal(await ask('rpc.regions.probe'), 'answered')
     t.same(leaked, [], 'a job published on the leaf never reaches the hub')
@@ -507,14 +512,19 @@ async function main(): Promise<void> {
     await pollUntil('jobs accepted with one hub server down', async () =>
       acceptedJobs.length >= before + 10 ? true : undefined,
     )
-    t.comment(`${String(acceptedJobs.length - before)} jobs accepted in ${String(Math.round(performance.now() - killedAt))} ms with ${leader} down`)
+    t.comment(
+      `${String(acceptedJobs.length - before)} jobs accepted in ${String(Math.round(performance.now() - killedAt))} ms with ${leader} down`,
+    )
     await victim?.start()
     // back in the cluster and caught up on JOBS
     await pollUntil(
       `${leader} current again`,
       async () => {
         const info = await jsm.streams.info('JOBS')
-        const names = [info.cluster?.leader, ...(info.cluster?.replicas ?? []).filter((r) => r.current).map((r) => r.name)]
+        const names = [
+          info.cluster?.leader,
+          ...(info.cluster?.replicas ?? []).filter((r) => r.current).map((r) => r.name),
+        ]
         return names.includes(leader) ? true : undefined
       },
       60_000,
@@ -618,7 +628,12 @@ async function main(): Promise<void> {
     const stalledAt = performance.now()
     a.stall()
     // the leaf pings every 5 s and drops the link after 2 unanswered pings
-    await pollUntil('leaf a to notice the silence', async () => ((await a.leafLinks()) === 0 ? true : undefined), 40_000, 100)
+    await pollUntil(
+      'leaf a to notice the silence',
+      async () => ((await a.leafLinks()) === 0 ? true : undefined),
+      40_000,
+      100,
+    )
     const noticed = performance.now() - stalledAt
     const down = await call(edge('a'), 'GET', '/api/v1/agents')
     t.equal(down.status, 503)
