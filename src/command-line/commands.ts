@@ -218,6 +218,19 @@ export const COMMANDS: readonly CommandSpec[] = [
       'The filter is a NATS subject filter below `events.execution.`: `<namespace>.<name>.<status>` with `*` for one token and `>` for the rest (default `>`, every execution). You see the executions of the functions you may read (admins: all).',
     ],
   },
+  {
+    name: 'nats-config',
+    args: '<plan|->',
+    positional: [1, 1],
+    summary: 'Write the nats-server configs and credentials of a hub cluster and a leaf node per region',
+    options: [
+      { name: 'dir', value: 'DIR', about: 'where the configs, seeds (0600) and the hub stores go (required)' },
+      OUTPUT,
+    ],
+    details: [
+      "The plan (YAML or JSON): `hub` (each server's `host`, `clientPort`, `clusterPort`, `leafPort`), `regions` (`name`, the leaf's `host` and `clientPort`, `hubLeafAddresses` it dials, `events: true` for a region events user), optional `tls` (`caFile`, `certFile`, `keyFile`), `prefix` (NATS_PREFIX). Seeds and passwords already under --dir are kept. Local only: no platform is contacted. The layout: docs/multi-region.md; who may do what: docs/nats-security.md.",
+    ],
+  },
 ]
 
 /** A command by its words, or undefined. */
