@@ -538,9 +538,9 @@ async function main(): Promise<void> {
     t.comment(
       `accepted: ${String(acceptedJobs.length)} jobs, ${String(messages)} chat messages; statuses seen: ${[...counts].map(([s, c]) => `${String(s)}×${String(c)}`).join(', ')}`,
     )
-    // A request the hub process had received on its connection to the killed server is lost with
-    // it: the edge, whose own link is fine, waits for the RPC timeout (504). Not accepted, so
-    // nothing the client was told is lost; the client retries.
+    // A request (or its reply) in flight on a connection to the killed server is lost with it: the
+    // edge, whose own link is fine, waits for the RPC timeout (504). Not accepted, so nothing the
+    // client was told is lost; the client retries.
     t.ok(
       statuses.every((s) => [200, 202, 409, 503, 504].includes(s)),
       'only accepted, busy (409), unavailable (503) or timed out (504) — never a 500',
