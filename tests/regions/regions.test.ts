@@ -580,15 +580,16 @@ async function main(): Promise<void> {
     })
     const seen = new Set<string>()
     const want = new Set(acceptedJobs)
-    const pending = (await consumer.info()).num_pending
-    if (pending > 0) {
-      const msgs = await consumer.consume()
-      for await (const m of msgs) {
-        seen.add((m.json() as { execution_id: string }).execution_id)
-        if (m.info.pending === 0) break
-      }
-      await msgs.close()
+    // The events are published from the JOB_STATE mirror (src/jobs/mirror.ts), behind the state a
+    // GET reads: read on until every accepted job's event arrived, or give up after 60 s.
+    const msgs = await consumer.consume()
+    const giveUp = setTimeout(() => void msgs.close(), 60_000)
+    for await (const m of msgs) {
+      seen.add((m.json() as { execution_id: string }).execution_id)
+      if ([...want].every((id) => seen.has(id))) break
     }
+    clearTimeout(giveUp)
+    await msgs.close()
     t.same(
       [...want].filter((id) => !seen.has(id)),
       [],
