@@ -505,8 +505,12 @@ async function main(): Promise<void> {
       }
     }
     const loops = [jobLoop(), jobLoop(), ...chats.map((c) => chatLoop(c))]
-    await pollUntil('some load accepted', async () => (acceptedJobs.length >= 5 ? true : undefined))
+    const messagesAccepted = () => [...acceptedMessages.values()].reduce((n, m) => n + m.length, 0)
+    await pollUntil('some load accepted', async () =>
+      acceptedJobs.length >= 5 && messagesAccepted() >= 2 ? true : undefined,
+    )
     const before = acceptedJobs.length
+    const messagesBefore = messagesAccepted()
     await victim?.kill9()
     const killedAt = performance.now()
     await pollUntil('jobs accepted with one hub server down', async () =>
@@ -528,6 +532,13 @@ async function main(): Promise<void> {
         return names.includes(leader) ? true : undefined
       },
       60_000,
+      250,
+    )
+    // the chats take messages again (a turn caught by the kill may have ended in a 504)
+    await pollUntil(
+      'a chat message accepted after the kill',
+      async () => (messagesAccepted() > messagesBefore ? true : undefined),
+      90_000,
       250,
     )
     state.running = false
