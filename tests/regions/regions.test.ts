@@ -478,10 +478,10 @@ async function main(): Promise<void> {
     const acceptedJobs: string[] = []
     const acceptedMessages = new Map<string, string[]>()
     const statuses: number[] = []
-    const state = { running: true }
+    const state = { running: true, jobs: true }
     let n = 0
     const jobLoop = async () => {
-      while (state.running) {
+      while (state.running && state.jobs) {
         const r = await call(edge('b'), 'POST', '/functions/geo/echo/execute/async', { input: { n: n++ } }).catch(
           () => ({ status: 0, body: {} as Record<string, unknown>, ms: 0 }),
         )
@@ -534,6 +534,7 @@ async function main(): Promise<void> {
       60_000,
       250,
     )
+    state.jobs = false
     // the chats take messages again (a turn caught by the kill may have ended in a 504)
     await pollUntil(
       'a chat message accepted after the kill',
