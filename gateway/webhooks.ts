@@ -17,6 +17,7 @@ import { AppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import { listUnstorable } from '../src/kernel/storable-text.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
+import { streamReplicasOf } from '../src/platform/stream-replicas.ts'
 import { readBody, send, sendError } from './http.ts'
 import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
 import type { NatsLink } from './nats-status.ts'
@@ -51,7 +52,7 @@ export interface WebhookTable {
 const VALID_PATH = new RegExp(WEBHOOK_PATH_PATTERN)
 
 export async function watchWebhooks(nc: NatsConnection, names: NatsNames, log: Logger): Promise<WebhookTable> {
-  const kv = await new Kvm(nc).create(webhooksBucket(names), { history: 1 })
+  const kv = await new Kvm(nc).create(webhooksBucket(names), { history: 1, replicas: streamReplicasOf(nc) })
   const table = new Map<string, WebhookEntry>()
   let markReady: () => void = () => undefined
   const ready = new Promise<void>((resolve) => (markReady = resolve))

@@ -2,6 +2,7 @@ import { jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstre
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
+import { streamReplicasOf } from '../../src/platform/stream-replicas.ts'
 
 /*
  * The actor layout: mailboxes on the work-queue stream ACTORS (`actor.>`, 10 min dedupe), actor
@@ -22,11 +23,16 @@ export async function provisionActors(
       retention: RetentionPolicy.Workqueue,
       storage: StorageType.File,
       duplicate_window: 10 * 60 * 1e9,
+      num_replicas: streamReplicasOf(nc),
     })
   }
   const kvm = new Kvm(nc)
   await openActorStates(nc, names)
-  const leases = await kvm.create(names.bucket('ACTOR_LEASES'), { history: 1, ttl: opts.leaseTtlMs })
+  const leases = await kvm.create(names.bucket('ACTOR_LEASES'), {
+    history: 1,
+    ttl: opts.leaseTtlMs,
+    replicas: streamReplicasOf(nc),
+  })
   const status = await leases.status()
   if (status.ttl !== opts.leaseTtlMs) {
     await jsm.streams.update(status.streamInfo.config.name, {
@@ -41,5 +47,5 @@ export async function provisionActors(
  * without hosting actors (a worker process watching its pool actor may start before any host).
  */
 export async function openActorStates(nc: NatsConnection, names: NatsNames): Promise<KV> {
-  return new Kvm(nc).create(names.bucket('ACTOR_STATE'), { history: 1 })
+  return new Kvm(nc).create(names.bucket('ACTOR_STATE'), { history: 1, replicas: streamReplicasOf(nc) })
 }

@@ -266,6 +266,19 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: [OUTPUT, JSON_FLAG],
     details: ['Exit code: 0, 1 error.'],
   },
+  {
+    name: 'nats-config',
+    args: '<plan|->',
+    positional: [1, 1],
+    summary: 'Write the nats-server configs and credentials of a hub cluster and a leaf node per region',
+    options: [
+      { name: 'dir', value: 'DIR', about: 'where the configs, seeds (0600) and the hub stores go (required)' },
+      OUTPUT,
+    ],
+    details: [
+      "The plan (YAML or JSON): `hub` (each server's `host`, `clientPort`, `clusterPort`, `leafPort`), `regions` (`name`, the leaf's `host` and `clientPort`, `hubLeafAddresses` it dials, `events: true` for a region events user), optional `tls` (`caFile`, `certFile`, `keyFile`), `prefix` (NATS_PREFIX). Seeds and passwords already under --dir are kept. Local only: no platform is contacted. The layout: docs/multi-region.md; who may do what: docs/nats-security.md.",
+    ],
+  },
 ]
 
 /** A command by its words, or undefined. */

@@ -7,6 +7,7 @@ import { ApiError } from './client.ts'
 import { configApply, configDiff, configExport, configValidate, issueText } from './cmd-config.ts'
 import { chat } from './cmd-chat.ts'
 import { eventsTail } from './cmd-events.ts'
+import { natsConfig } from './cmd-nats-config.ts'
 import { login, logout, whoami } from './cmd-login.ts'
 import {
   packageCreate,
@@ -48,6 +49,7 @@ const HANDLERS: Record<string, Handler> = {
   'actors partitions': actorsPartitions,
   'actors drain': actorsDrain,
   'actors undrain': actorsUndrain,
+  'nats-config': natsConfig,
 }
 
 const ROOT = join(import.meta.dirname, '..', '..')

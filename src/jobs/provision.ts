@@ -10,6 +10,7 @@ import { Objm } from '@nats-io/obj'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { streamReplicasOf } from '../platform/stream-replicas.ts'
 import { POOLS, type Pool } from './job-state.ts'
 
 /*
@@ -72,8 +73,13 @@ export async function provisionJobs(
     storage: StorageType.File,
     max_age: 24 * 3600 * 1e9,
     duplicate_window: 10 * 60 * 1e9,
+    num_replicas: streamReplicasOf(nc),
   }
   if ((await jsm.streams.info(events).catch(() => null)) === null) await jsm.streams.add(eventsConfig)
-  await new Objm(nc).create(names.bucket('JOB_RESULTS'), { ttl: opts.resultTtlMs * 1e6, storage: StorageType.File })
+  await new Objm(nc).create(names.bucket('JOB_RESULTS'), {
+    ttl: opts.resultTtlMs * 1e6,
+    storage: StorageType.File,
+    replicas: streamReplicasOf(nc),
+  })
   log.debug({ stream: jobs }, 'job consumers provisioned')
 }

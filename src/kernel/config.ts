@@ -81,6 +81,22 @@ export const ConfigSchema = T.Object({
     '',
     'prefix of the reply subjects this process subscribes to (nats.js default `_INBOX`); empty: the `# inbox_prefix:` line of NATS_NKEY_FILE when it has one (`_INBOX_gateway` for the single-node gateway user, which may subscribe to no other inbox)',
   ),
+  // TLS to a NATS_URL server (a cluster or leaf node of docs/multi-region.md); single-node mode ignores them
+  NATS_TLS_CA_FILE: str(
+    '',
+    "PEM file of the CA that signed the NATS servers' certificates; set: the connection must be TLS and the server certificate is verified against it",
+  ),
+  NATS_TLS_CERT_FILE: str(
+    '',
+    'PEM client certificate presented to the NATS server (servers with `verify: true` require one; with NATS_TLS_KEY_FILE)',
+  ),
+  NATS_TLS_KEY_FILE: str('', 'PEM private key of NATS_TLS_CERT_FILE'),
+  NATS_STREAM_REPLICAS: int(
+    1,
+    'replicas of every stream, KV and object bucket the platform creates (3 on a hub cluster of 3 or more servers; 1 on a single server, which refuses more)',
+    1,
+    5,
+  ),
   // required and general
   SECRET_KEY: str('', 'JWT signing key (required in production; generated in development)'),
   ENCRYPTION_KEY: str('', 'key for secrets at rest (required in production; generated in development)'),
@@ -583,6 +599,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.NATS_URL === '' && config.QUEUE_STORE_URL !== '') config.NATS_URL = config.QUEUE_STORE_URL
   config.DATA_DIR = resolve(config.DATA_DIR)
   checkNatsAuth(config)
+  checkNatsTls(config)
 
   if (config.NODE_ENV === 'production') {
     const missing = REQUIRED_IN_PRODUCTION.filter((k) => config[k] === '')
@@ -622,6 +639,19 @@ function checkNatsAuth(config: Config): void {
     throw new AppError(500, 'config.invalid', `invalid configuration: ${issue}`, {
       issues: [{ path: 'NATS_USER', message: issue }],
     })
+}
+
+/** A client certificate comes with its key. */
+function checkNatsTls(config: Config): void {
+  if ((config.NATS_TLS_CERT_FILE === '') !== (config.NATS_TLS_KEY_FILE === ''))
+    throw new AppError(
+      500,
+      'config.invalid',
+      'invalid configuration: NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together',
+      {
+        issues: [{ path: 'NATS_TLS_CERT_FILE', message: 'set both or neither' }],
+      },
+    )
 }
 
 function fillDevSecrets(config: Config): void {

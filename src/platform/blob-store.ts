@@ -9,6 +9,7 @@ import {
 import { Objm, setSha256Backend, StorageType, type ObjectStore } from '@nats-io/obj'
 import { headers, nuid, type NatsConnection } from '@nats-io/transport-node'
 import type { NatsNames } from './nats-names.ts'
+import { streamReplicasOf } from './stream-replicas.ts'
 
 /*
  * Blobs (file versions) in ONE NATS object store bucket, `FILES`. Object names come
@@ -99,7 +100,10 @@ export function openBlobStore(nc: NatsConnection, names: NatsNames): Promise<Blo
 
 async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
   const js: JetStreamClient = jetstream(nc)
-  const os: ObjectStore = await new Objm(js).create(bucket, { storage: StorageType.File })
+  const os: ObjectStore = await new Objm(js).create(bucket, {
+    storage: StorageType.File,
+    replicas: streamReplicasOf(nc),
+  })
   const jsm: JetStreamManager = await jetstreamManager(nc)
   const stream = `OBJ_${bucket}`
   /** The object store's subject of an object's chunks (`nuid` names one version of the object). */

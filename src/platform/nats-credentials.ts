@@ -58,7 +58,29 @@ export const inboxPrefixOf = (user: LocalNatsUser): string => (user === 'platfor
 const INBOX_LINE = '# inbox_prefix: '
 
 function seedFileText(user: LocalNatsUser, seed: Uint8Array): string {
-  return `# NATS user "${user}" of this platform (generated; keep it private). Its clients use the inbox prefix below.\n${INBOX_LINE}${inboxPrefixOf(user)}\n${new TextDecoder().decode(seed)}\n`
+  return userSeedText(user, inboxPrefixOf(user), seed)
+}
+
+function userSeedText(user: string, inboxPrefix: string, seed: Uint8Array): string {
+  return `# NATS user "${user}" of this platform (generated; keep it private). Its clients use the inbox prefix below.\n${INBOX_LINE}${inboxPrefix}\n${new TextDecoder().decode(seed)}\n`
+}
+
+/**
+ * The seed file of a user of a cluster or leaf node (src/platform/nats-topology.ts): read, or
+ * generated (0600) when missing, with its own inbox prefix line. Returns the seed and public key.
+ */
+export function userSeedFile(
+  file: string,
+  user: string,
+  inboxPrefix: string,
+): { file: string; seed: Uint8Array; publicKey: string } {
+  if (!existsSync(file))
+    writeFileSync(file, userSeedText(user, inboxPrefix, nkeys.createUser().getSeed()), { mode: 0o600, flag: 'wx' })
+  chmodSync(file, 0o600)
+  const seed = readSeedFile(file)
+  if (readFileSync(file, 'utf8') !== userSeedText(user, inboxPrefix, seed))
+    writeFileSync(file, userSeedText(user, inboxPrefix, seed), { mode: 0o600 })
+  return { file, seed, publicKey: nkeys.fromSeed(seed).getPublicKey() }
 }
 
 /** The `# inbox_prefix:` line of a seed file written by the platform, if it has one. */
@@ -80,7 +102,7 @@ export function readSeedFile(file: string): Uint8Array {
   return new TextEncoder().encode(line)
 }
 
-interface Permissions {
+export interface Permissions {
   publish: string[] | 'all'
   subscribe: string[]
   /** May answer the requests it received (a reply to the requester's inbox). */
@@ -110,7 +132,7 @@ const consumerReads = (stream: string): string[] => [
  * out of the FILES object store. It may create those last two buckets (the first one to need them
  * creates them, service or gateway) but no other stream. Not AUTH_CACHE, not jobs, not actors.
  */
-export function gatewayPermissions(names: NatsNames): Permissions {
+export function gatewayPermissions(names: NatsNames, inbox = inboxPrefixOf('gateway')): Permissions {
   const sse = names.stream('SSE')
   const workers = `KV_${names.bucket('WORKERS')}`
   const webhooks = `KV_${names.bucket('WEBHOOKS')}`
@@ -134,13 +156,13 @@ export function gatewayPermissions(names: NatsNames): Permissions {
       `$JS.API.DIRECT.GET.${files}.>`,
       `$O.${names.bucket('FILES')}.>`,
     ],
-    subscribe: [`${inboxPrefixOf('gateway')}.>`, names.subject('sse.live.>'), names.subject('sse.listeners.*')],
+    subscribe: [`${inbox}.>`, names.subject('sse.live.>'), names.subject('sse.listeners.*')],
     responses: true,
   }
 }
 
 /** A backend service reading execution events: live on `events.>` or durably from the EVENTS stream. */
-export function eventsPermissions(names: NatsNames): Permissions {
+export function eventsPermissions(names: NatsNames, inbox = inboxPrefixOf('events')): Permissions {
   const events = names.stream('EVENTS')
   return {
     publish: [
@@ -149,13 +171,14 @@ export function eventsPermissions(names: NatsNames): Permissions {
       `$JS.API.CONSUMER.DURABLE.CREATE.${events}.*`,
       `$JS.ACK.${events}.>`,
     ],
-    subscribe: [`${inboxPrefixOf('events')}.>`, names.subject('events.>')],
+    subscribe: [`${inbox}.>`, names.subject('events.>')],
   }
 }
 
-const list = (subjects: string[]): string => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`
+export const list = (subjects: string[]): string => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`
 
-function permissionsConf(p: Permissions): string {
+/** A user's `, permissions: {…}` in nats.conf syntax ('' for every subject). */
+export function permissionsConf(p: Permissions): string {
   if (p.publish === 'all') return ''
   const responses = p.responses === true ? ', allow_responses: true' : ''
   return `, permissions: { publish: { allow: ${list(p.publish)} }, subscribe: { allow: ${list(p.subscribe)} }${responses} }`

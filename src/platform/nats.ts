@@ -15,6 +15,7 @@ import { readSeedFile, seedFileInboxPrefix } from './nats-credentials.ts'
 import type { NatsNames } from './nats-names.ts'
 import { applyRequestPatch } from './nats-request-patch.ts'
 import { applyWriteBatching } from './nats-write-batching.ts'
+import { streamReplicasOf } from './stream-replicas.ts'
 
 export type { NatsConnection }
 
@@ -54,11 +55,41 @@ export async function connectNats(
   return nc
 }
 
-/** How a client proves who it is: user/password, token or an authenticator (NKey seed, .creds). */
-export type NatsAuth = Pick<ConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator' | 'inboxPrefix'>
+/** How a client proves who it is: user/password, token or an authenticator (NKey seed, .creds); and its TLS. */
+export type NatsAuth = Pick<ConnectionOptions, 'user' | 'pass' | 'token' | 'authenticator' | 'inboxPrefix' | 'tls'>
 
 /** The credentials the configuration names for a NATS_URL server (none: anonymous). */
 export function natsAuthOf(
+  config: Pick<
+    Config,
+    'NATS_USER' | 'NATS_PASSWORD' | 'NATS_TOKEN' | 'NATS_NKEY_FILE' | 'NATS_CREDS_FILE' | 'NATS_INBOX_PREFIX'
+  > &
+    Partial<Pick<Config, 'NATS_TLS_CA_FILE' | 'NATS_TLS_CERT_FILE' | 'NATS_TLS_KEY_FILE'>>,
+): NatsAuth {
+  return { ...natsCredentialsOf(config), ...natsTlsOf(config) }
+}
+
+/**
+ * TLS to the server when a CA or a client certificate is configured: the server's certificate is
+ * verified against NATS_TLS_CA_FILE (else the system's CAs) and the client certificate is
+ * presented to servers that verify their clients (a multi-region hub or leaf: docs/nats-security.md).
+ */
+function natsTlsOf(
+  config: Partial<Pick<Config, 'NATS_TLS_CA_FILE' | 'NATS_TLS_CERT_FILE' | 'NATS_TLS_KEY_FILE'>>,
+): NatsAuth {
+  const ca = config.NATS_TLS_CA_FILE ?? ''
+  const cert = config.NATS_TLS_CERT_FILE ?? ''
+  const key = config.NATS_TLS_KEY_FILE ?? ''
+  if (ca === '' && cert === '') return {}
+  return {
+    tls: {
+      ...(ca === '' ? {} : { caFile: ca }),
+      ...(cert === '' ? {} : { certFile: cert, keyFile: key }),
+    },
+  }
+}
+
+function natsCredentialsOf(
   config: Pick<
     Config,
     'NATS_USER' | 'NATS_PASSWORD' | 'NATS_TOKEN' | 'NATS_NKEY_FILE' | 'NATS_CREDS_FILE' | 'NATS_INBOX_PREFIX'
@@ -125,6 +156,7 @@ export async function provisionNats(
   options: { rateLimitWindowSeconds?: number; jobStateTtlMs?: number } = {},
 ): Promise<void> {
   const jsm = await jetstreamManager(nc)
+  const replicas = streamReplicasOf(nc)
   const streams: (Partial<StreamConfig> & { name: string })[] = [
     {
       name: names.stream('JOBS'),
@@ -132,6 +164,7 @@ export async function provisionNats(
       retention: RetentionPolicy.Workqueue,
       storage: StorageType.File,
       duplicate_window: 10 * 60 * 1e9,
+      num_replicas: replicas,
     },
     {
       name: names.stream('DLQ'),
@@ -139,6 +172,7 @@ export async function provisionNats(
       retention: RetentionPolicy.Limits,
       storage: StorageType.File,
       max_age: 30 * 24 * HOUR,
+      num_replicas: replicas,
     },
     {
       name: names.stream('SSE'),
@@ -148,6 +182,7 @@ export async function provisionNats(
       max_age: HOUR,
       allow_direct: true,
       republish: { src: names.subject('sse.in.>'), dest: names.subject('sse.live.>') },
+      num_replicas: replicas,
     },
   ]
   for (const config of streams) {
@@ -176,12 +211,13 @@ export async function provisionNats(
     { name: 'AUTH_CACHE', opts: { history: 1, ttl: 600_000 } },
   ]
   for (const b of buckets) {
-    const kv = await kvm.create(names.bucket(b.name), b.opts)
+    const kv = await kvm.create(names.bucket(b.name), { ...b.opts, replicas })
     let status = await kv.status()
     // kvm.create opens an existing bucket as it is; bring its TTL and republish up to date.
     const wantRepublish = 'republish' in b.opts ? b.opts.republish : undefined
     if (
       status.ttl !== b.opts.ttl ||
+      status.streamInfo.config.num_replicas !== replicas ||
       JSON.stringify(status.streamInfo.config.republish) !== JSON.stringify(wantRepublish)
     ) {
       const cfg = status.streamInfo.config
@@ -193,6 +229,7 @@ export async function provisionNats(
         ...cfg,
         max_age: maxAge,
         duplicate_window: Math.min(maxAge, DEFAULT_DUPLICATE_WINDOW),
+        num_replicas: replicas,
         ...(wantRepublish === undefined ? {} : { republish: wantRepublish }),
       })
       status = await (await kvm.open(names.bucket(b.name))).status()

@@ -11,6 +11,7 @@ import { closeNats, connectNats, natsAuthOf, probeNats, provisionNats, type Nats
 import { authorizationConf, localNatsCredentials } from '../platform/nats-credentials.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { superviseService } from '../platform/supervisor.ts'
+import { setStreamReplicas } from '../platform/stream-replicas.ts'
 import type { LocalJobs } from '../jobs/local-run.ts'
 import { provisionJobLayout } from '../jobs/start.ts'
 import { lateTeller, type LateTeller } from '../../actors/runtime/tell.ts'
@@ -94,6 +95,8 @@ export async function startInfrastructure(
   }
   const nc = await connectNats(natsUrl, `platform:${[...roles].join('+')}`, log.child({ mod: 'nats' }), auth)
   life.nats = nc
+  // single-node mode runs one server: more than one replica is refused there
+  setStreamReplicas(nc, life.local.nats === undefined ? config.NATS_STREAM_REPLICAS : 1)
   life.onStop(() => closeNats(nc))
   // what the server has (priority groups, per-message TTL, ...): callers ask natsServerFeatures(nc)
   log.info({ nats: await probeNats(nc) }, 'nats-server version and features')

@@ -8,6 +8,7 @@ import type { Logger } from '../kernel/log.ts'
 import { sql } from '../platform/db.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { streamReplicasOf } from '../platform/stream-replicas.ts'
 import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 
 /*
@@ -144,7 +145,7 @@ export function webhookStore(db: Q) {
 export type WebhookStore = ReturnType<typeof webhookStore>
 
 export async function openWebhookBucket(nc: NatsConnection, names: NatsNames): Promise<KV> {
-  return new Kvm(nc).create(webhooksBucket(names), { history: 1 })
+  return new Kvm(nc).create(webhooksBucket(names), { history: 1, replicas: streamReplicasOf(nc) })
 }
 
 export async function publishWebhook(kv: KV, row: WebhookRowType): Promise<void> {
