@@ -6,6 +6,7 @@ import { ApiError } from './client.ts'
 import { configApply, configDiff, configExport, configValidate, issueText } from './cmd-config.ts'
 import { chat } from './cmd-chat.ts'
 import { eventsTail } from './cmd-events.ts'
+import { install } from './cmd-install.ts'
 import { login, logout, whoami } from './cmd-login.ts'
 import {
   packageCreate,
@@ -43,6 +44,7 @@ const HANDLERS: Record<string, Handler> = {
   run,
   chat,
   'events tail': eventsTail,
+  install,
 }
 
 const ROOT = join(import.meta.dirname, '..', '..')
