@@ -30,10 +30,10 @@ interface Attribute {
 
 type Schema = Record<string, unknown>
 
-const require_ = createRequire(import.meta.url)
+const requireHere = createRequire(import.meta.url)
 
 function clientNodeDir(): { dir: string; version: string } {
-  const pkg = require_.resolve('@kubernetes/client-node/package.json')
+  const pkg = requireHere.resolve('@kubernetes/client-node/package.json')
   return {
     dir: join(dirname(pkg), 'dist', 'gen'),
     version: (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version,
@@ -61,8 +61,11 @@ const QUANTITY_MAPS = new Set(['limits', 'requests', 'hard', 'capacity', 'alloca
 
 class Generator {
   readonly definitions: Record<string, Schema> = {}
+  private readonly modelsDir: string
 
-  constructor(private readonly modelsDir: string) {}
+  constructor(modelsDir: string) {
+    this.modelsDir = modelsDir
+  }
 
   typeSchema(type: string, format: string, field: string): Schema {
     if (type === 'string') return format === 'int-or-string' ? { type: ['string', 'integer'] } : { type: 'string' }
