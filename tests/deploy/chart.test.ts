@@ -281,13 +281,23 @@ if ('error' in tools) {
     )
   })
 
-  t.test('every setting the chart sets is one the platform knows', async (t) => {
-    const { ConfigSchema } = await import('../../src/kernel/config.ts')
+  t.test('every setting the chart sets is one the platform knows, and its configuration loads', async (t) => {
+    const { ConfigSchema, loadConfig } = await import('../../src/kernel/config.ts')
     const known = new Set(Object.keys(ConfigSchema.properties))
     for (const set of SETS)
-      for (const d of byKind(set, 'Deployment'))
-        for (const name of envOf(d).keys())
+      for (const d of byKind(set, 'Deployment')) {
+        const role = d.metadata.labels?.['app.kubernetes.io/component'] as string
+        const env: Record<string, string> = {}
+        for (const [name, value] of envOf(d)) {
           t.ok(known.has(name), `${set}: ${name} is a setting of docs/configuration.md`)
+          // a value from a Secret: something of the right shape in its place
+          env[name] = value.startsWith('secret:') ? `${name.toLowerCase()}-from-the-secret-0123456789abcdef` : value
+        }
+        // the platform's own parser, in production mode, as the pod would run it
+        const config = loadConfig(env)
+        t.equal(config.NODE_ENV, 'production', `${set} ${role}: the configuration loads`)
+        t.equal(config.PORT, 8000)
+      }
   })
 
   t.test('required values are asked for by name', async (t) => {

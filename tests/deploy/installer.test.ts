@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import { loadConfig } from '../../src/kernel/config.ts'
 import { cliHome } from '../command-line/cli.ts'
 
 /*
@@ -31,6 +32,16 @@ function ensureCaddy(): string | false {
 
 const systemdSkip = has('systemd-analyze') ? false : 'systemd-analyze is missing (Debian package systemd)'
 const caddySkip = ensureCaddy()
+
+/** The environment file as systemd reads it (NAME=value lines), through the platform's own parser. */
+function configOf(file: string) {
+  const env: Record<string, string> = {}
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line)
+    if (m !== null) env[m[1] as string] = m[2] as string
+  }
+  return loadConfig(env)
+}
 
 /** systemd-analyze verify of unit files: exit 0 and not one complaint about them. */
 function verifyUnits(t: Test, files: string[]): void {
@@ -79,6 +90,10 @@ t.test('single node: one service running every role, a Caddy site with automatic
   t.match(env, /^SUPERADMIN_EMAIL=admin@platform\.example\.com$/m)
   t.match(env, /^HOST=127\.0\.0\.1$/m, 'the gateway on loopback only, behind Caddy')
   t.match(env, /^TRUSTED_PROXIES=127\.0\.0\.1$/m)
+  const config = configOf(envPath)
+  t.equal(config.NODE_ENV, 'production', 'the platform loads it in production mode (every required setting there)')
+  t.equal(config.NATS_URL, '', 'single-node: the platform starts its own NATS')
+  t.equal(config.DATA_DIR, '/var/lib/agent-platform')
 
   t.test('systemd-analyze verify', { skip: systemdSkip }, async (t) => verifyUnits(t, [unitPath]))
   t.test('caddy validate', { skip: caddySkip }, async (t) => {
@@ -141,6 +156,7 @@ t.test('split: a service per role and a target; the existing Caddyfile is saved'
   t.match(env, /^NATS_URL=nats:\/\/10\.0\.0\.5:4222$/m)
   t.match(env, /^DATABASE_URL=postgres:\/\/platform:pw@10\.0\.0\.6:5432\/platform$/m)
   t.match(env, /^PORT=8100$/m)
+  t.equal(configOf(join(root, 'etc/agent-platform/platform.env')).NATS_URL, 'nats://10.0.0.5:4222', 'it loads')
 
   t.test('systemd-analyze verify', { skip: systemdSkip }, async (t) => verifyUnits(t, [...units, target]))
   t.test('caddy validate', { skip: caddySkip }, async (t) => {
