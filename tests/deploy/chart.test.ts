@@ -300,7 +300,7 @@ if ('error' in tools) {
       }
   })
 
-  t.test('required values are asked for by name', async (t) => {
+  t.test('required values are asked for by name, wrong ones refused', async (t) => {
     const out = run(helm, ['template', RELEASE, chart, '--set', 'nats.url=nats://n:4222'])
     t.not(out.status, 0)
     t.match(out.stderr, /platform\.domain is required/)
@@ -313,5 +313,27 @@ if ('error' in tools) {
     ])
     t.not(noNats.status, 0)
     t.match(noNats.stderr, /nats\.url is required/)
+    const typo = run(helm, [
+      'template',
+      RELEASE,
+      chart,
+      '-f',
+      join(VALUES, 'single.yaml'),
+      '--set',
+      'executor.mode=k8spod',
+    ])
+    t.not(typo.status, 0, 'values.schema.json refuses an unknown executor mode')
+    t.match(typo.stderr, /executor\/mode/)
+    const role = run(helm, [
+      'template',
+      RELEASE,
+      chart,
+      '-f',
+      join(VALUES, 'single.yaml'),
+      '--set',
+      'roles.gatway.replicas=2',
+    ])
+    t.not(role.status, 0, 'and a misspelt role')
+    t.match(role.stderr, /gatway/)
   })
 }
