@@ -79,6 +79,9 @@ if ('error' in tools) {
   t.test('Chart.yaml declares the official NATS chart, switched by nats.enabled', async (t) => {
     t.ok(dependency, 'a nats dependency')
     t.equal(dependency?.condition, 'nats.enabled')
+    const appVersion = (parseYaml(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string }).appVersion
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+    t.equal(appVersion, version, "appVersion (the default image tag) is the platform's version")
     t.match(
       readFileSync(join(CHART, 'Chart.yaml'), 'utf8'),
       /repository: https:\/\/nats-io\.github\.io\/k8s\/helm\/charts\//,
