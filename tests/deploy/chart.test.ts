@@ -303,6 +303,24 @@ if ('error' in tools) {
       }
   })
 
+  t.test('what helm install prints (NOTES.txt), with a client-side dry run', async (t) => {
+    const out = run(helm, [
+      'install',
+      RELEASE,
+      chart,
+      '--namespace',
+      NAMESPACE,
+      '--dry-run=client',
+      '-f',
+      join(VALUES, 'production.yaml'),
+    ])
+    t.equal(out.status, 0, out.stderr)
+    const notes = out.stdout.slice(out.stdout.indexOf('NOTES:'))
+    t.match(notes, `NATS:  nats://${RELEASE}-nats.${NAMESPACE}.svc:4222`)
+    t.match(notes, /SANDBOX_EXECUTOR=k8s_pod in namespace platform-sandboxes/)
+    t.match(notes, /curl -s localhost:8000\/health/)
+  })
+
   t.test('required values are asked for by name, wrong ones refused', async (t) => {
     const out = run(helm, ['template', RELEASE, chart, '--set', 'nats.url=nats://n:4222'])
     t.not(out.status, 0)
