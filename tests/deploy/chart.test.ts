@@ -32,11 +32,11 @@ const NAMESPACE = 'platform'
 t.setTimeout(1_800_000)
 
 type Tools = { helm: string; kubeconform: string } | { skip: string } | { error: Error }
-const tools = ((): Tools => {
+const tools = await (async (): Promise<Tools> => {
   try {
-    const helm = goTool('helm', 'helm.sh/helm/v4/cmd/helm', 'v4.3.2')
+    const helm = await goTool('helm', 'helm.sh/helm/v4/cmd/helm', 'v4.3.2')
     if (helm.skip !== false) return { skip: helm.skip }
-    const kubeconform = goTool('kubeconform', 'github.com/yannh/kubeconform/cmd/kubeconform', 'v0.8.0')
+    const kubeconform = await goTool('kubeconform', 'github.com/yannh/kubeconform/cmd/kubeconform', 'v0.8.0')
     if (kubeconform.skip !== false) return { skip: kubeconform.skip }
     return { helm: helm.path, kubeconform: kubeconform.path }
   } catch (err) {

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
@@ -8,8 +8,9 @@ import { join } from 'node:path'
  * once per machine and version and kept in ~/.cache/agent-platform/bin/<name>-<version> — no
  * release binary is downloaded, the Go module proxy serves the source. Without a Go toolchain the
  * tool is `{ skip: reason }` and the test that needs it is skipped with that reason (a skip, not a
- * pass); with Go present, a build that fails throws. The first build takes minutes (helm pulls the Kubernetes client libraries); later runs
- * find the binary in the cache.
+ * pass); with Go present, a build that fails throws. The first build takes minutes (helm pulls
+ * the Kubernetes client libraries: about 13 minutes on a busy 2-core machine); later runs find the
+ * binary in the cache.
  */
 
 export type GoTool = { path: string; skip: false } | { path: undefined; skip: string }
@@ -30,7 +31,7 @@ export function goCommand(): string | undefined {
  * version (`v4.3.2`). The binary is built into a fresh directory and renamed into the cache, so a
  * build cut short leaves nothing half-written under the final name.
  */
-export function goTool(name: string, module: string, version: string, timeoutMs = 1_200_000): GoTool {
+export async function goTool(name: string, module: string, version: string, timeoutMs = 1_800_000): Promise<GoTool> {
   const path = join(GO_TOOL_CACHE, `${name}-${version}`)
   if (existsSync(path)) return { path, skip: false }
   const go = goCommand()
@@ -42,16 +43,26 @@ export function goTool(name: string, module: string, version: string, timeoutMs 
   mkdirSync(GO_TOOL_CACHE, { recursive: true })
   const out = mkdtempSync(join(GO_TOOL_CACHE, `.build-${name}-`))
   try {
-    const r = spawnSync(go, ['install', `${module}@${version}`], {
+    // Asynchronous on purpose: a build of minutes must not block the event loop, or the test
+    // runner never hears the test file's longer timeout and ends it.
+    const child = spawn(go, ['install', `${module}@${version}`], {
       env: { ...process.env, GOBIN: out, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false' },
-      encoding: 'utf8',
+      stdio: ['ignore', 'ignore', 'pipe'],
       timeout: timeoutMs,
     })
+    let stderr = ''
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)))
+    const code = await new Promise<number | null>((resolve) => {
+      child.on('error', (err) => {
+        stderr += String(err)
+        resolve(null)
+      })
+      child.on('close', resolve)
+    })
     const built = join(out, name)
-    if (r.status !== 0 || !existsSync(built)) {
+    if (code !== 0 || !existsSync(built)) {
       // Go is here, so a failed build is a failure, not a reason to skip.
-      const why = r.error !== undefined ? r.error.message : (r.stderr ?? '').trim().split('\n').slice(-5).join(' | ')
-      throw new Error(`go install ${module}@${version} failed: ${why}`)
+      throw new Error(`go install ${module}@${version} failed: ${stderr.trim().split('\n').slice(-5).join(' | ')}`)
     }
     renameSync(built, path)
     return { path, skip: false }
