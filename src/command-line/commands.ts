@@ -279,6 +279,43 @@ export const COMMANDS: readonly CommandSpec[] = [
       "The plan (YAML or JSON): `hub` (each server's `host`, `clientPort`, `clusterPort`, `leafPort`), `regions` (`name`, the leaf's `host` and `clientPort`, `hubLeafAddresses` it dials, `events: true` for a region events user), optional `tls` (`caFile`, `certFile`, `keyFile`), `prefix` (NATS_PREFIX). Seeds and passwords already under --dir are kept. Local only: no platform is contacted. The layout: docs/multi-region.md; who may do what: docs/nats-security.md.",
     ],
   },
+  {
+    name: 'install',
+    args: '',
+    positional: [0, 0],
+    summary: 'Write the systemd units and the Caddy site that run the platform on this server',
+    options: [
+      {
+        name: 'domain',
+        value: 'DOMAIN',
+        about: 'the public domain: Caddy gets its certificate and proxies it to the gateway (required)',
+      },
+      { name: 'dir', value: 'DIR', about: 'write under this root instead of `/` (e.g. to look at the files first)' },
+      { name: 'dry-run', about: 'print the files (secrets masked), write nothing' },
+      {
+        name: 'split',
+        about:
+          'one service per role (gateway, resources, workers, actors) and `agent-platform.target`, instead of one service running every role',
+      },
+      { name: 'nats-url', value: 'URL', about: 'with `--split`: the NATS server(s) the roles share' },
+      { name: 'database-url', value: 'URL', about: 'with `--split`: the Postgres the roles share' },
+      { name: 'email', value: 'EMAIL', about: 'the superadmin and the ACME account (default `admin@DOMAIN`)' },
+      { name: 'port', value: 'PORT', about: "the gateway's port on 127.0.0.1 (default 8000)" },
+      {
+        name: 'user',
+        value: 'USER',
+        about: 'the user the services run as (default `root`: sandboxes then get an outer uid each)',
+      },
+      {
+        name: 'app-dir',
+        value: 'DIR',
+        about: 'the platform checkout the services run (default: the one this command is from)',
+      },
+    ],
+    details: [
+      'Writes `/etc/agent-platform/platform.env` (mode 0600: production settings with a generated `SECRET_KEY`, `ENCRYPTION_KEY` and `DATABASE_PASSWORD`; kept as it is when it exists, since stored data depends on its keys), `/etc/systemd/system/agent-platform.service` (or with `--split` one `agent-platform-<role>.service` each and `agent-platform.target`) and `/etc/caddy/Caddyfile` (an existing one is saved as `Caddyfile.before-agent-platform`). It starts nothing: it prints the `systemctl` commands to run. The `--url` option does not apply.',
+    ],
+  },
 ]
 
 /** A command by its words, or undefined. */

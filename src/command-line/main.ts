@@ -8,6 +8,7 @@ import { configApply, configDiff, configExport, configValidate, issueText } from
 import { chat } from './cmd-chat.ts'
 import { eventsTail } from './cmd-events.ts'
 import { natsConfig } from './cmd-nats-config.ts'
+import { install } from './cmd-install.ts'
 import { login, logout, whoami } from './cmd-login.ts'
 import {
   packageCreate,
@@ -50,6 +51,7 @@ const HANDLERS: Record<string, Handler> = {
   'actors drain': actorsDrain,
   'actors undrain': actorsUndrain,
   'nats-config': natsConfig,
+  install,
 }
 
 const ROOT = join(import.meta.dirname, '..', '..')
