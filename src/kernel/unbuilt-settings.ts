@@ -16,11 +16,16 @@ export const UNBUILT_SETTINGS: Readonly<Partial<Record<keyof Config, string>>> =
   ANALYTICS_DATABASE: 'the analytics store is not built in this version',
   ANALYTICS_RETENTION_DAYS: 'the analytics store is not built in this version',
   ANALYTICS_HOT_RETENTION_DAYS: 'the analytics store is not built in this version',
-  APP_CPU_LIMIT: 'deployment manifests (container images, charts) are not built in this version',
-  APP_MEMORY_LIMIT: 'deployment manifests (container images, charts) are not built in this version',
-  APP_CPU_RESERVATION: 'deployment manifests (container images, charts) are not built in this version',
-  APP_MEMORY_RESERVATION: 'deployment manifests (container images, charts) are not built in this version',
-  BACKEND_REPLICAS: 'deployment manifests (container images, charts) are not built in this version',
+  APP_CPU_LIMIT:
+    'a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
+  APP_MEMORY_LIMIT:
+    'a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
+  APP_CPU_RESERVATION:
+    'a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
+  APP_MEMORY_RESERVATION:
+    'a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
+  BACKEND_REPLICAS:
+    'a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
   UVICORN_WORKERS: 'it is ignored: the gateway is one thread per process (run more processes with ROLES=gateway)',
 }
 

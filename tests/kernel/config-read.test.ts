@@ -36,11 +36,13 @@ const NOT_READ: Record<string, string> = {
   ANALYTICS_HOT_RETENTION_DAYS: 'its feature is not built yet (the analytics store)',
   // being built in parallel by another helper (tool-result retention)
   // deploy/ holds install scripts only; container images and charts come later
-  APP_CPU_LIMIT: 'its feature is not built yet (deployment manifests)',
-  APP_MEMORY_LIMIT: 'its feature is not built yet (deployment manifests)',
-  APP_CPU_RESERVATION: 'its feature is not built yet (deployment manifests)',
-  APP_MEMORY_RESERVATION: 'its feature is not built yet (deployment manifests)',
-  BACKEND_REPLICAS: 'its feature is not built yet (deployment manifests)',
+  APP_CPU_LIMIT: 'read by no process: the Helm chart takes resources and replicas per role as values (deploy/helm)',
+  APP_MEMORY_LIMIT: 'read by no process: the Helm chart takes resources and replicas per role as values (deploy/helm)',
+  APP_CPU_RESERVATION:
+    'read by no process: the Helm chart takes resources and replicas per role as values (deploy/helm)',
+  APP_MEMORY_RESERVATION:
+    'read by no process: the Helm chart takes resources and replicas per role as values (deploy/helm)',
+  BACKEND_REPLICAS: 'read by no process: the Helm chart takes resources and replicas per role as values (deploy/helm)',
   // a documented deviation: accepted so existing deployments start, and ignored (warned about)
   UVICORN_WORKERS:
     'accepted for compatibility and ignored: the gateway is one thread per process (docs/http-api.md, behaviour notes)',
