@@ -117,12 +117,20 @@ export async function freePort(preferred?: number): Promise<number> {
   return tryPort(0)
 }
 
-async function waitForPort(port: number, child: ChildProcess, what: string, timeoutMs = 30_000): Promise<void> {
+/** Resolves once `port` on `host` accepts a connection; fails when `child` exits first or after `timeoutMs`. */
+export async function waitForPort(
+  port: number,
+  child: ChildProcess,
+  what: string,
+  timeoutMs = 30_000,
+  host = '127.0.0.1',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with code ${String(child.exitCode)} during start`)
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited (${String(child.exitCode ?? child.signalCode)}) during start`)
     const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1')
+      const s = connect(port, host)
       s.once('connect', () => {
         s.destroy()
         resolve(true)
@@ -132,7 +140,7 @@ async function waitForPort(port: number, child: ChildProcess, what: string, time
     if (ok) return
     await new Promise((r) => setTimeout(r, 50))
   }
-  throw new Error(`${what} did not listen on ${String(port)} within ${String(timeoutMs)} ms`)
+  throw new Error(`${what} did not listen on ${host}:${String(port)} within ${String(timeoutMs)} ms`)
 }
 
 /** How a child ended, once it has: `code 0`, `signal SIGKILL`. */

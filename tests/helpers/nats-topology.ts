@@ -1,11 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { connect as tcpConnect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { connect, nkeyAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node'
-import { freePort, findNatsServer } from '../../src/platform/local-services.ts'
+import { freePort, findNatsServer, waitForPort } from '../../src/platform/local-services.ts'
 import { readSeedFile, seedFileInboxPrefix } from '../../src/platform/nats-credentials.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
 import {
@@ -85,24 +84,6 @@ export function throwawayCa(dir: string, ips: string[]): NatsTlsFiles {
   return { caFile: f('ca.pem'), certFile: f('nats.pem'), keyFile: f('nats.key') }
 }
 
-async function waitForPort(host: string, port: number, proc: ChildProcess, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`${what} exited during start`)
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = tcpConnect(port, host)
-      s.once('connect', () => {
-        s.destroy()
-        resolve(true)
-      })
-      s.once('error', () => resolve(false))
-    })
-    if (ok) return
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error(`${what} did not listen on ${host}:${String(port)}`)
-}
-
 function exited(proc: ChildProcess): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve()
   return new Promise((resolve) => proc.once('exit', () => resolve()))
@@ -133,7 +114,7 @@ function natsServer(o: {
       o.netns === undefined
         ? spawn(bin, args, { stdio: 'ignore' })
         : spawn('ip', ['netns', 'exec', o.netns, bin, ...args], { stdio: 'ignore' })
-    await waitForPort(o.host, o.port, proc, o.name)
+    await waitForPort(o.port, proc, o.name, 30_000, o.host)
   }
   const signal = async (s: NodeJS.Signals) => {
     if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return
