@@ -1,4 +1,5 @@
 import { Kvm, type KV } from '@nats-io/kv'
+import { streamReplicasOf } from '../../src/platform/stream-replicas.ts'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
 import type { Actor } from './define-actor.ts'
@@ -24,7 +25,7 @@ export interface DrainRequest {
 }
 
 export async function openShards(nc: NatsConnection, names: NatsNames): Promise<KV> {
-  return new Kvm(nc).create(names.bucket('ACTOR_SHARDS'), { history: 1 })
+  return new Kvm(nc).create(names.bucket('ACTOR_SHARDS'), { history: 1, replicas: streamReplicasOf(nc) })
 }
 
 export const drainKey = (nodeId: string): string => `drain.${nodeId}`
