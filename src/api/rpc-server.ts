@@ -6,6 +6,7 @@ import { AppError, toAppError, unauthorized, unavailable } from '../kernel/error
 import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { isDatabaseUnavailable } from '../platform/db.ts'
+import { isNatsUnavailable } from '../kernel/nats-errors.ts'
 import type { BoundRoute } from './bind.ts'
 import type { Caller } from '../auth/caller.ts'
 import { rpcSubject, type RouteDef, type RpcReply, type RpcRequest } from './route.ts'
@@ -122,9 +123,12 @@ export function serveRpc(options: {
       } catch (e) {
         if (bound.errorReply !== undefined) return bound.errorReply(e, req.requestId)
         // a database outage is the platform being unavailable, not a failure of this request
+        // and so is NATS failing under the handler (a hub server lost, a stream electing its leader)
         const appErr = isDatabaseUnavailable(e)
           ? unavailable('the database is unavailable right now; retry shortly', 'service.database_unavailable')
-          : toAppError(e)
+          : !(e instanceof AppError) && isNatsUnavailable(e)
+            ? unavailable('the message bus is unavailable right now; retry shortly')
+            : toAppError(e)
         if (appErr.status >= 500) log.error({ err: e, route: id, requestId: req.requestId }, 'rpc handler failed')
         return {
           status: appErr.status,

@@ -26,3 +26,17 @@ export function isCasConflict(err: unknown): boolean {
       err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   )
 }
+
+/**
+ * NATS failing under a request rather than the request failing: no responder, no answer in time, a
+ * connection closing, or JetStream answering 503 (a stream without a leader while its cluster
+ * elects one, after a server died). A handler that meets one answers 503 and the client retries;
+ * follows `cause` (the platform wraps some of them).
+ */
+export function isNatsUnavailable(err: unknown, depth = 0): boolean {
+  const failure = classifyNatsError(err)
+  if (failure === 'no_responders' || failure === 'timeout' || failure === 'closed') return true
+  if (err instanceof JetStreamApiError && err.status === 503) return true
+  const cause = err instanceof Error ? err.cause : undefined
+  return cause !== undefined && depth < 3 ? isNatsUnavailable(cause, depth + 1) : false
+}

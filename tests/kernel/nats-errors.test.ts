@@ -3,7 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { connect } from '@nats-io/transport-node'
 import t from 'tap'
-import { classifyNatsError, isCasConflict } from '../../src/kernel/nats-errors.ts'
+import { classifyNatsError, isCasConflict, isNatsUnavailable } from '../../src/kernel/nats-errors.ts'
 import { readServices } from '../setup/services.ts'
 
 /* NATS failures are classified by the client's error classes, against the real server. */
@@ -59,4 +59,23 @@ t.test('a KV write with a stale revision is a CAS conflict', async (t) => {
 
 t.test('anything else is not a NATS failure', async (t) => {
   t.equal(classifyNatsError(new Error('no responders available (a message, not the class)')), null)
+})
+
+t.test('NATS failing under a handler is "unavailable" (a 503), a request error or a CAS conflict is not', async (t) => {
+  const failed = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (err: unknown) => err,
+    )
+  t.ok(isNatsUnavailable(await failed(nc.request(`${prefix}.nobody`, 'x', { timeout: 5_000 }))), 'no responders')
+  const sub = nc.subscribe(`${prefix}.silent2`)
+  t.teardown(() => sub.unsubscribe())
+  const timeout = await failed(nc.request(`${prefix}.silent2`, 'x', { timeout: 100 }))
+  t.ok(isNatsUnavailable(timeout), 'no answer in time')
+  t.ok(isNatsUnavailable(new Error('wrapped', { cause: timeout })), 'found through cause')
+  // the JetStream API's own 503 (a stream electing a leader); a 404 (no such stream) is the request's fault
+  const jsm = await jetstreamManager(nc)
+  const missing = await failed(jsm.streams.info(`${prefix}_NO_SUCH_STREAM`))
+  t.notOk(isNatsUnavailable(missing), 'a stream that does not exist is not an outage')
+  t.notOk(isNatsUnavailable(new Error('a bug')), 'any other error is not')
 })

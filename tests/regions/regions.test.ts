@@ -478,6 +478,12 @@ async function main(): Promise<void> {
     const acceptedJobs: string[] = []
     const acceptedMessages = new Map<string, string[]>()
     const statuses: number[] = []
+    // what a request that answered anything else said, for the failure message
+    const unexpected: string[] = []
+    const note = (what: string, r: { status: number; body: unknown }) => {
+      if (![200, 202, 409, 503, 504].includes(r.status))
+        unexpected.push(`${what}: ${String(r.status)} ${JSON.stringify(r.body)}`)
+    }
     const state = { running: true, jobs: true }
     let n = 0
     const jobLoop = async () => {
@@ -486,6 +492,7 @@ async function main(): Promise<void> {
           () => ({ status: 0, body: {} as Record<string, unknown>, ms: 0 }),
         )
         statuses.push(r.status)
+        note('execute/async', r)
         if (r.status === 202) acceptedJobs.push(r.body.execution_id as string)
       }
     }
@@ -500,6 +507,7 @@ async function main(): Promise<void> {
           ms: 0,
         }))
         statuses.push(r.status)
+        note('chat message', r)
         if (r.status === 200) sent.push(content)
         // a turn that failed mid-way may still hold the chat for a moment: the next one may answer 409
       }
@@ -556,6 +564,7 @@ async function main(): Promise<void> {
     t.ok(
       statuses.every((s) => [200, 202, 409, 503, 504].includes(s)),
       'only accepted, busy (409), unavailable (503) or timed out (504) — never a 500',
+      { unexpected },
     )
     for (const id of acceptedJobs) {
       const done = await pollUntil(
