@@ -566,6 +566,15 @@ async function main(): Promise<void> {
       'only accepted, busy (409), unavailable (503) or timed out (504) — never a 500',
       { unexpected },
     )
+    if (unexpected.length > 0)
+      t.comment(
+        `the hub's handler errors:\n${hub
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('handler failed'))
+          .slice(-5)
+          .join('\n')}`,
+      )
     for (const id of acceptedJobs) {
       const done = await pollUntil(
         `execution ${id}`,
