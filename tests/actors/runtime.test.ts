@@ -1,16 +1,13 @@
 import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { jetstream, jetstreamManager } from '@nats-io/jetstream'
-import { Kvm } from '@nats-io/kv'
+import { jetstreamManager } from '@nats-io/jetstream'
 import t from 'tap'
 import { fnv1a32, partitionOf, rendezvousOwner } from '../../actors/runtime/hash.ts'
-import { provisionActors } from '../../actors/runtime/provision.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
-import { natsNames } from '../../src/platform/nats-names.ts'
 import { kill9, spawnReady, terminate } from '../helpers/child.ts'
-import { startTestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
-import { ACTOR_RUNS_TABLE, type CounterState } from './counter-actor.ts'
+import { type CounterState } from './counter-actor.ts'
+import { startActorTestbed } from './testbed.ts'
 import { counterProtocol } from './counter-protocol.ts'
 
 /*
@@ -53,15 +50,7 @@ t.test('partition and owner hashing', async (t) => {
 })
 
 t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timers', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
-  await env.sql(ACTOR_RUNS_TABLE)
-  const names = natsNames(env.config.NATS_PREFIX)
-  const nc = env.platform.nc
-  await provisionActors(nc, names, { leaseTtlMs: LEASE_TTL_MS })
-  const js = jetstream(nc)
-  const kvm = new Kvm(nc)
-  const leases = await kvm.open(names.bucket('ACTOR_LEASES'))
-  const states = await kvm.open(names.bucket('ACTOR_STATE'))
+  const { env, names, nc, js, leases, states } = await startActorTestbed(t, LEASE_TTL_MS)
   const jsm0 = await jetstreamManager(nc)
   const hosts = new Map<string, ChildProcess>()
   const startHost = async (id: string) => {

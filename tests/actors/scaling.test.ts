@@ -1,22 +1,19 @@
 import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { jetstream, jetstreamManager } from '@nats-io/jetstream'
-import { Kvm } from '@nats-io/kv'
+import { jetstreamManager } from '@nats-io/jetstream'
 import t from 'tap'
 import { poolProtocol } from '../../actors/protocols/pool.ts'
 import { defineActor } from '../../actors/runtime/define-actor.ts'
 import { partitionOf, rendezvousOwner } from '../../actors/runtime/hash.ts'
 import { startActorHost } from '../../actors/runtime/host.ts'
-import { provisionActors } from '../../actors/runtime/provision.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
 import { createLogger } from '../../src/kernel/log.ts'
-import { natsNames } from '../../src/platform/nats-names.ts'
 import { cliHome } from '../command-line/cli.ts'
 import { spawnReady, terminate } from '../helpers/child.ts'
-import { startTestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
-import { ACTOR_RUNS_TABLE, type CounterState } from './counter-actor.ts'
+import { type CounterState } from './counter-actor.ts'
+import { startActorTestbed } from './testbed.ts'
 import { counterProtocol } from './counter-protocol.ts'
 
 /*
@@ -39,15 +36,7 @@ const TICK_MS = LEASE_TTL_MS / 5
 const PARTITIONS = counterProtocol.partitions
 
 t.test('add a host, drain, undrain, SIGTERM, partition count', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
-  await env.sql(ACTOR_RUNS_TABLE)
-  const names = natsNames(env.config.NATS_PREFIX)
-  const nc = env.platform.nc
-  await provisionActors(nc, names, { leaseTtlMs: LEASE_TTL_MS })
-  const js = jetstream(nc)
-  const kvm = new Kvm(nc)
-  const leases = await kvm.open(names.bucket('ACTOR_LEASES'))
-  const states = await kvm.open(names.bucket('ACTOR_STATE'))
+  const { env, names, nc, js, leases, states } = await startActorTestbed(t, LEASE_TTL_MS)
   const hosts = new Map<string, ChildProcess>()
   const startHost = async (id: string, extra: Record<string, string> = {}): Promise<ChildProcess> => {
     const { proc } = await spawnReady(t, HOST, {

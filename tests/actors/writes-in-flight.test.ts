@@ -1,15 +1,11 @@
 import type { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { jetstream } from '@nats-io/jetstream'
-import { Kvm } from '@nats-io/kv'
 import t from 'tap'
-import { provisionActors } from '../../actors/runtime/provision.ts'
 import { sendToActor } from '../../actors/runtime/send.ts'
-import { natsNames } from '../../src/platform/nats-names.ts'
 import { kill9, spawnReady } from '../helpers/child.ts'
-import { startTestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
-import { ACTOR_RUNS_TABLE, type CounterState } from './counter-actor.ts'
+import { type CounterState } from './counter-actor.ts'
+import { startActorTestbed } from './testbed.ts'
 import { counterProtocol } from './counter-protocol.ts'
 
 /*
@@ -25,15 +21,7 @@ const KEYS = 80
 const PER_KEY = 25
 
 t.test('a host killed with many state writes in flight loses nothing and doubles nothing', async (t) => {
-  const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
-  await env.sql(ACTOR_RUNS_TABLE)
-  const names = natsNames(env.config.NATS_PREFIX)
-  const nc = env.platform.nc
-  await provisionActors(nc, names, { leaseTtlMs: LEASE_TTL_MS })
-  const js = jetstream(nc)
-  const kvm = new Kvm(nc)
-  const leases = await kvm.open(names.bucket('ACTOR_LEASES'))
-  const states = await kvm.open(names.bucket('ACTOR_STATE'))
+  const { env, names, js, leases, states } = await startActorTestbed(t, LEASE_TTL_MS)
   const hosts = new Map<string, ChildProcess>()
   for (const id of ['host-a', 'host-b']) {
     const { proc } = await spawnReady(t, HOST, {
