@@ -41,16 +41,24 @@ export function createLifecycle(log: Logger): Lifecycle {
     onStop: (step) => void steps.push(step),
     async close() {
       const deadline = Date.now() + STOP_BUDGET_MS
-      for (const fn of steps.reverse()) {
+      const pending = [...steps].reverse()
+      steps.length = 0
+      while (pending.length > 0) {
+        const fn = pending.shift() as () => Promise<void>
         const r = await within(fn(), deadline - Date.now()).catch((err: unknown) =>
           log.warn({ err }, 'shutdown step failed'),
         )
         if (r === 'timeout') {
           log.warn({ budgetMs: STOP_BUDGET_MS }, 'shutdown steps took too long: stopping the rest without waiting')
+          // Each later step still runs, unawaited: skipping them would leave their timers, pools and
+          // subscriptions alive (a process embedding the platform, a test, would never exit).
+          for (const rest of pending.splice(0))
+            void Promise.resolve()
+              .then(rest)
+              .catch((err: unknown) => log.warn({ err }, 'shutdown step failed'))
           break
         }
       }
-      steps.length = 0
       if (life.nats !== undefined && !life.nats.isClosed()) await life.nats.close().catch(() => undefined)
       for (const svc of [life.local.postgres, life.local.nats])
         await svc?.stop().catch((err: unknown) => log.warn({ err }, 'stopping a local server failed'))
