@@ -17,7 +17,7 @@ import { createLogger } from '../src/kernel/log.ts'
 import { startNats } from '../src/platform/local-services.ts'
 import { connectNats, provisionNats, type NatsConnection } from '../src/platform/nats.ts'
 import { natsNames } from '../src/platform/nats-names.ts'
-import { removeTempDir, startServerChild, tempDir, type ServerChild, trackService } from './lib/children.ts'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { clockTicks, processTicks } from './lib/cpu.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 import { tallyProtocol } from './servers/tally-actor.ts'
@@ -158,7 +158,7 @@ async function timeRawConsumer(
 
 async function run(): Promise<Row[]> {
   const dir = tempDir('bench-actors-')
-  const nats = trackService(await startNats({ dir: `${dir}/nats`, log }))
+  const nats = await startNats({ dir: `${dir}/nats`, log })
   const rows: Row[] = []
   const hosts: ServerChild[] = []
   try {

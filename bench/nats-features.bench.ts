@@ -16,7 +16,7 @@ import { createLogger } from '../src/kernel/log.ts'
 import { startNats, type LocalService } from '../src/platform/local-services.ts'
 import { connectNats, provisionNats, type NatsConnection } from '../src/platform/nats.ts'
 import { natsNames } from '../src/platform/nats-names.ts'
-import { removeTempDir, startServerChild, tempDir, type ServerChild, trackService } from './lib/children.ts'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { clockTicks, processTicks } from './lib/cpu.ts'
 import { natsServers, natsVersion, versionAtLeast } from './lib/nats-servers.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -793,7 +793,7 @@ async function run(): Promise<Row[]> {
   process.env['NATS_SERVER_BIN'] = bin
   let nats: LocalService
   try {
-    nats = trackService(await startNats({ dir: `${dir}/nats`, log }))
+    nats = await startNats({ dir: `${dir}/nats`, log })
   } finally {
     if (saved === undefined) delete process.env['NATS_SERVER_BIN']
     else process.env['NATS_SERVER_BIN'] = saved

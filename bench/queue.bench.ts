@@ -15,7 +15,7 @@ import { createLogger } from '../src/kernel/log.ts'
 import { freePort, startNats } from '../src/platform/local-services.ts'
 import { connectNats, provisionNats } from '../src/platform/nats.ts'
 import { natsNames } from '../src/platform/nats-names.ts'
-import { removeTempDir, tempDir, trackService } from './lib/children.ts'
+import { removeTempDir, tempDir } from './lib/children.ts'
 import { processTicks, clockTicks } from './lib/cpu.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
@@ -192,7 +192,7 @@ function bullmqCase(server: { proc: ChildProcess; port: number }, label: string)
 
 async function run(): Promise<Row[]> {
   const dir = tempDir('bench-queue-')
-  const nats = trackService(await startNats({ dir: `${dir}/nats`, log }))
+  const nats = await startNats({ dir: `${dir}/nats`, log })
   const redis = await startRedis(`${dir}/redis`, false)
   const durableRedis = await startRedis(`${dir}/redis-aof`, true)
   const notes: string[] = []

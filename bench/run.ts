@@ -217,15 +217,20 @@ async function main(): Promise<number> {
 }
 
 process.on('exit', signalAllChildren)
+// Once a signal is stopping the run, the benchmark it interrupted (failing as its servers go) must
+// not exit first with its own code: the signal's handler ends the process when everything stopped.
+let signalled = false
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
+    signalled = true
     process.stderr.write(`${signal}: stopping servers...\n`)
     void stopAllChildren().finally(() => process.exit(130))
   })
 }
 main().then(
-  (code) => process.exit(code),
+  (code) => (signalled ? undefined : process.exit(code)),
   async (err: unknown) => {
+    if (signalled) return
     process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
     await stopAllChildren()
     process.exit(1)

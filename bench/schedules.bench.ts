@@ -7,7 +7,7 @@ import { createLogger } from '../src/kernel/log.ts'
 import { startNats } from '../src/platform/local-services.ts'
 import { connectNats, provisionNats, type NatsConnection } from '../src/platform/nats.ts'
 import { natsNames, type NatsNames } from '../src/platform/nats-names.ts'
-import { removeTempDir, startServerChild, tempDir, type ServerChild, trackService } from './lib/children.ts'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { clockTicks, processTicks, ticksToMicros } from './lib/cpu.ts'
 import { quantile } from './lib/sequential.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -145,7 +145,7 @@ async function firingCase(
 
 async function run(): Promise<Row[]> {
   const dir = tempDir('bench-schedules-')
-  const nats = trackService(await startNats({ dir: `${dir}/nats`, log }))
+  const nats = await startNats({ dir: `${dir}/nats`, log })
   const rows: Row[] = []
   let host: ServerChild | undefined
   let nc: NatsConnection | undefined

@@ -24,7 +24,7 @@ import {
   sseStreamName,
   streamReply,
 } from '../src/streaming/channel.ts'
-import { removeTempDir, startServerChild, tempDir, type ServerChild, trackService } from './lib/children.ts'
+import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { processTicks, ticksToMicros } from './lib/cpu.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 import { onShutdown, reportFailure, reportReady } from './servers/protocol.ts'
@@ -790,7 +790,7 @@ async function run(): Promise<Row[]> {
   )[]
   const dir = tempDir('bench-sse-')
   const log = createLogger({ level: process.env['BENCH_SSE_NATS_LOG'] ?? 'warn', svc: 'bench-sse' })
-  const nats = trackService(await startNats({ dir, log }))
+  const nats = await startNats({ dir, log })
   const rows: Row[] = []
   try {
     out(`nats-server ${nats.url} (pid ${String(nats.pid)})`)

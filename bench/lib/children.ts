@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { LocalService } from '../../src/platform/local-services.ts'
+import { signalLocalServers, stopLocalServers } from '../../src/platform/local-services.ts'
 import type { ChildMessage, ReadyInfo } from '../servers/protocol.ts'
 
 /*
@@ -20,25 +20,6 @@ export interface ServerChild {
 
 const live = new Set<ChildProcess>()
 const tempDirs = new Set<string>()
-const services = new Set<LocalService>()
-
-/**
- * A server a benchmark started in the runner's own process (`startNats`): it runs in its own
- * process group, so neither the runner's exit nor a signal to the runner reaches it. Tracked here,
- * it is stopped with the children however the runner ends (its own `stop()` untracks it).
- */
-export function trackService<S extends LocalService>(svc: S): S {
-  services.add(svc)
-  const stop = svc.stop.bind(svc)
-  svc.stop = async () => {
-    try {
-      await stop()
-    } finally {
-      services.delete(svc)
-    }
-  }
-  return svc
-}
 
 /** A fresh directory under os.tmpdir(), mode 0755 (Postgres, run as its own user when we are root, must enter it). */
 export function tempDir(prefix: string): string {
@@ -78,14 +59,15 @@ async function stopProcess(child: ChildProcess, graceMs = 30_000): Promise<void>
 
 export async function stopAllChildren(): Promise<void> {
   await Promise.all([...live].map((c) => stopProcess(c)))
-  await Promise.all([...services].map((svc) => svc.stop().catch(() => undefined)))
+  // the servers a benchmark started in this process (startNats): their own process group, out of a signal's reach
+  await stopLocalServers()
   for (const dir of tempDirs) removeTempDir(dir)
 }
 
 /** Last resort when the bench process exits: ask the survivors to stop (they finish on their own). */
 export function signalAllChildren(): void {
   for (const c of live) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM')
-  for (const svc of services) svc.signal?.()
+  signalLocalServers()
 }
 
 function forwardOutput(child: ChildProcess, name: string, tail: string[]): void {

@@ -184,6 +184,24 @@ async function killStale(pidFile: string, log: Logger): Promise<void> {
   await stopByPid(pid, 'SIGTERM', 10_000)
 }
 
+/**
+ * The servers this process started and still owns (not detached), from the moment they are spawned:
+ * a process that ends on a signal stops them with `stopLocalServers` even when the signal came
+ * while one was still starting (they run in their own process group, so the signal never reaches
+ * them).
+ */
+const owned = new Set<ChildProcess>()
+
+/** Stops every server this process started and still owns (SIGTERM, SIGKILL after 5 s). */
+export async function stopLocalServers(): Promise<void> {
+  await Promise.all([...owned].map((child) => stopChild(child, 'SIGTERM', 5_000)))
+}
+
+/** The last resort of an exiting process: SIGTERM to every server it still owns, without waiting. */
+export function signalLocalServers(): void {
+  for (const child of owned) signalChild(child, 'SIGTERM')
+}
+
 function spawnServer(cmd: string, args: string[], detach: boolean, log: Logger): ChildProcess {
   if (detach) {
     const child = spawn(cmd, args, { stdio: 'ignore', cwd: '/', detached: true })
@@ -194,6 +212,8 @@ function spawnServer(cmd: string, args: string[], detach: boolean, log: Logger):
   // must outlive the platform's own shutdown (NATS drained, Postgres pool ended) instead of dying
   // under it; stop() ends them last. Not unref'd: they still belong to this process.
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', detached: true })
+  owned.add(child)
+  child.once('exit', () => owned.delete(child))
   pipeLogs(child, log)
   return child
 }
