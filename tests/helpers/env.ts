@@ -7,6 +7,7 @@ import { connect } from '@nats-io/transport-node'
 import { issueAccessToken } from '../../src/auth/tokens.ts'
 import { loadConfig, type Config } from '../../src/kernel/config.ts'
 import { createLogger } from '../../src/kernel/log.ts'
+import { adminQuery, dropDatabase } from './pg-admin.ts'
 import { startPlatform, type Platform } from '../../src/main.ts'
 import { natsNames } from '../../src/platform/nats-names.ts'
 import { KINDS } from '../../src/features.ts'
@@ -51,16 +52,6 @@ export interface TestPlatform {
   ): Promise<{ status: number; headers: Headers; body: unknown; text: string }>
 }
 
-async function adminQuery(base: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: `${base}/postgres` })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
-
 export async function startTestPlatform(t: Teardown, env: Record<string, string> = {}): Promise<TestPlatform> {
   const services = readServices()
   const prefix = `t${String(process.pid)}_${String(++counter)}`
@@ -85,7 +76,7 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
     SANDBOX_MIN_IDLE: '1',
     ...env,
   })
-  const platform = await startPlatform(config, createLogger({ level: 'silent' }))
+  const platform = await startPlatform(config, createLogger({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' }))
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 })
   t.teardown(async () => {
     await platform.close()
@@ -96,7 +87,7 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
       if (name.startsWith(`${prefix}_`) || name.startsWith(`KV_${prefix}_`) || name.startsWith(`OBJ_${prefix}_`))
         await jsm.streams.delete(name)
     await nc.close()
-    await adminQuery(services.pgBase, `drop database if exists ${prefix} with (force)`)
+    await dropDatabase(services.pgBase, prefix)
     rmSync(dataDir, { recursive: true, force: true })
   })
   const base = `http://127.0.0.1:${String(platform.gateway?.port)}`

@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { readServices } from '../setup/services.ts'
+import { adminQuery, dropDatabase } from './pg-admin.ts'
 
 /*
  * A second database on the test run's Postgres cluster, standing for an external database that
@@ -26,25 +27,15 @@ export interface ExternalPg {
 
 let counter = 0
 
-async function admin(base: string, text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: `${base}/postgres` })
-  await c.connect()
-  try {
-    await c.query(text)
-  } finally {
-    await c.end()
-  }
-}
-
 export async function externalPostgres(t: Teardown, label = 'ext'): Promise<ExternalPg> {
   const { pgBase } = readServices()
   const database = `${label}_${String(process.pid)}_${String(++counter)}`
-  await admin(pgBase, `create database ${database}`)
+  await adminQuery(pgBase, `create database ${database}`)
   const url = `${pgBase}/${database}`
   const pool = new pg.Pool({ connectionString: url, max: 2 })
   t.teardown(async () => {
     await pool.end()
-    await admin(pgBase, `drop database if exists ${database} with (force)`)
+    await dropDatabase(pgBase, database)
   })
   const u = new URL(url)
   return {

@@ -47,8 +47,9 @@ async function connectionTo(env: TestPlatform, ext: ExternalPg, name: string): P
 t.test(
   'on a full platform: INSERT and UPDATE told apart by a created column, refused where they cannot be',
   async (t) => {
-    const env = await startTestPlatform(t)
+    // the database first: teardowns run last-in first-out, so the platform stops polling it before it is dropped
     const ext = await externalPostgres(t, 'dbtops')
+    const env = await startTestPlatform(t)
     // both timestamps take the transaction's now() at INSERT; an UPDATE moves updated_at only
     await ext.sql(
       'create table orders (id serial primary key, total int not null, created_at timestamptz not null default now(), updated_at timestamptz not null default now())',

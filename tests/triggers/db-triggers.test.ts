@@ -308,10 +308,11 @@ t.test(
 t.test(
   'on a full platform: no backfill, is_active, backoff, timestamptz bookmarks, and B sees nothing of A',
   async (t) => {
+    // the database first: teardowns run last-in first-out, so the platform stops polling it before it is dropped
+    const ext = await externalPostgres(t, 'dbtrig')
     const env = await startTestPlatform(t, { DB_TRIGGER_BACKOFF_MAX_SECONDS: '4' })
     const names = natsNames(env.config.NATS_PREFIX)
     const nc = env.platform.nc
-    const ext = await externalPostgres(t, 'dbtrig')
     await ext.sql(
       'create table items (id serial primary key, label text not null, at timestamptz not null default clock_timestamp())',
     )
