@@ -31,15 +31,19 @@ export interface HealthSource {
 export function serviceRow(
   s: Pick<HealthService, 'name' | 'kind' | 'status' | 'health'> & Partial<HealthService>,
 ): HealthService {
+  // in the answer's order: who, how it is, then the numbers
   return {
-    reason: null,
-    version: null,
-    instances: null,
-    uptime_seconds: null,
-    cpu_percent: null,
-    memory_bytes: null,
-    details: {},
-    ...s,
+    name: s.name,
+    kind: s.kind,
+    status: s.status,
+    health: s.health,
+    reason: s.reason ?? null,
+    version: s.version ?? null,
+    instances: s.instances ?? null,
+    uptime_seconds: s.uptime_seconds ?? null,
+    cpu_percent: s.cpu_percent ?? null,
+    memory_bytes: s.memory_bytes ?? null,
+    details: s.details ?? {},
   }
 }
 
@@ -54,10 +58,9 @@ export function processTotals(
   for (const m of members) if (m.process !== undefined) byProcess.set(`${m.process.host}:${String(m.process.pid)}`, m.process)
   const ps = [...byProcess.values()]
   if (ps.length === 0) return { uptime_seconds: null, cpu_percent: null, memory_bytes: null, processes: 0 }
-  const cpus = ps.map((p) => p.cpu_percent).filter((c): c is number => c !== null)
   return {
     uptime_seconds: Math.max(...ps.map((p) => p.uptime_seconds)),
-    cpu_percent: cpus.length === 0 ? null : Math.round(cpus.reduce((a, c) => a + c, 0) * 10) / 10,
+    cpu_percent: Math.round(ps.reduce((a, p) => a + p.cpu_percent, 0) * 10) / 10,
     memory_bytes: ps.reduce((a, p) => a + p.rss_bytes, 0),
     processes: ps.length,
   }

@@ -28,8 +28,8 @@ export interface ProcessStats {
   host: string
   pid: number
   uptime_seconds: number
-  /** CPU time used since the previous sample of this heartbeat, as a percent of one core; null on the first. */
-  cpu_percent: number | null
+  /** CPU time used since the previous sample of this heartbeat (the first: since the process started), as a percent of one core. */
+  cpu_percent: number
   rss_bytes: number
   heap_used_bytes: number
 }
@@ -37,10 +37,14 @@ export interface ProcessStats {
 /** Samples shorter than this keep the previous percent: a beat written on a change (sandbox) can follow another by milliseconds. */
 const MIN_CPU_WINDOW_MS = 1_000
 
-/** process.cpuUsage and memoryUsage, read per beat (a few microseconds): the CPU percent over the time since the last sample. */
+/**
+ * process.cpuUsage and memoryUsage, read per beat (microseconds): the CPU percent over the time
+ * since the last sample, the first one since the process started (performance.now() and
+ * process.cpuUsage() both count from there).
+ */
 function processSampler(): () => ProcessStats {
-  let last = { at: performance.now(), cpu: process.cpuUsage() }
-  let percent: number | null = null
+  let last = { at: 0, cpu: { user: 0, system: 0 } }
+  let percent = 0
   return () => {
     const now = performance.now()
     if (now - last.at >= MIN_CPU_WINDOW_MS) {

@@ -107,6 +107,7 @@ t.test('a healthy platform: services in order, sane numbers, no critical warning
   t.match(fn.details, { pool: 'fn', backlog: 0, dead_letters: 0, slots: config.QUEUE_FUNCTION_CONCURRENCY })
   t.ok((fn.memory_bytes ?? 0) > 10_000_000, 'the worker process memory, from its heartbeat')
   t.ok((fn.uptime_seconds ?? -1) >= 0)
+  t.type(fn.cpu_percent, 'number', 'its CPU percent, from its heartbeat')
   const actors = service(h, 'actors')
   t.ok((actors.instances ?? 0) >= 1, 'an actor host')
   t.equal(actors.health, 'healthy', `every partition owned (${actors.reason ?? ''})`)
@@ -174,6 +175,27 @@ t.test('a full DATA_DIR: warning above 90 %, info from 76 to 89 %', { skip: !roo
   t.ok((info?.value ?? 0) > 75 && (info?.value ?? 0) <= 90, `value ${String(info?.value)} %`)
   rmSync(fill)
   t.same(diskWarnings(await health()), [], 'nothing once freed')
+})
+
+t.test('a sandbox pool short of its minimum: a warning with the missing containers', async (t) => {
+  // what a worker process whose driver cannot start sandboxes writes in its heartbeat (sandbox/control.ts)
+  const kv = await workersBucket(platform.nc, names)
+  const node = { seq: 0, generation: 0, share: null, reloads: 0 }
+  const info = {
+    ...{ idle: 0, in_use: 0, starting: 0, total: 0, min_size: 2, max_size: 4, waiting: 0, executions: 0 },
+    ...{ recycled: 0, destroyed_on_error: 5, executor: 'pool', driver: 'bubblewrap', names: [], pid: 1 },
+    interval_ms: 10_000,
+    shared: { started: false, count: 0, workers: [] },
+    pools: { sandbox: node, shared: node },
+  }
+  await kv.put('sandbox.broken-node', JSON.stringify({ role: 'sandbox', nodeId: 'broken-node', info, last_seen: new Date().toISOString() }))
+  t.teardown(() => kv.delete('sandbox.broken-node'))
+  const h = await health()
+  t.match(service(h, 'sandboxes'), { status: 'up', health: 'degraded', instances: 1, details: { unhealthy: 2 } })
+  t.match(
+    h.warnings.find((w) => w.service === 'sandboxes'),
+    { level: 'warning', value: 2, threshold: 0, message: /2 sandbox containers missing/ },
+  )
 })
 
 t.test('probes that fail or hang mark their service and the endpoint still answers', async (t) => {
