@@ -63,7 +63,12 @@ export async function openNodeDirectory(nc: NatsConnection, names: NatsNames): P
         if (!Value.Check(SandboxNodeInfo, m.info)) continue
         if (now - Date.parse(m.last_seen) > 3 * m.info.interval_ms) continue
         if (pool === 'sandbox' && m.info.executor !== 'pool') continue
-        out.push({ node: m.nodeId, info: m.info, last_seen: m.last_seen, ...(m.process === undefined ? {} : { process: m.process }) })
+        out.push({
+          node: m.nodeId,
+          info: m.info,
+          last_seen: m.last_seen,
+          ...(m.process === undefined ? {} : { process: m.process }),
+        })
       }
       return out.sort((a, b) => a.node.localeCompare(b.node))
     },

@@ -97,9 +97,13 @@ export type ActorHostDrain = Static<typeof ActorHostDrain>
 export const HealthStatus = T.Union([T.Literal('up'), T.Literal('down'), T.Literal('unknown')], {
   description: 'up: running; down: not running or not answering; unknown: its probe could not tell (see reason)',
 })
-export const HealthLevel = T.Union([T.Literal('healthy'), T.Literal('degraded'), T.Literal('unhealthy'), T.Literal('unknown')], {
-  description: 'healthy; degraded: running with a problem (a backlog, missing containers, partitions without an owner); unhealthy: down',
-})
+export const HealthLevel = T.Union(
+  [T.Literal('healthy'), T.Literal('degraded'), T.Literal('unhealthy'), T.Literal('unknown')],
+  {
+    description:
+      'healthy; degraded: running with a problem (a backlog, missing containers, partitions without an owner); unhealthy: down',
+  },
+)
 export const HealthService = T.Object(
   {
     name: T.String({ description: 'nats, postgres, then application services (actors, sandboxes, workers.<pool>, …)' }),
@@ -114,7 +118,9 @@ export const HealthService = T.Object(
       T.Number({ description: 'summed over its processes (100 = one core), from their heartbeats; null when unknown' }),
     ),
     memory_bytes: Nullable(T.Integer({ description: 'resident memory summed over its processes; null when unknown' })),
-    details: T.Record(T.String(), T.Unknown(), { description: "the service's own numbers (docs/operations.md#health)" }),
+    details: T.Record(T.String(), T.Unknown(), {
+      description: "the service's own numbers (docs/operations.md#health)",
+    }),
   },
   { title: 'HealthService' },
 )

@@ -55,7 +55,8 @@ export function processTotals(
   members: readonly Member[],
 ): Pick<HealthService, 'uptime_seconds' | 'cpu_percent' | 'memory_bytes'> & { processes: number } {
   const byProcess = new Map<string, ProcessStats>()
-  for (const m of members) if (m.process !== undefined) byProcess.set(`${m.process.host}:${String(m.process.pid)}`, m.process)
+  for (const m of members)
+    if (m.process !== undefined) byProcess.set(`${m.process.host}:${String(m.process.pid)}`, m.process)
   const ps = [...byProcess.values()]
   if (ps.length === 0) return { uptime_seconds: null, cpu_percent: null, memory_bytes: null, processes: 0 }
   return {

@@ -3,7 +3,7 @@ import type { ServiceBase } from '../feature/define.ts'
 import { processTotals, serviceRow, type HealthContribution } from '../feature/health.ts'
 
 /*
- * The sandboxes' part of `GET /api/v1/system/health` (the functions feature's `health`): one
+ * The sandboxes' part of `GET /api/v1/system/health` (the sandbox-admin feature's `health`): one
  * `sandboxes` service over the worker processes' sandbox heartbeats (WORKERS `sandbox.<node>`,
  * read like `GET /api/v1/containers/stats`). A pool replaces a container that fails its health
  * check or breaks at once, so an unhealthy container shows as a missing one: a warm pool
@@ -32,7 +32,9 @@ export async function sandboxHealth(ctx: Pick<ServiceBase, 'nc' | 'names'>): Pro
   const missing = rows.reduce((a, r) => a + r.missing, 0)
   const { processes: _p, ...usage } = processTotals(
     nodes.flatMap((n) =>
-      n.process === undefined ? [] : [{ role: 'sandbox', nodeId: n.node, info: {}, last_seen: n.last_seen, process: n.process }],
+      n.process === undefined
+        ? []
+        : [{ role: 'sandbox', nodeId: n.node, info: {}, last_seen: n.last_seen, process: n.process }],
     ),
   )
   const short = rows.filter((r) => r.missing > 0).map((r) => r.node)
@@ -43,7 +45,8 @@ export async function sandboxHealth(ctx: Pick<ServiceBase, 'nc' | 'names'>): Pro
         kind: 'application',
         status: 'up',
         health: missing > 0 ? 'degraded' : 'healthy',
-        reason: missing > 0 ? `${String(missing)} containers missing below the pool minimum on ${short.join(', ')}` : null,
+        reason:
+          missing > 0 ? `${String(missing)} containers missing below the pool minimum on ${short.join(', ')}` : null,
         instances: nodes.length,
         ...usage,
         details: {

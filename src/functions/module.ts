@@ -1,20 +1,15 @@
 import { defineFeature } from '../feature/define.ts'
 import { codeSpecCheck } from './code-spec-check.ts'
 import { functionHandlers, functionPermissions } from './handlers.ts'
-import { sandboxHealth } from './health.ts'
 import { functionJobExecutor } from './job-executor.ts'
 import { functionRoutes } from './routes.ts'
 
-/*
- * Python functions: execute / execute-async, the `fn` pool's executor (sandboxes), the saved code's
- * check (a spec check) and the sandboxes' row in the system health.
- */
+/* Python functions: execute / execute-async, the `fn` pool's executor (sandboxes), and the saved code's check (a spec check). */
 export const functionsFeature = defineFeature({
   name: 'functions',
   routes: functionRoutes,
   permissions: functionPermissions.list,
   specChecks: ({ config }) => [codeSpecCheck(config)],
-  health: sandboxHealth,
   service: (ctx) => ({
     routes: functionHandlers({
       db: ctx.db,

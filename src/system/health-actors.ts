@@ -27,7 +27,12 @@ export async function actorsService(d: { nc: NatsConnection; names: NatsNames; w
     instances: live.length,
     ...usage,
     details: {
-      hosts: view.hosts.map((h) => ({ node_id: h.node_id, state: h.state, partitions: h.partitions, last_seen: h.last_seen })),
+      hosts: view.hosts.map((h) => ({
+        node_id: h.node_id,
+        state: h.state,
+        partitions: h.partitions,
+        last_seen: h.last_seen,
+      })),
       active_hosts: view.hosts.filter((h) => h.state === 'active').length,
       partitions,
       unowned_partitions: unowned,

@@ -21,12 +21,16 @@ const round1 = (n: number): number => Math.round(n * 10) / 10
 const usedPercent = (used: number, limit: number): number | null => (limit > 0 ? round1((used / limit) * 100) : null)
 
 export async function natsService(nc: NatsConnection): Promise<HealthService> {
-  if (nc.isClosed()) return serviceRow({ name: 'nats', kind: 'infrastructure', status: 'down', health: 'unhealthy', reason: 'connection closed' })
+  if (nc.isClosed())
+    return serviceRow({
+      name: 'nats',
+      kind: 'infrastructure',
+      status: 'down',
+      health: 'unhealthy',
+      reason: 'connection closed',
+    })
   const info = nc.info
-  const [rtt, account] = await Promise.all([
-    nc.rtt(),
-    jetstreamManager(nc).then((jsm) => jsm.getAccountInfo()),
-  ])
+  const [rtt, account] = await Promise.all([nc.rtt(), jetstreamManager(nc).then((jsm) => jsm.getAccountInfo())])
   return serviceRow({
     name: 'nats',
     kind: 'infrastructure',

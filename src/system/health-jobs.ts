@@ -44,11 +44,7 @@ export async function jobPoolServices(d: {
       status: live.length > 0 ? 'up' : 'down',
       health: live.length === 0 ? 'unhealthy' : busy ? 'degraded' : 'healthy',
       reason:
-        live.length === 0
-          ? `no live worker of the ${pool} pool`
-          : busy
-            ? `${String(backlog)} jobs waiting`
-            : null,
+        live.length === 0 ? `no live worker of the ${pool} pool` : busy ? `${String(backlog)} jobs waiting` : null,
       instances: live.length,
       ...usage,
       details: {

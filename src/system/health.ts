@@ -50,11 +50,7 @@ export async function systemHealth(d: HealthDeps): Promise<SystemHealth> {
   const ms = d.timeoutMs ?? PROBE_TIMEOUT_MS
   const host = hostProbe(config.DATA_DIR)
   const bounded = <T>(what: string, work: () => Promise<T>): Promise<T> =>
-    withDeadline(
-      Promise.resolve().then(work),
-      ms,
-      what,
-    )
+    withDeadline(Promise.resolve().then(work), ms, what)
   let workers: Promise<KV> | undefined
   const kv = () => (workers ??= workersBucket(nc, names))
   const only = (s: HealthService): Part => ({ services: [s], warnings: [] })

@@ -119,7 +119,10 @@ t.test('a healthy platform: services in order, sane numbers, no critical warning
   t.ok(memory.total_bytes > memory.available_bytes && memory.available_bytes > 0)
   t.ok(memory.used_percent > 0 && memory.used_percent < 100)
   t.equal(disk.path, config.DATA_DIR)
-  t.ok(disk.used_percent !== null && disk.used_percent >= 0 && disk.used_percent <= 100, `disk ${String(disk.used_percent)} %`)
+  t.ok(
+    disk.used_percent !== null && disk.used_percent >= 0 && disk.used_percent <= 100,
+    `disk ${String(disk.used_percent)} %`,
+  )
   t.ok(h.duration_ms < 3_000)
 })
 
@@ -146,36 +149,43 @@ t.test('a dead-lettered job: a warning with the count', async (t) => {
   t.match(w, { level: 'warning', value: 1, threshold: HEALTH_THRESHOLDS.deadLetters })
   t.equal(service(h, 'workers.fn').details['dead_letters'], 1)
   t.equal((await env.request('POST', '/api/v1/queue/dlq/flush')).status, 200)
-  t.notOk((await health()).warnings.some((x) => /dead letter/.test(x.message)), 'gone after the flush')
+  t.notOk(
+    (await health()).warnings.some((x) => /dead letter/.test(x.message)),
+    'gone after the flush',
+  )
 })
 
-t.test('a full DATA_DIR: warning above 90 %, info from 76 to 89 %', { skip: !root && 'not root: no tmpfs mount' }, async (t) => {
-  const dir = dataDir as string
-  const fill = join(dir, 'fill')
-  t.teardown(() => rmSync(fill, { force: true }))
-  /** Grows or shrinks the fill file so the disk is at `percent` used, as statfs counts it. */
-  const fillTo = (percent: number) => {
-    const s = statfsSync(dir)
-    const usedNow = (s.blocks - s.bfree) * s.bsize
-    const total = s.blocks * s.bsize
-    const size = existsSync(fill) ? statSync(fill).size : 0
-    const want = Math.max(0, Math.round((percent / 100) * total) - (usedNow - size))
-    if (want <= size) truncateSync(fill, want)
-    else writeFileSync(fill, Buffer.alloc(want, 1))
-  }
-  fillTo(95)
-  const full = await health()
-  const [warn] = diskWarnings(full)
-  t.match(warn, { level: 'warning', threshold: 90 }, 'warning above 90 %')
-  t.ok((warn?.value ?? 0) > 90 && (warn?.value ?? 0) <= 100, `value ${String(warn?.value)} %`)
-  t.equal(warn?.value, full.host.disk.used_percent)
-  fillTo(82)
-  const [info] = diskWarnings(await health())
-  t.match(info, { level: 'info', threshold: 75 }, 'info between 75 and 90 %')
-  t.ok((info?.value ?? 0) > 75 && (info?.value ?? 0) <= 90, `value ${String(info?.value)} %`)
-  rmSync(fill)
-  t.same(diskWarnings(await health()), [], 'nothing once freed')
-})
+t.test(
+  'a full DATA_DIR: warning above 90 %, info from 76 to 89 %',
+  { skip: !root && 'not root: no tmpfs mount' },
+  async (t) => {
+    const dir = dataDir as string
+    const fill = join(dir, 'fill')
+    t.teardown(() => rmSync(fill, { force: true }))
+    /** Grows or shrinks the fill file so the disk is at `percent` used, as statfs counts it. */
+    const fillTo = (percent: number) => {
+      const s = statfsSync(dir)
+      const usedNow = (s.blocks - s.bfree) * s.bsize
+      const total = s.blocks * s.bsize
+      const size = existsSync(fill) ? statSync(fill).size : 0
+      const want = Math.max(0, Math.round((percent / 100) * total) - (usedNow - size))
+      if (want <= size) truncateSync(fill, want)
+      else writeFileSync(fill, Buffer.alloc(want, 1))
+    }
+    fillTo(95)
+    const full = await health()
+    const [warn] = diskWarnings(full)
+    t.match(warn, { level: 'warning', threshold: 90 }, 'warning above 90 %')
+    t.ok((warn?.value ?? 0) > 90 && (warn?.value ?? 0) <= 100, `value ${String(warn?.value)} %`)
+    t.equal(warn?.value, full.host.disk.used_percent)
+    fillTo(82)
+    const [info] = diskWarnings(await health())
+    t.match(info, { level: 'info', threshold: 75 }, 'info between 75 and 90 %')
+    t.ok((info?.value ?? 0) > 75 && (info?.value ?? 0) <= 90, `value ${String(info?.value)} %`)
+    rmSync(fill)
+    t.same(diskWarnings(await health()), [], 'nothing once freed')
+  },
+)
 
 t.test('a sandbox pool short of its minimum: a warning with the missing containers', async (t) => {
   // what a worker process whose driver cannot start sandboxes writes in its heartbeat (sandbox/control.ts)
@@ -188,7 +198,10 @@ t.test('a sandbox pool short of its minimum: a warning with the missing containe
     shared: { started: false, count: 0, workers: [] },
     pools: { sandbox: node, shared: node },
   }
-  await kv.put('sandbox.broken-node', JSON.stringify({ role: 'sandbox', nodeId: 'broken-node', info, last_seen: new Date().toISOString() }))
+  await kv.put(
+    'sandbox.broken-node',
+    JSON.stringify({ role: 'sandbox', nodeId: 'broken-node', info, last_seen: new Date().toISOString() }),
+  )
   t.teardown(() => kv.delete('sandbox.broken-node'))
   const h = await health()
   t.match(service(h, 'sandboxes'), { status: 'up', health: 'degraded', instances: 1, details: { unhealthy: 2 } })
@@ -238,8 +251,14 @@ t.test('probes that fail or hang mark their service and the endpoint still answe
   const apps = h.services.slice(2).map((s) => s.name)
   t.same(apps, [...apps].sort(), 'contributions sorted with the others')
   t.match(h.warnings[0], { level: 'critical', service: 'postgres' }, 'Postgres down is critical, listed first')
-  t.ok(h.warnings.some((w) => w.service === 'analytics' && w.message === 'dropping logs'), 'a contributed warning')
-  t.ok(h.warnings.some((w) => w.level === 'warning' && w.service === 'hangs'), 'an unknown service warns')
+  t.ok(
+    h.warnings.some((w) => w.service === 'analytics' && w.message === 'dropping logs'),
+    'a contributed warning',
+  )
+  t.ok(
+    h.warnings.some((w) => w.level === 'warning' && w.service === 'hangs'),
+    'an unknown service warns',
+  )
   t.equal(h.status, 'critical')
 })
 
@@ -248,8 +267,7 @@ t.test('the workers stopped: critical "no queue workers"', async (t) => {
   workersStopped = true
   const kv = await workersBucket(platform.nc, names)
   await eventually(
-    async () =>
-      (await listMembers(kv)).some((m) => ['fn', 'agent', 'subagent'].includes(m.role)) ? undefined : true,
+    async () => ((await listMembers(kv)).some((m) => ['fn', 'agent', 'subagent'].includes(m.role)) ? undefined : true),
     'the workers heartbeats gone',
   )
   const h = await health()
