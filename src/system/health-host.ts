@@ -1,8 +1,7 @@
-import { statfs } from 'node:fs/promises'
-import { readFile } from 'node:fs/promises'
+import { readFile, statfs } from 'node:fs/promises'
 import { cpus, freemem, hostname, loadavg, totalmem } from 'node:os'
 import type { HealthHost } from '../../schemas/system.ts'
-import { reasonOf } from './health-service.ts'
+import { reasonOf, withDeadline } from './health-service.ts'
 
 /*
  * The host of the process that answers (a resources role): CPU (load averages, core count, and the
@@ -30,9 +29,10 @@ async function availableMemory(): Promise<number> {
   return kb === undefined ? freemem() : Number(kb) * 1024
 }
 
-async function disk(path: string): Promise<HealthHost['disk']> {
+async function disk(path: string, timeoutMs: number): Promise<HealthHost['disk']> {
   try {
-    const s = await statfs(path)
+    // bounded like the probes: a statfs on a hung network mount does not return
+    const s = await withDeadline(statfs(path), timeoutMs, `statfs ${path}`)
     const used = (s.blocks - s.bfree) * s.bsize
     const available = s.bavail * s.bsize
     return {
@@ -48,7 +48,7 @@ async function disk(path: string): Promise<HealthHost['disk']> {
 }
 
 /** Starts the CPU sample now; `read()` ends it (waiting out SAMPLE_MS if the probes were quicker) and reads the rest. */
-export function hostProbe(dataDir: string): { read(): Promise<HealthHost> } {
+export function hostProbe(dataDir: string, timeoutMs: number): { read(): Promise<HealthHost> } {
   const start = cpuTimes()
   const startedAt = Date.now()
   return {
@@ -74,7 +74,7 @@ export function hostProbe(dataDir: string): { read(): Promise<HealthHost> } {
           available_bytes: memAvailable,
           used_percent: round1(((memTotal - memAvailable) / memTotal) * 100),
         },
-        disk: await disk(dataDir),
+        disk: await disk(dataDir, timeoutMs),
       }
     },
   }

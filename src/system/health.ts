@@ -48,7 +48,7 @@ export async function systemHealth(d: HealthDeps): Promise<SystemHealth> {
   const started = Date.now()
   const { nc, names, db, config } = d.base
   const ms = d.timeoutMs ?? PROBE_TIMEOUT_MS
-  const host = hostProbe(config.DATA_DIR)
+  const host = hostProbe(config.DATA_DIR, ms)
   const bounded = <T>(what: string, work: () => Promise<T>): Promise<T> =>
     withDeadline(Promise.resolve().then(work), ms, what)
   let workers: Promise<KV> | undefined

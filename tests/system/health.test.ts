@@ -124,6 +124,7 @@ t.test('a healthy platform: services in order, sane numbers, no critical warning
     `disk ${String(disk.used_percent)} %`,
   )
   t.ok(h.duration_ms < 3_000)
+  t.comment(`answered in ${String(h.duration_ms)} ms`)
 })
 
 t.test('B (role Users) gets 403', async (t) => {
