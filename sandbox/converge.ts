@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm } from '@nats-io/kv'
 import { Value } from '@sinclair/typebox/value'
 import { SandboxNodeInfo, type PoolDesired, type PoolKey } from '../schemas/sandbox-pool.ts'
-import type { Member } from '../src/platform/heartbeat.ts'
+import type { Member, ProcessStats } from '../src/platform/heartbeat.ts'
 import type { NatsConnection } from '../src/platform/nats.ts'
 import type { NatsNames } from '../src/platform/nats-names.ts'
 
@@ -26,6 +26,8 @@ export interface LiveNode {
   node: string
   info: SandboxNodeInfo
   last_seen: string
+  /** The worker process's CPU and memory, from its beat (absent from older versions'). */
+  process?: ProcessStats
 }
 
 /** The worker processes of the platform as their heartbeats show them. */
@@ -61,7 +63,12 @@ export async function openNodeDirectory(nc: NatsConnection, names: NatsNames): P
         if (!Value.Check(SandboxNodeInfo, m.info)) continue
         if (now - Date.parse(m.last_seen) > 3 * m.info.interval_ms) continue
         if (pool === 'sandbox' && m.info.executor !== 'pool') continue
-        out.push({ node: m.nodeId, info: m.info, last_seen: m.last_seen })
+        out.push({
+          node: m.nodeId,
+          info: m.info,
+          last_seen: m.last_seen,
+          ...(m.process === undefined ? {} : { process: m.process }),
+        })
       }
       return out.sort((a, b) => a.node.localeCompare(b.node))
     },

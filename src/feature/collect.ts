@@ -7,6 +7,7 @@ import type { SpecCheck } from '../resources/validation.ts'
 import type { ComponentProxies } from './component-proxy.ts'
 import type { ConfigKind } from './config-kinds.ts'
 import type { Feature, ServiceBase, ServiceContext, SpecCheckContext } from './define.ts'
+import type { HealthSource } from './health.ts'
 import type { PermissionInfo } from './permissions.ts'
 import type { ToolProviderFactory } from './tools.ts'
 
@@ -58,3 +59,7 @@ export function registerFeatureErrorCodes(features: readonly Feature[]): void {
 /** The config kinds the features contribute (the generic resource kinds' adapters are the config feature's own). */
 export const featureConfigKinds = (features: readonly Feature[], ctx: ServiceContext): ConfigKind[] =>
   features.flatMap((f) => f.configKinds?.(ctx) ?? [])
+
+/** The features' health checks, each named by its feature (the name a failing check's service gets). */
+export const featureHealthChecks = (features: readonly Feature[]): HealthSource[] =>
+  features.flatMap((f) => (f.health === undefined ? [] : [{ feature: f.name, check: f.health }]))

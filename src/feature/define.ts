@@ -19,6 +19,7 @@ import type { ResourceService } from '../resources/service.ts'
 import type { SpecCheck } from '../resources/validation.ts'
 import type { ComponentProxies } from './component-proxy.ts'
 import type { ConfigKind } from './config-kinds.ts'
+import type { HealthCheck, HealthSource } from './health.ts'
 import type { InvokeDeps } from './invoke-deps.ts'
 import type { PermissionInfo } from './permissions.ts'
 import type { StoreKeyProbe } from './store-key-probe.ts'
@@ -61,6 +62,8 @@ export interface ServiceContext extends ServiceBase {
   storeKeyProbe(): StoreKeyProbe | undefined
   /** Every feature's `configKinds` (declarative config and packages carry them), built on first call. */
   configKinds(): readonly ConfigKind[]
+  /** Every feature's `health` check, for `GET /api/v1/system/health`. */
+  healthChecks: readonly HealthSource[]
 }
 
 /** What a feature gets in the workers role (ROLES includes `workers`). */
@@ -131,6 +134,11 @@ export interface Feature {
    * generic resource kinds (those come from `kinds`): built in the resource-service role.
    */
   configKinds?(ctx: ServiceContext): ConfigKind[]
+  /**
+   * Services and warnings added to `GET /api/v1/system/health` (the contract: `health.ts`), asked
+   * on every request in the resources role.
+   */
+  health?: HealthCheck
   /** Refuses a configuration that cannot work, before anything starts (throws). */
   preflight?(config: Config, roles: ReadonlySet<Role>): void
   service?(ctx: ServiceContext): ServicePart | Promise<ServicePart>

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from './nats.ts'
@@ -19,6 +20,48 @@ export interface Member {
   info: Record<string, unknown>
   /** Wall-clock time of the last beat (ISO 8601). */
   last_seen: string
+  /** The process behind the beat (absent in beats of older versions): what the system health sums per service. */
+  process?: ProcessStats
+}
+
+export interface ProcessStats {
+  host: string
+  pid: number
+  uptime_seconds: number
+  /** CPU time used since the previous sample of this heartbeat (the first: since the process started), as a percent of one core. */
+  cpu_percent: number
+  rss_bytes: number
+  heap_used_bytes: number
+}
+
+/** Samples shorter than this keep the previous percent: a beat written on a change (sandbox) can follow another by milliseconds. */
+const MIN_CPU_WINDOW_MS = 1_000
+
+/**
+ * process.cpuUsage and memoryUsage, read per beat (microseconds): the CPU percent over the time
+ * since the last sample, the first one since the process started (performance.now() and
+ * process.cpuUsage() both count from there).
+ */
+function processSampler(): () => ProcessStats {
+  let last = { at: 0, cpu: { user: 0, system: 0 } }
+  let percent = 0
+  return () => {
+    const now = performance.now()
+    if (now - last.at >= MIN_CPU_WINDOW_MS) {
+      const used = process.cpuUsage(last.cpu)
+      percent = Math.round(((used.user + used.system) / 1000 / (now - last.at)) * 1000) / 10
+      last = { at: now, cpu: process.cpuUsage() }
+    }
+    const mem = process.memoryUsage()
+    return {
+      host: hostname(),
+      pid: process.pid,
+      uptime_seconds: Math.round(process.uptime()),
+      cpu_percent: percent,
+      rss_bytes: mem.rss,
+      heap_used_bytes: mem.heapUsed,
+    }
+  }
 }
 
 export interface Heartbeat {
@@ -42,6 +85,7 @@ export function startHeartbeat(opts: {
 }): Heartbeat {
   const key = `${opts.role}.${opts.nodeId}`
   let stopped = false
+  const sample = processSampler()
   const beat = async (): Promise<void> => {
     if (stopped) return
     const value: Member = {
@@ -49,6 +93,7 @@ export function startHeartbeat(opts: {
       nodeId: opts.nodeId,
       info: opts.info(),
       last_seen: new Date().toISOString(),
+      process: sample(),
     }
     await opts.kv.put(key, JSON.stringify(value))
   }

@@ -1,6 +1,7 @@
 import {
   featureComponentProxies,
   featureConfigKinds,
+  featureHealthChecks,
   featureKinds,
   featurePermissions,
   featureRecordDecorators,
@@ -70,6 +71,7 @@ export async function startServiceRole(
     recordDecorators: featureRecordDecorators(features, base),
     storeKeyProbe: () => storeKeyProbe,
     configKinds: () => (configKinds ??= featureConfigKinds(features, ctx)),
+    healthChecks: featureHealthChecks(features),
   }
   const routes = []
   for (const f of features) {

@@ -5,7 +5,10 @@ import { can, type Principal } from '../auth/principal.ts'
 import { conflict, forbidden, notFound } from '../kernel/errors.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import type { ServiceBase } from '../feature/define.ts'
+import type { HealthSource } from '../feature/health.ts'
 import { activeHosts, actorHost, actorHosts, actorShards } from './actors-view.ts'
+import { systemHealth } from './health.ts'
 import { SYSTEM_ROUTES as R } from './routes.ts'
 
 /** The permissions this module checks, for the reference (its feature contributes the list). */
@@ -29,8 +32,17 @@ const need = (p: Principal, permission: string): void => {
  * `platform.system.update:all` to drain), from NATS alone. A drain is a key in ACTOR_SHARDS the
  * host reads every tick (actors/runtime/shards.ts says why a key and not a request to the host).
  */
-export function systemHandlers(d: { nc: NatsConnection; names: NatsNames }): BoundRoute[] {
+export function systemHandlers(d: {
+  nc: NatsConnection
+  names: NatsNames
+  base: ServiceBase
+  healthChecks: readonly HealthSource[]
+}): BoundRoute[] {
   return [
+    bind(R.report, async ({ principal: p }) => {
+      need(p, SYSTEM_READ)
+      return { body: await systemHealth({ base: d.base, checks: d.healthChecks }) }
+    }),
     bind(R.actors, async ({ principal: p }) => {
       need(p, SYSTEM_READ)
       return { body: await actorShards(d.nc, d.names) }

@@ -1,9 +1,16 @@
-import { ActorHostDrain, ActorHostParams, Health, SystemActorHosts, SystemActors } from '../../schemas/system.ts'
+import {
+  ActorHostDrain,
+  ActorHostParams,
+  Health,
+  SystemActorHosts,
+  SystemActors,
+  SystemHealth,
+} from '../../schemas/system.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
  * The operators' routes about the platform itself: `/health`, which the gateway answers itself
- * (listed so the documents describe it), the view of the actor shards and their hosts, and draining
+ * (listed so the documents describe it), the platform's health (services, host, warnings), the view of the actor shards and their hosts, and draining
  * a host (admin).
  */
 export const SYSTEM_ROUTES = {
@@ -17,6 +24,20 @@ export const SYSTEM_ROUTES = {
     auth: false,
     target: 'local',
     response: Health,
+  }),
+  report: defineRoute({
+    id: 'system.health.report',
+    method: 'GET',
+    path: '/api/v1/system/health',
+    surface: 'management',
+    summary:
+      "The platform's services (NATS, Postgres, job pools, actor hosts, sandboxes, …) with status, health, uptime, CPU and memory, this host's CPU, memory and disk, and warnings by level (admin)",
+    tags: ['System'],
+    auth: true,
+    target: 'rpc',
+    response: SystemHealth,
+    errors: [403],
+    permission: 'platform.system.read:all',
   }),
   actors: defineRoute({
     id: 'system.actors',

@@ -903,6 +903,7 @@ const ROWS: Record<string, Row> = {
     admin: [204],
   },
   'system.actors': adminOnly('/api/v1/system/actors', [200]),
+  'system.health.report': adminOnly('/api/v1/system/health', [200]),
   'system.actors.hosts': adminOnly('/api/v1/system/actors/hosts', [200]),
   'system.actors.drain': adminOnly('/api/v1/system/actors/hosts/no-such-host/drain', [404]),
   'system.actors.undrain': adminOnly('/api/v1/system/actors/hosts/no-such-host/undrain', [404]),

@@ -46,6 +46,22 @@ t.test('stats see the pool of every worker process', async (t) => {
   t.equal(s.nodes.length, 1, 'one worker process')
 })
 
+t.test('the system health lists the sandboxes of every worker process', async (t) => {
+  const h = (await env.request('GET', '/api/v1/system/health')).body as {
+    services: { name: string; status: string; health: string; details: Record<string, unknown> }[]
+    warnings: { level: string }[]
+  }
+  t.match(
+    h.services.find((s) => s.name === 'sandboxes'),
+    { status: 'up', health: 'healthy', details: { containers: 2, unhealthy: 0 } },
+  )
+  t.same(
+    h.warnings.filter((w) => w.level === 'critical'),
+    [],
+    'the whole platform in one process: no critical warning',
+  )
+})
+
 t.test('scale up, then down: only idle sandboxes are removed', async (t) => {
   const up = await env.request('POST', '/api/v1/containers/scale', { body: { target: 4 } })
   t.same(up.body, { action: 'scale_up', previous: 2, current: 4, added: 2 })

@@ -59,6 +59,7 @@ async function setup(t: Parameters<typeof startTestPlatform>[0]): Promise<Setup>
     recordDecorators: [],
     storeKeyProbe: () => undefined,
     configKinds: () => [],
+    healthChecks: [],
   }
   const kinds = new Map(featureConfigKinds(FEATURES, ctx).map((k) => [k.kind, k]))
   const admin = await loadPrincipal(db, { sub: env.adminId, via: 'jwt' })
