@@ -72,13 +72,15 @@ function serveMetrics(app: TemplatedApp, cycle: RequestCycle, token: string): vo
       cycle.finish(state, 401)
       return
     }
-    renderMetrics().then(
-      (m) => {
+    void (async () => {
+      try {
+        const m = await renderMetrics()
         send(res, state, 200, m.body, m.contentType)
         cycle.finish(state, 200)
-      },
-      (err: unknown) => cycle.fail(res, state, err),
-    )
+      } catch (err) {
+        cycle.fail(res, state, err)
+      }
+    })()
   })
 }
 

@@ -76,7 +76,9 @@ async function serveMetrics(
 ): Promise<number | undefined> {
   if (config.METRICS_PORT === 0) {
     if (!roles.has('gateway'))
-      log.info('no /metrics in this process: it has no gateway role and METRICS_PORT is 0 (set METRICS_PORT to scrape it)')
+      log.info(
+        'no /metrics in this process: it has no gateway role and METRICS_PORT is 0 (set METRICS_PORT to scrape it)',
+      )
     return undefined
   }
   const server = await startMetricsServer({
