@@ -24,7 +24,7 @@ const StateCountRow = rowType(
 )
 
 /** Registers the job gauges' collector; returns its removal (for the role's stop). */
-export function registerJobMetrics(d: { nc: NatsConnection; names: NatsNames; db: Db }): () => Promise<void> {
+export function scrapeJobMetrics(d: { nc: NatsConnection; names: NatsNames; db: Db }): () => Promise<void> {
   const backlog = scrapeSample(
     async () => {
       const jsm = await jetstreamManager(d.nc)

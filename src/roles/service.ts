@@ -16,7 +16,7 @@ import { bootstrap } from '../bootstrap.ts'
 import { autoApplyConfig } from '../gitops/auto-apply.ts'
 import { executionCallbacks } from '../functions/callback.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
-import { registerJobMetrics } from '../jobs/metrics.ts'
+import { scrapeJobMetrics } from '../jobs/metrics.ts'
 import { startJobService, type JobService } from '../jobs/start.ts'
 import { createDb, migrate, type Db } from '../platform/db.ts'
 import { createResourceService, type ResourceService } from '../resources/service.ts'
@@ -62,7 +62,7 @@ export async function startServiceRole(
   const jobs = await startJobService({ nc: infra.nc, names: infra.names, db, config, log, onFinished })
   life.onStop(() => jobs.close())
   // the pools' backlog and the jobs by state, read at scrape (docs/operations.md#metrics)
-  life.onStop(registerJobMetrics({ nc: infra.nc, names: infra.names, db }))
+  life.onStop(scrapeJobMetrics({ nc: infra.nc, names: infra.names, db }))
   const base = { ...infra, db, resources, jobs }
   let storeKeyProbe: StoreKeyProbe | undefined
   let configKinds: readonly ConfigKind[] | undefined
