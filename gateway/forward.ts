@@ -13,7 +13,7 @@ import { pickCookies, safeDecode, type CompiledRoute } from './compiled-route.ts
 import { readBody, send, sendPage } from './http.ts'
 import type { NatsLink } from './nats-status.ts'
 import { checkJsonBody, checkPrelude } from './request-checks.ts'
-import type { RequestCycle, RequestState } from './request-cycle.ts'
+import { timerOf, type RequestCycle, type RequestState } from './request-cycle.ts'
 import { RouteCaller } from './route-call.ts'
 import type { SseRelay, SseStream } from './sse.ts'
 
@@ -87,8 +87,9 @@ export class Forwarder {
   /** The uWS handler of one route: everything read from `req` here, before the first await. */
   handler(route: CompiledRoute): (res: HttpResponse, req: HttpRequest) => void {
     const greedy = route.def.greedyParam === true
+    const timer = timerOf(route.def.id)
     return (res, req) => {
-      const state = this.d.cycle.begin(res, req)
+      const state = this.d.cycle.begin(res, req, timer)
       const apiKey = req.getHeader('x-api-key')
       // `X-API-Key: <key>` is the same credential as `Authorization: Bearer <key>` (gateway/auth.ts).
       const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { toAppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
+import { httpRequestDuration, type RouteTimer } from '../src/platform/metrics.ts'
 import type { Cors } from './cors.ts'
 import { sendError, type ResponseState } from './http.ts'
 
@@ -9,12 +10,40 @@ import { sendError, type ResponseState } from './http.ts'
  * The life of one request at the edge: `begin` makes its state and does the synchronous reads
  * uWS requires before any await (its request object dies with the callback), `finish` logs it,
  * `fail` answers the one error body. Every handler of the gateway (forwarded routes, webhooks,
- * local pages) goes through these, so request ids and access logs look the same everywhere.
+ * local pages) goes through these, so request ids, access logs and the request duration metric
+ * look the same everywhere.
  */
-export type RequestState = ResponseState & { method: string; url: string; started: number; onAbort?: () => void }
+export type RequestState = ResponseState & {
+  method: string
+  url: string
+  started: number
+  /** The duration histogram's series of the route (agent_platform_http_request_duration_seconds). */
+  timer: RouteTimer
+  onAbort?: () => void
+}
+
+/**
+ * The `route` label of what the gateway answers itself (a forwarded route's is its id): fixed
+ * names, never a URL, so the metric's series stay few.
+ */
+export type LocalRouteName =
+  | 'health'
+  | 'metrics'
+  | 'openapi'
+  | 'docs'
+  | 'docs.assets'
+  | 'assets'
+  | 'webhooks.call'
+  | 'preflight'
+  | 'unmatched'
+
+/** The timer a handler passes to `begin`: made once per route at start, not per request. */
+export const timerOf = (route: string): RouteTimer => httpRequestDuration.route(route)
+
+export const localTimer = (name: LocalRouteName): RouteTimer => timerOf(name)
 
 export interface RequestCycle {
-  begin(res: HttpResponse, req: HttpRequest): RequestState
+  begin(res: HttpResponse, req: HttpRequest, timer: RouteTimer): RequestState
   finish(state: RequestState, status: number): void
   fail(res: HttpResponse, state: RequestState, err: unknown): void
 }
@@ -26,13 +55,15 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
   const bootId = randomBytes(4).toString('hex')
   let seq = 0
   const finish = (state: RequestState, status: number): void => {
-    const ms = Math.round((performance.now() - state.started) * 100) / 100
+    const elapsed = performance.now() - state.started
+    state.timer.observe(status, elapsed / 1000)
+    const ms = Math.round(elapsed * 100) / 100
     if (state.url === '/health')
       log.debug({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
     else log.info({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
   }
   return {
-    begin(res, req) {
+    begin(res, req, timer) {
       const given = req.getHeader('x-request-id')
       const url = req.getUrl()
       const state: RequestState = {
@@ -46,6 +77,7 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
         method: req.getCaseSensitiveMethod(),
         url,
         started: performance.now(),
+        timer,
       }
       res.onAborted(() => {
         state.aborted = true

@@ -47,6 +47,11 @@ export interface GatewayOptions {
   blobs?: () => Promise<BlobStore>
   /** Files served from memory under their prefixes (the component pages' libraries); none by default. */
   assets?: readonly StaticAssets[]
+  /**
+   * `GET /metrics` (Prometheus, src/platform/metrics.ts) on this port, behind a bearer token when
+   * `token` is not ''; unset: not served here (METRICS_PORT serves it elsewhere, or nowhere).
+   */
+  metrics?: { token: string }
 }
 
 export interface Gateway {
@@ -84,6 +89,7 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
     health: options.health,
     cors,
     assets: options.assets ?? [],
+    metrics: options.metrics,
   })
   const forwarder = new Forwarder({
     nc,

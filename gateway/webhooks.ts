@@ -22,7 +22,7 @@ import { readBody, send, sendError } from './http.ts'
 import { MAX_JSON_DEPTH, scanJson } from './json-scan.ts'
 import type { NatsLink } from './nats-status.ts'
 import type { TokenVerifier } from './auth.ts'
-import type { RequestCycle } from './request-cycle.ts'
+import { localTimer, type RequestCycle } from './request-cycle.ts'
 import { RouteCaller } from './route-call.ts'
 
 /*
@@ -146,8 +146,10 @@ function bodyInput(raw: Buffer): Record<string, unknown> {
 
 export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: HttpRequest) => void {
   const service = new RouteCaller(ctx)
+  // one label for every webhook path: the paths are user-defined, so they are not series
+  const timer = localTimer('webhooks.call')
   return (res, req) => {
-    const state = ctx.begin(res, req)
+    const state = ctx.begin(res, req, timer)
     const method = state.method.toUpperCase()
     const path = state.url.slice(PREFIX.length)
     const apiKey = req.getHeader('x-api-key')

@@ -12,6 +12,7 @@ import type { Logger } from './kernel/log.ts'
 import { warnUnbuiltSettings } from './kernel/unbuilt-settings.ts'
 import type { Db } from './platform/db.ts'
 import type { NatsConnection } from './platform/nats.ts'
+import { startMetricsServer } from './platform/metrics-server.ts'
 import { setOutboundDnsCache } from './platform/outbound-http.ts'
 import type { ResourceService } from './resources/service.ts'
 import { startActorRole } from './roles/actors.ts'
@@ -58,6 +59,36 @@ export interface Platform extends Pick<Lifecycle, 'local' | 'close' | 'abort'> {
   jobs: JobService | undefined
   sandboxes: SandboxExecutor | undefined
   superadminId: string | undefined
+  /** The port of `GET /metrics` when METRICS_PORT gives it one of its own (else it is on the gateway's port, if any). */
+  metricsPort: number | undefined
+}
+
+/**
+ * Prometheus's endpoint of this process (docs/operations.md#metrics): its own listener when
+ * METRICS_PORT is set; otherwise the gateway role serves `/metrics`, and a process without that
+ * role has none (said once at start).
+ */
+async function serveMetrics(
+  config: Config,
+  roles: ReadonlySet<Role>,
+  life: Lifecycle,
+  log: Logger,
+): Promise<number | undefined> {
+  if (config.METRICS_PORT === 0) {
+    if (!roles.has('gateway'))
+      log.info(
+        'no /metrics in this process: it has no gateway role and METRICS_PORT is 0 (set METRICS_PORT to scrape it)',
+      )
+    return undefined
+  }
+  const server = await startMetricsServer({
+    host: config.HOST,
+    port: config.METRICS_PORT,
+    token: config.METRICS_TOKEN,
+    log: log.child({ mod: 'metrics' }),
+  })
+  life.onStop(() => server.close())
+  return server.port
 }
 
 export async function startPlatform(config: Config, log: Logger): Promise<Platform> {
@@ -73,12 +104,19 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     const sandboxes = roles.has('workers') ? await startWorkerRole(infra, FEATURES, life, service) : undefined
     if (roles.has('actors')) await startActorRole(infra, featureActors(FEATURES), life)
     const gateway = roles.has('gateway') ? await startGatewayRole(infra, allRoutes(), VERSION, life) : undefined
+    const metricsPort = await serveMetrics(config, roles, life, log)
     if (life.local.nats !== undefined || life.local.postgres !== undefined) {
       const file = join(config.DATA_DIR, 'runtime.json')
       writeFileSync(
         file,
         JSON.stringify(
-          { pid: process.pid, natsUrl: infra.natsUrl, databaseUrl: infra.databaseUrl, gatewayPort: gateway?.port },
+          {
+            pid: process.pid,
+            natsUrl: infra.natsUrl,
+            databaseUrl: infra.databaseUrl,
+            gatewayPort: gateway?.port,
+            ...(metricsPort === undefined ? {} : { metricsPort }),
+          },
           null,
           2,
         ),
@@ -96,6 +134,7 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
       jobs,
       sandboxes,
       superadminId,
+      metricsPort,
       get local() {
         return life.local
       },

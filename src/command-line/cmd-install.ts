@@ -127,7 +127,7 @@ function targetUnit(): string {
   ].join('\n')
 }
 
-/** The Caddy site: automatic HTTPS for the domain, everything proxied to the gateway. */
+/** The Caddy site: automatic HTTPS for the domain, everything but /metrics proxied to the gateway. */
 function caddyfile(o: InstallOptions): string {
   return [
     '# Written by `platform install` (docs/operations.md#deploying). Caddy obtains and renews the',
@@ -137,6 +137,8 @@ function caddyfile(o: InstallOptions): string {
     '}',
     '',
     `${o.domain} {`,
+    '\t# Prometheus metrics stay on this machine: scrape 127.0.0.1 (docs/operations.md#metrics)',
+    '\trespond /metrics 404',
     `\treverse_proxy 127.0.0.1:${String(o.port)} {`,
     '\t\t# Server-Sent Events (chat streams, events tail): every event at once, no buffering',
     '\t\tflush_interval -1',

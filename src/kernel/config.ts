@@ -40,6 +40,13 @@ export const ConfigSchema = T.Object({
     true,
     'a process running both the gateway and the resources role hands requests to its own routes in memory; false: every request goes over NATS, spread by the queue group over all resources processes',
   ),
+  METRICS_PORT: int(
+    0,
+    'Prometheus metrics (`GET /metrics`) on this port of HOST in every process, and no longer on the gateway port; 0: on the gateway port of a process with the gateway role, none in the others',
+    0,
+    65535,
+  ),
+  METRICS_TOKEN: str('', 'bearer token a scrape of `GET /metrics` must send; empty: no authentication'),
   HTTP_MAX_BODY_BYTES: int(524288, 'largest accepted JSON request body in bytes', 1024, 64 * 1024 * 1024),
   SSE_PING_SECONDS: num(
     15,

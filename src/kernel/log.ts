@@ -29,6 +29,7 @@ export function createLogger(
           'config.SUPERADMIN_PASSWORD',
           'config.SMTP_PASSWORD',
           'config.ENCRYPTION_KEY_PREVIOUS',
+          'config.METRICS_TOKEN',
           // secret values (secrets kind) and credentials in request bodies
           'body.value',
           'body.api_key',

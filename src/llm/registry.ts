@@ -2,6 +2,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { llmProviderKind } from '../kinds/llm-provider/kind.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
 import { createAnthropicClient } from './anthropic.ts'
+import { metered } from './metered.ts'
 import { createMistralClient } from './mistral.ts'
 import { createOllamaClient } from './ollama.ts'
 import { createOpenAiClient } from './openai.ts'
@@ -12,8 +13,12 @@ import { LlmError, type LlmClient, type ProviderConfig, type ProviderType } from
 
 export type { TransportOptions as LlmClientOptions } from './transport.ts'
 
-/** The client for a provider's wire protocol. */
+/** The client for a provider's wire protocol, its calls counted and timed (metered.ts). */
 export function createLlmClient(provider: ProviderConfig, options: TransportOptions = {}): LlmClient {
+  return metered(wireClient(provider, options))
+}
+
+function wireClient(provider: ProviderConfig, options: TransportOptions): LlmClient {
   switch (provider.provider_type) {
     case 'openai':
       return createOpenAiClient(provider, options)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ActorFactory } from '../../actors/runtime/define-actor.ts'
 import { startActorHost } from '../../actors/runtime/host.ts'
+import { actorPartitionsOwned, onScrape } from '../platform/metrics.ts'
 import type { Infrastructure } from './infrastructure.ts'
 import type { Lifecycle } from './lifecycle.ts'
 
@@ -35,4 +36,10 @@ export async function startActorRole(
     infra.actorsHere.bind(null)
     return host.stop()
   })
+  life.onStop(
+    onScrape(() => {
+      // owned() names `<type>.<partition>`; the gauge counts per type (the partition is not a label)
+      for (const p of host.owned()) actorPartitionsOwned.inc({ actor_type: p.slice(0, p.lastIndexOf('.')) })
+    }),
+  )
 }

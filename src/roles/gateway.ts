@@ -3,6 +3,7 @@ import type { RouteDef } from '../api/route.ts'
 import { componentStaticAssets } from '../components/gateway-assets.ts'
 import { startHealthMonitor } from '../platform/health.ts'
 import { workersBucket } from '../platform/heartbeat.ts'
+import { onScrape, sseStreamsOpen } from '../platform/metrics.ts'
 import type { Infrastructure } from './infrastructure.ts'
 import type { Lifecycle } from './lifecycle.ts'
 
@@ -40,6 +41,8 @@ export async function startGatewayRole(
       version,
       // the component pages' libraries (React, platform-ui), served by the gateway from memory
       assets: [componentStaticAssets()],
+      // GET /metrics on this port unless METRICS_PORT gives them a port of their own (src/main.ts)
+      ...(config.METRICS_PORT === 0 ? { metrics: { token: config.METRICS_TOKEN } } : {}),
       sse: {
         pingMs: config.SSE_PING_SECONDS * 1000,
         maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,
@@ -50,5 +53,6 @@ export async function startGatewayRole(
     config.PORT,
   )
   life.onStop(async () => gateway.close())
+  life.onStop(onScrape(() => sseStreamsOpen.inc(gateway.sseStreams())))
   return gateway
 }

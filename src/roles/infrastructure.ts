@@ -10,6 +10,8 @@ import { natsNames } from '../platform/nats-names.ts'
 import { closeNats, connectNats, natsAuthOf, probeNats, provisionNats, type NatsConnection } from '../platform/nats.ts'
 import { authorizationConf, localNatsCredentials } from '../platform/nats-credentials.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { natsRtt, onScrape } from '../platform/metrics.ts'
+import { scrapeSample } from '../platform/scrape-sample.ts'
 import { superviseService } from '../platform/supervisor.ts'
 import { setStreamReplicas } from '../platform/stream-replicas.ts'
 import type { LocalJobs } from '../jobs/local-run.ts'
@@ -98,6 +100,14 @@ export async function startInfrastructure(
   // single-node mode runs one server: more than one replica is refused there
   setStreamReplicas(nc, life.local.nats === undefined ? config.NATS_STREAM_REPLICAS : 1)
   life.onStop(() => closeNats(nc))
+  // the round trip to the server, measured when Prometheus asks (at most once a second)
+  const rtt = scrapeSample(() => nc.rtt(), { maxAgeMs: 1_000, timeoutMs: 1_000 })
+  life.onStop(
+    onScrape(async () => {
+      const ms = await rtt()
+      if (ms !== undefined) natsRtt.set(ms / 1000)
+    }),
+  )
   // what the server has (priority groups, per-message TTL, ...): callers ask natsServerFeatures(nc)
   log.info({ nats: await probeNats(nc) }, 'nats-server version and features')
   if (roles.size === 1 && roles.has('gateway') && life.local.nats === undefined) {

@@ -17,6 +17,7 @@ import { bootstrap } from '../bootstrap.ts'
 import { autoApplyConfig } from '../gitops/auto-apply.ts'
 import { executionCallbacks } from '../functions/callback.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
+import { scrapeJobMetrics } from '../jobs/metrics.ts'
 import { startJobService, type JobService } from '../jobs/start.ts'
 import { createDb, migrate, type Db } from '../platform/db.ts'
 import { createResourceService, type ResourceService } from '../resources/service.ts'
@@ -61,6 +62,8 @@ export async function startServiceRole(
   const onFinished = [executionCallbacks({ db, config, log })]
   const jobs = await startJobService({ nc: infra.nc, names: infra.names, db, config, log, onFinished })
   life.onStop(() => jobs.close())
+  // the pools' backlog and the jobs by state, read at scrape (docs/operations.md#metrics)
+  life.onStop(scrapeJobMetrics({ nc: infra.nc, names: infra.names, db }))
   const base = { ...infra, db, resources, jobs }
   let storeKeyProbe: StoreKeyProbe | undefined
   let configKinds: readonly ConfigKind[] | undefined

@@ -10,6 +10,7 @@ import { openResultStore } from '../jobs/result-store.ts'
 import { maxDelayOf, maxDepthOf, startJobWorkers } from '../jobs/start.ts'
 import { createDb } from '../platform/db.ts'
 import { createResourceService } from '../resources/service.ts'
+import { onScrape, sandboxes as sandboxGauge, sandboxesMax, sandboxWaiting } from '../platform/metrics.ts'
 import type { Infrastructure } from './infrastructure.ts'
 import type { Lifecycle } from './lifecycle.ts'
 import type { ServiceRole } from './service.ts'
@@ -38,6 +39,16 @@ export async function startWorkerRole(
   const packagesDir = currentPackagesDir(config)
   const local = await createSandboxExecutor(config, log.child({ mod: 'sandbox' }), { packagesDir })
   life.onStop(() => local.close())
+  life.onStop(
+    onScrape(() => {
+      const s = local.stats()
+      sandboxGauge.inc({ state: 'idle' }, s.idle)
+      sandboxGauge.inc({ state: 'in_use' }, s.in_use)
+      sandboxGauge.inc({ state: 'starting' }, s.starting)
+      sandboxesMax.inc(s.max_size)
+      sandboxWaiting.inc(s.waiting)
+    }),
+  )
   // the pools converge to their pool actors' state (actors/pool/); executions stay local
   const control = await startSandboxControl({
     nc,

@@ -104,6 +104,7 @@ t.test('single node: one service running every role, a Caddy site with automatic
     t.match(text, /"dial":"127\.0\.0\.1:8000"/, 'proxied to the gateway')
     t.match(text, /"flush_interval":-1/, 'SSE flushed at once')
     t.match(text, /"email":"admin@platform\.example\.com"/, 'the ACME account')
+    t.match(text, /"path":\["\/metrics"\]/, '/metrics answered by Caddy itself (404), not proxied')
   })
 
   // A second install keeps the keys: data encrypted with them stays readable.
