@@ -47,6 +47,8 @@ export interface GatewayOptions {
   blobs?: () => Promise<BlobStore>
   /** Files served from memory under their prefixes (the component pages' libraries); none by default. */
   assets?: readonly StaticAssets[]
+  /** The API's public base URL, named by JSON-RPC routes' 401 challenge (RouteDef.jsonRpc); '' = the request's Host. */
+  publicBaseUrl?: string
 }
 
 export interface Gateway {
@@ -96,6 +98,7 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
     clientAddress,
     maxBodyBytes: options.maxBodyBytes,
     rpcTimeoutMs,
+    publicBaseUrl: options.publicBaseUrl ?? '',
   })
   for (const route of compiled) {
     if (route.def.target !== 'rpc' || route.def.webhook === true) continue

@@ -1,6 +1,7 @@
 import { startGateway, type Gateway } from '../../gateway/server.ts'
 import type { RouteDef } from '../api/route.ts'
 import { componentStaticAssets } from '../components/gateway-assets.ts'
+import { publicBase } from '../files/handlers.ts'
 import { startHealthMonitor } from '../platform/health.ts'
 import { workersBucket } from '../platform/heartbeat.ts'
 import type { Infrastructure } from './infrastructure.ts'
@@ -40,6 +41,8 @@ export async function startGatewayRole(
       version,
       // the component pages' libraries (React, platform-ui), served by the gateway from memory
       assets: [componentStaticAssets()],
+      // the MCP route's 401 names the protected resource metadata at this base (RouteDef.jsonRpc)
+      publicBaseUrl: publicBase(config),
       sse: {
         pingMs: config.SSE_PING_SECONDS * 1000,
         maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,
