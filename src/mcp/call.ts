@@ -54,11 +54,7 @@ const INVALID_INPUT: ReadonlySet<string> = new Set([
 const unknownTool = (name: string): RpcFault => new RpcFault(RPC_ERROR.invalidParams, `Unknown tool: ${name}`)
 
 /** The route, its path parameters and body for a call of `target` with `args`. */
-async function request(
-  d: CallDeps,
-  target: ToolTarget,
-  args: Json,
-): Promise<{ route: RouteDef; body: Json }> {
+async function request(d: CallDeps, target: ToolTarget, args: Json): Promise<{ route: RouteDef; body: Json }> {
   if (target.kind === 'fn') {
     // the input schema the tool was listed with says whether the arguments are the input or wrap it
     const [fn] = await d.resources.loadMany(functionKind, [`${target.namespace}/${target.name}`])
@@ -71,7 +67,7 @@ async function request(
     throw new RpcFault(RPC_ERROR.invalidParams, 'an agent tool takes a non-empty string `message`')
   const input = args['input']
   if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input)))
-    throw new RpcFault(RPC_ERROR.invalidParams, '`input` must be an object (the agent\'s input variables)')
+    throw new RpcFault(RPC_ERROR.invalidParams, "`input` must be an object (the agent's input variables)")
   return { route: CHAT_ROUTES.agentsInvoke, body: { message, ...(input === undefined ? {} : { input }) } }
 }
 
@@ -83,7 +79,12 @@ function toResult(target: ToolTarget, status: number, body: unknown, name: strin
     throw new RpcFault(RPC_ERROR.invalidParams, `Invalid arguments for ${name}: ${String(b['detail'])}`, b['errors'])
   if (status !== 200) return text(`${String(b['detail'] ?? 'failed')} (${String(b['code'] ?? status)})`, true)
   if (target.kind === 'fn') {
-    if (b['status'] !== 'success') return text(String(b['error'] ?? b['status']), true, { execution_id: b['execution_id'], status: b['status'], error: b['error'] })
+    if (b['status'] !== 'success')
+      return text(String(b['error'] ?? b['status']), true, {
+        execution_id: b['execution_id'],
+        status: b['status'],
+        error: b['error'],
+      })
     return text(json(b['result']), false, b['result'])
   }
   if (target.kind === 'query') return text(json(b['rows']), false, b)

@@ -1,11 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import {
-  InitializeParams,
-  JsonRpcRequest,
-  ToolsCallParams,
-  ToolsListParams,
-} from '../../schemas/mcp.ts'
+import { InitializeParams, JsonRpcRequest, ToolsCallParams, ToolsListParams } from '../../schemas/mcp.ts'
 import { bind, type BoundRoute, type RequestMeta, type RouteReply } from '../api/bind.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
@@ -73,12 +68,23 @@ export function mcpHandlers(d: McpDeps): BoundRoute[] {
   }
 
   /** One message → the HTTP reply. */
-  async function answer(p: Principal, body: unknown, namespace: string | undefined, req: RequestMeta): Promise<RouteReply> {
+  async function answer(
+    p: Principal,
+    body: unknown,
+    namespace: string | undefined,
+    req: RequestMeta,
+  ): Promise<RouteReply> {
     if (Array.isArray(body))
-      return badRequest(RPC_ERROR.invalidRequest, 'Invalid Request: batches are not part of MCP 2025-06-18; send one message per request')
+      return badRequest(
+        RPC_ERROR.invalidRequest,
+        'Invalid Request: batches are not part of MCP 2025-06-18; send one message per request',
+      )
     const version = req.headers?.['mcp-protocol-version']
     if (version !== undefined && !(SUPPORTED_VERSIONS as readonly string[]).includes(version))
-      return badRequest(RPC_ERROR.invalidRequest, `Unsupported MCP-Protocol-Version ${version}; supported: ${SUPPORTED_VERSIONS.join(', ')}`)
+      return badRequest(
+        RPC_ERROR.invalidRequest,
+        `Unsupported MCP-Protocol-Version ${version}; supported: ${SUPPORTED_VERSIONS.join(', ')}`,
+      )
     // a client's response or a notification: nothing to answer
     if (!checks.request.Check(body) || body.id === undefined) return { status: 202 }
     const { id, method, params } = body

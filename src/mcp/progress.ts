@@ -43,15 +43,18 @@ export function streamWithProgress(
     })
   }
   const timer = setInterval(tick, d.intervalMs)
-  void respond()
-    .catch((err: unknown) => {
+  const finish = async (): Promise<void> => {
+    let response: unknown
+    try {
+      response = await respond()
+    } catch (err) {
       d.log.warn({ err, channel }, 'mcp tool call failed')
-      return rpcError(null, RPC_ERROR.internal, 'internal error')
-    })
-    .then(async (response) => {
+      response = rpcError(null, RPC_ERROR.internal, 'internal error')
+    } finally {
       clearInterval(timer)
-      // acknowledged: it comes after the progress events of this connection, and a failing stream shows here
-      await publishStreamEvent(d.js, d.names, channel, { event: 'done', data: response })
-    })
-    .catch((err: unknown) => d.log.warn({ err, channel }, 'mcp: could not end a progress stream'))
+    }
+    // acknowledged: it comes after the progress events of this connection, and a failing stream shows here
+    await publishStreamEvent(d.js, d.names, channel, { event: 'done', data: response })
+  }
+  finish().catch((err: unknown) => d.log.warn({ err, channel }, 'mcp: could not end a progress stream'))
 }

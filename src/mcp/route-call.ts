@@ -59,13 +59,15 @@ export async function callRoute(
     { requestId: call.requestId, caller: call.caller, params: call.params, query: {}, clientIp: '' },
     Buffer.from(JSON.stringify(call.body)),
   )
-  const msg = await d.nc.request(subject, out.data, { timeout: timeoutMs, headers: out.headers }).catch((err: unknown) => {
-    const failure = classifyNatsError(err)
-    if (failure === 'no_responders' || failure === 'closed')
-      throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
-    if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the call did not end in time')
-    throw err
-  })
+  const msg = await d.nc
+    .request(subject, out.data, { timeout: timeoutMs, headers: out.headers })
+    .catch((err: unknown) => {
+      const failure = classifyNatsError(err)
+      if (failure === 'no_responders' || failure === 'closed')
+        throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+      if (failure === 'timeout') throw new AppError(504, 'service.timeout', 'the call did not end in time')
+      throw err
+    })
   const reply = decodeReply(msg.headers, msg.data)
   const text = Buffer.from(reply.data.buffer, reply.data.byteOffset, reply.data.byteLength).toString('utf8')
   return { status: reply.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) }

@@ -1,10 +1,4 @@
-import {
-  JsonRpcResponse,
-  McpBody,
-  McpNamespaceParams,
-  McpQuery,
-  ProtectedResourceMetadata,
-} from '../../schemas/mcp.ts'
+import { JsonRpcResponse, McpBody, McpNamespaceParams, McpQuery, ProtectedResourceMetadata } from '../../schemas/mcp.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*

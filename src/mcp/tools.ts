@@ -109,10 +109,22 @@ export async function listTools(
   }
   for (const f of fns)
     if (inScope(f) && f['is_active'] !== false && canOnResource(p, functionKind, 'execute', meta(f)))
-      add('fn', f, `Function ${String(f['namespace'])}/${f.name}`, describe(f, 'Function'), functionInputSchema(f['input_schema']).schema)
+      add(
+        'fn',
+        f,
+        `Function ${String(f['namespace'])}/${f.name}`,
+        describe(f, 'Function'),
+        functionInputSchema(f['input_schema']).schema,
+      )
   for (const q of queries)
     if (inScope(q) && q['is_active'] !== false && canOnResource(p, queryKind, 'execute', meta(q)))
-      add('query', q, `Query ${String(q['namespace'])}/${q.name}`, describe(q, 'Saved query'), objectSchema(q['input_schema']))
+      add(
+        'query',
+        q,
+        `Query ${String(q['namespace'])}/${q.name}`,
+        describe(q, 'Saved query'),
+        objectSchema(q['input_schema']),
+      )
   for (const a of agents)
     if (
       inScope(a) &&

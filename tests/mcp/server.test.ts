@@ -131,7 +131,10 @@ t.test('tools/list: what the caller may run, paged by cursor', async (t) => {
   const b = await connect(bearer(userB.token))
   const bNames = (await b.listTools()).tools.map((x) => x.name)
   t.notOk(bNames.includes('fn.alice.private'), "user B does not see A's private function")
-  t.notOk(bNames.some((n) => n.startsWith('fn.demo.')), "nor the admin's")
+  t.notOk(
+    bNames.some((n) => n.startsWith('fn.demo.')),
+    "nor the admin's",
+  )
   await t.rejects(
     b.callTool({ name: 'fn.alice.private', arguments: {} }),
     /Unknown tool/,
