@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
 import { streamReply } from '../streaming/channel.ts'
 import { callTool, type CallDeps } from './call.ts'
-import { RPC_ERROR, RpcFault, rpcError, rpcResult, type RpcId } from './jsonrpc.ts'
+import { RPC_ERROR, RpcFault, rpcError, rpcResult } from './jsonrpc.ts'
 import { streamWithProgress, type ProgressDeps } from './progress.ts'
 import { MCP_ROUTES as R } from './routes.ts'
 import { listTools } from './tools.ts'
@@ -90,7 +90,7 @@ export function mcpHandlers(d: McpDeps): BoundRoute[] {
     const { id, method, params } = body
     const respond = async (): Promise<unknown> => {
       try {
-        return rpcResult(id, await run(p, id, method, params, namespace, req))
+        return rpcResult(id, await run(p, method, params, namespace, req))
       } catch (err) {
         if (err instanceof RpcFault) return rpcError(id, err.code, err.message, err.data)
         throw err
@@ -111,7 +111,6 @@ export function mcpHandlers(d: McpDeps): BoundRoute[] {
 
   async function run(
     p: Principal,
-    _id: RpcId,
     method: string,
     params: Record<string, unknown> | undefined,
     namespace: string | undefined,
