@@ -34,6 +34,8 @@ export interface ForwarderDeps {
   clientAddress: (res: HttpResponse, req: HttpRequest) => string
   maxBodyBytes: number
   rpcTimeoutMs: number
+  /** The API's public base URL (PUBLIC_BASE_URL, else https://DOMAIN; '' = the request's Host): JSON-RPC routes' 401 challenge names it. */
+  publicBaseUrl: string
 }
 
 interface RequestInput {
@@ -49,6 +51,8 @@ interface ForwardInput extends RequestInput {
   bodyPromise: Promise<Buffer | null> | undefined
   headers: Record<string, string> | undefined
   cookies: Record<string, string> | undefined
+  /** JSON-RPC routes only: the Host header, for the 401 challenge when no public base URL is set. */
+  host: string
 }
 
 interface UploadInput extends RequestInput {
@@ -61,9 +65,22 @@ const isJson = (contentType: string): boolean => contentType.toLowerCase().start
 const checkUploadPlan = TypeCompiler.Compile(BlobUploadPlan)
 const checkBlobDownload = TypeCompiler.Compile(BlobDownload)
 
-/** Whether a stream route streams this request: always, or only when the body's `flag` field is `true`. */
-const streamsOn = (flag: string | undefined, body: unknown): boolean =>
-  flag === undefined || (typeof body === 'object' && body !== null && (body as Record<string, unknown>)[flag] === true)
+/** Whether a stream route streams this request: always, or only when the body's `flag` field is `true` / its `path` holds a value. */
+function streamsOn(stream: NonNullable<CompiledRoute['def']['stream']>, body: unknown): boolean {
+  const { bodyFlag, bodyPath } = stream
+  if (bodyFlag !== undefined)
+    return typeof body === 'object' && body !== null && (body as Record<string, unknown>)[bodyFlag] === true
+  if (bodyPath === undefined) return true
+  let at: unknown = body
+  for (const key of bodyPath) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at)) return false
+    at = (at as Record<string, unknown>)[key]
+  }
+  return at !== undefined && at !== null
+}
+
+const jsonRpcError = (code: number, message: string): Uint8Array =>
+  Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }))
 
 /** A small JSON reply body (at most `max` bytes) parsed; null when it is something else. */
 function parseSmall(data: Uint8Array, max: number): unknown {
@@ -153,6 +170,7 @@ export class Forwarder {
         bodyPromise,
         headers,
         cookies,
+        host: route.def.jsonRpc === true ? req.getHeader('host') : '',
       })
     }
   }
@@ -179,7 +197,7 @@ export class Forwarder {
       if (state.aborted) return
       // Stream routes: listen on a fresh channel before forwarding, so no early event is missed.
       let streamLastId: number | undefined
-      if (route.def.stream !== undefined && streamsOn(route.def.stream.bodyFlag, value)) {
+      if (route.def.stream !== undefined && streamsOn(route.def.stream, value)) {
         const fromHeader = parseLastId(input.lastEventId.trim())
         const fromQuery = parseLastId(
           input.rawQuery === '' ? '' : (new URLSearchParams(input.rawQuery).get('last_id') ?? ''),
@@ -235,8 +253,36 @@ export class Forwarder {
       cycle.finish(state, reply.status)
     } catch (err) {
       stream?.cancel()
+      if (route.def.jsonRpc === true && this.failJsonRpc(res, state, err, input.host)) return
       cycle.fail(res, state, err)
     }
+  }
+
+  /**
+   * A JSON-RPC route's refusals in its own shape (RouteDef.jsonRpc): not JSON → -32700, off the
+   * schema → -32600, both HTTP 400 with no id (the request's id is unknown); a 401 with the
+   * protected resource metadata's address. Other errors (413, 415, 5xx) stay the platform's.
+   */
+  private failJsonRpc(res: HttpResponse, state: RequestState, err: unknown, host: string): boolean {
+    if (!(err instanceof AppError)) return false
+    const data =
+      err.code === 'request.malformed_json'
+        ? jsonRpcError(-32700, 'Parse error: the body is not valid JSON')
+        : err.code === 'request.invalid' && err.status === 422
+          ? jsonRpcError(-32600, `Invalid Request: ${err.message}`)
+          : null
+    if (data !== null) {
+      send(res, state, 400, data, 'application/json')
+      this.d.cycle.finish(state, 400)
+      return true
+    }
+    if (err.status !== 401) return false
+    const base = this.d.publicBaseUrl !== '' ? this.d.publicBaseUrl : host === '' ? '' : `http://${host}`
+    send(res, state, 401, Buffer.from(JSON.stringify(err.toBody())), 'application/json', {
+      'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource"`,
+    })
+    this.d.cycle.finish(state, 401)
+    return true
   }
 
   /**

@@ -96,7 +96,9 @@ export function buildOpenApi(routes: readonly RouteDef[], surface: Surface, vers
       const description =
         r.stream.format === 'platform'
           ? 'Server-Sent Events: every event has `id:` (resume with Last-Event-ID), `event:` and a JSON `data:` line; the stream ends after `done` or `error`; `: ping` comments keep it open'
-          : 'Server-Sent Events: `data:` lines holding chat.completion.chunk objects, ending with `data: [DONE]`'
+          : r.stream.format === 'mcp'
+            ? 'Server-Sent Events (MCP Streamable HTTP): each event an `id:` and one `data:` line holding a JSON-RPC message: `notifications/progress`, then the response, which ends the stream'
+            : 'Server-Sent Events: `data:` lines holding chat.completion.chunk objects, ending with `data: [DONE]`'
       responses[status] = { description, content: { 'text/event-stream': { schema: { type: 'string' } } } }
     }
     const errors = new Set([

@@ -52,6 +52,8 @@ export interface GatewayOptions {
    * `token` is not ''; unset: not served here (METRICS_PORT serves it elsewhere, or nowhere).
    */
   metrics?: { token: string }
+  /** The API's public base URL, named by JSON-RPC routes' 401 challenge (RouteDef.jsonRpc); '' = the request's Host. */
+  publicBaseUrl?: string
 }
 
 export interface Gateway {
@@ -102,6 +104,7 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
     clientAddress,
     maxBodyBytes: options.maxBodyBytes,
     rpcTimeoutMs,
+    publicBaseUrl: options.publicBaseUrl ?? '',
   })
   for (const route of compiled) {
     if (route.def.target !== 'rpc' || route.def.webhook === true) continue

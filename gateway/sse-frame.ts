@@ -8,7 +8,7 @@ export interface SseEvent {
   data: Uint8Array
 }
 
-export type SseFormat = 'platform' | 'openai'
+export type SseFormat = 'platform' | 'openai' | 'mcp'
 
 const EVENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/
 const OPENAI_DONE = Buffer.from('data: [DONE]\n\n')
@@ -34,10 +34,19 @@ function dataLines(data: Uint8Array): Buffer {
   )
 }
 
-/** The event as SSE bytes: `id`/`event`/`data` (platform) or `data` only, `[DONE]` after `done` and `error` (openai). */
+/**
+ * The event as SSE bytes: `id`/`event`/`data` (platform), `data` only with `[DONE]` after `done`
+ * and `error` (openai), or `id`/`data` (mcp: every event, the terminal one included, carries a
+ * JSON-RPC message under the default event type `message`).
+ */
 export function frame(format: SseFormat, ev: SseEvent): Buffer {
   if (format === 'openai' && ev.event === 'done') return OPENAI_DONE
-  const head = format === 'platform' ? `id: ${String(ev.seq)}\nevent: ${ev.event}\ndata: ` : 'data: '
+  const head =
+    format === 'platform'
+      ? `id: ${String(ev.seq)}\nevent: ${ev.event}\ndata: `
+      : format === 'mcp'
+        ? `id: ${String(ev.seq)}\ndata: `
+        : 'data: '
   const body = dataLines(ev.data)
   const tail = format === 'openai' && ev.event === 'error' ? OPENAI_DONE.length : 0
   const out = Buffer.allocUnsafe(head.length + body.length + 2 + tail)

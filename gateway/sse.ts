@@ -447,8 +447,13 @@ export class SseStream {
       this.close()
       return
     }
+    // mcp: the gateway does not know the request's JSON-RPC id, so a log notification says why the stream ended
     const body =
-      this.format === 'openai' ? { error: { message: detail, type: 'stream_error', code } } : { detail, code }
+      this.format === 'openai'
+        ? { error: { message: detail, type: 'stream_error', code } }
+        : this.format === 'mcp'
+          ? { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'error', data: { detail, code } } }
+          : { detail, code }
     this.write(frame(this.format, { seq: this.lastSeq, event: 'error', data: encoder.encode(JSON.stringify(body)) }))
     this.end()
   }

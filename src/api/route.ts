@@ -36,17 +36,31 @@ export interface RouteDef {
    * A Server-Sent Events route (gateway/sse.ts): the request is forwarded as usual; when the
    * handler answers 200 with `streamReply(...)` (src/streaming/channel.ts) the gateway relays that
    * stream channel as `text/event-stream`. `platform`: `id:` (stream sequence), `event:` and
-   * `data:` lines; `openai`: `data:` lines only, ending with `data: [DONE]`.
+   * `data:` lines; `openai`: `data:` lines only, ending with `data: [DONE]`; `mcp`: `id:` and one
+   * `data:` line per event, each a JSON-RPC message (the SSE event type stays the default
+   * `message`, as the MCP Streamable HTTP transport reads it), nothing after the last.
    */
   stream?: {
-    format: 'platform' | 'openai'
+    format: 'platform' | 'openai' | 'mcp'
     /**
      * The request streams only when the JSON body's top-level field of this name is `true` (the
      * OpenAI wire's `stream`): otherwise the gateway forwards it as a plain request, with no
      * channel to listen on (a subscription made and dropped for every non-stream call).
      */
     bodyFlag?: string
+    /**
+     * The request streams only when the JSON body holds a value (not null) at this path of object
+     * keys (MCP's `params._meta.progressToken`: a client asks for progress, hence a stream).
+     */
+    bodyPath?: readonly string[]
   }
+  /**
+   * A JSON-RPC 2.0 endpoint (MCP, src/mcp/): the gateway's own refusals of the body keep the
+   * JSON-RPC shape — not JSON answers 400 with error -32700, a body off the route's schema 400
+   * with -32600 — and a 401 names the protected resource metadata (RFC 9728) in
+   * `WWW-Authenticate: Bearer resource_metadata="<base>/.well-known/oauth-protected-resource"`.
+   */
+  jsonRpc?: boolean
   /**
    * Cookies the gateway forwards to the handler (`request.cookies`), by name; every other cookie
    * stays at the edge. For browser-bound flows (the connector OAuth callback's nonce).

@@ -522,6 +522,13 @@ export const ConfigSchema = T.Object({
   ),
   QUERY_TIMEOUT_MS_MAX: int(300000, "ceiling of a query's timeout_ms (a larger value is clamped to it)", 1),
   QUERY_MAX_ROWS_MAX: int(100000, "ceiling of a query's max_rows (a larger value is clamped to it)", 1),
+  // the MCP server at /mcp (src/mcp/)
+  MCP_TOOLS_PAGE_SIZE: int(100, 'tools per page of an MCP tools/list answer (the rest behind nextCursor)', 1, 1000),
+  MCP_PROGRESS_SECONDS: num(
+    5,
+    'an MCP tools/call that asked for progress (`_meta.progressToken`) gets a notifications/progress this often while it runs',
+    0.05,
+  ),
   // collections and files (src/files/); the per-collection limits are the collection's own max_file_size_mb / max_total_size_gb
   PUBLIC_BASE_URL: str(
     '',

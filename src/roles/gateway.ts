@@ -1,6 +1,7 @@
 import { startGateway, type Gateway } from '../../gateway/server.ts'
 import type { RouteDef } from '../api/route.ts'
 import { componentStaticAssets } from '../components/gateway-assets.ts'
+import { publicBase } from '../files/handlers.ts'
 import { startHealthMonitor } from '../platform/health.ts'
 import { workersBucket } from '../platform/heartbeat.ts'
 import { onScrape, sseStreamsOpen } from '../platform/metrics.ts'
@@ -43,6 +44,8 @@ export async function startGatewayRole(
       assets: [componentStaticAssets()],
       // GET /metrics on this port unless METRICS_PORT gives them a port of their own (src/main.ts)
       ...(config.METRICS_PORT === 0 ? { metrics: { token: config.METRICS_TOKEN } } : {}),
+      // the MCP route's 401 names the protected resource metadata at this base (RouteDef.jsonRpc)
+      publicBaseUrl: publicBase(config),
       sse: {
         pingMs: config.SSE_PING_SECONDS * 1000,
         maxBufferBytes: config.SSE_MAX_BUFFER_BYTES,

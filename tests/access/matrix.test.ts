@@ -24,6 +24,8 @@ interface Call {
   body?: unknown
   /** For lists: an id/name of A's that must not appear in B's answer and must appear in the admin's. */
   hidden?: (item: Record<string, unknown>) => boolean
+  /** Where the list is in the answer when it is not the body itself (MCP's tools/list result). */
+  list?: (body: unknown) => Record<string, unknown>[]
 }
 interface Row {
   /** Builds the request (creating whatever A owns); called once for B and once for the admin. */
@@ -521,6 +523,24 @@ const ROWS: Record<string, Row> = {
     admin: [200, 502],
   },
   // ---- end OpenAI adapter
+  // MCP (src/mcp/): A's function is not among B's tools (an MCP answer is 200 either way); the admin's lists it
+  'mcp.post': {
+    call: async (c) => {
+      const name = `fn.matrix.${await functionOfA(c)}`
+      return { path: '/mcp', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, ...mcpTools(name) }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'mcp.post-namespace': {
+    call: async (c) => {
+      const name = `fn.matrix.${await functionOfA(c)}`
+      return { path: '/mcp/matrix', body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, ...mcpTools(name) }
+    },
+    b: [200],
+    admin: [200],
+  },
+  'mcp.protected-resource': publicRow('/.well-known/oauth-protected-resource'),
   // Open to every caller, filtered per event (tests/command-line/run-chat-events.test.ts: B sees none of
   // the admin's runs); an invalid filter keeps the call finite (a valid one streams until closed)
   'events.stream': { call: async () => ({ path: '/api/v1/events/stream?filter=a..b' }), b: [422], admin: [422] },
@@ -1230,6 +1250,12 @@ async function chatOfA(c: Ctx): Promise<string> {
   return (res.body as { id: string }).id
 }
 
+/** An MCP tools/list answer's tools, and the one named `name` as the item A owns. */
+const mcpTools = (name: string): Pick<Call, 'hidden' | 'list'> => ({
+  hidden: (tool) => tool['name'] === name,
+  list: (body) => (body as { result: { tools: Record<string, unknown>[] } }).result.tools,
+})
+
 async function functionOfA(c: Ctx): Promise<string> {
   const name = `f-${c.n()}`
   const res = await c.env.request('POST', '/api/v1/functions', {
@@ -1282,7 +1308,7 @@ t.test('user B cannot reach what A owns; the admin can', async (t) => {
         `${route.id} as ${who}: ${String(res.status)} in [${expected.join(',')}]${expected.includes(res.status) ? '' : ` ${res.text}`}`,
       )
       if (call.hidden !== undefined && res.status === 200) {
-        const seen = (res.body as Record<string, unknown>[]).some(call.hidden)
+        const seen = (call.list?.(res.body) ?? (res.body as Record<string, unknown>[])).some(call.hidden)
         const expectSeen = who === 'admin' && row.ownOnly !== true
         t.equal(seen, expectSeen, `${route.id}: A's item ${expectSeen ? 'listed' : 'not listed'} for ${who}`)
       }

@@ -21,6 +21,16 @@ t.test('frames an event in the platform and the openai format', async (t) => {
     'data: {"code":"x"}\n\ndata: [DONE]\n\n',
     'an error is followed by [DONE]',
   )
+  t.equal(
+    frame('mcp', json(9, 'progress', { jsonrpc: '2.0' })).toString(),
+    'id: 9\ndata: {"jsonrpc":"2.0"}\n\n',
+    'mcp: id and data, the default event type (message) for every event',
+  )
+  t.equal(
+    frame('mcp', json(10, 'done', { jsonrpc: '2.0', id: 1 })).toString(),
+    'id: 10\ndata: {"jsonrpc":"2.0","id":1}\n\n',
+    'mcp: the terminal event carries the response, nothing after it',
+  )
   const multiline: SseEvent = { seq: 1, event: 'note', data: new TextEncoder().encode('a\r\nb\nc') }
   t.equal(
     frame('platform', multiline).toString(),
