@@ -26,6 +26,7 @@ import { dbTriggersFeature } from './db-triggers/module.ts'
 import { eventsFeature } from './events/module.ts'
 import { configFeature } from './gitops/module.ts'
 import { mcpFeature } from './mcp/module.ts'
+import { usageFeature } from './usage/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -59,6 +60,7 @@ export const FEATURES: readonly Feature[] = [
   eventsFeature,
   configFeature,
   mcpFeature,
+  usageFeature,
 ]
 
 /** Every resource kind of the platform (the features' `kinds`), in list order. */

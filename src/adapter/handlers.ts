@@ -1,4 +1,5 @@
 import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
+import { AppError } from '../kernel/errors.ts'
 import type { RouteDef, RpcReply } from '../api/route.ts'
 import { adapterContext, type AdapterDeps } from './context.ts'
 import { chatAgent, modelInfo, modelList, providerModel } from './models.ts'
@@ -38,6 +39,8 @@ export function adapterHandlers(d: AdapterDeps): BoundRoute[] {
       status: e.status,
       body: e.body(),
       ...(e.status === 401 ? { headers: { 'www-authenticate': 'Bearer' } } : {}),
+      // a 429 of the daily token budget says when to come back, as OpenAI's own 429s do
+      ...(err instanceof AppError && err.headers !== undefined && e.status === 429 ? { headers: err.headers } : {}),
     }
   }
   const handler = <T extends RouteDef>(route: T, fn: RouteHandler<T>): BoundRoute => bind(route, fn, { errorReply })
@@ -56,6 +59,7 @@ export function adapterHandlers(d: AdapterDeps): BoundRoute[] {
         return viaAgent(c, p, body, await chatAgent(c, p, target.namespace, target.name, body.model), req)
       return viaProvider(
         c,
+        p.userId,
         body,
         await providerModel(c, p, target.provider, target.model, body.model),
         target.model,

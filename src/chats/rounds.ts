@@ -11,6 +11,8 @@ import { checkOutput, correction, outputSchemaOf, responseFormatFor } from './ou
 import type { Emit, TurnResult } from './turn.ts'
 import { TurnError } from './turn-error.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
+import { utcDay } from '../usage/day.ts'
+import { emptyEntry, type CallUsage } from '../usage/entry.ts'
 
 type Usage = NonNullable<TurnResult['usage']>
 
@@ -32,7 +34,7 @@ export async function rounds(
 ): Promise<TurnResult> {
   const { d } = rt
   const { chat, agent } = ctx
-  const [{ client, model, fallback }, tools, skills] = await Promise.all([
+  const [{ client, model, provider, fallback }, tools, skills] = await Promise.all([
     d.llm(agent),
     discoverTools(rt.providers, ctx),
     preloadedSkills(rt.toolDeps, ctx.principal, agent),
@@ -58,6 +60,17 @@ export async function rounds(
   let retried = false
   const maxRounds = d.config.MAX_TOOL_ITERATIONS
   const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+  // each call's tokens and reported cost, recorded with the turn's next write (src/usage/): the
+  // chat's user on the turn's UTC day, this agent, provider and model
+  const base = emptyEntry({
+    day: utcDay(new Date()),
+    user_id: chat.user_id,
+    agent: `${agent.namespace}/${agent.name}`,
+    agent_id: agent.id,
+    provider,
+    model,
+  })
+  const meter = (call: CallUsage): void => tx.spend(base, call)
   for (let round = 0; ; round++) {
     // the history read with the chat plus what this turn added (nobody else writes the chat meanwhile)
     const history = contextHistory(d.config, tx.window(d.config.MAX_HISTORY_MESSAGES))
@@ -74,6 +87,7 @@ export async function rounds(
       { messages, tools: offerTools ? toolDefs : undefined, streamText: !bufferReply, responseFormat },
       usage,
       emit,
+      meter,
     )
     // hooks and tools follow only once the turn's claim is held (a run started before it, run-turn.ts)
     await ready
@@ -131,6 +145,7 @@ export async function llmRound(
   },
   usage: Usage,
   emit: Emit,
+  meter?: (call: CallUsage) => void,
 ): Promise<{ text: string; calls: ToolCall[] }> {
   const { agent, signal } = ctx
   let text = ''
@@ -153,6 +168,7 @@ export async function llmRound(
       usage.prompt_tokens += ev.usage.prompt_tokens
       usage.completion_tokens += ev.usage.completion_tokens
       usage.total_tokens += ev.usage.total_tokens
+      meter?.({ usage: ev.usage, cost: ev.cost })
     }
   }
   return { text, calls }

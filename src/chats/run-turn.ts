@@ -89,10 +89,13 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
       },
       ready,
     )
-    // permissions now, not when the message was accepted (the agent comes from the row cache)
+    // permissions now, not when the message was accepted (the agent comes from the row cache);
+    // the daily token budget too: a message queued, scheduled or run as a job before the user's
+    // budget ran out spends nothing once it has (one primary-key read, none without a budget)
     const [agent, principal] = await Promise.all([
       loadAgent(d.resources, chat.agent_id),
       early !== null && job.user_id === chat.user_id ? early : loadPrincipal(d.db, { sub: chat.user_id, via: 'jwt' }),
+      rt.budget.check(chat.user_id),
     ])
     if (agent === null)
       throw new TurnError('agent.not_found', `agent ${chat.agent_namespace}/${chat.agent_name} no longer exists`)

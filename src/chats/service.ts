@@ -21,6 +21,7 @@ import { chatProtocol } from '../../actors/protocols/chat.ts'
 import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import type { TurnResult } from './turn.ts'
 import { EVENT_HEADER, newChannelId, sseLiveSubject } from '../streaming/channel.ts'
+import { budgetExhausted, dailyBudget } from '../usage/budget.ts'
 
 /*
  * The chat service: what the chat endpoints (handlers.ts) and the features that speak in chats
@@ -75,6 +76,7 @@ export interface SendOptions {
 
 export function chatService(d: ChatHandlerDeps) {
   const store = chatStore(d.db)
+  const budget = dailyBudget(d.db, d.config.USAGE_DAILY_TOKEN_BUDGET)
 
   const agentFor = async (p: Principal, namespace: string, name: string): Promise<ResourceRecord> => {
     const agent = await d.resources.get(p, agentKind, { namespace, name }).catch((err: unknown) => {
@@ -164,6 +166,9 @@ export function chatService(d: ChatHandlerDeps) {
    * deterministic id: a repeated send of the same job is dropped by the stream's duplicate check).
    */
   const queue = async (p: Principal, chat: ChatRef, o: SendOptions, jobId: string): Promise<void> => {
+    // the daily token budget at the door (429 before anything is queued); the turn checks it again
+    // when it starts (run-turn.ts), for what was queued before the budget ran out
+    await budget.check(p.userId)
     // The chat's current stream is recorded alongside the send, not before it: the turn never
     // reads it, and whoever resumes the stream learns its id from this request's answer. Should
     // it fail once the message is accepted, the message stands (an error would have the client
@@ -226,6 +231,9 @@ export function chatService(d: ChatHandlerDeps) {
     // the chat went away after the message was accepted (deleted, expired): as if checked at the door
     if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'chat.not_found')
       throw notFound('chat not found', 'chat.not_found')
+    // refused when it started: the user's daily token budget ran out meanwhile (429, as at the door)
+    if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'usage.daily_budget_exhausted')
+      throw budgetExhausted(jobErrorOf(done.error)?.message ?? 'the daily token budget is used up', new Date())
     // an answer that does not match the agent's output_schema is the agent's failure, not a provider's (422)
     if (done.status === 'failed' && jobErrorOf(done.error)?.code === 'agent.output_invalid')
       throw AppError.of(

@@ -3,6 +3,7 @@ import { Type as T, type Static } from '@sinclair/typebox'
 import { sql, type Db } from '../platform/db.ts'
 import { anyRows, maybeRow, oneRow, rowType } from '../platform/typed-rows.ts'
 import { toStorable, toStorableText } from '../kernel/storable-text.ts'
+import type { UsageEntry } from '../usage/entry.ts'
 import { Approval, ChatRow, MessageRecord, type ToolCall } from '../../schemas/chat.ts'
 
 /*
@@ -314,9 +315,19 @@ export function chatStore(db: Db) {
      * what the worker's history cache checks itself against; null when the chat is gone (deleted,
      * expired), in which case nothing is written.
      */
-    async appendMany(chatId: string, given: readonly NewMessage[]): Promise<Appended> {
+    /**
+     * Writes a turn's messages and, given one, the usage of its LLM calls since its last write, in
+     * one call (one transaction: migrations/0040-usage.sql `chat_append_turn`, the daily rollups).
+     */
+    async appendMany(chatId: string, given: readonly NewMessage[], usage?: UsageEntry | null): Promise<Appended> {
       // every turn makes this call: a function whose statement's plan Postgres keeps per session
       // (migrations/0020-chat-append-function.sql), not the statement planned again each time
+      if (usage !== undefined && usage !== null && usage.calls > 0)
+        return oneRow(
+          db,
+          AppendedRows,
+          sql.unsafe`select o_count as message_count, o_rows as rows from chat_append_turn(${chatId}::uuid, ${packedMessages(given)}::jsonb, ${JSON.stringify(usage)}::jsonb)`,
+        )
       return oneRow(
         db,
         AppendedRows,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Appended, ChatStore, HistoryMessage, MessageRow, NewMessage } from './store.ts'
 import { TurnError } from './turn-error.ts'
+import { addCall, type CallUsage, type UsageEntry } from '../usage/entry.ts'
 
 /** A message as the LLM context needs it (a stored row, or one still to be written). */
 export type ContextMessage = Pick<MessageRow, 'role' | 'content' | 'tool_calls' | 'tool_call_id'>
@@ -28,6 +29,8 @@ export class Transcript {
   private readonly all: ContextMessage[]
   private readonly hook: WrittenHook | undefined
   private pending: NewMessage[] = []
+  /** The usage of the LLM calls since the last flush, written with it (null: none). */
+  private spent: UsageEntry | null = null
   /** What the first write waits for (the turn's claim, when the turn started before it). */
   private before: Promise<void> | undefined
 
@@ -57,6 +60,15 @@ export class Transcript {
     })
   }
 
+  /**
+   * Counts an LLM call's tokens and reported cost: recorded with the next `flush`, in the same
+   * transaction as the messages (the daily rollups, src/usage/). `base` says whose, which agent,
+   * provider and model, and which UTC day.
+   */
+  spend(base: UsageEntry, call: CallUsage): void {
+    this.spent = addCall(this.spent ?? base, call)
+  }
+
   /** The last `limit` messages, oldest first. */
   window(limit: number): ContextMessage[] {
     return this.all.slice(-limit)
@@ -64,19 +76,22 @@ export class Transcript {
 
   /** Writes what was added since the last flush (one insert); returns the rows written. */
   async flush(): Promise<MessageRow[]> {
-    if (this.pending.length === 0) return []
+    if (this.pending.length === 0 && this.spent === null) return []
     if (this.before !== undefined) {
       await this.before
       this.before = undefined
     }
     const batch = this.pending
+    const spent = this.spent
     this.pending = []
+    this.spent = null
     let out: Appended
     try {
-      out = await this.store.appendMany(this.chatId, batch)
+      out = await this.store.appendMany(this.chatId, batch, spent)
     } catch (err) {
       // kept for a later flush (the error path tries once more)
       this.pending = [...batch, ...this.pending]
+      if (spent !== null) this.spent = this.spent === null ? spent : mergeSpent(spent, this.spent)
       this.hook?.unknown()
       throw err
     }
@@ -86,5 +101,17 @@ export class Transcript {
     // a retried batch writes only what is missing: the rows returned are what this flush added
     this.hook?.written(rows, out.message_count)
     return rows.map(({ seq: _seq, ...m }) => m)
+  }
+}
+
+/** Two records of one turn's usage as one (same user, agent, provider, model; `a`'s day). */
+function mergeSpent(a: UsageEntry, b: UsageEntry): UsageEntry {
+  return {
+    ...a,
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+    cost: a.cost === null && b.cost === null ? null : (a.cost ?? 0) + (b.cost ?? 0),
+    calls: a.calls + b.calls,
   }
 }

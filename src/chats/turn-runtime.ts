@@ -4,6 +4,7 @@ import { systemToolProvider } from './system-tools.ts'
 import { ownerNamespaces, toolProviders } from './tools.ts'
 import type { ToolDeps, ToolProvider } from '../feature/tools.ts'
 import type { TurnDeps } from './turn.ts'
+import { dailyBudget, type DailyBudget } from '../usage/budget.ts'
 
 /** What every turn of one worker shares: the deps, the chat store and history cache, the tool providers built once. */
 export interface TurnRuntime {
@@ -12,6 +13,8 @@ export interface TurnRuntime {
   history: HistoryCache
   toolDeps: ToolDeps
   providers: ToolProvider[]
+  /** The daily token budget, checked when a turn starts (src/usage/budget.ts). */
+  budget: DailyBudget
 }
 
 export function turnRuntime(d: TurnDeps): TurnRuntime {
@@ -31,5 +34,6 @@ export function turnRuntime(d: TurnDeps): TurnRuntime {
     history: historyCache(store, d.config.CHAT_HISTORY_CACHE_CHATS),
     toolDeps,
     providers: [...toolProviders(toolDeps, d.tools), systemToolProvider(toolDeps)],
+    budget: dailyBudget(d.db, d.config.USAGE_DAILY_TOKEN_BUDGET),
   }
 }

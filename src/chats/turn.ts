@@ -64,10 +64,11 @@ export interface TurnDeps {
   /** The stream channel's publisher (no-op for a null channel). */
   emitter(channelId: string | null): Emit
   /**
-   * The LLM client and model for an agent (src/llm/registry.ts `resolveProvider`); `fallback` says
+   * The LLM client and model for an agent (src/llm/registry.ts `resolveProvider`), with the
+   * provider's name (usage is counted per provider and model); `fallback` says
    * why the default provider stands in for the agent's own (deleted or disabled).
    */
-  llm(agent: AgentRecord): Promise<{ client: LlmClient; model: string; fallback?: string }>
+  llm(agent: AgentRecord): Promise<{ client: LlmClient; model: string; provider: string; fallback?: string }>
   /** Runs a sub-agent's turn as a job and waits for its reply. */
   delegate(ctx: ToolContext, agent: AgentRecord, message: string): Promise<string>
   /** Starts a sub-agent turn whose reply resumes the parent chat later (suspend mode). */

@@ -52,7 +52,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
   const store = chatStore(d.db)
   const llmCache = new Map<
     string,
-    { at: number; value: Promise<{ client: LlmClient; model: string; fallback?: string }> }
+    { at: number; value: Promise<{ client: LlmClient; model: string; provider: string; fallback?: string }> }
   >()
 
   /** A sub-agent turn in a hidden chat of its own, one delegation level deeper; returns its job id. */
@@ -108,6 +108,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
       const value = resolveAgentLlm({ resources: d.resources }, settings).then((r) => ({
         client: r.client,
         model: r.model,
+        provider: r.provider.name,
         ...(r.fallback === undefined ? {} : { fallback: r.fallback }),
       }))
       llmCache.set(key, { at: Date.now(), value })

@@ -454,6 +454,12 @@ export const ConfigSchema = T.Object({
     'days stored tool results are kept; older ones are swept hourly (content replaced by a marker)',
     1,
   ),
+  // usage and budgets (src/usage/)
+  USAGE_DAILY_TOKEN_BUDGET: int(
+    0,
+    "tokens (prompt + completion, every agent and model together) a user may spend per UTC day; once reached, new chat messages, agent runs and the OpenAI adapter's completions answer 429 `usage.daily_budget_exhausted` until 00:00 UTC (0: no budget)",
+    0,
+  ),
   // stores and states
   STATE_MAX_VALUE_BYTES: int(
     262144,

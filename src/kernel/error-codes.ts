@@ -171,6 +171,11 @@ const CODES: Record<string, Row> = {
   'turn.failed': [502, 'the agent turn failed', 'stream'],
   'turn.too_many_tool_rounds': [502, 'stopped after MAX_TOOL_ITERATIONS tool rounds', 'stream'],
   'turn.worker_lost': [502, 'the worker running this turn was lost', 'stream'],
+  // usage and budgets (src/usage/)
+  'usage.daily_budget_exhausted': [
+    429,
+    "the user's daily token budget (USAGE_DAILY_TOKEN_BUDGET) is used up; it resets at 00:00 UTC",
+  ],
   // components (src/components/)
   'component.bundle_too_large': [422, 'the compiled bundle is larger than COMPONENT_MAX_BUNDLE_BYTES'],
   'component.compile_failed': [422, 'the component source does not compile'],

@@ -160,6 +160,7 @@ export class AnthropicStream implements StreamProtocol {
             num(usage['cache_creation_input_tokens']) +
             num(usage['cache_read_input_tokens'])
           this.acc.completionTokens = num(usage['output_tokens'])
+          this.acc.reportCost(usage['cost'])
         }
         this.started = true
         return
@@ -199,6 +200,8 @@ export class AnthropicStream implements StreamProtocol {
             this.acc.promptTokens =
               usage['input_tokens'] + num(usage['cache_creation_input_tokens']) + num(usage['cache_read_input_tokens'])
           }
+          // Anthropic's API reports no cost; a gateway in front of it may (cumulative, like the tokens)
+          this.acc.reportCost(usage['cost'])
         }
         return
       }

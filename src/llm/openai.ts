@@ -105,6 +105,8 @@ export class OpenAiChunks {
       this.acc.promptTokens = num(usage['prompt_tokens'])
       this.acc.completionTokens = num(usage['completion_tokens'])
       if (typeof usage['total_tokens'] === 'number') this.acc.totalTokens = usage['total_tokens']
+      // OpenAI itself reports no cost; OpenAI-compatible gateways (OpenRouter, LiteLLM) put theirs here
+      this.acc.reportCost(usage['cost'])
     }
     const choices = chunk['choices']
     if (!Array.isArray(choices)) {
@@ -261,7 +263,13 @@ export async function jsonChatComplete(
     events,
   )
   const done = chunks.acc.done()
-  return { finish_reason: done.finish_reason, usage: done.usage, tool_calls: done.tool_calls, content: done.content }
+  return {
+    finish_reason: done.finish_reason,
+    usage: done.usage,
+    ...(done.cost === undefined ? {} : { cost: done.cost }),
+    tool_calls: done.tool_calls,
+    content: done.content,
+  }
 }
 
 export interface OpenAiClient extends LlmClient {

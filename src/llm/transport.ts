@@ -313,9 +313,16 @@ export class Accumulator {
   promptTokens = 0
   completionTokens = 0
   totalTokens: number | null = null
+  /** The cost the provider reported for the call (its own currency unit, usually USD); null: none reported. */
+  cost: number | null = null
   private readonly ids: (string | undefined)[] = []
   private readonly names: string[] = []
   private readonly args: string[] = []
+
+  /** A `usage.cost` as the provider sent it: kept when it is a finite, non-negative number (the last one wins). */
+  reportCost(v: unknown): void {
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) this.cost = v
+  }
 
   text(delta: string, out: ChatEvent[]): void {
     this.content += delta
@@ -383,6 +390,7 @@ export class Accumulator {
       type: 'done',
       finish_reason: finish,
       usage,
+      ...(this.cost === null ? {} : { cost: this.cost }),
       tool_calls,
       content: this.content === '' ? null : this.content,
     }

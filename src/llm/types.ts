@@ -71,6 +71,11 @@ export interface DoneEvent {
   finish_reason: FinishReason
   /** Zeros when the provider reported none. */
   usage: Usage
+  /**
+   * The call's cost as the provider reported it (`usage.cost` of OpenAI-compatible gateways such
+   * as OpenRouter); absent when it reported none — never computed from a price list.
+   */
+  cost?: number
   /** The calls assembled from the deltas, in index order; arguments are `{}` when the model sent none. */
   tool_calls: ToolCall[]
   /** The whole text, or null when the model produced none. */
@@ -175,7 +180,13 @@ function defaultStatus(code: LlmErrorCode): number {
 export async function collect(events: AsyncIterable<ChatEvent>): Promise<ChatResult> {
   for await (const e of events) {
     if (e.type === 'done')
-      return { finish_reason: e.finish_reason, usage: e.usage, tool_calls: e.tool_calls, content: e.content }
+      return {
+        finish_reason: e.finish_reason,
+        usage: e.usage,
+        ...(e.cost === undefined ? {} : { cost: e.cost }),
+        tool_calls: e.tool_calls,
+        content: e.content,
+      }
   }
   throw new LlmError('llm.bad_response', 'the stream ended without a result')
 }

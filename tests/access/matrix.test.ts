@@ -927,6 +927,8 @@ const ROWS: Record<string, Row> = {
   'system.actors.hosts': adminOnly('/api/v1/system/actors/hosts', [200]),
   'system.actors.drain': adminOnly('/api/v1/system/actors/hosts/no-such-host/drain', [404]),
   'system.actors.undrain': adminOnly('/api/v1/system/actors/hosts/no-such-host/undrain', [404]),
+  // usage: every user reads their own; another user's only with platform.usage.read:all
+  'usage.report': { call: async (c) => ({ path: `/api/v1/usage?user_id=${c.a.id}` }), b: [403], admin: [200] },
   // ---- end webhooks and schedules
   // ---- database triggers (src/db-triggers/): A's are invisible to B; B may not call A's function
   'db-triggers.list': {

@@ -41,7 +41,8 @@ export interface FakeReply {
   argument_chunks?: number
   /** OpenAI: interleave the argument pieces of parallel calls (routing by index). */
   interleave?: boolean
-  usage?: { prompt_tokens: number; completion_tokens: number }
+  /** `cost`: reported as OpenAI-compatible gateways (OpenRouter) do, `usage.cost` (OpenAI and Mistral wires only). */
+  usage?: { prompt_tokens: number; completion_tokens: number; cost?: number }
   /** The protocol's own finish/stop reason (default: stop / end_turn, or the tool-call reason). */
   finish_reason?: string
   /** Answer this status and body (JSON-encoded unless a string) instead of a reply. */
@@ -205,7 +206,7 @@ function errorBody(protocol: Protocol, status: number, message: string): Json {
 interface Plan {
   texts: string[]
   calls: { id: string; name: string; args: string }[]
-  usage: { prompt_tokens: number; completion_tokens: number }
+  usage: { prompt_tokens: number; completion_tokens: number; cost?: number }
 }
 
 let idCounter = 0
@@ -303,6 +304,7 @@ function streamFrames(
         prompt_tokens: p.usage.prompt_tokens,
         completion_tokens: p.usage.completion_tokens,
         total_tokens: p.usage.prompt_tokens + p.usage.completion_tokens,
+        ...(p.usage.cost === undefined ? {} : { cost: p.usage.cost }),
       }
       const terminal =
         protocol === 'mistral'
@@ -442,6 +444,7 @@ function nonStreamBody(protocol: Protocol, reply: FakeReply, p: Plan, model: str
     prompt_tokens: p.usage.prompt_tokens,
     completion_tokens: p.usage.completion_tokens,
     total_tokens: p.usage.prompt_tokens + p.usage.completion_tokens,
+    ...(p.usage.cost === undefined ? {} : { cost: p.usage.cost }),
   }
   switch (protocol) {
     case 'openai':

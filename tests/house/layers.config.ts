@@ -69,6 +69,7 @@ export const LAYERS: readonly Layer[] = [
       'src/states',
       'src/system',
       'src/template-api',
+      'src/usage',
       'src/webhooks',
       'actors/chat',
       'actors/db-trigger',

@@ -523,6 +523,25 @@ t.test('protocol details', async (t) => {
     t.equal(doneOf(await run(client, hello())).content, 'whole', 'nothing after [DONE] is read')
   })
 
+  t.test("openai and mistral: a gateway's reported cost (usage.cost) is kept, never made up", async (t) => {
+    for (const type of ['openai', 'mistral'] as const) {
+      const client = clientFor(type)
+      fake.push({ text: 'priced', usage: { prompt_tokens: 3, completion_tokens: 2, cost: 0.0042 } })
+      t.equal(doneOf(await run(client, hello())).cost, 0.0042, `${type}: streamed`)
+      fake.push({ text: 'priced', usage: { prompt_tokens: 3, completion_tokens: 2, cost: 0.5 } })
+      t.equal((await client.complete(hello())).cost, 0.5, `${type}: complete()`)
+      fake.push({ text: 'unpriced', usage: { prompt_tokens: 3, completion_tokens: 2 } })
+      t.equal(doneOf(await run(client, hello())).cost, undefined, `${type}: none reported, none given`)
+    }
+    const client = clientFor('openai')
+    const chunk = (usage: unknown) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'x' }, finish_reason: 'stop' }], usage })}\n\n`
+    fake.push({ raw: [chunk({ prompt_tokens: 1, completion_tokens: 1, cost: -1 }), 'data: [DONE]\n\n'] })
+    t.equal(doneOf(await run(client, hello())).cost, undefined, 'a negative cost is no cost')
+    fake.push({ raw: [chunk({ prompt_tokens: 1, completion_tokens: 1, cost: '0.1' }), 'data: [DONE]\n\n'] })
+    t.equal(doneOf(await run(client, hello())).cost, undefined, 'nor is a string')
+  })
+
   t.test('openai: config max_tokens, max_completion_tokens and organization', async (t) => {
     const client = clientFor('openai', {
       max_tokens: 77,
