@@ -88,7 +88,7 @@ export class Forwarder {
   handler(route: CompiledRoute): (res: HttpResponse, req: HttpRequest) => void {
     const greedy = route.def.greedyParam === true
     return (res, req) => {
-      const state = this.d.cycle.begin(res, req)
+      const state = this.d.cycle.begin(res, req, route.def.path)
       const apiKey = req.getHeader('x-api-key')
       // `X-API-Key: <key>` is the same credential as `Authorization: Bearer <key>` (gateway/auth.ts).
       const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
@@ -205,6 +205,7 @@ export class Forwarder {
           ...(stream === undefined ? {} : { streamChannelId: stream.channelId }),
           ...(streamLastId === undefined ? {} : { streamLastId }),
           ...(input.cookies === undefined ? {} : { cookies: input.cookies }),
+          ...(state.span === undefined ? {} : { traceparent: state.span.traceparent }),
         },
         body,
       )
@@ -250,7 +251,14 @@ export class Forwarder {
     let abandon: (() => void) | null = null
     try {
       const { caller, query } = await checkPrelude(route, input, this.d.verifier)
-      const meta = { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }
+      const meta = {
+        requestId: state.requestId,
+        caller,
+        params: input.params,
+        query,
+        clientIp: input.clientIp,
+        ...(state.span === undefined ? {} : { traceparent: state.span.traceparent }),
+      }
       const planned = await this.call(
         route,
         { ...meta, blob: { phase: 'prepare', declaredBytes: input.declaredBytes, contentType: input.contentType } },

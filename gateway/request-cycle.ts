@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { toAppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
+import { startSpan, tracing, type TraceSpan } from '../src/platform/tracing.ts'
 import type { Cors } from './cors.ts'
 import { sendError, type ResponseState } from './http.ts'
 
@@ -10,11 +11,26 @@ import { sendError, type ResponseState } from './http.ts'
  * uWS requires before any await (its request object dies with the callback), `finish` logs it,
  * `fail` answers the one error body. Every handler of the gateway (forwarded routes, webhooks,
  * local pages) goes through these, so request ids and access logs look the same everywhere.
+ *
+ * With tracing on (src/platform/tracing.ts) `begin` also starts the request's span (a child of the
+ * request's own `traceparent` when it carries a valid one) and `finish` ends it; `traceId` is the
+ * trace the request belongs to, for the access log. With tracing off neither is set and an
+ * incoming `traceparent` is not read (nor passed on).
  */
-export type RequestState = ResponseState & { method: string; url: string; started: number; onAbort?: () => void }
+export type RequestState = ResponseState & {
+  method: string
+  url: string
+  started: number
+  onAbort?: () => void
+  /** The request's span (tracing on only). */
+  span?: TraceSpan
+  /** The request's trace id, 32 hex digits (tracing on only): the one its spans and its log lines share. */
+  traceId?: string
+}
 
 export interface RequestCycle {
-  begin(res: HttpResponse, req: HttpRequest): RequestState
+  /** `route`: the route's path template (`/chats/{chat_id}/messages`), the span's name with the method. */
+  begin(res: HttpResponse, req: HttpRequest, route?: string): RequestState
   finish(state: RequestState, status: number): void
   fail(res: HttpResponse, state: RequestState, err: unknown): void
 }
@@ -26,13 +42,20 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
   const bootId = randomBytes(4).toString('hex')
   let seq = 0
   const finish = (state: RequestState, status: number): void => {
+    const span = state.span
+    if (span !== undefined) {
+      state.span = undefined
+      span.setAttribute('http.response.status_code', status)
+      if (status >= 500) span.fail(new Error(`HTTP ${String(status)}`))
+      span.end()
+    }
     const ms = Math.round((performance.now() - state.started) * 100) / 100
     if (state.url === '/health')
       log.debug({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
     else log.info({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
   }
   return {
-    begin(res, req) {
+    begin(res, req, route) {
       const given = req.getHeader('x-request-id')
       const url = req.getUrl()
       const state: RequestState = {
@@ -47,6 +70,7 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
         url,
         started: performance.now(),
       }
+      if (tracing.on) traceRequest(state, req, route)
       res.onAborted(() => {
         state.aborted = true
         state.onAbort?.()
@@ -61,4 +85,22 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
       finish(state, e.status)
     },
   }
+}
+
+/** Starts the request's span: `<METHOD> <route template>`, SERVER, under the request's traceparent when it has one. */
+function traceRequest(state: RequestState, req: HttpRequest, route: string | undefined): void {
+  const parent = req.getHeader('traceparent')
+  const span = startSpan(route === undefined ? state.method : `${state.method} ${route}`, {
+    kind: 'server',
+    ...(parent === '' ? {} : { parent }),
+    attributes: {
+      'http.request.method': state.method,
+      'url.path': state.url,
+      'http.route': route,
+      'http.request.id': state.requestId,
+    },
+  })
+  if (span === undefined) return
+  state.span = span
+  state.traceId = span.traceId
 }

@@ -5,6 +5,7 @@ import { createAnthropicClient } from './anthropic.ts'
 import { createMistralClient } from './mistral.ts'
 import { createOllamaClient } from './ollama.ts'
 import { createOpenAiClient } from './openai.ts'
+import { tracedClient } from './traced-client.ts'
 import type { TransportOptions } from './transport.ts'
 import { PROVIDER_TYPES } from '../../schemas/llm-provider.ts'
 import type { ProviderEntry } from '../../schemas/llm.ts'
@@ -12,8 +13,12 @@ import { LlmError, type LlmClient, type ProviderConfig, type ProviderType } from
 
 export type { TransportOptions as LlmClientOptions } from './transport.ts'
 
-/** The client for a provider's wire protocol. */
+/** The client for a provider's wire protocol; each call in a span when tracing is on (traced-client.ts). */
 export function createLlmClient(provider: ProviderConfig, options: TransportOptions = {}): LlmClient {
+  return tracedClient(wireClient(provider, options), provider)
+}
+
+function wireClient(provider: ProviderConfig, options: TransportOptions): LlmClient {
   switch (provider.provider_type) {
     case 'openai':
       return createOpenAiClient(provider, options)
