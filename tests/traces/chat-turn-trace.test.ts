@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { createRequire } from 'node:module'
 import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
@@ -61,6 +62,11 @@ t.test('a chat turn with a function tool is one trace, from the HTTP request to 
   })
   t.equal(res.status, 200, res.text)
   t.match(res.text, /it is 42/)
+  // the module-cache check of tracing-off.test.ts sees the SDK when it is loaded
+  t.ok(
+    Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes('/@opentelemetry/sdk-trace')),
+    'tracing on: the SDK is in the module cache',
+  )
 
   const want = ['POST /chats/{id}/messages', 'chats.send', 'chat.turn', 'job agent', 'job fn', 'sandbox.run']
   const spans = await eventually(
