@@ -12,10 +12,11 @@ import { sendError, type ResponseState } from './http.ts'
  * `fail` answers the one error body. Every handler of the gateway (forwarded routes, webhooks,
  * local pages) goes through these, so request ids and access logs look the same everywhere.
  *
- * With tracing on (src/platform/tracing.ts) `begin` also starts the request's span (a child of the
- * request's own `traceparent` when it carries a valid one) and `finish` ends it; `traceId` is the
- * trace the request belongs to, for the access log. With tracing off neither is set and an
- * incoming `traceparent` is not read (nor passed on).
+ * With tracing on (src/platform/tracing.ts) `begin` also starts the request's span when given the
+ * route's template (forwarded routes and webhooks give theirs; the gateway's own pages are not
+ * traced), a child of the request's own `traceparent` when it carries a valid one, and `finish`
+ * ends it; `traceId` is the trace the request belongs to, for the access log. With tracing off
+ * neither is set and an incoming `traceparent` is not read (nor passed on).
  */
 export type RequestState = ResponseState & {
   method: string
@@ -29,7 +30,7 @@ export type RequestState = ResponseState & {
 }
 
 export interface RequestCycle {
-  /** `route`: the route's path template (`/chats/{chat_id}/messages`), the span's name with the method. */
+  /** `route`: the route's path template (`/chats/{id}/messages`), the span's name with the method; absent: not traced. */
   begin(res: HttpResponse, req: HttpRequest, route?: string): RequestState
   finish(state: RequestState, status: number): void
   fail(res: HttpResponse, state: RequestState, err: unknown): void
@@ -70,7 +71,8 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
         url,
         started: performance.now(),
       }
-      if (tracing.on) traceRequest(state, req, route)
+      // only forwarded routes and webhooks are traced: not /health probes, documents, assets, 404s
+      if (tracing.on && route !== undefined) traceRequest(state, req, route)
       res.onAborted(() => {
         state.aborted = true
         state.onAbort?.()
@@ -88,9 +90,9 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
 }
 
 /** Starts the request's span: `<METHOD> <route template>`, SERVER, under the request's traceparent when it has one. */
-function traceRequest(state: RequestState, req: HttpRequest, route: string | undefined): void {
+function traceRequest(state: RequestState, req: HttpRequest, route: string): void {
   const parent = req.getHeader('traceparent')
-  const span = startSpan(route === undefined ? state.method : `${state.method} ${route}`, {
+  const span = startSpan(`${state.method} ${route}`, {
     kind: 'server',
     ...(parent === '' ? {} : { parent }),
     attributes: {

@@ -115,6 +115,8 @@ export interface WebhookContext {
 }
 
 const PREFIX = '/webhooks/'
+/** The span name's route of every webhook call (the path itself is the user's, kept in `url.path`). */
+const WEBHOOK_ROUTE = '/webhooks/{path}'
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 const notFound = () => new AppError(404, 'webhook.not_found', 'no webhook at this path')
 
@@ -147,7 +149,7 @@ function bodyInput(raw: Buffer): Record<string, unknown> {
 export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: HttpRequest) => void {
   const service = new RouteCaller(ctx)
   return (res, req) => {
-    const state = ctx.begin(res, req)
+    const state = ctx.begin(res, req, WEBHOOK_ROUTE)
     const method = state.method.toUpperCase()
     const path = state.url.slice(PREFIX.length)
     const apiKey = req.getHeader('x-api-key')
@@ -236,6 +238,7 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
               params: { path },
               query: async === '1' || async === 'true' ? { async } : {},
               ...(headers === undefined ? {} : { headers }),
+              ...(state.span === undefined ? {} : { traceparent: state.span.traceparent }),
             },
             Buffer.from(sent),
           )
