@@ -155,7 +155,7 @@ async function run(): Promise<Row[]> {
         helperPids: [platform.pid, ...localServers],
       },
       {
-        note: 'a second ROLES=all process on the first one\'s nats-server and Postgres (its own NATS_PREFIX), tracing off (the default); CPU is that process only',
+        note: "a second ROLES=all process on the first one's nats-server and Postgres (its own NATS_PREFIX), tracing off (the default); CPU is that process only",
       },
     )
     await untraced.stop()

@@ -92,7 +92,11 @@ t.test('a chat turn with a function tool is one trace, from the HTTP request to 
 
   t.equal(http.parentSpanId, clientSpan, "the gateway's span continues the client's traceparent")
   t.equal(http.kind, KIND.server)
-  t.match(http.attributes, { 'http.request.method': 'POST', 'http.route': '/chats/{id}/messages', 'http.response.status_code': 200 })
+  t.match(http.attributes, {
+    'http.request.method': 'POST',
+    'http.route': '/chats/{id}/messages',
+    'http.response.status_code': 200,
+  })
   t.equal(rpc.parentSpanId, http.spanId, "the handler's span is the gateway span's child")
   t.equal(rpc.kind, KIND.server)
   t.equal(turn.parentSpanId, rpc.spanId, "the chat actor's turn is the handler's child")
@@ -107,8 +111,7 @@ t.test('a chat turn with a function tool is one trace, from the HTTP request to 
   t.equal(fnJob.parentSpanId, agentJob.spanId, "the function tool's job was asked for by the agent job")
   t.equal(sandbox.parentSpanId, fnJob.spanId, 'the sandbox run is the function job’s child')
   const ids = new Set(spans.map((s) => s.spanId))
-  for (const s of spans)
-    if (s !== http) t.ok(ids.has(s.parentSpanId), `${s.name}: its parent is in the trace`)
+  for (const s of spans) if (s !== http) t.ok(ids.has(s.parentSpanId), `${s.name}: its parent is in the trace`)
   t.ok(
     spans.every((s) => s.service === 'traces-test'),
     'OTEL_SERVICE_NAME names the service',
