@@ -62,12 +62,17 @@ const current = new AsyncLocalStorage<Context>()
 export const tracingLoaded = (): boolean => loaded !== null
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
+const ZERO_TRACE = '0'.repeat(32)
+const ZERO_SPAN = '0'.repeat(16)
+
+/** The parts of a well-formed W3C traceparent (version 00, non-zero ids); null for anything else. */
+function parseTraceparent(value: string): RegExpExecArray | null {
+  const m = TRACEPARENT.exec(value)
+  return m === null || m[1] === ZERO_TRACE || m[2] === ZERO_SPAN ? null : m
+}
 
 /** Whether `value` is a well-formed W3C traceparent (version 00, non-zero ids). */
-export function isTraceparent(value: string): boolean {
-  const m = TRACEPARENT.exec(value)
-  return m !== null && !/^0+$/.test(m[1] as string) && !/^0+$/.test(m[2] as string)
-}
+export const isTraceparent = (value: string): boolean => parseTraceparent(value) !== null
 
 /** The trace id of a traceparent, or undefined when it is not one. */
 export const traceIdOf = (traceparent: string): string | undefined =>
@@ -117,8 +122,8 @@ export async function startTracing(s: TracingSettings, log: Logger): Promise<() 
 
 function parentContext(l: Loaded, traceparent: string | undefined): Context {
   if (traceparent === undefined) return current.getStore() ?? l.api.ROOT_CONTEXT
-  const m = TRACEPARENT.exec(traceparent)
-  if (m === null || !isTraceparent(traceparent)) return l.api.ROOT_CONTEXT
+  const m = parseTraceparent(traceparent)
+  if (m === null) return l.api.ROOT_CONTEXT
   return l.api.trace.setSpanContext(l.api.ROOT_CONTEXT, {
     traceId: m[1] as string,
     spanId: m[2] as string,
@@ -172,7 +177,10 @@ export function startSpan(name: string, opts: SpanOptions = {}): TraceSpan | und
   let attributes: Attributes | undefined
   if (opts.attributes !== undefined) {
     attributes = {}
-    for (const [k, v] of Object.entries(opts.attributes)) if (v !== undefined) attributes[k] = v
+    for (const k in opts.attributes) {
+      const v = opts.attributes[k]
+      if (v !== undefined) attributes[k] = v
+    }
   }
   const span = l.tracer.startSpan(
     name,
