@@ -76,6 +76,8 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
       res.onAborted(() => {
         state.aborted = true
         state.onAbort?.()
+        // a client gone before the answer: its span ends now (`finish` is not called for it)
+        if (state.span !== undefined) endAborted(state)
       })
       return state
     },
@@ -105,4 +107,11 @@ function traceRequest(state: RequestState, req: HttpRequest, route: string): voi
   if (span === undefined) return
   state.span = span
   state.traceId = span.traceId
+}
+
+function endAborted(state: RequestState): void {
+  const span = state.span
+  state.span = undefined
+  span?.setAttribute('http.client_aborted', true)
+  span?.end()
 }
