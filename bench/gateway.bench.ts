@@ -15,6 +15,9 @@ import type { Benchmark, Row } from './lib/types.ts'
  *                 same row from the platform's Postgres (servers/uws-jose-pg.ts)
  *   JSON, 1 proc  GET /api/v1/agents/default/default, gateway + resource service in one process (ROLES=all),
  *                 compared with the floor on CPU summed over every process (targets: ≥2× its req/s, ≤1× its CPU)
+ *   traces        the same read in a second ROLES=all process on the same servers, tracing off and then
+ *                 tracing on (every request sampled, spans exported every 100 ms to a local OTLP/HTTP
+ *                 receiver, servers/otlp-sink.ts), the one against the other (src/platform/tracing.ts)
  *   JSON, split   the same route, ROLES=gateway in one process and ROLES=resources in another
  *   JSON, stub    the same route, ROLES=gateway, answered by a stub service replying the same bytes
  * The platform process starts its own nats-server and Postgres in a temporary DATA_DIR; the later
@@ -28,6 +31,7 @@ const LIMIT = 2
 const FLOOR_RPS = 2
 const FLOOR_CPU = 1
 const FLOOR_CASE = 'floor: uws + jose HS256 + pg Pool(10), same row'
+const UNTRACED_CASE = `GET ${JSON_PATH}, 1 process, tracing off`
 
 const toRow = (label: string, m: Awaited<ReturnType<typeof measure>>, extra: Partial<Row> = {}): Row => ({
   benchmark: NAME,
@@ -138,6 +142,45 @@ async function run(): Promise<Row[]> {
     // the single-node nats-server takes no anonymous client: the split processes use its platform
     // seed (its gateway user's permissions name the subjects without the prefix these runs use)
     const natsAuth = { NATS_NKEY_FILE: join(dataDir, 'nats', 'platform.nk') }
+
+    // Traces: two processes alike but for tracing, one after the other, on the same servers
+    const second = { ...common, ...natsAuth, NATS_URL: natsUrl, DATABASE_URL: databaseUrl, ROLES: 'all' }
+    const untraced = await start('platform-untraced', 'platform.ts', { ...second, NATS_PREFIX: 'untraced' })
+    await load(
+      UNTRACED_CASE,
+      {
+        url: `http://127.0.0.1:${String(untraced.info.port)}${JSON_PATH}`,
+        headers: auth,
+        pid: untraced.pid,
+        helperPids: [platform.pid, ...localServers],
+      },
+      {
+        note: "a second ROLES=all process on the first one's nats-server and Postgres (its own NATS_PREFIX), tracing off (the default); CPU is that process only",
+      },
+    )
+    await untraced.stop()
+    const sink = await start('otlp-sink', 'otlp-sink.ts', {})
+    const traced = await start('platform-traced', 'platform.ts', {
+      ...second,
+      NATS_PREFIX: 'traced',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${String(sink.info.port)}`,
+      OTEL_EXPORT_DELAY_MS: '100',
+    })
+    await load(
+      `GET ${JSON_PATH}, 1 process, tracing on`,
+      {
+        url: `http://127.0.0.1:${String(traced.info.port)}${JSON_PATH}`,
+        headers: auth,
+        pid: traced.pid,
+        helperPids: [sink.pid, platform.pid, ...localServers],
+      },
+      {
+        reference: UNTRACED_CASE,
+        note: 'the same process with OTEL_EXPORTER_OTLP_ENDPOINT set: every request sampled (a gateway and a handler span), exported as OTLP/HTTP JSON every 100 ms to a local receiver; CPU is that process only, "other" includes the receiver',
+      },
+    )
+    await traced.stop()
+    await sink.stop()
     const split = { ...common, ...natsAuth, NATS_URL: natsUrl, DATABASE_URL: databaseUrl, NATS_PREFIX: 'bench' }
     const resources = await start('resources', 'platform.ts', { ...split, ROLES: 'resources' })
     const gateway = await start('gateway', 'platform.ts', { ...split, ROLES: 'gateway' })

@@ -106,7 +106,7 @@ export class Forwarder {
     const greedy = route.def.greedyParam === true
     const timer = timerOf(route.def.id)
     return (res, req) => {
-      const state = this.d.cycle.begin(res, req, timer)
+      const state = this.d.cycle.begin(res, req, timer, route.def.path)
       const apiKey = req.getHeader('x-api-key')
       // `X-API-Key: <key>` is the same credential as `Authorization: Bearer <key>` (gateway/auth.ts).
       const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
@@ -224,6 +224,7 @@ export class Forwarder {
           ...(stream === undefined ? {} : { streamChannelId: stream.channelId }),
           ...(streamLastId === undefined ? {} : { streamLastId }),
           ...(input.cookies === undefined ? {} : { cookies: input.cookies }),
+          ...(state.span === undefined ? {} : { traceparent: state.span.traceparent }),
         },
         body,
       )
@@ -297,7 +298,14 @@ export class Forwarder {
     let abandon: (() => void) | null = null
     try {
       const { caller, query } = await checkPrelude(route, input, this.d.verifier)
-      const meta = { requestId: state.requestId, caller, params: input.params, query, clientIp: input.clientIp }
+      const meta = {
+        requestId: state.requestId,
+        caller,
+        params: input.params,
+        query,
+        clientIp: input.clientIp,
+        ...(state.span === undefined ? {} : { traceparent: state.span.traceparent }),
+      }
       const planned = await this.call(
         route,
         { ...meta, blob: { phase: 'prepare', declaredBytes: input.declaredBytes, contentType: input.contentType } },

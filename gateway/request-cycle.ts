@@ -3,6 +3,7 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js'
 import { toAppError } from '../src/kernel/errors.ts'
 import type { Logger } from '../src/kernel/log.ts'
 import { httpRequestDuration, type RouteTimer } from '../src/platform/metrics.ts'
+import { startSpan, tracing, type TraceSpan } from '../src/platform/tracing.ts'
 import type { Cors } from './cors.ts'
 import { sendError, type ResponseState } from './http.ts'
 
@@ -12,6 +13,12 @@ import { sendError, type ResponseState } from './http.ts'
  * `fail` answers the one error body. Every handler of the gateway (forwarded routes, webhooks,
  * local pages) goes through these, so request ids, access logs and the request duration metric
  * look the same everywhere.
+ *
+ * With tracing on (src/platform/tracing.ts) `begin` also starts the request's span when given the
+ * route's template (forwarded routes and webhooks give theirs; the gateway's own pages are not
+ * traced), a child of the request's own `traceparent` when it carries a valid one, and `finish`
+ * ends it; `traceId` is the trace the request belongs to, for the access log. With tracing off
+ * neither is set and an incoming `traceparent` is not read (nor passed on).
  */
 export type RequestState = ResponseState & {
   method: string
@@ -20,6 +27,10 @@ export type RequestState = ResponseState & {
   /** The duration histogram's series of the route (agent_platform_http_request_duration_seconds). */
   timer: RouteTimer
   onAbort?: () => void
+  /** The request's span (tracing on only). */
+  span?: TraceSpan
+  /** The request's trace id, 32 hex digits (tracing on only): the one its spans and its log lines share. */
+  traceId?: string
 }
 
 /**
@@ -43,7 +54,8 @@ export const timerOf = (route: string): RouteTimer => httpRequestDuration.route(
 export const localTimer = (name: LocalRouteName): RouteTimer => timerOf(name)
 
 export interface RequestCycle {
-  begin(res: HttpResponse, req: HttpRequest, timer: RouteTimer): RequestState
+  /** `route`: the route's path template (`/chats/{id}/messages`), the span's name with the method; absent: not traced. */
+  begin(res: HttpResponse, req: HttpRequest, timer: RouteTimer, route?: string): RequestState
   finish(state: RequestState, status: number): void
   fail(res: HttpResponse, state: RequestState, err: unknown): void
 }
@@ -55,6 +67,13 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
   const bootId = randomBytes(4).toString('hex')
   let seq = 0
   const finish = (state: RequestState, status: number): void => {
+    const span = state.span
+    if (span !== undefined) {
+      state.span = undefined
+      span.setAttribute('http.response.status_code', status)
+      if (status >= 500) span.fail(new Error(`HTTP ${String(status)}`))
+      span.end()
+    }
     const elapsed = performance.now() - state.started
     state.timer.observe(status, elapsed / 1000)
     const ms = Math.round(elapsed * 100) / 100
@@ -63,7 +82,7 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
     else log.info({ reqId: state.requestId, method: state.method, url: state.url, status, ms }, 'request')
   }
   return {
-    begin(res, req, timer) {
+    begin(res, req, timer, route) {
       const given = req.getHeader('x-request-id')
       const url = req.getUrl()
       const state: RequestState = {
@@ -79,9 +98,13 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
         started: performance.now(),
         timer,
       }
+      // only forwarded routes and webhooks are traced: not /health probes, documents, assets, 404s
+      if (tracing.on && route !== undefined) traceRequest(state, req, route)
       res.onAborted(() => {
         state.aborted = true
         state.onAbort?.()
+        // a client gone before the answer: its span ends now (`finish` is not called for it)
+        if (state.span !== undefined) endAborted(state)
       })
       return state
     },
@@ -93,4 +116,29 @@ export function createRequestCycle(cors: Cors, log: Logger): RequestCycle {
       finish(state, e.status)
     },
   }
+}
+
+/** Starts the request's span: `<METHOD> <route template>`, SERVER, under the request's traceparent when it has one. */
+function traceRequest(state: RequestState, req: HttpRequest, route: string): void {
+  const parent = req.getHeader('traceparent')
+  const span = startSpan(`${state.method} ${route}`, {
+    kind: 'server',
+    ...(parent === '' ? {} : { parent }),
+    attributes: {
+      'http.request.method': state.method,
+      'url.path': state.url,
+      'http.route': route,
+      'http.request.id': state.requestId,
+    },
+  })
+  if (span === undefined) return
+  state.span = span
+  state.traceId = span.traceId
+}
+
+function endAborted(state: RequestState): void {
+  const span = state.span
+  state.span = undefined
+  span?.setAttribute('http.client_aborted', true)
+  span?.end()
 }

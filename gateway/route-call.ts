@@ -64,6 +64,7 @@ export class RouteCaller {
     if (meta.headers !== undefined && Object.keys(meta.headers).length > 0) req.headers = meta.headers
     if (meta.cookies !== undefined && Object.keys(meta.cookies).length > 0) req.cookies = meta.cookies
     if (meta.blob !== undefined) req.blob = meta.blob
+    if (meta.traceparent !== undefined) req.traceparent = meta.traceparent
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(timedOut()), this.d.rpcTimeoutMs)

@@ -115,6 +115,8 @@ export interface WebhookContext {
 }
 
 const PREFIX = '/webhooks/'
+/** The span name's route of every webhook call (the path itself is the user's, kept in `url.path`). */
+const WEBHOOK_ROUTE = '/webhooks/{path}'
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 const notFound = () => new AppError(404, 'webhook.not_found', 'no webhook at this path')
 
@@ -149,7 +151,7 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
   // one label for every webhook path: the paths are user-defined, so they are not series
   const timer = localTimer('webhooks.call')
   return (res, req) => {
-    const state = ctx.begin(res, req, timer)
+    const state = ctx.begin(res, req, timer, WEBHOOK_ROUTE)
     const method = state.method.toUpperCase()
     const path = state.url.slice(PREFIX.length)
     const apiKey = req.getHeader('x-api-key')
@@ -238,6 +240,7 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
               params: { path },
               query: async === '1' || async === 'true' ? { async } : {},
               ...(headers === undefined ? {} : { headers }),
+              ...(state.span === undefined ? {} : { traceparent: state.span.traceparent }),
             },
             Buffer.from(sent),
           )

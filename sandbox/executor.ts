@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { AppError } from '../src/kernel/errors.ts'
 import type { Config } from '../src/kernel/config.ts'
 import type { Logger } from '../src/kernel/log.ts'
+import { startSpan, tracing } from '../src/platform/tracing.ts'
 import { openChannel, SandboxBroken, type ExecOutcome, type ExecRequest, type RunnerChannel } from './channel.ts'
 import type { SandboxDriver, SandboxLimits, SandboxProcess, SandboxSpec } from './driver.ts'
 import { bubblewrapDriver } from './drivers/bubblewrap.ts'
@@ -354,9 +355,31 @@ export async function createSandboxExecutor(
     sharedCount: () =>
       shared !== null ? shared.count() : config.TRUSTED_EXECUTOR === 'inprocess' ? 1 : config.DEFAULT_WORKER_COUNT,
     async run(req, { trusted, signal }) {
-      if (trusted) return sharedWorkers().run(req)
-      if (untrusted === null) throw disabledError()
-      return untrusted(req, signal)
+      const go = (): Promise<ExecOutcome> => {
+        if (trusted) return sharedWorkers().run(req)
+        if (untrusted === null) throw disabledError()
+        return untrusted(req, signal)
+      }
+      if (!tracing.on) return go()
+      // the run's span (tracing on): a child of the job's, as long as the sandbox takes to answer
+      const span = startSpan('sandbox.run', {
+        attributes: {
+          'sandbox.executor': trusted ? 'shared' : config.SANDBOX_EXECUTOR,
+          'sandbox.driver': driverName,
+          'sandbox.trusted': trusted,
+          'code.function': req.name,
+        },
+      })
+      try {
+        const outcome = await go()
+        if (!outcome.ok) span?.setAttribute('sandbox.error_type', outcome.error.type)
+        return outcome
+      } catch (err) {
+        span?.fail(err)
+        throw err
+      } finally {
+        span?.end()
+      }
     },
     stats() {
       const base: PoolStats = pool?.stats() ?? {

@@ -154,6 +154,8 @@ export const JobState = T.Object({
   timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
   /** What the executor needs beyond the input (function version, caller email); not part of input_data. */
   meta: T.Optional(T.Record(T.String(), T.Unknown())),
+  /** The span that asked for the job, as a W3C traceparent (tracing on only): the run's span is its child. */
+  traceparent: T.Optional(T.String({ maxLength: 64 })),
 })
 export type JobState = Static<typeof JobState>
 

@@ -14,6 +14,7 @@ import type { Db } from './platform/db.ts'
 import type { NatsConnection } from './platform/nats.ts'
 import { startMetricsServer } from './platform/metrics-server.ts'
 import { setOutboundDnsCache } from './platform/outbound-http.ts'
+import { startTracing } from './platform/tracing.ts'
 import type { ResourceService } from './resources/service.ts'
 import { startActorRole } from './roles/actors.ts'
 import { startGatewayRole } from './roles/gateway.ts'
@@ -96,6 +97,9 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
   const life = createLifecycle(log)
   try {
     setOutboundDnsCache(config.OUTBOUND_DNS_CACHE_SECONDS)
+    // first, so its stop runs last: the spans of the shutdown's own steps are flushed too
+    const stopTracing = await startTracing(config, log)
+    life.onStop(stopTracing)
     warnUnbuiltSettings(config, log)
     registerFeatureErrorCodes(FEATURES)
     for (const f of FEATURES) f.preflight?.(config, roles)

@@ -2,8 +2,9 @@ import { enqueueJob, prepareJob, type EnqueueDeps, type EnqueueRequest } from '.
 import { isTerminal, jobError, openJobStateStore, type JobState, type JobStateStore } from '../../src/jobs/job-state.ts'
 import { runsOnWorker } from '../../src/jobs/job-liveness.ts'
 import { workersBucket } from '../../src/platform/heartbeat.ts'
-import type { LocalJobs } from '../../src/jobs/local-run.ts'
+import type { LocalJobs, LocalStart } from '../../src/jobs/local-run.ts'
 import { maxDepthOf } from '../../src/jobs/start.ts'
+import { startSpan, tracing, type TraceSpan } from '../../src/platform/tracing.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
 import { announceLostTurn } from './lost-turn.ts'
 import { chatProtocol, type ChatTurn } from '../protocols/chat.ts'
@@ -62,6 +63,13 @@ export function chatActor(d: ChatActorDeps): Actor {
     for (;;) {
       const next = cur.queue[0]
       if (cur.running !== null || next === undefined) return cur
+      // the turn's span (tracing on): a child of the sender's, the parent of its job's run
+      const span: TraceSpan | undefined = tracing.on
+        ? startSpan('chat.turn', {
+            parent: next.traceparent,
+            attributes: { 'chat.id': chatId, 'job.id': next.job_id, 'job.pool': next.pool },
+          })
+        : undefined
       const req: EnqueueRequest = {
         id: next.job_id,
         pool: next.pool,
@@ -85,14 +93,24 @@ export function chatActor(d: ChatActorDeps): Actor {
           delegation_depth: next.delegation_depth ?? 0,
           ...(next.resume_to === undefined ? {} : { resume_to: next.resume_to }),
         },
+        ...(span === undefined ? {} : { traceparent: span.traceparent }),
       }
-      const started = d.local === undefined ? 'full' : await d.local.start(prepareJob(d.enqueue, req))
-      // over already (a redelivered message whose turn ran): nothing to wait for, on to the next
+      let started: LocalStart | 'full'
+      try {
+        started = d.local === undefined ? 'full' : await d.local.start(prepareJob(d.enqueue, req))
+        span?.setAttribute('job.started', started)
+        // over already (a redelivered message whose turn ran): nothing to wait for, on to the next
+        if (started === 'full') await enqueueJob(d.enqueue, req)
+      } catch (err) {
+        span?.fail(err)
+        throw err
+      } finally {
+        span?.end()
+      }
       if (started === 'over') {
         cur = unknownCount({ ...cur, queue: cur.queue.slice(1) })
         continue
       }
-      if (started === 'full') await enqueueJob(d.enqueue, req)
       const local = started !== 'full' && d.localCheck !== undefined
       // With workers in this process, a turn's end is told to this host in-process when its worker
       // is here (actors/runtime/tell.ts) and lost if the process dies before the state is written:

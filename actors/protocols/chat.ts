@@ -27,6 +27,8 @@ export const ChatTurn = T.Object({
       user_id: T.String(),
     }),
   ),
+  /** The sender's span as a W3C traceparent (tracing on only): the turn's span is its child. */
+  traceparent: T.Optional(T.String({ maxLength: 64 })),
 })
 export type ChatTurn = Static<typeof ChatTurn>
 

@@ -148,6 +148,8 @@ export interface RpcRequest {
   cookies?: Record<string, string>
   /** Upload routes only (`blob: 'upload'`), for a streamed body: which phase this call is; the body is absent then. */
   blob?: BlobPhase
+  /** The gateway's request span as a W3C traceparent, when the gateway traces (src/platform/tracing.ts). */
+  traceparent?: string
 }
 
 /**

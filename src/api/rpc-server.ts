@@ -7,6 +7,7 @@ import type { Logger } from '../kernel/log.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { isDatabaseUnavailable } from '../platform/db.ts'
 import { isNatsUnavailable } from '../kernel/nats-errors.ts'
+import { startSpan, tracing } from '../platform/tracing.ts'
 import type { BoundRoute } from './bind.ts'
 import type { Caller } from '../auth/caller.ts'
 import { rpcSubject, type RouteDef, type RpcReply, type RpcRequest } from './route.ts'
@@ -110,7 +111,7 @@ export function serveRpc(options: {
       continue
     }
     const checks = compileChecks(route)
-    const answer: RouteAnswer = async (req) => {
+    const handle: RouteAnswer = async (req) => {
       try {
         let principal: Principal | null = null
         if (route.auth) {
@@ -137,6 +138,8 @@ export function serveRpc(options: {
         }
       }
     }
+    // tracing on: the handler runs in the route's span, a child of the gateway's (src/platform/tracing.ts)
+    const answer: RouteAnswer = (req) => (tracing.on ? traced(id, req, handle) : handle(req))
     const page = route.html === true
     const subject = rpcSubject(options.names, id)
     served++
@@ -160,5 +163,23 @@ export function serveRpc(options: {
       for (const unregister of local) unregister()
       for (const s of subs) s.unsubscribe()
     },
+  }
+}
+
+/** Answers `req` in a span named by the route id (SERVER: the service's side of the gateway's call). */
+async function traced(id: string, req: RpcRequest, handle: RouteAnswer): Promise<RpcReply> {
+  const span = startSpan(id, {
+    kind: 'server',
+    parent: req.traceparent,
+    attributes: { 'rpc.system': 'nats', 'rpc.method': id, 'http.request.id': req.requestId },
+  })
+  if (span === undefined) return handle(req)
+  try {
+    const reply = await span.run(() => handle(req))
+    span.setAttribute('http.response.status_code', reply.status)
+    if (reply.status >= 500) span.fail(new Error(reply.error?.detail ?? `status ${String(reply.status)}`))
+    return reply
+  } finally {
+    span.end()
   }
 }

@@ -19,6 +19,8 @@ const H_STREAM_LAST_ID = 'Stream-Last-Id'
 const H_FORWARDED = 'Forwarded-Headers'
 const H_COOKIES = 'Cookies'
 const H_BLOB = 'Blob'
+/** W3C trace context, under its own name (src/platform/tracing.ts): set only when the gateway traces. */
+const H_TRACEPARENT = 'traceparent'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -40,6 +42,8 @@ export interface RequestMeta {
   headers?: Record<string, string>
   cookies?: Record<string, string>
   blob?: BlobPhase
+  /** The gateway's request span (tracing on only): the service's span is its child. */
+  traceparent?: string
 }
 
 export function encodeRequest(req: RequestMeta, body: Uint8Array): EncodedRequest {
@@ -54,6 +58,7 @@ export function encodeRequest(req: RequestMeta, body: Uint8Array): EncodedReques
   if (req.headers !== undefined && Object.keys(req.headers).length > 0) h.set(H_FORWARDED, JSON.stringify(req.headers))
   if (req.cookies !== undefined && Object.keys(req.cookies).length > 0) h.set(H_COOKIES, JSON.stringify(req.cookies))
   if (req.blob !== undefined) h.set(H_BLOB, JSON.stringify(req.blob))
+  if (req.traceparent !== undefined) h.set(H_TRACEPARENT, req.traceparent)
   return { headers: h, data: body }
 }
 
@@ -81,6 +86,8 @@ export function decodeRequest(h: MsgHdrs | undefined, data: Uint8Array): RpcRequ
   if (cookies !== null) req.cookies = cookies
   const blob = get(H_BLOB)
   if (blob !== '') req.blob = JSON.parse(blob) as BlobPhase
+  const traceparent = get(H_TRACEPARENT)
+  if (traceparent !== '') req.traceparent = traceparent
   return req
 }
 

@@ -16,6 +16,7 @@ import { loadAgent } from './load-agent.ts'
 import { chatStore } from './store.ts'
 import type { ToolContext } from '../feature/tools.ts'
 import { TurnError } from './turn-error.ts'
+import { traceparentField } from '../platform/tracing.ts'
 
 /*
  * A follow-up message an agent scheduled in its chat (the `schedule_message` system tool): a
@@ -98,7 +99,14 @@ export function followUpRunner(d: FollowUpDeps): (job: JobState) => Promise<{ ch
       chatProtocol,
       chat.id,
       'send',
-      { job_id: turnJobId, content: input.content, channel_id: null, user_id: chat.user_id, pool: 'agent' },
+      {
+        job_id: turnJobId,
+        content: input.content,
+        channel_id: null,
+        user_id: chat.user_id,
+        pool: 'agent',
+        ...traceparentField(),
+      },
       { msgId: `chat-follow-up-${job.id}` },
     )
     return { chat_id: chat.id, turn_job_id: turnJobId }

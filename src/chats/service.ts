@@ -22,6 +22,7 @@ import { chatStore, type ChatRow, type MessageRow } from './store.ts'
 import type { TurnResult } from './turn.ts'
 import { EVENT_HEADER, newChannelId, sseLiveSubject } from '../streaming/channel.ts'
 import { budgetExhausted, dailyBudget } from '../usage/budget.ts'
+import { traceparentField } from '../platform/tracing.ts'
 
 /*
  * The chat service: what the chat endpoints (handlers.ts) and the features that speak in chats
@@ -188,6 +189,7 @@ export function chatService(d: ChatHandlerDeps) {
       channel_id: o.channelId,
       user_id: p.userId,
       pool: 'agent' as const,
+      ...traceparentField(),
     }
     const opts = { msgId: `chat-send-${jobId}`, fresh: o.fresh === true }
     // the chat's actor in this process (the usual single-node case): no stream write, publish, delivery or ack

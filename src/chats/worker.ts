@@ -22,6 +22,7 @@ import { seedChat } from './history-cache.ts'
 import { followUpRunner, withFollowUps } from './follow-up.ts'
 import { turnExecutor, TurnError, type Emit, type ResumeTo, type TurnResult } from './turn.ts'
 import type { AgentRecord, ToolContext, ToolProviderFactory } from '../feature/tools.ts'
+import { traceparentField } from '../platform/tracing.ts'
 
 /*
  * The agent and sub-agent pools' executor, wired for a worker process: stream events, LLM
@@ -86,6 +87,7 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
         parent: { id: ctx.job.id, depth: ctx.job.depth },
         delegation_depth: ctx.delegationDepth + 1,
         ...(resumeTo === undefined ? {} : { resume_to: resumeTo }),
+        ...traceparentField(),
       },
       { msgId: `chat-send-${jobId}`, fresh: true },
     )
@@ -167,7 +169,14 @@ export function chatTurnExecutor(d: ChatWorkerDeps): JobExecutor {
         chatProtocol,
         to.chat_id,
         'send',
-        { job_id: jobId, channel_id: to.channel_id, user_id: to.user_id, pool: 'agent', resume: true },
+        {
+          job_id: jobId,
+          channel_id: to.channel_id,
+          user_id: to.user_id,
+          pool: 'agent',
+          resume: true,
+          ...traceparentField(),
+        },
         { msgId: `chat-resume-${to.chat_id}-${to.tool_call_id}` },
       )
     },

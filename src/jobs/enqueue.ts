@@ -4,6 +4,7 @@ import { headers } from '@nats-io/transport-node'
 import { invalid } from '../kernel/errors.ts'
 import { sql, type Db } from '../platform/db.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { traceparentField } from '../platform/tracing.ts'
 import { decodeState, encodeState, POOLS, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { publishDurably } from './publish.ts'
 
@@ -33,6 +34,8 @@ export interface EnqueueRequest {
   maxAttempts?: number
   timeoutMs?: number
   meta?: Record<string, unknown>
+  /** The span the job's run continues (tracing on); absent: the span current where it is prepared. */
+  traceparent?: string
 }
 
 export interface EnqueueDeps {
@@ -102,6 +105,7 @@ export function prepareJob(
     ...(req.maxAttempts === undefined ? {} : { max_attempts: req.maxAttempts }),
     ...(req.timeoutMs === undefined ? {} : { timeout_ms: req.timeoutMs }),
     ...(req.meta === undefined ? {} : { meta: req.meta }),
+    ...(req.traceparent === undefined ? traceparentField() : { traceparent: req.traceparent }),
   }
   return state
 }

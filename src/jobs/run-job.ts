@@ -1,3 +1,4 @@
+import { startSpan, tracing, type TraceSpan } from '../platform/tracing.ts'
 import { JobFailure, toJobError, type JobState, type StateEntry } from './job-state.ts'
 import type { PulledMessage } from './puller.ts'
 import { recordOutcome, type AttemptOutcome } from './record-outcome.ts'
@@ -82,17 +83,21 @@ export async function runJob(
   // the store retries through outages, and a write that still fails leaves the message unacked
   // so the next delivery finds the state and judges it.
   let outcome: AttemptOutcome
+  // the run's span (tracing on): a child of the span that asked for the job (its record's traceparent)
+  const span: TraceSpan | undefined = tracing.on ? startSpan(`job ${job.pool}`, jobSpan(job, attempt)) : undefined
+  const execute = () =>
+    o.executor({
+      job,
+      attempt,
+      signal: ac.signal,
+      log: log.child({ job: job.id, attempt }),
+      blocking,
+      ...(prefetched === undefined ? {} : { prefetched }),
+      ...(gate === undefined ? {} : { claimed: gate }),
+    })
   try {
     const result = await Promise.race([
-      o.executor({
-        job,
-        attempt,
-        signal: ac.signal,
-        log: log.child({ job: job.id, attempt }),
-        blocking,
-        ...(prefetched === undefined ? {} : { prefetched }),
-        ...(gate === undefined ? {} : { claimed: gate }),
-      }),
+      span === undefined ? execute() : span.run(execute),
       new Promise<never>((_, reject) =>
         ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true }),
       ),
@@ -100,7 +105,9 @@ export async function runJob(
     outcome = { ok: true, result }
   } catch (err) {
     outcome = { ok: false, reason: toJobError(err) }
+    span?.fail(err)
   }
+  span?.end()
   // Recording the outcome runs after the slot is free again: the next job is pulled while the
   // state write and the ack are in flight (at most `concurrency` of them, so ack_pending stays
   // within twice the slots). The message stays alive (`working()`) until it is acked.
@@ -125,3 +132,17 @@ export async function runJob(
   void done.finally(() => w.finishing.delete(done))
   if (w.finishing.size >= o.concurrency) await Promise.race(w.finishing)
 }
+
+/** The span of a job's attempt: CONSUMER, under the job's traceparent. */
+const jobSpan = (job: JobState, attempt: number) =>
+  ({
+    kind: 'consumer',
+    parent: job.traceparent,
+    attributes: {
+      'job.id': job.id,
+      'job.pool': job.pool,
+      'job.kind': job.kind,
+      'job.target': `${job.namespace}/${job.name}`,
+      'job.attempt': attempt,
+    },
+  }) as const

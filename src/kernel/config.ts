@@ -47,6 +47,20 @@ export const ConfigSchema = T.Object({
     65535,
   ),
   METRICS_TOKEN: str('', 'bearer token a scrape of `GET /metrics` must send; empty: no authentication'),
+  // traces (src/platform/tracing.ts, docs/operations.md#traces)
+  OTEL_EXPORTER_OTLP_ENDPOINT: str(
+    '',
+    'OpenTelemetry collector base URL (OTLP/HTTP, JSON; spans go to `<url>/v1/traces`); empty: tracing off, no OpenTelemetry module loaded',
+  ),
+  OTEL_SERVICE_NAME: str('agent-platform', 'the `service.name` resource attribute of exported spans'),
+  OTEL_TRACES_SAMPLER_RATIO: T.Number({
+    default: 1,
+    minimum: 0,
+    maximum: 1,
+    description:
+      'share of new traces recorded (0..1, by trace id); a request with a sampled `traceparent` is recorded whatever the ratio (parent-based)',
+  }),
+  OTEL_EXPORT_DELAY_MS: int(5000, 'longest time a finished span waits in the batch before it is exported', 10),
   HTTP_MAX_BODY_BYTES: int(524288, 'largest accepted JSON request body in bytes', 1024, 64 * 1024 * 1024),
   SSE_PING_SECONDS: num(
     15,

@@ -6,6 +6,7 @@ import { metered } from './metered.ts'
 import { createMistralClient } from './mistral.ts'
 import { createOllamaClient } from './ollama.ts'
 import { createOpenAiClient } from './openai.ts'
+import { tracedClient } from './traced-client.ts'
 import type { TransportOptions } from './transport.ts'
 import { PROVIDER_TYPES } from '../../schemas/llm-provider.ts'
 import type { ProviderEntry } from '../../schemas/llm.ts'
@@ -13,9 +14,9 @@ import { LlmError, type LlmClient, type ProviderConfig, type ProviderType } from
 
 export type { TransportOptions as LlmClientOptions } from './transport.ts'
 
-/** The client for a provider's wire protocol, its calls counted and timed (metered.ts). */
+/** The client for a provider's wire protocol: its calls counted and timed (metered.ts), each in a span when tracing is on (traced-client.ts). */
 export function createLlmClient(provider: ProviderConfig, options: TransportOptions = {}): LlmClient {
-  return metered(wireClient(provider, options))
+  return metered(tracedClient(wireClient(provider, options), provider))
 }
 
 function wireClient(provider: ProviderConfig, options: TransportOptions): LlmClient {

@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { AppError } from '../kernel/errors.ts'
 import { guardedStream, type OutboundDeps, type OutboundStream } from '../platform/outbound-http.ts'
+import { traceparentField } from '../platform/tracing.ts'
 import {
   LlmError,
   type ChatEvent,
@@ -193,6 +194,8 @@ export async function postStream(url: string, init: PostInit): Promise<OutboundS
         'content-type': 'application/json',
         accept: 'text/event-stream, application/x-ndjson, application/json',
         'user-agent': LLM_USER_AGENT,
+        // the call's span (traced-client.ts), so a provider or proxy that traces continues the trace
+        ...traceparentField(),
         ...init.headers,
       },
       body: init.body,
