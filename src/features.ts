@@ -25,6 +25,7 @@ import { webhooksFeature } from './webhooks/module.ts'
 import { dbTriggersFeature } from './db-triggers/module.ts'
 import { eventsFeature } from './events/module.ts'
 import { configFeature } from './gitops/module.ts'
+import { analyticsFeature } from './analytics/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -57,6 +58,7 @@ export const FEATURES: readonly Feature[] = [
   dbTriggersFeature,
   eventsFeature,
   configFeature,
+  analyticsFeature,
 ]
 
 /** Every resource kind of the platform (the features' `kinds`), in list order. */
