@@ -30,7 +30,9 @@ export const RequestLogBatch = T.Array(RequestLogRecord, { maxItems: 10_000 })
 
 const Range = {
   from: T.Optional(T.String({ format: 'date-time', description: 'earliest time, inclusive (ISO 8601)' })),
-  to: T.Optional(T.String({ format: 'date-time', description: 'latest time, inclusive (ISO 8601); not before `from`' })),
+  to: T.Optional(
+    T.String({ format: 'date-time', description: 'latest time, inclusive (ISO 8601); not before `from`' }),
+  ),
 }
 const Page = {
   limit: T.Optional(T.Integer({ minimum: 1, maximum: 1000, default: 100 })),
@@ -49,7 +51,11 @@ export const RequestLogQuery = T.Object(
     ...Range,
     user_id: T.Optional(Uuid),
     route: T.Optional(
-      T.String({ minLength: 1, maxLength: 1024, description: 'route template, e.g. `/api/v1/agents/{namespace}/{name}`' }),
+      T.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'route template, e.g. `/api/v1/agents/{namespace}/{name}`',
+      }),
     ),
     status_class: T.Optional(StatusClass),
     min_duration_ms: MinDuration,

@@ -15,6 +15,7 @@ if [ "$(id -u)" = 0 ]; then
   command -v runc >/dev/null 2>&1 || missing+=(runc)
   command -v catatonit >/dev/null 2>&1 || missing+=(catatonit)
   command -v caddy >/dev/null 2>&1 || missing+=(caddy)
+  command -v clickhouse-server >/dev/null 2>&1 || missing+=(clickhouse-server)
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]} from Debian..."

@@ -62,7 +62,8 @@ export function clickHouseHttp(s: ClickHouseSettings): ClickHouseHttp {
       throw new ClickHouseError(`ClickHouse unreachable at ${s.host}:${String(s.port)}: ${why}`)
     }
     const text = await res.text()
-    if (res.status !== 200) throw new ClickHouseError(`ClickHouse answered ${String(res.status)}: ${text.trim().slice(0, 500)}`)
+    if (res.status !== 200)
+      throw new ClickHouseError(`ClickHouse answered ${String(res.status)}: ${text.trim().slice(0, 500)}`)
     return text
   }
 

@@ -86,7 +86,8 @@ export function subscribeLogFeeds(
         } catch {
           event = null
         }
-        if (!checkEvent.Check(event)) return log.warn({ subject: msg.subject }, 'an execution event of another shape: skipped')
+        if (!checkEvent.Check(event))
+          return log.warn({ subject: msg.subject }, 'an execution event of another shape: skipped')
         writer.add(EXECUTION_LOGS, [executionRow(executionRecord(event))])
       },
     }),

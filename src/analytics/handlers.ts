@@ -34,7 +34,10 @@ function checkRange(q: { from?: string | undefined; to?: string | undefined }): 
  * The log pages. `store` is undefined without ANALYTICS_HOST: the pages answer empty (200). A
  * store that fails answers 503 (the log is unavailable, the request was fine).
  */
-export function analyticsHandlers(store: { ch: ClickHouseHttp; database: string } | undefined, log: Logger): BoundRoute[] {
+export function analyticsHandlers(
+  store: { ch: ClickHouseHttp; database: string } | undefined,
+  log: Logger,
+): BoundRoute[] {
   const read = async <T>(what: () => Promise<T>): Promise<T> => {
     try {
       return await what()

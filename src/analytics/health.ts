@@ -13,7 +13,5 @@ export function registerAnalyticsWriter(writer: AnalyticsWriter | undefined): vo
 
 /** `{status, dropped, last_error, …}` of this process's writer; `disabled` without ANALYTICS_HOST (or in a process without the resources role). */
 export function analyticsHealth(): AnalyticsHealth {
-  return (
-    current?.health() ?? { status: 'disabled', dropped: 0, last_error: null, buffered: 0, written: 0 }
-  )
+  return current?.health() ?? { status: 'disabled', dropped: 0, last_error: null, buffered: 0, written: 0 }
 }

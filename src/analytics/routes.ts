@@ -1,9 +1,4 @@
-import {
-  ExecutionLogPage,
-  ExecutionLogQuery,
-  RequestLogPage,
-  RequestLogQuery,
-} from '../../schemas/analytics.ts'
+import { ExecutionLogPage, ExecutionLogQuery, RequestLogPage, RequestLogQuery } from '../../schemas/analytics.ts'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 
 /*
@@ -33,7 +28,8 @@ export const ANALYTICS_ROUTES = {
     method: 'GET',
     path: '/api/v1/execution-logs',
     surface: 'management',
-    summary: 'Finished executions (functions, agents), newest first, filtered by time, user, target, status and duration (admin)',
+    summary:
+      'Finished executions (functions, agents), newest first, filtered by time, user, target, status and duration (admin)',
     tags: ['Logs'],
     auth: true,
     target: 'rpc',

@@ -80,7 +80,9 @@ export async function sweepPartitions(
   const dropped: string[] = []
   for (const p of parts) {
     if (!/^\d{8}$/.test(p.partition_id) || Number(p.partition_id) >= oldest) continue
-    await ch.exec(`ALTER TABLE ${database}.${p.table === REQUEST_LOGS ? REQUEST_LOGS : EXECUTION_LOGS} DROP PARTITION ${p.partition_id}`)
+    await ch.exec(
+      `ALTER TABLE ${database}.${p.table === REQUEST_LOGS ? REQUEST_LOGS : EXECUTION_LOGS} DROP PARTITION ${p.partition_id}`,
+    )
     dropped.push(`${p.table}/${p.partition_id}`)
   }
   return dropped

@@ -79,7 +79,10 @@ export class AnalyticsWriter {
     const lost = rows.length - taken.length
     if (lost > 0) {
       if (this.dropped === 0 || this.droppedSinceOk === 0)
-        this.log.warn({ capacity: this.o.capacity, lastError: this.lastError }, 'analytics buffer full: dropping log rows')
+        this.log.warn(
+          { capacity: this.o.capacity, lastError: this.lastError },
+          'analytics buffer full: dropping log rows',
+        )
       this.dropped += lost
       this.droppedSinceOk += lost
       this.changed()

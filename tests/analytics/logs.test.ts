@@ -49,7 +49,10 @@ const logs = async (query: string): Promise<LogPage> => {
 
 /** Waits until the log holds the request with this id (two 1 s batches away at most). */
 const logged = (requestId: string, query = ''): Promise<Entry> =>
-  eventually(async () => (await logs(`limit=1000&${query}`)).items.find((e) => e.request_id === requestId), `request ${requestId} logged`)
+  eventually(
+    async () => (await logs(`limit=1000&${query}`)).items.find((e) => e.request_id === requestId),
+    `request ${requestId} logged`,
+  )
 
 t.before(async () => {
   if (skip !== false) return
@@ -64,46 +67,50 @@ t.before(async () => {
   user = await env.createUser('logs-user@test.local')
 })
 
-t.test('every request is logged with its route template, user, namespace, sizes, address and trace', { skip }, async (t) => {
-  const trace = '4bf92f3577b34da6a3ce929d0e0e4736'
-  const one = await env.request('GET', '/api/v1/agents/default/default', {
-    headers: { 'x-request-id': 'logs-agent-read', traceparent: `00-${trace}-00f067aa0ba902b7-01` },
-  })
-  t.equal(one.status, 200)
-  const mine = await env.request('GET', '/api/v1/agents/default/nope', {
-    token: user.token,
-    headers: { 'x-request-id': 'logs-user-404' },
-  })
-  t.equal(mine.status, 404)
-  const anon = await env.request('GET', '/api/v1/agents', { token: null, headers: { 'x-request-id': 'logs-anon' } })
-  t.equal(anon.status, 401)
-  const posted = await env.request('POST', '/api/v1/skills', {
-    body: { namespace: 'team', name: 'style', content: 'Write plainly.' },
-    headers: { 'x-request-id': 'logs-post' },
-  })
+t.test(
+  'every request is logged with its route template, user, namespace, sizes, address and trace',
+  { skip },
+  async (t) => {
+    const trace = '4bf92f3577b34da6a3ce929d0e0e4736'
+    const one = await env.request('GET', '/api/v1/agents/default/default', {
+      headers: { 'x-request-id': 'logs-agent-read', traceparent: `00-${trace}-00f067aa0ba902b7-01` },
+    })
+    t.equal(one.status, 200)
+    const mine = await env.request('GET', '/api/v1/agents/default/nope', {
+      token: user.token,
+      headers: { 'x-request-id': 'logs-user-404' },
+    })
+    t.equal(mine.status, 404)
+    const anon = await env.request('GET', '/api/v1/agents', { token: null, headers: { 'x-request-id': 'logs-anon' } })
+    t.equal(anon.status, 401)
+    const posted = await env.request('POST', '/api/v1/skills', {
+      body: { namespace: 'team', name: 'style', content: 'Write plainly.' },
+      headers: { 'x-request-id': 'logs-post' },
+    })
 
-  const e = await logged('logs-agent-read')
-  t.match(e, {
-    method: 'GET',
-    route: '/api/v1/agents/{namespace}/{name}',
-    status: 200,
-    user_id: env.adminId,
-    namespace: 'default',
-    client_ip: '127.0.0.1',
-    trace_id: trace,
-    bytes_in: 0,
-  })
-  t.equal(e.bytes_out, Buffer.byteLength(one.text), 'bytes out: the body sent')
-  t.ok(e.duration_ms >= 0 && Date.parse(e.time) >= Date.parse(started), 'a duration and a time')
-  t.match(await logged('logs-user-404'), { user_id: user.id, status: 404, trace_id: '' })
-  t.match(await logged('logs-anon'), { user_id: '', status: 401, route: '/api/v1/agents' })
-  t.match(await logged('logs-post'), {
-    method: 'POST',
-    route: '/api/v1/skills',
-    status: posted.status,
-    bytes_in: Buffer.byteLength(JSON.stringify({ namespace: 'team', name: 'style', content: 'Write plainly.' })),
-  })
-})
+    const e = await logged('logs-agent-read')
+    t.match(e, {
+      method: 'GET',
+      route: '/api/v1/agents/{namespace}/{name}',
+      status: 200,
+      user_id: env.adminId,
+      namespace: 'default',
+      client_ip: '127.0.0.1',
+      trace_id: trace,
+      bytes_in: 0,
+    })
+    t.equal(e.bytes_out, Buffer.byteLength(one.text), 'bytes out: the body sent')
+    t.ok(e.duration_ms >= 0 && Date.parse(e.time) >= Date.parse(started), 'a duration and a time')
+    t.match(await logged('logs-user-404'), { user_id: user.id, status: 404, trace_id: '' })
+    t.match(await logged('logs-anon'), { user_id: '', status: 401, route: '/api/v1/agents' })
+    t.match(await logged('logs-post'), {
+      method: 'POST',
+      route: '/api/v1/skills',
+      status: posted.status,
+      bytes_in: Buffer.byteLength(JSON.stringify({ namespace: 'team', name: 'style', content: 'Write plainly.' })),
+    })
+  },
+)
 
 t.test('each filter finds its requests', { skip }, async (t) => {
   await logged('logs-user-404')
@@ -117,7 +124,8 @@ t.test('each filter finds its requests', { skip }, async (t) => {
   )
   const client = await logs('status_class=4xx&limit=1000')
   t.ok(
-    client.items.some((e) => e.request_id === 'logs-anon') && client.items.every((e) => e.status >= 400 && e.status < 500),
+    client.items.some((e) => e.request_id === 'logs-anon') &&
+      client.items.every((e) => e.status >= 400 && e.status < 500),
     'status_class',
   )
   t.notOk(
@@ -133,7 +141,10 @@ t.test('each filter finds its requests', { skip }, async (t) => {
   const before = await logs(`to=${encodeURIComponent(started)}`)
   t.equal(before.total, 0, 'to before the first request: nothing')
   const window = await logs(`from=${encodeURIComponent(started)}&to=${encodeURIComponent(future)}&limit=1000`)
-  t.ok(window.items.some((e) => e.request_id === 'logs-agent-read'), 'from and to around it')
+  t.ok(
+    window.items.some((e) => e.request_id === 'logs-agent-read'),
+    'from and to around it',
+  )
 })
 
 t.test('pages: newest first, limit and offset, with the total', { skip }, async (t) => {
@@ -144,7 +155,11 @@ t.test('pages: newest first, limit and offset, with the total', { skip }, async 
   const whole = await logs(`${q}&limit=1000`)
   t.ok(whole.total >= 5)
   const times = whole.items.map((e) => Date.parse(e.time))
-  t.same(times, [...times].sort((a, b) => b - a), 'newest first')
+  t.same(
+    times,
+    [...times].sort((a, b) => b - a),
+    'newest first',
+  )
   const first = await logs(`${q}&limit=2`)
   const second = await logs(`${q}&limit=2&offset=2`)
   t.equal(first.items.length, 2)
@@ -204,7 +219,15 @@ t.test('a function run is in the execution logs', { skip }, async (t) => {
   const okId = (ok.body as { execution_id: string }).execution_id
   const bad = await env.request('POST', '/functions/logs/twice/execute', { body: { input: { fail: true } } })
   const badId = (bad.body as { execution_id?: string }).execution_id
-  type Exec = { execution_id: string; status: string; kind: string; error_code: string; error: string; duration_ms: number; user_id: string }
+  type Exec = {
+    execution_id: string
+    status: string
+    kind: string
+    error_code: string
+    error: string
+    duration_ms: number
+    user_id: string
+  }
   const page = await eventually(async () => {
     const r = await env.request('GET', '/api/v1/execution-logs?namespace=logs&name=twice&limit=10')
     const p = r.body as LogPage<Exec>
@@ -220,7 +243,10 @@ t.test('a function run is in the execution logs', { skip }, async (t) => {
       { status: 'failed', error_code: /\w/, error: /ValueError/ },
     )
   const failed = (await env.request('GET', '/api/v1/execution-logs?status=failed&kind=function')).body as LogPage<Exec>
-  t.ok(failed.items.every((e) => e.status === 'failed'), 'status filter')
+  t.ok(
+    failed.items.every((e) => e.status === 'failed'),
+    'status filter',
+  )
   const mine = (await env.request('GET', `/api/v1/execution-logs?user_id=${user.id}`)).body as LogPage<Exec>
   t.equal(mine.total, 0, 'user filter: the other user ran nothing')
 })
@@ -253,13 +279,10 @@ t.test('ClickHouse down: requests answer at once, the overflow is dropped and co
     if (r.status !== 200) t.fail(`request ${String(i)}: ${String(r.status)}`)
   }
   t.ok(worst.ms < 1000, `the slowest request took ${worst.ms.toFixed(1)} ms`)
-  const health = await eventually(
-    async () => {
-      const h = analyticsHealth()
-      return h.dropped > 0 ? h : undefined
-    },
-    'rows dropped',
-  )
+  const health = await eventually(async () => {
+    const h = analyticsHealth()
+    return h.dropped > 0 ? h : undefined
+  }, 'rows dropped')
   t.equal(health.status, 'degraded')
   t.match(health.last_error, /unreachable/)
   t.ok(health.buffered <= 100, 'the buffer stays within its bound')
