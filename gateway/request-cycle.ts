@@ -50,7 +50,6 @@ export function createRequestCycle(cors: Cors, log: Logger, logging?: RequestLog
     const f = state.log
     if (sink !== undefined && f !== undefined)
       sink.add({
-        ts: Date.now(),
         method: state.method,
         route: f.route,
         status,

@@ -148,6 +148,7 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
   const service = new RouteCaller(ctx)
   return (res, req) => {
     const state = ctx.begin(res, req)
+    if (state.log !== undefined) state.log.route = '/webhooks/{path}'
     const method = state.method.toUpperCase()
     const path = state.url.slice(PREFIX.length)
     const apiKey = req.getHeader('x-api-key')

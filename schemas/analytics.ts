@@ -7,10 +7,16 @@ import { Uuid } from './common.ts'
  * answers. Fields never known are '' (not null): the columns in ClickHouse are plain Strings.
  */
 
-/** One finished request as the gateway publishes it (in a JSON array per batch). */
+/**
+ * One finished request as the gateway publishes it: one JSON object per line (JSONEachRow), in
+ * the row shape of the `request_logs` table, so the writer passes the lines to ClickHouse as
+ * they are (src/analytics/consumers.ts says why).
+ */
 export const RequestLogRecord = T.Object({
-  /** When the request finished, epoch milliseconds. */
-  ts: T.Integer({ minimum: 0 }),
+  /** When the request finished, `YYYY-MM-DD hh:mm:ss` in UTC (the partition column). */
+  ts: T.String(),
+  /** The same instant, epoch milliseconds. */
+  ts_ms: T.Integer({ minimum: 0 }),
   method: T.String({ maxLength: 16 }),
   route: T.String({ maxLength: 1024 }),
   status: T.Integer({ minimum: 0, maximum: 999 }),
@@ -24,9 +30,6 @@ export const RequestLogRecord = T.Object({
   trace_id: T.String({ maxLength: 32 }),
 })
 export type RequestLogRecord = Static<typeof RequestLogRecord>
-
-/** A batch on `analytics.requests`. */
-export const RequestLogBatch = T.Array(RequestLogRecord, { maxItems: 10_000 })
 
 const Range = {
   from: T.Optional(T.String({ format: 'date-time', description: 'earliest time, inclusive (ISO 8601)' })),

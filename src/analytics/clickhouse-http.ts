@@ -31,12 +31,21 @@ export interface ClickHouseHttp {
   exec(sql: string): Promise<void>
   /** `FORMAT JSON` rows; `params` are readable as `(SELECT <name> FROM _params)`. */
   select<R>(sql: string, params?: Record<string, Param>): Promise<R[]>
-  /** Rows into `table` (qualified name) as JSONEachRow. */
-  insert(table: string, rows: readonly object[]): Promise<void>
+  /**
+   * JSONEachRow text (whole lines) into `table` (qualified name), sent as it is. Unknown fields are
+   * skipped and up to 100 malformed lines per insert too; more fail the insert (ClickHouseRefusal).
+   */
+  insert(table: string, text: readonly (string | Uint8Array)[]): Promise<void>
 }
 
+/** ClickHouse could not be reached or did not answer in time. */
 export class ClickHouseError extends Error {
   override name = 'ClickHouseError'
+}
+
+/** ClickHouse answered, with an error (the statement or its data is wrong): retrying cannot help. */
+export class ClickHouseRefusal extends ClickHouseError {
+  override name = 'ClickHouseRefusal'
 }
 
 export function clickHouseHttp(s: ClickHouseSettings): ClickHouseHttp {
@@ -46,10 +55,11 @@ export function clickHouseHttp(s: ClickHouseSettings): ClickHouseHttp {
 
   const post = async (
     settings: Record<string, string>,
-    body: string | Buffer,
+    body: string | Buffer | Blob,
     contentType?: string,
   ): Promise<string> => {
     let res: Response
+    let text: string
     try {
       res = await fetch(`${base}?${new URLSearchParams(settings).toString()}`, {
         method: 'POST',
@@ -57,13 +67,16 @@ export function clickHouseHttp(s: ClickHouseSettings): ClickHouseHttp {
         body,
         signal: AbortSignal.timeout(s.timeoutMs),
       })
+      text = await res.text()
     } catch (err) {
       const why = err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)
       throw new ClickHouseError(`ClickHouse unreachable at ${s.host}:${String(s.port)}: ${why}`)
     }
-    const text = await res.text()
-    if (res.status !== 200)
-      throw new ClickHouseError(`ClickHouse answered ${String(res.status)}: ${text.trim().slice(0, 500)}`)
+    if (res.status !== 200) {
+      const message = `ClickHouse answered ${String(res.status)}: ${text.trim().slice(0, 500)}`
+      // an overloaded or starting server (503) is worth another try; an error about the statement is not
+      throw res.status === 503 ? new ClickHouseError(message) : new ClickHouseRefusal(message)
+    }
     return text
   }
 
@@ -91,11 +104,16 @@ export function clickHouseHttp(s: ClickHouseSettings): ClickHouseHttp {
       const text = await post(settings, body, type)
       return ((JSON.parse(text) as { data?: R[] }).data ?? []) as R[]
     },
-    async insert(table, rows) {
-      if (rows.length === 0) return
-      let body = ''
-      for (const r of rows) body += `${JSON.stringify(r)}\n`
-      await post({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, body)
+    async insert(table, text) {
+      if (text.length === 0) return
+      await post(
+        {
+          query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+          input_format_skip_unknown_fields: '1',
+          input_format_allow_errors_num: '100',
+        },
+        new Blob(text as (string | Uint8Array<ArrayBuffer>)[]),
+      )
     },
   }
 }

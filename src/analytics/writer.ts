@@ -1,14 +1,17 @@
 import type { Logger } from '../kernel/log.ts'
-import type { ClickHouseHttp } from './clickhouse-http.ts'
+import { ClickHouseRefusal, type ClickHouseHttp } from './clickhouse-http.ts'
 import { EXECUTION_LOGS, REQUEST_LOGS, setupTables, sweepPartitions, type Setup } from './tables.ts'
 
 /*
- * The analytics writer of a resources process: log rows arrive (request-log batches from the
- * gateways, execution records from the job events), wait in one bounded buffer, and go to
- * ClickHouse every `flushMs` as one JSONEachRow insert per table. Nothing that adds rows ever
+ * The analytics writer of a resources process: log rows arrive as JSONEachRow text (request-log
+ * batches from the gateways as they were published, execution records from the job events),
+ * wait in one bounded buffer, and go to ClickHouse every `flushMs` as one insert per table. Nothing that adds rows ever
  * waits on ClickHouse. While ClickHouse is down or slow the rows stay (inserts retried on the
  * next tick) up to `capacity` records in all; beyond that new rows are dropped and counted, and
- * the health view (`analyticsHealth`) says so with the last error.
+ * the health view (`analyticsHealth`) says so with the last error. Rows ClickHouse refuses (it
+ * answered, with an error: malformed text, never from this platform's gateways) are dropped and
+ * counted too, so one bad batch cannot hold the buffer forever; up to 100 bad lines per insert are
+ * skipped by ClickHouse itself (`input_format_allow_errors_num`).
  *
  * The tables are set up on the first tick that reaches the server (so a store that is down at
  * start is set up when it comes back). Retention without table TTL (ClickHouse < 19.6) is the
@@ -40,8 +43,14 @@ export interface AnalyticsHealth {
 
 type Table = typeof REQUEST_LOGS | typeof EXECUTION_LOGS
 
+/** JSONEachRow text of some rows: whole lines, each ending with a newline. */
+interface Chunk {
+  text: string | Uint8Array
+  rows: number
+}
+
 export class AnalyticsWriter {
-  private readonly held: Record<Table, object[]> = { [REQUEST_LOGS]: [], [EXECUTION_LOGS]: [] }
+  private readonly held: Record<Table, Chunk[]> = { [REQUEST_LOGS]: [], [EXECUTION_LOGS]: [] }
   private count = 0
   private dropped = 0
   private droppedSinceOk = 0
@@ -53,7 +62,6 @@ export class AnalyticsWriter {
   private running: Promise<void> | null = null
   private stopped = false
   private readonly listeners = new Set<() => void>()
-
   private readonly ch: ClickHouseHttp
   private readonly o: WriterOptions
   private readonly log: Logger
@@ -68,25 +76,25 @@ export class AnalyticsWriter {
     this.schedule(0)
   }
 
-  /** Takes rows for `table`; what does not fit in the buffer is dropped and counted. Never waits. */
-  add(table: Table, rows: readonly object[]): void {
-    const room = Math.max(0, this.o.capacity - this.count)
-    const taken = rows.length <= room ? rows : rows.slice(0, room)
-    if (taken.length > 0) {
-      this.held[table].push(...taken)
-      this.count += taken.length
+  /**
+   * Takes `rows` rows of `table` as JSONEachRow text (whole lines). A chunk that does not fit in
+   * the buffer is dropped whole and counted. Never waits.
+   */
+  add(table: Table, text: string | Uint8Array, rows: number): void {
+    if (rows <= 0) return
+    if (this.count + rows <= this.o.capacity) {
+      this.held[table].push({ text, rows })
+      this.count += rows
+      return
     }
-    const lost = rows.length - taken.length
-    if (lost > 0) {
-      if (this.dropped === 0 || this.droppedSinceOk === 0)
-        this.log.warn(
-          { capacity: this.o.capacity, lastError: this.lastError },
-          'analytics buffer full: dropping log rows',
-        )
-      this.dropped += lost
-      this.droppedSinceOk += lost
-      this.changed()
-    }
+    this.drop(rows, 'analytics buffer full: dropping log rows')
+  }
+
+  private drop(rows: number, why: string): void {
+    if (this.droppedSinceOk === 0) this.log.warn({ capacity: this.o.capacity, lastError: this.lastError }, why)
+    this.dropped += rows
+    this.droppedSinceOk += rows
+    this.changed()
   }
 
   health(): AnalyticsHealth {
@@ -145,7 +153,10 @@ export class AnalyticsWriter {
   }
 
   private async tick(): Promise<void> {
+    let reached = false
+    let refused = false
     if (this.setup === null) {
+      reached = true
       this.setup = await setupTables(this.ch, this.o.database, this.o.retentionDays)
       this.log.info(
         { version: this.setup.version, retention: this.setup.ttl ? 'table TTL' : 'hourly partition sweep' },
@@ -154,21 +165,43 @@ export class AnalyticsWriter {
     }
     if (!this.setup.ttl && Date.now() - this.lastSweep >= (this.o.sweepMs ?? 3_600_000)) {
       const dropped = await sweepPartitions(this.ch, this.o.database, this.o.retentionDays)
+      reached = true
       this.lastSweep = Date.now()
       if (dropped.length > 0) this.log.info({ partitions: dropped }, 'analytics retention: old partitions dropped')
     }
     const max = this.o.maxInsertRows ?? 10_000
     for (const table of [REQUEST_LOGS, EXECUTION_LOGS] as const) {
-      const rows = this.held[table]
-      while (rows.length > 0) {
-        const batch = rows.slice(0, max)
-        await this.ch.insert(`${this.o.database}.${table}`, batch)
-        rows.splice(0, batch.length)
-        this.count -= batch.length
-        this.written += batch.length
+      const chunks = this.held[table]
+      while (chunks.length > 0) {
+        let n = 0
+        let rows = 0
+        while (n < chunks.length && (n === 0 || rows + (chunks[n] as Chunk).rows <= max)) rows += (chunks[n++] as Chunk).rows
+        const taken = chunks.slice(0, n)
+        try {
+          await this.ch.insert(
+            `${this.o.database}.${table}`,
+            taken.map((c) => c.text),
+          )
+        } catch (err) {
+          if (!(err instanceof ClickHouseRefusal)) throw err
+          // the server read the rows and refused them: sending them again would fail again
+          chunks.splice(0, n)
+          this.count -= rows
+          this.lastError = err.message
+          refused = true
+          this.drop(rows, 'ClickHouse refused log rows: dropped')
+          continue
+        }
+        chunks.splice(0, n)
+        this.count -= rows
+        this.written += rows
+        reached = true
       }
     }
-    this.lastError = null
-    this.droppedSinceOk = 0
+    // only an exchange with the server clears the error (an empty tick proves nothing)
+    if (reached && !refused) {
+      this.lastError = null
+      this.droppedSinceOk = 0
+    }
   }
 }

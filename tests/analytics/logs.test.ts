@@ -281,8 +281,8 @@ t.test('ClickHouse down: requests answer at once, the overflow is dropped and co
   t.ok(worst.ms < 1000, `the slowest request took ${worst.ms.toFixed(1)} ms`)
   const health = await eventually(async () => {
     const h = analyticsHealth()
-    return h.dropped > 0 ? h : undefined
-  }, 'rows dropped')
+    return h.dropped > 0 && h.last_error !== null ? h : undefined
+  }, 'rows dropped and the failure named')
   t.equal(health.status, 'degraded')
   t.match(health.last_error, /unreachable/)
   t.ok(health.buffered <= 100, 'the buffer stays within its bound')
