@@ -175,7 +175,8 @@ export class AnalyticsWriter {
       while (chunks.length > 0) {
         let n = 0
         let rows = 0
-        while (n < chunks.length && (n === 0 || rows + (chunks[n] as Chunk).rows <= max)) rows += (chunks[n++] as Chunk).rows
+        while (n < chunks.length && (n === 0 || rows + (chunks[n] as Chunk).rows <= max))
+          rows += (chunks[n++] as Chunk).rows
         const taken = chunks.slice(0, n)
         try {
           await this.ch.insert(
