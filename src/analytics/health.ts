@@ -2,12 +2,12 @@ import type { AnalyticsHealth, AnalyticsWriter } from './writer.ts'
 
 /*
  * The analytics writer's state for health reports: whether rows are being dropped and the last
- * error talking to ClickHouse. One writer per process (the resources role's), registered here when
+ * error talking to ClickHouse. One writer per process (the resources role's), set here when
  * it starts; `analyticsHealth()` is what a health endpoint reads.
  */
 let current: AnalyticsWriter | undefined
 
-export function registerAnalyticsWriter(writer: AnalyticsWriter | undefined): void {
+export function setProcessAnalyticsWriter(writer: AnalyticsWriter | undefined): void {
   current = writer
 }
 

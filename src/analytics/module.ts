@@ -3,7 +3,7 @@ import type { Config } from '../kernel/config.ts'
 import { clickHouseHttp } from './clickhouse-http.ts'
 import { subscribeLogFeeds } from './consumers.ts'
 import { analyticsHandlers, analyticsPermissions } from './handlers.ts'
-import { registerAnalyticsWriter } from './health.ts'
+import { setProcessAnalyticsWriter } from './health.ts'
 import { analyticsRoutes } from './routes.ts'
 import { DATABASE_NAME } from './tables.ts'
 import { AnalyticsWriter } from './writer.ts'
@@ -49,14 +49,14 @@ export const analyticsFeature = defineFeature({
         'ANALYTICS_HOT_RETENTION_DAYS is not applied: moving older log partitions to object storage needs a ClickHouse storage policy with a cold volume, which the platform does not set up; every row stays on the server default disk until ANALYTICS_RETENTION_DAYS',
       )
     writer.start()
-    registerAnalyticsWriter(writer)
+    setProcessAnalyticsWriter(writer)
     const feeds = subscribeLogFeeds(ctx.nc, ctx.names, writer, log)
     return {
       routes: analyticsHandlers({ ch: clickHouseHttp({ ...settings, timeoutMs: 5_000 }), database }, log),
       async stop() {
         feeds.close()
         await writer.stop()
-        registerAnalyticsWriter(undefined)
+        setProcessAnalyticsWriter(undefined)
       },
     }
   },
