@@ -39,6 +39,9 @@ export function traceIdOf(traceparent: string): string {
 /** A record without its two time columns, which the sink adds. */
 export type RequestLogEntry = Omit<RequestLogRecord, 'ts' | 'ts_ms'>
 
+/** The most bytes a batch holds (records are at most a few KB: a URL is bounded by uWS). */
+const BATCH_BYTES = 512 * 1024
+
 export interface RequestLogSink {
   add(entry: RequestLogEntry): void
   /** Publishes what is held now (shutdown). */
@@ -56,7 +59,10 @@ export function requestLogBatcher(
 ): RequestLogSink {
   const max = options.maxRecords ?? 500
   const intervalMs = options.intervalMs ?? 1000
-  let text = ''
+  // lines are written into one buffer per batch as they come (no string of the whole batch to
+  // build and encode at publish time); a batch is far below NATS's 1 MB payload limit
+  let buf = Buffer.allocUnsafe(BATCH_BYTES)
+  let used = 0
   let count = 0
   let timer: NodeJS.Timeout | undefined
   let published = 0
@@ -67,9 +73,10 @@ export function requestLogBatcher(
     if (timer !== undefined) clearTimeout(timer)
     timer = undefined
     if (count === 0) return
-    const batch = text
+    const batch = buf.subarray(0, used)
     const records = count
-    text = ''
+    buf = Buffer.allocUnsafe(BATCH_BYTES)
+    used = 0
     count = 0
     try {
       const h = natsHeaders()
@@ -90,7 +97,10 @@ export function requestLogBatcher(
         secondText = new Date(s * 1000).toISOString().slice(0, 19).replace('T', ' ')
       }
       // the two time columns first, then the entry's fields: the row shape of `request_logs`
-      text += `{"ts":"${secondText}","ts_ms":${String(ms)},${JSON.stringify(entry).slice(1)}\n`
+      const line = `{"ts":"${secondText}","ts_ms":${String(ms)},${JSON.stringify(entry).slice(1)}\n`
+      // at most 3 bytes per UTF-16 unit: a line that might not fit goes in the next batch
+      if (used + line.length * 3 > BATCH_BYTES) flush()
+      used += buf.write(line, used, 'utf8')
       count++
       if (count >= max) flush()
       else if (timer === undefined) {
