@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { allRoutes } from '../src/main.ts'
+import { startClickHouse } from '../tests/helpers/clickhouse.ts'
 import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { committedTransactions } from './lib/pg-stats.ts'
 import { childPids } from './lib/cpu.ts'
@@ -20,6 +21,9 @@ import type { Benchmark, Row } from './lib/types.ts'
  *                 receiver, servers/otlp-sink.ts), the one against the other (src/platform/tracing.ts)
  *   JSON, split   the same route, ROLES=gateway in one process and ROLES=resources in another
  *   JSON, stub    the same route, ROLES=gateway, answered by a stub service replying the same bytes
+ *   request log   the 1-process read on a second platform with ANALYTICS_HOST set (every request
+ *                 recorded, batched over NATS and written to a ClickHouse started here), measured
+ *                 next to the first platform again (logging off): target ≤ 5 % req/s lost
  * The platform process starts its own nats-server and Postgres in a temporary DATA_DIR; the later
  * processes use them with their own NATS_PREFIX so the first process's service does not answer them.
  */
@@ -32,6 +36,9 @@ const FLOOR_RPS = 2
 const FLOOR_CPU = 1
 const FLOOR_CASE = 'floor: uws + jose HS256 + pg Pool(10), same row'
 const UNTRACED_CASE = `GET ${JSON_PATH}, 1 process, tracing off`
+/** The request log's target: at most 5 % of the read's req/s lost. */
+const LOG_RPS = 0.95
+const LOG_OFF_CASE = `GET ${JSON_PATH}, 1 process, request log off (measured again next to on)`
 
 const toRow = (label: string, m: Awaited<ReturnType<typeof measure>>, extra: Partial<Row> = {}): Row => ({
   benchmark: NAME,
@@ -138,6 +145,58 @@ async function run(): Promise<Row[]> {
       },
       databaseUrl,
     )
+
+    // the request log on vs off: a second platform like the first with ANALYTICS_HOST set,
+    // measured next to the first one again, so both rows see the same machine
+    const chTeardowns: (() => unknown)[] = []
+    const ch = await startClickHouse({ teardown: (fn) => chTeardowns.push(fn) })
+    try {
+      if (ch.skip !== false) process.stderr.write(`  request log rows skipped: ${ch.skip}\n`)
+      else {
+        const logDir = tempDir('bench-gateway-logs-')
+        const logged = await start('platform-logs', 'platform.ts', {
+          ...common,
+          DATA_DIR: logDir,
+          ROLES: 'all',
+          NATS_URL: '',
+          DATABASE_URL: '',
+          NATS_PREFIX: '',
+          BENCH_REMOVE_DATA_DIR: '1',
+          ANALYTICS_HOST: ch.host,
+          ANALYTICS_PORT: String(ch.port),
+          ANALYTICS_USER: ch.user,
+          ANALYTICS_PASSWORD: ch.password,
+        })
+        const loggedToken = logged.info.token
+        if (loggedToken === undefined) throw new Error('platform-logs child reported no token')
+        await load(
+          `GET ${JSON_PATH}, 1 process, request log on (ClickHouse)`,
+          {
+            url: `http://127.0.0.1:${String(logged.info.port)}${JSON_PATH}`,
+            headers: { authorization: `Bearer ${loggedToken}` },
+            pid: logged.pid,
+            helperPids: childPids(logged.pid),
+          },
+          {
+            reference: LOG_OFF_CASE,
+            rpsLimit: LOG_RPS,
+            note: 'every request recorded (client address and traceparent read, batches of ≤500 over NATS, inserted by the same process into a ClickHouse 18.16 started by the bench); CPU is the platform process; ClickHouse is not counted',
+          },
+        )
+        await logged.stop()
+        const written = (await ch.sql('SELECT count() FROM platform_logs.request_logs')).trim()
+        process.stderr.write(`  request log: ${written} rows in ClickHouse after the run\n`)
+        await load(LOG_OFF_CASE, {
+          url: `${base}${JSON_PATH}`,
+          headers: auth,
+          pid: platform.pid,
+          helperPids: localServers,
+        })
+        removeTempDir(logDir)
+      }
+    } finally {
+      for (const fn of chTeardowns.reverse()) await fn()
+    }
 
     // the single-node nats-server takes no anonymous client: the split processes use its platform
     // seed (its gateway user's permissions name the subjects without the prefix these runs use)

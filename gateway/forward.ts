@@ -110,8 +110,8 @@ export class Forwarder {
       const apiKey = req.getHeader('x-api-key')
       // `X-API-Key: <key>` is the same credential as `Authorization: Bearer <key>` (gateway/auth.ts).
       const authorization = apiKey !== '' ? `Bearer ${apiKey}` : req.getHeader('authorization')
-      // only routes that use it pay for the peer address (a getpeername per call)
-      const clientIp = route.def.clientIp === true ? this.d.clientAddress(res, req) : ''
+      // only routes that use it pay for the peer address (a getpeername per call), read once
+      const clientIp = route.def.clientIp === true ? (state.log?.clientIp ?? this.d.clientAddress(res, req)) : ''
       const contentType = req.getHeader('content-type')
       const params: Record<string, string> = {}
       for (let i = 0; i < route.paramNames.length; i++) {
@@ -119,6 +119,10 @@ export class Forwarder {
         params[route.paramNames[i] as string] = safeDecode(
           rest ? state.url.slice(route.greedyPrefix.length) : (req.getParameter(i) ?? ''),
         )
+      }
+      if (state.log !== undefined) {
+        state.log.route = route.def.path
+        state.log.namespace = params['namespace'] ?? ''
       }
       const rawQuery = req.getQuery() ?? ''
       const lastEventId = route.def.stream === undefined ? '' : req.getHeader('last-event-id')
@@ -185,6 +189,7 @@ export class Forwarder {
     let stream: SseStream | undefined
     try {
       const { caller, query } = await checkPrelude(route, input, this.d.verifier)
+      if (state.log !== undefined && caller !== null) state.log.userId = caller.sub
       let body: Uint8Array = EMPTY
       let value: unknown
       if (route.body !== undefined && input.bodyPromise !== undefined)
@@ -228,6 +233,8 @@ export class Forwarder {
         },
         body,
       )
+      // an API key's owner is known only to the service, which names it in the reply
+      if (state.log !== undefined && reply.userId !== undefined) state.log.userId = reply.userId
       if (stream !== undefined && route.def.stream !== undefined) {
         const target = reply.status === 200 ? parseStreamReply(parseSmall(reply.data, 4096)) : null
         if (target !== null) {
@@ -245,6 +252,7 @@ export class Forwarder {
       if (route.def.blob === 'download' && reply.status === 200) {
         const target = parseSmall(reply.data, 8192)
         if (checkBlobDownload.Check(target)) {
+          if (state.log !== undefined) state.log.bytesOut = target.blob.size
           await sendBlob(res, state, await this.d.blobs(), target.blob, reply.headers)
           cycle.finish(state, 200)
           return
@@ -298,6 +306,7 @@ export class Forwarder {
     let abandon: (() => void) | null = null
     try {
       const { caller, query } = await checkPrelude(route, input, this.d.verifier)
+      if (state.log !== undefined && caller !== null) state.log.userId = caller.sub
       const meta = {
         requestId: state.requestId,
         caller,
@@ -333,6 +342,7 @@ export class Forwarder {
         return
       }
       abandon = null
+      if (state.log !== undefined) state.log.bytesIn = got.info.size
       const committed = await this.call(
         route,
         {
@@ -349,6 +359,7 @@ export class Forwarder {
         },
         EMPTY,
       )
+      if (state.log !== undefined && committed.userId !== undefined) state.log.userId = committed.userId
       send(res, state, committed.status, committed.data, 'application/json', committed.headers)
       cycle.finish(state, committed.status)
     } catch (err) {

@@ -11,6 +11,8 @@ export interface ResponseState {
   requestId: string
   /** CORS and other headers decided before the body is known. */
   headers: [string, string][]
+  /** Only while request logging is on (gateway/request-log.ts): `send` notes the body's size. */
+  log?: { bytesOut: number }
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -51,6 +53,7 @@ export function send(
 ): void {
   if (state.aborted || state.done) return
   state.done = true
+  if (state.log !== undefined) state.log.bytesOut = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength
   res.cork(() => {
     res.writeStatus(statusLine(status))
     res.writeHeader('x-request-id', state.requestId)

@@ -46,6 +46,7 @@ function serveAssets(
 ): void {
   app.get(`${prefix}*`, (res, req) => {
     const state = cycle.begin(res, req, timer)
+    if (state.log !== undefined) state.log.route = `${prefix}{asset}`
     const asset = assets.get(state.url.slice(prefix.length))
     if (asset === undefined) {
       sendError(res, state, 404, { detail: 'no such asset', code: 'route.not_found' })
@@ -101,12 +102,14 @@ export function serveLocalRoutes(app: TemplatedApp, cycle: RequestCycle, d: Loca
     const title = (document['info'] as { title: string }).title
     app.get(doc.spec, (res, req) => {
       const state = cycle.begin(res, req, openapi)
+      if (state.log !== undefined) state.log.route = doc.spec
       send(res, state, 200, json)
       cycle.finish(state, 200)
     })
     const html = docsPage(title, doc.spec)
     app.get(doc.page, (res, req) => {
       const state = cycle.begin(res, req, docs)
+      if (state.log !== undefined) state.log.route = doc.page
       send(res, state, 200, html, 'text/html; charset=utf-8')
       cycle.finish(state, 200)
     })

@@ -69,6 +69,14 @@ export async function checkPrelude(
   if (route.query !== undefined && input.rawQuery !== '') {
     const picked: Record<string, unknown> = {}
     const search = new URLSearchParams(input.rawQuery)
+    if (route.def.strictQuery === true) {
+      const known = route.query.keys
+      const unknown = [...new Set(search.keys())].filter((k) => !known.includes(k))
+      if (unknown.length > 0)
+        throw new AppError(422, 'request.invalid', 'unknown query parameters', {
+          issues: unknown.slice(0, 20).map((k) => ({ path: k, message: 'unknown query parameter' })),
+        })
+    }
     for (const key of route.query.keys) {
       const v = search.get(key)
       if (v !== null) picked[key] = v

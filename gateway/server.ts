@@ -3,7 +3,7 @@ import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js'
 import type { NatsConnection } from '@nats-io/transport-node'
 import type { RouteDef } from '../src/api/route.ts'
 import type { Logger } from '../src/kernel/log.ts'
-import type { NatsNames } from '../src/platform/nats-names.ts'
+import { requestLogSubject, type NatsNames } from '../src/platform/nats-names.ts'
 import { openBlobStore, type BlobStore } from '../src/platform/blob-store.ts'
 import { createTokenVerifier } from './auth.ts'
 import { clientAddressResolver } from './client-address.ts'
@@ -14,6 +14,7 @@ import type { HealthComponents } from './health.ts'
 import { serveFallback, serveLocalRoutes } from './local-routes.ts'
 import { trackNatsLink } from './nats-status.ts'
 import { createRequestCycle } from './request-cycle.ts'
+import { requestLogBatcher } from './request-log.ts'
 import { SseRelay, type SseSettings } from './sse.ts'
 import type { StaticAssets } from './static-assets.ts'
 import { watchWebhooks, webhookHandler } from './webhooks.ts'
@@ -54,6 +55,11 @@ export interface GatewayOptions {
   metrics?: { token: string }
   /** The API's public base URL, named by JSON-RPC routes' 401 challenge (RouteDef.jsonRpc); '' = the request's Host. */
   publicBaseUrl?: string
+  /**
+   * Publish a record of every finished request (gateway/request-log.ts) for the analytics writer:
+   * on when ANALYTICS_HOST is set. Off, the request cycle skips it with one check.
+   */
+  requestLog?: { maxRecords?: number; intervalMs?: number }
 }
 
 export interface Gateway {
@@ -63,6 +69,8 @@ export interface Gateway {
   sseStreams(): number
   /** Events relayed and corked writes made for them since start (writes < events when events of a stream arrive together). */
   sseStats(): { events: number; writes: number }
+  /** Request-log records published since start (0 when request logging is off). */
+  requestLogsPublished(): number
 }
 
 const UWS_METHOD = { GET: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'del' } as const
@@ -75,8 +83,16 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
     : undefined
   const verifier = createTokenVerifier(options.secretKey)
   const cors = createCors(options.corsOrigins)
-  const cycle = createRequestCycle(cors, log)
   const clientAddress = clientAddressResolver(options.trustedProxies)
+  const requestLog =
+    options.requestLog === undefined
+      ? undefined
+      : requestLogBatcher(nc, requestLogSubject(options.names), log.child({ mod: 'request-log' }), options.requestLog)
+  const cycle = createRequestCycle(
+    cors,
+    log,
+    requestLog === undefined ? undefined : { sink: requestLog, clientAddress },
+  )
   const rpcTimeoutMs = options.rpcTimeoutMs ?? 30_000
   const compiled = options.routes.map((r) => compileRoute(r, options.names, options))
   const app: TemplatedApp = uws.App()
@@ -141,7 +157,9 @@ export async function startGateway(options: GatewayOptions, host: string, port: 
           webhooks?.stop()
           uws.us_listen_socket_close(socket)
           sse.close()
+          requestLog?.close()
         },
+        requestLogsPublished: () => requestLog?.published ?? 0,
         sseStreams: () => sse.streams.size,
         sseStats: () => ({ events: sse.events, writes: sse.batch.writes }),
       })

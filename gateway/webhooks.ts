@@ -152,6 +152,7 @@ export function webhookHandler(ctx: WebhookContext): (res: HttpResponse, req: Ht
   const timer = localTimer('webhooks.call')
   return (res, req) => {
     const state = ctx.begin(res, req, timer, WEBHOOK_ROUTE)
+    if (state.log !== undefined) state.log.route = '/webhooks/{path}'
     const method = state.method.toUpperCase()
     const path = state.url.slice(PREFIX.length)
     const apiKey = req.getHeader('x-api-key')

@@ -181,6 +181,11 @@ export const ExecutionEvent = T.Object({
   chat_id: T.Union([T.String(), T.Null()]),
   parent_id: T.Union([T.String(), T.Null()]),
   error: T.Union([T.String(), T.Null()]),
+  error_code: T.Optional(
+    T.Union([T.String(), T.Null()], {
+      description: "the error's registered code (`function.error`, `job.timeout`, …)",
+    }),
+  ),
   result: T.Optional(
     T.Unknown({ description: 'on completed, when it fits in 64 KB; otherwise GET /jobs/{id}/result' }),
   ),

@@ -27,6 +27,7 @@ import { eventsFeature } from './events/module.ts'
 import { configFeature } from './gitops/module.ts'
 import { mcpFeature } from './mcp/module.ts'
 import { usageFeature } from './usage/module.ts'
+import { analyticsFeature } from './analytics/module.ts'
 
 /*
  * The features of the platform, one module each (`src/<feature>/module.ts`, `defineFeature`), in the
@@ -61,6 +62,7 @@ export const FEATURES: readonly Feature[] = [
   configFeature,
   mcpFeature,
   usageFeature,
+  analyticsFeature,
 ]
 
 /** Every resource kind of the platform (the features' `kinds`), in list order. */

@@ -16,6 +16,7 @@ if [ "$(id -u)" = 0 ]; then
   command -v catatonit >/dev/null 2>&1 || missing+=(catatonit)
   command -v caddy >/dev/null 2>&1 || missing+=(caddy)
   command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+  command -v clickhouse-server >/dev/null 2>&1 || missing+=(clickhouse-server)
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
   if [ ${#missing[@]} -gt 0 ]; then
     echo "installing ${missing[*]} from Debian..."

@@ -106,6 +106,11 @@ export interface RouteDef {
    * its own; listed so the documents describe it and the service binds its handler.
    */
   webhook?: boolean
+  /**
+   * Query parameters the route does not declare are refused with 422 `request.invalid` (naming
+   * each) instead of being dropped at the edge, as they are on every other route.
+   */
+  strictQuery?: boolean
   /** The permission(s) the handler needs, recorded with the route (not yet emitted into the OpenAPI documents); the check stays in the handler. */
   permission?: string | readonly string[]
   /**
@@ -179,6 +184,11 @@ export interface RpcReply {
   body?: unknown
   headers?: Record<string, string>
   error?: WireError
+  /**
+   * The user an API key resolved to (set by the RPC server for `api_key` callers): the gateway's
+   * request log records it (gateway/request-log.ts); it never reaches the HTTP response.
+   */
+  userId?: string
 }
 
 export type RpcHandler = (req: RpcRequest) => Promise<RpcReply>

@@ -112,17 +112,20 @@ export function serveRpc(options: {
     }
     const checks = compileChecks(route)
     const handle: RouteAnswer = async (req) => {
+      let principal: Principal | null = null
+      // an API key's owner, for the gateway's request log (it only has the key's hash)
+      const named = (reply: RpcReply): RpcReply =>
+        principal !== null && req.caller?.via === 'api_key' ? { ...reply, userId: principal.userId } : reply
       try {
-        let principal: Principal | null = null
         if (route.auth) {
           if (req.caller === null || resolve === undefined) throw unauthorized()
           principal = await resolve(req.caller)
         }
         checkInput(checks, req)
         const { params, query, body, ...request } = req
-        return await bound.handle({ principal, params, query, body, request })
+        return named(await bound.handle({ principal, params, query, body, request }))
       } catch (e) {
-        if (bound.errorReply !== undefined) return bound.errorReply(e, req.requestId)
+        if (bound.errorReply !== undefined) return named(bound.errorReply(e, req.requestId))
         // a database outage is the platform being unavailable, not a failure of this request
         // and so is NATS failing under the handler (a hub server lost, a stream electing its leader)
         const appErr = isDatabaseUnavailable(e)
@@ -131,11 +134,11 @@ export function serveRpc(options: {
             ? unavailable('the message bus is unavailable right now; retry shortly')
             : toAppError(e)
         if (appErr.status >= 500) log.error({ err: e, route: id, requestId: req.requestId }, 'rpc handler failed')
-        return {
+        return named({
           status: appErr.status,
           error: appErr.toWire(),
           ...(appErr.headers === undefined ? {} : { headers: appErr.headers }),
-        }
+        })
       }
     }
     // tracing on: the handler runs in the route's span, a child of the gateway's (src/platform/tracing.ts)

@@ -21,6 +21,7 @@ const H_COOKIES = 'Cookies'
 const H_BLOB = 'Blob'
 /** W3C trace context, under its own name (src/platform/tracing.ts): set only when the gateway traces. */
 const H_TRACEPARENT = 'traceparent'
+const H_USER_ID = 'User-Id'
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
@@ -96,6 +97,8 @@ export interface DecodedReply {
   headers: Record<string, string>
   /** The JSON bytes to send as they are. */
   data: Uint8Array
+  /** RpcReply.userId: for the request log only. */
+  userId?: string
 }
 
 const EMPTY = new Uint8Array(0)
@@ -114,6 +117,7 @@ export function renderReply(reply: RpcReply, page = false): DecodedReply {
       status: 200,
       headers: reply.headers ?? NO_HEADERS,
       data: typeof body === 'string' ? encoder.encode(body) : body,
+      ...(reply.userId === undefined ? {} : { userId: reply.userId }),
     }
   }
   const payload =
@@ -128,6 +132,7 @@ export function renderReply(reply: RpcReply, page = false): DecodedReply {
     status: reply.status,
     headers: reply.headers ?? NO_HEADERS,
     data: payload === undefined ? EMPTY : encoder.encode(JSON.stringify(payload)),
+    ...(reply.userId === undefined ? {} : { userId: reply.userId }),
   }
 }
 
@@ -137,15 +142,18 @@ export function encodeReply(reply: RpcReply, page = false): EncodedRequest {
   const h = natsHeaders()
   h.set(H_STATUS, String(r.status))
   if (r.headers !== NO_HEADERS) h.set(H_HEADERS, JSON.stringify(r.headers))
+  if (r.userId !== undefined) h.set(H_USER_ID, r.userId)
   return { headers: h, data: r.data }
 }
 
 export function decodeReply(h: MsgHdrs | undefined, data: Uint8Array): DecodedReply {
   const status = Number(h?.get(H_STATUS) ?? '500')
   const extra = h?.get(H_HEADERS) ?? ''
+  const userId = h?.get(H_USER_ID) ?? ''
   return {
     status: Number.isInteger(status) ? status : 500,
     headers: extra === '' ? {} : (JSON.parse(extra) as Record<string, string>),
     data,
+    ...(userId === '' ? {} : { userId }),
   }
 }

@@ -1,6 +1,6 @@
 import { EXECUTION_EVENT_SCHEMA, type ExecutionEvent } from '../../schemas/job.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
-import { jobErrorText, type JobState } from './job-state.ts'
+import { jobErrorOf, jobErrorText, type JobState } from './job-state.ts'
 
 /*
  * The public execution events: every job state change is published on
@@ -34,6 +34,7 @@ export function executionEvent(s: JobState, revision: number): ExecutionEvent {
     chat_id: s.chat_id,
     parent_id: s.parent_id,
     error: jobErrorText(s.error),
+    error_code: jobErrorOf(s.error)?.code ?? null,
     ...(s.status === 'completed' && s.result_stored !== true ? { result: s.result ?? null } : {}),
     created_at: s.created_at,
     started_at: s.started_at,

@@ -9,13 +9,6 @@ import type { Logger } from './log.ts'
  */
 export const UNBUILT_SETTINGS: Readonly<Partial<Record<keyof Config, string>>> = {
   CONSOLE_PORT: 'the web console is not built in this version',
-  ANALYTICS_HOST: 'the analytics store is not built in this version',
-  ANALYTICS_PORT: 'the analytics store is not built in this version',
-  ANALYTICS_USER: 'the analytics store is not built in this version',
-  ANALYTICS_PASSWORD: 'the analytics store is not built in this version',
-  ANALYTICS_DATABASE: 'the analytics store is not built in this version',
-  ANALYTICS_RETENTION_DAYS: 'the analytics store is not built in this version',
-  ANALYTICS_HOT_RETENTION_DAYS: 'the analytics store is not built in this version',
   APP_CPU_LIMIT:
     'a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
   APP_MEMORY_LIMIT:

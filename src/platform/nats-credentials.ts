@@ -127,7 +127,8 @@ const consumerReads = (stream: string): string[] => [
  * What an edge gateway does on NATS, and nothing more (grep gateway/ and src/roles/gateway.ts):
  * forwards requests on `rpc.>` and waits for the replies on its inbox; relays stream channels
  * (subscribes `sse.live.>`, replays from the SSE stream by direct get or an ordered consumer,
- * publishes `sse.gone.<channel>`, answers `sse.listeners.<channel>`); reads the WORKERS heartbeats
+ * publishes `sse.gone.<channel>`, answers `sse.listeners.<channel>`); publishes request-log
+ * batches on `analytics.requests`; reads the WORKERS heartbeats
  * for /health; keeps its copy of the WEBHOOKS bucket (a watch, single gets); streams files in and
  * out of the FILES object store. It may create those last two buckets (the first one to need them
  * creates them, service or gateway) but no other stream. Not AUTH_CACHE, not jobs, not actors.
@@ -141,6 +142,8 @@ export function gatewayPermissions(names: NatsNames, inbox = inboxPrefixOf('gate
     publish: [
       names.subject('rpc.>'),
       names.subject('sse.gone.*'),
+      // batches of request-log records (src/analytics/), when ANALYTICS_HOST is set
+      names.subject('analytics.requests'),
       '$JS.API.INFO',
       ...consumerReads(sse),
       `$JS.API.DIRECT.GET.${sse}`,

@@ -20,3 +20,12 @@ export function natsNames(prefix: string): NatsNames {
     bucket: (n) => (prefix === '' ? n : `${prefix}_${n}`),
   }
 }
+
+/**
+ * The subject the gateway publishes batches of request-log records on (core NATS, not stored);
+ * the analytics writer of the resources role takes each batch in a queue group (src/analytics/).
+ */
+export const requestLogSubject = (names: NatsNames): string => names.subject('analytics.requests')
+
+/** The NATS header of a request-log batch naming how many records (JSONEachRow lines) it holds. */
+export const REQUEST_LOG_RECORDS_HEADER = 'Records'

@@ -40,6 +40,8 @@ export async function startGatewayRole(
       // a config or package text in a JSON string: CONFIG_MAX_BYTES plus room for its escapes
       documentBodyBytes: Math.ceil(config.CONFIG_MAX_BYTES * 1.25) + 65_536,
       version,
+      // request logs for the analytics writer (src/analytics/), only when there is a store
+      ...(config.ANALYTICS_HOST === '' ? {} : { requestLog: {} }),
       // the component pages' libraries (React, platform-ui), served by the gateway from memory
       assets: [componentStaticAssets()],
       // GET /metrics on this port unless METRICS_PORT gives them a port of their own (src/main.ts)

@@ -922,6 +922,9 @@ const ROWS: Record<string, Row> = {
     b: [404],
     admin: [204],
   },
+  // request and execution logs (src/analytics/): admin only; empty pages without ANALYTICS_HOST
+  'request-logs.list': adminOnly('/api/v1/request-logs', [200]),
+  'execution-logs.list': adminOnly('/api/v1/execution-logs', [200]),
   'system.actors': adminOnly('/api/v1/system/actors', [200]),
   'system.health.report': adminOnly('/api/v1/system/health', [200]),
   'system.actors.hosts': adminOnly('/api/v1/system/actors/hosts', [200]),

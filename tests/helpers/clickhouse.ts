@@ -22,6 +22,8 @@ export interface ClickHouse {
   password: string
   /** Runs SQL over HTTP as the admin user (setup and checks). */
   sql(query: string): Promise<string>
+  /** Kills the server (SIGKILL) and waits for it to exit: a store that is gone, for outage tests. */
+  kill(): Promise<void>
 }
 
 const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0
@@ -62,6 +64,7 @@ export async function startClickHouse(t: Teardown): Promise<ClickHouse> {
     user: 'default',
     password,
     sql: async () => '',
+    kill: async () => undefined,
   })
   const missing = ensureInstalled()
   if (missing !== false) return none(missing)
@@ -106,7 +109,7 @@ export async function startClickHouse(t: Teardown): Promise<ClickHouse> {
     cwd: dir,
   })
   t.teardown(async () => {
-    if (child.exitCode === null) {
+    if (child.exitCode === null && child.signalCode === null) {
       const ended = new Promise((r) => child.once('exit', r))
       child.kill('SIGTERM')
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
@@ -137,5 +140,11 @@ export async function startClickHouse(t: Teardown): Promise<ClickHouse> {
     if (Date.now() > until) return none('clickhouse-server did not answer within 60 s')
     await new Promise((r) => setTimeout(r, 100))
   }
-  return { skip: false, host: '127.0.0.1', port: httpPort, user: 'default', password, sql }
+  const kill = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const ended = new Promise((r) => child.once('exit', r))
+    child.kill('SIGKILL')
+    await ended
+  }
+  return { skip: false, host: '127.0.0.1', port: httpPort, user: 'default', password, sql, kill }
 }

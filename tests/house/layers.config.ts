@@ -48,6 +48,7 @@ export const LAYERS: readonly Layer[] = [
       'src/resources (feature entry)',
       'src/access',
       'src/adapter',
+      'src/analytics',
       'src/chats',
       'src/components',
       'src/connectors',

@@ -27,13 +27,6 @@ const UNBUILT_FILE = 'src/kernel/unbuilt-settings.ts'
  */
 const NOT_READ: Record<string, string> = {
   CONSOLE_PORT: 'its feature is not built yet (the web console)',
-  ANALYTICS_HOST: 'its feature is not built yet (the analytics store)',
-  ANALYTICS_PORT: 'its feature is not built yet (the analytics store)',
-  ANALYTICS_USER: 'its feature is not built yet (the analytics store)',
-  ANALYTICS_PASSWORD: 'its feature is not built yet (the analytics store)',
-  ANALYTICS_DATABASE: 'its feature is not built yet (the analytics store)',
-  ANALYTICS_RETENTION_DAYS: 'its feature is not built yet (the analytics store)',
-  ANALYTICS_HOT_RETENTION_DAYS: 'its feature is not built yet (the analytics store)',
   // being built in parallel by another helper (tool-result retention)
   // deploy/ holds install scripts only; container images and charts come later
   APP_CPU_LIMIT: 'read by no process: the Helm chart takes resources and replicas per role as values (deploy/helm)',
@@ -140,14 +133,14 @@ t.test('each allowed setting warns at start when set, naming itself', async (t) 
     DATA_DIR: '/nonexistent-not-used',
   }
   warnUnbuiltSettings(loadConfig(env), log)
-  warnUnbuiltSettings(loadConfig({ ...env, CONSOLE_PORT: '3001', ANALYTICS_PORT: '9000' }), log)
+  warnUnbuiltSettings(loadConfig({ ...env, CONSOLE_PORT: '3001', BACKEND_REPLICAS: '3' }), log)
   await new Promise((r) => setImmediate(r))
   const messages = lines.map((l) => JSON.parse(l) as { level: number; msg: string })
   t.same(
     messages.map((m) => m.msg),
     [
       'CONSOLE_PORT is set but the web console is not built in this version',
-      'ANALYTICS_PORT is set but the analytics store is not built in this version',
+      'BACKEND_REPLICAS is set but a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
     ],
     'defaults say nothing; each set one warns once',
   )
