@@ -3,7 +3,7 @@ import type { Config } from '../kernel/config.ts'
 import { clickHouseHttp } from './clickhouse-http.ts'
 import { subscribeLogFeeds } from './consumers.ts'
 import { analyticsHandlers, analyticsPermissions } from './handlers.ts'
-import { setProcessAnalyticsWriter } from './health.ts'
+import { analyticsHealthContribution, setProcessAnalyticsWriter } from './health.ts'
 import { analyticsRoutes } from './routes.ts'
 import { DATABASE_NAME } from './tables.ts'
 import { AnalyticsWriter } from './writer.ts'
@@ -20,6 +20,7 @@ export const analyticsFeature = defineFeature({
   name: 'analytics',
   routes: analyticsRoutes,
   permissions: analyticsPermissions.list,
+  health: analyticsHealthContribution,
   preflight(config) {
     if (config.ANALYTICS_HOST !== '' && !DATABASE_NAME.test(databaseOf(config)))
       throw new Error(

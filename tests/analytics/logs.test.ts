@@ -296,4 +296,23 @@ t.test('ClickHouse down: requests answer at once, the overflow is dropped and co
   t.ok(health.buffered <= 100, 'the buffer stays within its bound')
   const page = await env.request('GET', '/api/v1/request-logs')
   t.equal(page.status, 503, 'the log page says the store is unavailable')
+  // the operators' view says so too, with the count that set it off
+  const report = (await env.request('GET', '/api/v1/system/health')).body as {
+    services: { name: string; status: string }[]
+    warnings: { level: string; service?: string; value: number; message: string }[]
+  }
+  t.match(
+    report.services.find((s) => s.name === 'analytics'),
+    { status: 'down' },
+    'the analytics store is down in the health report',
+  )
+  const mine = report.warnings.filter((w) => w.service === 'analytics')
+  t.ok(
+    mine.some((w) => w.level === 'warning' && /dropped/.test(w.message) && w.value >= health.dropped),
+    'a warning counts the dropped rows',
+  )
+  t.ok(
+    mine.some((w) => w.level === 'warning' && /does not take/.test(w.message)),
+    'a warning names the failing store',
+  )
 })
