@@ -14,6 +14,8 @@ export const USAGE_ROUTES = {
     auth: true,
     target: 'rpc',
     query: UsageQuery,
+    // a misspelt filter must not widen the report: unknown query fields answer 422
+    strictQuery: true,
     response: UsageReport,
     errors: [403, 422],
     permission: 'platform.usage.read:all',

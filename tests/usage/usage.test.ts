@@ -296,7 +296,7 @@ t.test('the admin filters by user, agent (name or id), provider, model and days,
   )
 })
 
-t.test('bad ranges and dimensions: 422', async (t) => {
+t.test('bad ranges, dimensions and unknown fields: 422', async (t) => {
   const bad = async (query: string, why: string) => {
     const r = await usage(query)
     t.equal(r.status, 422, why)
@@ -308,5 +308,6 @@ t.test('bad ranges and dimensions: 422', async (t) => {
   await bad('?group_by=day,colour', 'an unknown dimension')
   await bad('?user_id=nobody', 'user_id not a uuid')
   await bad('?agent=Not%20An%20Agent', 'agent neither a reference nor an id')
+  await bad('?modle=gpt-4o', 'a query field the report does not know (a misspelt filter must not widen it)')
   t.equal((await usage('?from=2025-03-01&to=2026-03-01')).status, 200, 'exactly 366 days is fine')
 })
