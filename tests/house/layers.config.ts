@@ -63,6 +63,7 @@ export const LAYERS: readonly Layer[] = [
       'src/kinds',
       'src/llm',
       'src/manifests',
+      'src/mcp-servers',
       'src/namespaces',
       'src/schedules',
       'src/states',
