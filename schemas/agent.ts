@@ -85,10 +85,12 @@ export const AgentSpec = T.Object(
       T.Object(
         {
           server: RefPattern,
-          tools: T.Array(T.String({ minLength: 1, maxLength: 200 }), {
-            default: [],
-            description: "the server's tool names to offer; empty: all of them",
-          }),
+          tools: T.Optional(
+            T.Array(T.String({ minLength: 1, maxLength: 200 }), {
+              default: [],
+              description: "the server's tool names to offer; absent or empty: all of them",
+            }),
+          ),
           parameters: T.Optional(
             T.Record(T.String(), T.Record(T.String(), T.Unknown()), {
               description:

@@ -85,7 +85,8 @@ export function mcpToolProvider(deps: (t: ToolDeps) => McpDeps): (t: ToolDeps) =
               )
               continue
             }
-            const picked = entry.tools.length === 0 ? listed : listed.filter((x) => entry.tools.includes(x.name))
+            const only = entry.tools ?? []
+            const picked = only.length === 0 ? listed : listed.filter((x) => only.includes(x.name))
             for (const info of picked) {
               const name = mcpToolName(s.namespace, s.name, info.name)
               if (names.has(name)) continue
