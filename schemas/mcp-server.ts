@@ -33,7 +33,8 @@ export const McpServerAuth = T.Object(
   },
   {
     additionalProperties: false,
-    description: 'the secret (`<namespace>/<name>` of a secret) holds the header value; its owner must be able to read it',
+    description:
+      'the secret (`<namespace>/<name>` of a secret) holds the header value; its owner must be able to read it',
   },
 )
 
@@ -54,7 +55,8 @@ export const McpServerSpec = T.Object(
       default: 30,
       exclusiveMinimum: 0,
       maximum: 600,
-      description: 'per request to the server (a tool call, one page of the tool list); clamped to MCP_CLIENT_TIMEOUT_SECONDS',
+      description:
+        'per request to the server (a tool call, one page of the tool list); clamped to MCP_CLIENT_TIMEOUT_SECONDS',
     }),
     max_result_bytes: T.Integer({
       default: 65536,

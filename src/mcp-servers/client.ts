@@ -18,7 +18,12 @@ export interface ToolCallResult {
   truncated: boolean
 }
 
-async function connection(d: McpDeps, server: McpServerRecord, sessionKey: string, signal?: AbortSignal): Promise<McpConnection> {
+async function connection(
+  d: McpDeps,
+  server: McpServerRecord,
+  sessionKey: string,
+  signal?: AbortSignal,
+): Promise<McpConnection> {
   const out = mcpOutbound(d)
   return {
     endpoint: {
@@ -97,13 +102,21 @@ export async function listTools(d: McpDeps, server: McpServerRecord, signal?: Ab
 /** A content item as text: text as it is, anything else described (images are not passed on). */
 function contentText(item: unknown): string {
   if (typeof item !== 'object' || item === null) return ''
-  const c = item as { type?: unknown; text?: unknown; mimeType?: unknown; resource?: unknown; uri?: unknown; name?: unknown }
+  const c = item as {
+    type?: unknown
+    text?: unknown
+    mimeType?: unknown
+    resource?: unknown
+    uri?: unknown
+    name?: unknown
+  }
   if (c.type === 'text' && typeof c.text === 'string') return c.text
   if (c.type === 'resource' && typeof c.resource === 'object' && c.resource !== null) {
     const r = c.resource as { text?: unknown; uri?: unknown }
     return typeof r.text === 'string' ? r.text : `[resource ${String(r.uri ?? '')}]`
   }
-  if (c.type === 'resource_link') return `[resource ${String(c.uri ?? '')}${typeof c.name === 'string' ? ` ${c.name}` : ''}]`
+  if (c.type === 'resource_link')
+    return `[resource ${String(c.uri ?? '')}${typeof c.name === 'string' ? ` ${c.name}` : ''}]`
   if (c.type === 'image' || c.type === 'audio') return `[${c.type} ${String(c.mimeType ?? '')}]`
   return ''
 }
@@ -132,7 +145,9 @@ export async function callTool(
     isError?: unknown
     structuredContent?: unknown
   }
-  const parts = (Array.isArray(result.content) ? (result.content as unknown[]) : []).map(contentText).filter((s) => s !== '')
+  const parts = (Array.isArray(result.content) ? (result.content as unknown[]) : [])
+    .map(contentText)
+    .filter((s) => s !== '')
   let text = parts.join('\n')
   if (text === '' && result.structuredContent !== undefined) text = JSON.stringify(result.structuredContent)
   const out = cut(text, server.max_result_bytes)

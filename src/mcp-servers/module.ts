@@ -19,13 +19,23 @@ export const mcpServersFeature = defineFeature({
       public: true,
       surface: 'http',
     },
-    'mcp_server.rpc_error': { status: 502, message: 'the MCP server answered a JSON-RPC error', public: true, surface: 'http' },
+    'mcp_server.rpc_error': {
+      status: 502,
+      message: 'the MCP server answered a JSON-RPC error',
+      public: true,
+      surface: 'http',
+    },
     'mcp_server.secret_unavailable': {
       status: 409,
       message: "the MCP server's secret is missing or its owner may not use it",
       public: true,
       surface: 'http',
     },
-    'mcp_server.timeout': { status: 504, message: 'the MCP server did not answer in time', public: true, surface: 'http' },
+    'mcp_server.timeout': {
+      status: 504,
+      message: 'the MCP server did not answer in time',
+      public: true,
+      surface: 'http',
+    },
   },
 })

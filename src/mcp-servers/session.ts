@@ -78,7 +78,9 @@ async function initialize(c: McpConnection): Promise<Session> {
   const result = (r.reply.result ?? {}) as { protocolVersion?: unknown }
   const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : ''
   if (!ACCEPTED_VERSIONS.has(version))
-    throw protocolError(`the MCP server speaks protocol version ${version === '' ? '(none)' : version}, not one of ${[...ACCEPTED_VERSIONS].join(', ')}`)
+    throw protocolError(
+      `the MCP server speaks protocol version ${version === '' ? '(none)' : version}, not one of ${[...ACCEPTED_VERSIONS].join(', ')}`,
+    )
   const session: Session = { id: r.sessionId, protocolVersion: version }
   const done = await postMessage(c.endpoint, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)
   if (done.status < 200 || done.status >= 300) throw failed('notifications/initialized', done.status, done.errorText)

@@ -49,7 +49,10 @@ function visibleSchema(schema: Record<string, unknown>, locked: ReadonlySet<stri
 
 function describe(s: McpServerRecord, t: McpToolInfo): string {
   const what = t.description !== '' ? t.description : t.name
-  return `${what} (MCP server ${s.namespace}/${s.name}${s.description === '' ? '' : `: ${s.description}`})`.slice(0, 1024)
+  return `${what} (MCP server ${s.namespace}/${s.name}${s.description === '' ? '' : `: ${s.description}`})`.slice(
+    0,
+    1024,
+  )
 }
 
 export function mcpToolProvider(deps: (t: ToolDeps) => McpDeps): (t: ToolDeps) => ToolProvider {
@@ -66,7 +69,12 @@ export function mcpToolProvider(deps: (t: ToolDeps) => McpDeps): (t: ToolDeps) =
           const refs = await (async () => {
             const wildcard = entry.server.includes('*')
             const within = wildcard ? await t.ownerNamespaces(ctx.agent) : undefined
-            return t.resources.expand(ctx.principal, mcpServerKind, [entry.server], within === undefined ? {} : { wildcardNamespaces: within })
+            return t.resources.expand(
+              ctx.principal,
+              mcpServerKind,
+              [entry.server],
+              within === undefined ? {} : { wildcardNamespaces: within },
+            )
           })()
           if (refs.length === 0) continue
           const servers = (await t.resources.loadMany(

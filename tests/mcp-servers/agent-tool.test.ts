@@ -38,7 +38,13 @@ const LOOKUP = 'mcp__acme__crm__lookup_contact'
 
 type Sent = {
   messages: { role: string; content: unknown; tool_call_id?: string }[]
-  tools?: { function: { name: string; description: string; parameters: { properties: Record<string, unknown>; required?: string[] } } }[]
+  tools?: {
+    function: {
+      name: string
+      description: string
+      parameters: { properties: Record<string, unknown>; required?: string[] }
+    }
+  }[]
 }
 type Message = { role: string; content: string; tool_call_id: string }
 
@@ -98,37 +104,43 @@ async function turn(token: string, replies: Parameters<typeof llm.push>, content
 }
 
 const toolResult = (messages: Message[], id: string): Record<string, unknown> =>
-  JSON.parse(messages.find((m) => m.role === 'tool' && m.tool_call_id === id)?.content ?? '{}') as Record<string, unknown>
+  JSON.parse(messages.find((m) => m.role === 'tool' && m.tool_call_id === id)?.content ?? '{}') as Record<
+    string,
+    unknown
+  >
 
-t.test('the agent calls an MCP tool; the locked argument is hidden and enforced; the result reaches the LLM', async (t) => {
-  const before = remote.seen.length
-  const { res, messages, sent } = await turn(
-    alice.token,
-    [
-      { tool_calls: [{ id: 'c1', name: LOOKUP, arguments: { id: '42', owner: 'someone-else' } }] },
-      { text: 'Contact 42 belongs to sales.' },
-    ],
-    'who owns contact 42?',
-  )
-  t.equal(res.status, 200, res.text)
-  t.match(res.body, { content: 'Contact 42 belongs to sales.' })
-  const first = sent[0]
-  t.same(
-    first?.tools?.map((x) => x.function.name).sort(),
-    ['mcp__acme__crm__fail', 'mcp__acme__crm__huge', LOOKUP, 'mcp__acme__crm__sleep'],
-    "the picked tools only; the unreachable server's none",
-  )
-  const tool = first?.tools?.find((x) => x.function.name === LOOKUP)
-  t.same(Object.keys(tool?.function.parameters.properties ?? {}), ['id'], 'the locked argument is hidden')
-  t.same(tool?.function.parameters.required, ['id'])
-  t.match(tool?.function.description, /Look up a contact by id \(MCP server acme\/crm: the CRM\)/)
-  t.same(toolResult(messages, 'c1'), { result: 'contact 42 belongs to sales' }, 'the locked value won')
-  t.match(JSON.stringify(sent[1]?.messages), /contact 42 belongs to sales/, "the result is in the LLM's next request")
-  const calls = remote.seen.slice(before).filter((r) => r.body?.method === 'tools/call')
-  t.equal(calls.length, 1)
-  t.equal(calls[0]?.headers['authorization'], 'Bearer mcp-secret-1', 'the secret header reached the server')
-  t.ok(typeof calls[0]?.headers['mcp-session-id'] === 'string', 'in a session')
-})
+t.test(
+  'the agent calls an MCP tool; the locked argument is hidden and enforced; the result reaches the LLM',
+  async (t) => {
+    const before = remote.seen.length
+    const { res, messages, sent } = await turn(
+      alice.token,
+      [
+        { tool_calls: [{ id: 'c1', name: LOOKUP, arguments: { id: '42', owner: 'someone-else' } }] },
+        { text: 'Contact 42 belongs to sales.' },
+      ],
+      'who owns contact 42?',
+    )
+    t.equal(res.status, 200, res.text)
+    t.match(res.body, { content: 'Contact 42 belongs to sales.' })
+    const first = sent[0]
+    t.same(
+      first?.tools?.map((x) => x.function.name).sort(),
+      ['mcp__acme__crm__fail', 'mcp__acme__crm__huge', LOOKUP, 'mcp__acme__crm__sleep'],
+      "the picked tools only; the unreachable server's none",
+    )
+    const tool = first?.tools?.find((x) => x.function.name === LOOKUP)
+    t.same(Object.keys(tool?.function.parameters.properties ?? {}), ['id'], 'the locked argument is hidden')
+    t.same(tool?.function.parameters.required, ['id'])
+    t.match(tool?.function.description, /Look up a contact by id \(MCP server acme\/crm: the CRM\)/)
+    t.same(toolResult(messages, 'c1'), { result: 'contact 42 belongs to sales' }, 'the locked value won')
+    t.match(JSON.stringify(sent[1]?.messages), /contact 42 belongs to sales/, "the result is in the LLM's next request")
+    const calls = remote.seen.slice(before).filter((r) => r.body?.method === 'tools/call')
+    t.equal(calls.length, 1)
+    t.equal(calls[0]?.headers['authorization'], 'Bearer mcp-secret-1', 'the secret header reached the server')
+    t.ok(typeof calls[0]?.headers['mcp-session-id'] === 'string', 'in a session')
+  },
+)
 
 t.test("isError marks the tool result's error; a huge result is cut", async (t) => {
   const { messages } = await turn(

@@ -113,7 +113,11 @@ t.test('JSON answers; isError; a session the server forgot is renewed once', asy
   const unknown = await callTool(d, s, 'u1', 'nope', {}).catch((e: unknown) => e)
   t.comment(JSON.stringify(unknown))
   const rpc = await callTool(d, server('/paged'), 'u1', 'rpc-error', {}).catch((e: unknown) => e)
-  t.match(rpc, { code: 'mcp_server.rpc_error', message: /no such tool \(code -32602\)/ }, 'a JSON-RPC error is the error')
+  t.match(
+    rpc,
+    { code: 'mcp_server.rpc_error', message: /no such tool \(code -32602\)/ },
+    'a JSON-RPC error is the error',
+  )
 })
 
 t.test('a huge result is cut at max_result_bytes without splitting a character', async (t) => {
@@ -122,9 +126,13 @@ t.test('a huge result is cut at max_result_bytes without splitting a character',
   t.equal(out.truncated, true)
   t.ok(Buffer.byteLength(out.text) <= 1001)
   t.equal(out.text, 'é'.repeat(500))
-  const small = await callTool(deps({ MCP_CLIENT_MAX_RESPONSE_BYTES: 64 * 1024 }), server('/mcp'), 'u1', 'huge', {}).catch(
-    (e: unknown) => e,
-  )
+  const small = await callTool(
+    deps({ MCP_CLIENT_MAX_RESPONSE_BYTES: 64 * 1024 }),
+    server('/mcp'),
+    'u1',
+    'huge',
+    {},
+  ).catch((e: unknown) => e)
   t.match(small, { code: 'outbound.response_too_large' }, 'an answer beyond MCP_CLIENT_MAX_RESPONSE_BYTES fails')
 })
 
@@ -157,17 +165,25 @@ t.test('a server that never answers is cut at the timeout', async (t) => {
   t.ok(ms >= 900 && ms < 5000, `bounded (${String(ms)} ms)`)
   t.comment(`hanging server cut after ${String(ms)} ms`)
   const call = Date.now()
-  const slow = await callTool(deps(), server('/mcp', { timeout_seconds: 1 }), 'u1', 'sleep', {}).catch((e: unknown) => e)
-  t.match(slow, { code: 'mcp_server.timeout' }, 'a tool that never returns: its open stream is cut too')
-  t.ok(Date.now() - call < 5000)
-  const ceiling = await listTools(deps({ MCP_CLIENT_TIMEOUT_SECONDS: 0.5 }), server('/hang', { timeout_seconds: 60 })).catch(
+  const slow = await callTool(deps(), server('/mcp', { timeout_seconds: 1 }), 'u1', 'sleep', {}).catch(
     (e: unknown) => e,
   )
+  t.match(slow, { code: 'mcp_server.timeout' }, 'a tool that never returns: its open stream is cut too')
+  t.ok(Date.now() - call < 5000)
+  const ceiling = await listTools(
+    deps({ MCP_CLIENT_TIMEOUT_SECONDS: 0.5 }),
+    server('/hang', { timeout_seconds: 60 }),
+  ).catch((e: unknown) => e)
   t.match(ceiling, { code: 'mcp_server.timeout', message: /500 ms/ }, 'clamped to MCP_CLIENT_TIMEOUT_SECONDS')
 })
 
 t.test('private addresses and plain HTTP are refused before connecting', async (t) => {
-  for (const url of ['https://127.0.0.1:9/mcp', 'https://10.1.2.3/mcp', 'https://169.254.169.254/mcp', 'https://[::1]/mcp']) {
+  for (const url of [
+    'https://127.0.0.1:9/mcp',
+    'https://10.1.2.3/mcp',
+    'https://169.254.169.254/mcp',
+    'https://[::1]/mcp',
+  ]) {
     const err = await listTools(deps(), server('', { url })).catch((e: unknown) => e)
     t.match(err, { code: 'outbound.private_address' }, url)
   }

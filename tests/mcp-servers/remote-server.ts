@@ -48,7 +48,12 @@ function sdkServer(): McpServer {
   server.registerTool(
     'shout',
     { description: 'Upper-cases a text', inputSchema: { text: z.string() } },
-    ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }, { type: 'text', text: '!' }] }),
+    ({ text }) => ({
+      content: [
+        { type: 'text', text: text.toUpperCase() },
+        { type: 'text', text: '!' },
+      ],
+    }),
   )
   server.registerTool('fail', { description: 'Always fails' }, () => ({
     content: [{ type: 'text', text: 'the CRM is down' }],
@@ -74,11 +79,23 @@ const PAGED_TOOLS = Array.from({ length: 12 }, (_, i) => ({
   inputSchema: { type: 'object', properties: {} },
 }))
 
-function paged(remote: RemoteMcp, body: { id?: unknown; method?: string; params?: Record<string, unknown> }, res: ServerResponse) {
+function paged(
+  remote: RemoteMcp,
+  body: { id?: unknown; method?: string; params?: Record<string, unknown> },
+  res: ServerResponse,
+) {
   const reply = (result: unknown) => ({ jsonrpc: '2.0', id: body.id, result })
   if (body.method === 'initialize') {
     res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'paged-session' })
-    res.end(JSON.stringify(reply({ protocolVersion: '2025-03-26', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'paged', version: '1' } })))
+    res.end(
+      JSON.stringify(
+        reply({
+          protocolVersion: '2025-03-26',
+          capabilities: { tools: { listChanged: true } },
+          serverInfo: { name: 'paged', version: '1' },
+        }),
+      ),
+    )
     return
   }
   if (body.id === undefined) {
@@ -90,7 +107,11 @@ function paged(remote: RemoteMcp, body: { id?: unknown; method?: string; params?
     const start = Number(body.params?.['cursor'] ?? '0')
     const next = start + 3 < PAGED_TOOLS.length ? String(start + 3) : undefined
     res.writeHead(200, { 'content-type': 'application/json' })
-    res.end(JSON.stringify(reply({ tools: PAGED_TOOLS.slice(start, start + 3), ...(next === undefined ? {} : { nextCursor: next }) })))
+    res.end(
+      JSON.stringify(
+        reply({ tools: PAGED_TOOLS.slice(start, start + 3), ...(next === undefined ? {} : { nextCursor: next }) }),
+      ),
+    )
     return
   }
   if (body.params?.['name'] === 'rpc-error') {
