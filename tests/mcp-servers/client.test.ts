@@ -1,10 +1,8 @@
 import t from 'tap'
 import { loadConfig, type Config } from '../../src/kernel/config.ts'
-import { registerErrorCodes } from '../../src/kernel/error-codes.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { callTool, listTools } from '../../src/mcp-servers/client.ts'
 import type { McpDeps, McpServerRecord } from '../../src/mcp-servers/deps.ts'
-import { mcpServersFeature } from '../../src/mcp-servers/module.ts'
 import { createSessionCache } from '../../src/mcp-servers/session.ts'
 import { createToolListCache } from '../../src/mcp-servers/tool-cache.ts'
 import { ENCRYPTION_KEY, SECRET_KEY } from '../helpers/env.ts'
@@ -24,8 +22,6 @@ if (tls.skip !== false) {
   t.plan(0, tls.skip)
   process.exit(0)
 }
-// what the composition root does at start
-registerErrorCodes(mcpServersFeature.errorCodes ?? {})
 const remote = await startRemoteMcp(tls)
 t.teardown(() => remote.close())
 const base = `https://${ADDRESS}:${String(remote.port)}`
