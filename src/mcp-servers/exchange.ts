@@ -92,8 +92,9 @@ export async function postMessage(
         method: 'POST',
         headers,
         body: JSON.stringify(message),
-        headTimeoutMs: ep.timeoutMs,
-        idleTimeoutMs: ep.timeoutMs,
+        // the timer above is the deadline; the stream's own ones only back it up
+        headTimeoutMs: ep.timeoutMs + 1000,
+        idleTimeoutMs: ep.timeoutMs + 1000,
         ...ep.policy,
         maxResponseBytes: ep.maxBytes,
         signal: ctl.signal,

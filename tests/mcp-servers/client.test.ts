@@ -104,10 +104,10 @@ t.test('JSON answers; isError; a session the server forgot is renewed once', asy
     ['tools/call', 'initialize', 'notifications/initialized', 'tools/call'],
     '404 on the old session, then a new one',
   )
-  const bad = await callTool(d, s, 'u1', 'lookup_contact', { id: 7 }).catch((e: unknown) => e)
-  t.comment(JSON.stringify(bad))
-  const unknown = await callTool(d, s, 'u1', 'nope', {}).catch((e: unknown) => e)
-  t.comment(JSON.stringify(unknown))
+  // the SDK answers invalid arguments and unknown tools as tool results marked isError
+  const bad = await callTool(d, s, 'u1', 'lookup_contact', { id: 7 })
+  t.match(bad, { isError: true, text: /Invalid arguments for tool lookup_contact/ })
+  t.match(await callTool(d, s, 'u1', 'nope', {}), { isError: true, text: /Tool nope not found/ })
   const rpc = await callTool(d, server('/paged'), 'u1', 'rpc-error', {}).catch((e: unknown) => e)
   t.match(
     rpc,
