@@ -81,6 +81,27 @@ export const AgentSpec = T.Object(
       ),
       { default: [] },
     ),
+    enabled_mcp_servers: T.Array(
+      T.Object(
+        {
+          server: RefPattern,
+          tools: T.Optional(
+            T.Array(T.String({ minLength: 1, maxLength: 200 }), {
+              default: [],
+              description: "the server's tool names to offer; absent or empty: all of them",
+            }),
+          ),
+          parameters: T.Optional(
+            T.Record(T.String(), T.Record(T.String(), T.Unknown()), {
+              description:
+                'tool → argument → value, locked: hidden from the LLM and always sent (string values are templates over the chat input)',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { default: [], description: 'remote MCP servers whose tools the agent uses (docs/connectors-and-components.md)' },
+    ),
     hooks: T.Object(
       { on_user_message: T.Array(Hook, { default: [] }), on_assistant_message: T.Array(Hook, { default: [] }) },
       { additionalProperties: false, default: { on_user_message: [], on_assistant_message: [] } },

@@ -26,6 +26,7 @@ const NAMESPACED = [
   'components',
   'stores',
   'connectors',
+  'mcp-servers',
   'manifests',
   'secrets',
 ]
@@ -47,6 +48,7 @@ export const DEFAULT_ROLES: Record<string, { description: string; permissions: s
       'platform.collections/*/*.upload:own',
       'platform.collections/*/*.download:own',
       'platform.connectors/*/*.execute:own',
+      'platform.mcp-servers/*/*.use:own',
       'platform.queries/*/*.execute:own',
       // webhooks, schedules and database triggers are not namespaced (src/webhooks/, src/schedules/, src/db-triggers/)
       ...['webhooks', 'schedules', 'database-triggers'].flatMap((r) =>

@@ -17,6 +17,7 @@ import { resourcesFeature } from './resources/module.ts'
 import { statesFeature } from './states/module.ts'
 import { templateApiFeature } from './template-api/module.ts'
 import { connectorsFeature } from './connectors/module.ts'
+import { mcpServersFeature } from './mcp-servers/module.ts'
 import { componentsFeature } from './components/module.ts'
 import { dataFeature } from './data/module.ts'
 import { filesFeature } from './files/module.ts'
@@ -52,6 +53,7 @@ export const FEATURES: readonly Feature[] = [
   discoveryFeature,
   manifestsFeature,
   connectorsFeature,
+  mcpServersFeature,
   componentsFeature,
   dataFeature,
   filesFeature,

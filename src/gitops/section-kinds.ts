@@ -13,6 +13,7 @@ export const sectionKinds = {
   dependencies: 'dependency',
   secrets: 'secret',
   connectors: 'connector',
+  mcpServers: 'mcp_server',
   skills: 'skill',
   components: 'component',
   functions: 'function',

@@ -273,6 +273,28 @@ export const ConfigSchema = T.Object({
     1,
     1000,
   ),
+  // remote MCP servers as agent tools (src/mcp-servers/)
+  MCP_CLIENT_TIMEOUT_SECONDS: num(
+    60,
+    "ceiling of one request to a remote MCP server (a server's timeout_seconds is clamped to it)",
+    0.1,
+  ),
+  MCP_CLIENT_MAX_RESPONSE_BYTES: int(
+    4194304,
+    'largest answer (JSON or event stream) read from a remote MCP server for one request; a larger one fails the request',
+    1024,
+  ),
+  MCP_CLIENT_MAX_TOOLS: int(
+    1000,
+    "tools read from one remote MCP server's tools/list (its pages followed); the rest are dropped with a warning",
+    1,
+    10000,
+  ),
+  MCP_CLIENT_TOOLS_CACHE_SECONDS: num(
+    300,
+    "how long a worker keeps a remote MCP server's tool list (also refreshed when the server announces a change, or the server is edited); 0 lists on every turn",
+    0,
+  ),
   OAUTH_STATE_TTL_SECONDS: int(
     600,
     'how long a started connector OAuth flow may take before its callback is refused',

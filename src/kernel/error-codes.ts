@@ -237,6 +237,11 @@ const CODES: Record<string, Row> = {
   'connector.oauth_not_found': [404, 'no OAuth connection for this connector'],
   'connector.operation_not_found': [404, 'the connector has no such operation'],
   'connector.secret_unavailable': [409, "the connector's secret is missing or its owner may not use it"],
+  // remote MCP servers as agent tools (src/mcp-servers/)
+  'mcp_server.protocol_error': [502, 'the MCP server answered something that is not MCP'],
+  'mcp_server.rpc_error': [502, 'the MCP server answered a JSON-RPC error'],
+  'mcp_server.secret_unavailable': [409, "the MCP server's secret is missing or its owner may not use it"],
+  'mcp_server.timeout': [504, 'the MCP server did not answer in time'],
   'oauth.browser_mismatch': [403, 'the OAuth callback belongs to a flow started in another browser'],
   'oauth.denied': [400, 'the provider denied the authorization'],
   'oauth.invalid_state': [400, 'unknown, expired or already used OAuth state'],

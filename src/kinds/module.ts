@@ -12,6 +12,7 @@ import { componentKind } from './component/kind.ts'
 import { databaseConnectionKind } from './database-connection/kind.ts'
 import { queryKind } from './query/kind.ts'
 import { collectionKind } from './collection/kind.ts'
+import { mcpServerKind } from './mcp-server/kind.ts'
 
 /*
  * The resource kinds, one per line: their descriptions are shared by many features (an agent is
@@ -36,5 +37,6 @@ export const kindsFeature = defineFeature({
     databaseConnectionKind,
     queryKind,
     collectionKind,
+    mcpServerKind,
   ],
 })

@@ -463,6 +463,8 @@ export interface OutboundStreamOptions {
   allowHosts?: readonly string[] | '*'
   /** Default false; admin-configured endpoints only (see the header comment). */
   allowPrivate?: boolean
+  /** Hosts (exact, case-insensitive) that may be reached over plain HTTP although `httpsOnly` is on (an admin's list). */
+  httpHosts?: readonly string[]
   /** Cap over the whole body; default 64 MiB. */
   maxResponseBytes?: number
   /** Ends the exchange at any point: before the head arrives or while the body streams. */

@@ -65,6 +65,7 @@ export const LAYERS: readonly Layer[] = [
       'src/llm',
       'src/manifests',
       'src/mcp',
+      'src/mcp-servers',
       'src/namespaces',
       'src/schedules',
       'src/states',

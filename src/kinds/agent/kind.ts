@@ -22,6 +22,7 @@ export const agentKind = defineKind({
     ...s.enabled_collections.map((e) => ({ kind: 'collection', ref: refOf(e, 'collection') })),
     ...s.enabled_stores.map((e) => ({ kind: 'store', ref: e.store })),
     ...s.enabled_connectors.map((e) => ({ kind: 'connector', ref: e.connector })),
+    ...s.enabled_mcp_servers.map((e) => ({ kind: 'mcp_server', ref: e.server })),
     ...[...s.hooks.on_user_message, ...s.hooks.on_assistant_message].map((h) => ({
       kind: 'function',
       ref: h.function,
