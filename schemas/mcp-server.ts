@@ -1,5 +1,5 @@
 import { Type as T } from '@sinclair/typebox'
-import { Ref } from './common.ts'
+import { Name, Ref } from './common.ts'
 
 /*
  * Remote MCP servers (the Model Context Protocol) whose tools agents use (`enabled_mcp_servers`;
@@ -10,9 +10,10 @@ import { Ref } from './common.ts'
 export const McpServerAuth = T.Object(
   {
     type: T.Optional(
-      T.Union([T.Literal('none'), T.Literal('header')], {
+      T.Union([T.Literal('none'), T.Literal('header'), T.Literal('oauth')], {
         default: 'none',
-        description: 'none, or a header whose value is a secret (e.g. Authorization: Bearer …)',
+        description:
+          'none; a header whose value is a secret (e.g. Authorization: Bearer …); or oauth: OAuth 2.1 as the MCP authorization specification describes, each user connecting their own account (POST …/oauth/start)',
       }),
     ),
     header: T.Optional(
@@ -24,6 +25,21 @@ export const McpServerAuth = T.Object(
       }),
     ),
     secret: T.Optional(Ref),
+    client_id: T.Optional(
+      T.String({
+        minLength: 1,
+        maxLength: 500,
+        description:
+          'oauth: a client registered in advance at the authorization server; default: registered dynamically (RFC 7591)',
+      }),
+    ),
+    scopes: T.Optional(
+      T.Array(T.String({ minLength: 1, maxLength: 200, pattern: '^[^\\s]+$' }), {
+        maxItems: 50,
+        description:
+          "oauth: the scopes asked for; default: the server's 401 challenge, else its protected-resource metadata",
+      }),
+    ),
     prefix: T.Optional(
       T.String({
         maxLength: 100,
@@ -34,7 +50,7 @@ export const McpServerAuth = T.Object(
   {
     additionalProperties: false,
     description:
-      'the secret (`<namespace>/<name>` of a secret) holds the header value; its owner must be able to read it',
+      'the secret (`<namespace>/<name>` of a secret) holds the header value (header) or the client secret of `client_id` (oauth); its owner must be able to read it',
   },
 )
 
@@ -46,9 +62,10 @@ export const McpServerSpec = T.Object(
       maxLength: 2048,
       description: "the server's MCP endpoint; HTTPS unless an admin listed the host in CONNECTOR_HTTP_HOSTS",
     }),
-    transport: T.Union([T.Literal('streamable-http')], {
+    transport: T.Union([T.Literal('streamable-http'), T.Literal('sse')], {
       default: 'streamable-http',
-      description: 'Streamable HTTP (MCP 2025-03-26 and later); stdio servers are not offered',
+      description:
+        'streamable-http (MCP 2025-03-26 and later), or sse: the older HTTP+SSE transport (2024-11-05; `url` is the SSE endpoint); stdio servers are not offered',
     }),
     auth: T.Object(McpServerAuth.properties, { additionalProperties: false, default: { type: 'none' } }),
     timeout_seconds: T.Number({
@@ -66,4 +83,16 @@ export const McpServerSpec = T.Object(
     }),
   },
   { additionalProperties: false },
+)
+
+export const McpServerParams = T.Object({ namespace: Name, name: Name })
+
+export const McpOAuthConnected = T.Object(
+  {
+    status: T.Literal('connected'),
+    mcp_server: T.Object({ namespace: T.String(), name: T.String() }),
+    scope: T.Union([T.String(), T.Null()]),
+    expires_at: T.Union([T.String(), T.Null()]),
+  },
+  { title: 'McpOAuthConnected' },
 )

@@ -238,10 +238,18 @@ const CODES: Record<string, Row> = {
   'connector.operation_not_found': [404, 'the connector has no such operation'],
   'connector.secret_unavailable': [409, "the connector's secret is missing or its owner may not use it"],
   // remote MCP servers as agent tools (src/mcp-servers/)
+  'mcp_server.not_oauth': [422, 'the MCP server does not use OAuth'],
+  'mcp_server.oauth_discovery_failed': [
+    502,
+    "the MCP server's authorization server could not be discovered, or refused the client registration",
+  ],
+  'mcp_server.oauth_not_connected': [409, 'connect your account to the MCP server with OAuth first'],
+  'mcp_server.oauth_not_found': [404, 'no OAuth connection to this MCP server'],
   'mcp_server.protocol_error': [502, 'the MCP server answered something that is not MCP'],
   'mcp_server.rpc_error': [502, 'the MCP server answered a JSON-RPC error'],
   'mcp_server.secret_unavailable': [409, "the MCP server's secret is missing or its owner may not use it"],
   'mcp_server.timeout': [504, 'the MCP server did not answer in time'],
+  'mcp_server.unauthorized': [502, 'the MCP server refused the credentials'],
   'oauth.browser_mismatch': [403, 'the OAuth callback belongs to a flow started in another browser'],
   'oauth.denied': [400, 'the provider denied the authorization'],
   'oauth.invalid_state': [400, 'unknown, expired or already used OAuth state'],

@@ -34,14 +34,15 @@ export async function mcpServerFor(
 
 const unavailable = (detail: string) => AppError.of('mcp_server.secret_unavailable', detail)
 
-/** The server's auth header, or none. */
-export async function authHeaders(
+/**
+ * The value of a secret the server names, used only when the server's owner may read it (the
+ * header's value, or the OAuth client secret of a configured client id).
+ */
+export async function ownerSecretValue(
   d: Pick<McpDeps, 'db' | 'resources'>,
   server: McpServerRecord,
-): Promise<Record<string, string>> {
-  const a = server.auth
-  if ((a.type ?? 'none') !== 'header' || a.secret === undefined) return {}
-  const ref = a.secret
+  ref: string,
+): Promise<string> {
   const what = `MCP server ${server.namespace}/${server.name}`
   const [secret] = await d.resources.loadMany(secretKind, [ref])
   if (secret === undefined || secret.is_active === false)
@@ -57,5 +58,16 @@ export async function authHeaders(
   if (!allowed) throw unavailable(`the owner of ${what} may not use the secret ${ref}`)
   const value = (await d.resources.secretsOf(secretKind, secret.id))['value']
   if (value === undefined || value === '') throw unavailable(`the secret ${ref} has no value`)
+  return value
+}
+
+/** The server's auth header (auth type header), or none; OAuth servers' tokens come from oauth.ts. */
+export async function authHeaders(
+  d: Pick<McpDeps, 'db' | 'resources'>,
+  server: McpServerRecord,
+): Promise<Record<string, string>> {
+  const a = server.auth
+  if ((a.type ?? 'none') !== 'header' || a.secret === undefined) return {}
+  const value = await ownerSecretValue(d, server, a.secret)
   return { [(a.header ?? 'Authorization').toLowerCase()]: `${a.prefix ?? ''}${value}` }
 }

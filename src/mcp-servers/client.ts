@@ -1,13 +1,16 @@
-import type { JsonRpcMessage } from './exchange.ts'
 import { authHeaders } from './access.ts'
 import { mcpOutbound, requestTimeoutMs, type McpDeps, type McpServerRecord } from './deps.ts'
+import { McpUnauthorized, type JsonRpcMessage, type McpEndpoint } from './exchange.ts'
+import { openLegacySession } from './legacy-sse.ts'
+import { mcpAccessToken, notConnected } from './oauth.ts'
 import { mcpRequest, type McpConnection } from './session.ts'
 import type { McpToolInfo } from './tool-cache.ts'
 
 /*
  * What the platform asks a remote MCP server: its tools (`tools/list`, every page followed up to
  * MCP_CLIENT_MAX_TOOLS, cached per worker) and a tool call (`tools/call`, its content as text cut
- * at the server's max_result_bytes). Every request goes through exchange.ts (the guarded client).
+ * at the server's max_result_bytes). Every request goes through the guarded client: exchange.ts
+ * (Streamable HTTP) or legacy-sse.ts (the older HTTP+SSE transport).
  */
 const MAX_PAGES = 100
 
@@ -18,31 +21,68 @@ export interface ToolCallResult {
   truncated: boolean
 }
 
-async function connection(
+/** One operation's way to send requests: the kept Streamable HTTP session, or a legacy SSE stream of its own. */
+type Request = (method: string, params: Record<string, unknown>) => Promise<unknown>
+
+/**
+ * Runs `op` against the server with its credentials: the header from a secret, or (auth type
+ * oauth) the user's access token — refreshed and tried once more when the server answers 401, then
+ * `mcp_server.oauth_not_connected` telling the user to connect. An SSE session (transport sse) is
+ * opened for the operation and closed after it.
+ */
+async function withServer<T>(
   d: McpDeps,
   server: McpServerRecord,
-  sessionKey: string,
-  signal?: AbortSignal,
-): Promise<McpConnection> {
+  who: { userId: string | undefined; session: string },
+  signal: AbortSignal | undefined,
+  op: (request: Request) => Promise<T>,
+): Promise<T> {
+  const oauth = server.auth.type === 'oauth'
+  if (oauth && who.userId === undefined) throw notConnected(server, 'none')
   const out = mcpOutbound(d)
-  return {
-    endpoint: {
+  const onMessage = (m: JsonRpcMessage) => {
+    if (m.method === 'notifications/tools/list_changed') {
+      d.toolLists.invalidate(server.id)
+      d.log.debug({ server: `${server.namespace}/${server.name}` }, 'MCP tool list changed')
+    }
+  }
+  let token: string | undefined
+  for (let attempt = 0; ; attempt++) {
+    let headers: Record<string, string>
+    if (oauth) {
+      token = await mcpAccessToken(d, server, who.userId as string, attempt === 0 ? undefined : token)
+      headers = { authorization: `Bearer ${token}` }
+    } else headers = await authHeaders(d, server)
+    const endpoint: McpEndpoint = {
       url: server.url,
-      headers: await authHeaders(d, server),
+      headers,
       timeoutMs: requestTimeoutMs(d.config, server.timeout_seconds),
       maxBytes: d.config.MCP_CLIENT_MAX_RESPONSE_BYTES,
       policy: out.policy,
       deps: out.deps,
       ...(signal === undefined ? {} : { signal }),
-    },
-    sessions: d.sessions,
-    sessionKey: `${server.id}:${String(server.updated_at)}:${sessionKey}`,
-    onMessage(m: JsonRpcMessage) {
-      if (m.method === 'notifications/tools/list_changed') {
-        d.toolLists.invalidate(server.id)
-        d.log.debug({ server: `${server.namespace}/${server.name}` }, 'MCP tool list changed')
+    }
+    try {
+      if (server.transport === 'sse') {
+        const legacy = await openLegacySession(endpoint, onMessage)
+        try {
+          return await op(legacy.request)
+        } finally {
+          legacy.close()
+        }
       }
-    },
+      const c: McpConnection = {
+        endpoint,
+        sessions: d.sessions,
+        sessionKey: `${server.id}:${String(server.updated_at)}:${who.session}`,
+        onMessage,
+      }
+      return await op((method, params) => mcpRequest(c, method, params))
+    } catch (err) {
+      if (!(err instanceof McpUnauthorized) || !oauth) throw err
+      if (attempt > 0) throw notConnected(server, 'refused')
+      d.log.info({ server: `${server.namespace}/${server.name}` }, 'MCP server refused the OAuth token: refreshing')
+    }
   }
 }
 
@@ -61,18 +101,32 @@ function toolInfo(raw: unknown): McpToolInfo | undefined {
   }
 }
 
-/** The server's tools: from this worker's cache, else listed (pages followed, capped) and cached. */
-export async function listTools(d: McpDeps, server: McpServerRecord, signal?: AbortSignal): Promise<McpToolInfo[]> {
+/**
+ * The server's tools: from this worker's cache, else listed (pages followed, capped) and cached.
+ * An OAuth server is listed with the token of `userId` (the chat's user), in a session of theirs.
+ */
+export async function listTools(
+  d: McpDeps,
+  server: McpServerRecord,
+  signal?: AbortSignal,
+  userId?: string,
+): Promise<McpToolInfo[]> {
   const version = String(server.updated_at)
   const cached = d.toolLists.get(server.id, version, d.config.MCP_CLIENT_TOOLS_CACHE_SECONDS * 1000)
   if (cached !== undefined) return cached
-  const c = await connection(d, server, 'list', signal)
+  const session = server.auth.type === 'oauth' ? `list:${userId ?? ''}` : 'list'
+  const tools = await withServer(d, server, { userId, session }, signal, (request) => pages(d, server, request))
+  d.toolLists.set(server.id, version, tools)
+  return tools
+}
+
+async function pages(d: McpDeps, server: McpServerRecord, request: Request): Promise<McpToolInfo[]> {
   const max = d.config.MCP_CLIENT_MAX_TOOLS
   const tools: McpToolInfo[] = []
   let cursor: string | undefined
   let cut = false
   for (let page = 0; page < MAX_PAGES; page++) {
-    const result = (await mcpRequest(c, 'tools/list', cursor === undefined ? {} : { cursor })) as {
+    const result = (await request('tools/list', cursor === undefined ? {} : { cursor })) as {
       tools?: unknown
       nextCursor?: unknown
     } | null
@@ -95,7 +149,6 @@ export async function listTools(d: McpDeps, server: McpServerRecord, signal?: Ab
       { server: `${server.namespace}/${server.name}`, kept: tools.length, max, pages: MAX_PAGES },
       'MCP server lists more tools than MCP_CLIENT_MAX_TOOLS (or pages): the rest are dropped',
     )
-  d.toolLists.set(server.id, version, tools)
   return tools
 }
 
@@ -139,8 +192,9 @@ export async function callTool(
   args: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<ToolCallResult> {
-  const c = await connection(d, server, `user:${userKey}`, signal)
-  const result = ((await mcpRequest(c, 'tools/call', { name: tool, arguments: args })) ?? {}) as {
+  const result = ((await withServer(d, server, { userId: userKey, session: `user:${userKey}` }, signal, (request) =>
+    request('tools/call', { name: tool, arguments: args }),
+  )) ?? {}) as {
     content?: unknown
     isError?: unknown
     structuredContent?: unknown

@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { McpServerSpec } from '../../schemas/mcp-server.ts'
 import type { Config } from '../kernel/config.ts'
+import type { SecretBox } from '../kernel/crypto.ts'
 import type { Logger } from '../kernel/log.ts'
 import type { Db } from '../platform/db.ts'
 import { extraCa, parseHostList, type OutboundDeps } from '../platform/outbound-http.ts'
@@ -18,6 +19,8 @@ export interface McpDeps {
   toolLists: ToolListCache
   /** Open MCP sessions per server, this process's (session.ts). */
   sessions: SessionCache
+  /** Encrypts OAuth tokens and registered clients' secrets (oauth.ts); servers with `auth.type: oauth` need it. */
+  box?: SecretBox
   /** Name resolution override (tests); default: the system resolver. */
   lookup?: OutboundDeps['lookup']
 }

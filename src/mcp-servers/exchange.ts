@@ -43,9 +43,27 @@ export interface ExchangeResult {
   seen: JsonRpcMessage[]
   /** The body of a non-2xx answer (bounded), for the error message. */
   errorText: string
+  /** `WWW-Authenticate` of a 401 answer (the OAuth challenge, src/mcp-servers/oauth.ts). */
+  challenge: string | undefined
 }
 
 export const protocolError = (detail: string): AppError => AppError.of('mcp_server.protocol_error', detail)
+
+/**
+ * The server refused the request's credentials (401). `challenge` is its WWW-Authenticate, which
+ * names the protected-resource metadata for OAuth (RFC 9728 §5.1); client.ts refreshes or asks the
+ * user to connect.
+ */
+export class McpUnauthorized extends AppError {
+  readonly challenge: string
+  constructor(challenge: string, detail: string) {
+    super(502, 'mcp_server.unauthorized', detail)
+    this.challenge = challenge
+  }
+}
+
+export const challengeOf = (status: number, header: string | string[] | undefined): string | undefined =>
+  status !== 401 ? undefined : Array.isArray(header) ? header.join(', ') : (header ?? '')
 const ERROR_TEXT_MAX = 500
 
 function isMessage(v: unknown): v is JsonRpcMessage {
@@ -103,7 +121,14 @@ export async function postMessage(
     )
     const raw = s.headers['mcp-session-id']
     const sessionId = typeof raw === 'string' && raw !== '' ? raw : undefined
-    const result: ExchangeResult = { status: s.status, sessionId, reply: undefined, seen: [], errorText: '' }
+    const result: ExchangeResult = {
+      status: s.status,
+      sessionId,
+      reply: undefined,
+      seen: [],
+      errorText: '',
+      challenge: challengeOf(s.status, s.headers['www-authenticate']),
+    }
     if (s.status < 200 || s.status >= 300) {
       const chunks: Buffer[] = []
       let size = 0

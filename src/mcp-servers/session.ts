@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../kernel/errors.ts'
-import { postMessage, protocolError, type JsonRpcMessage, type McpEndpoint } from './exchange.ts'
+import { McpUnauthorized, postMessage, protocolError, type JsonRpcMessage, type McpEndpoint } from './exchange.ts'
 
 /*
  * An MCP session over Streamable HTTP: `initialize` (we offer protocol 2025-06-18 and accept a
@@ -12,7 +12,7 @@ import { postMessage, protocolError, type JsonRpcMessage, type McpEndpoint } fro
  */
 export const PROTOCOL_VERSION = '2025-06-18'
 const ACCEPTED_VERSIONS = new Set([PROTOCOL_VERSION, '2025-03-26'])
-const CLIENT_INFO = { name: 'agent-platform', version: '1.0.0' }
+export const CLIENT_INFO = { name: 'agent-platform', version: '1.0.0' }
 
 export interface Session {
   id: string | undefined
@@ -48,12 +48,14 @@ export interface McpConnection {
   onMessage(m: JsonRpcMessage): void
 }
 
-function failed(method: string, status: number, text: string): AppError {
+function failed(method: string, status: number, text: string, challenge?: string): AppError {
+  if (challenge !== undefined)
+    return new McpUnauthorized(challenge, `the MCP server refused the credentials of ${method} (HTTP 401)`)
   const detail = text.trim() === '' ? '' : `: ${text.trim().slice(0, 300)}`
   return protocolError(`the MCP server answered ${method} with HTTP ${String(status)}${detail}`)
 }
 
-function rpcError(method: string, m: JsonRpcMessage): AppError {
+export function rpcError(method: string, m: JsonRpcMessage): AppError {
   const e = m.error
   return AppError.of(
     'mcp_server.rpc_error',
@@ -73,7 +75,8 @@ async function initialize(c: McpConnection): Promise<Session> {
     { id: undefined, protocolVersion: undefined },
   )
   r.seen.forEach(c.onMessage)
-  if (r.status < 200 || r.status >= 300 || r.reply === undefined) throw failed('initialize', r.status, r.errorText)
+  if (r.status < 200 || r.status >= 300 || r.reply === undefined)
+    throw failed('initialize', r.status, r.errorText, r.challenge)
   if (r.reply.error !== undefined) throw rpcError('initialize', r.reply)
   const result = (r.reply.result ?? {}) as { protocolVersion?: unknown }
   const version = typeof result.protocolVersion === 'string' ? result.protocolVersion : ''
@@ -83,7 +86,8 @@ async function initialize(c: McpConnection): Promise<Session> {
     )
   const session: Session = { id: r.sessionId, protocolVersion: version }
   const done = await postMessage(c.endpoint, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)
-  if (done.status < 200 || done.status >= 300) throw failed('notifications/initialized', done.status, done.errorText)
+  if (done.status < 200 || done.status >= 300)
+    throw failed('notifications/initialized', done.status, done.errorText, done.challenge)
   c.sessions.set(c.sessionKey, session)
   return session
 }
@@ -99,7 +103,8 @@ export async function mcpRequest(c: McpConnection, method: string, params: Recor
       c.sessions.delete(c.sessionKey)
       continue
     }
-    if (r.status < 200 || r.status >= 300 || r.reply === undefined) throw failed(method, r.status, r.errorText)
+    if (r.status < 200 || r.status >= 300 || r.reply === undefined)
+      throw failed(method, r.status, r.errorText, r.challenge)
     if (r.reply.error !== undefined) throw rpcError(method, r.reply)
     return r.reply.result
   }

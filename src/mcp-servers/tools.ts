@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { toolName, type Tool, type ToolContext, type ToolDeps, type ToolProvider } from '../feature/tools.ts'
+import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
 import { AppError } from '../kernel/errors.ts'
 import { createLogger, logLevelOf } from '../kernel/log.ts'
 import { mcpServerKind } from '../kinds/mcp-server/kind.ts'
@@ -85,7 +86,7 @@ export function mcpToolProvider(deps: (t: ToolDeps) => McpDeps): (t: ToolDeps) =
             if (s.is_active === false) continue
             let listed: McpToolInfo[]
             try {
-              listed = await ctx.blocking(listTools(d, s, ctx.signal))
+              listed = await ctx.blocking(listTools(d, s, ctx.signal, ctx.principal.userId))
             } catch (err) {
               d.log.warn(
                 { server: `${s.namespace}/${s.name}`, err: err instanceof Error ? err.message : String(err) },
@@ -145,6 +146,7 @@ export const mcpServerTools = mcpToolProvider((t) => ({
   db: t.db,
   config: t.config,
   resources: t.resources,
+  box: createSecretBox(t.config.ENCRYPTION_KEY, previousKeys(t.config.ENCRYPTION_KEY_PREVIOUS)),
   log: createLogger({ level: logLevelOf(t.config), svc: 'mcp-servers' }),
   toolLists: createToolListCache(),
   sessions: createSessionCache(),

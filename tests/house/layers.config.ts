@@ -66,6 +66,7 @@ export const LAYERS: readonly Layer[] = [
       'src/manifests',
       'src/mcp',
       'src/mcp-servers',
+      'src/oauth-client',
       'src/namespaces',
       'src/schedules',
       'src/states',

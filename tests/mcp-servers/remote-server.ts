@@ -35,7 +35,7 @@ export interface RemoteMcp {
   close(): Promise<void>
 }
 
-function sdkServer(): McpServer {
+export function sdkServer(): McpServer {
   const server = new McpServer({ name: 'test-crm', version: '1.0.0' })
   server.registerTool(
     'lookup_contact',
