@@ -1,7 +1,10 @@
 import { defineFeature } from '../feature/define.ts'
 import { createSecretBox, previousKeys } from '../kernel/crypto.ts'
+import { mcpServerKind } from '../kinds/mcp-server/kind.ts'
 import { mcpServerPermissions } from './access.ts'
+import type { McpServerRecord } from './deps.ts'
 import { mcpServerHandlers } from './handlers.ts'
+import { revokeMcpServerTokens } from './oauth.ts'
 import { mcpServerRoutes } from './routes.ts'
 import { createSessionCache } from './session.ts'
 import { createToolListCache } from './tool-cache.ts'
@@ -18,8 +21,8 @@ export const mcpServersFeature = defineFeature({
   routes: mcpServerRoutes,
   tools: [mcpServerTools],
   permissions: mcpServerPermissions.list,
-  service: (ctx) => ({
-    routes: mcpServerHandlers({
+  service: (ctx) => {
+    const deps = {
       db: ctx.db,
       config: ctx.config,
       resources: ctx.resources,
@@ -27,6 +30,15 @@ export const mcpServersFeature = defineFeature({
       log: ctx.log.child({ mod: 'mcp-servers' }),
       toolLists: createToolListCache(),
       sessions: createSessionCache(),
-    }),
-  }),
+    }
+    // a deleted server's OAuth tokens are revoked at its authorization server, not just cascaded away
+    ctx.resources.beforeRemove(mcpServerKind, async (record) => {
+      await revokeMcpServerTokens(deps, {
+        ...record,
+        namespace: record.namespace ?? '',
+        owner_id: record.owner_id ?? null,
+      } as McpServerRecord)
+    })
+    return { routes: mcpServerHandlers(deps) }
+  },
 })

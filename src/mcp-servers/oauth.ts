@@ -5,7 +5,14 @@ import { mcpServerKind } from '../kinds/mcp-server/kind.ts'
 import type { ProviderCall } from '../oauth-client/deps.ts'
 import { revokeToken, tokenRequest, type TokenEndpoint } from '../oauth-client/endpoint.ts'
 import { clearNonceCookie, startFlow, takeFlow, type StartedFlow } from '../oauth-client/flow.ts'
-import { accessToken, storeTokens, takeAllTokens, takeTokens, tokenStatus } from '../oauth-client/tokens.ts'
+import {
+  accessToken,
+  storeTokens,
+  takeAllTokens,
+  takeTokens,
+  tokenStatus,
+  type PlainTokens,
+} from '../oauth-client/tokens.ts'
 import { guardedFetch } from '../platform/outbound-http.ts'
 import { sql } from '../platform/db.ts'
 import { maybeRow, rowType } from '../platform/typed-rows.ts'
@@ -276,18 +283,15 @@ export async function mcpTokenStatus(d: McpDeps, userId: string, server: McpServ
   return current(d, server, c) ? s : { ...s, connected: false }
 }
 
-/** The user's disconnect: the tokens deleted here, then revoked at the authorization server when it offers revocation (best effort). */
-export async function mcpDisconnect(
+/** RFC 7009 revocation of one user's pair (refresh token first), best effort: whether both were accepted. */
+async function revokePair(
   d: McpDeps,
-  userId: string,
   server: McpServerRecord,
-): Promise<{ revoked: boolean }> {
-  if (server.auth.type !== 'oauth') throw notOauth(server)
-  const row = await takeTokens({ db: d.db, box: boxOf(d) }, { userId, resourceId: server.id })
-  if (row === null) throw AppError.of('mcp_server.oauth_not_found', 'no OAuth connection to remove')
-  const c = await loadClient(d, server.id)
-  if (!current(d, server, c) || c.revocation_endpoint === null) return { revoked: false }
-  const secret = await clientSecretOf(d, server, c).catch(() => null)
+  c: Client,
+  secret: string | null,
+  row: PlainTokens,
+): Promise<boolean> {
+  if (c.revocation_endpoint === null) return false
   const ep = { ...providerCall(d, server), url: c.revocation_endpoint, clientId: c.client_id, clientSecret: secret }
   let revoked = true
   const pairs: [string, 'refresh_token' | 'access_token'][] = []
@@ -301,5 +305,42 @@ export async function mcpDisconnect(
       d.log.warn({ err, server: `${server.namespace}/${server.name}` }, 'MCP OAuth token revocation failed')
     }
   }
-  return { revoked }
+  return revoked
+}
+
+/** The user's disconnect: the tokens deleted here, then revoked at the authorization server when it offers revocation (best effort). */
+export async function mcpDisconnect(
+  d: McpDeps,
+  userId: string,
+  server: McpServerRecord,
+): Promise<{ revoked: boolean }> {
+  if (server.auth.type !== 'oauth') throw notOauth(server)
+  const row = await takeTokens({ db: d.db, box: boxOf(d) }, { userId, resourceId: server.id })
+  if (row === null) throw AppError.of('mcp_server.oauth_not_found', 'no OAuth connection to remove')
+  const c = await loadClient(d, server.id)
+  if (!current(d, server, c)) return { revoked: false }
+  const secret = await clientSecretOf(d, server, c).catch(() => null)
+  return { revoked: await revokePair(d, server, c, secret, row) }
+}
+
+/**
+ * The server is being deleted (the resource engine's beforeRemove hook): every user's tokens are
+ * taken out in one statement and revoked (best effort, a few at a time) before the row's delete
+ * would cascade them away unrevoked.
+ */
+export async function revokeMcpServerTokens(d: McpDeps, server: McpServerRecord): Promise<number> {
+  const c = await loadClient(d, server.id)
+  const all = await takeAllTokens({ db: d.db, box: boxOf(d) }, server.id)
+  if (c === null || all.length === 0 || c.revocation_endpoint === null) return 0
+  const secret = await clientSecretOf(d, server, c).catch(() => null)
+  let revoked = 0
+  for (let i = 0; i < all.length; i += 4) {
+    const done = await Promise.all(all.slice(i, i + 4).map((row) => revokePair(d, server, c, secret, row)))
+    revoked += done.filter(Boolean).length
+  }
+  d.log.info(
+    { server: `${server.namespace}/${server.name}`, users: all.length, revoked },
+    'MCP server deleted: OAuth tokens revoked',
+  )
+  return revoked
 }

@@ -20,7 +20,8 @@ import type { LocalTls } from '../helpers/local-https.ts'
  * `WWW-Authenticate: Bearer … resource_metadata="…"`, the token's resource checked) serving
  * McpServer in stateless Streamable HTTP. The "user" always consents: /authorize answers 302 to
  * the redirect URI with a code; each code grant is a new subject. Tool: `whoami` → the token's
- * subject and scopes.
+ * subject and scopes. /mcp-quiet is a second resource on the same authorization server whose 401
+ * carries no challenge: its protected-resource metadata is only at the well-known URI.
  */
 /* express (the SDK's own dependency, untyped here): only what this file uses */
 type Req = IncomingMessage & { path: string; body?: unknown }
@@ -36,6 +37,8 @@ export interface OAuthMcp {
   base: string
   /** The MCP endpoint (also the RFC 8707 resource the tokens must be for). */
   url: string
+  /** The second MCP endpoint, answering 401 without a challenge. */
+  quietUrl: string
   /** Lifetime (s) of the access tokens issued. */
   accessSeconds: number
   /** Every request's method and path. */
@@ -54,11 +57,12 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
   const clients = new Map<string, OAuthClientInformationFull>()
   const codes = new Map<string, { client: string; params: AuthorizationParams; subject: string }>()
   const access = new Map<string, AuthInfo & { subject: string }>()
-  const refresh = new Map<string, { client: string; subject: string; scopes: string[]; resource: string }>()
+  const refresh = new Map<string, { client: string; subject: string; scopes: string[]; resource: URL }>()
   let subjects = 0
   const s: OAuthMcp = {
     base: '',
     url: '',
+    quietUrl: '',
     accessSeconds: 3600,
     requests: [],
     grants: [],
@@ -70,11 +74,13 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
     },
     close: async () => undefined,
   }
-  const checkResource = (r: URL | undefined) => {
+  const checkResource = (r: URL | undefined): URL => {
     s.resources.push(r?.href ?? '')
-    if (r?.href !== s.url) throw new Error(`tokens are for ${s.url}, not ${String(r?.href)}`)
+    if (r === undefined || (r.href !== s.url && r.href !== s.quietUrl))
+      throw new Error(`tokens are for ${s.url} or ${s.quietUrl}, not ${String(r?.href)}`)
+    return r
   }
-  const issue = (client: string, subject: string, scopes: string[]): OAuthTokens => {
+  const issue = (client: string, subject: string, scopes: string[], resource: URL): OAuthTokens => {
     const at = `at-${randomBytes(8).toString('hex')}`
     const rt = `rt-${randomBytes(8).toString('hex')}`
     access.set(at, {
@@ -82,10 +88,10 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
       clientId: client,
       scopes,
       expiresAt: Math.floor(Date.now() / 1000) + s.accessSeconds,
-      resource: new URL(s.url),
+      resource,
       subject,
     })
-    refresh.set(rt, { client, subject, scopes, resource: s.url })
+    refresh.set(rt, { client, subject, scopes, resource })
     return {
       access_token: at,
       refresh_token: rt,
@@ -123,18 +129,18 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
       const c = codes.get(code)
       if (c === undefined || c.client !== client.client_id) throw new Error('unknown code')
       if (redirectUri !== c.params.redirectUri) throw new Error('redirect_uri differs')
-      checkResource(resource)
+      const r = checkResource(resource)
       codes.delete(code)
       s.grants.push('authorization_code')
-      return issue(client.client_id, c.subject, c.params.scopes ?? [])
+      return issue(client.client_id, c.subject, c.params.scopes ?? [], r)
     },
     async exchangeRefreshToken(client, token, _scopes, resource) {
       const r = refresh.get(token)
       if (r === undefined || r.client !== client.client_id) throw new Error('unknown refresh token')
-      checkResource(resource)
+      if (checkResource(resource).href !== r.resource.href) throw new Error('another resource')
       refresh.delete(token) // rotated
       s.grants.push('refresh_token')
-      return issue(client.client_id, r.subject, r.scopes)
+      return issue(client.client_id, r.subject, r.scopes, r.resource)
     },
     async verifyAccessToken(token) {
       const a = access.get(token)
@@ -165,6 +171,7 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
   })
   s.base = `https://${tls.address}:${String((server.address() as AddressInfo).port)}`
   s.url = `${s.base}/mcp`
+  s.quietUrl = `${s.base}/mcp-quiet`
   const off = { rateLimit: false } as const
   app.use(
     mcpAuthRouter({
@@ -184,7 +191,7 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
     resourceMetadataUrl: `${s.base}/.well-known/oauth-protected-resource/mcp`,
     expectedResource: new URL(s.url),
   })
-  app.all('/mcp', express.json(), bearer, ((req, res) => {
+  const serve: Handler = (req, res) => {
     void (async () => {
       const mcp = new McpServer({ name: 'oauth-crm', version: '1.0.0' })
       mcp.registerTool('whoami', { description: "The token's subject" }, (extra) => {
@@ -201,7 +208,26 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
       if (!res.headersSent) res.writeHead(500)
       res.end(String(err))
     })
+  }
+  app.all('/mcp', express.json(), bearer, serve)
+  // the second resource: its metadata only at the well-known URI, a 401 without a challenge
+  app.all('/.well-known/oauth-protected-resource/mcp-quiet', ((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(
+      JSON.stringify({ resource: s.quietUrl, authorization_servers: [`${s.base}/`], scopes_supported: ['mcp:tools'] }),
+    )
   }) satisfies Handler)
+  const quietBearer: Handler = (req, res, next) => {
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '')
+    const a = access.get(token)
+    if (a === undefined || (a.expiresAt ?? 0) < Date.now() / 1000 || a.resource?.href !== s.quietUrl) {
+      res.writeHead(401).end()
+      return
+    }
+    ;(req as Req & { auth?: AuthInfo }).auth = a
+    next()
+  }
+  app.all('/mcp-quiet', express.json(), quietBearer, serve)
   s.close = async () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()))
     for (const sock of sockets) sock.destroy()

@@ -246,3 +246,40 @@ t.test("a new URL drops the server's OAuth client and every user's tokens", asyn
   t.same(again.offered, [WHOAMI])
   t.same(again.result, { result: 'subject-4 mcp:tools' })
 })
+
+t.test('without a challenge, the protected-resource metadata is found at the well-known URI', async (t) => {
+  const mk = await env.request('POST', '/api/v1/mcp-servers', {
+    token: alice.token,
+    body: { namespace: 'acme', name: 'quiet', url: as.quietUrl, auth: { type: 'oauth', scopes: ['mcp:tools'] } },
+  })
+  t.equal(mk.status, 201, mk.text)
+  const from = as.requests.length
+  const res = await env.request('POST', '/api/v1/mcp-servers/acme/quiet/oauth/start', { token: alice.token })
+  t.equal(res.status, 200, res.text)
+  t.same(
+    as.requests.slice(from),
+    [
+      'POST /mcp-quiet',
+      'GET /.well-known/oauth-protected-resource/mcp-quiet',
+      'GET /.well-known/oauth-authorization-server',
+      'POST /register',
+    ],
+    'a 401 without resource_metadata: the well-known URI with the path',
+  )
+  const url = new URL((res.body as { authorization_url: string }).authorization_url)
+  t.equal(url.searchParams.get('resource'), as.quietUrl)
+  t.equal(url.searchParams.get('scope'), 'mcp:tools', "the server's own scopes")
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] ?? ''
+  const done = await back(await authorize(url.toString()), cookie)
+  t.match(done, { status: 200, body: { mcp_server: { name: 'quiet' } } })
+})
+
+t.test("deleting a server revokes every user's tokens for it", async (t) => {
+  const before = as.revoked.size
+  const id = (await env.sql("select id from resources where kind = 'mcp_server' and name = 'quiet'"))[0]?.['id']
+  const res = await env.request('DELETE', '/api/v1/mcp-servers/acme/quiet', { token: alice.token })
+  t.equal(res.status, 204, res.text)
+  t.equal(as.revoked.size, before + 2, 'refresh and access token revoked')
+  t.equal((await env.sql('select 1 from connector_oauth_tokens where connector_id = $1', [id])).length, 0)
+  t.equal((await env.sql('select 1 from mcp_server_oauth_clients where server_id = $1', [id])).length, 0)
+})
