@@ -173,6 +173,11 @@ export async function discoverAuthorizationServer(
     if (meta !== null) break
   }
   if (meta === null) throw discoveryFailed(`no authorization server metadata found for ${issuer} (RFC 8414)`)
+  // RFC 8414 §3.3: metadata announcing another issuer is not this authorization server's
+  const named = httpUrl(meta['issuer'])
+  const bare = (u: string) => u.replace(/\/+$/, '')
+  if (named === undefined || bare(named) !== bare(issuer))
+    throw discoveryFailed(`the metadata found for ${issuer} is for ${String(meta['issuer'])}`)
   const authorization = httpUrl(meta['authorization_endpoint'])
   const token = httpUrl(meta['token_endpoint'])
   if (authorization === undefined || token === undefined)

@@ -8,7 +8,7 @@ export const MCP_OAUTH_NONCE_COOKIE = 'platform_mcp_oauth_nonce'
 
 /* The MCP server routes besides the generic CRUD of the kind: a user's OAuth connection. Data only. */
 const m = { surface: 'management', auth: true, target: 'rpc' } as const
-const tags = ['MCP servers']
+const tags = ['McpServer']
 const base = '/api/v1/mcp-servers/{namespace}/{name}'
 
 export const MCP_SERVER_ROUTES = {
