@@ -79,6 +79,13 @@ function streamsOn(stream: NonNullable<CompiledRoute['def']['stream']>, body: un
   return at !== undefined && at !== null
 }
 
+/** The body checks' refusals a JSON-RPC route answers in its own shape with their own status (413, 415, 400). */
+const BODY_REFUSALS: ReadonlySet<string> = new Set([
+  'request.too_large',
+  'request.unsupported_media_type',
+  'request.too_deep',
+])
+
 const jsonRpcError = (code: number, message: string): Uint8Array =>
   Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }))
 
@@ -155,11 +162,8 @@ export class Forwarder {
       let bodyPromise: Promise<Buffer | null> | undefined
       if (route.body !== undefined) {
         if (declared > route.maxBodyBytes) {
-          this.d.cycle.fail(
-            res,
-            state,
-            new AppError(413, 'request.too_large', `body larger than ${String(route.maxBodyBytes)} bytes`),
-          )
+          const err = new AppError(413, 'request.too_large', `body larger than ${String(route.maxBodyBytes)} bytes`)
+          if (route.def.jsonRpc !== true || !this.failJsonRpc(res, state, err, '')) this.d.cycle.fail(res, state, err)
           return
         }
         bodyPromise = readBody(res, route.maxBodyBytes)
@@ -269,8 +273,9 @@ export class Forwarder {
 
   /**
    * A JSON-RPC route's refusals in its own shape (RouteDef.jsonRpc): not JSON → -32700, off the
-   * schema → -32600, both HTTP 400 with no id (the request's id is unknown); a 401 with the
-   * protected resource metadata's address. Other errors (413, 415, 5xx) stay the platform's.
+   * schema → -32600, both HTTP 400 with no id (the request's id is unknown); a body too large,
+   * not JSON by its content type or nested too deep → -32600 with its own status (413, 415, 400);
+   * a 401 with the protected resource metadata's address. Other errors (429, 5xx) stay the platform's.
    */
   private failJsonRpc(res: HttpResponse, state: RequestState, err: unknown, host: string): boolean {
     if (!(err instanceof AppError)) return false
@@ -279,10 +284,13 @@ export class Forwarder {
         ? jsonRpcError(-32700, 'Parse error: the body is not valid JSON')
         : err.code === 'request.invalid' && err.status === 422
           ? jsonRpcError(-32600, `Invalid Request: ${err.message}`)
-          : null
+          : BODY_REFUSALS.has(err.code)
+            ? jsonRpcError(-32600, `Invalid Request: ${err.message} (${err.code})`)
+            : null
     if (data !== null) {
-      send(res, state, 400, data, 'application/json')
-      this.d.cycle.finish(state, 400)
+      const status = BODY_REFUSALS.has(err.code) ? err.status : 400
+      send(res, state, status, data, 'application/json')
+      this.d.cycle.finish(state, status)
       return true
     }
     if (err.status !== 401) return false

@@ -8,6 +8,7 @@ import { streamReply } from '../streaming/channel.ts'
 import { callTool, type CallDeps } from './call.ts'
 import { RPC_ERROR, RpcFault, rpcError, rpcResult } from './jsonrpc.ts'
 import { streamWithProgress, type ProgressDeps } from './progress.ts'
+import { originGuard } from './origin.ts'
 import { MCP_ROUTES as R } from './routes.ts'
 import { listTools } from './tools.ts'
 import type { ResourceService } from '../resources/service.ts'
@@ -52,10 +53,17 @@ function decodeCursor(cursor: string): string {
   return name
 }
 
+/** A JSON-RPC response: no `method`, exactly one of `result` and `error` (the gateway checked the rest). */
+function isClientResponse(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || 'method' in body) return false
+  return 'result' in body !== 'error' in body
+}
+
 const badRequest = (code: number, message: string): RouteReply => ({ status: 400, body: rpcError(null, code, message) })
 
 export function mcpHandlers(d: McpDeps): BoundRoute[] {
   const pageSize = d.config.MCP_TOOLS_PAGE_SIZE
+  const originAllowed = originGuard(d.config)
 
   async function toolsList(p: Principal, params: unknown, namespace: string | undefined): Promise<unknown> {
     const { cursor } = paramsOf(checks.list, params)
@@ -74,6 +82,16 @@ export function mcpHandlers(d: McpDeps): BoundRoute[] {
     namespace: string | undefined,
     req: RequestMeta,
   ): Promise<RouteReply> {
+    const origin = req.headers?.['origin']
+    if (!originAllowed(origin))
+      return {
+        status: 403,
+        body: rpcError(
+          null,
+          RPC_ERROR.invalidRequest,
+          `Forbidden: Origin ${String(origin)} is not allowed (DNS rebinding protection); a browser page calling /mcp must be the platform's own origin or in CORS_ORIGINS`,
+        ),
+      }
     if (Array.isArray(body))
       return badRequest(
         RPC_ERROR.invalidRequest,
@@ -85,8 +103,16 @@ export function mcpHandlers(d: McpDeps): BoundRoute[] {
         RPC_ERROR.invalidRequest,
         `Unsupported MCP-Protocol-Version ${version}; supported: ${SUPPORTED_VERSIONS.join(', ')}`,
       )
-    // a client's response or a notification: nothing to answer
-    if (!checks.request.Check(body) || body.id === undefined) return { status: 202 }
+    if (!checks.request.Check(body)) {
+      // a client's response (to a server request; this server sends none): acknowledged
+      if (isClientResponse(body)) return { status: 202 }
+      return badRequest(
+        RPC_ERROR.invalidRequest,
+        'Invalid Request: a request needs a string `method`, an `id` that is a string or an integer (never null) and object `params`',
+      )
+    }
+    // a notification: nothing to answer
+    if (body.id === undefined) return { status: 202 }
     const { id, method, params } = body
     const respond = async (): Promise<unknown> => {
       try {

@@ -16,9 +16,9 @@ const mcp = {
   body: McpBody,
   query: McpQuery,
   response: JsonRpcResponse,
-  errors: [400, 413],
+  errors: [400, 403, 413],
   jsonRpc: true,
-  headers: ['mcp-protocol-version'] as const,
+  headers: ['mcp-protocol-version', 'origin'] as const,
   stream: { format: 'mcp' as const, bodyPath: ['params', '_meta', 'progressToken'] as const },
 }
 

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http'
 import t from 'tap'
 import { loadConfig, type Config } from '../../src/kernel/config.ts'
 import { createLogger } from '../../src/kernel/log.ts'
@@ -5,8 +6,9 @@ import { callTool, listTools } from '../../src/mcp-servers/client.ts'
 import type { McpDeps, McpServerRecord } from '../../src/mcp-servers/deps.ts'
 import { createSessionCache } from '../../src/mcp-servers/session.ts'
 import { createToolListCache } from '../../src/mcp-servers/tool-cache.ts'
+import { Writable } from 'node:stream'
 import { ENCRYPTION_KEY, SECRET_KEY } from '../helpers/env.ts'
-import { prepareLocalTls } from '../helpers/local-https.ts'
+import { prepareLocalTls, startReceiver, type Received } from '../helpers/local-https.ts'
 import { startRemoteMcp } from './remote-server.ts'
 
 /*
@@ -187,4 +189,101 @@ t.test('private addresses and plain HTTP are refused before connecting', async (
     (e: unknown) => e,
   )
   t.match(plain, { code: 'outbound.not_https' })
+})
+
+/*
+ * Hostile servers written by hand (helpers/local-https.ts receivers): one that answers every
+ * request with an event stream of notifications that never carries the response, and one whose
+ * tools/list is a single page of 10,000 tools.
+ */
+function handwritten(answer: (body: { id?: unknown; method?: string }, res: ServerResponse) => void) {
+  return (r: Received, res: ServerResponse) => {
+    const body = JSON.parse(r.body === '' ? '{}' : r.body) as { id?: unknown; method?: string }
+    if (body.method === 'initialize') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: body.id,
+          result: {
+            protocolVersion: '2025-06-18',
+            capabilities: { tools: {} },
+            serverInfo: { name: 'x', version: '1' },
+          },
+        }),
+      )
+    } else if (body.id === undefined) res.writeHead(202).end()
+    else answer(body, res)
+  }
+}
+
+t.test('a server that streams forever is cut at the deadline, or at the size cap', async (t) => {
+  const streams = new Set<NodeJS.Timeout>()
+  t.teardown(() => streams.forEach((x) => clearInterval(x)))
+  const chatty = await startReceiver(
+    t,
+    tls,
+    handwritten((_body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      const note = `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x'.repeat(200) } })}\n\n`
+      // a notification every few milliseconds, never the response
+      const timer = setInterval(() => res.write(note), 5)
+      streams.add(timer)
+      res.once('close', () => {
+        clearInterval(timer)
+        streams.delete(timer)
+      })
+    }),
+  )
+  const url = `https://${ADDRESS}:${String(chatty.port)}/mcp`
+  const started = Date.now()
+  const err = await listTools(deps(), server('', { url, timeout_seconds: 1 })).catch((e: unknown) => e)
+  const ms = Date.now() - started
+  t.match(err, { code: 'mcp_server.timeout', status: 504 }, 'busy, but never the response: the deadline holds')
+  t.ok(ms >= 900 && ms < 5000, `cut after ${String(ms)} ms`)
+  const capped = await callTool(
+    deps({ MCP_CLIENT_MAX_RESPONSE_BYTES: 16 * 1024 }),
+    server('', { url, timeout_seconds: 30 }),
+    'u1',
+    'anything',
+    {},
+  ).catch((e: unknown) => e)
+  t.match(capped, { code: 'outbound.response_too_large' }, 'or the size cap, before the deadline')
+})
+
+t.test('a 10,000-tool list is cut at MCP_CLIENT_MAX_TOOLS, and the cut is logged', async (t) => {
+  const many = await startReceiver(
+    t,
+    tls,
+    handwritten((body, res) => {
+      const tools = Array.from({ length: 10_000 }, (_, i) => ({
+        name: `tool_${String(i)}`,
+        description: `tool number ${String(i)}`,
+        inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+      }))
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { tools } }))
+    }),
+  )
+  const lines: string[] = []
+  const d = {
+    ...deps(),
+    log: createLogger({
+      level: 'warn',
+      destination: new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(chunk.toString('utf8'))
+          done()
+        },
+      }),
+    }),
+  }
+  const s = server('', { url: `https://${ADDRESS}:${String(many.port)}/mcp` })
+  const tools = await listTools(d, s)
+  t.equal(tools.length, d.config.MCP_CLIENT_MAX_TOOLS, `kept ${String(tools.length)} of 10,000`)
+  t.equal(tools.at(-1)?.name, `tool_${String(d.config.MCP_CLIENT_MAX_TOOLS - 1)}`, 'the first ones, in order')
+  const warned = lines
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => /MCP_CLIENT_MAX_TOOLS/.test(String(l['msg'])))
+  t.match(warned, { level: 40, server: `acme/${s.name}`, kept: d.config.MCP_CLIENT_MAX_TOOLS }, 'logged as a warning')
 })

@@ -256,3 +256,98 @@ t.test('the wire: malformed JSON, unknown method, batch, notifications, no crede
   const get = await fetch(`${env.base}/mcp`, { headers: { ...bearer(env.adminToken), accept: 'text/event-stream' } })
   t.equal(get.status, 405, 'no server-initiated stream')
 })
+
+t.test('hostile input: every refusal is a JSON-RPC error or a 202, never a 5xx', async (t) => {
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    fetch(`${env.base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...bearer(env.adminToken),
+        ...headers,
+      },
+      body,
+    })
+  const refused = async (what: string, body: string, status: number, code: number, headers = {}) => {
+    const r = await post(body, headers)
+    const text = await r.text()
+    t.equal(r.status, status, `${what}: HTTP ${String(status)} (${text.slice(0, 200)})`)
+    t.match(
+      JSON.parse(text),
+      { jsonrpc: '2.0', error: { code, message: String } },
+      `${what}: JSON-RPC error ${String(code)}`,
+    )
+  }
+  const limit = env.config.HTTP_MAX_BODY_BYTES
+  const big = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'fn.demo.double', arguments: { x: 1, pad: 'x'.repeat(limit) } },
+  })
+  await refused('a message over HTTP_MAX_BODY_BYTES', big, 413, -32600)
+  for (const value of ['42', '"ping"', 'null', 'true']) await refused(`the JSON value ${value}`, value, 400, -32600)
+  await refused('an empty batch', '[]', 400, -32600)
+  await refused('jsonrpc 1.0', JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'ping' }), 400, -32600)
+  await refused('an object id', JSON.stringify({ jsonrpc: '2.0', id: { a: 1 }, method: 'ping' }), 400, -32600)
+  await refused('a number method', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 5 }), 400, -32600)
+  await refused(
+    'params as an array',
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: [1] }),
+    400,
+    -32600,
+  )
+  await refused('a null id on a request', JSON.stringify({ jsonrpc: '2.0', id: null, method: 'ping' }), 400, -32600)
+  await refused('an empty body', '', 400, -32700)
+  await refused('not UTF-8 JSON', '\u0000\u0001{', 400, -32700)
+  const deep = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fn.demo.double","arguments":{"x":${'['.repeat(50_000)}${']'.repeat(50_000)}}}}`
+  const nested = await post(deep)
+  t.ok(nested.status < 500, `50,000 nested arrays: HTTP ${String(nested.status)}`)
+  t.match(await nested.json(), { jsonrpc: '2.0', error: { code: Number } })
+
+  const rpc = async (method: string, params: unknown) => {
+    const r = await post(JSON.stringify({ jsonrpc: '2.0', id: 'x', method, params }))
+    t.equal(r.status, 200)
+    return (await r.json()) as { error?: { code: number; message: string } }
+  }
+  t.match(await rpc('tools/list', { cursor: '!!not-a-cursor!!' }), { error: { code: -32602, message: /cursor/ } })
+  t.match(await rpc('tools/call', { name: 'fn.' + 'a'.repeat(120) }), { error: { code: -32602 } })
+  t.match(await rpc('tools/call', { name: 'fn.demo.double', arguments: 'x=1' }), { error: { code: -32602 } })
+  t.match(await rpc('initialize', { protocolVersion: 5 }), { error: { code: -32602 } })
+  t.match(await rpc('tools/call', {}), { error: { code: -32602 } })
+  t.match(await rpc('x'.repeat(200), {}), { error: { code: -32601 } })
+
+  const unknownNote = await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/whatever', params: {} }))
+  t.equal(unknownNote.status, 202, 'an unknown notification is acknowledged')
+
+  const wrongType = await post('{"jsonrpc":"2.0","id":1,"method":"ping"}', { 'content-type': 'text/plain' })
+  t.ok(wrongType.status >= 400 && wrongType.status < 500, `text/plain: HTTP ${String(wrongType.status)}`)
+})
+
+t.test(
+  'Origin: a browser page on another origin is refused 403 (DNS rebinding); loopback passes in development',
+  async (t) => {
+    const post = (origin: string) =>
+      fetch(`${env.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...bearer(env.adminToken),
+          origin,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      })
+    for (const origin of ['http://evil.example.com', 'null', 'http://127.0.0.1.evil.example.com:8000', 'file://']) {
+      const r = await post(origin)
+      t.equal(r.status, 403, origin)
+      t.match(await r.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: /Origin/ } })
+    }
+    for (const origin of [env.base, 'http://localhost:5173', 'http://[::1]:8000']) {
+      const r = await post(origin)
+      t.equal(r.status, 200, origin)
+      t.same(await r.json(), { jsonrpc: '2.0', id: 1, result: {} })
+    }
+  },
+)
