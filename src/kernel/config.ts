@@ -195,7 +195,7 @@ export const ConfigSchema = T.Object({
     false,
     'token exchange may mint tokens for admins (users holding user, role, key, exchange, queue or system administration)',
   ),
-  OAUTH_BIND_BROWSER_SESSION: bool(true, 'bind connector OAuth flows to the starting browser'),
+  OAUTH_BIND_BROWSER_SESSION: bool(true, 'bind OAuth flows (connectors, MCP servers) to the starting browser'),
   // rate limits
   RATE_LIMIT_LOGIN_IP_MAX: int(10, 'login requests per IP per window', 1),
   RATE_LIMIT_LOGIN_EMAIL_MAX: int(
@@ -297,7 +297,7 @@ export const ConfigSchema = T.Object({
   ),
   OAUTH_STATE_TTL_SECONDS: int(
     600,
-    'how long a started connector OAuth flow may take before its callback is refused',
+    'how long a started OAuth flow (connectors, MCP servers) may take before its callback is refused',
     30,
   ),
   // executors
