@@ -7,7 +7,8 @@ import { Readable } from 'node:stream'
 import { jetstream } from '@nats-io/jetstream'
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { natsAuthOf } from '../src/platform/nats.ts'
+import { createLogger } from '../src/kernel/log.ts'
+import { startNats, type LocalService } from '../src/platform/local-services.ts'
 import { removeTempDir, startPlatformChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids, processTicks, ticksToMicros } from './lib/cpu.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -17,9 +18,10 @@ import type { Benchmark, Row } from './lib/types.ts'
  * client) against `cp` of the same file on the same disk, and against the NATS object store alone:
  *   baseline    cp 50 MB + sync (its CPU from bash's cutime/cstime after the copy)
  *   floors      the nats.js object store client's own `put` (128 KiB chunks, one ack at a time)
- *               and `get` of the same file, from this process to the platform's nats-server, in
- *               a bucket of their own: what the server and one client cost with no HTTP, no
- *               gateway and no service (this process's CPU; nats-server's in "other")
+ *               and `get` of the same file, from this process to a nats-server of its own (the
+ *               binary the platform runs, its store in the same temporary directory's disk): what
+ *               the server and one client cost with no HTTP, no gateway and no service (this
+ *               process's CPU; that nats-server's in "other")
  *   upload      POST /files/… raw body, chunked, streamed into the NATS object store
  *   download    GET /files/…, streamed out of the object store
  * The cases take turns, RUNS rounds of cp, put, get, upload, download, so a load change on the
@@ -185,7 +187,9 @@ async function rawGet(os: ObjectStore, name: string): Promise<void> {
   if (got === null) throw new Error(`raw get: ${name} missing`)
   let n = 0
   for await (const c of got.data as unknown as AsyncIterable<Uint8Array>) n += c.length
-  if (n !== SIZE || (await got.error) !== null) throw new Error(`raw get: ${String(n)} bytes`)
+  const failed: unknown = await got.error
+  if (failed instanceof Error) throw failed
+  if (n !== SIZE) throw new Error(`raw get: ${String(n)} bytes`)
 }
 
 async function run(): Promise<Row[]> {
@@ -193,6 +197,7 @@ async function run(): Promise<Row[]> {
   const work = tempDir('bench-files-data-')
   let child: ServerChild | undefined
   let nc: NatsConnection | undefined
+  let floorNats: LocalService | undefined
   try {
     const file = join(work, 'fifty.bin')
     writeFileSync(file, randomBytes(SIZE))
@@ -208,17 +213,10 @@ async function run(): Promise<Row[]> {
     })
     if (made.status !== 201) throw new Error(`collection: ${await made.text()}`)
     // the floors: the plain nats.js client (none of the platform's patches: this process applies none)
-    const auth = natsAuthOf({
-      NATS_USER: '',
-      NATS_PASSWORD: '',
-      NATS_TOKEN: '',
-      NATS_NKEY_FILE: join(dataDir, 'nats', 'platform.nk'),
-      NATS_CREDS_FILE: '',
-      NATS_INBOX_PREFIX: '',
-    })
-    // a generous connect timeout: the shared host may be slow to schedule the handshake
-    nc = await connect({ servers: natsUrl, timeout: 60_000, ...auth })
+    floorNats = await startNats({ dir: join(work, 'nats'), log: createLogger({ level: 'warn' }) })
+    nc = await connect({ servers: floorNats.url })
     const os = await new Objm(jetstream(nc)).create(RAW_BUCKET, { storage: StorageType.File })
+    const floorHelpers = [floorNats.pid]
     const pid = child.pid
     const helpers = childPids(pid)
     const cp: One[] = []
@@ -229,8 +227,8 @@ async function run(): Promise<Row[]> {
     for (let i = 0; i < RUNS; i++) {
       process.stderr.write(`  round ${String(i + 1)}/${String(RUNS)}: cp, raw put, raw get, upload, download\n`)
       cp.push(copy(file, join(work, `copy-${String(i)}.bin`)))
-      puts.push(await inProcess(helpers, () => rawPut(os, file, `r${String(i)}`)))
-      gets.push(await inProcess(helpers, () => rawGet(os, `r${String(i)}`)))
+      puts.push(await inProcess(floorHelpers, () => rawPut(os, file, `r${String(i)}`)))
+      gets.push(await inProcess(floorHelpers, () => rawGet(os, `r${String(i)}`)))
       ups.push(await timed(pid, helpers, () => upload(base, token, file, `f${String(i)}.bin`)))
       downs.push(await timed(pid, helpers, () => download(base, token, `f${String(i)}.bin`)))
     }
@@ -244,6 +242,7 @@ async function run(): Promise<Row[]> {
     ]
   } finally {
     await nc?.close()
+    await floorNats?.stop()
     await child?.stop()
     removeTempDir(dataDir)
     removeTempDir(work)
