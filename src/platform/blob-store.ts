@@ -27,6 +27,8 @@ import { streamReplicasOf } from './stream-replicas.ts'
  * The object's layout is the object store's: chunks on `$O.<bucket>.C.<nuid>`, the info JSON on
  * `$O.<bucket>.M.<base64url name>` with a subject rollup, so `info`, `delete` and the client's
  * `get` work on it. On a failure the chunks written are purged and nothing is left.
+ * Chunk payloads reach the socket by reference (`sendUncopied`, nats-large-messages.ts, applied
+ * when a store is opened), and with `giveBack` they return to chunk-pool.ts once acknowledged.
  * Reads do NOT use the client's `get`: it feeds a push consumer into an unbounded ReadableStream,
  * so a slow reader would hold the whole object in memory. `chunks()` instead fetches one chunk at
  * a time with a JetStream direct get (the bucket's stream has allow_direct), only when the consumer
