@@ -2,6 +2,7 @@ import busboy from 'busboy'
 import type { HttpResponse } from 'uWebSockets.js'
 import { AppError } from '../src/kernel/errors.ts'
 import { CHUNK_BYTES, type BlobInfo, type BlobStore } from '../src/platform/blob-store.ts'
+import { giveBackChunk, takeChunk } from '../src/platform/chunk-pool.ts'
 
 /*
  * Streaming file bodies between a client and the NATS object store (routes with `blob`,
@@ -77,8 +78,9 @@ export class BodyQueue {
     while (at < src.length) {
       if (this.filling === null) {
         const left = this.expected === null ? CHUNK_BYTES : this.expected
-        // a body longer than announced (it cannot be under uWS) would just get full-size chunks
-        this.filling = Buffer.allocUnsafe(left > 0 && left < CHUNK_BYTES ? left : CHUNK_BYTES)
+        // a body longer than announced (it cannot be under uWS) would just get full-size chunks;
+        // those come from the pool (src/platform/chunk-pool.ts) and go back once stored
+        this.filling = left > 0 && left < CHUNK_BYTES ? Buffer.allocUnsafe(left) : takeChunk()
         this.used = 0
       }
       const n = Math.min(src.length - at, this.filling.length - this.used)
@@ -204,10 +206,12 @@ export async function receiveUpload(
     throw err
   }
   if (!contentType.toLowerCase().startsWith('multipart/form-data')) {
+    // the queue's chunks are nobody else's: each returns to the pool once stored
     const info = await store
       .put(
         object,
         limited(() => q.next(), max, counted),
+        { giveBack: true },
       )
       .catch(failed)
     return {
@@ -365,7 +369,10 @@ export async function sendBlob(
         if (!headSent) head()
         ;[ok, finished] = res.tryEnd(chunk, total)
       })
-      if (ok || finished) continue
+      if (ok || finished) {
+        giveBackChunk(chunk)
+        continue
+      }
       // the socket is full: wait until it drained what it holds of this chunk, then send the rest
       await new Promise<void>((resolve) => {
         res.onWritable((at) => {
@@ -382,6 +389,8 @@ export async function sendBlob(
           resolve()
         })
       })
+      // the rest of the chunk went to the socket (or into uWS's own buffer): it is ours again
+      if (!state.aborted) giveBackChunk(chunk)
     }
   } catch (err) {
     if (!state.aborted) res.close()

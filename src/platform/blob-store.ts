@@ -8,6 +8,8 @@ import {
 } from '@nats-io/jetstream'
 import { Objm, setSha256Backend, StorageType, type ObjectStore } from '@nats-io/obj'
 import { headers, nuid, type NatsConnection } from '@nats-io/transport-node'
+import { giveBackChunk, POOL_CHUNK_BYTES } from './chunk-pool.ts'
+import { applyLargeMessages, sendUncopied } from './nats-large-messages.ts'
 import type { NatsNames } from './nats-names.ts'
 import { streamReplicasOf } from './stream-replicas.ts'
 
@@ -25,6 +27,8 @@ import { streamReplicasOf } from './stream-replicas.ts'
  * The object's layout is the object store's: chunks on `$O.<bucket>.C.<nuid>`, the info JSON on
  * `$O.<bucket>.M.<base64url name>` with a subject rollup, so `info`, `delete` and the client's
  * `get` work on it. On a failure the chunks written are purged and nothing is left.
+ * Chunk payloads reach the socket by reference (`sendUncopied`, nats-large-messages.ts, applied
+ * when a store is opened), and with `giveBack` they return to chunk-pool.ts once acknowledged.
  * Reads do NOT use the client's `get`: it feeds a push consumer into an unbounded ReadableStream,
  * so a slow reader would hold the whole object in memory. `chunks()` instead fetches one chunk at
  * a time with a JetStream direct get (the bucket's stream has allow_direct), only when the consumer
@@ -32,7 +36,7 @@ import { streamReplicasOf } from './stream-replicas.ts'
  */
 export const FILES_BUCKET = 'FILES'
 /** 512 KiB (NATS's default max_payload is 1 MiB; `put` clamps to the server's): 4× fewer acked publishes than the client's 128 KiB default. */
-export const CHUNK_BYTES = 512 * 1024
+export const CHUNK_BYTES = POOL_CHUNK_BYTES
 /**
  * Chunk publishes of one `put` in flight at once: the acks of a single publisher come back in
  * order, and waiting for each before sending the next made an upload one round trip per chunk.
@@ -54,11 +58,19 @@ export interface BlobInfo {
 
 export interface BlobStore {
   bucket: string
-  /** Stores a stream under `name` (chunked); rejects (and leaves nothing) when the stream errors. */
-  put(name: string, data: ReadableStream<Uint8Array>): Promise<BlobInfo>
+  /**
+   * Stores a stream under `name` (chunked); rejects (and leaves nothing) when the stream errors.
+   * `giveBack`: the stream's pieces are handed over for good; each goes back to chunk-pool.ts
+   * once its publish was acknowledged.
+   */
+  put(name: string, data: ReadableStream<Uint8Array>, options?: { giveBack?: boolean }): Promise<BlobInfo>
   putBytes(name: string, data: Uint8Array): Promise<BlobInfo>
   info(name: string): Promise<BlobInfo | null>
-  /** The content, one stored chunk at a time, fetched on demand; throws on a digest mismatch. */
+  /**
+   * The content, one stored chunk at a time, fetched on demand; throws on a digest mismatch. A
+   * consumer done with a chunk (before asking for the next) may hand it to chunk-pool.ts's
+   * `giveBackChunk`.
+   */
   chunks(info: BlobInfo): AsyncGenerator<Uint8Array>
   /** The whole content, refused (null) above `maxBytes`. */
   readAll(name: string, maxBytes: number): Promise<Buffer | null>
@@ -82,6 +94,7 @@ const opened = new WeakMap<NatsConnection, Map<string, Promise<BlobStore>>>()
 
 /** Opens (creating when missing) the FILES bucket; one instance per connection and prefix. */
 export function openBlobStore(nc: NatsConnection, names: NatsNames): Promise<BlobStore> {
+  applyLargeMessages()
   let byBucket = opened.get(nc)
   if (byBucket === undefined) {
     byBucket = new Map()
@@ -113,13 +126,25 @@ async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
     return i === null || i.deleted ? null : toInfo(i)
   }
 
-  async function put(name: string, data: ReadableStream<Uint8Array>): Promise<BlobInfo> {
+  async function put(
+    name: string,
+    data: ReadableStream<Uint8Array>,
+    options: { giveBack?: boolean } = {},
+  ): Promise<BlobInfo> {
     const maxChunk = Math.min(CHUNK_BYTES, nc.info?.max_payload ?? CHUNK_BYTES)
     const old = await os.info(name)
     const id = nuid.next()
     const chunkSubject = chunkSubjectOf(id)
     const sha = createHash('sha256')
     const inFlight: Promise<PubAck>[] = []
+    /** The pieces of the publishes in `inFlight`, in the same order. */
+    const sent: Uint8Array[] = []
+    /** Acknowledged: the server holds the bytes, so the socket is done with the piece too. */
+    const acked = async (): Promise<void> => {
+      await inFlight.shift()
+      const piece = sent.shift()
+      if (options.giveBack === true && piece !== undefined) giveBackChunk(piece)
+    }
     let size = 0
     let chunks = 0
     const reader = data.getReader()
@@ -133,13 +158,15 @@ async function create(nc: NatsConnection, bucket: string): Promise<BlobStore> {
           sha.update(piece)
           size += piece.length
           chunks++
-          const ack = js.publish(chunkSubject, piece)
+          // the piece is never written to again: the socket may take it without the client's copy
+          const ack = js.publish(chunkSubject, sendUncopied(piece))
           ack.catch(() => undefined) // awaited below, in order; a later failure must not go unhandled meanwhile
           inFlight.push(ack)
-          if (inFlight.length >= PUT_WINDOW) await inFlight.shift()
+          sent.push(piece)
+          if (inFlight.length >= PUT_WINDOW) await acked()
         }
       }
-      await Promise.all(inFlight.splice(0))
+      while (inFlight.length > 0) await acked()
       const meta = {
         name,
         description: '',
