@@ -1,6 +1,7 @@
 import { removeTempDir, startPlatformChild, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids } from './lib/cpu.ts'
 import { measure } from './lib/load.ts'
+import { pgWireCounter } from './lib/pg-stats.ts'
 import type { Benchmark, Row } from './lib/types.ts'
 
 /*
@@ -9,10 +10,14 @@ import type { Benchmark, Row } from './lib/types.ts'
  * node-postgres `pool.query`. Both read the platform's own single-node Postgres. The platform does
  * per call: the gateway → NATS → service hop, authentication (warm cache), the query and connection
  * lookups, input validation, the owner's permission, and on the external connection BEGIN READ ONLY
- * + SET LOCAL statement_timeout (one round trip), a cursor fetch (close) and ROLLBACK with the
- * session reset (one round trip; src/data/drivers/postgres.ts RESET_SESSION) — the ratio is
- * what all that costs in CPU per call. BENCH_QUERY_LOG sets the platform's LOG_LEVEL (default warn).
+ * + SET LOCAL statement_timeout, the statement under its row limit, and ROLLBACK with the session
+ * reset (src/data/drivers/postgres.ts: pipelined, one round trip) — the ratio is what all that
+ * costs in CPU per call. Then, one call at a time through a second connection to the same database
+ * that passes a counting proxy (lib/pg-stats.ts pgWireCounter), the round trips, client writes and
+ * transactions (BEGINs) per call, for the row's note. BENCH_QUERY_LOG sets the platform's
+ * LOG_LEVEL (default warn).
  */
+const COUNTED_CALLS = 200
 const NAME = 'query'
 
 async function run(): Promise<Row[]> {
@@ -20,6 +25,7 @@ async function run(): Promise<Row[]> {
   const dataDir = tempDir('bench-query-')
   let platform: ServerChild | undefined
   let direct: ServerChild | undefined
+  let counter: Awaited<ReturnType<typeof pgWireCounter>> | undefined
   try {
     process.stderr.write('  starting platform...\n')
     platform = await startPlatformChild(dataDir, { LOG_LEVEL: process.env['BENCH_QUERY_LOG'] ?? 'warn' })
@@ -64,6 +70,35 @@ async function run(): Promise<Row[]> {
       }),
     })
     if (q.status !== 201) throw new Error(`query: ${String(q.status)} ${await q.text()}`)
+    counter = await pgWireCounter(u.hostname, Number(u.port))
+    const counted = await fetch(`${base}/api/v1/database-connections`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({
+        name: 'self-counted',
+        connection_type: 'postgresql',
+        host: '127.0.0.1',
+        port: counter.port,
+        database: u.pathname.slice(1),
+        username: decodeURIComponent(u.username),
+        password: decodeURIComponent(u.password),
+        config: { max_pool_size: 1 },
+        allow_platform_database: true,
+      }),
+    })
+    if (counted.status !== 201) throw new Error(`connection: ${String(counted.status)} ${await counted.text()}`)
+    const cq = await fetch(`${base}/api/v1/queries`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({
+        namespace: 'bench',
+        name: 'plus-one-counted',
+        database_connection_id: ((await counted.json()) as { id: string }).id,
+        sql: 'select :n::int + 1 as v, :user_email::text as who',
+        input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+      }),
+    })
+    if (cq.status !== 201) throw new Error(`query: ${String(cq.status)} ${await cq.text()}`)
     direct = await startServerChild('pg-direct', 'pg-direct.ts', { DATABASE_URL: tcpUrl, POOL_MAX: '5' })
     const body = JSON.stringify({ input: { n: 41 } })
     const check = async (url: string, headers: Record<string, string>) => {
@@ -97,17 +132,26 @@ async function run(): Promise<Row[]> {
       pid: platform.pid,
       helperPids: childPids(platform.pid),
     })
-    // target (issue 14): ≤ 2× the CPU of the same statement through pg directly
+    process.stderr.write(`  counting round trips over ${String(COUNTED_CALLS)} calls, one at a time\n`)
+    const countedUrl = `${base}/queries/bench/plus-one-counted/execute`
+    for (let i = 0; i < 10; i++) await check(countedUrl, auth) // the pool's one connection made and warm
+    const c0 = counter.counts()
+    for (let i = 0; i < COUNTED_CALLS; i++) await check(countedUrl, auth)
+    const c1 = counter.counts()
+    const per = (k: 'roundTrips' | 'clientWrites' | 'begins') => ((c1[k] - c0[k]) / COUNTED_CALLS).toFixed(2)
+    // target (issues 14 and 43): ≤ 2× the CPU of the same statement through pg directly
     rows.push({
       benchmark: NAME,
       case: 'POST /queries/bench/plus-one/execute',
       ...m,
       limit: 2,
-      note: 'CPU of the platform process (gateway + service + pool); per call the query and connection come from the resource row cache, and the connection takes 4 round trips: BEGIN READ ONLY+SET LOCAL, the cursor fetch, its close, ROLLBACK with the session reset',
+      note: `CPU of the platform process (gateway + service + pool); per call the query and connection come from the resource row cache; on the database connection, per call (counted through a proxy, one call at a time): ${per('roundTrips')} round trips, ${per('clientWrites')} client writes, ${per('begins')} transactions (node-postgres directly: 1 round trip, 1 write, 1 implicit transaction)`,
     })
   } finally {
     await direct?.stop()
     await platform?.stop()
+    // after the platform: its pooled connection through the counter ends with it, not under it
+    await counter?.close()
     removeTempDir(dataDir)
   }
   return rows

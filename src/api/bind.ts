@@ -32,6 +32,19 @@ export interface RouteInput<R extends RouteDef> {
   request: RequestMeta
 }
 
+/**
+ * A reply body already rendered: the UTF-8 bytes of its JSON, sent as they are instead of
+ * `JSON.stringify` of the body (src/api/rpc-wire.ts renderReply). For a hot read that keeps its
+ * rendered answer beside the cached row (the state entry read, src/states/service.ts); whoever
+ * builds one promises the bytes are the JSON the route's response schema describes.
+ */
+export class JsonBytes {
+  readonly bytes: Uint8Array
+  constructor(bytes: Uint8Array) {
+    this.bytes = bytes
+  }
+}
+
 /** A handler's answer: status 200 unless stated; `headers` are added to the HTTP response. */
 export interface RouteReply {
   status?: number

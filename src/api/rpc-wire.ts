@@ -1,5 +1,6 @@
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node'
 import type { Caller } from '../auth/caller.ts'
+import { JsonBytes } from './bind.ts'
 import type { BlobPhase, RpcReply, RpcRequest } from './route.ts'
 
 /*
@@ -131,7 +132,12 @@ export function renderReply(reply: RpcReply, page = false): DecodedReply {
   return {
     status: reply.status,
     headers: reply.headers ?? NO_HEADERS,
-    data: payload === undefined ? EMPTY : encoder.encode(JSON.stringify(payload)),
+    data:
+      payload === undefined
+        ? EMPTY
+        : payload instanceof JsonBytes
+          ? payload.bytes
+          : encoder.encode(JSON.stringify(payload)),
     ...(reply.userId === undefined ? {} : { userId: reply.userId }),
   }
 }

@@ -108,10 +108,12 @@ export function natsStateCache(d: { db: Db; nc: NatsConnection; names: NatsNames
     epoch++
   }
   const keep = (id: string, row: CachedState | null) => {
+    // a plain value's text counts twice: the state service keeps the rendered answer beside the
+    // row while it is held (service.ts `Rendered`)
     const size =
       ENTRY_OVERHEAD +
       id.length +
-      (row === null ? 0 : (row.text?.length ?? 0) + (row.value_sealed?.length ?? 0) + row.description.length)
+      (row === null ? 0 : 2 * ((row.text?.length ?? 0) + row.description.length) + (row.value_sealed?.length ?? 0))
     if (size > d.maxBytes / 32) return
     drop(id)
     held.set(id, { row, bytes: size, at: Date.now() })

@@ -1,4 +1,4 @@
-import { bind, type BoundRoute } from '../api/bind.ts'
+import { bind, JsonBytes, type BoundRoute } from '../api/bind.ts'
 import { STATE_GROUP_ROUTES, STATE_ROUTES } from './routes.ts'
 import type { StateService } from './service.ts'
 
@@ -18,7 +18,10 @@ function handlersOf(R: typeof STATE_ROUTES, states: StateService): BoundRoute[] 
       status: 201,
       body: await states.create(principal, store(params), body),
     })),
-    bind(R.get, async ({ principal, params }) => ({ body: await states.get(principal, store(params), params.key) })),
+    // the entry's JSON as rendered once per cached row (StateService.getJson)
+    bind(R.get, async ({ principal, params }) => ({
+      body: new JsonBytes(await states.getJson(principal, store(params), params.key)),
+    })),
     bind(R.put, async ({ principal, params, body }) => {
       const { entry, created } = await states.put(principal, store(params), params.key, body)
       return { status: created ? 201 : 200, body: entry }

@@ -46,6 +46,12 @@ export interface Through {
 export interface StateService {
   list(p: Principal, store: StoreRef, query?: StateListQuery): Promise<{ items: StateEntry[]; total: number }>
   get(p: Principal, store: StoreRef, key: string): Promise<StateEntry>
+  /**
+   * `get`'s entry as the HTTP route sends it: its JSON's UTF-8 bytes. For a plain store they are
+   * rendered once per cached row and kept beside it; an encrypted store's value is decrypted per
+   * read and set between the rendered rest (its plaintext is never kept).
+   */
+  getJson(p: Principal, store: StoreRef, key: string): Promise<Uint8Array>
   /** A new key (409 `state.exists` when it is taken by a live entry). */
   create(p: Principal, store: StoreRef, body: CreateBody, through?: Through): Promise<StateEntry>
   /** Changes the given fields of `key`, creating it when absent (then `value` is required). */
@@ -119,6 +125,22 @@ function checkKey(key: string): void {
  * skips the store's permission checks. Weak on both, so nothing outlives its record or grants.
  */
 const opened = new WeakMap<object, WeakMap<readonly string[], Map<string, OpenStore>>>()
+
+/*
+ * The rendered answer of a cached row (`getJson`): the entry's JSON around its value, and for a
+ * plain store the whole answer's bytes. Rows are frozen and replaced on every change (entry-cache.ts),
+ * so an answer rendered once stays right while its row is held, and goes with it (weak); the
+ * entry cache counts a plain row's text twice for it. `ref` guards a store reached under another
+ * name. An encrypted store's value is not here: only the metadata around it.
+ */
+interface Rendered {
+  ref: string
+  head: string
+  tail: string
+  bytes: Uint8Array | null
+}
+const rendered = new WeakMap<CachedState, Rendered>()
+const utf8 = new TextEncoder()
 
 const storeNotFound = (ref: string) => notFound(`store ${ref} not found`, 'store.not_found')
 const stateNotFound = (ref: string, key: string) => notFound(`no state ${key} in store ${ref}`, 'state.not_found')
@@ -208,6 +230,30 @@ export function createStateService(d: StateServiceDeps): StateService {
       created_at: row.created_at,
       updated_at: row.updated_at,
     }
+  }
+
+  /** The JSON of `toEntry(s, row)`, rendered once per row (see `Rendered`). */
+  function renderedOf(s: OpenStore, row: CachedState): Rendered {
+    const hit = rendered.get(row)
+    if (hit !== undefined && hit.ref === s.ref) return hit
+    const head = `${JSON.stringify({ id: row.id, store: s.ref, key: row.key }).slice(0, -1)},"value":`
+    const tail = `,${JSON.stringify({
+      visibility: row.visibility,
+      description: row.description,
+      tags: row.tags,
+      owner_id: row.owner_id,
+      expires_at: row.expires_at,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+    }).slice(1)}`
+    // the value as JSON.stringify writes it (what the answer was before it was kept rendered)
+    const bytes =
+      row.value_sealed !== null
+        ? null
+        : utf8.encode(`${head}${row.text === null ? 'null' : JSON.stringify(JSON.parse(row.text))}${tail}`)
+    const r: Rendered = { ref: s.ref, head, tail, bytes }
+    rendered.set(row, r)
+    return r
   }
 
   /** Size, schema and expiry checks; returns the stored columns of a value and any warnings. */
@@ -328,6 +374,19 @@ export function createStateService(d: StateServiceDeps): StateService {
       const row = await liveRow(s, key)
       if (row === null || !entryVisible(p, row, s.manager)) throw stateNotFound(s.ref, key)
       return toEntry(s, row)
+    },
+
+    async getJson(p, store, key) {
+      checkKey(key)
+      const s = await open(p, store)
+      needRead(s)
+      const row = await liveRow(s, key)
+      if (row === null || !entryVisible(p, row, s.manager)) throw stateNotFound(s.ref, key)
+      const r = renderedOf(s, row)
+      if (r.bytes !== null) return r.bytes
+      // the plaintext is the JSON.stringify text the write sealed (prepareValue), authenticated
+      // by AES-GCM: set in as it is, no parse and stringify again
+      return utf8.encode(`${r.head}${box.decrypt(row.value_sealed ?? '', aad(s, row.key))}${r.tail}`)
     },
 
     async create(p, store, body, through) {

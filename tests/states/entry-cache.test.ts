@@ -55,6 +55,26 @@ t.test('a state write is visible to the next read in every process (read-your-wr
   }
   t.equal(stale, 0, 'no read saw an older value than the write before it')
 
+  // the same on an encrypted store (its value decrypted per read, the rest of the answer kept rendered)
+  t.equal(
+    (await env.request('POST', '/api/v1/stores', { body: { namespace: 'sc', name: 'vault', encrypted: true } })).status,
+    201,
+  )
+  t.equal((await env.request('POST', '/stores/sc/vault/states', { body: { key: 'k', value: 0 } })).status, 201)
+  for (let i = 0; i < 30; i++) t.equal((await env.request('GET', '/stores/sc/vault/states/k')).status, 200)
+  let staleSealed = 0
+  for (let i = 1; i <= 20; i++) {
+    const put = await env.request('PUT', '/stores/sc/vault/states/k', {
+      body: { value: { i }, tags: [`t${String(i)}`] },
+    })
+    if (put.status !== 200) t.fail(`PUT ${String(i)}: ${put.text}`)
+    for (let r = 0; r < 3; r++) {
+      const got = (await env.request('GET', '/stores/sc/vault/states/k')).body as Entry & { tags: string[] }
+      if ((got.value as { i?: number }).i !== i || got.tags[0] !== `t${String(i)}`) staleSealed++
+    }
+  }
+  t.equal(staleSealed, 0, 'encrypted store: no read saw an older value or tags than the write before it')
+
   let wrong = 0
   for (let i = 0; i < 15; i++) {
     const path = `${base}/n${String(i)}`
@@ -134,6 +154,15 @@ t.test('one process: ciphertext only for encrypted stores, and the byte budget',
   t.equal(held?.text, null, 'no clear value held')
   t.match(held?.value_sealed, /^v1:/, 'the ciphertext')
   t.notMatch(JSON.stringify(held), new RegExp(marker), 'the plaintext is nowhere in what is held')
+  // the route's answer is the entry's JSON exactly, for an encrypted store and a plain one
+  const vaultRef = { namespace: 'sc', name: 'vault' }
+  const sealedAnswer = Buffer.from(await states.getJson(admin, vaultRef, 'card')).toString('utf8')
+  t.equal(sealedAnswer, JSON.stringify(await states.get(admin, vaultRef, 'card')), 'encrypted: the answer is the entry')
+  t.equal(
+    (await env.request('GET', '/stores/sc/vault/states/card')).text,
+    sealedAnswer,
+    'and the route sends those bytes',
+  )
 
   const small = natsStateCache({ db, nc, names: natsNames(env.config.NATS_PREFIX), maxBytes: 32_768 })
   const [many] = await resources.loadMany(storeKind, ['sc/many'])
@@ -141,6 +170,12 @@ t.test('one process: ciphertext only for encrypted stores, and the byte budget',
   for (let i = 0; i < 150; i++)
     await states.put(admin, { namespace: 'sc', name: 'many' }, `k${String(i)}`, { value: { i, pad: 'p'.repeat(40) } })
   for (let i = 0; i < 150; i++) t.match(await small.row(many.id, `k${String(i)}`), { key: `k${String(i)}` })
+  const manyRef = { namespace: 'sc', name: 'many' }
+  for (const round of ['rendered', 'kept']) {
+    const answer = Buffer.from(await states.getJson(admin, manyRef, 'k7')).toString('utf8')
+    t.equal(answer, JSON.stringify(await states.get(admin, manyRef, 'k7')), `plain: the ${round} answer is the entry`)
+    t.equal((await env.request('GET', '/stores/sc/many/states/k7')).text, answer, 'and the route sends those bytes')
+  }
   const after = small.size()
   t.ok(after.bytes <= 32_768, `within the budget (${String(after.bytes)} bytes)`)
   t.ok(after.entries > 20 && after.entries < 150, `the least recently read went first (${String(after.entries)} held)`)

@@ -1,5 +1,5 @@
+import type { Duplex } from 'node:stream'
 import pg from 'pg'
-import Cursor from 'pg-cursor'
 import { AppError } from '../../kernel/errors.ts'
 import type { Logger } from '../../kernel/log.ts'
 import type { ConnectionSettings, DataPool, PoolTiming, Statement, StatementResult } from './types.ts'
@@ -8,32 +8,47 @@ import type { ConnectionSettings, DataPool, PoolTiming, Statement, StatementResu
  * PostgreSQL through node-postgres, one `pg.Pool` per connection (min/max from the connection's
  * config). Every statement runs in its own transaction on one pooled client:
  *
- *   read:  BEGIN READ ONLY; SET LOCAL statement_timeout; the SQL through a cursor (pg-cursor: the
- *          extended protocol's Execute with a row limit) reading max_rows + 1 rows; ROLLBACK.
- *          The server produces only the rows asked for and stops (the portal stays suspended),
- *          so a read of a huge table costs max_rows + 1 rows, not the table. A write of any kind
- *          (DML, DDL, a function that writes) is refused by Postgres itself: SQLSTATE 25006.
+ *   read:  BEGIN READ ONLY; SET LOCAL statement_timeout; the SQL, executed with a row limit of
+ *          max_rows + 1 (the extended protocol's Execute: the server produces only the rows asked
+ *          for and stops, the portal left suspended until the transaction ends), so a read of a
+ *          huge table costs max_rows + 1 rows, not the table; ROLLBACK. A write of any kind (DML,
+ *          DDL, a function that writes) is refused by Postgres itself: SQLSTATE 25006.
  *          The SQL is the text checked by ../pg-sql-check.ts (one SELECT), wrapped as
  *          `select * from (<sql>) as platform_read limit max_rows + 1`: the planner then plans for
  *          that many rows (fast-start plans, a bounded top-N sort instead of a full one). An ORDER BY
  *          of the query is kept: Postgres does not flatten a subquery that has one, so its Sort runs
- *          below the Limit.
+ *          below the Limit. The platform's own reads (db-triggers) come unwrapped; the Execute limit
+ *          bounds them the same way.
  *   write: BEGIN; SET LOCAL statement_timeout; the SQL; COMMIT. RETURNING rows come back (at most
  *          max_rows of them), the affected row count always.
  *
+ * One round trip and one socket write a statement: the clients are node-postgres's pipeline mode,
+ * and the three parts — the simple-query `BEGIN …; SET LOCAL …`, the statement (Parse, Bind,
+ * Describe, Execute, Sync) and the simple-query `ROLLBACK|COMMIT; <session reset>` — are written
+ * together (the socket corked around them) and answered in order. A failing statement leaves the
+ * transaction aborted: the ROLLBACK (or the COMMIT, which then rolls back) that follows ends it
+ * all the same, so nothing is decided on the client between the parts. Before this, a read took
+ * four round trips (the cursor's fetch and close apart) and about ten writes (bench/FINDINGS.md).
+ * The timeout still covers the statement alone: Postgres starts a statement's timer at its first
+ * protocol message, after the SET LOCAL ran.
+ *
  * Before a client goes back to the pool its session is reset (RESET_SESSION: session-level
- * advisory locks, settings, temporary tables, prepared statements, LISTENs), in the same round trip
- * as the ROLLBACK or COMMIT: DISCARD ALL would do it but refuses to run in the implicit transaction
- * of a multi-statement query, so its documented parts are sent one by one.
+ * advisory locks, settings, temporary tables, prepared statements, LISTENs), in the same simple
+ * query as the ROLLBACK or COMMIT: DISCARD ALL would do it but refuses to run in the implicit
+ * transaction of a multi-statement query, so its documented parts are sent one by one.
  *
  * Values are bound (`$1`, `$2`, …); the SQL text holds only the query author's text.
  */
+// `infinity` and years beyond JavaScript's dates stay Postgres's text: a parser never throws (a
+// throwing one would fail a write whose COMMIT has already been sent)
+const isoOr = (d: Date, text: string): string => (Number.isNaN(d.getTime()) ? text : d.toISOString())
+
 const TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
     // int8 as a number when it fits (counts, ids); timestamps as ISO strings (what JSON carries)
     if (oid === 20) return (v: string) => (Number.isSafeInteger(Number(v)) ? Number(v) : v)
-    if (oid === 1184) return (v: string) => new Date(v).toISOString()
-    if (oid === 1114) return (v: string) => new Date(`${v.replace(' ', 'T')}Z`).toISOString()
+    if (oid === 1184) return (v: string) => isoOr(new Date(v), v)
+    if (oid === 1114) return (v: string) => isoOr(new Date(`${v.replace(' ', 'T')}Z`), v)
     return pg.types.getTypeParser(oid, format ?? 'text')
   }) as typeof pg.types.getTypeParser,
 }
@@ -94,6 +109,56 @@ export function renderPg(st: Pick<Statement, 'pieces' | 'params'>): { text: stri
 const pgValue = (v: unknown): unknown =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? JSON.stringify(v) : v
 
+interface LimitedResult {
+  rows: Record<string, unknown>[]
+  rowCount: number | null
+  /** The row limit stopped the statement with rows left. */
+  suspended: boolean
+}
+
+/*
+ * A statement through the extended protocol (even without values: one statement, never a script),
+ * executed with a row limit (0: none) and synced at once: Parse, Bind, Describe, Execute(limit),
+ * Sync in one write. The server sends at most `limit` rows, then PortalSuspended instead of
+ * CommandComplete when there were more; unlike node-postgres's `rows` option (and pg-cursor) no
+ * further fetch follows, so it may share a pipelined connection. `_getRows` and
+ * `handlePortalSuspended` are node-postgres's Query hooks (pg/lib/query.js), not in its types.
+ */
+class LimitedQuery extends pg.Query {
+  suspended = false
+  private readonly limit: number
+
+  constructor(
+    text: string,
+    values: unknown[],
+    limit: number,
+    callback: (err: Error | undefined, result: pg.ResultBuilder) => void,
+  ) {
+    super({ text, values, types: TYPES, queryMode: 'extended' } as pg.QueryConfig, callback)
+    this.limit = limit
+  }
+
+  _getRows(connection: { execute(c: { portal: string; rows: number }): void; sync(): void }): void {
+    connection.execute({ portal: '', rows: this.limit })
+    connection.sync()
+  }
+
+  handlePortalSuspended(): void {
+    this.suspended = true
+  }
+}
+
+function limitedQuery(client: pg.PoolClient, text: string, values: unknown[], limit: number): Promise<LimitedResult> {
+  return new Promise((resolve, reject) => {
+    const q: LimitedQuery = new LimitedQuery(text, values, limit, (err, result) => {
+      if (err !== undefined && err !== null) reject(err)
+      else
+        resolve({ rows: result.rows as Record<string, unknown>[], rowCount: result.rowCount, suspended: q.suspended })
+    })
+    client.query(q)
+  })
+}
+
 export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Logger): DataPool {
   const ssl =
     s.sslMode === null || s.sslMode === 'disable' || s.sslMode === 'prefer'
@@ -112,6 +177,8 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
     connectionTimeoutMillis: timing.connectTimeoutMs,
     application_name: 'agent-platform',
     types: TYPES,
+    // a statement's parts are written together and answered in order (the header)
+    pipeline: true,
   })
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', (err) => log.warn({ err: err.message }, 'idle database connection failed'))
@@ -137,53 +204,47 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
     type: 'postgresql',
     async run(st): Promise<StatementResult> {
       const client = await connect()
-      let broken: Error | undefined
+      const rendered = renderPg(st)
+      const text = st.checkedText ?? rendered.text
+      // a newline before the closing parenthesis: the query may end in a -- comment
+      const sqlText =
+        st.readOnly && st.checkedText !== undefined
+          ? `select * from (\n${text}\n) as platform_read limit ${String(st.maxRows + 1)}`
+          : text
+      // one round trip for the three parts (the header); the opening has no user text: the
+      // timeout is an integer of the platform's, validated and clamped
+      const stream = client.connection.stream as Duplex & { cork?: () => void; uncork?: () => void }
+      stream.cork?.()
+      let parts: [Promise<unknown>, Promise<LimitedResult>, Promise<unknown>]
       try {
-        // one round trip for both (simple protocol, no user text): the timeout is an integer of the
-        // platform's, validated and clamped
-        await client.query(
-          `${st.readOnly ? 'begin transaction read only' : 'begin'}; set local statement_timeout = ${String(Math.max(1, Math.floor(st.timeoutMs)))}`,
-        )
-        const rendered = renderPg(st)
-        const values = rendered.values
-        const text = st.checkedText ?? rendered.text
-        let result: StatementResult
-        if (st.readOnly) {
-          // a newline before the closing parenthesis: the query may end in a -- comment
-          const capped =
-            st.checkedText === undefined
-              ? text
-              : `select * from (\n${text}\n) as platform_read limit ${String(st.maxRows + 1)}`
-          const cursor = client.query(new Cursor<Record<string, unknown>>(capped, values, { types: TYPES }))
-          const rows = await cursor.read(st.maxRows + 1)
-          await cursor.close()
-          result = { rows: rows.slice(0, st.maxRows), truncated: rows.length > st.maxRows, affectedRows: null }
-          await client.query(`rollback; ${RESET_SESSION}`)
-        } else {
-          // the extended protocol even without values: one statement, never a script
-          // (`queryMode` is pg's, missing from its type declarations)
-          const config: pg.QueryConfig & { queryMode: 'extended' } = {
-            text,
-            values,
-            types: TYPES,
-            queryMode: 'extended',
-          }
-          const r = await client.query<Record<string, unknown>>(config)
-          await client.query(`commit; ${RESET_SESSION}`)
-          result = {
-            rows: (r.rows ?? []).slice(0, st.maxRows),
-            truncated: (r.rows ?? []).length > st.maxRows,
-            affectedRows: r.rowCount ?? null,
-          }
-        }
-        return result
-      } catch (err) {
-        await client.query(`rollback; ${RESET_SESSION}`).catch((e: unknown) => {
-          broken = e instanceof Error ? e : new Error(String(e))
-        })
-        throw pgError(err)
+        parts = [
+          client.query(
+            `${st.readOnly ? 'begin transaction read only' : 'begin'}; set local statement_timeout = ${String(Math.max(1, Math.floor(st.timeoutMs)))}`,
+          ),
+          limitedQuery(client, sqlText, rendered.values, st.readOnly ? st.maxRows + 1 : 0),
+          client.query(`${st.readOnly ? 'rollback' : 'commit'}; ${RESET_SESSION}`),
+        ]
       } finally {
-        client.release(broken)
+        stream.uncork?.()
+      }
+      const [opened, ran, closed] = await Promise.allSettled(parts)
+      // the session reset failing leaves the connection in an unknown state: it is not reused
+      const broken =
+        closed.status === 'rejected'
+          ? closed.reason instanceof Error
+            ? closed.reason
+            : new Error(String(closed.reason))
+          : undefined
+      client.release(broken)
+      // the first failure is the cause (a failed opening makes the statement fail too)
+      if (opened.status === 'rejected') throw pgError(opened.reason)
+      if (ran.status === 'rejected') throw pgError(ran.reason)
+      if (broken !== undefined) throw pgError(broken)
+      const rows = ran.value.rows
+      return {
+        rows: rows.length > st.maxRows ? rows.slice(0, st.maxRows) : rows,
+        truncated: rows.length > st.maxRows || ran.value.suspended,
+        affectedRows: st.readOnly ? null : ran.value.rowCount,
       }
     },
     async serverVersion() {
