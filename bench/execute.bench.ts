@@ -1,8 +1,12 @@
+import { connect, nkeyAuthenticator } from '@nats-io/transport-node'
+import { join } from 'node:path'
 import { bubblewrapDriver } from '../sandbox/drivers/bubblewrap.ts'
 import { createWarmPool } from '../sandbox/pool.ts'
 import { createLogger } from '../src/kernel/log.ts'
+import { localNatsCredentials } from '../src/platform/nats-credentials.ts'
 import { removeTempDir, startPlatformChild, tempDir, type ServerChild } from './lib/children.ts'
 import { childPids } from './lib/cpu.ts'
+import { committedTransactions } from './lib/pg-stats.ts'
 import { measure } from './lib/load.ts'
 import { pooled, sequentialRun, type SequentialRun } from './lib/sequential.ts'
 import type { Benchmark, Row } from './lib/types.ts'
@@ -19,13 +23,85 @@ import { barePython, CODE, GAP_MS, LIMITS, measureCalls } from './sandbox.bench.
  * execute one request at a time over one kept-alive connection (rounds alternating with nothing:
  * the samples are pooled), then autocannon's 50 connections. Targets (issue 43): execute p50 ≤ 2×
  * the warm sandbox call; ≥ 400 calls/s at 50 connections; p99 ≤ 10× p50 there.
- * BENCH_EXECUTE_SAMPLES (default 300) sets the one-at-a-time samples of each row.
+ * BENCH_EXECUTE_SAMPLES (default 300) sets the one-at-a-time samples of each row;
+ * BENCH_EXECUTE_SKIP_LOAD=1 leaves out the 50 connections (a quick A/B of the one-at-a-time path).
  */
 const NAME = 'execute'
 const SAMPLES = Number(process.env['BENCH_EXECUTE_SAMPLES'] ?? 300)
 const WARM = 'warm sandbox call (pool.run, bubblewrap, 4 sandboxes)'
 const EXECUTE_ONE = 'POST /functions/bench/echo/execute, one at a time'
 const log = createLogger({ level: 'warn' })
+/** Calls counted for the messages and transactions per call (not timed: the counting subscription costs). */
+const COUNTED = 50
+
+/**
+ * NATS messages and Postgres transactions per execute, one call at a time: every message any
+ * client publishes is seen by a subscription to `>` (job publishes, JetStream API requests and
+ * their replies, KV writes and their republished events, acks), grouped by subject with ids
+ * masked. What the platform sends while idle (leases, heartbeats, pull requests renewed) is
+ * counted over an idle stretch first and subtracted at its rate; a count, unlike this host's
+ * timings, is the same on a loaded machine.
+ */
+async function countPerCall(
+  natsUrl: string,
+  natsDir: string,
+  databaseUrl: string | undefined,
+  call: () => Promise<void>,
+): Promise<{ msgs: number; xacts: number | undefined; bySubject: string }> {
+  const nc = await connect({
+    servers: natsUrl,
+    authenticator: nkeyAuthenticator(localNatsCredentials(natsDir).seed.platform),
+  })
+  const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$|^[A-Za-z0-9]{16,}$|^\d+$/
+  const key = (subject: string): string =>
+    subject.startsWith('_INBOX')
+      ? '_INBOX'
+      : subject
+          .split('.')
+          .map((t) => (ID.test(t) ? '*' : t))
+          .slice(0, 5)
+          .join('.')
+  try {
+    let counts = new Map<string, number>()
+    const sub = nc.subscribe('>', {
+      callback: (_err, m) => {
+        const k = key(m.subject)
+        counts.set(k, (counts.get(k) ?? 0) + 1)
+      },
+    })
+    await nc.flush()
+    const IDLE_MS = 3_000
+    await new Promise((r) => setTimeout(r, IDLE_MS))
+    const idle = counts
+    counts = new Map()
+    const x0 = databaseUrl === undefined ? undefined : await committedTransactions(databaseUrl)
+    const t0 = performance.now()
+    for (let i = 0; i < COUNTED; i++) await call()
+    // the writes that follow a reply (completion, ack, mirror) land within a moment
+    await new Promise((r) => setTimeout(r, 1_500))
+    await nc.flush()
+    const elapsed = performance.now() - t0
+    const x1 = databaseUrl === undefined ? undefined : await committedTransactions(databaseUrl)
+    sub.unsubscribe()
+    const net = new Map<string, number>()
+    for (const [k, n] of counts) {
+      const v = (n - ((idle.get(k) ?? 0) * elapsed) / IDLE_MS) / COUNTED
+      if (v >= 0.05) net.set(k, v)
+    }
+    const total = [...net.values()].reduce((a, b) => a + b, 0)
+    const bySubject = [...net.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `${k} ${n.toFixed(1)}`)
+      .join(', ')
+    return {
+      msgs: total,
+      xacts: x0 === undefined || x1 === undefined ? undefined : (x1 - x0) / COUNTED,
+      bySubject,
+    }
+  } finally {
+    await nc.close()
+  }
+}
 
 async function floors(): Promise<Row[]> {
   const bare = barePython()
@@ -74,6 +150,7 @@ async function run(): Promise<Row[]> {
   const rows = await floors()
   const dataDir = tempDir('bench-execute-')
   let platform: ServerChild | undefined
+  let perCall = ''
   try {
     process.stderr.write('  starting platform...\n')
     platform = await startPlatformChild(dataDir, { LOG_LEVEL: process.env['BENCH_EXECUTE_LOG'] ?? 'warn' })
@@ -100,20 +177,34 @@ async function run(): Promise<Row[]> {
     process.stderr.write('  one at a time\n')
     const one: SequentialRun[] = [await sequentialRun(target, { samples: SAMPLES }, { samples: 30 })]
     rows.push({ benchmark: NAME, case: EXECUTE_ONE, ...pooled(one, target.url), reference: WARM, p50Limit: 2 })
-    process.stderr.write('  50 connections\n')
-    const m = await measure(target)
-    const checks = [
-      `≥400/s ${m.rps >= 400 ? 'ok' : 'UNDER'}`,
-      `p99 ≤10× p50 ${m.latencyP99Ms <= 10 * Math.max(m.latencyP50Ms, 1) ? 'ok' : 'OVER'}`,
-    ]
-    rows.push({
-      benchmark: NAME,
-      case: 'POST /functions/bench/echo/execute, 50 connections',
-      ...m,
-      reference: EXECUTE_ONE,
-      checks,
-      note: `p99/p50 ${(m.latencyP99Ms / Math.max(m.latencyP50Ms, 1)).toFixed(1)} (autocannon whole ms)`,
-    })
+    const counted = await countPerCall(
+      String(platform.info.natsUrl),
+      join(dataDir, 'nats'),
+      platform.info.databaseUrl,
+      async () => {
+        const r = await fetch(target.url, { method: 'POST', headers, body: target.body })
+        await r.arrayBuffer()
+        if (r.status !== 200) throw new Error(`execute: ${String(r.status)}`)
+      },
+    )
+    process.stderr.write(`  per call: ${counted.msgs.toFixed(1)} NATS messages (${counted.bySubject})\n`)
+    perCall = `${counted.msgs.toFixed(1)} NATS messages and ${counted.xacts?.toFixed(1) ?? '?'} Postgres transactions a call`
+    if (process.env['BENCH_EXECUTE_SKIP_LOAD'] !== '1') {
+      process.stderr.write('  50 connections\n')
+      const m = await measure(target)
+      const checks = [
+        `≥400/s ${m.rps >= 400 ? 'ok' : 'UNDER'}`,
+        `p99 ≤10× p50 ${m.latencyP99Ms <= 10 * Math.max(m.latencyP50Ms, 1) ? 'ok' : 'OVER'}`,
+      ]
+      rows.push({
+        benchmark: NAME,
+        case: 'POST /functions/bench/echo/execute, 50 connections',
+        ...m,
+        reference: EXECUTE_ONE,
+        checks,
+        note: `p99/p50 ${(m.latencyP99Ms / Math.max(m.latencyP50Ms, 1)).toFixed(1)} (autocannon whole ms)`,
+      })
+    }
   } finally {
     await platform?.stop()
     removeTempDir(dataDir)
@@ -122,7 +213,7 @@ async function run(): Promise<Row[]> {
   if (bare !== undefined && warm !== undefined)
     warm.note = `p50 ${(warm.latencyP50Ms / bare.latencyP50Ms).toFixed(2)}× the bare pipe (target ≤ 2×)`
   if (warm !== undefined && exec !== undefined)
-    exec.note = `p50 ${(exec.latencyP50Ms / warm.latencyP50Ms).toFixed(2)}× the warm sandbox call (target ≤ 2×)`
+    exec.note = `p50 ${(exec.latencyP50Ms / warm.latencyP50Ms).toFixed(2)}× the warm sandbox call (target ≤ 2×); ${perCall}`
   return rows
 }
 

@@ -248,10 +248,16 @@ const benchmark: Benchmark = {
     }
     await warm()
     rows.push(
-      await measureCalls(`warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`, 'sandbox-warm', SAMPLES, warm, {
-        concurrency: CONCURRENCY,
-        gapMs: GAP_MS,
-      }),
+      await measureCalls(
+        `warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`,
+        'sandbox-warm',
+        SAMPLES,
+        warm,
+        {
+          concurrency: CONCURRENCY,
+          gapMs: GAP_MS,
+        },
+      ),
     )
     await pool.close()
 
