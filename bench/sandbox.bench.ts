@@ -27,11 +27,11 @@ const SAMPLES = Number(process.env['BENCH_SANDBOX_SAMPLES'] ?? 1000)
 const COLD_SAMPLES = Number(process.env['BENCH_SANDBOX_COLD_SAMPLES'] ?? 60)
 const CONCURRENCY = 4
 /** Pause between two latency samples (ms): latency is measured at low load, throughput flat out. */
-const GAP_MS = 2
-const PYTHON = realpathSync('/usr/bin/python3')
-const LIMITS: SandboxLimits = { memoryMb: 512, cpus: 1, tmpMb: 100, fileMb: 1024, maxProcs: 64, maxFiles: 256 }
+export const GAP_MS = 2
+export const PYTHON = realpathSync('/usr/bin/python3')
+export const LIMITS: SandboxLimits = { memoryMb: 512, cpus: 1, tmpMb: 100, fileMb: 1024, maxProcs: 64, maxFiles: 256 }
 const log = createLogger({ level: 'warn' })
-const CODE = 'def handler(input, context):\n    return {"echo": input}\n'
+export const CODE = 'def handler(input, context):\n    return {"echo": input}\n'
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b)
@@ -80,7 +80,7 @@ function descendantTicks(root: number): number {
   return total
 }
 
-async function measure(
+export async function measureCalls(
   label: string,
   benchmark: string,
   samples: number,
@@ -129,7 +129,7 @@ async function measure(
 }
 
 /** A warm Python process answering framed JSON on a pipe: the floor of any warm call. */
-function barePython(): { call: () => Promise<void>; stop: () => void } {
+export function barePython(): { call: () => Promise<void>; stop: () => void } {
   const src = [
     'import os, struct, json',
     'while True:',
@@ -218,7 +218,7 @@ const benchmark: Benchmark = {
     const rows: Row[] = []
     const bare = barePython()
     rows.push(
-      await measure('bare pipe round trip to warm python3 (floor)', 'sandbox-warm', SAMPLES, bare.call, {
+      await measureCalls('bare pipe round trip to warm python3 (floor)', 'sandbox-warm', SAMPLES, bare.call, {
         baseline: true,
         gapMs: GAP_MS,
       }),
@@ -248,15 +248,21 @@ const benchmark: Benchmark = {
     }
     await warm()
     rows.push(
-      await measure(`warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`, 'sandbox-warm', SAMPLES, warm, {
-        concurrency: CONCURRENCY,
-        gapMs: GAP_MS,
-      }),
+      await measureCalls(
+        `warm pool call (bubblewrap, ${String(CONCURRENCY)} sandboxes)`,
+        'sandbox-warm',
+        SAMPLES,
+        warm,
+        {
+          concurrency: CONCURRENCY,
+          gapMs: GAP_MS,
+        },
+      ),
     )
     await pool.close()
 
     rows.push(
-      await measure('raw bwrap python3 -I -S -c pass (floor)', 'sandbox-cold', COLD_SAMPLES, rawBwrap, {
+      await measureCalls('raw bwrap python3 -I -S -c pass (floor)', 'sandbox-cold', COLD_SAMPLES, rawBwrap, {
         baseline: true,
       }),
     )
@@ -271,7 +277,7 @@ const benchmark: Benchmark = {
       if (!r.ok) throw new Error(r.error.message)
     }
     rows.push(
-      await measure(
+      await measureCalls(
         'single-use bubblewrap execution (start, ready, call, destroy)',
         'sandbox-cold',
         COLD_SAMPLES,

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto'
-import { SignJWT } from 'jose'
+import { createHmac, randomUUID } from 'node:crypto'
 import { EXECUTION_SCOPE_CLAIM } from './caller.ts'
 
 /**
@@ -40,12 +39,17 @@ export async function issueExecutionToken(
   )
 }
 
+/** `{"alg":"HS256","typ":"JWT"}`, the protected header of every token, base64url-encoded once. */
+const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url')
+
+/*
+ * An HS256 JWS in compact form, as jose's SignJWT makes it (same header and claims), signed with
+ * node:crypto's HMAC synchronously: jose signs through WebCrypto, which imports the key again and
+ * hops to the thread pool on every call (a function's execution token is minted on each run).
+ */
 function sign(secret: string, payload: Record<string, unknown>, sub: string, ttlMinutes: number): Promise<string> {
-  return new SignJWT(payload)
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(sub)
-    .setIssuedAt()
-    .setJti(randomUUID())
-    .setExpirationTime(`${String(Math.round(ttlMinutes * 60))}s`)
-    .sign(new TextEncoder().encode(secret))
+  const iat = Math.floor(Date.now() / 1000)
+  const claims = { ...payload, sub, iat, jti: randomUUID(), exp: iat + Math.round(ttlMinutes * 60) }
+  const signingInput = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
+  return Promise.resolve(`${signingInput}.${createHmac('sha256', secret).update(signingInput).digest('base64url')}`)
 }

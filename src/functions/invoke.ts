@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto'
 import type { Principal } from '../auth/principal.ts'
 import type { Config } from '../kernel/config.ts'
 import { enqueueJob } from '../jobs/enqueue.ts'
 import { jobErrorOf, jobErrorText, type JobState } from '../jobs/job-state.ts'
-import { waitForJob } from '../jobs/wait.ts'
+import { waitForJob, watchJob } from '../jobs/wait.ts'
 import type { ResourceRecord } from '../resources/service.ts'
 import type { InvokeDeps } from '../feature/invoke-deps.ts'
 
@@ -33,6 +34,8 @@ export interface InvokeOptions {
   callbackUrl?: string | null
   /** A job id chosen by the caller (a schedule tick's, so a repeated enqueue is one job). */
   id?: string
+  /** `id` was drawn just now for this job (see EnqueueRequest.fresh). */
+  fresh?: boolean
 }
 
 /**
@@ -61,6 +64,7 @@ export function enqueueFunction(
   }
   return enqueueJob(d.enqueue, {
     ...(o.id === undefined ? {} : { id: o.id }),
+    ...(o.fresh === true ? { fresh: true } : {}),
     pool: 'fn',
     kind: 'function',
     namespace: String(fn['namespace']),
@@ -91,8 +95,26 @@ export async function invokeFunction(
   o: Omit<InvokeOptions, 'sync' | 'delay' | 'callbackUrl'>,
 ): Promise<InvokeOutcome> {
   const timeoutS = functionTimeout(d.config, fn, o.timeoutS)
-  const job = await enqueueFunction(d, p, fn, { ...o, sync: true })
-  const done = await waitForJob(d.nc, d.names, d.store, job.id, timeoutS * 1000 + 30_000)
+  const waitMs = timeoutS * 1000 + 30_000
+  let done: JobState | null
+  let job: JobState
+  if (o.id === undefined) {
+    // A fresh id: the waiter subscribes before the job exists (on the connection that publishes
+    // it), so its end cannot be missed and no flush or state read is needed (two round trips
+    // fewer than waitForJob, which a caller's id needs: that job may have ended already).
+    const id = randomUUID()
+    const watch = watchJob(d.nc, d.names, d.store, id)
+    try {
+      job = await enqueueFunction(d, p, fn, { ...o, id, fresh: true, sync: true })
+    } catch (err) {
+      watch.stop()
+      throw err
+    }
+    done = await watch.result(waitMs)
+  } else {
+    job = await enqueueFunction(d, p, fn, { ...o, sync: true })
+    done = await waitForJob(d.nc, d.names, d.store, job.id, waitMs)
+  }
   if (done === null || (done.status !== 'completed' && done.status !== 'failed' && done.status !== 'cancelled')) {
     return {
       status: 'timeout',

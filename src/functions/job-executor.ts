@@ -72,7 +72,7 @@ export function functionJobExecutor(d: {
           Math.min(d.config.FUNCTION_TOKEN_MAX_MINUTES, Math.ceil(timeoutS / 60) + 1),
         )
 
-  return async ({ job, attempt, log, signal }) => {
+  const run: JobExecutor = async ({ job, attempt, log, signal }) => {
     const meta = (job.meta ?? {}) as Partial<FunctionJobMeta> & { timeout_s?: number }
     if (typeof meta.function_id !== 'string')
       throw new JobFailure('job.invalid', 'a function job without its function id', 'BadJob')
@@ -127,4 +127,7 @@ export function functionJobExecutor(d: {
       )
     return outcome.result
   }
+  // a synchronous call (single attempt) answers its caller before the completion is written
+  run.answersSingleAttemptBeforeRecord = true
+  return run
 }

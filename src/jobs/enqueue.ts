@@ -36,6 +36,12 @@ export interface EnqueueRequest {
   meta?: Record<string, unknown>
   /** The span the job's run continues (tracing on); absent: the span current where it is prepared. */
   traceparent?: string
+  /**
+   * `id` was drawn by the caller just now (randomUUID), not taken from elsewhere: the job is as
+   * fresh as one whose id the enqueue draws (header `Job-Fresh`, see publishJob). Lets a caller
+   * subscribe to the job's end before it submits it (wait.ts `watchJob`).
+   */
+  fresh?: boolean
 }
 
 export interface EnqueueDeps {
@@ -126,7 +132,7 @@ export async function enqueueJob(deps: EnqueueDeps, req: EnqueueRequest): Promis
   // round trip less between enqueue and start); until then the queued job is its message in JOBS,
   // which the status endpoints read (`findQueuedJob`). Enqueuing the same id again publishes again:
   // the stream drops it within the duplicate window, and after it the claim finds the state.
-  await publishJob(deps, state, 0, req.id === undefined)
+  await publishJob(deps, state, 0, req.id === undefined || req.fresh === true)
   return state
 }
 

@@ -30,7 +30,10 @@ export async function recordOutcome(
     // A job whose result is a record of its own (a chat turn's reply, in Postgres already): a
     // waiter in this process has it now, while the job's record is written (wait.ts). It answers
     // what the job did, which a cancel arriving in between (the CAS then refuses) does not undo.
-    if (o.executor.answersBeforeRecord === true)
+    if (
+      o.executor.answersBeforeRecord === true ||
+      (o.executor.answersSingleAttemptBeforeRecord === true && job.max_attempts === 1)
+    )
       announceJobEnd({ ...job, status: 'completed', finished_at: finishedAt, result: result ?? null })
     if (large) await o.results.put(job.id, encoded)
     // CAS against the claim's revision: no read on the hot path; a cancel in between makes it

@@ -73,6 +73,15 @@ export type JobExecutor = ((ctx: JobContext) => Promise<unknown>) & {
    * written. Not for jobs whose record is their result: their caller could read it back too early.
    */
   answersBeforeRecord?: boolean
+  /**
+   * A single-attempt job's result (a synchronous call's, whose caller takes the result from its
+   * answer and never from the record) goes to its waiters in this process before the job's
+   * completion is written, as with `answersBeforeRecord`: the reply does not wait for the
+   * completion CAS and its republish. The record follows (the mirror's Postgres row lags it
+   * anyway); a process that dies in between leaves the record as a lost worker's, the job itself
+   * is not lost (its message is acked only after the record).
+   */
+  answersSingleAttemptBeforeRecord?: boolean
 }
 
 export interface WorkerOptions {
