@@ -1,5 +1,8 @@
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { join } from 'node:path'
+import { issueAccessToken } from '../src/auth/tokens.ts'
+import { createLogger } from '../src/kernel/log.ts'
+import { startNats } from '../src/platform/local-services.ts'
 import { allRoutes } from '../src/main.ts'
 import { startClickHouse } from '../tests/helpers/clickhouse.ts'
 import { removeTempDir, startServerChild, tempDir, type ServerChild } from './lib/children.ts'
@@ -44,6 +47,27 @@ const LOG_OFF_CASE = `GET ${JSON_PATH}, 1 process, request log off (measured aga
  * stub), for profiling the edge process without the 1-process, floor, trace and request-log cases.
  */
 const onlySplit = process.env['BENCH_GATEWAY_ONLY'] === 'split'
+/**
+ * BENCH_GATEWAY_ONLY=edge: the edge process and its floor without the platform (no Postgres, no
+ * NATS credentials: a nats-server of the bench's own): the hello-world, then a ROLES=gateway
+ * process, a bare uWS forwarder by `nc.request` and one by the gateway's mux, all against the same
+ * stub service, twice in alternation (a loaded host moves from minute to minute). Starts in seconds
+ * where the full platform's start times out on a host at load 30+.
+ */
+const onlyEdge = process.env['BENCH_GATEWAY_ONLY'] === 'edge'
+/** A reply of the size of the agent resource read's (~0.9 kB of JSON). */
+const EDGE_BODY = JSON.stringify({
+  namespace: 'default',
+  name: 'default',
+  description: 'the default agent: answers in the language of the question, uses the tools it is given',
+  model: 'default/fake-model',
+  system_prompt: 'x'.repeat(400),
+  tools: [],
+  skills: [],
+  sub_agents: [],
+  created_at: '2026-12-05T00:00:00.000Z',
+  updated_at: '2026-12-05T00:00:00.000Z',
+})
 
 const toRow = (label: string, m: Awaited<ReturnType<typeof measure>>, extra: Partial<Row> = {}): Row => ({
   benchmark: NAME,
@@ -94,6 +118,14 @@ async function run(): Promise<Row[]> {
     DATABASE_PASSWORD: randomBytes(16).toString('hex'),
     QUEUE_STORE_URL: '',
     DATABASE_HOST: '',
+  }
+  if (onlyEdge) {
+    try {
+      return await edgeCases(rows, start, load, route.id, common)
+    } finally {
+      for (const child of started.reverse()) await child.stop()
+      removeTempDir(dataDir)
+    }
   }
   try {
     const hello = await start('uws-hello', 'uws-hello.ts', {})
@@ -314,6 +346,78 @@ async function run(): Promise<Row[]> {
     removeTempDir(dataDir)
   }
   return rows
+}
+
+type Start = (name: string, script: string, env: Record<string, string>) => Promise<ServerChild>
+type Load = (label: string, target: LoadTarget, extra?: Partial<Row>) => Promise<string>
+
+/** BENCH_GATEWAY_ONLY=edge (above). */
+async function edgeCases(
+  rows: Row[],
+  start: Start,
+  load: Load,
+  routeId: string,
+  common: Record<string, string>,
+): Promise<Row[]> {
+  const hello = await start('uws-hello', 'uws-hello.ts', {})
+  await load(
+    'uws hello-world (baseline)',
+    { url: `http://127.0.0.1:${String(hello.info.port)}/`, pid: hello.pid },
+    { baseline: true },
+  )
+  await hello.stop()
+  const dir = tempDir('bench-gateway-edge-')
+  const nats = await startNats({ dir, log: createLogger({ level: 'warn', svc: 'bench-gateway' }) })
+  try {
+    const env = { ...common, NATS_URL: nats.url, NATS_PREFIX: 'edge' }
+    const stub = await start('stub-service', 'stub-service.ts', {
+      ...env,
+      BENCH_STUB_ROUTE: routeId,
+      BENCH_STUB_BODY: EDGE_BODY,
+    })
+    const token = await issueAccessToken(common['SECRET_KEY'] ?? '', { sub: randomUUID(), email: 'edge@bench' }, 60)
+    const gateway = await start('gateway', 'platform.ts', { ...env, ROLES: 'gateway' })
+    const request = await start('forward-request', 'uws-nats-forward.ts', {
+      ...env,
+      BENCH_STUB_ROUTE: routeId,
+      BENCH_FORWARD_MODE: 'request',
+    })
+    const mux = await start('forward-mux', 'uws-nats-forward.ts', {
+      ...env,
+      BENCH_STUB_ROUTE: routeId,
+      BENCH_FORWARD_MODE: 'mux',
+    })
+    const helpers = [stub.pid, nats.pid]
+    const url = (c: ServerChild) => `http://127.0.0.1:${String(c.info.port)}${JSON_PATH}`
+    for (const round of [1, 2]) {
+      await load(
+        `GET ${JSON_PATH}, ROLES=gateway, stub service, round ${String(round)}`,
+        { url: url(gateway), headers: { authorization: `Bearer ${token}` }, pid: gateway.pid, helperPids: helpers },
+        {
+          limit: LIMIT,
+          note: 'a ROLES=gateway process (JWT verified, cached; params and query checked; request cycle; the call over NATS by gateway/rpc-mux.ts) in front of a stub service answering ~0.9 kB of JSON (servers/stub-service.ts) on a nats-server of the bench (no credentials); CPU is the gateway process only, "other" the stub and nats-server',
+        },
+      )
+      await load(
+        `floor: bare uWS forwarding over NATS by nats.js nc.request, round ${String(round)}`,
+        { url: url(request), pid: request.pid, helperPids: helpers },
+        {
+          note: 'servers/uws-nats-forward.ts: no auth, validation or request cycle, the request id and path parameters in NATS headers (encodeRequest), the reply bytes copied to the socket; one nc.request per call; CPU is that process only',
+        },
+      )
+      await load(
+        `floor: bare uWS forwarding over NATS by gateway/rpc-mux.ts, round ${String(round)}`,
+        { url: url(mux), pid: mux.pid, helperPids: helpers },
+        {
+          note: 'the same forwarder with the gateway\'s mux (one inbox subscription, a counter, one timeout sweep) instead of nc.request; CPU is that process only',
+        },
+      )
+    }
+    return rows
+  } finally {
+    await nats.stop()
+    removeTempDir(dir)
+  }
 }
 
 const bench: Benchmark = {
