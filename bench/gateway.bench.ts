@@ -409,7 +409,7 @@ async function edgeCases(
         `floor: bare uWS forwarding over NATS by gateway/rpc-mux.ts, round ${String(round)}`,
         { url: url(mux), pid: mux.pid, helperPids: helpers },
         {
-          note: 'the same forwarder with the gateway\'s mux (one inbox subscription, a counter, one timeout sweep) instead of nc.request; CPU is that process only',
+          note: "the same forwarder with the gateway's mux (one inbox subscription, a counter, one timeout sweep) instead of nc.request; CPU is that process only",
         },
       )
     }
