@@ -39,7 +39,7 @@ import { onShutdown, reportFailure, reportReady } from './servers/protocol.ts'
  * parsing). Each event carries its publish time; the clients record delivery latency (receive
  * time - publish time, same host clock) and check every channel for lost and duplicated events.
  *
- * Cases per N (BENCH_SSE_CLIENTS, default 1000; comma-separated for several):
+ * Cases per N (BENCH_SSE_CLIENTS, default 1000,10000; comma-separated):
  *   stream   the real path: publisher → `sse.in.<ch>` (stream SSE, stored) → republish
  *            `sse.live.<ch>` → gateway → client
  *   live     the gateway alone: the publisher writes `sse.live.<ch>` directly with a made-up
@@ -53,8 +53,8 @@ import { onShutdown, reportFailure, reportReady } from './servers/protocol.ts'
  * the gateway's RSS and its corked writes per event (gateway.sseStats(): below 1 when events of a
  * stream arrived in one event-loop turn and left in one write).
  *
- * Settings: BENCH_SSE_CLIENTS (1000; e.g. 1000,10000), BENCH_SSE_MODES (stream,live),
- * BENCH_SSE_RATE (10 events/s per stream), BENCH_SSE_PAD (1: payload padding in bytes),
+ * Settings: BENCH_SSE_CLIENTS (1000,10000), BENCH_SSE_MODES (stream,live),
+ * BENCH_SSE_RATE (events/s per stream: 10 below 10,000 streams, 1 from 10,000), BENCH_SSE_PAD (1: payload padding in bytes),
  * BENCH_SSE_GATEWAYS (1; e.g. 1,2: that many gateway processes, the clients spread over them
  * round-robin, CPU summed), BENCH_SSE_BURST (1: a stream's events published back to back in bursts
  * of this many, at the same average rate, as token deltas arriving together),
@@ -86,6 +86,8 @@ const envNum = (name: string, fallback: number): number => {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${raw}`)
   return n
 }
+/** Events per second per stream: BENCH_SSE_RATE, else 10 below 10,000 streams and 1 from there (the issue's 10k × 1 ev/s target). */
+const rateFor = (n: number): number => envNum('BENCH_SSE_RATE', n >= 10_000 ? 1 : 10)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const now = () => performance.timeOrigin + performance.now()
 const out = (s: string) => process.stderr.write(`  ${s}\n`)
@@ -216,6 +218,11 @@ async function publisherRole(): Promise<void> {
 
 // ───────────────────────────── role: clients ─────────────────────────────
 
+/** Connects in flight at once (below uWS's listen backlog of 512). */
+const CONNECT_WINDOW = 256
+/** Loopback source addresses the clients connect from: 127.0.0.2 … 127.0.0.(1+n). */
+const SOURCE_ADDRESSES = 8
+
 type ClientCommand =
   | { type: 'connect'; ports: number[]; n: number }
   | { type: 'measure'; on: boolean }
@@ -316,9 +323,9 @@ function clientsRole(): void {
       if (block.charCodeAt(0) !== 58 /* ':' comment */) onEvent(s, block, at)
     }
   }
-  const open = (port: number) =>
+  const open = (port: number, localAddress: string) =>
     new Promise<ClientStream>((resolve, reject) => {
-      const socket = netConnect(port, '127.0.0.1')
+      const socket = netConnect({ port, host: '127.0.0.1', localAddress })
       socket.setEncoding('latin1')
       socket.setNoDelay(true)
       const s: ClientStream = {
@@ -365,19 +372,29 @@ function clientsRole(): void {
     const cmd = raw as ClientCommand
     void (async () => {
       if (cmd.type === 'connect') {
+        // A sliding window of CONNECT_WINDOW connects in flight (not batches waiting for their
+        // slowest), each from one of SOURCE_ADDRESSES loopback addresses in turn: the ephemeral
+        // ports of one 127.0.0.1 → 127.0.0.1:port pair (28k, minus the TIME_WAIT of earlier cases)
+        // are not what limits the run. The window stays under uWS's listen backlog (512).
         let failures = 0
-        for (let done = 0; done < cmd.n;) {
-          const batch = Math.min(250, cmd.n - done)
-          const got = await Promise.allSettled(
-            Array.from({ length: batch }, (_, k) => open(cmd.ports[(done + k) % cmd.ports.length] as number)),
-          )
-          for (const g of got) {
-            if (g.status === 'fulfilled') streams.push(g.value)
-            else failures++
+        let next = 0
+        const firstErrors = new Map<string, number>()
+        const worker = async () => {
+          while (next < cmd.n) {
+            const k = next++
+            try {
+              streams.push(
+                await open(cmd.ports[k % cmd.ports.length] as number, `127.0.0.${String(2 + (k % SOURCE_ADDRESSES))}`),
+              )
+            } catch (err) {
+              failures++
+              const key = String((err as Error).message).slice(0, 80)
+              firstErrors.set(key, (firstErrors.get(key) ?? 0) + 1)
+            }
           }
-          done += batch
         }
-        send({ type: 'connected', streams: streams.length, failures })
+        await Promise.all(Array.from({ length: Math.min(CONNECT_WINDOW, cmd.n) }, worker))
+        send({ type: 'connected', streams: streams.length, failures, errors: Object.fromEntries(firstErrors) })
       } else if (cmd.type === 'measure') {
         measuring = cmd.on
         if (cmd.on) {
@@ -498,7 +515,7 @@ async function streamsCase(
 ): Promise<Row> {
   const durationS = envNum('BENCH_DURATION', 10)
   const warmupS = envNum('BENCH_WARMUP', 3)
-  const rate = envNum('BENCH_SSE_RATE', 10)
+  const rate = rateFor(n)
   const burst = envNum('BENCH_SSE_BURST', 1)
   const started: { stop(): Promise<void> | void }[] = []
   /** One gateway's counters; retried: under load a gateway's NATS connection may be cut (slow consumer) and come back. */
@@ -523,7 +540,7 @@ async function streamsCase(
     })
   }
   try {
-    const env = { NATS_URL: natsUrl, LOG_LEVEL: 'warn', BENCH_SSE_MODE: mode }
+    const env = { NATS_URL: natsUrl, LOG_LEVEL: 'warn', BENCH_SSE_MODE: mode, BENCH_SSE_RATE: String(rate) }
     // startServerChild runs bench/servers/<script>: '../sse.bench.ts' is this file, in the role BENCH_SSE_ROLE.
     const gws: ServerChild[] = []
     for (let i = 0; i < gateways; i++) {
@@ -550,12 +567,17 @@ async function streamsCase(
     const rssBefore = gwPids.map((pid) => rssMb(pid))
     out(`${mode}: connecting ${String(n)} SSE clients to ${String(gateways)} gateway process(es)…`)
     const t0 = performance.now()
-    const conn = await clients.ask<{ streams: number; failures: number }>(
+    const connectTicks0 = gwTicksNow()
+    const conn = await clients.ask<{ streams: number; failures: number; errors: Record<string, number> }>(
       { type: 'connect', ports: gws.map((g) => g.info.port), n },
       'connected',
     )
+    const connectS = (performance.now() - t0) / 1000
+    // the gateway's CPU per connect: the request, the subscription, the RPC to the publisher, the
+    // response head (and the events of the streams already connected, a small share at 1 ev/s)
+    const connectUs = ticksToMicros(gwTicksNow() - connectTicks0) / Math.max(1, conn.streams)
     out(
-      `${mode}: ${String(conn.streams)} connected in ${String(Math.round(performance.now() - t0))} ms (${String(conn.failures)} failed); warm-up ${String(warmupS)} s`,
+      `${mode}: ${String(conn.streams)} connected in ${String(Math.round(connectS * 1000))} ms (${String(conn.failures)} failed${conn.failures > 0 ? `: ${JSON.stringify(conn.errors)}` : ''}), gateway ${connectUs.toFixed(0)} µs CPU per connect; warm-up ${String(warmupS)} s`,
     )
     await sleep(warmupS * 1000)
     const gw0 = gwTicksNow()
@@ -606,6 +628,16 @@ async function streamsCase(
     out(
       `${mode} N=${String(n)} gateways=${String(gateways)} burst=${String(burst)}: ${String(m.events)} events in ${elapsed.toFixed(1)} s (target ${String(n * rate)}/s), p50 ${m.p50.toFixed(2)} ms p99 ${m.p99.toFixed(2)} ms max ${m.max.toFixed(1)} ms; gateway ${gwCpuPerEvent.toFixed(1)} µs/event, ${writesPerEvent.toFixed(3)} writes/event; ${cpus}; gateway RSS ${rssText}; published ${String(total)}, received ${String(v.received)}, lost ${String(v.lost)}, dup ${String(v.dups)}, id disorder ${String(v.disorder)}, closed ${String(v.closed)}`,
     )
+    // the issue's targets for 10,000 streams per gateway process (at 1 event/s each)
+    const checks =
+      n < 10_000
+        ? undefined
+        : [
+            `connect ${connectS.toFixed(1)} s ≤10 s ${connectS <= 10 ? 'ok' : 'OVER'}`,
+            `failed ${String(conn.failures)} ${conn.failures === 0 ? 'ok' : 'OVER'}`,
+            `p99 <50 ms ${m.p99 < 50 ? 'ok' : 'OVER'}`,
+            `lost ${String(v.lost)} ${v.lost === 0 ? 'ok' : 'OVER'}`,
+          ]
     const shape = `${gateways > 1 ? `, ${String(gateways)} gateways` : ''}${burst > 1 ? `, bursts of ${String(burst)}` : ''}`
     return {
       benchmark: NAME,
@@ -618,7 +650,8 @@ async function streamsCase(
       latencyP50Ms: m.p50,
       latencyP99Ms: m.p99,
       errors: v.lost + v.dups + v.disorder + conn.failures,
-      note: `${mode} N=${String(n)}${shape}, target ${String(n * rate)} ev/s: ${cpus}; corked writes per event ${writesPerEvent.toFixed(3)}; gateway RSS ${rssText}; latency max ${m.max.toFixed(0)} ms; published ${String(total)}, lost ${String(v.lost)}, duplicated ${String(v.dups)}, connect failures ${String(conn.failures)}; CPU = all gateway processes, "other" = nats-server + publisher`,
+      ...(checks === undefined ? {} : { checks }),
+      note: `${mode} N=${String(n)}${shape}, target ${String(n * rate)} ev/s: ${String(conn.streams)} clients connected in ${connectS.toFixed(1)} s (one client process, ${String(CONNECT_WINDOW)} connects in flight from ${String(SOURCE_ADDRESSES)} loopback addresses), gateway CPU ${connectUs.toFixed(0)} µs per connect; ${cpus}; corked writes per event ${writesPerEvent.toFixed(3)}; gateway RSS ${rssText}; latency max ${m.max.toFixed(0)} ms; published ${String(total)}, lost ${String(v.lost)}, duplicated ${String(v.dups)}, connect failures ${String(conn.failures)}; CPU = all gateway processes, "other" = nats-server + publisher`,
     }
   } finally {
     for (const c of started.reverse()) await c.stop()
@@ -776,7 +809,7 @@ async function replayCases(natsUrl: string, names: NatsNames): Promise<Row[]> {
 }
 
 async function run(): Promise<Row[]> {
-  const counts = (process.env['BENCH_SSE_CLIENTS'] ?? '1000')
+  const counts = (process.env['BENCH_SSE_CLIENTS'] ?? '1000,10000')
     .split(',')
     .map((s) => Number(s.trim()))
     .filter((x) => Number.isInteger(x) && x > 0)

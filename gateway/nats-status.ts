@@ -14,6 +14,8 @@ export interface NatsLink {
   state(): NatsLinkState
   /** `p` unless the connection is down now or drops before `p` settles (then 503). */
   guard<T>(p: () => Promise<T>): Promise<T>
+  /** Called when the connection drops or closes (what `guard` rejects, for callers keeping their own calls in flight). */
+  onDrop(listener: () => void): void
 }
 
 const unavailable = (): AppError => serviceUnavailable('the platform lost its NATS connection; try again shortly')
@@ -21,10 +23,12 @@ const unavailable = (): AppError => serviceUnavailable('the platform lost its NA
 export function trackNatsLink(nc: NatsConnection, log: Logger): NatsLink {
   let state: NatsLinkState = nc.isClosed() ? 'closed' : 'connected'
   const pending = new Set<(err: AppError) => void>()
+  const listeners: (() => void)[] = []
   const dropped = () => {
     const rejects = [...pending]
     pending.clear()
     for (const reject of rejects) reject(unavailable())
+    for (const listener of listeners) listener()
   }
   void (async () => {
     for await (const s of nc.status()) {
@@ -45,6 +49,7 @@ export function trackNatsLink(nc: NatsConnection, log: Logger): NatsLink {
   })()
   return {
     state: () => state,
+    onDrop: (listener) => listeners.push(listener),
     guard<T>(p: () => Promise<T>): Promise<T> {
       if (state !== 'connected') return Promise.reject(unavailable())
       return new Promise<T>((resolve, reject) => {

@@ -5,13 +5,15 @@ import { decodeReply, encodeRequest, renderReply, type DecodedReply, type Reques
 import { AppError } from '../src/kernel/errors.ts'
 import { classifyNatsError } from '../src/kernel/nats-errors.ts'
 import type { NatsLink } from './nats-status.ts'
+import { RpcMux } from './rpc-mux.ts'
 
 /*
  * One request/reply from the gateway to the service of a route. Over NATS request/reply, unless
  * this process serves the route itself on the same connection (src/api/local-rpc.ts): then in
  * memory, with the request the service would have decoded and the reply the gateway would have
  * decoded, and the same 503 while NATS is down and 504 after the timeout. Either way the gateway
- * sends the reply's bytes as they are.
+ * sends the reply's bytes as they are. Over NATS the call goes through the caller's RpcMux
+ * (gateway/rpc-mux.ts: one inbox subscription, one sweep for timeouts), not `nc.request`.
  */
 export interface RouteCallDeps {
   nc: NatsConnection
@@ -20,26 +22,43 @@ export interface RouteCallDeps {
 }
 
 const timedOut = (): AppError => new AppError(504, 'service.timeout', 'the service did not answer in time')
+const noService = (): AppError =>
+  new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+const linkDown = (): AppError =>
+  new AppError(503, 'service.unavailable', 'the platform lost its NATS connection; try again shortly')
 
 export class RouteCaller {
   private readonly d: RouteCallDeps
 
+  private mux: RpcMux | undefined
+
   constructor(deps: RouteCallDeps) {
     this.d = deps
+  }
+
+  /** Made on the first call over NATS: a ROLES=all process answering every route in memory never subscribes. */
+  private rpc(): RpcMux {
+    if (this.mux === undefined) {
+      const mux = new RpcMux(this.d.nc, this.d.rpcTimeoutMs, { timeout: timedOut, noResponders: noService })
+      this.d.link.onDrop(() => mux.failAll(linkDown))
+      this.mux = mux
+    }
+    return this.mux
   }
 
   /** Fails fast with 503 while NATS is disconnected (gateway/nats-status.ts). */
   async call(subject: string, meta: RequestMeta, body: Uint8Array): Promise<DecodedReply> {
     const local = localRoute(this.d.nc, subject)
     if (local !== undefined) return this.d.link.guard(() => this.answerHere(local, meta, body))
+    // fails fast while NATS is down; the calls in flight when it drops are rejected by `onDrop`
+    if (this.d.link.state() !== 'connected') throw linkDown()
     const out = encodeRequest(meta, body)
-    const msg = await this.d.link
-      .guard(() => this.d.nc.request(subject, out.data, { timeout: this.d.rpcTimeoutMs, headers: out.headers }))
+    const msg = await this.rpc()
+      .request(subject, out.data, out.headers)
       .catch((err: unknown) => {
         if (err instanceof AppError) throw err
         const failure = classifyNatsError(err)
-        if (failure === 'no_responders' || failure === 'closed')
-          throw new AppError(503, 'service.unavailable', 'no service is answering this route right now')
+        if (failure === 'no_responders' || failure === 'closed') throw noService()
         if (failure === 'timeout') throw timedOut()
         throw err
       })
