@@ -72,14 +72,19 @@ if (why !== null) {
 
     await signIn(page, base, 'boss@test.local', 'boss-password-1')
     t.ok(
-      await page.evaluate(() => document.cookie === '' && localStorage.length === 0 && sessionStorage.length === 0),
+      await page.evaluate("document.cookie === '' && localStorage.length === 0 && sessionStorage.length === 0"),
       'no token a script can read: no readable cookie, nothing in storage',
     )
 
     const links = await page
       .getByRole('navigation', { name: 'Main' })
       .getByRole('link')
-      .evaluateAll((as) => as.map((a) => ({ href: a.getAttribute('href') ?? '', text: a.textContent ?? '' })))
+      .evaluateAll((as) =>
+        as.map((a) => ({
+          href: (a as unknown as { getAttribute(n: string): string | null }).getAttribute('href') ?? '',
+          text: (a as unknown as { textContent: string | null }).textContent ?? '',
+        })),
+      )
     t.ok(
       links.some((l) => l.href === '/admin/users'),
       'an admin sees the admin pages',
@@ -93,7 +98,7 @@ if (why !== null) {
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: link.text, exact: true }).click()
       await page.waitForURL(`${base}${link.href}`)
       await page.locator('main h1').first().waitFor()
-      await page.waitForFunction(() => document.querySelector('main [role="status"]') === null)
+      await page.waitForFunction(`document.querySelector('main [role="status"]') === null`)
       const name = link.href.replace(/^\//, '').replace(/\//g, '_')
       await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
       t.same(await seriousViolations(page), [], `${link.href}: no serious or critical axe violation`)
@@ -104,13 +109,13 @@ if (why !== null) {
     await page.getByText(/No skills yet/).waitFor()
     t.pass('an empty list says what to do next')
     await page.getByRole('link', { name: /Create the first skill/ }).click()
-    await page.getByLabel('Name', { exact: true }).waitFor()
-    await page.getByLabel('Namespace', { exact: true }).fill('docs')
-    await page.getByLabel('Name', { exact: true }).fill('Not A Name!')
-    await page.getByLabel('Content', { exact: true }).fill('# Write short sentences.')
+    await page.locator('main [name="name"]').waitFor()
+    await page.locator('main [name="namespace"]').fill('docs')
+    await page.locator('main [name="name"]').fill('Not A Name!')
+    await page.locator('main [name="content"]').fill('# Write short sentences.')
     await page.getByRole('button', { name: 'Create' }).click()
-    const nameField = page.getByLabel('Name', { exact: true })
-    await page.waitForFunction(() => document.querySelector('input[name="name"][aria-invalid="true"]') !== null)
+    const nameField = page.locator('main [name="name"]')
+    await page.waitForFunction(`document.querySelector('input[name="name"][aria-invalid="true"]') !== null`)
     t.equal(await nameField.getAttribute('aria-invalid'), 'true', 'the offending field is marked')
     t.match(await page.locator('.field-invalid .field-error').first().textContent(), /\S/, "with the API's message")
     await page.screenshot({ path: join(SHOTS, 'skill-form-error.png'), fullPage: true })
@@ -129,7 +134,7 @@ if (why !== null) {
 
     // dark mode
     await page.getByRole('button', { name: 'Dark mode' }).click()
-    t.equal(await page.evaluate(() => document.documentElement.dataset['theme']), 'dark')
+    t.equal(await page.evaluate('document.documentElement.dataset.theme'), 'dark')
     await page.screenshot({ path: join(SHOTS, 'dark-mode.png') })
     t.same(await seriousViolations(page), [], 'dark mode: no serious or critical axe violation')
 
@@ -137,7 +142,9 @@ if (why !== null) {
     await page.goto(`${base}/resources/skills`)
     await page.locator('main h1').waitFor()
     await page.keyboard.press('Tab')
-    t.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content')
+    t.equal(await page.evaluate('document.activeElement?.textContent'), 'Skip to content')
+    await page.keyboard.press('Enter')
+    t.equal(await page.evaluate('document.activeElement?.id'), 'main', 'the skip link lands in main')
 
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()
@@ -147,7 +154,9 @@ if (why !== null) {
     const plainLinks = await page
       .getByRole('navigation', { name: 'Main' })
       .getByRole('link')
-      .evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''))
+      .evaluateAll((as) =>
+        as.map((a) => (a as unknown as { getAttribute(n: string): string | null }).getAttribute('href') ?? ''),
+      )
     t.notOk(
       plainLinks.some((h) => h.startsWith('/admin/') || h.startsWith('/system/')),
       'a plain user sees no admin page',
@@ -158,7 +167,7 @@ if (why !== null) {
     await page.screenshot({ path: join(SHOTS, 'plain-user-admin-url.png') })
     // a forbidden action: LLM providers are admin-only to create
     await page.goto(`${base}/resources/llm-providers/new`)
-    await page.getByLabel('Name', { exact: true }).fill('mine')
+    await page.locator('main [name="name"]').fill('mine')
     await page.getByRole('button', { name: 'Create' }).click()
     await page.locator('.banner-error').waitFor()
     t.match(
