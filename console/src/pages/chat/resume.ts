@@ -1,0 +1,37 @@
+/*
+ * Where a streamed turn was, kept in sessionStorage per chat so a reload of the tab resumes it
+ * (GET /chats/{id}/stream/{channel} with Last-Event-ID) instead of losing the answer. A record is
+ * dropped when its turn ends; one for another channel than the chat's active one is stale.
+ */
+export interface ResumePoint {
+  channel: string
+  lastId: number
+  user: string | null
+}
+
+const keyOf = (chatId: string) => `console.chat-stream.${chatId}`
+
+export function readResume(chatId: string): ResumePoint | null {
+  try {
+    const raw = sessionStorage.getItem(keyOf(chatId))
+    return raw === null ? null : (JSON.parse(raw) as ResumePoint)
+  } catch {
+    return null
+  }
+}
+
+export function writeResume(chatId: string, point: ResumePoint): void {
+  try {
+    sessionStorage.setItem(keyOf(chatId), JSON.stringify(point))
+  } catch {
+    // storage full or disabled: a reload then shows the stored history only
+  }
+}
+
+export function clearResume(chatId: string): void {
+  try {
+    sessionStorage.removeItem(keyOf(chatId))
+  } catch {
+    // nothing to clear
+  }
+}
