@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
-import { ApiError } from '../../api/client.ts'
+import { describe } from '../work/describe.ts'
 import { useSearchParam } from '../work/location.ts'
 import { runtime } from '../work/runtime.ts'
 import { fetchEventStream, type SseEvent } from '../work/sse-fetch.ts'
@@ -284,9 +284,3 @@ function markDecided(items: Item[], id: string, approved: boolean): Item[] {
       : it,
   )
 }
-
-export function describe(err: unknown): string {
-  if (err instanceof ApiError) return `${err.message} (${err.code})`
-  return err instanceof Error ? err.message : String(err)
-}
-
