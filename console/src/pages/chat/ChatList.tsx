@@ -29,7 +29,9 @@ export function ChatList({
       (list) => {
         const refs = list.map((a) => `${a.namespace}/${a.name}`)
         setAgents(refs)
-        setAgent((a) => (a === '' ? (refs[0] ?? '') : a))
+        // `?agent=` (the agents page's Chat link) picks the agent of the next chat
+        const wanted = new URLSearchParams(window.location.search).get('agent')
+        setAgent((a) => (a !== '' ? a : wanted !== null && refs.includes(wanted) ? wanted : (refs[0] ?? '')))
       },
       () => setAgents([]),
     )
