@@ -64,10 +64,7 @@ export function AgentEditor({ agentRef, onClose, onSaved, onDeleted }: { agentRe
   useEffect(() => {
     if (!isNew)
       api<AgentRecord>('GET', `/agents/${agentRef}`).then(
-        (a) => {
-          setAgent(a)
-          setSchemaText(JSON.stringify(a.input_schema ?? {}, null, 2))
-        },
+        (a) => (setAgent(a), setSchemaText(JSON.stringify(a.input_schema ?? {}, null, 2))),
         (err) => setMessage({ tone: 'error', text: describe(err) }),
       )
     const all = { query: { limit: 1000 } }

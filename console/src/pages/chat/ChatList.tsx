@@ -25,16 +25,19 @@ export function ChatList({
   const [agents, setAgents] = useState<string[]>([])
   const [agent, setAgent] = useState('')
   useEffect(() => {
-    api<{ namespace: string; name: string }[]>('GET', '/agents', { query: { limit: 1000 } }).then(
-      (list) => {
+    const load = async () => {
+      try {
+        const list = await api<{ namespace: string; name: string }[]>('GET', '/agents', { query: { limit: 1000 } })
         const refs = list.map((a) => `${a.namespace}/${a.name}`)
         setAgents(refs)
         // `?agent=` (the agents page's Chat link) picks the agent of the next chat
         const wanted = new URLSearchParams(window.location.search).get('agent')
         setAgent((a) => (a !== '' ? a : wanted !== null && refs.includes(wanted) ? wanted : (refs[0] ?? '')))
-      },
-      () => setAgents([]),
-    )
+      } catch {
+        setAgents([])
+      }
+    }
+    void load()
   }, [])
   const start = (e: FormEvent) => {
     e.preventDefault()

@@ -148,15 +148,18 @@ export default function ChatPage() {
     setError(null)
     if (chatId === null) return
     let live = true
-    loadChat(chatId).then(
-      (c) => {
+    const open = async () => {
+      try {
+        const c = await loadChat(chatId)
         const point = readResume(chatId)
         if (!live || point === null) return
         if (c.active_channel_id !== point.channel) clearResume(chatId)
         else void run(chatId, { kind: 'resume', channel: point.channel, lastId: point.lastId, user: point.user })
-      },
-      (err) => live && setError(describe(err)),
-    )
+      } catch (err) {
+        if (live) setError(describe(err))
+      }
+    }
+    void open()
     return () => {
       live = false
     }

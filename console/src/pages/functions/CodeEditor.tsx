@@ -29,24 +29,24 @@ export function CodeEditor({
 
   useEffect(() => {
     let live = true
-    import('./editor.ts')
-      .then((m) =>
-        m.createEditor(host.current as HTMLDivElement, {
+    const start = async () => {
+      try {
+        const m = await import('./editor.ts')
+        const e = await m.createEditor(host.current as HTMLDivElement, {
           value: latest.current,
           language,
           label,
           readOnly: readOnly === true,
           onChange: (t) => change.current(t),
-        }),
-      )
-      .then(
-        (e) => {
-          if (!live) return e.destroy()
-          editor.current = e
-          setReady(true)
-        },
-        (err: unknown) => live && setFailed(err instanceof Error ? err.message : String(err)),
-      )
+        })
+        if (!live) return e.destroy()
+        editor.current = e
+        setReady(true)
+      } catch (err) {
+        if (live) setFailed(err instanceof Error ? err.message : String(err))
+      }
+    }
+    void start()
     return () => {
       live = false
       editor.current?.destroy()

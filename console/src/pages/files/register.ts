@@ -1,0 +1,3 @@
+import { registerPage } from '../../app/pages.ts'
+
+registerPage({ path: '/files', title: 'Files', area: 'Work', load: () => import('./FilesPage.tsx') })
