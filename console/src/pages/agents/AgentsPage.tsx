@@ -1,98 +1,44 @@
-import { useCallback, useEffect, useState } from 'react'
 import { api } from '../../api/client.ts'
-import { describe } from '../work/describe.ts'
-import { useSearchParam } from '../work/location.ts'
-import { AgentEditor, type AgentRecord } from './AgentEditor.tsx'
+import { Link } from '../../app/link.tsx'
+import { EmptyState, ErrorBanner, Page, Spinner, Table, useAsync } from '../../ui/index.ts'
+import type { Agent } from '../work/types.ts'
 
-/* Agents: the list, and one agent opened for editing (`?agent=<ns>/<name>`, `?agent=new`). */
+/* Agents (`/agents`): the list; an agent opens for editing at /agents/<ns>/<name>. */
 export default function AgentsPage() {
-  const [open, setOpen] = useSearchParam('agent')
-  const [list, setList] = useState<AgentRecord[] | null>(null)
-  const [error, setError] = useState<string | null>(null)
-  const load = useCallback(async () => {
-    try {
-      setList(await api<AgentRecord[]>('GET', '/agents', { query: { limit: 1000 } }))
-    } catch (err) {
-      setError(describe(err))
-    }
-  }, [])
-  useEffect(() => {
-    void load()
-  }, [load])
-
-  if (open !== null)
-    return (
-      <AgentEditor
-        key={open}
-        agentRef={open}
-        onClose={() => setOpen(null)}
-        onSaved={(ref) => {
-          void load()
-          setOpen(ref)
-        }}
-        onDeleted={() => {
-          void load()
-          setOpen(null)
-        }}
-      />
-    )
+  const { data, error, loading } = useAsync((signal) => api<Agent[]>('GET', '/agents', { query: { limit: 1000 }, signal }), [])
   return (
-    <div className="work-page">
-      <header className="page-head">
-        <h1>Agents</h1>
-        <button type="button" className="btn btn-primary" onClick={() => setOpen('new')}>
+    <Page
+      title="Agents"
+      actions={
+        <Link className="btn btn-primary" href="/agents/new">
           New agent
-        </button>
-      </header>
-      {error !== null && (
-        <div className="banner banner-error" role="alert">
-          {error}
-        </div>
-      )}
-      {list === null ? (
-        <p className="muted">Loading…</p>
-      ) : list.length === 0 ? (
-        <p className="empty">No agents yet.</p>
-      ) : (
-        <table className="table">
-          <caption className="visually-hidden">Agents</caption>
-          <thead>
-            <tr>
-              <th scope="col">Agent</th>
-              <th scope="col">Description</th>
-              <th scope="col">Tools</th>
-              <th scope="col">
-                <span className="visually-hidden">Chat</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((a) => {
-              const ref = `${a.namespace}/${a.name}`
-              return (
-                <tr key={ref}>
-                  <td>
-                    <a
-                      href={`?agent=${encodeURIComponent(ref)}`}
-                      onClick={(e) => {
-                        e.preventDefault()
-                        setOpen(ref)
-                      }}
-                    >
-                      {ref}
-                    </a>
-                  </td>
-                  <td>{a.description}</td>
-                  <td>{[...a.enabled_functions, ...a.enabled_agents.map((x) => `agent ${x}`)].join(', ')}</td>
-                  <td>
-                    <a href={`chat?agent=${encodeURIComponent(ref)}`}>Chat</a>
-                  </td>
-                </tr>
-              )
-            })}
-          </tbody>
-        </table>
-      )}
-    </div>
+        </Link>
+      }
+    >
+      <ErrorBanner error={error} />
+      {loading ? <Spinner /> : null}
+      {data !== undefined && data.length === 0 ? <EmptyState title="No agents yet." /> : null}
+      {data !== undefined && data.length > 0 ? (
+        <Table
+          caption="Agents"
+          rows={data}
+          rowKey={(a) => a.id}
+          columns={[
+            { key: 'name', label: 'Agent', render: (a) => <Link href={`/agents/${a.namespace}/${a.name}`}>{`${a.namespace}/${a.name}`}</Link> },
+            { key: 'description', label: 'Description', render: (a) => a.description },
+            { key: 'tools', label: 'Tools', render: (a) => [...a.enabled_functions, ...a.enabled_agents.map((x) => `agent ${x}`)].join(', ') },
+            {
+              key: 'chat',
+              label: 'Chat',
+              render: (a) => (
+                <Link href={`/chat?agent=${encodeURIComponent(`${a.namespace}/${a.name}`)}`} aria-label={`Chat with ${a.namespace}/${a.name}`}>
+                  Chat
+                </Link>
+              ),
+            },
+          ]}
+        />
+      ) : null}
+    </Page>
   )
 }

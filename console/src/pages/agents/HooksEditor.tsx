@@ -1,15 +1,10 @@
 import { useId } from 'react'
+import { Button } from '../../ui/index.ts'
+import type { Agent } from '../work/types.ts'
 
 /* The agent's message hooks: per stage, functions run in order, each sync or async and what a failure does. */
-export interface Hook {
-  function: string
-  async: boolean
-  on_timeout: 'block' | 'passthrough'
-}
-export interface Hooks {
-  on_user_message: Hook[]
-  on_assistant_message: Hook[]
-}
+export type Hooks = Agent['hooks']
+type Hook = Hooks['on_user_message'][number]
 
 const STAGES: { key: keyof Hooks; title: string }[] = [
   { key: 'on_user_message', title: 'Before the model reads a user message' },
@@ -26,7 +21,7 @@ export function HooksEditor({ value, onChange, functions }: { value: Hooks; onCh
         const set = (next: Hook[]) => onChange({ ...value, [key]: next })
         return (
           <div key={key} className="hook-stage">
-            <h4>{title}</h4>
+            <h3>{title}</h3>
             {list.length === 0 && <p className="muted">None.</p>}
             <ol>
               {list.map((h, i) => {
@@ -42,28 +37,27 @@ export function HooksEditor({ value, onChange, functions }: { value: Hooks; onCh
                         </option>
                       ))}
                     </select>
-                    <input id={`${fid}-async`} type="checkbox" checked={h.async} onChange={(e) => put({ async: e.target.checked })} />
+                    <input id={`${fid}-async`} type="checkbox" className="checkbox" checked={h.async} onChange={(e) => put({ async: e.target.checked })} />
                     <label htmlFor={`${fid}-async`}>async</label>
                     <label htmlFor={`${fid}-timeout`}>on failure</label>
                     <select id={`${fid}-timeout`} value={h.on_timeout} disabled={h.async} onChange={(e) => put({ on_timeout: e.target.value as Hook['on_timeout'] })}>
                       <option value="passthrough">let the message pass</option>
                       <option value="block">block the message</option>
                     </select>
-                    <button type="button" className="btn btn-small" onClick={() => set(list.filter((_, j) => j !== i))} aria-label={`Remove hook ${String(i + 1)}`}>
+                    <Button className="btn-small" onClick={() => set(list.filter((_, j) => j !== i))} aria-label={`Remove hook ${String(i + 1)}`}>
                       Remove
-                    </button>
+                    </Button>
                   </li>
                 )
               })}
             </ol>
-            <button
-              type="button"
-              className="btn btn-small"
+            <Button
+              className="btn-small"
               disabled={functions === null || functions.length === 0}
               onClick={() => set([...list, { function: functions?.[0] ?? '', async: false, on_timeout: 'passthrough' }])}
             >
               Add a hook
-            </button>
+            </Button>
           </div>
         )
       })}

@@ -1,3 +1,7 @@
 import { registerPage } from '../../app/pages.ts'
+import '../work/work.css'
 
-registerPage({ path: '/agents', title: 'Agents', area: 'Work', load: () => import('./AgentsPage.tsx') })
+/* Agents: the list, a new one, one agent (they supersede the generic /resources/agents pages in the navigation). */
+registerPage({ path: '/agents', title: 'Agents', area: 'Build', load: () => import('./AgentsPage.tsx') })
+registerPage({ path: '/agents/new', title: 'New agent', area: 'Build', hidden: true, load: () => import('./AgentPage.tsx') })
+registerPage({ path: '/agents/:namespace/:name', title: 'Agent', area: 'Build', hidden: true, load: () => import('./AgentPage.tsx') })

@@ -1,49 +1,38 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
-import { describe } from '../work/describe.ts'
-import { useSearchParam } from '../work/location.ts'
-import { runtime } from '../work/runtime.ts'
-import { fetchEventStream, type SseEvent } from '../work/sse-fetch.ts'
-import { ChatList, type ChatSummary } from './ChatList.tsx'
+import { api } from '../../api/client.ts'
+import { openEventStream, type StreamEvent } from '../../api/sse.ts'
+import type { PageProps } from '../../app/pages.ts'
+import { navigate } from '../../app/router.ts'
+import { Button, ErrorBanner } from '../../ui/index.ts'
+import type { Chat, ChatSummary } from '../work/types.ts'
+import { ChatList } from './ChatList.tsx'
 import { Message } from './Message.tsx'
 import { clearResume, readResume, writeResume } from './resume.ts'
-import {
-  applyEvent,
-  isTerminal,
-  itemsOf,
-  newTurn,
-  withLive,
-  type Item,
-  type LiveTurn,
-  type PendingApproval,
-  type StoredMessage,
-} from './transcript.ts'
+import { applyEvent, isTerminal, itemsOf, newTurn, withLive, type Item, type LiveTurn } from './transcript.ts'
 import { VirtualList } from './VirtualList.tsx'
 
 /*
- * The chat page: the caller's chats, one chat's history in a virtual list, and the turn being
- * streamed. Deltas are folded into the live turn as they arrive and painted once per animation
- * frame; a pending tool call is approved or refused in place (the turn continues on the channel
- * the approval answers); a reload resumes the stream from the last event id seen (resume.ts);
- * Stop drops the stream, and the platform cancels a turn nobody listens to.
+ * The chat page (`/chat`, `/chat/:id`): the caller's chats, one chat's history in a virtual list,
+ * and the turn being streamed. Deltas are folded into the live turn as they arrive and painted
+ * once per animation frame; a pending tool call is approved or refused in place (the turn goes on
+ * on the channel the approval answers); a reload resumes the stream from the last event id seen
+ * (resume.ts); Stop drops the stream, and the platform cancels a turn nobody listens to
+ * (after SSE_RECONNECT_WINDOW_SECONDS).
  */
-interface ChatWithMessages extends ChatSummary {
-  messages: StoredMessage[]
-  pending_approvals: PendingApproval[]
-  active_channel_id: string | null
-}
-
 type StreamStart =
   | { kind: 'send'; content: string }
-  | { kind: 'resume'; channel: string; lastId: number; user: string | null }
+  | { kind: 'resume'; channel: string; lastId: string; user: string | null }
   | { kind: 'approve'; channel: string }
 
-export default function ChatPage() {
-  const [chatId, setChatId] = useSearchParam('chat')
-  const [chats, setChats] = useState<ChatSummary[] | null>(null)
+const rt = { runtime: true } as const
+
+export default function ChatPage({ params }: PageProps) {
+  const chatId = params['id']
+  const [chats, setChats] = useState<ChatSummary[] | undefined>(undefined)
   const [history, setHistory] = useState<Item[]>([])
-  const [chat, setChat] = useState<ChatWithMessages | null>(null)
+  const [chat, setChat] = useState<Chat | null>(null)
   const [turn, setTurn] = useState<LiveTurn | null>(null)
-  const [error, setError] = useState<string | null>(null)
+  const [error, setError] = useState<unknown>(undefined)
   const [draft, setDraft] = useState('')
   const [deciding, setDeciding] = useState(false)
   const stream = useRef<AbortController | null>(null)
@@ -53,9 +42,9 @@ export default function ChatPage() {
 
   const loadChats = useCallback(async () => {
     try {
-      setChats(await runtime<ChatSummary[]>('GET', '/chats', { query: { limit: 200 } }))
+      setChats(await api<ChatSummary[]>('GET', '/chats', { ...rt, query: { limit: 200 } }))
     } catch (err) {
-      setError(describe(err))
+      setError(err)
     }
   }, [])
   useEffect(() => {
@@ -63,7 +52,7 @@ export default function ChatPage() {
   }, [loadChats])
 
   const loadChat = useCallback(async (id: string) => {
-    const c = await runtime<ChatWithMessages>('GET', `/chats/${id}`)
+    const c = await api<Chat>('GET', `/chats/${id}`, rt)
     setChat(c)
     setHistory(itemsOf(c.messages, c.pending_approvals))
     return c
@@ -90,49 +79,63 @@ export default function ChatPage() {
       const ac = new AbortController()
       stream.current = ac
       const user = start.kind === 'send' ? start.content : start.kind === 'resume' ? start.user : null
-      let current = start.kind === 'approve' && pending.current !== null ? { ...pending.current, status: 'streaming' as const, approvals: [] } : newTurn(user)
+      let current: LiveTurn =
+        start.kind === 'approve' && pending.current !== null ? { ...pending.current, status: 'streaming', approvals: [] } : newTurn(user)
       update(current)
       let channel = start.kind === 'send' ? '' : start.channel
-      const onEvent = (e: SseEvent) => {
-        current = applyEvent(current, e.event, e.data)
-        if (e.id !== null && channel !== '') writeResume(id, { channel, lastId: e.id, user })
+      let lastId = start.kind === 'resume' ? start.lastId : undefined
+      let asked = false
+      const learnChannel = async () => {
+        try {
+          channel = (await api<Chat>('GET', `/chats/${id}`, rt)).active_channel_id ?? ''
+          if (channel !== '' && lastId !== undefined && !ac.signal.aborted) writeResume(id, { channel, lastId, user })
+        } catch {
+          // no resume point: a reload then shows the stored history only
+        }
+      }
+      const onEvent = (e: StreamEvent) => {
+        let data: unknown = e.data
+        try {
+          data = JSON.parse(e.data)
+        } catch {
+          // a non-JSON data line stays text
+        }
+        current = applyEvent(current, e.event, data)
+        if (e.id !== undefined) lastId = e.id
+        if (channel !== '' && lastId !== undefined) writeResume(id, { channel, lastId, user })
+        if (channel === '' && !asked) {
+          // the channel of a sent message is the chat's active one: learnt once, for a resume
+          asked = true
+          void learnChannel()
+        }
         update(current)
       }
       try {
         if (start.kind === 'send')
-          await fetchEventStream(`/chats/${id}/messages/stream`, onEvent, {
-            method: 'POST',
-            body: { content: start.content },
-            signal: ac.signal,
-            onOpen: (res) => {
-              channel = res.headers.get('x-channel-id') ?? ''
-              if (channel !== '') writeResume(id, { channel, lastId: 0, user })
-            },
-          })
-        else
-          await fetchEventStream(`/chats/${id}/stream/${start.channel}`, onEvent, {
-            signal: ac.signal,
-            ...(start.kind === 'resume' ? { lastEventId: start.lastId } : {}),
-          })
+          await openEventStream(`/chats/${id}/messages/stream`, onEvent, { method: 'POST', body: { content: start.content }, signal: ac.signal })
+        else await openEventStream(`/chats/${id}/stream/${start.channel}`, onEvent, { signal: ac.signal, ...(lastId === undefined ? {} : { lastEventId: lastId }) })
+        // a POST stream cut before its end goes on where it stopped, on the turn's channel
+        if (!ac.signal.aborted && current.status === 'streaming' && start.kind === 'send' && channel !== '')
+          await openEventStream(`/chats/${id}/stream/${channel}`, onEvent, { signal: ac.signal, ...(lastId === undefined ? {} : { lastEventId: lastId }) })
       } catch (err) {
-        if (!ac.signal.aborted) update({ ...current, status: 'error', error: describe(err) })
+        if (!ac.signal.aborted) current = { ...current, status: 'error', error: err instanceof Error ? err.message : String(err) }
       }
       if (ac.signal.aborted) return
       stream.current = null
-      if (current.status === 'streaming') update({ ...current, status: 'error', error: 'the stream ended before the turn did' })
-      if (pending.current !== null && pending.current.status !== 'awaiting_approval') {
-        clearResume(id)
-        // the stored history is the truth once the turn ended: it replaces the live view
-        try {
-          await loadChat(id)
-          const last = pending.current
-          setTurn(last.status === 'error' || last.status === 'blocked' ? { ...last, user: null, parts: [] } : null)
-          pending.current = null
-        } catch (err) {
-          setError(describe(err))
-        }
-        void loadChats()
+      if (current.status === 'streaming') current = { ...current, status: 'error', error: 'the stream ended before the turn did' }
+      update(current)
+      if (current.status === 'awaiting_approval') return
+      clearResume(id)
+      // the stored history is the truth once the turn ended: it replaces the live view
+      try {
+        await loadChat(id)
+        const last = current
+        pending.current = null
+        setTurn(last.status === 'error' || last.status === 'blocked' ? { ...last, user: null, parts: [] } : null)
+      } catch (err) {
+        setError(err)
       }
+      void loadChats()
     },
     [update, loadChat, loadChats],
   )
@@ -145,8 +148,8 @@ export default function ChatPage() {
     setTurn(null)
     setChat(null)
     setHistory([])
-    setError(null)
-    if (chatId === null) return
+    setError(undefined)
+    if (chatId === undefined) return
     let live = true
     const open = async () => {
       try {
@@ -156,7 +159,7 @@ export default function ChatPage() {
         if (c.active_channel_id !== point.channel) clearResume(chatId)
         else void run(chatId, { kind: 'resume', channel: point.channel, lastId: point.lastId, user: point.user })
       } catch (err) {
-        if (live) setError(describe(err))
+        if (live) setError(err)
       }
     }
     void open()
@@ -165,81 +168,90 @@ export default function ChatPage() {
     }
   }, [chatId, loadChat, run])
 
-  useEffect(() => () => stream.current?.abort(), [])
+  useEffect(
+    () => () => {
+      stream.current?.abort()
+      cancelAnimationFrame(frame.current)
+    },
+    [],
+  )
+
+  const streaming = turn !== null && turn.status === 'streaming'
 
   const send = (e: FormEvent) => {
     e.preventDefault()
     const content = draft.trim()
-    if (chatId === null || content === '' || streaming) return
+    if (chatId === undefined || content === '' || streaming) return
     setDraft('')
-    setTurn(null)
     void run(chatId, { kind: 'send', content })
   }
 
   const stop = () => {
     stream.current?.abort()
     stream.current = null
-    if (chatId !== null) clearResume(chatId)
+    if (chatId !== undefined) clearResume(chatId)
     if (pending.current !== null) update({ ...pending.current, status: 'stopped' })
   }
 
-  const decide = async (toolCallId: string, approved: boolean) => {
-    if (chatId === null) return
-    setDeciding(true)
-    try {
-      const answer = await runtime<{ channel_id: string }>('POST', `/chats/${chatId}/approve-tool/${encodeURIComponent(toolCallId)}`, {
-        body: { approved },
-      })
-      if (pending.current === null) {
-        // approving a call found in the stored history (after a reload): the turn goes on live
-        pending.current = newTurn(null)
-        setHistory((h) => markDecided(h, toolCallId, approved))
-      } else pending.current = { ...pending.current, parts: pending.current.parts.map((p) => (p.type === 'tool' && p.id === toolCallId ? { ...p, state: approved ? 'running' : 'refused' } : p)) }
-      void run(chatId, { kind: 'approve', channel: answer.channel_id })
-    } catch (err) {
-      setError(describe(err))
-    } finally {
-      setDeciding(false)
-    }
-  }
+  const decide = useCallback(
+    async (toolCallId: string, approved: boolean) => {
+      if (chatId === undefined) return
+      setDeciding(true)
+      try {
+        const answer = await api<{ channel_id: string }>('POST', `/chats/${chatId}/approve-tool/${encodeURIComponent(toolCallId)}`, { ...rt, body: { approved } })
+        const state = approved ? 'running' : 'refused'
+        if (pending.current === null) {
+          // a call found in the stored history (after a reload): its turn goes on live
+          pending.current = newTurn(null)
+          setHistory((h) => markTool(h, toolCallId, state))
+        } else pending.current = { ...pending.current, parts: pending.current.parts.map((p) => (p.type === 'tool' && p.id === toolCallId ? { ...p, state } : p)) }
+        void run(chatId, { kind: 'approve', channel: answer.channel_id })
+      } catch (err) {
+        setError(err)
+      } finally {
+        setDeciding(false)
+      }
+    },
+    [chatId, run],
+  )
 
   const newChat = async (agent: string) => {
     try {
-      const [ns, name] = agent.split('/')
-      const c = await runtime<ChatSummary>('POST', `/agents/${ns}/${name}/chats`, { body: {} })
+      const [ns, name] = agent.split('/') as [string, string]
+      const c = await api<ChatSummary>('POST', `/agents/${ns}/${name}/chats`, { ...rt, body: {} })
       await loadChats()
-      setChatId(c.id)
+      navigate(`/chat/${c.id}`)
     } catch (err) {
-      setError(describe(err))
+      setError(err)
     }
   }
 
-  const streaming = turn !== null && turn.status === 'streaming'
+  // one stable callback for every row, so a memoized row re-renders only when its item changes
+  const decideRef = useRef(decide)
+  decideRef.current = decide
+  const onDecide = useCallback((id: string, ok: boolean) => void decideRef.current(id, ok), [])
   const items = useMemo(() => withLive(history, turn), [history, turn])
-  const renderItem = useCallback((item: Item) => <Message item={item} onDecide={decide} busy={deciding} />, [deciding, chatId])
+  const renderItem = useCallback((item: Item) => <Message item={item} onDecide={onDecide} busy={deciding} />, [onDecide, deciding])
 
   return (
     <div className="chat-page">
-      <ChatList chats={chats} current={chatId} onOpen={setChatId} onNew={newChat} />
-      <section className="chat-main" aria-label="Chat">
-        {error !== null && (
-          <div className="banner banner-error" role="alert">
-            {error}
-          </div>
-        )}
+      <h1 className="sr-only">Chat</h1>
+      <ChatList chats={chats} current={chatId} onNew={newChat} />
+      <section className="chat-main" aria-label="Conversation">
+        <ErrorBanner error={error} />
         {chat === null ? (
-          <div className="chat-empty">{chatId === null ? 'Pick a chat or start a new one.' : 'Loading…'}</div>
+          <div className="chat-empty muted">{chatId === undefined ? 'Pick a chat or start a new one.' : 'Loading…'}</div>
         ) : (
           <>
             <header className="chat-head">
               <h2>{chat.title ?? `${chat.agent_namespace}/${chat.agent_name}`}</h2>
-              <span className="chat-status" data-status={turn?.status ?? 'idle'}>
+              <span className="chat-status" data-status={turn?.status ?? 'idle'} role="status">
                 {turn === null ? '' : STATUS[turn.status]}
               </span>
             </header>
             <VirtualList items={items} itemKey={keyOf} render={renderItem} label="Messages" className="chat-messages" />
             <form className="composer" onSubmit={send}>
-              <label htmlFor="chat-input" className="visually-hidden">
+              <label htmlFor="chat-input" className="sr-only">
                 Message
               </label>
               <textarea
@@ -253,13 +265,11 @@ export default function ChatPage() {
                 }}
               />
               {streaming ? (
-                <button type="button" className="btn" onClick={stop}>
-                  Stop
-                </button>
+                <Button onClick={stop}>Stop</Button>
               ) : (
-                <button type="submit" className="btn btn-primary" disabled={draft.trim() === ''}>
+                <Button kind="primary" type="submit" disabled={draft.trim() === ''}>
                   Send
-                </button>
+                </Button>
               )}
             </form>
           </>
@@ -280,10 +290,10 @@ const STATUS: Record<LiveTurn['status'], string> = {
   stopped: 'stopped',
 }
 
-function markDecided(items: Item[], id: string, approved: boolean): Item[] {
+function markTool(items: Item[], id: string, state: 'running' | 'refused'): Item[] {
   return items.map((it) =>
     it.parts.some((p) => p.type === 'tool' && p.id === id)
-      ? { ...it, parts: it.parts.map((p) => (p.type === 'tool' && p.id === id ? { ...p, state: approved ? 'running' : 'refused' } : p)) }
+      ? { ...it, parts: it.parts.map((p) => (p.type === 'tool' && p.id === id ? { ...p, state } : p)) }
       : it,
   )
 }

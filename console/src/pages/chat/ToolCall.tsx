@@ -1,3 +1,4 @@
+import { Button } from '../../ui/index.ts'
 import type { ToolPart } from './transcript.ts'
 
 /* One tool call in an answer: its name and arguments, its result once there, approve/refuse while it waits. */
@@ -27,12 +28,12 @@ export function ToolCall({
         )}
         {tool.state === 'awaiting_approval' && onDecide !== undefined && (
           <div className="tool-actions" role="group" aria-label={`Approve ${tool.name}?`}>
-            <button type="button" className="btn btn-primary" disabled={busy} onClick={() => onDecide(tool.id, true)}>
+            <Button kind="primary" busy={busy} onClick={() => onDecide(tool.id, true)}>
               Approve
-            </button>
-            <button type="button" className="btn" disabled={busy} onClick={() => onDecide(tool.id, false)}>
+            </Button>
+            <Button busy={busy} onClick={() => onDecide(tool.id, false)}>
               Refuse
-            </button>
+            </Button>
           </div>
         )}
       </div>

@@ -1,3 +1,6 @@
 import { registerPage } from '../../app/pages.ts'
+import '../work/work.css'
 
-registerPage({ path: '/chat', title: 'Chat', area: 'Work', load: () => import('./ChatPage.tsx') })
+/* The chat page: the caller's chats, one chat open at /chat/<id>. */
+registerPage({ path: '/chat', title: 'Chat', area: 'Chat', load: () => import('./ChatPage.tsx') })
+registerPage({ path: '/chat/:id', title: 'Chat', area: 'Chat', hidden: true, load: () => import('./ChatPage.tsx') })

@@ -5,7 +5,7 @@
  */
 export interface ResumePoint {
   channel: string
-  lastId: number
+  lastId: string
   user: string | null
 }
 

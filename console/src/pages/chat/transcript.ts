@@ -3,26 +3,9 @@
  * (user bubbles, assistant bubbles made of text and tool-call parts, notices). Pure functions: the
  * page keeps the result in state, the virtual list renders it, the tests of the page read it.
  */
-export interface StoredToolCall {
-  id: string
-  type: 'function'
-  function: { name: string; arguments: string }
-}
-export interface StoredMessage {
-  id: string
-  role: 'user' | 'assistant' | 'system' | 'tool'
-  content: string | null
-  tool_calls: StoredToolCall[] | null
-  tool_call_id: string | null
-  name: string | null
-  created_at: string
-}
-export interface PendingApproval {
-  tool_call_id: string
-  function_namespace: string
-  function_name: string
-  arguments: Record<string, unknown>
-}
+import type { PendingApproval, StoredMessage } from '../work/types.ts'
+
+export type { PendingApproval, StoredMessage }
 
 export type ToolState = 'running' | 'done' | 'awaiting_approval' | 'refused'
 export interface ToolPart {

@@ -1,159 +1,123 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
-import { api } from '../../api/client.ts'
-import { describe } from '../work/describe.ts'
-import { useSearchParam } from '../work/location.ts'
-import { runtime, runtimeUrl } from '../work/runtime.ts'
+import { api, proxyUrl } from '../../api/client.ts'
+import { Link } from '../../app/link.tsx'
+import type { PageProps } from '../../app/pages.ts'
+import { navigate } from '../../app/router.ts'
+import { Button, EmptyState, ErrorBanner, Field, Page, Progress, Spinner, useAsync } from '../../ui/index.ts'
+import type { Collection, FileRecord } from '../work/types.ts'
 import { uploadFile } from './upload.ts'
 
 /*
- * Collections and their files: pick a collection (`?collection=<ns>/<name>`), upload files with
- * progress (a file of an existing name becomes its next version), open a file to see every version
- * and download any of them.
+ * Collections and their files (`/collections`, `/collections/<ns>/<name>`): pick or create a
+ * collection, upload files with progress (a file of an existing name becomes its next version),
+ * open a file to see every version and download any of them.
  */
-interface Collection {
-  namespace: string
-  name: string
-  description?: string
-}
-interface FileVersion {
-  version: number
-  size_bytes: number
-  hash_sha256: string
-  content_type: string
-  created_at: string
-}
-interface FileRecord {
-  name: string
-  content_type: string
-  current_version: number
-  size_bytes: number
-  visibility: string
-  updated_at: string
-  versions: FileVersion[]
-}
-
-export default function FilesPage() {
-  const [current, setCurrent] = useSearchParam('collection')
-  const [collections, setCollections] = useState<Collection[] | null>(null)
-  const [error, setError] = useState<string | null>(null)
+export default function FilesPage({ params }: PageProps) {
+  const ns = params['namespace']
+  const name = params['name']
+  const current = ns === undefined || name === undefined ? undefined : `${ns}/${name}`
+  const { data: collections, error, loading, reload } = useAsync(
+    (signal) => api<Collection[]>('GET', '/collections', { query: { limit: 1000 }, signal }),
+    [],
+  )
   const [newNs, setNewNs] = useState('default')
   const [newName, setNewName] = useState('')
-
-  const load = useCallback(async () => {
-    try {
-      setCollections(await api<Collection[]>('GET', '/collections', { query: { limit: 1000 } }))
-    } catch (err) {
-      setError(describe(err))
-    }
-  }, [])
-  useEffect(() => {
-    void load()
-  }, [load])
+  const [createError, setCreateError] = useState<unknown>(undefined)
 
   const create = async (e: FormEvent) => {
     e.preventDefault()
+    setCreateError(undefined)
     try {
       await api('POST', '/collections', { body: { namespace: newNs, name: newName } })
       setNewName('')
-      await load()
-      setCurrent(`${newNs}/${newName}`)
+      reload()
+      navigate(`/collections/${newNs}/${newName}`)
     } catch (err) {
-      setError(describe(err))
+      setCreateError(err)
     }
   }
 
   return (
-    <div className="work-page files-page">
-      <header className="page-head">
-        <h1>Files</h1>
-      </header>
-      {error !== null && (
-        <div className="banner banner-error" role="alert">
-          {error}
-        </div>
-      )}
+    <Page title={current === undefined ? 'Files' : `Files of ${current}`}>
+      <ErrorBanner error={error} />
       <div className="files-layout">
-        <nav className="panel" aria-label="Collections">
-          <h2>Collections</h2>
-          {collections === null ? (
-            <p className="muted">Loading…</p>
-          ) : collections.length === 0 ? (
-            <p className="empty">No collections yet.</p>
-          ) : (
-            <ul className="link-list">
-              {collections.map((c) => {
-                const ref = `${c.namespace}/${c.name}`
-                return (
-                  <li key={ref}>
-                    <button type="button" className={`chat-link ${ref === current ? 'current' : ''}`} aria-current={ref === current ? 'page' : undefined} onClick={() => setCurrent(ref)}>
-                      {ref}
-                    </button>
-                  </li>
-                )
-              })}
-            </ul>
-          )}
-          <form className="form" onSubmit={create} aria-label="New collection">
-            <div className="field-row">
-              <div className="field">
-                <label htmlFor="coll-ns">Namespace</label>
-                <input id="coll-ns" value={newNs} onChange={(e) => setNewNs(e.target.value)} required />
-              </div>
-              <div className="field">
-                <label htmlFor="coll-name">Name</label>
-                <input id="coll-name" value={newName} onChange={(e) => setNewName(e.target.value)} required />
-              </div>
+        <nav className="panel" aria-labelledby="collections-title">
+          <h2 id="collections-title">Collections</h2>
+          {loading ? <Spinner /> : null}
+          {collections !== undefined && collections.length === 0 ? <p className="muted">No collections yet.</p> : null}
+          <ul className="link-list">
+            {(collections ?? []).map((c) => {
+              const ref = `${c.namespace}/${c.name}`
+              return (
+                <li key={ref}>
+                  <Link href={`/collections/${ref}`} className="chat-link" aria-current={ref === current ? 'page' : undefined}>
+                    {ref}
+                  </Link>
+                </li>
+              )
+            })}
+          </ul>
+          <form onSubmit={(e) => void create(e)} aria-label="New collection">
+            <div className="form-row">
+              <Field label="Namespace" required>
+                {(c) => <input {...c} value={newNs} onChange={(e) => setNewNs(e.target.value)} />}
+              </Field>
+              <Field label="Name" required>
+                {(c) => <input {...c} value={newName} onChange={(e) => setNewName(e.target.value)} />}
+              </Field>
             </div>
-            <button type="submit" className="btn">
-              New collection
-            </button>
+            <ErrorBanner error={createError} />
+            <Button type="submit">New collection</Button>
           </form>
         </nav>
-        {current === null ? <p className="muted">Pick a collection.</p> : <CollectionFiles key={current} collection={current} />}
+        {current === undefined ? <p className="muted">Pick a collection.</p> : <CollectionFiles key={current} collection={current} />}
       </div>
-    </div>
+    </Page>
   )
 }
 
 function CollectionFiles({ collection }: { collection: string }) {
-  const [ns, name] = collection.split('/') as [string, string]
-  const [files, setFiles] = useState<FileRecord[] | null>(null)
+  const [files, setFiles] = useState<FileRecord[] | undefined>(undefined)
   const [open, setOpen] = useState<FileRecord | null>(null)
   const [progress, setProgress] = useState<{ name: string; sent: number; total: number } | null>(null)
-  const [message, setMessage] = useState<{ tone: 'error' | 'ok'; text: string } | null>(null)
+  const [error, setError] = useState<unknown>(undefined)
+  const [done, setDone] = useState<string | null>(null)
   const input = useRef<HTMLInputElement>(null)
+  const base = `/files/${collection}`
 
   const load = useCallback(async () => {
     try {
-      setFiles(await runtime<FileRecord[]>('GET', `/files/${ns}/${name}`, { query: { limit: 1000 } }))
+      setFiles(await api<FileRecord[]>('GET', base, { runtime: true, query: { limit: 1000 } }))
     } catch (err) {
-      setMessage({ tone: 'error', text: describe(err) })
+      setError(err)
     }
-  }, [ns, name])
+  }, [base])
   useEffect(() => {
     void load()
   }, [load])
 
   const openFile = async (file: string) => {
     try {
-      setOpen(await runtime<FileRecord>('GET', `/files/${ns}/${name}/${encodeURIComponent(file)}/info`))
+      setOpen(await api<FileRecord>('GET', `${base}/${encodeURIComponent(file)}/info`, { runtime: true }))
     } catch (err) {
-      setMessage({ tone: 'error', text: describe(err) })
+      setError(err)
     }
   }
 
   const upload = async (e: FormEvent) => {
     e.preventDefault()
     const chosen = Array.from(input.current?.files ?? [])
-    setMessage(null)
+    const [ns, name] = collection.split('/') as [string, string]
+    setError(undefined)
+    setDone(null)
     for (const f of chosen) {
       try {
         setProgress({ name: f.name, sent: 0, total: f.size })
         const saved = await uploadFile(ns, name, f, { onProgress: (sent, total) => setProgress({ name: f.name, sent, total }) })
-        setMessage({ tone: 'ok', text: `${saved.name}: version ${String(saved.current_version)} uploaded.` })
+        setDone(`${saved.name}: version ${String(saved.current_version)} uploaded.`)
         if (open?.name === saved.name) await openFile(saved.name)
       } catch (err) {
-        setMessage({ tone: 'error', text: `${f.name}: ${describe(err)}` })
+        setError(err)
       }
     }
     setProgress(null)
@@ -164,121 +128,124 @@ function CollectionFiles({ collection }: { collection: string }) {
   const remove = async (file: string) => {
     if (!window.confirm(`Delete ${file} and all its versions?`)) return
     try {
-      await runtime('DELETE', `/files/${ns}/${name}/${encodeURIComponent(file)}`)
+      await api('DELETE', `${base}/${encodeURIComponent(file)}`, { runtime: true })
       if (open?.name === file) setOpen(null)
       await load()
     } catch (err) {
-      setMessage({ tone: 'error', text: describe(err) })
+      setError(err)
     }
   }
 
   const download = (file: string, version?: number) =>
-    runtimeUrl(`/files/${ns}/${name}/${encodeURIComponent(file)}`, version === undefined ? {} : { version })
+    proxyUrl(`${base}/${encodeURIComponent(file)}`, true, version === undefined ? {} : { version })
 
   return (
     <section className="panel files-main" aria-labelledby="files-title">
       <h2 id="files-title">{collection}</h2>
-      <form className="upload" onSubmit={upload} aria-label="Upload">
+      <form className="upload" onSubmit={(e) => void upload(e)} aria-label="Upload">
         <label htmlFor="upload-input">Files to upload</label>
         <input id="upload-input" ref={input} type="file" multiple />
-        <button type="submit" className="btn btn-primary" disabled={progress !== null}>
+        <Button kind="primary" type="submit" busy={progress !== null}>
           Upload
-        </button>
-        {progress !== null && (
-          <div className="upload-progress">
-            <label htmlFor="upload-bar">{progress.name}</label>
-            <progress id="upload-bar" max={progress.total || 1} value={progress.sent}>
-              {Math.round((100 * progress.sent) / (progress.total || 1))}%
-            </progress>
-          </div>
-        )}
+        </Button>
       </form>
-      {message !== null && (
-        <div className={`banner banner-${message.tone}`} role={message.tone === 'error' ? 'alert' : 'status'}>
-          {message.text}
+      {progress !== null && (
+        <div className="upload-progress" data-sent={progress.sent} data-total={progress.total}>
+          <span>
+            {progress.name}: {Math.round((100 * progress.sent) / (progress.total || 1))}%
+          </span>
+          <Progress value={progress.sent / (progress.total || 1)} label={`Uploading ${progress.name}`} />
         </div>
       )}
-      {files === null ? (
-        <p className="muted">Loading…</p>
-      ) : files.length === 0 ? (
-        <p className="empty">No files in this collection yet.</p>
-      ) : (
-        <table className="table">
-          <caption className="visually-hidden">Files of {collection}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Version</th>
-              <th scope="col">Size</th>
-              <th scope="col">Updated</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {files.map((f) => (
-              <tr key={f.name} data-file={f.name}>
-                <td>
-                  <button type="button" className="link" onClick={() => void openFile(f.name)}>
-                    {f.name}
-                  </button>
-                </td>
-                <td>{f.current_version}</td>
-                <td>{size(f.size_bytes)}</td>
-                <td>{new Date(f.updated_at).toLocaleString()}</td>
-                <td className="row-actions">
-                  <a className="btn btn-small" href={download(f.name)} download={f.name}>
-                    Download
-                  </a>
-                  <button type="button" className="btn btn-small btn-danger" onClick={() => void remove(f.name)} aria-label={`Delete ${f.name}`}>
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {open !== null && (
-        <section className="versions" aria-labelledby="versions-title">
-          <h3 id="versions-title">Versions of {open.name}</h3>
+      <ErrorBanner error={error} />
+      {done !== null ? (
+        <p className="muted" role="status">
+          {done}
+        </p>
+      ) : null}
+      {files === undefined ? <Spinner /> : null}
+      {files !== undefined && files.length === 0 ? <EmptyState title="No files in this collection yet." /> : null}
+      {files !== undefined && files.length > 0 ? (
+        <div className="table-wrap">
           <table className="table">
-            <caption className="visually-hidden">Versions of {open.name}</caption>
+            <caption className="sr-only">Files of {collection}</caption>
             <thead>
               <tr>
+                <th scope="col">Name</th>
                 <th scope="col">Version</th>
                 <th scope="col">Size</th>
-                <th scope="col">Type</th>
-                <th scope="col">SHA-256</th>
-                <th scope="col">Uploaded</th>
+                <th scope="col">Updated</th>
                 <th scope="col">
-                  <span className="visually-hidden">Download</span>
+                  <span className="sr-only">Actions</span>
                 </th>
               </tr>
             </thead>
             <tbody>
-              {open.versions
-                .slice()
-                .sort((a, b) => b.version - a.version)
-                .map((v) => (
-                  <tr key={v.version} data-version={v.version}>
-                    <td>{v.version}</td>
-                    <td>{size(v.size_bytes)}</td>
-                    <td>{v.content_type}</td>
-                    <td>
-                      <code title={v.hash_sha256}>{v.hash_sha256.slice(0, 12)}</code>
-                    </td>
-                    <td>{new Date(v.created_at).toLocaleString()}</td>
-                    <td>
-                      <a className="btn btn-small" href={download(open.name, v.version)} download={`${String(v.version)}-${open.name}`} aria-label={`Download version ${String(v.version)}`}>
-                        Download
-                      </a>
-                    </td>
-                  </tr>
-                ))}
+              {files.map((f) => (
+                <tr key={f.name} data-file={f.name}>
+                  <td>
+                    <button type="button" className="link-button" onClick={() => void openFile(f.name)}>
+                      {f.name}
+                    </button>
+                  </td>
+                  <td>{f.current_version}</td>
+                  <td>{size(f.size_bytes)}</td>
+                  <td>{new Date(f.updated_at).toLocaleString()}</td>
+                  <td className="row-actions">
+                    <a className="btn btn-secondary btn-small" href={download(f.name)} download={f.name} aria-label={`Download ${f.name}`}>
+                      Download
+                    </a>
+                    <Button kind="danger" className="btn-small" onClick={() => void remove(f.name)} aria-label={`Delete ${f.name}`}>
+                      Delete
+                    </Button>
+                  </td>
+                </tr>
+              ))}
             </tbody>
           </table>
+        </div>
+      ) : null}
+      {open !== null && (
+        <section className="versions" aria-labelledby="versions-title">
+          <h3 id="versions-title">Versions of {open.name}</h3>
+          <div className="table-wrap">
+            <table className="table">
+              <caption className="sr-only">Versions of {open.name}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Version</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">SHA-256</th>
+                  <th scope="col">Uploaded</th>
+                  <th scope="col">
+                    <span className="sr-only">Download</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {open.versions
+                  .slice()
+                  .sort((a, b) => b.version - a.version)
+                  .map((v) => (
+                    <tr key={v.version} data-version={v.version}>
+                      <td>{v.version}</td>
+                      <td>{size(v.size_bytes)}</td>
+                      <td>{v.content_type}</td>
+                      <td>
+                        <code title={v.hash_sha256}>{v.hash_sha256.slice(0, 12)}</code>
+                      </td>
+                      <td>{new Date(v.created_at).toLocaleString()}</td>
+                      <td>
+                        <a className="btn btn-secondary btn-small" href={download(open.name, v.version)} download={`${String(v.version)}-${open.name}`} aria-label={`Download version ${String(v.version)}`}>
+                          Download
+                        </a>
+                      </td>
+                    </tr>
+                  ))}
+              </tbody>
+            </table>
+          </div>
         </section>
       )}
     </section>

@@ -1,5 +1,4 @@
-import { errorOf, runtimeUrl } from '../work/runtime.ts'
-import { ApiError } from '../../api/client.ts'
+import { ApiError, errorOf, proxyUrl } from '../../api/client.ts'
 
 /*
  * A multipart upload to POST /files/{ns}/{collection} with progress: XMLHttpRequest, because its
@@ -24,8 +23,9 @@ export function uploadFile(
     form.append('update_existing', 'true')
     form.append('file', file, file.name)
     const xhr = new XMLHttpRequest()
-    xhr.open('POST', runtimeUrl(`/files/${ns}/${collection}`))
-    xhr.withCredentials = true
+    xhr.open('POST', proxyUrl(`/files/${ns}/${collection}`, true))
+    // the console proxy's CSRF guard, as api() sends it on every unsafe method
+    xhr.setRequestHeader('x-console-request', '1')
     xhr.responseType = 'text'
     xhr.upload.onprogress = (e) => opts.onProgress(e.loaded, e.lengthComputable ? e.total : file.size)
     xhr.onload = () => {

@@ -1,9 +1,9 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react'
 import { api, ApiError } from '../../api/client.ts'
-import { describe } from '../work/describe.ts'
+import { Button, EmptyState, ErrorBanner, Page } from '../../ui/index.ts'
 import { useExecutionEvents, type ExecutionEvent } from '../work/execution-events.ts'
 import { JsonView } from '../work/JsonView.tsx'
-import { runtime } from '../work/runtime.ts'
+import type { Execution, QueueStats } from '../work/types.ts'
 
 /*
  * Jobs and executions with their live status. Every execution event the caller may see arrives
@@ -26,30 +26,10 @@ interface Row {
   input?: unknown
   output?: unknown
 }
-interface QueueExecution {
-  execution_id: string
-  function: { namespace: string; name: string }
-  kind: string
-  pool: string
-  trigger_type: string
-  status: string
-  attempts: number
-  input_data: unknown
-  output_data: unknown
-  error: string | null
-  created_at: string
-  duration_ms: number | null
-}
-interface QueueStats {
-  queues: Record<'functions' | 'agents' | 'subagents', { pending: number; executing: number }>
-  jobs: Record<string, number>
-  dlq: { size: number }
-}
-
 const STATUSES = ['', 'scheduled', 'queued', 'running', 'completed', 'failed', 'cancelled']
 const ACTIVE = new Set(['scheduled', 'queued', 'running'])
 
-const rowOf = (j: QueueExecution): Row => ({
+const rowOf = (j: Execution): Row => ({
   execution_id: j.execution_id,
   kind: j.kind,
   pool: j.pool,
@@ -70,14 +50,14 @@ export default function JobsPage() {
   const [stats, setStats] = useState<QueueStats | null>(null)
   const [admin, setAdmin] = useState<boolean | null>(null)
   const [status, setStatus] = useState('')
-  const [error, setError] = useState<string | null>(null)
+  const [error, setError] = useState<unknown>(undefined)
   const [open, setOpen] = useState<string | null>(null)
   const [lookup, setLookup] = useState('')
 
   const load = useCallback(async () => {
     try {
       const [jobs, s] = await Promise.all([
-        api<QueueExecution[]>('GET', '/queue/jobs', { query: { limit: 200, ...(status === '' ? {} : { status }) } }),
+        api<Execution[]>('GET', '/queue/jobs', { query: { limit: 200, ...(status === '' ? {} : { status }) } }),
         api<QueueStats>('GET', '/queue/stats'),
       ])
       setAdmin(true)
@@ -85,7 +65,7 @@ export default function JobsPage() {
       setRows(jobs.map(rowOf))
     } catch (err) {
       if (err instanceof ApiError && err.status === 403) setAdmin(false)
-      else setError(describe(err))
+      else setError(err)
     }
   }, [status])
   useEffect(() => {
@@ -121,12 +101,12 @@ export default function JobsPage() {
     const id = lookup.trim()
     if (id === '') return
     try {
-      const r = rowOf(await runtime<QueueExecution>('GET', `/executions/${encodeURIComponent(id)}`))
+      const r = rowOf(await api<Execution>('GET', `/executions/${encodeURIComponent(id)}`, { runtime: true }))
       setRows((old) => [r, ...old.filter((x) => x.execution_id !== r.execution_id)])
       setOpen(r.execution_id)
-      setError(null)
+      setError(undefined)
     } catch (err) {
-      setError(describe(err))
+      setError(err)
     }
   }
 
@@ -135,18 +115,12 @@ export default function JobsPage() {
       await api('POST', `/queue/jobs/${id}/cancel`)
       setRows((old) => old.map((r) => (r.execution_id === id ? { ...r, status: 'cancelled' } : r)))
     } catch (err) {
-      setError(describe(err))
+      setError(err)
     }
   }
 
   return (
-    <div className="work-page">
-      <header className="page-head">
-        <h1>Jobs</h1>
-        <span className="live-dot" aria-label="Live">
-          live
-        </span>
-      </header>
+    <Page title="Jobs" actions={<span className="live-dot">live</span>}>
       {stats !== null && (
         <dl className="stats" aria-label="Queue">
           {(['functions', 'agents', 'subagents'] as const).map((q) => (
@@ -171,7 +145,7 @@ export default function JobsPage() {
       )}
       <div className="toolbar">
         {admin === true && (
-          <div className="field">
+          <div className="field field-inline">
             <label htmlFor="jobs-status">Status</label>
             <select id="jobs-status" value={status} onChange={(e) => setStatus(e.target.value)}>
               {STATUSES.map((s) => (
@@ -185,22 +159,17 @@ export default function JobsPage() {
         <form className="field-inline" onSubmit={find}>
           <label htmlFor="jobs-lookup">Execution id</label>
           <input id="jobs-lookup" value={lookup} onChange={(e) => setLookup(e.target.value)} placeholder="00000000-…" />
-          <button type="submit" className="btn">
-            Look up
-          </button>
+          <Button type="submit">Look up</Button>
         </form>
       </div>
       {admin === false && <p className="muted">Your executions appear here as they change state while the page is open.</p>}
-      {error !== null && (
-        <div className="banner banner-error" role="alert">
-          {error}
-        </div>
-      )}
+      <ErrorBanner error={error} />
       {rows.length === 0 ? (
-        <p className="empty">No executions to show yet.</p>
+        <EmptyState title="No executions to show yet." />
       ) : (
+        <div className="table-wrap">
         <table className="table jobs">
-          <caption className="visually-hidden">Executions</caption>
+          <caption className="sr-only">Executions</caption>
           <thead>
             <tr>
               <th scope="col">Created</th>
@@ -209,7 +178,7 @@ export default function JobsPage() {
               <th scope="col">Status</th>
               <th scope="col">Duration</th>
               <th scope="col">
-                <span className="visually-hidden">Actions</span>
+                <span className="sr-only">Actions</span>
               </th>
             </tr>
           </thead>
@@ -219,8 +188,9 @@ export default function JobsPage() {
             ))}
           </tbody>
         </table>
+        </div>
       )}
-    </div>
+    </Page>
   )
 }
 
@@ -241,13 +211,13 @@ function JobRow({ row, open, onToggle, onCancel }: { row: Row; open: boolean; on
         </td>
         <td>{row.duration_ms === null ? '' : `${row.duration_ms} ms`}</td>
         <td className="row-actions">
-          <button type="button" className="btn btn-small" aria-expanded={open} onClick={onToggle}>
+          <Button className="btn-small" aria-expanded={open} onClick={onToggle}>
             {open ? 'Hide' : 'Details'}
-          </button>
+          </Button>
           {onCancel !== undefined && (
-            <button type="button" className="btn btn-small btn-danger" onClick={onCancel}>
+            <Button kind="danger" className="btn-small" onClick={onCancel}>
               Cancel
-            </button>
+            </Button>
           )}
         </td>
       </tr>
@@ -257,7 +227,7 @@ function JobRow({ row, open, onToggle, onCancel }: { row: Row; open: boolean; on
             <p>
               <code>{row.execution_id}</code> <span className="muted">pool {row.pool}</span>
             </p>
-            {row.error !== null && <pre className="run-error">{row.error}</pre>}
+            {row.error !== null && <pre className="pre run-error">{row.error}</pre>}
             {row.input !== undefined && (
               <>
                 <h4>Input</h4>

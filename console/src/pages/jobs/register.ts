@@ -1,3 +1,5 @@
 import { registerPage } from '../../app/pages.ts'
+import '../work/work.css'
 
-registerPage({ path: '/jobs', title: 'Jobs', area: 'Work', load: () => import('./JobsPage.tsx') })
+/* Jobs and executions with their live status. */
+registerPage({ path: '/jobs', title: 'Jobs', area: 'Build', load: () => import('./JobsPage.tsx') })

@@ -7,7 +7,7 @@ export function JsonView({ value, label }: { value: unknown; label: string }) {
     text = String(value)
   }
   return (
-    <pre className="json-view" aria-label={label} tabIndex={0}>
+    <pre className="pre json-view" aria-label={label} tabIndex={0}>
       {text}
     </pre>
   )

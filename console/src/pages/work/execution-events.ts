@@ -34,15 +34,13 @@ export function useExecutionEvents(filter: string, onEvent: (e: ExecutionEvent) 
   handler.current = onEvent
   useEffect(() => {
     const ac = new AbortController()
-    void openEventStream(
-      `/events/stream?filter=${encodeURIComponent(filter)}`,
+    openEventStream(
+      `/api/v1/events/stream?filter=${encodeURIComponent(filter)}`,
       (e) => {
-        if (e.event !== 'execution') return
-        const data = typeof e.data === 'string' ? (JSON.parse(e.data) as ExecutionEvent) : (e.data as ExecutionEvent)
-        handler.current(data)
+        if (e.event === 'execution') handler.current(JSON.parse(e.data) as ExecutionEvent)
       },
       { signal: ac.signal },
-    )?.catch(() => {
+    ).catch(() => {
       // the live view is a convenience: without it the lists stay as loaded
     })
     return () => ac.abort()

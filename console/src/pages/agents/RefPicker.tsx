@@ -1,11 +1,12 @@
 import { useId, useState } from 'react'
+import { Button } from '../../ui/index.ts'
 
 /*
  * Picks references (`<ns>/<name>`) from what exists, as checkboxes, and keeps any other value the
  * agent already names (a wildcard such as `tools/*`, or something deleted since) as a removable
  * entry; a pattern can be added by hand.
  */
-export function Pick({
+export function RefPicker({
   legend,
   options,
   value,
@@ -34,27 +35,26 @@ export function Pick({
       <ul className="pick-list">
         {(options ?? []).map((ref) => (
           <li key={ref}>
-            <input id={`${id}-${ref}`} type="checkbox" checked={chosen.has(ref)} onChange={(e) => toggle(ref, e.target.checked)} />
+            <input id={`${id}-${ref}`} type="checkbox" className="checkbox" checked={chosen.has(ref)} onChange={(e) => toggle(ref, e.target.checked)} />
             <label htmlFor={`${id}-${ref}`}>{ref}</label>
           </li>
         ))}
         {others.map((ref) => (
           <li key={ref} className="pick-other">
             <code>{ref}</code>{' '}
-            <button type="button" className="btn btn-small" onClick={() => toggle(ref, false)} aria-label={`Remove ${ref}`}>
+            <Button className="btn-small" onClick={() => toggle(ref, false)} aria-label={`Remove ${ref}`}>
               Remove
-            </button>
+            </Button>
           </li>
         ))}
       </ul>
       <div className="pick-add">
-        <label htmlFor={`${id}-pattern`} className="visually-hidden">
+        <label htmlFor={`${id}-pattern`} className="sr-only">
           Add a pattern to {legend}
         </label>
         <input id={`${id}-pattern`} placeholder="namespace/* or namespace/name" value={pattern} onChange={(e) => setPattern(e.target.value)} />
-        <button
-          type="button"
-          className="btn btn-small"
+        <Button
+          className="btn-small"
           disabled={!/^[^/\s]+\/[^/\s]+$/.test(pattern) || chosen.has(pattern)}
           onClick={() => {
             onChange([...value, pattern])
@@ -62,7 +62,7 @@ export function Pick({
           }}
         >
           Add
-        </button>
+        </Button>
       </div>
     </fieldset>
   )
