@@ -8,13 +8,16 @@ import { createLogger, logLevelOf } from './kernel/log.ts'
 import { createDb, migrate, sql } from './platform/db.ts'
 import { createSecretBox, previousKeys } from './kernel/crypto.ts'
 import { reencryptSecrets } from './access/reencrypt.ts'
-import { registerFeatureErrorCodes } from './feature/collect.ts'
 import { FEATURES } from './features.ts'
-import { databaseUrlOf, startPlatform, VERSION } from './main.ts'
+import { featureKinds, featureRoutes, registerFeatureErrorCodes } from './feature/collect.ts'
+import { API_TYPES_FILE, consoleApiTypes } from './console/generate.ts'
+import { databaseUrlOf, rolesOf, startConsole, startPlatform, VERSION } from './main.ts'
+import type { ConsoleServer } from './console/server.ts'
 
 /*
  * The one command line: `start` (what `npm start` runs), `token` (mints an access token for the
- * superadmin or another user: `npm run token`), `migrate`, `config-table`, `error-table`.
+ * superadmin or another user: `npm run token`), `migrate`, `config-table`, `error-table`,
+ * `console-api` (the console's generated API types).
  * Output for people goes to stdout; logs go through pino.
  */
 const out = (s: string) => process.stdout.write(`${s}\n`)
@@ -23,7 +26,16 @@ async function start(): Promise<void> {
   const config = loadConfig()
   const log = createLogger({ level: logLevelOf(config) })
   const startedAt = performance.now()
+  const roles = rolesOf(config)
+  if (roles.size === 1 && roles.has('console')) return startConsoleOnly(config, log, startedAt)
   const platform = await startPlatform(config, log)
+  let consoleServer: ConsoleServer | undefined
+  try {
+    if (roles.has('console')) consoleServer = await startConsole(config, log, platform.gateway?.port)
+  } catch (err) {
+    await platform.close()
+    throw err
+  }
   const base = `http://localhost:${String(platform.gateway?.port ?? config.PORT)}`
   out('')
   out(`Agent platform ${VERSION} is up in ${String(Math.round(performance.now() - startedAt))} ms`)
@@ -31,6 +43,7 @@ async function start(): Promise<void> {
     out(`  API            ${base}   (health: ${base}/health)`)
     out(`  API docs       ${base}/docs  ·  ${base}/api/v1/docs  ·  ${base}/adapters/openai/docs`)
   }
+  if (consoleServer !== undefined) out(`  Console        http://localhost:${String(consoleServer.port)}`)
   out(
     `  NATS           ${platform.natsUrl}${config.NATS_URL === '' ? '  (local nats-server, data in ' + join(config.DATA_DIR, 'nats') + ')' : ''}`,
   )
@@ -57,10 +70,35 @@ async function start(): Promise<void> {
     // close() bounds its own steps (src/roles/lifecycle.ts STOP_BUDGET_MS); this only catches a bug there.
     const force = setTimeout(forceExit, 15_000)
     force.unref()
-    void platform.close().then(() => {
-      log.info('stopped')
-      process.exit(0)
-    })
+    void (consoleServer?.close() ?? Promise.resolve())
+      .then(() => platform.close())
+      .then(() => {
+        log.info('stopped')
+        process.exit(0)
+      })
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+}
+
+/** ROLES=console: the console alone, proxying to CONSOLE_API_URL (no NATS, no database). */
+async function startConsoleOnly(
+  config: ReturnType<typeof loadConfig>,
+  log: ReturnType<typeof createLogger>,
+  startedAt: number,
+) {
+  const server = await startConsole(config, log)
+  out('')
+  out(`Agent platform console ${VERSION} is up in ${String(Math.round(performance.now() - startedAt))} ms`)
+  out(`  Console        http://localhost:${String(server.port)}   (API: ${config.CONSOLE_API_URL})`)
+  out('  Stop           Ctrl-C')
+  out('')
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log.info({ signal }, 'shutting down')
+    void server.close().then(() => process.exit(0))
   }
   process.on('SIGINT', () => stop('SIGINT'))
   process.on('SIGTERM', () => stop('SIGTERM'))
@@ -141,6 +179,13 @@ const commands: Record<string, () => Promise<void>> = {
     // the features' own codes too, as a started platform has them
     registerFeatureErrorCodes(FEATURES)
     await docTable('error-table', errorTable())
+  },
+  // the console's API types from the OpenAPI documents (console/src/api/types.generated.ts)
+  'console-api': async () => {
+    const text = consoleApiTypes(featureRoutes(FEATURES), featureKinds(FEATURES))
+    if (!process.argv.includes('--write')) return void process.stdout.write(text)
+    writeFileSync(join(import.meta.dirname, '..', API_TYPES_FILE), text)
+    out(`console API types written to ${API_TYPES_FILE}`)
   },
 }
 

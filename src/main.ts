@@ -1,6 +1,7 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Gateway } from '../gateway/server.ts'
+import type { ConsoleServer } from './console/server.ts'
 import type { SandboxExecutor } from '../sandbox/executor.ts'
 import type { RouteDef } from './api/route.ts'
 import type { Role } from './feature/define.ts'
@@ -17,6 +18,7 @@ import { setOutboundDnsCache } from './platform/outbound-http.ts'
 import { startTracing } from './platform/tracing.ts'
 import type { ResourceService } from './resources/service.ts'
 import { startActorRole } from './roles/actors.ts'
+import { startConsoleRole } from './roles/console.ts'
 import { startGatewayRole } from './roles/gateway.ts'
 import { startInfrastructure } from './roles/infrastructure.ts'
 import { createLifecycle, type Lifecycle } from './roles/lifecycle.ts'
@@ -36,12 +38,13 @@ export const VERSION = (
 export type { Role }
 export { databaseUrlOf } from './roles/infrastructure.ts'
 
+/** The roles of this process; `all` is every role, the console unless CONSOLE_PORT is 0. */
 export function rolesOf(config: Config): Set<Role> {
-  const all: Role[] = ['gateway', 'resources', 'workers', 'actors']
+  const all: Role[] = ['gateway', 'resources', 'workers', 'actors', 'console']
   const asked = config.ROLES.split(',')
     .map((s) => s.trim())
     .filter(Boolean)
-  if (asked.includes('all')) return new Set(all)
+  if (asked.includes('all')) return new Set(all.filter((r) => r !== 'console' || config.CONSOLE_PORT !== 0))
   const unknown = asked.filter((r) => !all.includes(r as Role))
   if (unknown.length > 0) throw new Error(`unknown ROLES: ${unknown.join(', ')} (known: all, ${all.join(', ')})`)
   return new Set(asked as Role[])
@@ -93,7 +96,9 @@ async function serveMetrics(
 }
 
 export async function startPlatform(config: Config, log: Logger): Promise<Platform> {
-  const roles = rolesOf(config)
+  // the console role is the command line's to start (startConsole below), after the gateway
+  const roles = new Set([...rolesOf(config)].filter((r) => r !== 'console'))
+  if (roles.size === 0) throw new Error('no platform role in ROLES (a console-only process runs startConsole)')
   const life = createLifecycle(log)
   try {
     setOutboundDnsCache(config.OUTBOUND_DNS_CACHE_SECONDS)
@@ -149,4 +154,12 @@ export async function startPlatform(config: Config, log: Logger): Promise<Platfo
     await life.close()
     throw err
   }
+}
+
+/**
+ * The console role (src/roles/console.ts): ROLES=console alone, or with the gateway's port of a
+ * started platform in the same process (`npm start`). Stops with `close()`.
+ */
+export async function startConsole(config: Config, log: Logger, gatewayPort?: number): Promise<ConsoleServer> {
+  return startConsoleRole(config, log, gatewayPort)
 }

@@ -35,6 +35,8 @@ npx oxfmt --check $(node -p "require('./package.json').config.codeDirs") >/dev/n
 }
 echo "== type-check (tsc --noEmit)"
 npx tsc --noEmit -p tsconfig.json || failed_steps=$((failed_steps + 1))
+# the console (browser code, DOM types): its own tsconfig
+npx tsc --noEmit -p console/tsconfig.json || failed_steps=$((failed_steps + 1))
 
 echo "== nats-server"
 mkdir -p .tap

@@ -103,7 +103,8 @@ export interface SpecCheckContext {
   databaseUrl: string | undefined
 }
 
-export type Role = 'gateway' | 'resources' | 'workers' | 'actors'
+/** `console` runs no feature (src/roles/console.ts): it serves the web console and proxies to a gateway. */
+export type Role = 'gateway' | 'resources' | 'workers' | 'actors' | 'console'
 
 /** What a feature's routes may depend on: every feature's kinds (the resource engine's CRUD routes). */
 export interface RouteContext {

@@ -32,10 +32,22 @@ export const ConfigSchema = T.Object({
   ),
   HOST: str('0.0.0.0', 'gateway bind address'),
   PORT: int(8000, 'gateway HTTP port', 0, 65535),
-  CONSOLE_PORT: int(51245, 'web console port', 0, 65535),
+  CONSOLE_PORT: int(
+    51245,
+    'web console port (docs/console.md); served by ROLES=console, and by ROLES=all unless 0',
+    0,
+    65535,
+  ),
+  CONSOLE_API_URL: str(
+    '',
+    "the API the console server proxies to (a gateway's base URL, e.g. http://gateway:8000); empty: this process's own gateway (ROLES=all); required for ROLES=console without the gateway role",
+  ),
   DATA_DIR: str('./.data', 'single-node data directory (NATS, Postgres, generated secrets)'),
   LOG_LEVEL: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info', 'log level'),
-  ROLES: str('all', 'comma-separated roles this process runs: gateway, resources, workers, actors (or all)'),
+  ROLES: str(
+    'all',
+    'comma-separated roles this process runs: gateway, resources, workers, actors, console (or all: every one, the console unless CONSOLE_PORT is 0)',
+  ),
   RPC_IN_PROCESS: bool(
     true,
     'a process running both the gateway and the resources role hands requests to its own routes in memory; false: every request goes over NATS, spread by the queue group over all resources processes',

@@ -57,6 +57,10 @@ const CODES: Record<string, Row> = {
   'request.unsupported_media_type': [415, 'unsupported content type'],
   'route.method_not_allowed': [405, 'method not allowed'],
   'route.not_found': [404, 'no such route'],
+  // the console server (src/console/): its own refusals; everything else is the API's answer passed on
+  'console.cross_site': [403, 'the console refuses an unsafe request that did not come from the console page'],
+  'console.signed_out': [401, 'not signed in to the console'],
+  'console.upstream_unavailable': [502, 'the platform API did not answer the console'],
   // authentication and access
   'api_key.not_found': [404, 'API key not found'],
   'api_key.wider_than_owner': [403, "an API key cannot hold more than its owner's permissions"],

@@ -8,7 +8,6 @@ import type { Logger } from './log.ts'
  * built, its settings leave this list (tests/kernel/config-read.test.ts keeps the two in step).
  */
 export const UNBUILT_SETTINGS: Readonly<Partial<Record<keyof Config, string>>> = {
-  CONSOLE_PORT: 'the web console is not built in this version',
   APP_CPU_LIMIT:
     'a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
   APP_MEMORY_LIMIT:
@@ -22,7 +21,7 @@ export const UNBUILT_SETTINGS: Readonly<Partial<Record<keyof Config, string>>> =
   UVICORN_WORKERS: 'it is ignored: the gateway is one thread per process (run more processes with ROLES=gateway)',
 }
 
-/** One sentence per unbuilt setting given a non-default value: "CONSOLE_PORT is set but …". */
+/** One sentence per unbuilt setting given a non-default value: "APP_CPU_LIMIT is set but …". */
 export function unbuiltSettingsInUse(config: Config): string[] {
   const out: string[] = []
   for (const [key, why] of Object.entries(UNBUILT_SETTINGS)) {

@@ -17,6 +17,12 @@ export interface Layer {
 
 export const LAYERS: readonly Layer[] = [
   {
+    name: 'client',
+    about:
+      'the web console (browser code): imports nothing of the server code; its API types are generated into console/src/api/types.generated.ts',
+    groups: ['console'],
+  },
+  {
     name: 'base',
     about: 'config, log, errors, ids, JSON Schema helpers; no feature knowledge',
     groups: ['src/kernel', 'schemas'],
@@ -37,7 +43,8 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'engines',
     about: 'resource engine, jobs, actor runtime, sandboxes, actor protocols, the gateway (imports no feature)',
-    groups: ['src/resources', 'src/jobs', 'actors/runtime', 'sandbox', 'actors/protocols', 'gateway'],
+    // src/console: the console's server (static files, the session proxy, its build and API types)
+    groups: ['src/resources', 'src/jobs', 'actors/runtime', 'sandbox', 'actors/protocols', 'gateway', 'src/console'],
   },
   { name: 'contract', about: 'the Feature contract: defineFeature and its contexts', groups: ['src/feature'] },
   {

@@ -26,7 +26,6 @@ const UNBUILT_FILE = 'src/kernel/unbuilt-settings.ts'
  * list (the test below fails until it does).
  */
 const NOT_READ: Record<string, string> = {
-  CONSOLE_PORT: 'its feature is not built yet (the web console)',
   // being built in parallel by another helper (tool-result retention)
   // deploy/ holds install scripts only; container images and charts come later
   APP_CPU_LIMIT: 'read by no process: the Helm chart takes resources and replicas per role as values (deploy/helm)',
@@ -133,13 +132,13 @@ t.test('each allowed setting warns at start when set, naming itself', async (t) 
     DATA_DIR: '/nonexistent-not-used',
   }
   warnUnbuiltSettings(loadConfig(env), log)
-  warnUnbuiltSettings(loadConfig({ ...env, CONSOLE_PORT: '3001', BACKEND_REPLICAS: '3' }), log)
+  warnUnbuiltSettings(loadConfig({ ...env, APP_CPU_LIMIT: '3', BACKEND_REPLICAS: '3' }), log)
   await new Promise((r) => setImmediate(r))
   const messages = lines.map((l) => JSON.parse(l) as { level: number; msg: string })
   t.same(
     messages.map((m) => m.msg),
     [
-      'CONSOLE_PORT is set but the web console is not built in this version',
+      'APP_CPU_LIMIT is set but a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
       'BACKEND_REPLICAS is set but a process does not size or replicate itself: set resources and replicas per role in the Helm chart values (deploy/helm)',
     ],
     'defaults say nothing; each set one warns once',

@@ -37,6 +37,8 @@ export function singleNodeEnv(dataDir: string, extra: Record<string, string> = {
     DATA_DIR: dataDir,
     PORT: '0',
     LOG_LEVEL: 'warn',
+    // no console: these tests are about the platform (tests/console/ start it)
+    CONSOLE_PORT: '0',
     NATS_URL: '',
     DATABASE_URL: '',
     DATABASE_HOST: '',

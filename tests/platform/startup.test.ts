@@ -24,6 +24,8 @@ const baseEnv = {
   DATA_DIR: dataDir,
   PORT: '0',
   LOG_LEVEL: 'warn',
+  // no console: these tests are about the platform (tests/console/ start it)
+  CONSOLE_PORT: '0',
   NATS_URL: '',
   DATABASE_URL: '',
   DATABASE_HOST: '',

@@ -143,6 +143,7 @@ async function main(): Promise<void> {
     ...baseEnv(),
     HOST: '127.0.0.1',
     PORT: '0',
+    CONSOLE_PORT: '0',
     NATS_URL: topo.topology.hubUrl,
     NATS_NKEY_FILE: topo.topology.platformSeedFile,
     NATS_STREAM_REPLICAS: '3',

@@ -1,0 +1,5 @@
+import { JsonView } from './JsonView.tsx'
+
+export default function HealthPage() {
+  return <JsonView title="Health" path="/system/health" />
+}

@@ -1,0 +1,10 @@
+/* The shared components of every page (console/README.md lists them). */
+export { Button } from './Button.tsx'
+export { EmptyState } from './EmptyState.tsx'
+export { ErrorBanner } from './ErrorBanner.tsx'
+export { Field } from './Field.tsx'
+export { Page } from './Page.tsx'
+export { Progress, Spinner } from './Spinner.tsx'
+export { Pagination, sortRows, Table, type Column, type Sort } from './Table.tsx'
+export { useAsync } from './useAsync.ts'
+export { controlKind, SchemaForm, type FormValue } from './SchemaForm.tsx'
