@@ -6,7 +6,7 @@ import { issueAccessToken } from '../../src/auth/tokens.ts'
 import { ensureChromium, launchChromium } from '../helpers/chromium.ts'
 import { startTestPlatform, SECRET_KEY, type TestPlatform } from '../helpers/env.ts'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
-import { startTestConsole, type TestConsole } from './work-console.ts'
+import { startTestConsole } from '../helpers/console.ts'
 
 /*
  * The console's work pages end to end in Debian's chromium against a real platform (the fake LLM
@@ -29,7 +29,7 @@ if (why !== null) {
 } else {
   let env: TestPlatform
   let llm: FakeLlm
-  let con: TestConsole
+  let con: { base: string }
   let browser: Awaited<ReturnType<typeof launchChromium>>
   const problems: string[] = []
 
@@ -66,12 +66,14 @@ if (why !== null) {
       requires_approval: true,
     })
     await ok('POST', '/api/v1/collections', { namespace: 'docs', name: 'notes' })
-    con = await startTestConsole(t, env.base)
+    con = await startTestConsole(t, env)
     browser = await launchChromium()
     t.teardown(() => browser.close())
     // signed in as the superadmin: the session cookie the console's sign-in would have set
     const token = await issueAccessToken(SECRET_KEY, { sub: env.adminId, email: 'admin@test.local' }, 60)
-    await browser.context.addCookies([{ name: 'console_at', value: token, url: con.base, httpOnly: true, sameSite: 'Strict' }])
+    await browser.context.addCookies([
+      { name: 'console_at', value: token, url: con.base, httpOnly: true, sameSite: 'Strict' },
+    ])
   })
 
   /** A page of the console, with script errors collected. */
@@ -86,10 +88,13 @@ if (why !== null) {
   /** axe-core in the page (evaluated over CDP: the console's CSP allows no injected script tag). */
   const axe = async (page: Page, name: string) => {
     await page.evaluate(AXE)
-    const result = await page.evaluate(async () => {
-      const r = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe.run()
-      return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }))
-    })
+    // page-side code as text: this file is type-checked without the DOM library
+    const result = (await page.evaluate(`axe.run().then((r) => r.violations.map((v) => ({
+      id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) })))`)) as {
+      id: string
+      impact: string
+      targets: string[]
+    }[]
     const bad = result.filter((v) => v.impact === 'serious' || v.impact === 'critical')
     t.same(bad, [], `${name}: no serious or critical axe violation`)
     await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true })
@@ -97,15 +102,14 @@ if (why !== null) {
 
   /** Counts the paints of the streaming answer: distinct texts of the live message, one per DOM change batch. */
   const countPaints = (page: Page) =>
-    page.evaluate(() => {
-      const w = window as unknown as { paints: string[] }
-      w.paints = []
-      const root = document.querySelector('.chat-messages') as HTMLElement
+    page.evaluate(`(() => {
+      window.paints = []
+      const root = document.querySelector('.chat-messages')
       new MutationObserver(() => {
         const live = root.querySelector('[data-live="1"] .markdown')
-        if (live !== null && live.textContent !== '' && live.textContent !== w.paints.at(-1)) w.paints.push(live.textContent ?? '')
+        if (live !== null && live.textContent !== '' && live.textContent !== window.paints.at(-1)) window.paints.push(live.textContent)
       }).observe(root, { subtree: true, childList: true, characterData: true })
-    })
+    })()`)
 
   const send = async (page: Page, text: string) => {
     await page.getByRole('textbox', { name: 'Message', exact: true }).fill(text)
@@ -140,8 +144,11 @@ if (why !== null) {
     await send(page, 'Double 21, please.')
     const final = page.locator('article.msg-assistant:not([data-live])', { hasText: 'The answer is 42, as doubled.' })
     await final.waitFor({ timeout: 60_000 })
-    const paints = await page.evaluate(() => (window as unknown as { paints: string[] }).paints)
-    t.ok(paints.length >= 3, `the answer painted ${String(paints.length)} times while streaming (${JSON.stringify(paints)})`)
+    const paints = (await page.evaluate('window.paints')) as string[]
+    t.ok(
+      paints.length >= 3,
+      `the answer painted ${String(paints.length)} times while streaming (${JSON.stringify(paints)})`,
+    )
     t.equal(await final.locator('strong').textContent(), '42', 'markdown rendered')
     const tool = page.locator('details.tool', { hasText: 'tools__double' })
     await tool.locator('summary').click()
@@ -164,7 +171,9 @@ if (why !== null) {
     await approve.click()
     await page.locator('article.msg-assistant:not([data-live])', { hasText: 'Sent it.' }).waitFor({ timeout: 60_000 })
     const chat = await ok('GET', `/chats/${chatPath.split('/').at(-1) as string}`, undefined, 200)
-    const toolMessage = (chat['messages'] as { role: string; content: string }[]).find((m) => m.role === 'tool' && m.content.includes('ops@example.com'))
+    const toolMessage = (chat['messages'] as { role: string; content: string }[]).find(
+      (m) => m.role === 'tool' && m.content.includes('ops@example.com'),
+    )
     t.ok(toolMessage, 'the approved call ran')
     t.same(chat['pending_approvals'], [], 'nothing waits any more')
     await page.close()
@@ -224,7 +233,7 @@ if (why !== null) {
     await page.locator('tr[data-version="2"]').waitFor()
     t.equal(await page.locator('tr[data-version]').count(), 2, 'both versions listed')
     const href = await page.getByRole('link', { name: 'Download version 1' }).getAttribute('href')
-    const first = await page.evaluate(async (url) => (await fetch(url as string)).text(), href)
+    const first = await page.evaluate(`fetch(${JSON.stringify(href)}).then((r) => r.text())`)
     t.equal(first, 'first\n', 'version 1 downloads')
     await axe(page, 'files')
     await page.close()
@@ -236,7 +245,9 @@ if (why !== null) {
     // a run while the page is open arrives over the events stream
     const before = await page.locator('tr[data-execution]').count()
     const run = await ok('POST', '/functions/tools/double/execute', { input: { n: 2 } }, 200)
-    await page.locator(`tr[data-execution="${run['execution_id'] as string}"][data-status="completed"]`).waitFor({ timeout: 60_000 })
+    await page
+      .locator(`tr[data-execution="${run['execution_id'] as string}"][data-status="completed"]`)
+      .waitFor({ timeout: 60_000 })
     t.ok((await page.locator('tr[data-execution]').count()) > before, 'the new execution is listed live')
     await axe(page, 'jobs')
     const agents = await open('/agents')

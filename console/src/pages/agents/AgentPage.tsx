@@ -17,7 +17,18 @@ import { RefPicker } from './RefPicker.tsx'
 type SkillEntry = Agent['enabled_skills'][number]
 type Editable = Pick<
   Agent,
-  'namespace' | 'name' | 'description' | 'system_prompt' | 'model' | 'llm_provider_id' | 'temperature' | 'max_tokens' | 'enabled_functions' | 'enabled_agents' | 'enabled_skills' | 'hooks'
+  | 'namespace'
+  | 'name'
+  | 'description'
+  | 'system_prompt'
+  | 'model'
+  | 'llm_provider_id'
+  | 'temperature'
+  | 'max_tokens'
+  | 'enabled_functions'
+  | 'enabled_agents'
+  | 'enabled_skills'
+  | 'hooks'
 >
 
 const NEW_AGENT: Editable = {
@@ -58,9 +69,18 @@ export default function AgentPage({ params }: PageProps) {
         (err: unknown) => setError(err),
       )
     const all = { query: { limit: 1000 } }
-    api<Named[]>('GET', '/functions', all).then((l) => setFunctions(refs(l)), () => setFunctions([]))
-    api<Named[]>('GET', '/skills', all).then((l) => setSkills(refs(l)), () => setSkills([]))
-    api<Named[]>('GET', '/agents', all).then((l) => setAgents(refs(l).filter((r) => r !== agentRef)), () => setAgents([]))
+    api<Named[]>('GET', '/functions', all).then(
+      (l) => setFunctions(refs(l)),
+      () => setFunctions([]),
+    )
+    api<Named[]>('GET', '/skills', all).then(
+      (l) => setSkills(refs(l)),
+      () => setSkills([]),
+    )
+    api<Named[]>('GET', '/agents', all).then(
+      (l) => setAgents(refs(l).filter((r) => r !== agentRef)),
+      () => setAgents([]),
+    )
     // providers are an admin's list; others use the default provider
     api<{ id: string; name: string }[]>('GET', '/llm-providers').then(setProviders, () => setProviders([]))
   }, [agentRef, isNew])
@@ -153,14 +173,27 @@ export default function AgentPage({ params }: PageProps) {
               </Field>
             </div>
           )}
-          <Field label="Description">{(c) => <input {...c} value={agent.description} onChange={(e) => put({ description: e.target.value })} />}</Field>
+          <Field label="Description">
+            {(c) => <input {...c} value={agent.description} onChange={(e) => put({ description: e.target.value })} />}
+          </Field>
           <Field label="System prompt" help="A template over the chat's input variables, e.g. {{ customer }}.">
-            {(c) => <textarea {...c} rows={6} value={agent.system_prompt} onChange={(e) => put({ system_prompt: e.target.value })} />}
+            {(c) => (
+              <textarea
+                {...c}
+                rows={6}
+                value={agent.system_prompt}
+                onChange={(e) => put({ system_prompt: e.target.value })}
+              />
+            )}
           </Field>
           <div className="form-row">
             <Field label="Provider">
               {(c) => (
-                <select {...c} value={agent.llm_provider_id ?? ''} onChange={(e) => put({ llm_provider_id: e.target.value === '' ? null : e.target.value })}>
+                <select
+                  {...c}
+                  value={agent.llm_provider_id ?? ''}
+                  onChange={(e) => put({ llm_provider_id: e.target.value === '' ? null : e.target.value })}
+                >
                   <option value="">the default provider</option>
                   {providers.map((p) => (
                     <option key={p.id} value={p.id}>
@@ -171,10 +204,27 @@ export default function AgentPage({ params }: PageProps) {
               )}
             </Field>
             <Field label="Model">
-              {(c) => <input {...c} value={agent.model ?? ''} placeholder="the provider's default" onChange={(e) => put({ model: e.target.value })} />}
+              {(c) => (
+                <input
+                  {...c}
+                  value={agent.model ?? ''}
+                  placeholder="the provider's default"
+                  onChange={(e) => put({ model: e.target.value })}
+                />
+              )}
             </Field>
             <Field label="Temperature">
-              {(c) => <input {...c} type="number" min={0} max={2} step={0.1} value={agent.temperature} onChange={(e) => put({ temperature: Number(e.target.value) })} />}
+              {(c) => (
+                <input
+                  {...c}
+                  type="number"
+                  min={0}
+                  max={2}
+                  step={0.1}
+                  value={agent.temperature}
+                  onChange={(e) => put({ temperature: Number(e.target.value) })}
+                />
+              )}
             </Field>
             <Field label="Max tokens">
               {(c) => (
@@ -196,14 +246,30 @@ export default function AgentPage({ params }: PageProps) {
         </section>
         <section className="panel pick-grid" aria-labelledby="agent-uses">
           <h2 id="agent-uses">What it may use</h2>
-          <RefPicker legend="Tools (functions)" options={functions} value={agent.enabled_functions} onChange={(v) => put({ enabled_functions: v })} empty="No functions exist yet." />
-          <RefPicker legend="Sub-agents" options={agents} value={agent.enabled_agents} onChange={(v) => put({ enabled_agents: v })} empty="No other agents exist." />
+          <RefPicker
+            legend="Tools (functions)"
+            options={functions}
+            value={agent.enabled_functions}
+            onChange={(v) => put({ enabled_functions: v })}
+            empty="No functions exist yet."
+          />
+          <RefPicker
+            legend="Sub-agents"
+            options={agents}
+            value={agent.enabled_agents}
+            onChange={(v) => put({ enabled_agents: v })}
+            empty="No other agents exist."
+          />
           <div>
             <RefPicker
               legend="Skills"
               options={skills}
               value={agent.enabled_skills.map(skillRef)}
-              onChange={(v) => put({ enabled_skills: v.map((ref) => (preload.get(ref) === true ? { skill: ref, preload: true } : ref)) })}
+              onChange={(v) =>
+                put({
+                  enabled_skills: v.map((ref) => (preload.get(ref) === true ? { skill: ref, preload: true } : ref)),
+                })
+              }
               empty="No skills exist yet."
             />
             {agent.enabled_skills.length > 0 && (
@@ -217,7 +283,13 @@ export default function AgentPage({ params }: PageProps) {
                         type="checkbox"
                         className="checkbox"
                         checked={preload.get(ref) === true}
-                        onChange={(e) => put({ enabled_skills: agent.enabled_skills.map((s) => (skillRef(s) === ref ? (e.target.checked ? { skill: ref, preload: true } : ref) : s)) })}
+                        onChange={(e) =>
+                          put({
+                            enabled_skills: agent.enabled_skills.map((s) =>
+                              skillRef(s) === ref ? (e.target.checked ? { skill: ref, preload: true } : ref) : s,
+                            ),
+                          })
+                        }
                       />
                       <label htmlFor={`preload-${ref}`}>{ref}</label>
                     </li>

@@ -5,7 +5,10 @@ import type { Agent } from '../work/types.ts'
 
 /* Agents (`/agents`): the list; an agent opens for editing at /agents/<ns>/<name>. */
 export default function AgentsPage() {
-  const { data, error, loading } = useAsync((signal) => api<Agent[]>('GET', '/agents', { query: { limit: 1000 }, signal }), [])
+  const { data, error, loading } = useAsync(
+    (signal) => api<Agent[]>('GET', '/agents', { query: { limit: 1000 }, signal }),
+    [],
+  )
   return (
     <Page
       title="Agents"
@@ -24,14 +27,25 @@ export default function AgentsPage() {
           rows={data}
           rowKey={(a) => a.id}
           columns={[
-            { key: 'name', label: 'Agent', render: (a) => <Link href={`/agents/${a.namespace}/${a.name}`}>{`${a.namespace}/${a.name}`}</Link> },
+            {
+              key: 'name',
+              label: 'Agent',
+              render: (a) => <Link href={`/agents/${a.namespace}/${a.name}`}>{`${a.namespace}/${a.name}`}</Link>,
+            },
             { key: 'description', label: 'Description', render: (a) => a.description },
-            { key: 'tools', label: 'Tools', render: (a) => [...a.enabled_functions, ...a.enabled_agents.map((x) => `agent ${x}`)].join(', ') },
+            {
+              key: 'tools',
+              label: 'Tools',
+              render: (a) => [...a.enabled_functions, ...a.enabled_agents.map((x) => `agent ${x}`)].join(', '),
+            },
             {
               key: 'chat',
               label: 'Chat',
               render: (a) => (
-                <Link href={`/chat?agent=${encodeURIComponent(`${a.namespace}/${a.name}`)}`} aria-label={`Chat with ${a.namespace}/${a.name}`}>
+                <Link
+                  href={`/chat?agent=${encodeURIComponent(`${a.namespace}/${a.name}`)}`}
+                  aria-label={`Chat with ${a.namespace}/${a.name}`}
+                >
                   Chat
                 </Link>
               ),

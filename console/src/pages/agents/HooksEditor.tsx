@@ -11,7 +11,15 @@ const STAGES: { key: keyof Hooks; title: string }[] = [
   { key: 'on_assistant_message', title: 'Before the user reads an answer' },
 ]
 
-export function HooksEditor({ value, onChange, functions }: { value: Hooks; onChange: (h: Hooks) => void; functions: string[] | null }) {
+export function HooksEditor({
+  value,
+  onChange,
+  functions,
+}: {
+  value: Hooks
+  onChange: (h: Hooks) => void
+  functions: string[] | null
+}) {
   const id = useId()
   return (
     <fieldset className="hooks">
@@ -37,14 +45,29 @@ export function HooksEditor({ value, onChange, functions }: { value: Hooks; onCh
                         </option>
                       ))}
                     </select>
-                    <input id={`${fid}-async`} type="checkbox" className="checkbox" checked={h.async} onChange={(e) => put({ async: e.target.checked })} />
+                    <input
+                      id={`${fid}-async`}
+                      type="checkbox"
+                      className="checkbox"
+                      checked={h.async}
+                      onChange={(e) => put({ async: e.target.checked })}
+                    />
                     <label htmlFor={`${fid}-async`}>async</label>
                     <label htmlFor={`${fid}-timeout`}>on failure</label>
-                    <select id={`${fid}-timeout`} value={h.on_timeout} disabled={h.async} onChange={(e) => put({ on_timeout: e.target.value as Hook['on_timeout'] })}>
+                    <select
+                      id={`${fid}-timeout`}
+                      value={h.on_timeout}
+                      disabled={h.async}
+                      onChange={(e) => put({ on_timeout: e.target.value as Hook['on_timeout'] })}
+                    >
                       <option value="passthrough">let the message pass</option>
                       <option value="block">block the message</option>
                     </select>
-                    <Button className="btn-small" onClick={() => set(list.filter((_, j) => j !== i))} aria-label={`Remove hook ${String(i + 1)}`}>
+                    <Button
+                      className="btn-small"
+                      onClick={() => set(list.filter((_, j) => j !== i))}
+                      aria-label={`Remove hook ${String(i + 1)}`}
+                    >
                       Remove
                     </Button>
                   </li>
@@ -54,7 +77,9 @@ export function HooksEditor({ value, onChange, functions }: { value: Hooks; onCh
             <Button
               className="btn-small"
               disabled={functions === null || functions.length === 0}
-              onClick={() => set([...list, { function: functions?.[0] ?? '', async: false, on_timeout: 'passthrough' }])}
+              onClick={() =>
+                set([...list, { function: functions?.[0] ?? '', async: false, on_timeout: 'passthrough' }])
+              }
             >
               Add a hook
             </Button>

@@ -35,7 +35,13 @@ export function RefPicker({
       <ul className="pick-list">
         {(options ?? []).map((ref) => (
           <li key={ref}>
-            <input id={`${id}-${ref}`} type="checkbox" className="checkbox" checked={chosen.has(ref)} onChange={(e) => toggle(ref, e.target.checked)} />
+            <input
+              id={`${id}-${ref}`}
+              type="checkbox"
+              className="checkbox"
+              checked={chosen.has(ref)}
+              onChange={(e) => toggle(ref, e.target.checked)}
+            />
             <label htmlFor={`${id}-${ref}`}>{ref}</label>
           </li>
         ))}
@@ -52,7 +58,12 @@ export function RefPicker({
         <label htmlFor={`${id}-pattern`} className="sr-only">
           Add a pattern to {legend}
         </label>
-        <input id={`${id}-pattern`} placeholder="namespace/* or namespace/name" value={pattern} onChange={(e) => setPattern(e.target.value)} />
+        <input
+          id={`${id}-pattern`}
+          placeholder="namespace/* or namespace/name"
+          value={pattern}
+          onChange={(e) => setPattern(e.target.value)}
+        />
         <Button
           className="btn-small"
           disabled={!/^[^/\s]+\/[^/\s]+$/.test(pattern) || chosen.has(pattern)}

@@ -5,7 +5,15 @@ import { Button } from '../../ui/index.ts'
 import type { ChatSummary, Named } from '../work/types.ts'
 
 /* The caller's chats, newest first, and the form that starts a chat with an agent. */
-export function ChatList({ chats, current, onNew }: { chats: ChatSummary[] | undefined; current: string | undefined; onNew: (agent: string) => Promise<void> }) {
+export function ChatList({
+  chats,
+  current,
+  onNew,
+}: {
+  chats: ChatSummary[] | undefined
+  current: string | undefined
+  onNew: (agent: string) => Promise<void>
+}) {
   const [agents, setAgents] = useState<string[]>([])
   const [agent, setAgent] = useState('')
   const [starting, setStarting] = useState(false)
@@ -36,7 +44,9 @@ export function ChatList({ chats, current, onNew }: { chats: ChatSummary[] | und
       setStarting(false)
     }
   }
-  const sorted = (chats ?? []).slice().sort((a, b) => (b.last_message_at ?? b.created_at).localeCompare(a.last_message_at ?? a.created_at))
+  const sorted = (chats ?? [])
+    .slice()
+    .sort((a, b) => (b.last_message_at ?? b.created_at).localeCompare(a.last_message_at ?? a.created_at))
   return (
     <nav className="chat-list" aria-label="Chats">
       <form className="chat-new" onSubmit={(e) => void start(e)}>

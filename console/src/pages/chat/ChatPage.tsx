@@ -80,7 +80,9 @@ export default function ChatPage({ params }: PageProps) {
       stream.current = ac
       const user = start.kind === 'send' ? start.content : start.kind === 'resume' ? start.user : null
       let current: LiveTurn =
-        start.kind === 'approve' && pending.current !== null ? { ...pending.current, status: 'streaming', approvals: [] } : newTurn(user)
+        start.kind === 'approve' && pending.current !== null
+          ? { ...pending.current, status: 'streaming', approvals: [] }
+          : newTurn(user)
       update(current)
       let channel = start.kind === 'send' ? '' : start.channel
       let lastId = start.kind === 'resume' ? start.lastId : undefined
@@ -112,17 +114,30 @@ export default function ChatPage({ params }: PageProps) {
       }
       try {
         if (start.kind === 'send')
-          await openEventStream(`/chats/${id}/messages/stream`, onEvent, { method: 'POST', body: { content: start.content }, signal: ac.signal })
-        else await openEventStream(`/chats/${id}/stream/${start.channel}`, onEvent, { signal: ac.signal, ...(lastId === undefined ? {} : { lastEventId: lastId }) })
+          await openEventStream(`/chats/${id}/messages/stream`, onEvent, {
+            method: 'POST',
+            body: { content: start.content },
+            signal: ac.signal,
+          })
+        else
+          await openEventStream(`/chats/${id}/stream/${start.channel}`, onEvent, {
+            signal: ac.signal,
+            ...(lastId === undefined ? {} : { lastEventId: lastId }),
+          })
         // a POST stream cut before its end goes on where it stopped, on the turn's channel
         if (!ac.signal.aborted && current.status === 'streaming' && start.kind === 'send' && channel !== '')
-          await openEventStream(`/chats/${id}/stream/${channel}`, onEvent, { signal: ac.signal, ...(lastId === undefined ? {} : { lastEventId: lastId }) })
+          await openEventStream(`/chats/${id}/stream/${channel}`, onEvent, {
+            signal: ac.signal,
+            ...(lastId === undefined ? {} : { lastEventId: lastId }),
+          })
       } catch (err) {
-        if (!ac.signal.aborted) current = { ...current, status: 'error', error: err instanceof Error ? err.message : String(err) }
+        if (!ac.signal.aborted)
+          current = { ...current, status: 'error', error: err instanceof Error ? err.message : String(err) }
       }
       if (ac.signal.aborted) return
       stream.current = null
-      if (current.status === 'streaming') current = { ...current, status: 'error', error: 'the stream ended before the turn did' }
+      if (current.status === 'streaming')
+        current = { ...current, status: 'error', error: 'the stream ended before the turn did' }
       update(current)
       if (current.status === 'awaiting_approval') return
       clearResume(id)
@@ -198,13 +213,21 @@ export default function ChatPage({ params }: PageProps) {
       if (chatId === undefined) return
       setDeciding(true)
       try {
-        const answer = await api<{ channel_id: string }>('POST', `/chats/${chatId}/approve-tool/${encodeURIComponent(toolCallId)}`, { ...rt, body: { approved } })
+        const answer = await api<{ channel_id: string }>(
+          'POST',
+          `/chats/${chatId}/approve-tool/${encodeURIComponent(toolCallId)}`,
+          { ...rt, body: { approved } },
+        )
         const state = approved ? 'running' : 'refused'
         if (pending.current === null) {
           // a call found in the stored history (after a reload): its turn goes on live
           pending.current = newTurn(null)
           setHistory((h) => markTool(h, toolCallId, state))
-        } else pending.current = { ...pending.current, parts: pending.current.parts.map((p) => (p.type === 'tool' && p.id === toolCallId ? { ...p, state } : p)) }
+        } else
+          pending.current = {
+            ...pending.current,
+            parts: pending.current.parts.map((p) => (p.type === 'tool' && p.id === toolCallId ? { ...p, state } : p)),
+          }
         void run(chatId, { kind: 'approve', channel: answer.channel_id })
       } catch (err) {
         setError(err)
@@ -231,7 +254,10 @@ export default function ChatPage({ params }: PageProps) {
   decideRef.current = decide
   const onDecide = useCallback((id: string, ok: boolean) => void decideRef.current(id, ok), [])
   const items = useMemo(() => withLive(history, turn), [history, turn])
-  const renderItem = useCallback((item: Item) => <Message item={item} onDecide={onDecide} busy={deciding} />, [onDecide, deciding])
+  const renderItem = useCallback(
+    (item: Item) => <Message item={item} onDecide={onDecide} busy={deciding} />,
+    [onDecide, deciding],
+  )
 
   return (
     <div className="chat-page">
@@ -240,7 +266,9 @@ export default function ChatPage({ params }: PageProps) {
       <section className="chat-main" aria-label="Conversation">
         <ErrorBanner error={error} />
         {chat === null ? (
-          <div className="chat-empty muted">{chatId === undefined ? 'Pick a chat or start a new one.' : 'Loading…'}</div>
+          <div className="chat-empty muted">
+            {chatId === undefined ? 'Pick a chat or start a new one.' : 'Loading…'}
+          </div>
         ) : (
           <>
             <header className="chat-head">

@@ -19,7 +19,10 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 
 export function renderMarkdown(text: string): string {
   const html = marked.parse(text) as string
-  return DOMPurify.sanitize(html, { USE_PROFILES: { html: true }, FORBID_TAGS: ['style', 'form', 'input', 'textarea', 'button'] })
+  return DOMPurify.sanitize(html, {
+    USE_PROFILES: { html: true },
+    FORBID_TAGS: ['style', 'form', 'input', 'textarea', 'button'],
+  })
 }
 
 export const Markdown = memo(function Markdown({ text, live = false }: { text: string; live?: boolean }) {

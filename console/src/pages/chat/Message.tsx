@@ -20,7 +20,11 @@ export const Message = memo(function Message({
       </div>
     )
   return (
-    <article className={`msg msg-${item.kind}`} aria-label={item.kind === 'user' ? 'You' : 'Assistant'} data-live={item.live === true ? '1' : undefined}>
+    <article
+      className={`msg msg-${item.kind}`}
+      aria-label={item.kind === 'user' ? 'You' : 'Assistant'}
+      data-live={item.live === true ? '1' : undefined}
+    >
       {item.parts.map((p, i) =>
         p.type === 'text' ? (
           item.kind === 'user' ? (
@@ -34,7 +38,9 @@ export const Message = memo(function Message({
           <ToolCall key={p.id} tool={p} onDecide={onDecide} busy={busy} />
         ),
       )}
-      {item.live === true && item.parts.length === 0 && <span className="typing" aria-label="The assistant is answering" />}
+      {item.live === true && item.parts.length === 0 && (
+        <span className="typing" aria-label="The assistant is answering" />
+      )}
     </article>
   )
 })

@@ -14,8 +14,7 @@ export function ToolCall({
   return (
     <details className={`tool tool-${tool.state}`} open={tool.state === 'awaiting_approval'}>
       <summary>
-        <span className="tool-name">{tool.name}</span>{' '}
-        <span className="tool-state">{STATE[tool.state]}</span>
+        <span className="tool-name">{tool.name}</span> <span className="tool-state">{STATE[tool.state]}</span>
       </summary>
       <div className="tool-body">
         <div className="tool-label">Arguments</div>

@@ -18,7 +18,15 @@ export interface VirtualListProps<T> {
   className?: string
 }
 
-export function VirtualList<T>({ items, itemKey, render, estimate = 80, overscan = 600, label, className }: VirtualListProps<T>) {
+export function VirtualList<T>({
+  items,
+  itemKey,
+  render,
+  estimate = 80,
+  overscan = 600,
+  label,
+  className,
+}: VirtualListProps<T>) {
   const scroller = useRef<HTMLDivElement>(null)
   const heights = useRef(new Map<string, number>())
   const [measured, setMeasured] = useState(0)
@@ -29,7 +37,8 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 80, overscan
   const keys = useMemo(() => items.map(itemKey), [items, itemKey])
   const offsets = useMemo(() => {
     const out = new Float64Array(keys.length + 1)
-    for (let i = 0; i < keys.length; i++) out[i + 1] = (out[i] as number) + (heights.current.get(keys[i] as string) ?? estimate)
+    for (let i = 0; i < keys.length; i++)
+      out[i + 1] = (out[i] as number) + (heights.current.get(keys[i] as string) ?? estimate)
     return out
     // `measured` changes when a height does
   }, [keys, estimate, measured])
@@ -74,7 +83,9 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 80, overscan
     const el = scroller.current
     if (el === null) return
     if (atBottom.current && el.scrollHeight > el.clientHeight) el.scrollTop = el.scrollHeight
-    setView((v) => (v.top === el.scrollTop && v.height === el.clientHeight ? v : { top: el.scrollTop, height: el.clientHeight }))
+    setView((v) =>
+      v.top === el.scrollTop && v.height === el.clientHeight ? v : { top: el.scrollTop, height: el.clientHeight },
+    )
   }, [total])
 
   useEffect(() => () => cancelAnimationFrame(frame.current), [])
@@ -90,7 +101,14 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 80, overscan
     )
   }
   return (
-    <div ref={scroller} className={`vlist ${className ?? ''}`} onScroll={onScroll} role="log" aria-label={label} tabIndex={0}>
+    <div
+      ref={scroller}
+      className={`vlist ${className ?? ''}`}
+      onScroll={onScroll}
+      role="log"
+      aria-label={label}
+      tabIndex={0}
+    >
       <div className="vlist-spacer" style={{ height: total }}>
         {rows}
       </div>
@@ -98,7 +116,17 @@ export function VirtualList<T>({ items, itemKey, render, estimate = 80, overscan
   )
 }
 
-function Row({ rowKey, top, observer, children }: { rowKey: string; top: number; observer: ResizeObserver | null; children: ReactNode }) {
+function Row({
+  rowKey,
+  top,
+  observer,
+  children,
+}: {
+  rowKey: string
+  top: number
+  observer: ResizeObserver | null
+  children: ReactNode
+}) {
   const ref = useRef<HTMLDivElement>(null)
   useLayoutEffect(() => {
     const el = ref.current

@@ -145,7 +145,11 @@ export function applyEvent(turn: LiveTurn, event: string, data: unknown): LiveTu
       }
     }
     case 'error':
-      return { ...turn, status: 'error', error: `${String(d['detail'] ?? 'the turn failed')} (${String(d['code'] ?? 'error')})` }
+      return {
+        ...turn,
+        status: 'error',
+        error: `${String(d['detail'] ?? 'the turn failed')} (${String(d['code'] ?? 'error')})`,
+      }
     default:
       return turn
   }
@@ -158,8 +162,19 @@ export function withLive(history: Item[], turn: LiveTurn | null): Item[] {
   if (turn.user !== null) out.push({ key: 'live-user', kind: 'user', parts: [{ type: 'text', text: turn.user }] })
   if (turn.parts.length > 0 || turn.status === 'streaming')
     out.push({ key: 'live-assistant', kind: 'assistant', parts: turn.parts, live: turn.status === 'streaming' })
-  if (turn.status === 'error') out.push({ key: 'live-error', kind: 'notice', tone: 'error', parts: [{ type: 'text', text: turn.error ?? 'error' }] })
+  if (turn.status === 'error')
+    out.push({
+      key: 'live-error',
+      kind: 'notice',
+      tone: 'error',
+      parts: [{ type: 'text', text: turn.error ?? 'error' }],
+    })
   if (turn.status === 'stopped')
-    out.push({ key: 'live-stopped', kind: 'notice', tone: 'info', parts: [{ type: 'text', text: 'Stopped. The platform ends the turn once no client listens.' }] })
+    out.push({
+      key: 'live-stopped',
+      kind: 'notice',
+      tone: 'info',
+      parts: [{ type: 'text', text: 'Stopped. The platform ends the turn once no client listens.' }],
+    })
   return out
 }

@@ -16,10 +16,12 @@ export default function FilesPage({ params }: PageProps) {
   const ns = params['namespace']
   const name = params['name']
   const current = ns === undefined || name === undefined ? undefined : `${ns}/${name}`
-  const { data: collections, error, loading, reload } = useAsync(
-    (signal) => api<Collection[]>('GET', '/collections', { query: { limit: 1000 }, signal }),
-    [],
-  )
+  const {
+    data: collections,
+    error,
+    loading,
+    reload,
+  } = useAsync((signal) => api<Collection[]>('GET', '/collections', { query: { limit: 1000 }, signal }), [])
   const [newNs, setNewNs] = useState('default')
   const [newName, setNewName] = useState('')
   const [createError, setCreateError] = useState<unknown>(undefined)
@@ -50,7 +52,11 @@ export default function FilesPage({ params }: PageProps) {
               const ref = `${c.namespace}/${c.name}`
               return (
                 <li key={ref}>
-                  <Link href={`/collections/${ref}`} className="chat-link" aria-current={ref === current ? 'page' : undefined}>
+                  <Link
+                    href={`/collections/${ref}`}
+                    className="chat-link"
+                    aria-current={ref === current ? 'page' : undefined}
+                  >
                     {ref}
                   </Link>
                 </li>
@@ -70,7 +76,11 @@ export default function FilesPage({ params }: PageProps) {
             <Button type="submit">New collection</Button>
           </form>
         </nav>
-        {current === undefined ? <p className="muted">Pick a collection.</p> : <CollectionFiles key={current} collection={current} />}
+        {current === undefined ? (
+          <p className="muted">Pick a collection.</p>
+        ) : (
+          <CollectionFiles key={current} collection={current} />
+        )}
       </div>
     </Page>
   )
@@ -113,7 +123,9 @@ function CollectionFiles({ collection }: { collection: string }) {
     for (const f of chosen) {
       try {
         setProgress({ name: f.name, sent: 0, total: f.size })
-        const saved = await uploadFile(ns, name, f, { onProgress: (sent, total) => setProgress({ name: f.name, sent, total }) })
+        const saved = await uploadFile(ns, name, f, {
+          onProgress: (sent, total) => setProgress({ name: f.name, sent, total }),
+        })
         setDone(`${saved.name}: version ${String(saved.current_version)} uploaded.`)
         if (open?.name === saved.name) await openFile(saved.name)
       } catch (err) {
@@ -192,10 +204,20 @@ function CollectionFiles({ collection }: { collection: string }) {
                   <td>{size(f.size_bytes)}</td>
                   <td>{new Date(f.updated_at).toLocaleString()}</td>
                   <td className="row-actions">
-                    <a className="btn btn-secondary btn-small" href={download(f.name)} download={f.name} aria-label={`Download ${f.name}`}>
+                    <a
+                      className="btn btn-secondary btn-small"
+                      href={download(f.name)}
+                      download={f.name}
+                      aria-label={`Download ${f.name}`}
+                    >
                       Download
                     </a>
-                    <Button kind="danger" className="btn-small" onClick={() => void remove(f.name)} aria-label={`Delete ${f.name}`}>
+                    <Button
+                      kind="danger"
+                      className="btn-small"
+                      onClick={() => void remove(f.name)}
+                      aria-label={`Delete ${f.name}`}
+                    >
                       Delete
                     </Button>
                   </td>
@@ -237,7 +259,12 @@ function CollectionFiles({ collection }: { collection: string }) {
                       </td>
                       <td>{new Date(v.created_at).toLocaleString()}</td>
                       <td>
-                        <a className="btn btn-secondary btn-small" href={download(open.name, v.version)} download={`${String(v.version)}-${open.name}`} aria-label={`Download version ${String(v.version)}`}>
+                        <a
+                          className="btn btn-secondary btn-small"
+                          href={download(open.name, v.version)}
+                          download={`${String(v.version)}-${open.name}`}
+                          aria-label={`Download version ${String(v.version)}`}
+                        >
                           Download
                         </a>
                       </td>

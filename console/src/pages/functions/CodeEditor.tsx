@@ -59,7 +59,13 @@ export function CodeEditor({
 
   if (failed !== null)
     return (
-      <textarea className="code-fallback" aria-label={label} value={value} readOnly={readOnly} onChange={(e) => onChange(e.target.value)} />
+      <textarea
+        className="code-fallback"
+        aria-label={label}
+        value={value}
+        readOnly={readOnly}
+        onChange={(e) => onChange(e.target.value)}
+      />
     )
   return (
     <div className="code-editor" data-ready={ready ? '1' : '0'}>

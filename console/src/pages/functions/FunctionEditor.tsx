@@ -7,7 +7,13 @@ import { CodeEditor } from './CodeEditor.tsx'
 /* A function's code (CodeMirror, Python) and settings; Save creates (POST) or updates (PUT) it. */
 const NEW_CODE = 'def handler(input, context):\n    return {"echo": input}\n'
 
-export function FunctionEditor({ record, onSaved }: { record: FunctionRecord | null; onSaved: (r: FunctionRecord) => void }) {
+export function FunctionEditor({
+  record,
+  onSaved,
+}: {
+  record: FunctionRecord | null
+  onSaved: (r: FunctionRecord) => void
+}) {
   const [ns, setNs] = useState(record?.namespace ?? 'default')
   const [name, setName] = useState(record?.name ?? '')
   const [description, setDescription] = useState(record?.description ?? '')
@@ -28,7 +34,13 @@ export function FunctionEditor({ record, onSaved }: { record: FunctionRecord | n
       setError(new Error('The input schema is not valid JSON.'))
       return
     }
-    const body = { description, code, input_schema, requires_approval: approval, timeout: timeout === '' ? null : Number(timeout) }
+    const body = {
+      description,
+      code,
+      input_schema,
+      requires_approval: approval,
+      timeout: timeout === '' ? null : Number(timeout),
+    }
     setSaving(true)
     setError(undefined)
     setSaved(false)
@@ -58,7 +70,9 @@ export function FunctionEditor({ record, onSaved }: { record: FunctionRecord | n
           </Field>
         </div>
       )}
-      <Field label="Description">{(c) => <input {...c} value={description} onChange={(e) => setDescription(e.target.value)} />}</Field>
+      <Field label="Description">
+        {(c) => <input {...c} value={description} onChange={(e) => setDescription(e.target.value)} />}
+      </Field>
       <div className="field">
         <span className="field-label">Code (Python)</span>
         <CodeEditor value={code} onChange={setCode} language="python" label="Code (Python)" />
@@ -69,10 +83,20 @@ export function FunctionEditor({ record, onSaved }: { record: FunctionRecord | n
       </div>
       <div className="form-row">
         <Field label="Timeout (seconds)" help="Empty: the platform's FUNCTION_TIMEOUT.">
-          {(c) => <input {...c} type="number" min={1} value={timeout} onChange={(e) => setTimeoutValue(e.target.value)} />}
+          {(c) => (
+            <input {...c} type="number" min={1} value={timeout} onChange={(e) => setTimeoutValue(e.target.value)} />
+          )}
         </Field>
         <Field label="Agent calls wait for approval">
-          {(c) => <input {...c} type="checkbox" className="checkbox" checked={approval} onChange={(e) => setApproval(e.target.checked)} />}
+          {(c) => (
+            <input
+              {...c}
+              type="checkbox"
+              className="checkbox"
+              checked={approval}
+              onChange={(e) => setApproval(e.target.checked)}
+            />
+          )}
         </Field>
       </div>
       <ErrorBanner error={error} />

@@ -5,7 +5,10 @@ import type { FunctionRecord } from '../work/types.ts'
 
 /* Functions (`/functions`): the list; a function opens at /functions/<ns>/<name>. */
 export default function FunctionsPage() {
-  const { data, error, loading } = useAsync((signal) => api<FunctionRecord[]>('GET', '/functions', { query: { limit: 1000 }, signal }), [])
+  const { data, error, loading } = useAsync(
+    (signal) => api<FunctionRecord[]>('GET', '/functions', { query: { limit: 1000 }, signal }),
+    [],
+  )
   return (
     <Page
       title="Functions"
@@ -28,7 +31,11 @@ export default function FunctionsPage() {
           rows={data}
           rowKey={(f) => f.id}
           columns={[
-            { key: 'name', label: 'Function', render: (f) => <Link href={`/functions/${f.namespace}/${f.name}`}>{`${f.namespace}/${f.name}`}</Link> },
+            {
+              key: 'name',
+              label: 'Function',
+              render: (f) => <Link href={`/functions/${f.namespace}/${f.name}`}>{`${f.namespace}/${f.name}`}</Link>,
+            },
             { key: 'description', label: 'Description', render: (f) => f.description },
             { key: 'approval', label: 'Approval', render: (f) => (f.requires_approval ? 'required' : '') },
             { key: 'updated', label: 'Updated', render: (f) => new Date(f.updated_at).toLocaleString() },

@@ -91,7 +91,12 @@ export function History({ fn, runs }: { fn: string; runs: RunRecord[] }) {
           </thead>
           <tbody>
             {rows.map((r) => (
-              <HistoryRow key={r.execution_id} run={r} open={open === r.execution_id} onToggle={() => setOpen(open === r.execution_id ? null : r.execution_id)} />
+              <HistoryRow
+                key={r.execution_id}
+                run={r}
+                open={open === r.execution_id}
+                onToggle={() => setOpen(open === r.execution_id ? null : r.execution_id)}
+              />
             ))}
           </tbody>
         </table>

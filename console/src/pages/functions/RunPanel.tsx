@@ -11,7 +11,15 @@ import type { RunRecord } from './run-history.ts'
  * one JSON field when the schema names no properties; then POST /functions/{ns}/{name}/execute
  * and its answer — status, result, error and what the function printed.
  */
-export function RunPanel({ fn, schema, onRun }: { fn: string; schema: Record<string, unknown>; onRun: (r: RunRecord) => void }) {
+export function RunPanel({
+  fn,
+  schema,
+  onRun,
+}: {
+  fn: string
+  schema: Record<string, unknown>
+  onRun: (r: RunRecord) => void
+}) {
   const form = schema as JsonSchema
   const hasFields = form.properties !== undefined && Object.keys(form.properties).length > 0
   const [value, setValue] = useState<FormValue>({})
@@ -60,9 +68,17 @@ export function RunPanel({ fn, schema, onRun }: { fn: string; schema: Record<str
       <h2 id="run-title">Run</h2>
       <form onSubmit={(e) => void submit(e)}>
         {hasFields ? (
-          <SchemaForm schema={form} value={value} onChange={setValue} error={error instanceof ApiError ? error : undefined} idPrefix="run" />
+          <SchemaForm
+            schema={form}
+            value={value}
+            onChange={setValue}
+            error={error instanceof ApiError ? error : undefined}
+            idPrefix="run"
+          />
         ) : (
-          <Field label="Input (JSON)">{(c) => <textarea {...c} className="mono" rows={4} value={raw} onChange={(e) => setRaw(e.target.value)} />}</Field>
+          <Field label="Input (JSON)">
+            {(c) => <textarea {...c} className="mono" rows={4} value={raw} onChange={(e) => setRaw(e.target.value)} />}
+          </Field>
         )}
         <div className="form-actions">
           <Button kind="primary" type="submit" busy={running}>

@@ -46,7 +46,15 @@ const highlight = HighlightStyle.define([
   { tag: [tags.string, tags.special(tags.string)], color: 'var(--tok-string)' },
   { tag: [tags.number, tags.bool, tags.null, tags.atom], color: 'var(--tok-number)' },
   { tag: tags.comment, color: 'var(--tok-comment)', fontStyle: 'italic' },
-  { tag: [tags.definition(tags.variableName), tags.function(tags.definition(tags.variableName)), tags.propertyName, tags.className], color: 'var(--tok-name)' },
+  {
+    tag: [
+      tags.definition(tags.variableName),
+      tags.function(tags.definition(tags.variableName)),
+      tags.propertyName,
+      tags.className,
+    ],
+    color: 'var(--tok-name)',
+  },
 ])
 
 export async function createEditor(
@@ -77,7 +85,8 @@ export async function createEditor(
   return {
     view,
     setValue(text) {
-      if (text !== view.state.doc.toString()) view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } })
+      if (text !== view.state.doc.toString())
+        view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } })
     },
     destroy: () => view.destroy(),
   }

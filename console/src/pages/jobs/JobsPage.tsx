@@ -162,39 +162,57 @@ export default function JobsPage() {
           <Button type="submit">Look up</Button>
         </form>
       </div>
-      {admin === false && <p className="muted">Your executions appear here as they change state while the page is open.</p>}
+      {admin === false && (
+        <p className="muted">Your executions appear here as they change state while the page is open.</p>
+      )}
       <ErrorBanner error={error} />
       {rows.length === 0 ? (
         <EmptyState title="No executions to show yet." />
       ) : (
         <div className="table-wrap">
-        <table className="table jobs">
-          <caption className="sr-only">Executions</caption>
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">What</th>
-              <th scope="col">Trigger</th>
-              <th scope="col">Status</th>
-              <th scope="col">Duration</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r) => (
-              <JobRow key={r.execution_id} row={r} open={open === r.execution_id} onToggle={() => setOpen(open === r.execution_id ? null : r.execution_id)} onCancel={admin === true && ACTIVE.has(r.status) ? () => void cancel(r.execution_id) : undefined} />
-            ))}
-          </tbody>
-        </table>
+          <table className="table jobs">
+            <caption className="sr-only">Executions</caption>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">What</th>
+                <th scope="col">Trigger</th>
+                <th scope="col">Status</th>
+                <th scope="col">Duration</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <JobRow
+                  key={r.execution_id}
+                  row={r}
+                  open={open === r.execution_id}
+                  onToggle={() => setOpen(open === r.execution_id ? null : r.execution_id)}
+                  onCancel={admin === true && ACTIVE.has(r.status) ? () => void cancel(r.execution_id) : undefined}
+                />
+              ))}
+            </tbody>
+          </table>
         </div>
       )}
     </Page>
   )
 }
 
-function JobRow({ row, open, onToggle, onCancel }: { row: Row; open: boolean; onToggle: () => void; onCancel: (() => void) | undefined }) {
+function JobRow({
+  row,
+  open,
+  onToggle,
+  onCancel,
+}: {
+  row: Row
+  open: boolean
+  onToggle: () => void
+  onCancel: (() => void) | undefined
+}) {
   return (
     <>
       <tr data-execution={row.execution_id} data-status={row.status}>
