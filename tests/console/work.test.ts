@@ -142,7 +142,9 @@ if (why !== null) {
     )
     await countPaints(page)
     await send(page, 'Double 21, please.')
-    const final = page.locator('article.msg-assistant:not([data-live])', { hasText: 'The answer is 42, as doubled.' })
+    const final = page.locator('article.msg-assistant:not([data-message^="live"])', {
+      hasText: 'The answer is 42, as doubled.',
+    })
     await final.waitFor({ timeout: 60_000 })
     const paints = (await page.evaluate('window.paints')) as string[]
     t.ok(
@@ -169,7 +171,9 @@ if (why !== null) {
     await approve.waitFor({ timeout: 60_000 })
     await page.screenshot({ path: `${SHOTS}/chat-approval.png` })
     await approve.click()
-    await page.locator('article.msg-assistant:not([data-live])', { hasText: 'Sent it.' }).waitFor({ timeout: 60_000 })
+    await page
+      .locator('article.msg-assistant:not([data-message^="live"])', { hasText: 'Sent it.' })
+      .waitFor({ timeout: 60_000 })
     const chat = await ok('GET', `/chats/${chatPath.split('/').at(-1) as string}`, undefined, 200)
     const toolMessage = (chat['messages'] as { role: string; content: string }[]).find(
       (m) => m.role === 'tool' && m.content.includes('ops@example.com'),
@@ -187,7 +191,7 @@ if (why !== null) {
     await send(page, 'Count slowly.')
     await page.locator('[data-live="1"]', { hasText: 'w2' }).waitFor({ timeout: 60_000 })
     await page.reload()
-    const final = page.locator('article.msg-assistant:not([data-live])', { hasText: 'w11' })
+    const final = page.locator('article.msg-assistant:not([data-message^="live"])', { hasText: 'w11' })
     await final.waitFor({ timeout: 60_000 })
     t.equal((await final.textContent())?.trim(), words.join('').trim(), 'the whole answer, once')
     t.equal(await page.locator('article.msg-user', { hasText: 'Count slowly.' }).count(), 1, 'the question once')
@@ -229,7 +233,7 @@ if (why !== null) {
     await input.setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('second version\n') })
     await page.getByRole('button', { name: 'Upload', exact: true }).click()
     await page.getByText('notes.txt: version 2 uploaded.').waitFor({ timeout: 60_000 })
-    await page.getByRole('button', { name: 'notes.txt' }).click()
+    await page.getByRole('button', { name: 'notes.txt', exact: true }).click()
     await page.locator('tr[data-version="2"]').waitFor()
     t.equal(await page.locator('tr[data-version]').count(), 2, 'both versions listed')
     const href = await page.getByRole('link', { name: 'Download version 1' }).getAttribute('href')

@@ -8,7 +8,16 @@ import type { Chat, ChatSummary } from '../work/types.ts'
 import { ChatList } from './ChatList.tsx'
 import { Message } from './Message.tsx'
 import { clearResume, readResume, writeResume } from './resume.ts'
-import { applyEvent, isTerminal, itemsOf, newTurn, withLive, type Item, type LiveTurn } from './transcript.ts'
+import {
+  applyEvent,
+  isTerminal,
+  itemsOf,
+  newTurn,
+  withLive,
+  type Item,
+  type LiveTurn,
+  type Part,
+} from './transcript.ts'
 import { VirtualList } from './VirtualList.tsx'
 
 /*
@@ -21,7 +30,7 @@ import { VirtualList } from './VirtualList.tsx'
  */
 type StreamStart =
   | { kind: 'send'; content: string }
-  | { kind: 'resume'; channel: string; lastId: string; user: string | null }
+  | { kind: 'resume'; channel: string; lastId: string; user: string | null; parts: Part[] }
   | { kind: 'approve'; channel: string }
 
 const rt = { runtime: true } as const
@@ -39,6 +48,8 @@ export default function ChatPage({ params }: PageProps) {
   // deltas land here and reach the state once per frame: one paint per frame, not per token
   const pending = useRef<LiveTurn | null>(null)
   const frame = useRef(0)
+  // where the stream of the live turn is (its channel and last event id), kept with what it showed
+  const at = useRef<{ chatId: string; channel: string; lastId: string | undefined; user: string | null } | null>(null)
 
   const loadChats = useCallback(async () => {
     try {
@@ -60,7 +71,12 @@ export default function ChatPage({ params }: PageProps) {
 
   const flush = useCallback(() => {
     frame.current = 0
-    setTurn(pending.current)
+    const turn = pending.current
+    setTurn(turn)
+    // the resume point of a reload, written with what was painted (once per frame, not per token)
+    const a = at.current
+    if (turn?.status === 'streaming' && a !== null && a.channel !== '' && a.lastId !== undefined)
+      writeResume(a.chatId, { channel: a.channel, lastId: a.lastId, user: a.user, parts: turn.parts })
   }, [])
   const update = useCallback(
     (next: LiveTurn) => {
@@ -82,15 +98,21 @@ export default function ChatPage({ params }: PageProps) {
       let current: LiveTurn =
         start.kind === 'approve' && pending.current !== null
           ? { ...pending.current, status: 'streaming', approvals: [] }
-          : newTurn(user)
+          : start.kind === 'resume'
+            ? { ...newTurn(user), parts: start.parts }
+            : newTurn(user)
+      const point = {
+        chatId: id,
+        channel: start.kind === 'send' ? '' : start.channel,
+        lastId: start.kind === 'resume' ? start.lastId : undefined,
+        user,
+      }
+      at.current = point
       update(current)
-      let channel = start.kind === 'send' ? '' : start.channel
-      let lastId = start.kind === 'resume' ? start.lastId : undefined
       let asked = false
       const learnChannel = async () => {
         try {
-          channel = (await api<Chat>('GET', `/chats/${id}`, rt)).active_channel_id ?? ''
-          if (channel !== '' && lastId !== undefined && !ac.signal.aborted) writeResume(id, { channel, lastId, user })
+          point.channel = (await api<Chat>('GET', `/chats/${id}`, rt)).active_channel_id ?? ''
         } catch {
           // no resume point: a reload then shows the stored history only
         }
@@ -103,9 +125,8 @@ export default function ChatPage({ params }: PageProps) {
           // a non-JSON data line stays text
         }
         current = applyEvent(current, e.event, data)
-        if (e.id !== undefined) lastId = e.id
-        if (channel !== '' && lastId !== undefined) writeResume(id, { channel, lastId, user })
-        if (channel === '' && !asked) {
+        if (e.id !== undefined) point.lastId = e.id
+        if (point.channel === '' && !asked) {
           // the channel of a sent message is the chat's active one: learnt once, for a resume
           asked = true
           void learnChannel()
@@ -122,13 +143,13 @@ export default function ChatPage({ params }: PageProps) {
         else
           await openEventStream(`/chats/${id}/stream/${start.channel}`, onEvent, {
             signal: ac.signal,
-            ...(lastId === undefined ? {} : { lastEventId: lastId }),
+            ...(point.lastId === undefined ? {} : { lastEventId: point.lastId }),
           })
         // a POST stream cut before its end goes on where it stopped, on the turn's channel
-        if (!ac.signal.aborted && current.status === 'streaming' && start.kind === 'send' && channel !== '')
-          await openEventStream(`/chats/${id}/stream/${channel}`, onEvent, {
+        if (!ac.signal.aborted && current.status === 'streaming' && start.kind === 'send' && point.channel !== '')
+          await openEventStream(`/chats/${id}/stream/${point.channel}`, onEvent, {
             signal: ac.signal,
-            ...(lastId === undefined ? {} : { lastEventId: lastId }),
+            ...(point.lastId === undefined ? {} : { lastEventId: point.lastId }),
           })
       } catch (err) {
         if (!ac.signal.aborted)
@@ -139,8 +160,10 @@ export default function ChatPage({ params }: PageProps) {
       if (current.status === 'streaming')
         current = { ...current, status: 'error', error: 'the stream ended before the turn did' }
       update(current)
-      if (current.status === 'awaiting_approval') return
+      at.current = null
       clearResume(id)
+      // a paused turn stays as it is until the call is decided (the stored history has the call)
+      if (current.status === 'awaiting_approval') return
       // the stored history is the truth once the turn ended: it replaces the live view
       try {
         await loadChat(id)
@@ -172,7 +195,14 @@ export default function ChatPage({ params }: PageProps) {
         const point = readResume(chatId)
         if (!live || point === null) return
         if (c.active_channel_id !== point.channel) clearResume(chatId)
-        else void run(chatId, { kind: 'resume', channel: point.channel, lastId: point.lastId, user: point.user })
+        else
+          void run(chatId, {
+            kind: 'resume',
+            channel: point.channel,
+            lastId: point.lastId,
+            user: point.user,
+            parts: point.parts,
+          })
       } catch (err) {
         if (live) setError(err)
       }
@@ -204,6 +234,7 @@ export default function ChatPage({ params }: PageProps) {
   const stop = () => {
     stream.current?.abort()
     stream.current = null
+    at.current = null
     if (chatId !== undefined) clearResume(chatId)
     if (pending.current !== null) update({ ...pending.current, status: 'stopped' })
   }

@@ -23,6 +23,7 @@ export const Message = memo(function Message({
     <article
       className={`msg msg-${item.kind}`}
       aria-label={item.kind === 'user' ? 'You' : 'Assistant'}
+      data-message={item.key}
       data-live={item.live === true ? '1' : undefined}
     >
       {item.parts.map((p, i) =>

@@ -1,12 +1,17 @@
+import type { Part } from './transcript.ts'
+
 /*
  * Where a streamed turn was, kept in sessionStorage per chat so a reload of the tab resumes it
- * (GET /chats/{id}/stream/{channel} with Last-Event-ID) instead of losing the answer. A record is
- * dropped when its turn ends; one for another channel than the chat's active one is stale.
+ * (GET /chats/{id}/stream/{channel} with Last-Event-ID) instead of losing the answer: the channel,
+ * the last event id and what the page showed up to that event, written together once per frame.
+ * A record is dropped when its turn ends or pauses; one for another channel than the chat's active
+ * one is stale.
  */
 export interface ResumePoint {
   channel: string
   lastId: string
   user: string | null
+  parts: Part[]
 }
 
 const keyOf = (chatId: string) => `console.chat-stream.${chatId}`
@@ -14,7 +19,8 @@ const keyOf = (chatId: string) => `console.chat-stream.${chatId}`
 export function readResume(chatId: string): ResumePoint | null {
   try {
     const raw = sessionStorage.getItem(keyOf(chatId))
-    return raw === null ? null : (JSON.parse(raw) as ResumePoint)
+    const point = raw === null ? null : (JSON.parse(raw) as ResumePoint)
+    return point !== null && Array.isArray(point.parts) ? point : null
   } catch {
     return null
   }
