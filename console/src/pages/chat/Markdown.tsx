@@ -25,9 +25,26 @@ export function renderMarkdown(text: string): string {
   })
 }
 
+/*
+ * Rendered answers by their text, so a row scrolled out of the virtual list and back is not parsed
+ * again (a Map keeps insertion order: the oldest entry is dropped first). A streaming answer is not
+ * kept: its text changes every frame.
+ */
+const rendered = new Map<string, string>()
+const KEEP = 2000
+
+function renderCached(text: string): string {
+  const hit = rendered.get(text)
+  if (hit !== undefined) return hit
+  const html = renderMarkdown(text)
+  rendered.set(text, html)
+  if (rendered.size > KEEP) rendered.delete(rendered.keys().next().value as string)
+  return html
+}
+
 export const Markdown = memo(function Markdown({ text, live = false }: { text: string; live?: boolean }) {
   const ref = useRef<HTMLDivElement>(null)
-  const html = useMemo(() => renderMarkdown(text), [text])
+  const html = useMemo(() => (live ? renderMarkdown(text) : renderCached(text)), [text, live])
   useEffect(() => {
     const el = ref.current
     if (live || el === null || el.querySelector('pre > code[class*="language-"]') === null) return
