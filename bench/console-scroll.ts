@@ -83,7 +83,7 @@ export async function scriptedScroll(page: Page, selector: string, step = 400): 
   }
 }
 
-const NAME = 'console'
+const NAME = 'console chat'
 const MESSAGES = 1000
 
 /** A chat's worth of varied answers: paragraphs, lists, code, a table; questions between them. */

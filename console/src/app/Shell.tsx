@@ -22,8 +22,12 @@ export function Shell() {
   const areas = groupByArea(pages)
   const match = pathname === '/' ? undefined : matchPage(pathname)
   const mainRef = useRef<HTMLElement>(null)
-  // after navigation focus moves to the page's heading (or main), as a full page load would
+  const firstPath = useRef(pathname)
+  // after an in-app navigation focus moves to the page's heading (or main), so a screen reader
+  // announces the new page; not on the first load, where the skip link comes first
   useEffect(() => {
+    if (pathname === firstPath.current) return
+    firstPath.current = ''
     const h = mainRef.current?.querySelector<HTMLElement>('h1') ?? mainRef.current
     h?.focus({ preventScroll: true })
   }, [pathname])

@@ -40,3 +40,14 @@ export async function sessionCall<T>(method: 'GET' | 'POST', path: string, body?
   }
   return (res.status === 204 ? undefined : await res.json()) as T
 }
+
+let info: Promise<{ auth_mode: string; api_base: string }> | undefined
+
+/** The sign-in mode and the API's public base (component previews load from it), asked once. */
+export function sessionInfo(): Promise<{ auth_mode: string; api_base: string }> {
+  info ??= sessionCall<{ auth_mode: string; api_base: string }>('GET', '/info').catch((e: unknown) => {
+    info = undefined
+    throw e
+  })
+  return info
+}

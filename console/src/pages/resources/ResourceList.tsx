@@ -16,6 +16,7 @@ import {
   type Column,
   type Sort,
 } from '../../ui/index.ts'
+import { KindListActions } from './actions.tsx'
 import { resourceInfo, resourcePath, type ResourceInfo } from './kinds.ts'
 
 /*
@@ -102,6 +103,7 @@ function ResourceList({ r }: { r: ResourceInfo }) {
       }
     >
       {r.description === '' ? null : <p className="muted">{r.description}</p>}
+      <KindListActions r={r} />
       <form className="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         {r.addressing === 'namespaced' ? (
           <label>

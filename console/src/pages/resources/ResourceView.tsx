@@ -90,7 +90,18 @@ function show(key: string, v: unknown) {
   if (v === null || v === undefined) return <span className="muted">—</span>
   if (key.endsWith('_at')) return formatTime(v)
   if (typeof v === 'boolean') return v ? 'yes' : 'no'
-  if (typeof v === 'string') return v.includes('\n') || v.length > 120 ? <pre className="pre">{v}</pre> : v
+  if (typeof v === 'string')
+    return v.includes('\n') || v.length > 120 ? (
+      <pre className="pre" tabIndex={0}>
+        {v}
+      </pre>
+    ) : (
+      v
+    )
   if (typeof v === 'number') return String(v)
-  return <pre className="pre">{JSON.stringify(v, null, 2)}</pre>
+  return (
+    <pre className="pre" tabIndex={0}>
+      {JSON.stringify(v, null, 2)}
+    </pre>
+  )
 }

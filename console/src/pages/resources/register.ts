@@ -9,9 +9,12 @@ import { RESOURCES } from './kinds.ts'
 for (const r of RESOURCES) {
   const base = `/resources/${r.plural}`
   const one = r.addressing === 'namespaced' ? `${base}/:namespace/:name` : `${base}/:key`
-  const common = { area: r.area, ...(r.adminOnly ? { admin: true } : {}) }
+  const common = { area: r.area }
+  // an admin-only kind's list is left out of a plain user's navigation; its other pages stay
+  // reachable and the API answers (a clear 403 for what the user may not do)
   registerPage({
     ...common,
+    ...(r.adminOnly ? { admin: true } : {}),
     path: base,
     title: r.listTitle,
     supersededBy: `/${r.plural}`,
