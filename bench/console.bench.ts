@@ -1,6 +1,6 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { build, type Metafile } from 'esbuild'
@@ -69,17 +69,16 @@ async function bundleRows(): Promise<Row[]> {
       outdir: join(dir, 'out'),
     }
     // the floor: React and ReactDOM rendering one element
-    const floor = await build({
-      ...common,
-      stdin: {
-        contents: "import { createRoot } from 'react-dom/client'\ncreateRoot(document.body).render('hi')\n",
-        resolveDir: CONSOLE_ROOT,
-        sourcefile: 'floor.tsx',
-        loader: 'tsx',
-      },
-      outdir: join(dir, 'floor'),
-    })
-    const floorSize = initialJsGzip(floor.metafile as Metafile, CONSOLE_ROOT, '<stdin>')
+    // (a file in the console folder, so that react resolves from the same node_modules)
+    const floorEntry = join(CONSOLE_ROOT, `.bench-floor-${String(process.pid)}.tsx`)
+    writeFileSync(floorEntry, "import { createRoot } from 'react-dom/client'\ncreateRoot(document.body).render('hi')\n")
+    let floor
+    try {
+      floor = await build({ ...common, entryPoints: { floor: floorEntry }, outdir: join(dir, 'floor') })
+    } finally {
+      rmSync(floorEntry, { force: true })
+    }
+    const floorSize = initialJsGzip(floor.metafile as Metafile, CONSOLE_ROOT, floorEntry.slice(CONSOLE_ROOT.length + 1))
     const consoleBuild = await build({ ...common, entryPoints: { main: join(CONSOLE_ROOT, 'src', 'main.tsx') } })
     const meta = consoleBuild.metafile as Metafile
     const size = initialJsGzip(meta, CONSOLE_ROOT, 'src/main.tsx')
