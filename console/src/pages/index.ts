@@ -5,3 +5,8 @@
 import './resources/register.ts'
 import './admin/register.ts'
 import './system/register.ts'
+import './chat/register.ts'
+import './agents/register.ts'
+import './functions/register.ts'
+import './jobs/register.ts'
+import './files/register.ts'
