@@ -34,9 +34,21 @@ npx oxfmt --check $(node -p "require('./package.json').config.codeDirs") >/dev/n
   failed_steps=$((failed_steps + 1))
 }
 echo "== type-check (tsc --noEmit)"
-npx tsc --noEmit -p tsconfig.json || failed_steps=$((failed_steps + 1))
+# The native compiler (TypeScript 7) has been seen to die of SIGSEGV on a saturated host, in its
+# worker threads: a crash (exit code from a signal) is run again single-threaded, a type error is not.
+typecheck() {
+  npx tsc --noEmit -p "$1"
+  local rc=$?
+  if [ $rc -ge 128 ]; then
+    echo "tsc -p $1 crashed (exit $rc); again with --singleThreaded"
+    npx tsc --noEmit --singleThreaded -p "$1"
+    rc=$?
+  fi
+  return $rc
+}
+typecheck tsconfig.json || failed_steps=$((failed_steps + 1))
 # the console (browser code, DOM types): its own tsconfig
-npx tsc --noEmit -p console/tsconfig.json || failed_steps=$((failed_steps + 1))
+typecheck console/tsconfig.json || failed_steps=$((failed_steps + 1))
 
 echo "== nats-server"
 mkdir -p .tap
