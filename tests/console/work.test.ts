@@ -198,9 +198,16 @@ if (why !== null) {
     await page.close()
   })
 
-  t.test('the chat at phone width', async () => {
+  t.test('the chat at phone width', async (t) => {
     const page = await open(chatPath, 375)
     await page.locator('article.msg-assistant').first().waitFor()
+    // at phone width the navigation is a menu: closed, the chat has the whole width
+    t.notOk(await page.getByRole('navigation', { name: 'Main' }).isVisible(), 'the navigation is folded away')
+    const chatWidth = await page.locator('main').evaluate((m) => (m as unknown as { clientWidth: number }).clientWidth)
+    t.ok(chatWidth >= 360, `the chat takes the screen's width (${chatWidth} px)`)
+    await page.getByRole('button', { name: 'Menu' }).click()
+    t.ok(await page.getByRole('navigation', { name: 'Main' }).isVisible(), 'the menu opens the navigation')
+    await page.getByRole('button', { name: 'Menu' }).click()
     await axe(page, 'chat-phone')
     await page.close()
   })

@@ -22,6 +22,9 @@ export function Shell() {
   const areas = groupByArea(pages)
   const match = pathname === '/' ? undefined : matchPage(pathname)
   const mainRef = useRef<HTMLElement>(null)
+  // on a phone-width screen the navigation is a menu over the page, closed again by a navigation
+  const [navOpen, setNavOpen] = useState(false)
+  useEffect(() => setNavOpen(false), [pathname])
   const firstPath = useRef(pathname)
   // after an in-app navigation focus moves to the page's heading (or main), so a screen reader
   // announces the new page; not on the first load, where the skip link comes first
@@ -42,6 +45,14 @@ export function Shell() {
         </Link>
         <div className="topbar-right">
           <Button
+            className="menu-toggle"
+            aria-expanded={navOpen}
+            aria-controls="main-nav"
+            onClick={() => setNavOpen(!navOpen)}
+          >
+            Menu
+          </Button>
+          <Button
             onClick={() => {
               const next = theme === 'dark' ? 'light' : 'dark'
               applyTheme(next)
@@ -57,7 +68,7 @@ export function Shell() {
           <Button onClick={() => void signOut()}>Sign out</Button>
         </div>
       </header>
-      <nav className="sidebar" aria-label="Main">
+      <nav id="main-nav" className="sidebar" aria-label="Main" data-open={navOpen}>
         {areas.map(([area, list]) => (
           <div key={area} className="nav-area">
             <h2 className="nav-title">{area}</h2>
