@@ -132,6 +132,35 @@ if (why !== null) {
     await page.getByText(/No skills yet/).waitFor()
     t.pass('deleted')
 
+    // declarative config: preview shows the plan, apply is offered only for the previewed text
+    await page.goto(`${base}/admin/config`)
+    const doc = [
+      'apiVersion: platform/v1',
+      'kind: PlatformConfig',
+      'spec:',
+      '  skills:',
+      '    - namespace: docs',
+      '      name: from-config',
+      '      description: applied from the console',
+      '      content: Short sentences.',
+    ].join('\n')
+    await page.getByLabel('Config document (YAML)').fill(doc)
+    t.ok(await page.getByRole('button', { name: 'Apply' }).isDisabled(), 'no apply before a preview')
+    await page.getByRole('button', { name: 'Preview' }).click()
+    await page.locator('.plan-summary').waitFor()
+    t.match(await page.locator('.plan-summary').textContent(), /Would create 1/, 'the plan: one resource to create')
+    t.match(await page.getByRole('table').textContent(), /docs\/from-config|from-config/, 'the plan names it')
+    t.equal((await env.request('GET', '/api/v1/skills/docs/from-config')).status, 404, 'a preview writes nothing')
+    await page.screenshot({ path: join(SHOTS, 'config-plan.png'), fullPage: true })
+    t.same(await seriousViolations(page), [], 'the config plan: no serious or critical axe violation')
+    await page.getByRole('button', { name: 'Apply' }).click()
+    await page.locator('.plan-summary', { hasText: /^Created 1/ }).waitFor()
+    t.equal((await env.request('GET', '/api/v1/skills/docs/from-config')).status, 200, 'applied')
+    await page.getByLabel('Config document (YAML)').fill('spec: [')
+    await page.getByRole('button', { name: 'Validate' }).click()
+    await page.locator('.problems').first().waitFor()
+    t.pass('a broken document shows its problems')
+
     // dark mode
     await page.getByRole('button', { name: 'Dark mode' }).click()
     t.equal(await page.evaluate('document.documentElement.dataset.theme'), 'dark')

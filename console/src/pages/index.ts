@@ -4,6 +4,7 @@
  */
 import './resources/register.ts'
 import './admin/register.ts'
+import './gitops/register.ts'
 import './system/register.ts'
 import './chat/register.ts'
 import './agents/register.ts'
