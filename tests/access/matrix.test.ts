@@ -501,6 +501,30 @@ const ROWS: Record<string, Row> = {
     admin: [400],
   },
   // ---- end connectors
+  // ---- MCP servers' OAuth (src/mcp-servers/): B cannot see A's server; nothing here reaches the network
+  // the admin starts a flow on a server without OAuth: 422 mcp_server.not_oauth, before any discovery
+  'mcp-servers.oauth-start': {
+    call: async (c) => ({ path: `/api/v1/mcp-servers/matrix/${await mcpServerOfA(c, false)}/oauth/start` }),
+    b: [404],
+    admin: [422],
+  },
+  'mcp-servers.oauth-status': {
+    call: async (c) => ({ path: `/api/v1/mcp-servers/matrix/${await mcpServerOfA(c, true)}/oauth/token` }),
+    b: [404],
+    admin: [200],
+  },
+  // the admin has no connection of its own to remove (404 mcp_server.oauth_not_found)
+  'mcp-servers.oauth-disconnect': {
+    call: async (c) => ({ path: `/api/v1/mcp-servers/matrix/${await mcpServerOfA(c, true)}/oauth/token` }),
+    b: [404],
+    admin: [404],
+  },
+  // a callback without a known state is refused for everyone
+  'mcp-servers.oauth-callback': {
+    call: async () => ({ path: '/api/v1/oauth/mcp-servers/callback?state=unknown&code=x' }),
+    b: [400],
+    admin: [400],
+  },
   // ---- OpenAI adapter (src/adapter/): A's agent is no model for B; provider models need platform.llm (none here)
   'adapter.openai.models.list': { call: async () => ({ path: '/adapters/openai/v1/models' }), b: [200], admin: [200] },
   'adapter.openai.models.get': {
@@ -1199,6 +1223,19 @@ async function connectorOfA(c: Ctx, oauth = false): Promise<string> {
   }
   const res = await c.env.request('POST', '/api/v1/connectors', { token: c.a.token, body })
   if (res.status !== 201) throw new Error(`setup connector: ${res.text}`)
+  return name
+}
+
+async function mcpServerOfA(c: Ctx, oauth: boolean): Promise<string> {
+  const name = `mcp-${c.n()}`
+  const body = {
+    namespace: 'matrix',
+    name,
+    url: 'https://mcp.example.com/mcp',
+    auth: oauth ? { type: 'oauth', client_id: 'cid' } : { type: 'none' },
+  }
+  const res = await c.env.request('POST', '/api/v1/mcp-servers', { token: c.a.token, body })
+  if (res.status !== 201) throw new Error(`setup MCP server: ${res.text}`)
   return name
 }
 

@@ -4204,11 +4204,13 @@ export interface Operations {
       name: string
       description?: string
       url: string
-      transport?: "streamable-http"
+      transport?: "streamable-http" | "sse"
       auth?: {
-        type?: "none" | "header"
+        type?: "none" | "header" | "oauth"
         header?: string
         secret?: string
+        client_id?: string
+        scopes?: string[]
         prefix?: string
       }
       timeout_seconds?: number
@@ -4228,11 +4230,13 @@ export interface Operations {
       name: string
       description: string
       url: string
-      transport: "streamable-http"
+      transport: "streamable-http" | "sse"
       auth: {
-        type?: "none" | "header"
+        type?: "none" | "header" | "oauth"
         header?: string
         secret?: string
+        client_id?: string
+        scopes?: string[]
         prefix?: string
       }
       timeout_seconds: number
@@ -4262,11 +4266,13 @@ export interface Operations {
       name: string
       description: string
       url: string
-      transport: "streamable-http"
+      transport: "streamable-http" | "sse"
       auth: {
-        type?: "none" | "header"
+        type?: "none" | "header" | "oauth"
         header?: string
         secret?: string
+        client_id?: string
+        scopes?: string[]
         prefix?: string
       }
       timeout_seconds: number
@@ -4295,11 +4301,13 @@ export interface Operations {
       name: string
       description: string
       url: string
-      transport: "streamable-http"
+      transport: "streamable-http" | "sse"
       auth: {
-        type?: "none" | "header"
+        type?: "none" | "header" | "oauth"
         header?: string
         secret?: string
+        client_id?: string
+        scopes?: string[]
         prefix?: string
       }
       timeout_seconds: number
@@ -4317,11 +4325,13 @@ export interface Operations {
     body: {
       description?: string
       url?: string
-      transport?: "streamable-http"
+      transport?: "streamable-http" | "sse"
       auth?: {
-        type?: "none" | "header"
+        type?: "none" | "header" | "oauth"
         header?: string
         secret?: string
+        client_id?: string
+        scopes?: string[]
         prefix?: string
       }
       timeout_seconds?: number
@@ -4341,11 +4351,13 @@ export interface Operations {
       name: string
       description: string
       url: string
-      transport: "streamable-http"
+      transport: "streamable-http" | "sse"
       auth: {
-        type?: "none" | "header"
+        type?: "none" | "header" | "oauth"
         header?: string
         secret?: string
+        client_id?: string
+        scopes?: string[]
         prefix?: string
       }
       timeout_seconds: number
@@ -5498,6 +5510,74 @@ export interface Operations {
     response: {
       status: "connected"
       connector: {
+        namespace: string
+        name: string
+      }
+      scope: string | null
+      expires_at: string | null
+    }
+  }
+  "mcp-servers.oauth-start": {
+    method: "POST"
+    path: "/api/v1/mcp-servers/{namespace}/{name}/oauth/start"
+    params: {
+      namespace: string
+      name: string
+    }
+    query: Record<string, never>
+    body: never
+    status: 200
+    response: {
+      authorization_url: string
+      state: string
+      expires_in: number
+    }
+  }
+  "mcp-servers.oauth-status": {
+    method: "GET"
+    path: "/api/v1/mcp-servers/{namespace}/{name}/oauth/token"
+    params: {
+      namespace: string
+      name: string
+    }
+    query: Record<string, never>
+    body: never
+    status: 200
+    response: {
+      connected: boolean
+      scope: string | null
+      expires_at: string | null
+      has_refresh_token: boolean
+      updated_at: string | null
+    }
+  }
+  "mcp-servers.oauth-disconnect": {
+    method: "DELETE"
+    path: "/api/v1/mcp-servers/{namespace}/{name}/oauth/token"
+    params: {
+      namespace: string
+      name: string
+    }
+    query: Record<string, never>
+    body: never
+    status: 204
+    response: void
+  }
+  "mcp-servers.oauth-callback": {
+    method: "GET"
+    path: "/api/v1/oauth/mcp-servers/callback"
+    params: Record<string, never>
+    query: {
+      state?: string
+      code?: string
+      error?: string
+      error_description?: string
+    }
+    body: never
+    status: 200
+    response: {
+      status: "connected"
+      mcp_server: {
         namespace: string
         name: string
       }
@@ -6709,7 +6789,7 @@ export const RESOURCE_KINDS: readonly ResourceKindInfo[] = [
     "kind": "mcp_server",
     "plural": "mcp-servers",
     "title": "McpServer",
-    "description": "Remote MCP servers (Streamable HTTP) whose tools agents use.",
+    "description": "Remote MCP servers (Streamable HTTP or HTTP+SSE) whose tools agents use.",
     "addressing": "namespaced",
     "updateMethod": "PUT",
     "adminOnly": false,
