@@ -1,4 +1,5 @@
 import { connect, nkeyAuthenticator } from '@nats-io/transport-node'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { bubblewrapDriver } from '../sandbox/drivers/bubblewrap.ts'
 import { createWarmPool } from '../sandbox/pool.ts'
@@ -10,7 +11,7 @@ import { committedTransactions } from './lib/pg-stats.ts'
 import { measure } from './lib/load.ts'
 import { pooled, sequentialRun, type SequentialRun } from './lib/sequential.ts'
 import type { Benchmark, Row } from './lib/types.ts'
-import { barePython, CODE, GAP_MS, LIMITS, measureCalls } from './sandbox.bench.ts'
+import { barePython, CODE, FORK_FLOOR, forkNote, GAP_MS, LIMITS, measureCalls, warmNote } from './sandbox.bench.ts'
 
 /*
  * `POST /functions/{ns}/{name}/execute` of a no-op function end to end (gateway, job enqueue,
@@ -116,6 +117,12 @@ async function floors(): Promise<Row[]> {
   } finally {
     bare.stop()
   }
+  const forking = barePython({ fork: true })
+  try {
+    rows.push(await measureCalls(FORK_FLOOR, NAME, SAMPLES, forking.call, { gapMs: GAP_MS }))
+  } finally {
+    forking.stop()
+  }
   const driver = bubblewrapDriver({ python: '/usr/bin/python3' })
   const usable = await driver.check()
   if (!usable.ok) throw new Error(`bubblewrap sandboxes cannot run here: ${usable.reason}`)
@@ -139,6 +146,11 @@ async function floors(): Promise<Row[]> {
     }
     await warm()
     rows.push(await measureCalls(WARM, NAME, SAMPLES, warm, { gapMs: GAP_MS }))
+    const [pipe, fork, warmRow] = rows
+    if (pipe !== undefined && fork !== undefined && warmRow !== undefined) {
+      fork.note = forkNote(fork, pipe)
+      warmRow.note = warmNote(warmRow, pipe, fork)
+    }
   } finally {
     await pool.close()
   }
@@ -209,11 +221,16 @@ async function run(): Promise<Row[]> {
     await platform?.stop()
     removeTempDir(dataDir)
   }
-  const [bare, warm, exec] = rows
-  if (bare !== undefined && warm !== undefined)
-    warm.note = `p50 ${(warm.latencyP50Ms / bare.latencyP50Ms).toFixed(2)}× the bare pipe (target ≤ 2×)`
+  const [, , warm, exec, load] = rows
   if (warm !== undefined && exec !== undefined)
     exec.note = `p50 ${(exec.latencyP50Ms / warm.latencyP50Ms).toFixed(2)}× the warm sandbox call (target ≤ 2×); ${perCall}`
+  if (exec !== undefined && load !== undefined) {
+    // What the host can do at most: its cores over the CPU one call takes in every process (the
+    // platform, the sandboxes' children, nats-server and Postgres), measured one at a time above.
+    const perCallUs = exec.cpuUsPerReq + (exec.otherCpuUsPerReq ?? 0)
+    const ceiling = (availableParallelism() * 1e6) / Math.max(1, perCallUs)
+    load.note = `${load.note ?? ''}; CPU ceiling ${ceiling.toFixed(0)} calls/s (${String(availableParallelism())} CPUs / ${(perCallUs / 1000).toFixed(1)} ms CPU a call, one at a time)`
+  }
   return rows
 }
 

@@ -26,6 +26,18 @@ import type { Benchmark, Row } from './lib/types.ts'
 const SAMPLES = Number(process.env['BENCH_SANDBOX_SAMPLES'] ?? 1000)
 const COLD_SAMPLES = Number(process.env['BENCH_SANDBOX_COLD_SAMPLES'] ?? 60)
 const CONCURRENCY = 4
+export const FORK_FLOOR = 'the same pipe, each request answered by a fresh forked child (floor)'
+const WARM_READY = 'warm pool call, its next child ready (one caller, a pause for the fork)'
+/** Pause before each call of the "next child ready" row: longer than a sandbox's cycle here. */
+const READY_GAP_MS = Number(process.env['BENCH_SANDBOX_READY_GAP_MS'] ?? 30)
+
+/** The fork floor's note: what a fresh process per call costs over the bare pipe, in the same run. */
+export const forkNote = (fork: Row, pipe: Row): string =>
+  `p50 ${(fork.latencyP50Ms / pipe.latencyP50Ms).toFixed(2)}× the bare pipe; its children ${(fork.otherCpuUsPerReq ?? 0).toFixed(0)} µs CPU a call`
+
+/** The warm call's note: against the pipe (the target) and against the fork floor that bounds it. */
+export const warmNote = (warm: Row, pipe: Row, fork: Row): string =>
+  `p50 ${(warm.latencyP50Ms / pipe.latencyP50Ms).toFixed(2)}× the bare pipe (target ≤ 2×), ${(warm.latencyP50Ms / fork.latencyP50Ms).toFixed(2)}× the fork floor; children's CPU ${((warm.otherCpuUsPerReq ?? 0) / Math.max(1, fork.otherCpuUsPerReq ?? 0)).toFixed(2)}× the fork floor's`
 /** Pause between two latency samples (ms): latency is measured at low load, throughput flat out. */
 export const GAP_MS = 2
 export const PYTHON = realpathSync('/usr/bin/python3')
@@ -128,20 +140,37 @@ export async function measureCalls(
   }
 }
 
-/** A warm Python process answering framed JSON on a pipe: the floor of any warm call. */
-export function barePython(): { call: () => Promise<void>; stop: () => void } {
-  const src = [
-    'import os, struct, json',
-    'while True:',
+/**
+ * A warm Python process answering framed JSON on a pipe: the floor of any warm call. With `fork`,
+ * the floor of a fresh process per call instead: the same loop, but each request is read, decoded,
+ * answered and exited by a child forked before it arrived (the runner's shape, without its limits,
+ * warm-up, cleanup or sandbox), and the parent forks the next one once that child is reaped. Its
+ * children's CPU per call is what a fork, its copy-on-write faults and its exit cost on this host.
+ */
+export function barePython(o: { fork?: boolean } = {}): { call: () => Promise<void>; stop: () => void } {
+  const serve = [
+    'def serve():',
     '    h = os.read(0, 4)',
-    '    if not h: break',
+    '    if not h: return False',
     '    n = struct.unpack(">I", h)[0]',
     '    b = b""',
     '    while len(b) < n: b += os.read(0, n - len(b))',
     '    req = json.loads(b)',
     '    d = json.dumps({"op": "result", "id": req["id"], "ok": True, "result": {"echo": req["input"]}}).encode()',
     '    os.write(1, struct.pack(">I", len(d)) + d)',
-  ].join('\n')
+    '    return True',
+  ]
+  const loop =
+    o.fork === true
+      ? [
+          'while True:',
+          '    pid = os.fork()',
+          '    if pid == 0:',
+          '        os._exit(0 if serve() else 1)',
+          '    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0: break',
+        ]
+      : ['while serve(): pass']
+  const src = ['import os, struct, json', ...serve, ...loop].join('\n')
   const child: ChildProcess = spawn(PYTHON, ['-I', '-S', '-c', src], { stdio: ['pipe', 'pipe', 'inherit'] })
   let pending: (() => void) | null = null
   let buf = Buffer.alloc(0)
@@ -224,6 +253,12 @@ const benchmark: Benchmark = {
       }),
     )
     bare.stop()
+    const forking = barePython({ fork: true })
+    try {
+      rows.push(await measureCalls(FORK_FLOOR, 'sandbox-warm', SAMPLES, forking.call, { gapMs: GAP_MS }))
+    } finally {
+      forking.stop()
+    }
 
     const driver = bubblewrapDriver({ python: '/usr/bin/python3' })
     // as `npm start` does: installs bubblewrap when missing (as root) and says why it cannot run
@@ -259,6 +294,10 @@ const benchmark: Benchmark = {
         },
       ),
     )
+    // One caller that leaves the sandbox time to fork and warm up its next child between calls:
+    // the call itself, without the wait for a child that the row above pays whenever calls come
+    // faster than a sandbox's cycle (cleanup, fork, warm-up) on this host.
+    rows.push(await measureCalls(WARM_READY, 'sandbox-warm', Math.ceil(SAMPLES / 4), warm, { gapMs: READY_GAP_MS }))
     await pool.close()
 
     rows.push(
@@ -285,9 +324,11 @@ const benchmark: Benchmark = {
       ),
     )
 
-    const [floorW, warmR, floorC, coldR] = rows
-    if (floorW !== undefined && warmR !== undefined)
-      warmR.note = `p50 ${(warmR.latencyP50Ms / floorW.latencyP50Ms).toFixed(2)}× the bare pipe (target ≤ 2×)`
+    const [floorW, forkR, warmR, readyR, floorC, coldR] = rows
+    if (floorW !== undefined && forkR !== undefined) forkR.note = forkNote(forkR, floorW)
+    if (floorW !== undefined && warmR !== undefined && forkR !== undefined) warmR.note = warmNote(warmR, floorW, forkR)
+    if (floorW !== undefined && readyR !== undefined)
+      readyR.note = `p50 ${(readyR.latencyP50Ms / floorW.latencyP50Ms).toFixed(2)}× the bare pipe (target ≤ 2×), ${String(READY_GAP_MS)} ms between calls`
     if (floorC !== undefined && coldR !== undefined)
       coldR.note = `p50 ${(coldR.latencyP50Ms / floorC.latencyP50Ms).toFixed(2)}× raw bwrap (target ≤ 1.3×)`
     return rows
