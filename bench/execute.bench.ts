@@ -60,7 +60,7 @@ async function countPerCall(
       : subject
           .split('.')
           .map((t) => (ID.test(t) ? '*' : t))
-          .slice(0, 5)
+          .slice(0, subject.startsWith('$JS.EVENT') ? 8 : 5)
           .join('.')
   try {
     let counts = new Map<string, number>()
