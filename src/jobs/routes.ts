@@ -4,6 +4,7 @@ import {
   DlqFlushed,
   DlqRetried,
   ExecutionParams,
+  ExecutionsQuery,
   JobCancelled,
   JobParams,
   JobResult,
@@ -47,6 +48,16 @@ export const JOB_ROUTES = {
     params: ExecutionParams,
     response: ExecutionRecord,
     errors: [404],
+  }),
+  executionsList: defineRoute({
+    ...runtime,
+    id: 'executions.list',
+    method: 'GET',
+    path: '/executions',
+    summary:
+      'Recent executions, newest first, filtered by what ran (kind, namespace, name) and status (own executions; admins all)',
+    query: ExecutionsQuery,
+    response: T.Array(ExecutionRecord),
   }),
   queueCancel: defineRoute({
     ...admin,

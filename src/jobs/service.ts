@@ -334,6 +334,26 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
     }
   })
 
+  on(R.executionsList, async ({ principal: p, query }) => {
+    // Everyone sees their own; who may read every job (an admin) sees every caller's. The filter
+    // is in the statement, never after it, so a page is always full when there is more.
+    const everyone = can(p, JOB_PERMISSIONS.readAll)
+    const where = sql.unsafe`where (${everyone}::boolean or user_id = ${p.userId}::uuid)
+        and (${query.kind ?? null}::text is null or kind = ${query.kind ?? null}::text)
+        and (${query.namespace ?? null}::text is null or namespace = ${query.namespace ?? null}::text)
+        and (${query.name ?? null}::text is null or name = ${query.name ?? null}::text)
+        and (${query.status ?? null}::text is null or status = ${query.status ?? null}::text)`
+    const [rows, total] = await Promise.all([
+      anyRows(
+        d.db,
+        ExecutionRow,
+        sql.unsafe`select * from executions ${where} order by created_at desc limit ${query.limit ?? 50} offset ${query.offset ?? 0}`,
+      ),
+      d.db.oneFirst(sql.unsafe`select count(*)::int from executions ${where}`),
+    ])
+    return { body: rows.map(executionRecord), headers: { 'x-total-count': String(total) } }
+  })
+
   on(R.queueJobs, async ({ principal: p, query }) => {
     requireAll(p, JOB_PERMISSIONS.readAll)
     const status = query.status ?? null

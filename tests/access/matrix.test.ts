@@ -189,6 +189,8 @@ const ROWS: Record<string, Row> = {
     b: [404],
     admin: [200],
   },
+  // everyone lists their own executions (B's list holds none of A's: tests/jobs/executions-list.test.ts)
+  'executions.list': { call: async () => ({ path: '/executions?kind=function&limit=5' }), b: [200], admin: [200] },
   'queue.cancel': {
     call: async (c) => ({ path: `/api/v1/queue/jobs/${await jobOfA(c)}/cancel` }),
     b: [403],

@@ -325,6 +325,47 @@ t.test(
   },
 )
 
+t.test("GET /executions lists own executions newest first, filtered; an admin sees every caller's", async (t) => {
+  // Rows written directly (a namespace of their own): the list reads the table, and these are
+  // exactly what it must find, whatever other tests of this file ran before.
+  const id = (n: number) => `00000000-0000-4000-8000-0000000b${String(n).padStart(4, '0')}`
+  const rows: [string, string, string, string, string, number][] = [
+    // id, kind, name, user, status, minutes ago
+    [id(1), 'function', 'alpha', alice.id, 'completed', 5],
+    [id(2), 'function', 'alpha', alice.id, 'failed', 4],
+    [id(3), 'function', 'beta', alice.id, 'completed', 3],
+    [id(4), 'agent', 'alpha', alice.id, 'completed', 2],
+    [id(5), 'function', 'alpha', bob.id, 'completed', 1],
+  ]
+  t.teardown(() => env.sql('delete from executions where id = any($1::uuid[])', [rows.map((r) => r[0])]))
+  for (const [rid, kind, name, user, status, ago] of rows)
+    await env.sql(
+      `insert into executions (id, pool, kind, namespace, name, user_id, status, attempts, created_at)
+       values ($1, $2, $3, 'listing', $4, $5, $6, 1, now() - make_interval(mins => $7))`,
+      [rid, kind === 'agent' ? 'agent' : 'fn', kind, name, user, status, ago],
+    )
+  const list = async (query: string, token = alice.token) => {
+    const r = await env.request('GET', `/executions?namespace=listing&${query}`, { token })
+    t.equal(r.status, 200, query)
+    return (r.body as { execution_id: string }[]).map((e) => e.execution_id)
+  }
+  t.same(await list('kind=function&name=alpha'), [id(2), id(1)], "alice: her own alpha runs, newest first, not bob's")
+  t.same(await list('kind=function&name=alpha', bob.token), [id(5)], 'bob: only his')
+  t.same(await list('kind=function&name=alpha', env.adminToken), [id(5), id(2), id(1)], 'an admin: every caller')
+  t.same(await list('name=alpha'), [id(4), id(2), id(1)], 'without a kind: agents too')
+  t.same(await list('kind=function&status=completed'), [id(3), id(1)], 'by status')
+  t.same(await list('kind=function&limit=1&offset=1'), [id(2)], 'paged')
+  const full = await env.request('GET', `/executions?namespace=listing&name=beta`, { token: alice.token })
+  t.match(full.body, [{ execution_id: id(3), function: { namespace: 'listing', name: 'beta' }, status: 'completed' }])
+  const paged = await env.request('GET', '/executions?namespace=listing&kind=function&limit=1', { token: alice.token })
+  t.equal(paged.headers.get('x-total-count'), '3', 'the total of the filter, not of the page')
+  for (const bad of ['limit=0', 'limit=201', 'status=nope', 'name=Not%20a%20name', 'offset=-1']) {
+    const r = await env.request('GET', `/executions?${bad}`, { token: alice.token })
+    t.equal(r.status, 422, bad)
+  }
+  t.equal((await env.request('GET', '/executions', { token: null })).status, 401)
+})
+
 t.test('many concurrent producers: every accepted job completes exactly once', async (t) => {
   const producers = 20
   const each = 25

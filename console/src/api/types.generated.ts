@@ -252,6 +252,47 @@ export interface Operations {
       callback_response_code: number | null
     }
   }
+  "executions.list": {
+    method: "GET"
+    path: "/executions"
+    params: Record<string, never>
+    query: {
+      kind?: string
+      namespace?: string
+      name?: string
+      status?: "scheduled" | "queued" | "running" | "completed" | "failed" | "cancelled"
+      limit?: number
+      offset?: number
+    }
+    body: never
+    status: 200
+    response: Array<{
+      execution_id: string
+      function: {
+        namespace: string
+        name: string
+      }
+      kind: string
+      pool: string
+      trigger_type: string
+      trigger_id: string
+      chat_id: string | null
+      parent_id: string | null
+      user_id: string | null
+      status: "scheduled" | "queued" | "running" | "completed" | "failed" | "cancelled"
+      attempts: number
+      input_data: unknown
+      output_data: unknown
+      error: string | null
+      retry_of: string | null
+      created_at: string
+      started_at: string | null
+      finished_at: string | null
+      duration_ms: number | null
+      callback_status: string | null
+      callback_response_code: number | null
+    }>
+  }
   "functions.execute": {
     method: "POST"
     path: "/functions/{namespace}/{name}/execute"

@@ -6,11 +6,12 @@ import { RunResult } from './RunPanel.tsx'
 import type { RunRecord } from './run-history.ts'
 
 /*
- * A function's executions: the runs started here (with their printed output), the recent jobs of
- * the queue for an admin (GET /api/v1/queue/jobs; 403 for others, then left out), and every state
- * change the events stream reports while the page is open (any trigger: API, schedule, agent).
+ * A function's executions: its recent ones (GET /executions: the caller's own, an admin's every
+ * caller's), the runs started here (with their printed output, which only the execute answer
+ * carries), and every state change the events stream reports while the page is open (any
+ * trigger: API, schedule, agent).
  */
-interface QueueExecution {
+interface ListedExecution {
   execution_id: string
   function: { namespace: string; name: string }
   kind: string
@@ -30,21 +31,22 @@ export function History({ fn, runs }: { fn: string; runs: RunRecord[] }) {
   const [open, setOpen] = useState<string | null>(null)
 
   useEffect(() => {
-    api<QueueExecution[]>('GET', '/queue/jobs', { query: { limit: 500 } }).then(
+    api<ListedExecution[]>('GET', '/executions', {
+      runtime: true,
+      query: { kind: 'function', namespace: ns, name, limit: 100 },
+    }).then(
       (jobs) =>
         setQueue(
-          jobs
-            .filter((j) => j.kind === 'function' && j.function.namespace === ns && j.function.name === name)
-            .map((j) => ({
-              execution_id: j.execution_id,
-              at: j.created_at,
-              status: j.status,
-              input: j.input_data,
-              result: j.output_data,
-              error: j.error,
-              ...(j.duration_ms === null ? {} : { duration_ms: j.duration_ms }),
-              trigger: j.trigger_type,
-            })),
+          jobs.map((j) => ({
+            execution_id: j.execution_id,
+            at: j.created_at,
+            status: j.status,
+            input: j.input_data,
+            result: j.output_data,
+            error: j.error,
+            ...(j.duration_ms === null ? {} : { duration_ms: j.duration_ms }),
+            trigger: j.trigger_type,
+          })),
         ),
       () => setQueue([]),
     )

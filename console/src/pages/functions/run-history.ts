@@ -1,7 +1,7 @@
 /*
  * The runs started from this browser, per function, with what only the execute answer carries
- * (`output`: what the function printed). localStorage, the newest 50 per function: the platform
- * lists executions to admins only (GET /api/v1/queue/jobs), so this is the history a user has.
+ * (`output`: what the function printed, which the execution records of GET /executions do not
+ * hold). localStorage, the newest 50 per function.
  */
 export interface RunRecord {
   execution_id: string

@@ -6,10 +6,11 @@ import { JsonView } from '../work/JsonView.tsx'
 import type { Execution, QueueStats } from '../work/types.ts'
 
 /*
- * Jobs and executions with their live status. Every execution event the caller may see arrives
- * over the events stream and updates its row (or adds it on top); an admin also gets the queue's
- * counts and its recent jobs (GET /api/v1/queue/stats, /queue/jobs) and may cancel one. Anyone
- * may look an execution up by id (GET /executions/{id}).
+ * Jobs and executions with their live status: the recent ones from GET /executions (a user's own;
+ * an admin's every caller's), and every execution event the caller may see over the events stream
+ * updates its row (or adds it on top). An admin also gets the queue's counts
+ * (GET /api/v1/queue/stats) and may cancel a job. Anyone may look an execution up by id
+ * (GET /executions/{id}).
  */
 interface Row {
   execution_id: string
@@ -57,15 +58,20 @@ export default function JobsPage() {
   const load = useCallback(async () => {
     try {
       const [jobs, s] = await Promise.all([
-        api<Execution[]>('GET', '/queue/jobs', { query: { limit: 200, ...(status === '' ? {} : { status }) } }),
-        api<QueueStats>('GET', '/queue/stats'),
+        api<Execution[]>('GET', '/executions', {
+          runtime: true,
+          query: { limit: 200, ...(status === '' ? {} : { status }) },
+        }),
+        api<QueueStats>('GET', '/queue/stats').catch((err: unknown) => {
+          if (err instanceof ApiError && err.status === 403) return null
+          throw err
+        }),
       ])
-      setAdmin(true)
+      setAdmin(s !== null)
       setStats(s)
       setRows(jobs.map(rowOf))
     } catch (err) {
-      if (err instanceof ApiError && err.status === 403) setAdmin(false)
-      else setError(err)
+      setError(err)
     }
   }, [status])
   useEffect(() => {
@@ -144,7 +150,7 @@ export default function JobsPage() {
         </dl>
       )}
       <div className="toolbar">
-        {admin === true && (
+        {admin !== null && (
           <div className="field field-inline">
             <label htmlFor="jobs-status">Status</label>
             <select id="jobs-status" value={status} onChange={(e) => setStatus(e.target.value)}>
@@ -162,9 +168,7 @@ export default function JobsPage() {
           <Button type="submit">Look up</Button>
         </form>
       </div>
-      {admin === false && (
-        <p className="muted">Your executions appear here as they change state while the page is open.</p>
-      )}
+      {admin === false && <p className="muted">Your own executions, updated as they change state.</p>}
       <ErrorBanner error={error} />
       {rows.length === 0 ? (
         <EmptyState title="No executions to show yet." />
