@@ -20,6 +20,8 @@ export function clockTicks(): number {
 interface Stat {
   ppid: number
   ticks: number
+  /** cutime + cstime: what the children it has reaped used (a sandbox's executions, Postgres backends). */
+  reaped: number
 }
 
 function readStat(pid: number): Stat | undefined {
@@ -31,8 +33,13 @@ function readStat(pid: number): Stat | undefined {
   }
   // The command name (field 2) may hold spaces and parentheses: split after the last ')'.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  // fields[0] is field 3 (state): ppid = field 4, utime = field 14, stime = field 15.
-  return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) }
+  // fields[0] is field 3 (state): ppid = field 4, utime = field 14, stime = field 15, cutime and
+  // cstime = fields 16 and 17.
+  return {
+    ppid: Number(fields[1]),
+    ticks: Number(fields[11]) + Number(fields[12]),
+    reaped: Number(fields[13]) + Number(fields[14]),
+  }
 }
 
 /** CPU ticks used so far by one process (all its threads); throws when it is gone. */
@@ -51,7 +58,11 @@ export function childPids(pid: number): number[] {
   return out
 }
 
-/** CPU ticks per live process: the given roots and all their descendants. */
+/**
+ * CPU ticks per live process: the given roots and all their descendants, each with what the
+ * children it reaped used (a process that forks one child per call, as a sandbox's runner does,
+ * would otherwise hide their CPU: they are gone before the next sample).
+ */
 export function treeTicks(roots: readonly number[]): Map<number, number> {
   const all = new Map<number, Stat>()
   for (const entry of readdirSync('/proc')) {
@@ -73,7 +84,7 @@ export function treeTicks(roots: readonly number[]): Map<number, number> {
   }
   for (const pid of wanted) {
     const s = all.get(pid)
-    if (s !== undefined) out.set(pid, s.ticks)
+    if (s !== undefined) out.set(pid, s.ticks + s.reaped)
   }
   return out
 }
