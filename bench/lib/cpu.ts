@@ -89,6 +89,20 @@ export function treeTicks(roots: readonly number[]): Map<number, number> {
   return out
 }
 
+/**
+ * The helpers' ticks now, for `ticksBetween`: the trees of `helperPids` and of the target's
+ * children as they are at this moment (a sandbox or a Postgres backend started since the last
+ * sample counts from zero), plus what the target reaped (key -1: a recycled sandbox's whole tree
+ * ends there). The target's own CPU is `processTicks`, never part of this.
+ */
+export function helperTicks(pid: number, helperPids: readonly number[]): Map<number, number> {
+  const roots = [...new Set([...helperPids, ...childPids(pid)])].filter((p) => p !== pid)
+  const out = treeTicks(roots)
+  out.delete(pid)
+  out.set(-1, readStat(pid)?.reaped ?? 0)
+  return out
+}
+
 /** Ticks spent between two `treeTicks` samples (processes born in between count from zero). */
 export function ticksBetween(before: Map<number, number>, after: Map<number, number>): number {
   let sum = 0

@@ -1,5 +1,5 @@
 import autocannon from 'autocannon'
-import { processTicks, ticksBetween, ticksToMicros, treeTicks } from './cpu.ts'
+import { helperTicks as sampleHelpers, processTicks, ticksBetween, ticksToMicros } from './cpu.ts'
 
 /*
  * One load run with autocannon in this (the bench) process: a warm-up that is thrown away, then the
@@ -28,7 +28,10 @@ export interface LoadTarget {
   body?: string
   /** The process whose CPU per request is reported. */
   pid: number
-  /** Helper processes (with their descendants) whose CPU is reported separately. */
+  /**
+   * Helper processes (with their descendants) whose CPU is reported separately; when there are
+   * any, the target's children at each sample (and what it reaped) count as helpers too.
+   */
   helperPids?: number[]
 }
 
@@ -58,11 +61,12 @@ export async function measure(target: LoadTarget): Promise<Measurement> {
   const { durationS, warmupS } = loadSettings()
   await fire(target, warmupS)
   const helpers = target.helperPids ?? []
-  const helpersBefore = helpers.length > 0 ? treeTicks(helpers) : undefined
+  const helpersBefore = helpers.length > 0 ? sampleHelpers(target.pid, helpers) : undefined
   const before = processTicks(target.pid)
   const result = await fire(target, durationS)
   const after = processTicks(target.pid)
-  const helperTicks = helpersBefore === undefined ? undefined : ticksBetween(helpersBefore, treeTicks(helpers))
+  const helperTicks =
+    helpersBefore === undefined ? undefined : ticksBetween(helpersBefore, sampleHelpers(target.pid, helpers))
   // Let the requests still in flight when autocannon stopped finish before the next step.
   await new Promise((r) => setTimeout(r, 1_000))
   const requests = result.requests.total

@@ -1,5 +1,5 @@
 import http from 'node:http'
-import { processTicks, ticksBetween, ticksToMicros, treeTicks } from './cpu.ts'
+import { helperTicks as sampleHelpers, processTicks, ticksBetween, ticksToMicros } from './cpu.ts'
 import { loadSettings, type LoadTarget, type Measurement } from './load.ts'
 
 /*
@@ -57,14 +57,15 @@ export async function sequentialRun(target: LoadTarget, measured: Span, warmup: 
   try {
     await runSpan(once, warmup, [])
     const helpers = target.helperPids ?? []
-    const helpersBefore = helpers.length > 0 ? treeTicks(helpers) : undefined
+    const helpersBefore = helpers.length > 0 ? sampleHelpers(target.pid, helpers) : undefined
     const before = processTicks(target.pid)
     const latenciesMs: number[] = []
     const started = performance.now()
     const errors = await runSpan(once, measured, latenciesMs)
     const durationS = (performance.now() - started) / 1000
     const cpuTicks = processTicks(target.pid) - before
-    const helperTicks = helpersBefore === undefined ? undefined : ticksBetween(helpersBefore, treeTicks(helpers))
+    const helperTicks =
+      helpersBefore === undefined ? undefined : ticksBetween(helpersBefore, sampleHelpers(target.pid, helpers))
     latenciesMs.sort((a, b) => a - b)
     return { latenciesMs, errors, durationS, cpuTicks, helperTicks }
   } finally {
