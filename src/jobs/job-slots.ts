@@ -2,6 +2,7 @@ import { decodeState, type JobState } from './job-state.ts'
 import { claimDelivery, firstClaim } from './claim.ts'
 import type { PulledMessage } from './puller.ts'
 import { runJob } from './run-job.ts'
+import type { WaitingJob } from './share-lines.ts'
 import { USER_SHARE_RETRY_MS } from './user-share.ts'
 import { RETRYABLE, type WorkerState } from './worker-state.ts'
 
@@ -90,16 +91,23 @@ export class JobSlots {
     // chains at the cap. Nested async jobs are counted (a function could start any number of them).
     const nestedSync = (carried.depth ?? 0) > 0 && carried.max_attempts === 1
     if (share === undefined || nestedSync) return this.claimAndRun(m, id, carried)
-    // Over the user's share: back to the queue before the claim, so no attempt is counted and the
-    // slot takes the next message (another user's) at once.
-    if (!share.tryEnter(carried.user_id)) {
-      m.nak(USER_SHARE_RETRY_MS)
+    const user = carried.user_id
+    // Over the user's share: this slot takes the next message (another user's) at once, and the
+    // job waits in its user's line, before the claim (no attempt counted); with the line full,
+    // back to the queue.
+    if (!share.tryEnter(user)) {
+      if (this.w.stopping || !share.waiting.enter({ m, id, carried })) m.nak(USER_SHARE_RETRY_MS)
       return
     }
     try {
-      await this.claimAndRun(m, id, carried)
+      // The place passes from each job that ends to the oldest one waiting in its user's line,
+      // in this slot: the user never runs more than the share, and the line keeps its order.
+      for (let job: WaitingJob | undefined = { m, id, carried }; job !== undefined;) {
+        await this.claimAndRun(job.m, job.id, job.carried)
+        job = this.w.stopping ? undefined : share.waiting.next(user)
+      }
     } finally {
-      share.leave(carried.user_id)
+      share.leave(user)
     }
   }
 

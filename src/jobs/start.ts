@@ -156,7 +156,10 @@ export async function startJobWorkers(o: {
     const size = POOL_SIZING[pool](o.config)
     const replicas = o.replicas ?? size.replicas
     // one fair-share gate for all function replicas of this process: they share its sandbox pool
-    const userShare = pool === 'fn' ? createUserShare(userShareCap(o.config, replicas)) : undefined
+    const userShare =
+      pool === 'fn'
+        ? createUserShare(userShareCap(o.config, replicas), o.config.QUEUE_ACK_WAIT_SECONDS * 1000)
+        : undefined
     const reserveCap = pool === 'fn' ? topLevelCap(o.config, replicas) : undefined
     const topLevelGate = reserveCap === undefined ? undefined : createTopLevelGate(reserveCap)
     for (let i = 0; i < replicas; i++) {

@@ -1,12 +1,14 @@
 import type { Config } from '../kernel/config.ts'
+import { ShareLines } from './share-lines.ts'
 
 /*
  * The per-user fair share of the function pool: at most `cap` function jobs of one user run at
  * once in this process (every function worker replica of the process shares one gate, as they
- * share one sandbox pool). A worker asks before it claims a job; a job over its user's share is
- * handed back to the queue (nak with a short delay, no attempt counted) and waits there without
- * holding a slot or a sandbox, so one user's backlog of long jobs cannot take every slot from
- * everybody else's calls.
+ * share one sandbox pool). A worker asks before it claims a job; a job over its user's share waits
+ * in its user's line (share-lines.ts) without holding a slot or a sandbox, until a job of that
+ * user ends here and hands it the place; when the line is full, or the wait is long, it goes back
+ * to the queue (nak, no attempt counted). So one user's backlog of long jobs cannot take every
+ * slot from everybody else's calls, and that user's own jobs still start in the order they came.
  *
  * Per process, not cluster-wide: each worker process enforces its own share, so a user may run up
  * to `cap` jobs in each of them. A cluster-wide count would put a NATS round trip (a KV CAS) on
@@ -19,10 +21,15 @@ export interface UserShare {
   tryEnter(user: string | null): boolean
   leave(user: string | null): void
   running(user: string | null): number
+  /** Jobs over their user's share waiting here for a place, per user in arrival order. */
+  readonly waiting: ShareLines
 }
 
-/** How long a job over its user's share waits in the queue before a worker looks at it again. */
+/** How long a job over its user's share waits in the queue before a worker looks at it again (its line full). */
 export const USER_SHARE_RETRY_MS = 500
+
+/** The longest a job waits in its user's line here before it goes back to the queue. */
+const LINE_WAIT_MS = 10_000
 
 /** FUNCTION_MAX_CONCURRENT_PER_USER, or half of the slots (and sandboxes) of this process. */
 export function userShareCap(config: Config, replicas: number): number {
@@ -32,8 +39,14 @@ export function userShareCap(config: Config, replicas: number): number {
   return Math.max(1, Math.floor(usable / 2))
 }
 
-export function createUserShare(cap: number): UserShare {
+/**
+ * `ackWaitMs`: the queue's ack wait; a job waits in its line at most half of it (and at most
+ * LINE_WAIT_MS), so its message is not redelivered meanwhile.
+ */
+export function createUserShare(cap: number, ackWaitMs = 60_000): UserShare {
   const counts = new Map<string, number>()
+  // a few rounds of the user's places: a burst's order is kept, memory stays small
+  const waiting = new ShareLines({ perUser: Math.max(16, cap * 4), maxWaitMs: Math.min(LINE_WAIT_MS, ackWaitMs / 2) })
   // jobs without a user (system triggers) share one place among them
   const key = (user: string | null) => user ?? ''
   return {
@@ -50,5 +63,6 @@ export function createUserShare(cap: number): UserShare {
       else counts.set(key(user), n)
     },
     running: (user) => counts.get(key(user)) ?? 0,
+    waiting,
   }
 }

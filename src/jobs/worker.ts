@@ -196,6 +196,8 @@ export async function startJobWorker(o: WorkerOptions): Promise<JobWorker> {
     async stop(graceMs = 10_000) {
       w.stopping = true
       w.puller.close()
+      // jobs waiting for their user's place go back to the queue for the workers that stay
+      o.userShare?.waiting.release()
       const all = Promise.allSettled([...w.running]).then(() => Promise.allSettled([...w.finishing]))
       await Promise.race([all, new Promise((r) => setTimeout(r, graceMs))])
       await heartbeat.stop()
