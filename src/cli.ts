@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { issueAccessToken } from './auth/tokens.ts'
 import { configTable, loadConfig } from './kernel/config.ts'
 import { errorTable } from './kernel/error-codes.ts'
@@ -10,14 +10,16 @@ import { createSecretBox, previousKeys } from './kernel/crypto.ts'
 import { reencryptSecrets } from './access/reencrypt.ts'
 import { FEATURES } from './features.ts'
 import { featureKinds, featureRoutes, registerFeatureErrorCodes } from './feature/collect.ts'
+import { ensureConsoleBuild } from './console/build.ts'
 import { API_TYPES_FILE, consoleApiTypes } from './console/generate.ts'
+import { consoleBuildDir } from './roles/console.ts'
 import { databaseUrlOf, rolesOf, startConsole, startPlatform, VERSION } from './main.ts'
 import type { ConsoleServer } from './console/server.ts'
 
 /*
  * The one command line: `start` (what `npm start` runs), `token` (mints an access token for the
  * superadmin or another user: `npm run token`), `migrate`, `config-table`, `error-table`,
- * `console-api` (the console's generated API types).
+ * `console-api` (the console's generated API types), `console-build` (the console's static files).
  * Output for people goes to stdout; logs go through pino.
  */
 const out = (s: string) => process.stdout.write(`${s}\n`)
@@ -179,6 +181,14 @@ const commands: Record<string, () => Promise<void>> = {
     // the features' own codes too, as a started platform has them
     registerFeatureErrorCodes(FEATURES)
     await docTable('error-table', errorTable())
+  },
+  // the console's static files, ahead of a start (the image builds them when it is built: its
+  // root filesystem is read-only at run time). --out: where (else the configured directory)
+  'console-build': async () => {
+    const outDir = flag('out')
+    const dir = outDir !== undefined ? resolve(outDir) : consoleBuildDir(loadConfig())
+    const build = await ensureConsoleBuild(dir)
+    out(`console ${build.built ? 'built' : 'already built (its stamp matches the sources)'} in ${dir}`)
   },
   // the console's API types from the OpenAPI documents (console/src/api/types.generated.ts)
   'console-api': async () => {

@@ -38,6 +38,10 @@ export const ConfigSchema = T.Object({
     0,
     65535,
   ),
+  CONSOLE_BUILD_DIR: str(
+    '',
+    'where the console build lives (default DATA_DIR/console): a build whose stamp matches the sources is served as it is, a stale one is rebuilt there (so it must be writable then); the image points it at the build it made (deploy/Dockerfile)',
+  ),
   CONSOLE_API_URL: str(
     '',
     "the API the console server proxies to (a gateway's base URL, e.g. http://gateway:8000); empty: this process's own gateway (ROLES=all); required for ROLES=console without the gateway role",
@@ -685,8 +689,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   checkNatsAuth(config)
   checkNatsTls(config)
 
+  // A console-only process (ROLES=console) signs, verifies and decrypts nothing and has no
+  // database: it proxies to a gateway over HTTP. It needs none of the secrets, and a deployment
+  // should not have to hand them to it.
+  const consoleOnly = config.ROLES.split(',').every((r) => r.trim() === 'console')
   if (config.NODE_ENV === 'production') {
-    const missing = REQUIRED_IN_PRODUCTION.filter((k) => config[k] === '')
+    const missing = consoleOnly ? [] : REQUIRED_IN_PRODUCTION.filter((k) => config[k] === '')
     if (missing.length > 0) {
       throw new AppError(500, 'config.missing', `production mode requires ${missing.join(', ')}`, {
         issues: missing.map((k) => ({ path: k, message: 'required in production' })),
@@ -696,6 +704,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     fillDevSecrets(config)
   }
   for (const key of ['SECRET_KEY', 'ENCRYPTION_KEY'] as const) {
+    if (consoleOnly && config[key] === '') continue
     if (config[key].length < 32) {
       throw new AppError(500, 'config.invalid', `${key} must be at least 32 characters`, {
         issues: [{ path: key, message: 'too short' }],

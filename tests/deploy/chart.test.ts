@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { parseAllDocuments, parse as parseYaml } from 'yaml'
 import { goTool } from '../helpers/go-tool.ts'
 import { kubernetesSchemas } from './k8s-schemas.ts'
@@ -25,6 +25,7 @@ const ROOT = join(import.meta.dirname, '..', '..')
 const CHART = join(ROOT, 'deploy', 'helm', 'agent-platform')
 const VALUES = join(ROOT, 'deploy', 'helm', 'values')
 const SETS = ['single', 'production', 'external-nats'] as const
+/** The platform's roles: each a Deployment with NATS, the database and the secrets. */
 const ROLES = ['gateway', 'resources', 'workers', 'actors'] as const
 const RELEASE = 'platform'
 const NAMESPACE = 'platform'
@@ -100,6 +101,17 @@ if ('error' in tools) {
 
   const rendered = new Map<string, Manifest[]>()
 
+  /** `helm template` of a value set with `--set` overrides: its manifests (t.fail on an error). */
+  const renderWith = (t: Test, set: string, overrides: string[]): Manifest[] => {
+    const args = ['template', RELEASE, chart, '--namespace', NAMESPACE, '-f', join(VALUES, `${set}.yaml`)]
+    for (const o of overrides) args.push('--set', o)
+    const out = run(helm, args)
+    t.equal(out.status, 0, `helm template ${overrides.join(' ')} ${out.stderr}`)
+    return parseAllDocuments(out.stdout)
+      .map((d) => d.toJS() as Manifest | null)
+      .filter((d): d is Manifest => d !== null)
+  }
+
   for (const set of SETS) {
     t.test(`values/${set}.yaml: helm lint --strict, helm template, kubeconform`, async (t) => {
       const values = join(VALUES, `${set}.yaml`)
@@ -152,16 +164,153 @@ if ('error' in tools) {
     return map
   }
 
+  const gatewayService = `${RELEASE}-agent-platform-gateway`
+  const consoleName = `${RELEASE}-agent-platform-console`
+  const consoleLabels = {
+    'app.kubernetes.io/name': 'agent-platform',
+    'app.kubernetes.io/instance': RELEASE,
+    'app.kubernetes.io/component': 'console',
+  }
+  const gatewayLabels = { ...consoleLabels, 'app.kubernetes.io/component': 'gateway' }
+  type Peer = { podSelector?: { matchLabels?: Record<string, string> }; namespaceSelector?: unknown }
+  type PolicySpec = {
+    podSelector: { matchLabels: Record<string, string>; matchExpressions?: unknown[] }
+    policyTypes: string[]
+    ingress?: { ports?: { port: number | string; protocol: string }[]; from?: Peer[] }[]
+    egress?: { ports?: { port: number | string; protocol: string }[]; to?: Peer[] }[]
+  }
+
+  /** The console of a value set (roles.console on): its Deployment, Service, Ingress and NetworkPolicy. */
+  function checkConsole(t: Test, set: string, docs: Manifest[]) {
+    const named = (kind: string, name: string) => docs.find((m) => m.kind === kind && m.metadata.name === name)
+    const deployment = named('Deployment', consoleName)
+    if (deployment === undefined) return void t.fail('a console Deployment')
+    const pod = podOf(deployment)
+    const c = pod.containers[0] as Container & { ports?: { name: string; containerPort: number }[] }
+    const env = envOf(deployment)
+    t.equal(env.get('ROLES'), 'console', 'console: ROLES=console alone (no probe gateway: it serves HTTP itself)')
+    t.equal(env.get('CONSOLE_PORT'), '51245')
+    t.equal(
+      env.get('CONSOLE_API_URL'),
+      `http://${gatewayService}.${NAMESPACE}.svc:80`,
+      "console: CONSOLE_API_URL is the gateways' Service, in-cluster",
+    )
+    t.equal(env.get('NODE_ENV'), 'production')
+    t.equal(env.get('DOMAIN'), 'platform.example.com', "DOMAIN: the API's origin its CSP lets frame a preview")
+    t.same(
+      [...env.keys()].filter((n) =>
+        /^(NATS_|DATABASE_|SECRET_KEY|ENCRYPTION_KEY|SUPERADMIN|SMTP_|ANALYTICS_|K8S_|SANDBOX_)/.test(n),
+      ),
+      [],
+      'console: no NATS, database, secret, mail, analytics or sandbox setting',
+    )
+    t.notOk(
+      (c.env ?? []).some((e) => e.valueFrom !== undefined),
+      'console: nothing from a Secret',
+    )
+    t.same(
+      c.ports?.map((p) => [p.name, p.containerPort]),
+      [['http', 51245]],
+      'console: its port, named http',
+    )
+    for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const)
+      t.same(
+        (c as Record<string, unknown>)[probe],
+        { ...((c as Record<string, unknown>)[probe] as object), httpGet: { path: '/', port: 'http' } },
+        `console: ${probe} GET / (its page, served without a session)`,
+      )
+    t.equal(pod.securityContext?.['runAsNonRoot'], true, 'console: non-root')
+    t.equal(c.securityContext?.['readOnlyRootFilesystem'], true, 'console: read-only root filesystem')
+    t.same(c.securityContext?.['capabilities'], { drop: ['ALL'] }, 'console: no capabilities')
+    t.equal(pod.automountServiceAccountToken, false, 'console: no API token')
+
+    const service = named('Service', consoleName)
+    const svc = service?.spec as { selector: Record<string, string>; ports: { port: number; targetPort: string }[] }
+    t.same(svc?.selector, consoleLabels, "console Service: selects the console's pods")
+    t.same(
+      svc?.ports.map((p) => [p.port, p.targetPort]),
+      [[80, 'http']],
+      'console Service: port 80 to http',
+    )
+
+    const ingress = named('Ingress', consoleName)
+    const ing = ingress?.spec as {
+      tls?: { hosts: string[]; secretName: string }[]
+      rules: {
+        host: string
+        http: { paths: { path: string; backend: { service: { name: string; port: { name: string } } } }[] }
+      }[]
+    }
+    const host = set === 'external-nats' ? 'admin.platform.example.com' : 'console.platform.example.com'
+    t.equal(ing?.rules.length, 1, 'console Ingress: one host')
+    t.equal(ing?.rules[0]?.host, host, `console Ingress: ${host}`)
+    t.same(
+      ing?.rules[0]?.http.paths.map((p) => [p.path, p.backend.service.name, p.backend.service.port.name]),
+      [['/', consoleName, 'http']],
+      "console Ingress: / to the console's Service",
+    )
+    t.same(ing?.tls?.[0]?.hosts, [host], 'console Ingress: TLS for its host')
+    const api = named('Ingress', `${RELEASE}-agent-platform`)
+    t.notOk(
+      (api?.spec as typeof ing | undefined)?.rules.some((r) => r.host === host),
+      "the API's Ingress does not serve the console's host",
+    )
+    const annotations = ingress?.metadata as { annotations?: Record<string, string> }
+    t.equal(
+      annotations.annotations?.['nginx.ingress.kubernetes.io/proxy-buffering'],
+      'off',
+      "console Ingress: the shared annotations (SSE unbuffered: it proxies the API's streams)",
+    )
+
+    const policy = named('NetworkPolicy', consoleName)?.spec as PolicySpec | undefined
+    if (policy === undefined) return void t.fail('a console NetworkPolicy')
+    t.same(policy.podSelector.matchLabels, consoleLabels, "console policy: the console's pods")
+    t.same(policy.policyTypes.sort(), ['Egress', 'Ingress'])
+    t.same(policy.ingress?.[0]?.ports, [{ port: 'http', protocol: 'TCP' }], 'console policy: in, its port only')
+    t.same(
+      policy.egress,
+      [
+        {
+          ports: [
+            { port: 53, protocol: 'UDP' },
+            { port: 53, protocol: 'TCP' },
+          ],
+        },
+        { to: [{ podSelector: { matchLabels: gatewayLabels } }], ports: [{ port: 8000, protocol: 'TCP' }] },
+      ],
+      "console policy: out, DNS and the gateways' port only (no NATS, no Postgres)",
+    )
+    const nats = named('NetworkPolicy', `${RELEASE}-agent-platform-nats`)?.spec as PolicySpec | undefined
+    if (nats !== undefined)
+      t.match(
+        nats.ingress?.[0]?.from?.[0],
+        {
+          podSelector: {
+            matchExpressions: [{ key: 'app.kubernetes.io/component', operator: 'NotIn', values: ['console'] }],
+          },
+        },
+        "the chart's NATS takes no client from the console's pods",
+      )
+    const gateway = named('NetworkPolicy', `${RELEASE}-agent-platform-gateway`)?.spec as PolicySpec | undefined
+    const from = gateway?.ingress?.[0]?.from
+    if (from !== undefined)
+      t.ok(
+        from.some((p) => JSON.stringify(p.podSelector?.matchLabels) === JSON.stringify(consoleLabels)),
+        'gatewayFrom set: the console pods may still reach the gateways',
+      )
+  }
+
   for (const set of SETS) {
     t.test(`values/${set}.yaml: what the manifests say`, async (t) => {
       const docs = rendered.get(set)
       if (docs === undefined) return t.fail('not rendered')
-      const deployments = byKind(set, 'Deployment')
+      const component = (m: Manifest) => m.metadata.labels?.['app.kubernetes.io/component']
       t.same(
-        deployments.map((d) => d.metadata.labels?.['app.kubernetes.io/component']).sort(),
-        [...ROLES].sort(),
-        'a Deployment per role',
+        byKind(set, 'Deployment').map(component).sort(),
+        [...ROLES, 'console'].sort(),
+        'a Deployment per role, and the console',
       )
+      const deployments = byKind(set, 'Deployment').filter((d) => component(d) !== 'console')
       for (const d of deployments) {
         const role = d.metadata.labels?.['app.kubernetes.io/component'] as string
         const env = envOf(d)
@@ -232,8 +381,13 @@ if ('error' in tools) {
         { apiGroups: [''], resources: ['pods'], verbs: ['create', 'get', 'delete'] },
         { apiGroups: [''], resources: ['pods/attach'], verbs: ['create', 'get'] },
       ])
-      t.equal(byKind(set, 'Service').length, 1, 'one Service: the gateway')
-      t.equal(byKind(set, 'Ingress').length, 1)
+      t.same(
+        byKind(set, 'Service').map(component).sort(),
+        ['console', 'gateway'],
+        "Services: the gateways', the console's",
+      )
+      t.equal(byKind(set, 'Ingress').length, 2, "Ingresses: the API's, the console's")
+      checkConsole(t, set, docs)
     })
   }
 
@@ -243,11 +397,34 @@ if ('error' in tools) {
     const external = rendered.get('external-nats') ?? []
     const replicas = (docs: Manifest[]) =>
       docs.filter((d) => d.kind === 'Deployment').map((d) => (d.spec as { replicas?: number }).replicas)
-    t.same(replicas(single), [1, 1, 1, 1], 'single: one replica of each role')
+    t.same(replicas(single), [1, 1, 1, 1, 1], 'single: one replica of each role and of the console')
     t.equal(single.filter((d) => d.kind === 'HorizontalPodAutoscaler').length, 0, 'single: no autoscaling')
     t.equal(single.filter((d) => d.kind === 'PodDisruptionBudget').length, 0, 'single: no disruption budgets')
-    t.equal(production.filter((d) => d.kind === 'HorizontalPodAutoscaler').length, 4, 'production: an HPA per role')
-    t.equal(production.filter((d) => d.kind === 'PodDisruptionBudget').length, 4, 'production: a PDB per role')
+    t.equal(
+      production.filter((d) => d.kind === 'HorizontalPodAutoscaler').length,
+      5,
+      'production: an HPA per role and the console',
+    )
+    t.equal(
+      production.filter((d) => d.kind === 'PodDisruptionBudget').length,
+      5,
+      'production: a PDB per role and the console',
+    )
+    const ingressAnnotations = (docs: Manifest[], name: string) =>
+      (
+        docs.find((d) => d.kind === 'Ingress' && d.metadata.name === name)?.metadata as
+          | { annotations?: Record<string, string> }
+          | undefined
+      )?.annotations ?? {}
+    t.equal(
+      ingressAnnotations(production, consoleName)['nginx.ingress.kubernetes.io/affinity'],
+      'cookie',
+      'production: a browser stays on one console replica',
+    )
+    t.notOk(
+      ingressAnnotations(production, `${RELEASE}-agent-platform`)['nginx.ingress.kubernetes.io/affinity'],
+      "and the API's Ingress is not sticky",
+    )
 
     const natsUrl = (docs: Manifest[]) => envOf(docs.find((d) => d.kind === 'Deployment') as Manifest).get('NATS_URL')
     t.equal(natsUrl(production), `nats://${RELEASE}-nats.${NAMESPACE}.svc:4222`, "production: the chart's own NATS")
@@ -299,7 +476,10 @@ if ('error' in tools) {
         // the platform's own parser, in production mode, as the pod would run it
         const config = loadConfig(env)
         t.equal(config.NODE_ENV, 'production', `${set} ${role}: the configuration loads`)
-        t.equal(config.PORT, 8000)
+        if (role === 'console') {
+          t.equal(config.SECRET_KEY, '', `${set} console: loads without any secret (ROLES=console)`)
+          t.equal(config.CONSOLE_PORT, 51245)
+        } else t.equal(config.PORT, 8000)
       }
   })
 
@@ -319,6 +499,57 @@ if ('error' in tools) {
     t.match(notes, `NATS:  nats://${RELEASE}-nats.${NAMESPACE}.svc:4222`)
     t.match(notes, /SANDBOX_EXECUTOR=k8s_pod in namespace platform-sandboxes/)
     t.match(notes, /curl -s localhost:8000\/health/)
+    t.match(notes, /Roles: gateway resources workers actors console/)
+    t.match(notes, 'Console: https://console.platform.example.com/')
+    t.match(notes, `port-forward svc/${consoleName} 51245:80`)
+  })
+
+  t.test('roles.console.enabled=false: no console object at all', async (t) => {
+    for (const set of SETS) {
+      const docs = renderWith(t, set, ['roles.console.enabled=false'])
+      const consoleObjects = docs.filter(
+        (d) => d.metadata.name.endsWith('-console') || d.metadata.labels?.['app.kubernetes.io/component'] === 'console',
+      )
+      t.same(
+        consoleObjects.map((d) => `${d.kind}/${d.metadata.name}`),
+        [],
+        `${set}: no Deployment, Service, Ingress, policy, HPA or PDB of the console`,
+      )
+      t.equal(docs.filter((d) => d.kind === 'Deployment').length, 4, `${set}: the four platform roles still`)
+      t.equal(docs.filter((d) => d.kind === 'Ingress').length, 1, `${set}: the API's Ingress still`)
+      const gateway = docs.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name.endsWith('-gateway'))
+      t.notMatch(JSON.stringify(gateway?.spec ?? {}), /console/, `${set}: the gateways' policy names no console`)
+    }
+    const noGateway = run(helm, [
+      'template',
+      RELEASE,
+      chart,
+      '-f',
+      join(VALUES, 'single.yaml'),
+      '--set',
+      'roles.gateway.enabled=false',
+    ])
+    t.not(noGateway.status, 0, 'a console without a gateway to proxy to is refused')
+    t.match(noGateway.stderr, /roles\.console needs roles\.gateway/)
+    const other = renderWith(t, 'single', [
+      'console.containerPort=9090',
+      'console.service.port=8080',
+      'service.port=8888',
+      'ingress.console.host=ui.example.org',
+      'fullnameOverride=ap',
+    ])
+    const deployment = other.find((d) => d.kind === 'Deployment' && d.metadata.name === 'ap-console') as Manifest
+    t.equal(envOf(deployment).get('CONSOLE_PORT'), '9090')
+    t.equal(
+      envOf(deployment).get('CONSOLE_API_URL'),
+      `http://ap-gateway.${NAMESPACE}.svc:8888`,
+      'follows the gateway Service',
+    )
+    const ingress = other.find((d) => d.kind === 'Ingress' && d.metadata.name === 'ap-console')
+    t.match(ingress?.spec, {
+      rules: [{ host: 'ui.example.org' }],
+      tls: [{ hosts: ['ui.example.org'], secretName: 'ap-console-tls' }],
+    })
   })
 
   t.test('required values are asked for by name, wrong ones refused', async (t) => {

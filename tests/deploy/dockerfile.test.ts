@@ -128,6 +128,25 @@ t.test('the final stage installs production dependencies only, from the lock fil
   t.match(pkg.scripts['start'] ?? '', /node --import tsx src\/cli\.ts start/, 'the same command as npm start')
 })
 
+t.test('the console is built into the image, where CONSOLE_BUILD_DIR points', async (t) => {
+  t.ok(
+    ops(final, 'COPY').some((c) => /^console\s/.test(c.args)),
+    'the console sources are copied (their hash is the build stamp)',
+  )
+  const build = ops(final, 'RUN').find((r) => /src\/cli\.ts console-build --out (\S+)/.test(r.args))
+  t.ok(build, 'RUN … console-build --out <dir>: built at image build time')
+  const dir = /--out (\S+)/.exec(build?.args ?? '')?.[1]
+  const env = ops(final, 'ENV')
+    .map((e) => e.args)
+    .join(' ')
+  t.match(env, new RegExp(`CONSOLE_BUILD_DIR=${dir ?? '?'}(\\s|$)`), `CONSOLE_BUILD_DIR=${dir ?? '?'}`)
+  t.notMatch(dir ?? '', /^\/data\b/, 'not under DATA_DIR, which a volume hides')
+  t.ok(
+    (build?.line ?? 0) < (ops(final, 'USER').at(-1)?.line ?? 0),
+    'built as root: the running process cannot change it',
+  )
+})
+
 t.test('a health check on /health', async (t) => {
   const hc = ops(final, 'HEALTHCHECK').at(-1)
   t.ok(hc, 'HEALTHCHECK in the final stage')
@@ -187,7 +206,12 @@ t.test('every COPY source exists and passes the ignore file; secrets and data do
 
 t.test('deploy/healthcheck.mjs against a real HTTP server', async (t) => {
   let status = 200
+  // the gateway's /health, and a console's page (any other path answers index.html there)
   const server = createServer((req, res) => {
+    if (req.url === '/') {
+      res.writeHead(status, { 'content-type': 'text/html' })
+      return void res.end('<!doctype html><title>console</title>')
+    }
     res.writeHead(req.url === '/health' ? status : 404, { 'content-type': 'application/json' })
     res.end(JSON.stringify({ status: status === 200 ? 'ok' : 'degraded' }))
   })
@@ -206,9 +230,16 @@ t.test('deploy/healthcheck.mjs against a real HTTP server', async (t) => {
   t.equal((await run({ ROLES: 'gateway', PORT: port })).code, 0, '200 from /health: healthy')
   status = 503
   t.equal((await run({ ROLES: 'all', PORT: port })).code, 1, '503 from /health: unhealthy')
+  t.equal((await run({ ROLES: 'console', CONSOLE_PORT: port })).code, 1, 'a console answering 503: unhealthy')
+  status = 200
+  const console = await run({ ROLES: 'console', CONSOLE_PORT: port, PORT: '1' })
+  t.equal(console.code, 0, 'ROLES=console: its page on CONSOLE_PORT answers 200')
+  t.match(console.out, /^200 \d+ bytes/)
+  status = 503
   const none = await run({ ROLES: 'workers', PORT: port })
   t.equal(none.code, 0, 'a process without the gateway role has no HTTP to ask')
   t.match(none.out, /serves no HTTP/)
   server.close()
   t.equal((await run({ ROLES: 'gateway', PORT: port })).code, 1, 'nothing listening: unhealthy')
+  t.equal((await run({ ROLES: 'console', CONSOLE_PORT: port })).code, 1, 'no console listening: unhealthy')
 })

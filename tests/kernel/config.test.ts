@@ -111,6 +111,23 @@ t.test('production refuses to start without the required settings', async (t) =>
   t.notOk(existsSync(join(dir, 'prod', 'secrets.json')), 'production never writes generated secrets')
 })
 
+t.test('a console-only process (ROLES=console) needs no secret in production', async (t) => {
+  const consoleOnly = loadConfig({
+    NODE_ENV: 'production',
+    DATA_DIR: join(dir, 'console'),
+    ROLES: 'console',
+    CONSOLE_API_URL: 'http://gateway:8000',
+  })
+  t.equal(consoleOnly.SECRET_KEY, '', 'no SECRET_KEY: it signs and verifies nothing')
+  t.equal(consoleOnly.DATABASE_PASSWORD, '')
+  t.notOk(existsSync(join(dir, 'console')), 'and writes nothing to DATA_DIR')
+  t.throws(
+    () => loadConfig({ NODE_ENV: 'production', DATA_DIR: dir, ROLES: 'console,gateway' }),
+    { code: 'config.missing' },
+    'with another role the secrets are required again',
+  )
+})
+
 t.test('development generates secrets once and reuses them', async (t) => {
   const dev = join(dir, 'dev')
   const a = loadConfig({ DATA_DIR: dev })

@@ -203,3 +203,47 @@ Argument: dict "root" $ "role" <name>.
 {{ include "ap.plainEnv" (dict "name" $name "value" $value) }}
 {{- end }}
 {{- end -}}
+
+{{/* CONSOLE_API_URL: the gateways' Service of this release, by its in-cluster name. */}}
+{{- define "ap.consoleApiUrl" -}}
+{{- if not .Values.roles.gateway.enabled -}}
+{{- fail "roles.console needs roles.gateway: the console proxies to the gateways' Service (or set roles.console.enabled=false)" -}}
+{{- end -}}
+{{- printf "http://%s-gateway.%s.svc:%v" (include "ap.fullname" .) .Release.Namespace .Values.service.port -}}
+{{- end -}}
+
+{{/* The console's Ingress host: ingress.console.host, else console.<platform.domain>. */}}
+{{- define "ap.consoleHost" -}}
+{{- .Values.ingress.console.host | default (printf "console.%s" (required "platform.domain is required" .Values.platform.domain)) -}}
+{{- end -}}
+
+{{/*
+The environment of the console's container (ROLES=console): only what the console reads. No
+NATS, no database, no secret (a console-only process needs none: src/kernel/config.ts).
+DOMAIN and PUBLIC_BASE_URL give the API's public origin (the only one its CSP lets frame a
+component preview); TRUSTED_PROXIES lets it believe X-Forwarded-Proto and mark its cookies Secure
+behind a TLS-terminating ingress.
+*/}}
+{{- define "ap.consoleEnv" -}}
+{{- $ := . -}}
+{{- $v := $.Values -}}
+{{- include "ap.plainEnv" (dict "name" "ROLES" "value" "console") }}
+{{ include "ap.plainEnv" (dict "name" "NODE_ENV" "value" "production") }}
+{{ include "ap.plainEnv" (dict "name" "HOST" "value" "0.0.0.0") }}
+{{ include "ap.plainEnv" (dict "name" "CONSOLE_PORT" "value" $v.console.containerPort) }}
+{{ include "ap.plainEnv" (dict "name" "CONSOLE_API_URL" "value" (include "ap.consoleApiUrl" $)) }}
+{{ include "ap.plainEnv" (dict "name" "LOG_LEVEL" "value" $v.platform.logLevel) }}
+{{ include "ap.plainEnv" (dict "name" "DOMAIN" "value" (required "platform.domain is required (DOMAIN)" $v.platform.domain)) }}
+{{- with $v.platform.publicBaseUrl }}
+{{ include "ap.plainEnv" (dict "name" "PUBLIC_BASE_URL" "value" .) }}
+{{- end }}
+{{- with $v.platform.trustedProxies }}
+{{ include "ap.plainEnv" (dict "name" "TRUSTED_PROXIES" "value" .) }}
+{{- end }}
+{{- range $name, $value := $v.platform.extraEnv }}
+{{ include "ap.plainEnv" (dict "name" $name "value" $value) }}
+{{- end }}
+{{- range $name, $value := $v.roles.console.extraEnv }}
+{{ include "ap.plainEnv" (dict "name" $name "value" $value) }}
+{{- end }}
+{{- end -}}
