@@ -182,7 +182,8 @@ function threeParts(client: pg.PoolClient, opening: string, statement: LimitedQu
   return new Promise((resolve) => {
     const out: Parts = [PENDING, PENDING, PENDING]
     // counted rather than taken from the closing's answer alone: a part failed by the client
-    // (a lost connection) is answered on a later tick; no closure of its own (see rpc-server.ts `named`)
+    // (a lost connection) is answered on a later tick. Each callback settles inline: a closure
+    // assigned to a name would be named by the TypeScript loader on every statement.
     let left = 3
     statement.callback = (err, r) => {
       out[1] =
