@@ -75,6 +75,15 @@ async function respondTo(
   msg.respond(out.data, { headers: out.headers })
 }
 
+/**
+ * The reply with an API key's owner, for the gateway's request log (it only has the key's hash). A
+ * function of the module, not a closure made per request: the TypeScript loader names every
+ * closure it sees assigned (a property definition each time).
+ */
+function named(reply: RpcReply, principal: Principal | null, req: RpcRequest): RpcReply {
+  return principal !== null && req.caller?.via === 'api_key' ? { ...reply, userId: principal.userId } : reply
+}
+
 /** What one served route answers for a decoded request: never throws (an error is a reply). */
 export type RouteAnswer = (req: RpcRequest) => Promise<RpcReply>
 
@@ -113,9 +122,6 @@ export function serveRpc(options: {
     const checks = compileChecks(route)
     const handle: RouteAnswer = async (req) => {
       let principal: Principal | null = null
-      // an API key's owner, for the gateway's request log (it only has the key's hash)
-      const named = (reply: RpcReply): RpcReply =>
-        principal !== null && req.caller?.via === 'api_key' ? { ...reply, userId: principal.userId } : reply
       try {
         if (route.auth) {
           if (req.caller === null || resolve === undefined) throw unauthorized()
@@ -123,9 +129,9 @@ export function serveRpc(options: {
         }
         checkInput(checks, req)
         const { params, query, body, ...request } = req
-        return named(await bound.handle({ principal, params, query, body, request }))
+        return named(await bound.handle({ principal, params, query, body, request }), principal, req)
       } catch (e) {
-        if (bound.errorReply !== undefined) return named(bound.errorReply(e, req.requestId))
+        if (bound.errorReply !== undefined) return named(bound.errorReply(e, req.requestId), principal, req)
         // a database outage is the platform being unavailable, not a failure of this request
         // and so is NATS failing under the handler (a hub server lost, a stream electing its leader)
         const appErr = isDatabaseUnavailable(e)
@@ -134,11 +140,15 @@ export function serveRpc(options: {
             ? unavailable('the message bus is unavailable right now; retry shortly')
             : toAppError(e)
         if (appErr.status >= 500) log.error({ err: e, route: id, requestId: req.requestId }, 'rpc handler failed')
-        return named({
-          status: appErr.status,
-          error: appErr.toWire(),
-          ...(appErr.headers === undefined ? {} : { headers: appErr.headers }),
-        })
+        return named(
+          {
+            status: appErr.status,
+            error: appErr.toWire(),
+            ...(appErr.headers === undefined ? {} : { headers: appErr.headers }),
+          },
+          principal,
+          req,
+        )
       }
     }
     // tracing on: the handler runs in the route's span, a child of the gateway's (src/platform/tracing.ts)

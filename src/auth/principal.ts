@@ -97,6 +97,12 @@ export function intersectGrants(key: readonly string[], owner: readonly string[]
   return [...out]
 }
 
+// A function of the module rather than a closure made per call: the TypeScript loader names every
+// closure assigned to a name, a property definition on each request.
+function userOf(db: Db, cache: PrincipalCache | undefined, id: string): Promise<CachedUser | null> {
+  return cache === undefined ? loadUserRow(db, id) : cache.user(id, () => loadUserRow(db, id))
+}
+
 /**
  * Resolves a verified caller to a principal: the user must still exist and be active, and the
  * permissions are those of its roles now, not when the token was issued. With a cache attached
@@ -104,14 +110,13 @@ export function intersectGrants(key: readonly string[], owner: readonly string[]
  */
 export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> {
   const cache = caches.get(db)
-  const user = (id: string) => (cache === undefined ? loadUserRow(db, id) : cache.user(id, () => loadUserRow(db, id)))
   if (caller.via === 'api_key') {
     const hash = caller.keyHash ?? ''
     const key = cache === undefined ? await loadKeyRow(db, hash) : await cache.key(hash, () => loadKeyRow(db, hash))
     if (key === null) throw unauthorized('invalid API key', 'auth.invalid_api_key')
     if (key.expires_at !== null && Date.parse(key.expires_at) <= Date.now())
       throw unauthorized('API key expired', 'auth.api_key_expired')
-    const owner = await user(key.user_id)
+    const owner = await userOf(db, cache, key.user_id)
     if (owner === null || !owner.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
     return {
       userId: key.user_id,
@@ -127,7 +132,7 @@ export async function loadPrincipal(db: Db, caller: Caller): Promise<Principal> 
   // Checked before the user: the job's state is read on every request (never cached), so a token
   // whose execution ended is refused on the very next request, on every replica.
   if (exe !== undefined) await checkExecutionLive(cache, caller.sub, exe)
-  const row = await user(caller.sub)
+  const row = await userOf(db, cache, caller.sub)
   if (row === null || !row.active) throw unauthorized('user not found or inactive', 'auth.user_inactive')
   // Logout revoked this token's session: the list is part of the cached user (no query here).
   if (caller.sid !== undefined && row.revoked_sessions?.includes(caller.sid) === true)

@@ -12,8 +12,8 @@ import { queryKind } from '../kinds/query/kind.ts'
 import type { Db } from '../platform/db.ts'
 import { canOnResource } from '../resources/permissions.ts'
 import type { ResourceRecord, ResourceService } from '../resources/service.ts'
-import { checkPostgresSql } from './pg-sql-check.ts'
-import { placeholderNames, splitPlaceholders } from './placeholders.ts'
+import { checkPostgresSql, type PgSqlCheck } from './pg-sql-check.ts'
+import { placeholderNames, splitPlaceholders, type Piece } from './placeholders.ts'
 import type { ConnectionPools } from './pools.ts'
 
 /** The permissions this module checks, for the reference (its feature contributes the list). */
@@ -85,22 +85,65 @@ async function assertOwnerMayUse(d: QueryRunDeps, p: Principal, q: QueryRecord, 
   }
 }
 
-/** The parameter values: input, nulls for optional parameters left out, the caller's identity last. */
-function bindValues(
-  q: QueryRecord,
-  names: readonly string[],
-  input: Record<string, unknown>,
-  p: Principal,
-): Record<string, unknown> {
-  const values: Record<string, unknown> = { ...input, user_id: p.userId, user_email: p.email }
-  const declared = (q.input_schema['properties'] ?? {}) as Record<string, unknown>
-  const missing: string[] = []
-  for (const n of names) {
-    if (n in values) continue
-    if (n in declared) values[n] = null
-    else missing.push(n)
+/**
+ * What a query's text and schema give every run, worked out on its first run: the placeholders, the
+ * input properties it declares, and on Postgres the parser's verdict. Kept per record: a record is
+ * frozen (src/resources/row.ts) and a changed query is a new one, so nothing here outlives the
+ * text it was made from.
+ */
+interface Prepared {
+  pieces: Piece[]
+  names: readonly string[]
+  declared: Readonly<Record<string, unknown>>
+  /** The parser's check as an operation of this query (the connection's type is read per run). */
+  pgCheck: Promise<PgSqlCheck> | undefined
+}
+
+const preparedQueries = new WeakMap<QueryRecord, Prepared>()
+
+function prepared(q: QueryRecord): Prepared {
+  let found = preparedQueries.get(q)
+  if (found === undefined) {
+    const pieces = splitPlaceholders(q.sql)
+    found = {
+      pieces,
+      names: placeholderNames(pieces),
+      declared: (q.input_schema['properties'] ?? {}) as Record<string, unknown>,
+      pgCheck: undefined,
+    }
+    preparedQueries.set(q, found)
   }
-  if (missing.length > 0) {
+  return found
+}
+
+/** The query's SQL through the parser's checks (remembered with the query; a failed check is asked again next run). */
+function pgChecked(q: QueryRecord, prep: Prepared): Promise<PgSqlCheck> {
+  if (prep.pgCheck === undefined) {
+    const check = checkPostgresSql(q.sql, prep.pieces, q.operation)
+    prep.pgCheck = check
+    check.catch(() => {
+      if (prep.pgCheck === check) prep.pgCheck = undefined
+    })
+  }
+  return prep.pgCheck
+}
+
+/**
+ * The value of each placeholder: the input's, null for an optional parameter left out, the
+ * caller's identity for `:user_id` / `:user_email` whatever the input says. Only the placeholders'
+ * values: the drivers bind nothing else.
+ */
+function bindValues(prep: Prepared, input: Record<string, unknown>, p: Principal): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  let missing: string[] | undefined
+  for (const n of prep.names) {
+    if (n === 'user_id') values[n] = p.userId
+    else if (n === 'user_email') values[n] = p.email
+    else if (Object.hasOwn(input, n)) values[n] = input[n]
+    else if (Object.hasOwn(prep.declared, n)) values[n] = null
+    else (missing ??= []).push(n)
+  }
+  if (missing !== undefined) {
     throw AppError.of('query.missing_parameter', `no value for :${missing.join(', :')}`, {
       issues: missing.map((m) => ({ path: `/input/${m}`, message: 'required by the SQL' })),
     })
@@ -125,14 +168,15 @@ export async function runQuery(
       `the database connection of query ${q.namespace}/${q.name} does not exist`,
     )
   await assertOwnerMayUse(d, p, q, connection.name)
-  const pieces = splitPlaceholders(q.sql)
-  const params = bindValues(q, placeholderNames(pieces), input, p)
+  const prep = prepared(q)
+  const { pieces } = prep
+  const params = bindValues(prep, input, p)
   const readOnly = q.operation === 'read'
-  // checked again before every run (remembered per text): a query saved before the check existed,
-  // or moved onto a Postgres connection, is refused here
+  // checked again before every run (remembered with the query): a query saved before the check
+  // existed, or whose connection became a Postgres one, is refused here
   let checkedText: string | undefined
   if (connection.connection_type === 'postgresql') {
-    const checked = await checkPostgresSql(q.sql, pieces, q.operation)
+    const checked = await pgChecked(q, prep)
     if (!checked.ok) throw AppError.of('query.sql_refused', `query ${q.namespace}/${q.name}: ${checked.message}`)
     checkedText = checked.text
   }

@@ -214,6 +214,29 @@ t.test('max_rows: the server stops at max_rows + 1 (an endless series answers at
   t.match((await exec('db/ceiling')).body, { row_count: 50, truncated: true }, 'QUERY_MAX_ROWS_MAX clamps max_rows')
 })
 
+t.test(
+  'a changed query runs its new text and schema (what a run works out once is kept per saved version)',
+  async (t) => {
+    await mkQuery('changing', {
+      sql: 'select :a::int as v',
+      input_schema: { type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] },
+    })
+    t.match((await exec('db/changing', { a: 1 })).body, { rows: [{ v: 1 }] })
+    const patched = await env.request('PUT', '/api/v1/queries/db/changing', {
+      body: {
+        sql: 'select :b::int * 10 as v',
+        input_schema: { type: 'object', properties: { b: { type: 'integer' } }, required: ['b'] },
+      },
+    })
+    t.equal(patched.status, 200, patched.text)
+    t.match((await exec('db/changing', { b: 2 })).body, { rows: [{ v: 20 }] }, 'the new text, the new placeholder')
+    t.match((await exec('db/changing', { a: 1 })).body, { code: 'query.invalid_input' }, 'the new input_schema')
+    // a placeholder named like an object's inherited property takes no value from the prototype
+    await mkQuery('inherited', { sql: 'select :constructor::text as x' })
+    t.match((await exec('db/inherited')).body, { code: 'query.missing_parameter' })
+  },
+)
+
 t.test('statement timeout: SET LOCAL statement_timeout = timeout_ms, clamped to QUERY_TIMEOUT_MS_MAX', async (t) => {
   await mkQuery('slow', { sql: 'select pg_sleep(3) as s', timeout_ms: 100 })
   const r = await exec('db/slow')

@@ -116,6 +116,8 @@ interface LimitedResult {
   suspended: boolean
 }
 
+type Done = (err: Error | undefined, result: pg.ResultBuilder) => void
+
 /*
  * A statement through the extended protocol (even without values: one statement, never a script),
  * executed with a row limit (0: none) and synced at once: Parse, Bind, Describe, Execute(limit),
@@ -123,18 +125,20 @@ interface LimitedResult {
  * CommandComplete when there were more; unlike node-postgres's `rows` option (and pg-cursor) no
  * further fetch follows, so it may share a pipelined connection. `_getRows` and
  * `handlePortalSuspended` are node-postgres's Query hooks (pg/lib/query.js), not in its types.
+ * The text goes to the constructor as a string: a config object would be copied property by
+ * property (node-postgres's cloneQueryConfig) on every statement; the client's types (TYPES, the
+ * pool's) parse the rows all the same.
  */
 class LimitedQuery extends pg.Query {
   suspended = false
   private readonly limit: number
 
-  constructor(
-    text: string,
-    values: unknown[],
-    limit: number,
-    callback: (err: Error | undefined, result: pg.ResultBuilder) => void,
-  ) {
-    super({ text, values, types: TYPES, queryMode: 'extended' } as pg.QueryConfig, callback)
+  /** Set by threeParts before the query is submitted. */
+  declare callback: Done
+
+  constructor(text: string, values: unknown[], limit: number) {
+    super(text, values)
+    ;(this as unknown as { queryMode: string }).queryMode = 'extended'
     this.limit = limit
   }
 
@@ -148,14 +152,72 @@ class LimitedQuery extends pg.Query {
   }
 }
 
-function limitedQuery(client: pg.PoolClient, text: string, values: unknown[], limit: number): Promise<LimitedResult> {
-  return new Promise((resolve, reject) => {
-    const q: LimitedQuery = new LimitedQuery(text, values, limit, (err, result) => {
-      if (err !== undefined && err !== null) reject(err)
-      else
-        resolve({ rows: result.rows as Record<string, unknown>[], rowCount: result.rowCount, suspended: q.suspended })
-    })
-    client.query(q)
+/*
+ * The opening and the closing: simple queries whose answers are only command tags (and the one row
+ * of pg_advisory_unlock_all()), which nobody reads. node-postgres would build a Result per command
+ * (ten for the closing: a regex over each tag, the row's fields); this Query keeps none of it and
+ * reports only success or the error. Still a pg.Query: a pipelined client accepts no other kind.
+ */
+class TagsOnly extends pg.Query {
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleCommandComplete(): void {}
+}
+
+/** The outcome of one of a statement's three parts. */
+type Part<T> = { ok: true; value: T } | { ok: false; error: unknown }
+const DONE: Part<undefined> = { ok: true, value: undefined }
+// replaced by every part's answer before the three are read
+const PENDING = { ok: false, error: new Error('no answer') } as const
+type Parts = [Part<undefined>, Part<LimitedResult>, Part<undefined>]
+
+const CLOSE_READ = `rollback; ${RESET_SESSION}`
+const CLOSE_WRITE = `commit; ${RESET_SESSION}`
+
+/**
+ * The opening, the statement and the closing written at once (the socket corked around them) and
+ * answered in order; settles when all three are answered: a failing part does not stop the others.
+ */
+function threeParts(client: pg.PoolClient, opening: string, statement: LimitedQuery, closing: string): Promise<Parts> {
+  return new Promise((resolve) => {
+    const out: Parts = [PENDING, PENDING, PENDING]
+    // counted rather than taken from the closing's answer alone: a part failed by the client
+    // (a lost connection) is answered on a later tick. Each callback settles inline: a closure
+    // assigned to a name would be named by the TypeScript loader on every statement.
+    let left = 3
+    statement.callback = (err, r) => {
+      out[1] =
+        err === undefined || err === null
+          ? {
+              ok: true,
+              value: {
+                rows: r.rows as Record<string, unknown>[],
+                rowCount: r.rowCount,
+                suspended: statement.suspended,
+              },
+            }
+          : { ok: false, error: err }
+      if (--left === 0) resolve(out)
+    }
+    const stream = client.connection.stream as Duplex & { cork?: () => void; uncork?: () => void }
+    stream.cork?.()
+    try {
+      client.query(
+        new TagsOnly(opening, (err) => {
+          out[0] = err === undefined || err === null ? DONE : { ok: false, error: err }
+          if (--left === 0) resolve(out)
+        }),
+      )
+      client.query(statement)
+      client.query(
+        new TagsOnly(closing, (err) => {
+          out[2] = err === undefined || err === null ? DONE : { ok: false, error: err }
+          if (--left === 0) resolve(out)
+        }),
+      )
+    } finally {
+      stream.uncork?.()
+    }
   })
 }
 
@@ -213,32 +275,22 @@ export function postgresPool(s: ConnectionSettings, timing: PoolTiming, log: Log
           : text
       // one round trip for the three parts (the header); the opening has no user text: the
       // timeout is an integer of the platform's, validated and clamped
-      const stream = client.connection.stream as Duplex & { cork?: () => void; uncork?: () => void }
-      stream.cork?.()
-      let parts: [Promise<unknown>, Promise<LimitedResult>, Promise<unknown>]
-      try {
-        parts = [
-          client.query(
-            `${st.readOnly ? 'begin transaction read only' : 'begin'}; set local statement_timeout = ${String(Math.max(1, Math.floor(st.timeoutMs)))}`,
-          ),
-          limitedQuery(client, sqlText, rendered.values, st.readOnly ? st.maxRows + 1 : 0),
-          client.query(`${st.readOnly ? 'rollback' : 'commit'}; ${RESET_SESSION}`),
-        ]
-      } finally {
-        stream.uncork?.()
-      }
-      const [opened, ran, closed] = await Promise.allSettled(parts)
+      const [opened, ran, closed] = await threeParts(
+        client,
+        `${st.readOnly ? 'begin transaction read only' : 'begin'}; set local statement_timeout = ${String(Math.max(1, Math.floor(st.timeoutMs)))}`,
+        new LimitedQuery(sqlText, rendered.values, st.readOnly ? st.maxRows + 1 : 0),
+        st.readOnly ? CLOSE_READ : CLOSE_WRITE,
+      )
       // the session reset failing leaves the connection in an unknown state: it is not reused
-      const broken =
-        closed.status === 'rejected'
-          ? closed.reason instanceof Error
-            ? closed.reason
-            : new Error(String(closed.reason))
-          : undefined
+      const broken = closed.ok
+        ? undefined
+        : closed.error instanceof Error
+          ? closed.error
+          : new Error(String(closed.error))
       client.release(broken)
       // the first failure is the cause (a failed opening makes the statement fail too)
-      if (opened.status === 'rejected') throw pgError(opened.reason)
-      if (ran.status === 'rejected') throw pgError(ran.reason)
+      if (!opened.ok) throw pgError(opened.error)
+      if (!ran.ok) throw pgError(ran.error)
       if (broken !== undefined) throw pgError(broken)
       const rows = ran.value.rows
       return {
