@@ -1,14 +1,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { ConnectorOperation } from '../../schemas/connector.ts'
 import { lockedTool, lockedToolDeps, resourceToolDescription } from '../feature/locked-tool.ts'
-import {
-  expandAndLoad,
-  toolName,
-  type Tool,
-  type ToolContext,
-  type ToolDeps,
-  type ToolProvider,
-} from '../feature/tools.ts'
+import { expandAndLoad, toolName, type Tool, type ToolDeps, type ToolProvider } from '../feature/tools.ts'
 import { connectorKind } from '../kinds/connector/kind.ts'
 import type { ConnectorDeps, ConnectorRecord } from './deps.ts'
 import { callOperation, connectorFor } from './execute.ts'
@@ -35,7 +28,7 @@ export function connectorToolProvider(deps: (t: ToolDeps) => ConnectorDeps): (t:
     const d = deps(t)
     return {
       name: 'connectors',
-      async discover(ctx: ToolContext): Promise<Tool[]> {
+      async discover(ctx): Promise<Tool[]> {
         const tools: Tool[] = []
         for (const entry of ctx.agent.enabled_connectors) {
           const connectors = (await expandAndLoad(t, ctx.principal, ctx.agent, connectorKind, [

@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto'
 import { lockedTool, lockedToolDeps, resourceToolDescription } from '../feature/locked-tool.ts'
-import {
-  expandAndLoad,
-  toolName,
-  type Tool,
-  type ToolContext,
-  type ToolDeps,
-  type ToolProvider,
-} from '../feature/tools.ts'
+import { expandAndLoad, toolName, type Tool, type ToolDeps, type ToolProvider } from '../feature/tools.ts'
 import { mcpServerKind } from '../kinds/mcp-server/kind.ts'
 import { mcpServerFor } from './access.ts'
 import { callTool, listTools } from './client.ts'
@@ -44,7 +37,7 @@ export function mcpToolProvider(deps: (t: ToolDeps) => McpDeps): (t: ToolDeps) =
     const d = deps(t)
     return {
       name: 'mcp-servers',
-      async discover(ctx: ToolContext): Promise<Tool[]> {
+      async discover(ctx): Promise<Tool[]> {
         const entries = ctx.agent.enabled_mcp_servers
         if (entries.length === 0) return []
         const tools: Tool[] = []
