@@ -9,7 +9,7 @@ import {
 import { Objm, setSha256Backend, StorageType, type ObjectStore } from '@nats-io/obj'
 import { headers, nuid, type NatsConnection } from '@nats-io/transport-node'
 import { giveBackChunk, POOL_CHUNK_BYTES } from './chunk-pool.ts'
-import { sendUncopied } from './nats-large-messages.ts'
+import { applyLargeMessages, sendUncopied } from './nats-large-messages.ts'
 import type { NatsNames } from './nats-names.ts'
 import { streamReplicasOf } from './stream-replicas.ts'
 
@@ -28,7 +28,7 @@ import { streamReplicasOf } from './stream-replicas.ts'
  * `$O.<bucket>.M.<base64url name>` with a subject rollup, so `info`, `delete` and the client's
  * `get` work on it. On a failure the chunks written are purged and nothing is left.
  * Chunk payloads reach the socket by reference (`sendUncopied`, nats-large-messages.ts, applied
- * by connectNats), and with `giveBack` they return to chunk-pool.ts once acknowledged.
+ * when a store is opened), and with `giveBack` they return to chunk-pool.ts once acknowledged.
  * Reads do NOT use the client's `get`: it feeds a push consumer into an unbounded ReadableStream,
  * so a slow reader would hold the whole object in memory. `chunks()` instead fetches one chunk at
  * a time with a JetStream direct get (the bucket's stream has allow_direct), only when the consumer
@@ -94,6 +94,7 @@ const opened = new WeakMap<NatsConnection, Map<string, Promise<BlobStore>>>()
 
 /** Opens (creating when missing) the FILES bucket; one instance per connection and prefix. */
 export function openBlobStore(nc: NatsConnection, names: NatsNames): Promise<BlobStore> {
+  applyLargeMessages()
   let byBucket = opened.get(nc)
   if (byBucket === undefined) {
     byBucket = new Map()

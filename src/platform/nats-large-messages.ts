@@ -1,8 +1,4 @@
-import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
 import { DataBuffer, DenoBuffer, Parser, ProtocolHandler, State } from '@nats-io/nats-core/internal'
-import type { Logger } from '../kernel/log.ts'
 import { POOL_BUFFER_BYTES, takeChunk } from './chunk-pool.ts'
 
 /*
@@ -21,17 +17,9 @@ import { POOL_BUFFER_BYTES, takeChunk } from './chunk-pool.ts'
  *   change it again) is handed to the socket as it is; the commands around it are still
  *   concatenated, and the write batching (nats-write-batching.ts) gathers them in one `writev`.
  *
- * Both patch nats.js internals, written for @nats-io/nats-core 3.4.0 (pinned in package.json);
- * tests/files/nats-large-messages.test.ts checks the behaviour they rely on. They change every
- * connection of the process, so connectNats applies them (once per process), beside the write
- * batching. On any other installed version (read from the package's package.json) they are not
- * applied and a warning says so once: the internals they replace may have changed shape, and stock
- * nats.js is only slower (sendUncopied's mark is then ignored, chunk-pool.ts takes back only its
- * own buffers).
+ * Both patch nats.js internals, checked against @nats-io/nats-core 3.4.0 (pinned in package.json);
+ * tests/files/nats-large-messages.test.ts checks the behaviour they rely on. Applied once per process.
  */
-
-/** The @nats-io/nats-core version the patches were written for. */
-export const PATCHED_NATS_CORE = '3.4.0'
 
 /** Messages below this are left to the parser's own buffering (they seldom span reads). */
 const LARGE_MESSAGE = 64 * 1024
@@ -62,38 +50,11 @@ interface Handler {
   transport: { send(frame: Uint8Array): void }
 }
 
-/** The installed @nats-io/nats-core's version: its package.json, above the module the package name resolves to. */
-export function installedNatsCore(): string | undefined {
-  let dir = dirname(createRequire(import.meta.url).resolve('@nats-io/nats-core'))
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
-      if (pkg.name === '@nats-io/nats-core') return pkg.version
-    } catch {
-      // no package.json at this level: look further up
-    }
-    const up = dirname(dir)
-    if (up === dir) return undefined
-    dir = up
-  }
-}
-
 let applied = false
 
-/** Patches nats.js for large messages when the installed version is the one the patches were written for; else warns, once. */
-export function applyLargeMessages(
-  log: Pick<Logger, 'warn'>,
-  installed: string | undefined = installedNatsCore(),
-): void {
+export function applyLargeMessages(): void {
   if (applied) return
   applied = true
-  if (installed !== PATCHED_NATS_CORE) {
-    log.warn(
-      { installed: installed ?? 'unknown', patched_for: PATCHED_NATS_CORE },
-      'nats.js large-message patches not applied: written for another @nats-io/nats-core version (large messages take the stock, copying path)',
-    )
-    return
-  }
   const MSG_PAYLOAD: number = State.MSG_PAYLOAD
   const parserProto = Parser.prototype as unknown as { parse(buf: Uint8Array): void }
   const parse = parserProto.parse

@@ -12,7 +12,6 @@ import type { Config } from '../kernel/config.ts'
 import type { Logger } from '../kernel/log.ts'
 import { MIN_NATS_SERVER, natsFeaturesOf, natsVersionAtLeast, type NatsServerFeatures } from './nats-capabilities.ts'
 import { readSeedFile, seedFileInboxPrefix } from './nats-credentials.ts'
-import { applyLargeMessages } from './nats-large-messages.ts'
 import type { NatsNames } from './nats-names.ts'
 import { applyRequestPatch } from './nats-request-patch.ts'
 import { applyWriteBatching } from './nats-write-batching.ts'
@@ -35,10 +34,7 @@ export async function connectNats(
   // noAsyncTraces: nats.js otherwise builds two Error objects with stack traces per request (~25% of
   // the gateway's CPU on a forwarded route, measured in bench/).
   applyRequestPatch()
-  // the process-wide nats.js patches, each applied once (the large-message one only on the
-  // @nats-io/nats-core version it was written for)
   applyWriteBatching()
-  applyLargeMessages(log)
   const nc = await connect({
     servers: url.split(','),
     name,

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node'
 import t, { type Test } from 'tap'
-import { createLogger } from '../../src/kernel/log.ts'
 import { giveBackChunk, POOL_BUFFER_BYTES, pooledChunks, takeChunk } from '../../src/platform/chunk-pool.ts'
 import { applyLargeMessages, sendUncopied } from '../../src/platform/nats-large-messages.ts'
 import { applyWriteBatching } from '../../src/platform/nats-write-batching.ts'
@@ -18,7 +17,7 @@ const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('he
 
 async function twoConnections(t: Test): Promise<[NatsConnection, NatsConnection]> {
   applyWriteBatching()
-  applyLargeMessages(createLogger({ level: 'silent' }))
+  applyLargeMessages()
   const { natsUrl } = readServices()
   const a = await connect({ servers: natsUrl, noAsyncTraces: true })
   const b = await connect({ servers: natsUrl, noAsyncTraces: true })
