@@ -1,7 +1,9 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
+import type { Principal } from '../auth/principal.ts'
 import { permissionSet } from '../feature/permissions.ts'
 import { AppError, invalid } from '../kernel/errors.ts'
 import { connectorKind } from '../kinds/connector/kind.ts'
+import { callbackHeaders, disconnectReply, startReply } from '../oauth-client/replies.ts'
 import type { ConnectorDeps } from './deps.ts'
 import { callOperation, connectorFor } from './execute.ts'
 import { clearNonceCookie, disconnect, finishFlow, startFlow, tokenStatus } from './oauth.ts'
@@ -24,6 +26,14 @@ connectorPermissions.add(
   'platform.connectors/{namespace}/{name}.execute:all',
   'call operations of any connector and connect it with OAuth',
 )
+
+/** The connector for its OAuth token's status or removal: as connectorFor, and one with `auth.type: oauth2` (else 422). */
+async function oauthConnectorFor(d: ConnectorDeps, p: Principal, at: { namespace: string; name: string }) {
+  const c = await connectorFor(d, p, at.namespace, at.name)
+  if (c.auth.type !== 'oauth2')
+    throw new AppError(422, 'connector.not_oauth2', `connector ${c.namespace}/${c.name} does not use OAuth 2`)
+  return c
+}
 
 export function connectorHandlers(d: ConnectorDeps): BoundRoute[] {
   return [
@@ -64,25 +74,18 @@ export function connectorHandlers(d: ConnectorDeps): BoundRoute[] {
     bind(R.oauthStart, async ({ principal: p, params }) => {
       const c = await connectorFor(d, p, params.namespace, params.name)
       const flow = await startFlow(d, p.userId, c)
-      return {
-        body: { authorization_url: flow.authorization_url, state: flow.state, expires_in: flow.expires_in },
-        ...(flow.cookie === undefined ? {} : { headers: { 'set-cookie': flow.cookie } }),
-      }
+      return startReply(flow)
     }),
 
     bind(R.oauthStatus, async ({ principal: p, params }) => {
-      const c = await connectorFor(d, p, params.namespace, params.name)
-      if (c.auth.type !== 'oauth2')
-        throw new AppError(422, 'connector.not_oauth2', `connector ${c.namespace}/${c.name} does not use OAuth 2`)
+      const c = await oauthConnectorFor(d, p, params)
       return { body: await tokenStatus(d, p.userId, c) }
     }),
 
     bind(R.oauthDisconnect, async ({ principal: p, params }) => {
-      const c = await connectorFor(d, p, params.namespace, params.name)
-      if (c.auth.type !== 'oauth2')
-        throw new AppError(422, 'connector.not_oauth2', `connector ${c.namespace}/${c.name} does not use OAuth 2`)
+      const c = await oauthConnectorFor(d, p, params)
       const { revoked } = await disconnect(d, p.userId, c)
-      return { status: 204, headers: { 'x-oauth-revoked': String(revoked) } }
+      return disconnectReply(revoked)
     }),
 
     bind(R.oauthCallback, async ({ query, request }) => {
@@ -94,7 +97,7 @@ export function connectorHandlers(d: ConnectorDeps): BoundRoute[] {
           scope: done.scope,
           expires_at: done.expires_at,
         },
-        headers: { 'set-cookie': clearNonceCookie(), 'cache-control': 'no-store' },
+        headers: callbackHeaders(clearNonceCookie()),
       }
     }),
   ]

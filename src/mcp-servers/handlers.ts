@@ -1,4 +1,5 @@
 import { bind, type BoundRoute } from '../api/bind.ts'
+import { callbackHeaders, disconnectReply, startReply } from '../oauth-client/replies.ts'
 import { mcpServerFor } from './access.ts'
 import type { McpDeps } from './deps.ts'
 import { clearMcpNonceCookie, finishMcpFlow, mcpDisconnect, mcpTokenStatus, startMcpFlow } from './oauth.ts'
@@ -14,10 +15,7 @@ export function mcpServerHandlers(d: McpDeps): BoundRoute[] {
     bind(R.oauthStart, async ({ principal: p, params }) => {
       const s = await mcpServerFor(d, p, params.namespace, params.name)
       const flow = await startMcpFlow(d, p.userId, s)
-      return {
-        body: { authorization_url: flow.authorization_url, state: flow.state, expires_in: flow.expires_in },
-        ...(flow.cookie === undefined ? {} : { headers: { 'set-cookie': flow.cookie } }),
-      }
+      return startReply(flow)
     }),
     bind(R.oauthStatus, async ({ principal: p, params }) => {
       const s = await mcpServerFor(d, p, params.namespace, params.name)
@@ -26,7 +24,7 @@ export function mcpServerHandlers(d: McpDeps): BoundRoute[] {
     bind(R.oauthDisconnect, async ({ principal: p, params }) => {
       const s = await mcpServerFor(d, p, params.namespace, params.name)
       const { revoked } = await mcpDisconnect(d, p.userId, s)
-      return { status: 204, headers: { 'x-oauth-revoked': String(revoked) } }
+      return disconnectReply(revoked)
     }),
     bind(R.oauthCallback, async ({ query, request }) => {
       const done = await finishMcpFlow(d, query, request.cookies?.[MCP_OAUTH_NONCE_COOKIE])
@@ -37,7 +35,7 @@ export function mcpServerHandlers(d: McpDeps): BoundRoute[] {
           scope: done.scope,
           expires_at: done.expires_at,
         },
-        headers: { 'set-cookie': clearMcpNonceCookie(), 'cache-control': 'no-store' },
+        headers: callbackHeaders(clearMcpNonceCookie()),
       }
     }),
   ]

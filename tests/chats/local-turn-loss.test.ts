@@ -1,6 +1,6 @@
 import t from 'tap'
 import { join } from 'node:path'
-import { ENCRYPTION_KEY, SECRET_KEY, startTestPlatform } from '../helpers/env.ts'
+import { startTestPlatform } from '../helpers/env.ts'
 import { kill9, spawnReady } from '../helpers/child.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
 
@@ -19,27 +19,13 @@ t.test('a lost actor host with a local turn ends the stream with an error and fr
   const env = await startTestPlatform(t, { ROLES: 'gateway,resources' })
   const childEnv = {
     TEST_ROLES: 'actors,workers',
-    NATS_URL: env.config.NATS_URL,
-    NATS_PREFIX: env.config.NATS_PREFIX,
-    DATABASE_URL: env.databaseUrl,
-    SECRET_KEY,
-    ENCRYPTION_KEY,
-    DATA_DIR: env.config.DATA_DIR,
+    ...env.childEnv,
     QUEUE_ACK_WAIT_SECONDS: '2',
     QUEUE_HEARTBEAT_SECONDS: '1',
     ACTOR_LEASE_TTL_SECONDS: '3',
   }
   const first = await spawnReady(t, HOST, childEnv)
-  await env.request('POST', '/api/v1/llm-providers', {
-    body: {
-      name: 'fake',
-      provider_type: 'openai',
-      api_endpoint: llm.endpoint('openai'),
-      api_key: 'k',
-      default_model: 'm',
-      is_default: true,
-    },
-  })
+  await env.create('/api/v1/llm-providers', llm.provider())
   await env.request('POST', '/api/v1/agents', { body: { namespace: 'loss', name: 'local', system_prompt: 'x' } })
   const chat = (await env.request('POST', '/agents/loss/local/chats', { body: {} })).body as { id: string }
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startTestPlatform } from '../helpers/env.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
-import { prepareLocalTls, startReceiver } from '../helpers/local-https.ts'
+import { requireLocalTls, startReceiver } from '../helpers/local-https.ts'
 
 /*
  * A connector operation as an agent tool (`connector__{ns}__{name}__{op}`), with the fake LLM
@@ -11,11 +11,7 @@ import { prepareLocalTls, startReceiver } from '../helpers/local-https.ts'
  * read the connector but not execute it gets the tool offered and refused when it runs.
  */
 const ADDRESS = '198.51.100.23'
-const tls = prepareLocalTls(t, ADDRESS, ['crm.test'])
-if (tls.skip !== false) {
-  t.plan(0, tls.skip)
-  process.exit(0)
-}
+const tls = requireLocalTls(t, ADDRESS, ['crm.test'])
 const upstream = await startReceiver(t, tls, (req, res) => {
   res.writeHead(200, { 'content-type': 'application/json' })
   res.end(JSON.stringify({ name: 'Ada Lovelace', url: req.url }))
@@ -35,22 +31,8 @@ const bob = await env.createUser('bob@test.local', ['Users', 'HelperGuests'])
 const TOOL = 'connector__acme__crm__get_contact'
 
 t.before(async () => {
-  const mk = async (path: string, body: unknown, token = alice.token) => {
-    const r = await env.request('POST', path, { token, body })
-    if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
-  }
-  await mk(
-    '/api/v1/llm-providers',
-    {
-      name: 'fake',
-      provider_type: 'openai',
-      api_endpoint: llm.endpoint('openai'),
-      api_key: 'sk-fake',
-      default_model: 'fake-model',
-      is_default: true,
-    },
-    env.adminToken,
-  )
+  const mk = (path: string, body: unknown, token = alice.token) => env.create(path, body, token)
+  await env.create('/api/v1/llm-providers', llm.provider())
   await mk('/api/v1/secrets', { namespace: 'acme', name: 'crm-token', value: 'crm-secret-1' })
   await mk('/api/v1/connectors', {
     namespace: 'acme',

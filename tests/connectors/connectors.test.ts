@@ -2,7 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { startTestPlatform } from '../helpers/env.ts'
-import { prepareLocalTls, startReceiver, type Received } from '../helpers/local-https.ts'
+import { requireLocalTls, startReceiver, type Received } from '../helpers/local-https.ts'
 
 /*
  * Connectors end to end: an OpenAPI 3 document (YAML, with $refs) imported, its operations called
@@ -14,11 +14,7 @@ import { prepareLocalTls, startReceiver, type Received } from '../helpers/local-
  * the limits (response size, timeout ceiling, operation count, retries).
  */
 const ADDRESS = '198.51.100.21'
-const tls = prepareLocalTls(t, ADDRESS, ['api.test'])
-if (tls.skip !== false) {
-  t.plan(0, tls.skip)
-  process.exit(0)
-}
+const tls = requireLocalTls(t, ADDRESS, ['api.test'])
 
 let hangs: http.ServerResponse[] = []
 let flaky = 0

@@ -6,7 +6,7 @@ import { connectorKind } from '../../src/kinds/connector/kind.ts'
 import type { ConnectorDeps, ConnectorRecord } from '../../src/connectors/deps.ts'
 import { finishFlow, startFlow } from '../../src/connectors/oauth.ts'
 import { ENCRYPTION_KEY, startTestPlatform } from '../helpers/env.ts'
-import { prepareLocalTls } from '../helpers/local-https.ts'
+import { requireLocalTls } from '../helpers/local-https.ts'
 import { startOAuthServer } from './oauth-server.ts'
 
 /*
@@ -17,11 +17,7 @@ import { startOAuthServer } from './oauth-server.ts'
  * cookie, no cookie, reuse, expiry), and user B on A's connector.
  */
 const ADDRESS = '198.51.100.22'
-const tls = prepareLocalTls(t, ADDRESS, ['oauth.test'])
-if (tls.skip !== false) {
-  t.plan(0, tls.skip)
-  process.exit(0)
-}
+const tls = requireLocalTls(t, ADDRESS, ['oauth.test'])
 const provider = await startOAuthServer(t, tls, { id: 'platform-client', secret: 'cs-1' })
 const env = await startTestPlatform(t, { ROLES: 'gateway,resources', OUTBOUND_EXTRA_CA_FILE: tls.certFile })
 const alice = await env.createUser('alice@test.local')
@@ -62,10 +58,7 @@ const back = (redirect: URL, cookie: string | null) =>
   })
 
 t.before(async () => {
-  const mk = async (path: string, body: unknown) => {
-    const r = await env.request('POST', path, { token: alice.token, body })
-    if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
-  }
+  const mk = (path: string, body: unknown) => env.create(path, body, alice.token)
   await mk('/api/v1/secrets', { namespace: 'acme', name: 'crm-client', value: 'cs-1' })
   await mk('/api/v1/connectors', {
     namespace: 'acme',

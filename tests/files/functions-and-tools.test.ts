@@ -27,22 +27,8 @@ t.before(async () => {
   t.teardown(() => llm.close())
   env = await startTestPlatform(t, { FILES_SWEEP_SECONDS: '0.2' })
   a = await env.createUser('tools-a@test.local')
-  const mk = async (path: string, body: unknown, token = a.token) => {
-    const r = await env.request('POST', path, { token, body })
-    if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
-  }
-  await mk(
-    '/api/v1/llm-providers',
-    {
-      name: 'fake',
-      provider_type: 'openai',
-      api_endpoint: llm.endpoint('openai'),
-      api_key: 'sk-fake',
-      default_model: 'fake-model',
-      is_default: true,
-    },
-    env.adminToken,
-  )
+  const mk = (path: string, body: unknown, token = a.token) => env.create(path, body, token)
+  await env.create('/api/v1/llm-providers', llm.provider())
   await mk('/api/v1/functions', { namespace: 'kb', name: 'filter', code: FILTER })
   await mk('/api/v1/functions', {
     namespace: 'kb',

@@ -45,6 +45,10 @@ export interface TestPlatform {
     values?: unknown[],
     options?: { behindTheBack?: boolean },
   ): Promise<R[]>
+  /** POST expecting 201 (anything else throws, with the path and the answer); the created body. */
+  create(path: string, body: unknown, token?: string): Promise<unknown>
+  /** What a child process (a test folder's worker-platform.ts and the like) needs to join this platform: NATS, database, keys, data folder. */
+  childEnv: Record<string, string>
   request(
     method: string,
     path: string,
@@ -129,25 +133,43 @@ export async function startTestPlatform(t: Teardown, env: Record<string, string>
       await sql('insert into user_roles (user_id, role_id) select $1, id from roles where name = any($2)', [id, roles])
       return { id, token: await issueAccessToken(SECRET_KEY, { sub: id, email }, 15) }
     },
-    async request(method, path, options = {}) {
-      const headers: Record<string, string> = { ...options.headers }
-      const token = options.token === undefined ? adminToken : options.token
-      if (token !== null) headers['authorization'] = `Bearer ${token}`
-      let body: string | Buffer | undefined
-      if (options.rawBody !== undefined) body = options.rawBody
-      else if (options.body !== undefined) {
-        body = JSON.stringify(options.body)
-        headers['content-type'] ??= 'application/json'
-      }
-      const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
-      const text = await res.text()
-      let parsed: unknown = undefined
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text)
-      } catch {
-        parsed = undefined
-      }
-      return { status: res.status, headers: res.headers, body: parsed, text }
+    async create(path, body, token) {
+      const r = await request('POST', path, { body, ...(token === undefined ? {} : { token }) })
+      if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
+      return r.body
     },
+    childEnv: {
+      NATS_URL: config.NATS_URL,
+      NATS_PREFIX: config.NATS_PREFIX,
+      DATABASE_URL: databaseUrl,
+      SECRET_KEY,
+      ENCRYPTION_KEY,
+      DATA_DIR: config.DATA_DIR,
+    },
+    request,
+  }
+  async function request(
+    method: string,
+    path: string,
+    options: Parameters<TestPlatform['request']>[2] = {},
+  ): ReturnType<TestPlatform['request']> {
+    const headers: Record<string, string> = { ...options.headers }
+    const token = options.token === undefined ? adminToken : options.token
+    if (token !== null) headers['authorization'] = `Bearer ${token}`
+    let body: string | Buffer | undefined
+    if (options.rawBody !== undefined) body = options.rawBody
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+    const text = await res.text()
+    let parsed: unknown = undefined
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text }
   }
 }

@@ -83,6 +83,15 @@ export interface FakeLlm {
   push(...replies: FakeReply[]): void
   /** The api_endpoint to configure for a provider type. */
   endpoint(protocol: Protocol): string
+  /** The body of `POST /api/v1/llm-providers` that makes this fake, speaking OpenAI, the default provider (named `fake`). */
+  provider(): {
+    name: string
+    provider_type: 'openai'
+    api_endpoint: string
+    api_key: string
+    default_model: string
+    is_default: true
+  }
   /** Clears the queue and the recorded requests. */
   reset(): void
   close(): Promise<void>
@@ -655,6 +664,14 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       queue.push(...replies)
     },
     endpoint: (protocol) => (protocol === 'openai' ? `${url}/v1` : protocol === 'mistral' ? `${url}/mistral/v1` : url),
+    provider: () => ({
+      name: 'fake',
+      provider_type: 'openai',
+      api_endpoint: `${url}/v1`,
+      api_key: 'sk-fake',
+      default_model: 'fake-model',
+      is_default: true,
+    }),
     reset: () => {
       queue.length = 0
       requests.length = 0

@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import https from 'node:https'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -79,6 +79,47 @@ export function prepareLocalTls(t: Teardown, address: string, names: string[]): 
     { stdio: 'ignore' },
   )
   return { skip: false, address, certFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') }
+}
+
+/**
+ * prepareLocalTls for a test file that needs it throughout: when it cannot be had, the file plans
+ * no tests, says why, and ends here.
+ */
+export function requireLocalTls(
+  t: Teardown & { plan(n: number, why: string): void },
+  address: string,
+  names: string[],
+): LocalTls & { skip: false } {
+  const tls = prepareLocalTls(t, address, names)
+  if (tls.skip !== false) {
+    t.plan(0, tls.skip)
+    process.exit(0)
+  }
+  return { ...tls, skip: false }
+}
+
+/**
+ * A test server listening on the local TLS address (a free port); `close` destroys every socket it
+ * accepted, hanging and streaming exchanges included, so a test's teardown never waits on a client.
+ */
+export async function listenLocal(server: Server, tls: LocalTls): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>()
+  server.on('connection', (sock: Socket) => {
+    sockets.add(sock)
+    sock.once('close', () => sockets.delete(sock))
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, tls.address, () => resolve())
+  })
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      for (const sock of sockets) sock.destroy()
+      await closed
+    },
+  }
 }
 
 export interface Received {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startTestPlatform } from '../helpers/env.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
-import { prepareLocalTls } from '../helpers/local-https.ts'
+import { requireLocalTls } from '../helpers/local-https.ts'
 import { startRemoteMcp } from './remote-server.ts'
 
 /*
@@ -14,11 +14,7 @@ import { startRemoteMcp } from './remote-server.ts'
  * cannot be listed (a private address) offers nothing and the turn goes on.
  */
 const ADDRESS = '198.51.100.32'
-const tls = prepareLocalTls(t, ADDRESS, ['mcp.test'])
-if (tls.skip !== false) {
-  t.plan(0, tls.skip)
-  process.exit(0)
-}
+const tls = requireLocalTls(t, ADDRESS, ['mcp.test'])
 const remote = await startRemoteMcp(tls)
 t.teardown(() => remote.close())
 const llm = await startFakeLlm()
@@ -49,22 +45,8 @@ type Sent = {
 type Message = { role: string; content: string; tool_call_id: string }
 
 t.before(async () => {
-  const mk = async (path: string, body: unknown, token = alice.token) => {
-    const r = await env.request('POST', path, { token, body })
-    if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
-  }
-  await mk(
-    '/api/v1/llm-providers',
-    {
-      name: 'fake',
-      provider_type: 'openai',
-      api_endpoint: llm.endpoint('openai'),
-      api_key: 'sk-fake',
-      default_model: 'fake-model',
-      is_default: true,
-    },
-    env.adminToken,
-  )
+  const mk = (path: string, body: unknown, token = alice.token) => env.create(path, body, token)
+  await env.create('/api/v1/llm-providers', llm.provider())
   await mk('/api/v1/secrets', { namespace: 'acme', name: 'mcp-token', value: 'mcp-secret-1' })
   await mk('/api/v1/mcp-servers', {
     namespace: 'acme',

@@ -1,14 +1,10 @@
 import type { ServerResponse } from 'node:http'
 import t from 'tap'
-import { loadConfig, type Config } from '../../src/kernel/config.ts'
 import { createLogger } from '../../src/kernel/log.ts'
 import { callTool, listTools } from '../../src/mcp-servers/client.ts'
-import type { McpDeps, McpServerRecord } from '../../src/mcp-servers/deps.ts'
-import { createSessionCache } from '../../src/mcp-servers/session.ts'
-import { createToolListCache } from '../../src/mcp-servers/tool-cache.ts'
 import { Writable } from 'node:stream'
-import { ENCRYPTION_KEY, SECRET_KEY } from '../helpers/env.ts'
-import { prepareLocalTls, startReceiver, type Received } from '../helpers/local-https.ts'
+import { requireLocalTls, startReceiver, type Received } from '../helpers/local-https.ts'
+import { mcpClientSetup } from './client-setup.ts'
 import { startRemoteMcp } from './remote-server.ts'
 
 /*
@@ -19,49 +15,10 @@ import { startRemoteMcp } from './remote-server.ts'
  * server bounded, private addresses and plain HTTP refused. Servers without auth, so no database.
  */
 const ADDRESS = '198.51.100.31'
-const tls = prepareLocalTls(t, ADDRESS, ['mcp.test'])
-if (tls.skip !== false) {
-  t.plan(0, tls.skip)
-  process.exit(0)
-}
+const tls = requireLocalTls(t, ADDRESS, ['mcp.test'])
 const remote = await startRemoteMcp(tls)
 t.teardown(() => remote.close())
-const base = `https://${ADDRESS}:${String(remote.port)}`
-
-function deps(over: Partial<Config> = {}): McpDeps {
-  const config = {
-    ...loadConfig({ SECRET_KEY, ENCRYPTION_KEY, OUTBOUND_EXTRA_CA_FILE: tls.certFile, DATABASE_PASSWORD: 'unused' }),
-    ...over,
-  }
-  return {
-    db: undefined as never,
-    resources: undefined as never,
-    config,
-    log: createLogger({ level: 'silent' }),
-    toolLists: createToolListCache(),
-    sessions: createSessionCache(),
-  }
-}
-
-let n = 0
-function server(path: string, over: Partial<McpServerRecord> = {}): McpServerRecord {
-  n++
-  return {
-    id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-    namespace: 'acme',
-    name: `s${String(n)}`,
-    owner_id: null,
-    is_active: true,
-    updated_at: '2026-01-01T00:00:00Z',
-    description: '',
-    url: `${base}${path}`,
-    transport: 'streamable-http',
-    auth: { type: 'none' },
-    timeout_seconds: 10,
-    max_result_bytes: 65536,
-    ...over,
-  } as McpServerRecord
-}
+const { deps, server } = mcpClientSetup(tls, remote.port, 'streamable-http')
 
 t.test('event-stream answers: tools listed with their schemas, a call in the kept session', async (t) => {
   const d = deps()

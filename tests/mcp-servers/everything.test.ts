@@ -6,7 +6,7 @@ import { freePort } from '../../src/platform/local-services.ts'
 import { terminate } from '../helpers/child.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
-import { prepareLocalTls } from '../helpers/local-https.ts'
+import { requireLocalTls } from '../helpers/local-https.ts'
 
 /*
  * A remote MCP server nobody here wrote: the reference `@modelcontextprotocol/server-everything`
@@ -17,11 +17,8 @@ import { prepareLocalTls } from '../helpers/local-https.ts'
  * agent) and calls `get-sum` and `echo`; the results reach the LLM's next request and the chat.
  */
 const ADDRESS = '198.51.100.37'
-const local = prepareLocalTls(t, ADDRESS, ['everything.test'])
-if (local.skip !== false) {
-  t.plan(0, local.skip)
-  process.exit(0)
-}
+// the address on lo (the server speaks plain HTTP: the certificate goes unused)
+requireLocalTls(t, ADDRESS, ['everything.test'])
 
 const port = await freePort()
 const server = spawn(
@@ -52,18 +49,8 @@ type Sent = {
 type Message = { role: string; content: string; tool_call_id: string }
 
 t.before(async () => {
-  const mk = async (path: string, body: unknown) => {
-    const r = await env.request('POST', path, { body })
-    if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
-  }
-  await mk('/api/v1/llm-providers', {
-    name: 'fake',
-    provider_type: 'openai',
-    api_endpoint: llm.endpoint('openai'),
-    api_key: 'sk-fake',
-    default_model: 'fake-model',
-    is_default: true,
-  })
+  const mk = (path: string, body: unknown) => env.create(path, body)
+  await env.create('/api/v1/llm-providers', llm.provider())
   await mk('/api/v1/mcp-servers', {
     namespace: 'ev',
     name: 'everything',

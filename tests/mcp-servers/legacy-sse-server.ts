@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import https from 'node:https'
-import type { AddressInfo, Socket } from 'node:net'
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js'
-import type { LocalTls } from '../helpers/local-https.ts'
+import { listenLocal, type LocalTls } from '../helpers/local-https.ts'
 import { sdkServer } from './remote-server.ts'
 
 /*
@@ -91,20 +90,8 @@ export async function startLegacySseServer(tls: LocalTls): Promise<LegacySseServ
       res.end(String(err))
     })
   })
-  const sockets = new Set<Socket>()
-  server.on('connection', (sock: Socket) => {
-    sockets.add(sock)
-    sock.once('close', () => sockets.delete(sock))
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, tls.address, () => resolve())
-  })
-  s.port = (server.address() as AddressInfo).port
-  s.close = async () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-    for (const sock of sockets) sock.destroy()
-    await closed
-  }
+  const listening = await listenLocal(server, tls)
+  s.port = listening.port
+  s.close = listening.close
   return s
 }

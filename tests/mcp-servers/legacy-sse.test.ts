@@ -1,12 +1,8 @@
 import t from 'tap'
-import { loadConfig, type Config } from '../../src/kernel/config.ts'
-import { createLogger } from '../../src/kernel/log.ts'
 import { callTool, listTools } from '../../src/mcp-servers/client.ts'
-import type { McpDeps, McpServerRecord } from '../../src/mcp-servers/deps.ts'
-import { createSessionCache } from '../../src/mcp-servers/session.ts'
-import { createToolListCache } from '../../src/mcp-servers/tool-cache.ts'
-import { ENCRYPTION_KEY, SECRET_KEY } from '../helpers/env.ts'
-import { prepareLocalTls } from '../helpers/local-https.ts'
+import type { McpDeps } from '../../src/mcp-servers/deps.ts'
+import { requireLocalTls } from '../helpers/local-https.ts'
+import { mcpClientSetup } from './client-setup.ts'
 import { startLegacySseServer } from './legacy-sse-server.ts'
 
 /*
@@ -19,49 +15,10 @@ import { startLegacySseServer } from './legacy-sse-server.ts'
  * so no database (the secret is read through a stub resource service).
  */
 const ADDRESS = '198.51.100.45'
-const tls = prepareLocalTls(t, ADDRESS, ['mcp.test'])
-if (tls.skip !== false) {
-  t.plan(0, tls.skip)
-  process.exit(0)
-}
+const tls = requireLocalTls(t, ADDRESS, ['mcp.test'])
 const remote = await startLegacySseServer(tls)
 t.teardown(() => remote.close())
-const base = `https://${ADDRESS}:${String(remote.port)}`
-
-function deps(over: Partial<Config> = {}): McpDeps {
-  const config = {
-    ...loadConfig({ SECRET_KEY, ENCRYPTION_KEY, OUTBOUND_EXTRA_CA_FILE: tls.certFile, DATABASE_PASSWORD: 'unused' }),
-    ...over,
-  }
-  return {
-    db: undefined as never,
-    resources: undefined as never,
-    config,
-    log: createLogger({ level: 'silent' }),
-    toolLists: createToolListCache(),
-    sessions: createSessionCache(),
-  }
-}
-
-let n = 0
-function server(path: string, over: Partial<McpServerRecord> = {}): McpServerRecord {
-  n++
-  return {
-    id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-    namespace: 'acme',
-    name: `s${String(n)}`,
-    owner_id: null,
-    is_active: true,
-    updated_at: '2026-01-01T00:00:00Z',
-    description: '',
-    url: `${base}${path}`,
-    transport: 'sse',
-    auth: { type: 'none' },
-    timeout_seconds: 10,
-    max_result_bytes: 65536,
-    ...over,
-  } as McpServerRecord
-}
+const { deps, server } = mcpClientSetup(tls, remote.port, 'sse')
 
 t.test('tools listed and called over the SSE stream; each operation opens and closes its stream', async (t) => {
   const d = deps()

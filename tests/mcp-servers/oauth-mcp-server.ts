@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import https from 'node:https'
-import type { AddressInfo, Socket } from 'node:net'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js'
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js'
@@ -9,7 +8,7 @@ import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprot
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import type { OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import type { LocalTls } from '../helpers/local-https.ts'
+import { listenLocal, type LocalTls } from '../helpers/local-https.ts'
 
 /*
  * An MCP server protected by OAuth 2.1 as the MCP authorization specification describes, built
@@ -160,16 +159,8 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
     next()
   }) satisfies Handler)
   const server = https.createServer({ cert: tls.cert, key: tls.key }, app)
-  const sockets = new Set<Socket>()
-  server.on('connection', (sock: Socket) => {
-    sockets.add(sock)
-    sock.once('close', () => sockets.delete(sock))
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, tls.address, () => resolve())
-  })
-  s.base = `https://${tls.address}:${String((server.address() as AddressInfo).port)}`
+  const listening = await listenLocal(server, tls)
+  s.base = `https://${tls.address}:${String(listening.port)}`
   s.url = `${s.base}/mcp`
   s.quietUrl = `${s.base}/mcp-quiet`
   const off = { rateLimit: false } as const
@@ -228,10 +219,6 @@ export async function startOAuthMcp(tls: LocalTls): Promise<OAuthMcp> {
     next()
   }
   app.all('/mcp-quiet', express.json(), quietBearer, serve)
-  s.close = async () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-    for (const sock of sockets) sock.destroy()
-    await closed
-  }
+  s.close = listening.close
   return s
 }

@@ -2,7 +2,7 @@ import https from 'node:https'
 import t from 'tap'
 import { startTestPlatform } from '../helpers/env.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
-import { prepareLocalTls } from '../helpers/local-https.ts'
+import { requireLocalTls } from '../helpers/local-https.ts'
 import { startOAuthMcp } from './oauth-mcp-server.ts'
 
 /*
@@ -17,11 +17,7 @@ import { startOAuthMcp } from './oauth-mcp-server.ts'
  * not see the server cannot start; disconnect revokes.
  */
 const ADDRESS = '198.51.100.46'
-const tls = prepareLocalTls(t, ADDRESS, ['mcp-oauth.test'])
-if (tls.skip !== false) {
-  t.plan(0, tls.skip)
-  process.exit(0)
-}
+const tls = requireLocalTls(t, ADDRESS, ['mcp-oauth.test'])
 const as = await startOAuthMcp(tls)
 t.teardown(() => as.close())
 const llm = await startFakeLlm()
@@ -98,22 +94,8 @@ async function whoami(token: string, id: string) {
 }
 
 t.before(async () => {
-  const mk = async (path: string, body: unknown, token = alice.token) => {
-    const r = await env.request('POST', path, { token, body })
-    if (r.status !== 201) throw new Error(`${path}: ${r.text}`)
-  }
-  await mk(
-    '/api/v1/llm-providers',
-    {
-      name: 'fake',
-      provider_type: 'openai',
-      api_endpoint: llm.endpoint('openai'),
-      api_key: 'sk-fake',
-      default_model: 'fake-model',
-      is_default: true,
-    },
-    env.adminToken,
-  )
+  const mk = (path: string, body: unknown, token = alice.token) => env.create(path, body, token)
+  await env.create('/api/v1/llm-providers', llm.provider())
   await mk('/api/v1/mcp-servers', { namespace: 'acme', name: 'crm', url: as.url, auth: { type: 'oauth' } })
   await mk('/api/v1/agents', {
     namespace: 'acme',

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import https from 'node:https'
-import type { AddressInfo, Socket } from 'node:net'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { z } from 'zod'
-import type { LocalTls } from '../helpers/local-https.ts'
+import { listenLocal, type LocalTls } from '../helpers/local-https.ts'
 
 /*
  * A remote MCP server for the tests, built with the official SDK (McpServer on its Streamable HTTP
@@ -169,21 +168,11 @@ export async function startRemoteMcp(tls: LocalTls): Promise<RemoteMcp> {
       res.end(String(err))
     })
   })
-  // every socket, destroyed at close: hanging and streaming exchanges included
-  const sockets = new Set<Socket>()
-  server.on('connection', (sock: Socket) => {
-    sockets.add(sock)
-    sock.once('close', () => sockets.delete(sock))
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, tls.address, () => resolve())
-  })
-  remote.port = (server.address() as AddressInfo).port
+  // every socket destroyed at close: hanging and streaming exchanges included
+  const listening = await listenLocal(server, tls)
+  remote.port = listening.port
   remote.close = async () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-    for (const sock of sockets) sock.destroy()
-    await closed
+    await listening.close()
     await Promise.all([...transports.values()].map((x) => x.close()))
   }
   return remote

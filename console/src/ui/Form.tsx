@@ -44,26 +44,32 @@ export function ActionForm({
   )
 }
 
-/** Runs an action from a button; the error is the caller's to show. */
+/**
+ * Runs an action from a button; the error is the caller's to show. Several buttons may share one:
+ * `run(fn, what)` names the action, and `doing` is the name of the one running (`busy` on that
+ * button only).
+ */
 export function useAction(): {
   busy: boolean
+  doing: string | undefined
   error: unknown
-  run: (fn: () => Promise<unknown>) => Promise<void>
+  run: (fn: () => Promise<unknown>, what?: string) => Promise<void>
 } {
-  const [busy, setBusy] = useState(false)
+  const [doing, setDoing] = useState<string | undefined>(undefined)
   const [error, setError] = useState<unknown>(undefined)
   return {
-    busy,
+    busy: doing !== undefined,
+    doing,
     error,
-    run: async (fn) => {
-      setBusy(true)
+    run: async (fn, what = '') => {
+      setDoing(what)
       setError(undefined)
       try {
         await fn()
       } catch (e) {
         setError(e)
       } finally {
-        setBusy(false)
+        setDoing(undefined)
       }
     },
   }

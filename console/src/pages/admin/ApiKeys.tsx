@@ -1,35 +1,18 @@
 import { useState } from 'react'
 import { api } from '../../api/client.ts'
 import type { ResponseOf } from '../../api/ops.ts'
-import { useLocation, setSearch } from '../../app/router.ts'
-import {
-  ActionForm,
-  Button,
-  ErrorBanner,
-  Field,
-  Page,
-  Pagination,
-  Spinner,
-  Table,
-  useAction,
-  useAsync,
-} from '../../ui/index.ts'
+import { ActionForm, Button, Field, Page, useAction } from '../../ui/index.ts'
 import { formatTime } from '../resources/ResourceList.tsx'
+import { AdminTable, DeleteButton, usePagedList } from './AdminList.tsx'
 
 /*
  * API keys: list, create (the key is shown once, here, and never again), delete. The key shown is
  * the one thing of this kind the page holds: it is the user's to copy, not the console's session.
  */
 type Key = ResponseOf<'api-keys.list'>[number]
-const LIMIT = 50
 
 export default function ApiKeysPage() {
-  const { search } = useLocation()
-  const offset = Number(search.get('offset') ?? 0) || 0
-  const keys = useAsync(
-    (signal) => api<Key[]>('GET', '/api-keys', { query: { limit: LIMIT, offset }, signal }),
-    [offset],
-  )
+  const keys = usePagedList<Key>('/api-keys')
   const action = useAction()
   const [name, setName] = useState('')
   const [permissions, setPermissions] = useState('')
@@ -78,56 +61,39 @@ export default function ApiKeysPage() {
           <Button onClick={() => setCreated(undefined)}>Done</Button>
         </div>
       )}
-      <ErrorBanner error={keys.error ?? action.error} />
-      {keys.data === undefined ? (
-        keys.loading ? (
-          <Spinner />
-        ) : null
-      ) : (
-        <>
-          <Table
-            caption="API keys"
-            rows={keys.data}
-            rowKey={(k) => k.id}
-            columns={[
-              { key: 'name', label: 'Name', render: (k) => k.name },
-              { key: 'prefix', label: 'Prefix', render: (k) => <span className="mono">{k.key_prefix}</span> },
-              {
-                key: 'permissions',
-                label: 'Permissions',
-                render: (k) => <span className="mono">{Object.keys(k.permissions).join(', ')}</span>,
-              },
-              { key: 'expires', label: 'Expires', render: (k) => formatTime(k.expires_at) || 'never' },
-              { key: 'used', label: 'Last used', render: (k) => formatTime(k.last_used_at) || 'never' },
-              {
-                key: 'actions',
-                label: 'Actions',
-                render: (k) => (
-                  <Button
-                    kind="danger"
-                    busy={action.busy}
-                    onClick={() =>
-                      void action.run(async () => {
-                        if (!window.confirm(`Delete the API key ${k.name}?`)) return
-                        await api('DELETE', `/api-keys/${k.id}`)
-                        keys.reload()
-                      })
-                    }
-                  >
-                    Delete<span className="sr-only"> {k.name}</span>
-                  </Button>
-                ),
-              },
-            ]}
-          />
-          <Pagination
-            offset={offset}
-            limit={LIMIT}
-            count={keys.data.length}
-            onOffset={(o) => setSearch({ offset: o || undefined })}
-          />
-        </>
-      )}
+      <AdminTable
+        list={keys}
+        actionError={action.error}
+        caption="API keys"
+        rowKey={(k) => k.id}
+        offset={keys.offset}
+        columns={[
+          { key: 'name', label: 'Name', render: (k) => k.name },
+          { key: 'prefix', label: 'Prefix', render: (k) => <span className="mono">{k.key_prefix}</span> },
+          {
+            key: 'permissions',
+            label: 'Permissions',
+            render: (k) => <span className="mono">{Object.keys(k.permissions).join(', ')}</span>,
+          },
+          { key: 'expires', label: 'Expires', render: (k) => formatTime(k.expires_at) || 'never' },
+          { key: 'used', label: 'Last used', render: (k) => formatTime(k.last_used_at) || 'never' },
+          {
+            key: 'actions',
+            label: 'Actions',
+            render: (k) => (
+              <DeleteButton
+                action={action}
+                what={`the API key ${k.name}`}
+                name={k.name}
+                remove={async () => {
+                  await api('DELETE', `/api-keys/${k.id}`)
+                  keys.reload()
+                }}
+              />
+            ),
+          },
+        ]}
+      />
     </Page>
   )
 }

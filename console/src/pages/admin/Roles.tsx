@@ -1,7 +1,8 @@
 import { useState } from 'react'
 import { api } from '../../api/client.ts'
 import type { ResponseOf } from '../../api/ops.ts'
-import { ActionForm, Button, ErrorBanner, Field, Page, Spinner, Table, useAction, useAsync } from '../../ui/index.ts'
+import { ActionForm, Field, Page, useAction, useAsync } from '../../ui/index.ts'
+import { AdminTable, DeleteButton } from './AdminList.tsx'
 
 /* Roles (admin): their permissions and members, create with permissions, delete. */
 type Role = ResponseOf<'roles.list'>[number]
@@ -61,54 +62,44 @@ export default function RolesPage() {
           </>
         )}
       </ActionForm>
-      <ErrorBanner error={roles.error ?? action.error} />
-      {roles.data === undefined ? (
-        roles.loading ? (
-          <Spinner />
-        ) : null
-      ) : (
-        <Table
-          caption="Roles"
-          rows={roles.data}
-          rowKey={(r) => r.id}
-          columns={[
-            { key: 'name', label: 'Name', render: (r) => r.name },
-            { key: 'description', label: 'Description', render: (r) => r.description },
-            {
-              key: 'permissions',
-              label: 'Permissions',
-              render: (r) => (
-                <span className="mono">
-                  {Object.entries(r.permissions)
-                    .filter(([, on]) => on)
-                    .map(([p]) => p)
-                    .join(', ')}
-                </span>
-              ),
-            },
-            { key: 'users', label: 'Members', render: (r) => String(r.users.length) },
-            {
-              key: 'actions',
-              label: 'Actions',
-              render: (r) => (
-                <Button
-                  kind="danger"
-                  busy={action.busy}
-                  onClick={() =>
-                    void action.run(async () => {
-                      if (!window.confirm(`Delete the role ${r.name}?`)) return
-                      await api('DELETE', `/roles/${encodeURIComponent(r.name)}`)
-                      roles.reload()
-                    })
-                  }
-                >
-                  Delete<span className="sr-only"> {r.name}</span>
-                </Button>
-              ),
-            },
-          ]}
-        />
-      )}
+      <AdminTable
+        list={roles}
+        actionError={action.error}
+        caption="Roles"
+        rowKey={(r) => r.id}
+        columns={[
+          { key: 'name', label: 'Name', render: (r) => r.name },
+          { key: 'description', label: 'Description', render: (r) => r.description },
+          {
+            key: 'permissions',
+            label: 'Permissions',
+            render: (r) => (
+              <span className="mono">
+                {Object.entries(r.permissions)
+                  .filter(([, on]) => on)
+                  .map(([p]) => p)
+                  .join(', ')}
+              </span>
+            ),
+          },
+          { key: 'users', label: 'Members', render: (r) => String(r.users.length) },
+          {
+            key: 'actions',
+            label: 'Actions',
+            render: (r) => (
+              <DeleteButton
+                action={action}
+                what={`the role ${r.name}`}
+                name={r.name}
+                remove={async () => {
+                  await api('DELETE', `/roles/${encodeURIComponent(r.name)}`)
+                  roles.reload()
+                }}
+              />
+            ),
+          },
+        ]}
+      />
       {reference.data === undefined ? null : (
         <details className="reference">
           <summary>Every permission the platform checks</summary>

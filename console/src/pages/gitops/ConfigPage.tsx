@@ -1,8 +1,8 @@
 import { useState } from 'react'
 import { api } from '../../api/client.ts'
 import type { ResponseOf } from '../../api/ops.ts'
-import { Button, ErrorBanner, Field, Page } from '../../ui/index.ts'
-import { Plan, Problems, problemsOf, readText } from './Plan.tsx'
+import { Button, ErrorBanner, Page, useAction } from '../../ui/index.ts'
+import { DocumentInput, Plan, Problems, problemsOf } from './Plan.tsx'
 
 type ApplyResult = ResponseOf<'config.apply'>
 type Validation = ResponseOf<'config.validate'>
@@ -17,20 +17,7 @@ export default function ConfigPage() {
   const [previewed, setPreviewed] = useState<string | undefined>(undefined)
   const [validation, setValidation] = useState<Validation | undefined>(undefined)
   const [plan, setPlan] = useState<{ result: ApplyResult; dryRun: boolean } | undefined>(undefined)
-  const [busy, setBusy] = useState<string | undefined>(undefined)
-  const [error, setError] = useState<unknown>(undefined)
-
-  const run = async (what: string, fn: () => Promise<void>) => {
-    setBusy(what)
-    setError(undefined)
-    try {
-      await fn()
-    } catch (err) {
-      setError(err)
-    } finally {
-      setBusy(undefined)
-    }
-  }
+  const { doing, error, run } = useAction()
   const edit = (next: string) => {
     setText(next)
     setPreviewed(undefined)
@@ -50,68 +37,51 @@ export default function ConfigPage() {
         A config document describes resources by name; applying it creates, updates and (with prune) deletes them.
         Preview first: the plan shows what would change.
       </p>
-      <Field label="Load a file">
-        {(c) => (
-          <input
-            {...c}
-            type="file"
-            accept=".yaml,.yml,.json,text/yaml"
-            onChange={(e) => {
-              const f = e.target.files?.[0]
-              if (f !== undefined) void readText(f).then(edit)
-            }}
-          />
-        )}
-      </Field>
-      <Field label="Config document (YAML)" required>
-        {(c) => (
-          <textarea
-            {...c}
-            className="mono"
-            rows={16}
-            value={text}
-            spellCheck={false}
-            onChange={(e) => edit(e.target.value)}
-          />
-        )}
-      </Field>
+      <DocumentInput
+        fileLabel="Load a file"
+        accept=".yaml,.yml,.json,text/yaml"
+        label="Config document (YAML)"
+        rows={16}
+        value={text}
+        onChange={edit}
+      />
       <div className="page-actions">
         <Button
-          busy={busy === 'validate'}
+          busy={doing === 'validate'}
           disabled={text.trim() === ''}
           onClick={() =>
-            void run('validate', async () => {
+            void run(async () => {
               setValidation(await api<Validation>('POST', '/config/validate', { body: { config: text } }))
-            })
+            }, 'validate')
           }
         >
           Validate
         </Button>
         <Button
-          busy={busy === 'preview'}
+          busy={doing === 'preview'}
           disabled={text.trim() === ''}
           onClick={() =>
-            void run('preview', async () => {
+            void run(async () => {
               setPlan(undefined)
               const result = await api<ApplyResult>('POST', '/config/apply', { body: { config: text, dryRun: true } })
               setPlan({ result, dryRun: true })
               setPreviewed(text)
-            })
+            }, 'preview')
           }
         >
           Preview
         </Button>
         <Button
           kind="primary"
-          busy={busy === 'apply'}
+          busy={doing === 'apply'}
           disabled={previewed !== text || text.trim() === ''}
           title={previewed === text ? undefined : 'Preview the plan first'}
           onClick={() =>
-            void run('apply', async () => {
+            void run(async () => {
               const result = await api<ApplyResult>('POST', '/config/apply', { body: { config: text } })
               setPlan({ result, dryRun: false })
               setPreviewed(undefined)
-            })
+            }, 'apply')
           }
         >
           Apply

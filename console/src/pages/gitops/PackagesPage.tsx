@@ -1,9 +1,9 @@
 import { useState } from 'react'
 import { api } from '../../api/client.ts'
 import type { ResponseOf } from '../../api/ops.ts'
-import { Button, EmptyState, ErrorBanner, Field, Page, Spinner, Table, useAsync } from '../../ui/index.ts'
+import { Button, EmptyState, ErrorBanner, Field, Page, Spinner, Table, useAction, useAsync } from '../../ui/index.ts'
 import { formatTime } from '../resources/ResourceList.tsx'
-import { Plan, Problems, problemsOf, readText } from './Plan.tsx'
+import { DocumentInput, Plan, Problems, problemsOf } from './Plan.tsx'
 
 type Installed = ResponseOf<'packages.list'>[number]
 type Preview = ResponseOf<'packages.preview'>
@@ -20,19 +20,11 @@ export default function PackagesPage() {
   const [preview, setPreview] = useState<Preview | undefined>(undefined)
   const [values, setValues] = useState<Values>({})
   const [done, setDone] = useState<string | undefined>(undefined)
-  const [busy, setBusy] = useState<string | undefined>(undefined)
-  const [error, setError] = useState<unknown>(undefined)
-  const run = async (what: string, fn: () => Promise<void>) => {
-    setBusy(what)
-    setError(undefined)
+  const action = useAction()
+  const { doing: busy, error } = action
+  const run = (what: string, fn: () => Promise<void>) => {
     setDone(undefined)
-    try {
-      await fn()
-    } catch (err) {
-      setError(err)
-    } finally {
-      setBusy(undefined)
-    }
+    return action.run(fn, what)
   }
   const load = (text: string) => {
     setSource(text)
@@ -88,31 +80,14 @@ export default function PackagesPage() {
         />
       )}
       <h2>Install a package</h2>
-      <Field label="Load a package file">
-        {(c) => (
-          <input
-            {...c}
-            type="file"
-            accept=".yaml,.yml,text/yaml"
-            onChange={(e) => {
-              const f = e.target.files?.[0]
-              if (f !== undefined) void readText(f).then(load)
-            }}
-          />
-        )}
-      </Field>
-      <Field label="Package document (YAML)" required>
-        {(c) => (
-          <textarea
-            {...c}
-            className="mono"
-            rows={12}
-            value={source}
-            spellCheck={false}
-            onChange={(e) => load(e.target.value)}
-          />
-        )}
-      </Field>
+      <DocumentInput
+        fileLabel="Load a package file"
+        accept=".yaml,.yml,text/yaml"
+        label="Package document (YAML)"
+        rows={12}
+        value={source}
+        onChange={load}
+      />
       {preview === undefined ? null : (
         <VariableFields variables={preview.variables} values={values} onChange={setValues} />
       )}

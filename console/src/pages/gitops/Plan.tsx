@@ -1,6 +1,6 @@
 import type { ResponseOf } from '../../api/ops.ts'
 import { ApiError } from '../../api/client.ts'
-import { Table } from '../../ui/index.ts'
+import { Field, Table } from '../../ui/index.ts'
 
 type ApplyResult = ResponseOf<'config.apply'>
 
@@ -65,3 +65,50 @@ export const problemsOf = (err: unknown): { path: string; message: string }[] =>
 
 /** Reads a chosen file as text (a config or package document). */
 export const readText = (file: File): Promise<string> => file.text()
+
+/** A YAML document to paste, or to load from a file (which replaces what is typed). */
+export function DocumentInput({
+  label,
+  fileLabel,
+  accept,
+  rows,
+  value,
+  onChange,
+}: {
+  label: string
+  fileLabel: string
+  accept: string
+  rows: number
+  value: string
+  onChange: (text: string) => void
+}) {
+  return (
+    <>
+      <Field label={fileLabel}>
+        {(c) => (
+          <input
+            {...c}
+            type="file"
+            accept={accept}
+            onChange={(e) => {
+              const f = e.target.files?.[0]
+              if (f !== undefined) void readText(f).then(onChange)
+            }}
+          />
+        )}
+      </Field>
+      <Field label={label} required>
+        {(c) => (
+          <textarea
+            {...c}
+            className="mono"
+            rows={rows}
+            value={value}
+            spellCheck={false}
+            onChange={(e) => onChange(e.target.value)}
+          />
+        )}
+      </Field>
+    </>
+  )
+}
