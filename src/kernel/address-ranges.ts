@@ -7,8 +7,9 @@
  * The list is parsed once. `has` reads the candidate text in place, without a string or array of
  * its own: an IPv4 address (mapped or not) becomes a 32-bit number compared under each IPv4
  * range's mask, an IPv6 one eight 16-bit groups in a scratch array compared with each IPv6 range.
- * So a check allocates nothing (the gateway asks per request). node:net's BlockList answers the
- * same but builds a SocketAddress handle for every string it checks (~15x slower, with garbage).
+ * So a check allocates nothing (the gateway asks per request): ~20-30 ns for an IPv4 peer, ~50 ns
+ * mapped, ~90 ns IPv6 (bench/address-match.ts). node:net's BlockList answers the same but builds a
+ * SocketAddress handle for every string it checks: ~2-3 µs, and garbage.
  */
 
 /** One parsed IPv6 address: eight 16-bit groups, reused by every check. */
