@@ -168,7 +168,7 @@ async function fcpRows(): Promise<Row[]> {
       apiUrl: `http://127.0.0.1:${String(platform.info.port)}`,
       apiPublicUrl: `http://127.0.0.1:${String(platform.info.port)}`,
       refreshDays: 1,
-      trustForwardedProto: false,
+      trustedProxies: '',
       log,
     })
     try {

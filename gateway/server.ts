@@ -38,7 +38,7 @@ export interface GatewayOptions {
   documentBodyBytes?: number
   rpcTimeoutMs?: number
   version: string
-  /** Peers whose X-Forwarded-For is believed (comma-separated addresses). */
+  /** Peers whose X-Forwarded-For is believed (TRUSTED_PROXIES: comma-separated addresses and CIDR ranges). */
   trustedProxies?: string
   /** Server-Sent Events settings (SSE_PING_SECONDS, SSE_MAX_BUFFER_BYTES, SSE_IDLE_TIMEOUT_SECONDS); defaults in gateway/sse.ts. */
   sse?: Partial<SseSettings>

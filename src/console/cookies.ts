@@ -24,7 +24,10 @@ export function readCookies(req: IncomingMessage): Record<string, string> {
   return out
 }
 
-/** Whether the browser reached the console over https (directly, or through a TLS-terminating proxy). */
+/**
+ * Whether the browser reached the console over https (directly, or through a TLS-terminating proxy:
+ * X-Forwarded-Proto, believed only when the peer is a trusted proxy).
+ */
 export function isHttps(req: IncomingMessage, trustForwardedProto: boolean): boolean {
   if ((req.socket as { encrypted?: boolean }).encrypted === true) return true
   return trustForwardedProto && req.headers['x-forwarded-proto'] === 'https'

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { extname, join, normalize, sep } from 'node:path'
+import { parseAddressRanges } from '../kernel/address-ranges.ts'
 import type { Logger } from '../kernel/log.ts'
 import { ACCESS_COOKIE, clearCookie, cookie, isHttps, readCookies, REFRESH_COOKIE } from './cookies.ts'
 import { TokenKeeper, type TokenPair } from './tokens.ts'
@@ -30,8 +31,13 @@ export interface ConsoleServerOptions {
   apiPublicUrl: string
   /** Refresh token lifetime, for the cookie's Max-Age. */
   refreshDays: number
-  /** Trust X-Forwarded-Proto (behind a TLS-terminating proxy) to mark cookies Secure. */
-  trustForwardedProto: boolean
+  /**
+   * TRUSTED_PROXIES (addresses and CIDR ranges): from a peer in it (the ingress) the console
+   * believes X-Forwarded-Proto (cookies Secure behind a TLS-terminating proxy) and passes the
+   * X-Forwarded-For chain on to the API with the peer appended, so the gateway's per-address rate
+   * limits see the browser's address; from any other peer it sends the peer's address alone.
+   */
+  trustedProxies: string
   log: Logger
 }
 
@@ -80,6 +86,9 @@ const RETURN_HEADERS = [
   'location',
 ]
 
+/** A dual-stack listener's IPv4 peer (::ffff:a.b.c.d) in its plain spelling. */
+const plainPeer = (ip: string): string => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip)
+
 export async function startConsoleServer(o: ConsoleServerOptions): Promise<ConsoleServer> {
   const up: Upstream = { base: new URL(o.apiUrl) }
   const keeper = new TokenKeeper(up)
@@ -107,8 +116,23 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
   const fail = (res: ServerResponse, status: number, code: string, detail: string, cookies: string[] = []) =>
     json(res, status, { detail, code }, cookies)
 
-  const clientIp = (req: IncomingMessage) => req.socket.remoteAddress ?? ''
-  const secureOf = (req: IncomingMessage) => isHttps(req, o.trustForwardedProto)
+  const trusted = parseAddressRanges(o.trustedProxies)
+  const peerOf = (req: IncomingMessage) => req.socket.remoteAddress ?? ''
+  const fromTrustedProxy = (req: IncomingMessage) => trusted.size > 0 && trusted.has(peerOf(req))
+  /**
+   * The X-Forwarded-For the API gets, as any proxy must send it: a trusted peer's chain with that
+   * peer appended; otherwise only the peer (whatever an untrusted client wrote is dropped, or it
+   * could name any address it likes and the gateway, which trusts the console, would believe it).
+   */
+  const forwardedFor = (req: IncomingMessage): string => {
+    const peer = plainPeer(peerOf(req))
+    if (!fromTrustedProxy(req)) return peer
+    // node joins repeated X-Forwarded-For headers with ', ' already; the type allows a list anyway
+    const header = req.headers['x-forwarded-for']
+    const chain = (Array.isArray(header) ? header.join(', ') : (header ?? '')).trim()
+    return chain === '' ? peer : `${chain}, ${peer}`
+  }
+  const secureOf = (req: IncomingMessage) => isHttps(req, fromTrustedProxy(req))
   const sessionCookies = (req: IncomingMessage, t: TokenPair): string[] => [
     cookie(ACCESS_COOKIE, t.access, t.expiresIn, secureOf(req)),
     cookie(REFRESH_COOKIE, t.refresh, o.refreshDays * 86_400, secureOf(req)),
@@ -125,7 +149,7 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
     const refresh = c[REFRESH_COOKIE]
     if (!TokenKeeper.stale(access)) return { token: access, setCookies: [] }
     if (refresh === undefined || refresh === '') return { token: undefined, setCookies: [] }
-    const fresh = await keeper.refresh(refresh, clientIp(req))
+    const fresh = await keeper.refresh(refresh, forwardedFor(req))
     if (fresh === undefined) return { token: undefined, setCookies: signedOutCookies(req) }
     return { token: fresh.access, setCookies: sessionCookies(req, fresh) }
   }
@@ -160,7 +184,7 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
   }
 
   async function session(req: IncomingMessage, res: ServerResponse, action: string): Promise<void> {
-    const fwd = { 'x-forwarded-for': clientIp(req) }
+    const fwd = { 'x-forwarded-for': forwardedFor(req) }
     if (req.method === 'GET' && action === 'info') {
       const r = await upstreamJson(up, 'GET', '/auth/info')
       return json(res, r.status, { ...(r.body as object), api_base: o.apiPublicUrl })
@@ -207,7 +231,7 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
 
   async function proxy(req: IncomingMessage, res: ServerResponse, target: string): Promise<void> {
     const { token, setCookies } = await accessOf(req)
-    const headers: Record<string, string> = { 'x-forwarded-for': clientIp(req) }
+    const headers: Record<string, string> = { 'x-forwarded-for': forwardedFor(req) }
     for (const h of FORWARD_HEADERS) {
       const v = req.headers[h]
       if (typeof v === 'string') headers[h] = v

@@ -35,21 +35,21 @@ export class TokenKeeper {
     return exp === undefined || exp - nowSeconds < EARLY_SECONDS
   }
 
-  /** New tokens for a refresh token (undefined: refused, the session is over). */
-  refresh(refreshToken: string, clientIp?: string): Promise<TokenPair | undefined> {
+  /** New tokens for a refresh token (undefined: refused, the session is over); `forwardedFor`: the X-Forwarded-For to send. */
+  refresh(refreshToken: string, forwardedFor?: string): Promise<TokenPair | undefined> {
     let p = this.#inflight.get(refreshToken)
     if (p === undefined) {
-      p = this.#call(refreshToken, clientIp)
+      p = this.#call(refreshToken, forwardedFor)
       this.#inflight.set(refreshToken, p)
       void p.finally(() => setTimeout(() => this.#inflight.delete(refreshToken), REMEMBER_MS).unref())
     }
     return p
   }
 
-  async #call(refreshToken: string, clientIp: string | undefined): Promise<TokenPair | undefined> {
+  async #call(refreshToken: string, forwardedFor: string | undefined): Promise<TokenPair | undefined> {
     const r = await upstreamJson(this.#up, 'POST', '/auth/refresh', {
       body: { refresh_token: refreshToken },
-      ...(clientIp === undefined ? {} : { headers: { 'x-forwarded-for': clientIp } }),
+      ...(forwardedFor === undefined ? {} : { headers: { 'x-forwarded-for': forwardedFor } }),
     })
     if (r.status !== 200) return undefined
     const b = r.body as { access_token: string; refresh_token: string; expires_in: number }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { Type as T, type Static, type TSchema } from '@sinclair/typebox'
+import { FormatRegistry, Type as T, type Static, type TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import '../../schemas/formats.ts'
+import { addressRangesError } from './address-ranges.ts'
 import { AppError } from './errors.ts'
 
 /*
@@ -22,6 +23,16 @@ const oneOf = <V extends string>(values: readonly V[], def: V, description: stri
     { default: def, description: `${description} (${values.join(' | ')})` },
   )
 const jsonText = (def: string, description: string) => T.String({ default: def, description, format: 'json' })
+
+/*
+ * Formats of settings whose refusal should say what is wrong, not only "must match format": the
+ * message names the offending part (issuesOf uses it instead of TypeBox's).
+ */
+const FORMAT_ERRORS: Record<string, (value: string) => string | undefined> = {
+  'address-ranges': addressRangesError,
+}
+for (const [name, error] of Object.entries(FORMAT_ERRORS))
+  if (!FormatRegistry.Has(name)) FormatRegistry.Set(name, (v) => error(v) === undefined)
 
 export const ConfigSchema = T.Object({
   // Platform process
@@ -152,10 +163,12 @@ export const ConfigSchema = T.Object({
   ),
   DOMAIN: str('', 'public domain of the installation (required in production)'),
   DEBUG: bool(false, 'debug mode: logs at `debug` unless LOG_LEVEL names a level other than `info`'),
-  TRUSTED_PROXIES: str(
-    '',
-    'comma-separated addresses of reverse proxies whose X-Forwarded-For is believed (client IP for rate limits)',
-  ),
+  TRUSTED_PROXIES: T.String({
+    default: '',
+    format: 'address-ranges',
+    description:
+      'comma-separated addresses and CIDR ranges (IPv4 or IPv6, e.g. `10.0.0.0/8,fd00::/8`) of reverse proxies whose X-Forwarded-For is believed: the client address of rate limits and logs is the nearest hop not in the list (an IPv4-mapped peer like ::ffff:10.1.2.3 is in 10.0.0.0/8). A console (ROLES=console) passes the chain on from a listed peer and believes its X-Forwarded-Proto; from any other peer it sends the peer alone',
+  }),
   CORS_ORIGINS: str('', 'comma-separated allowed origins; * allows any'),
   SMTP_HOST: str('', 'SMTP server for emails'),
   SMTP_PORT: int(587, 'SMTP port', 1, 65535),
@@ -650,6 +663,9 @@ const DEV_SECRETS = ['SECRET_KEY', 'ENCRYPTION_KEY', 'DATABASE_PASSWORD'] as con
 
 function issuesOf(schema: TSchema, value: unknown): { path: string; message: string }[] {
   return [...Value.Errors(schema, value)].map((e) => {
+    const format = (e.schema as { format?: string }).format
+    const explained = format === undefined || typeof e.value !== 'string' ? undefined : FORMAT_ERRORS[format]?.(e.value)
+    if (explained !== undefined) return { path: e.path.replace(/^\//, ''), message: explained }
     const choices = (e.schema as { anyOf?: { const?: unknown }[] }).anyOf?.map((s) => s.const)
     const message =
       choices !== undefined && choices.every((c) => typeof c === 'string')

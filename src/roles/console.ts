@@ -37,7 +37,7 @@ export async function startConsoleRole(config: Config, log: Logger, gatewayPort?
     apiUrl,
     apiPublicUrl,
     refreshDays: config.REFRESH_TOKEN_EXPIRE_DAYS,
-    trustForwardedProto: config.TRUSTED_PROXIES !== '',
+    trustedProxies: config.TRUSTED_PROXIES,
     log: clog,
   })
 }

@@ -197,6 +197,11 @@ if ('error' in tools) {
     )
     t.equal(env.get('NODE_ENV'), 'production')
     t.equal(env.get('DOMAIN'), 'platform.example.com', "DOMAIN: the API's origin its CSP lets frame a preview")
+    t.equal(
+      env.get('TRUSTED_PROXIES'),
+      set === 'production' ? '10.0.0.0/8' : undefined,
+      'console: TRUSTED_PROXIES from console.trustedProxies (production: the pod network; otherwise none)',
+    )
     t.same(
       [...env.keys()].filter((n) =>
         /^(NATS_|DATABASE_|SECRET_KEY|ENCRYPTION_KEY|SUPERADMIN|SMTP_|ANALYTICS_|K8S_|SANDBOX_)/.test(n),
@@ -550,6 +555,32 @@ if ('error' in tools) {
       rules: [{ host: 'ui.example.org' }],
       tls: [{ hosts: ['ui.example.org'], secretName: 'ap-console-tls' }],
     })
+  })
+
+  t.test("the console's TRUSTED_PROXIES: console.trustedProxies, else platform.trustedProxies", async (t) => {
+    const trustedOf = (docs: Manifest[], component: string) =>
+      envOf(
+        docs.find(
+          (d) => d.kind === 'Deployment' && d.metadata.labels?.['app.kubernetes.io/component'] === component,
+        ) as Manifest,
+      ).get('TRUSTED_PROXIES')
+    const fallback = renderWith(t, 'single', ['platform.trustedProxies=10.0.0.0/8'])
+    t.equal(trustedOf(fallback, 'console'), '10.0.0.0/8', 'unset: the platform value')
+    t.equal(trustedOf(fallback, 'gateway'), '10.0.0.0/8')
+    const narrowed = renderWith(t, 'production', ['console.trustedProxies=10.42.7.0/24\\,fd00::/8'])
+    t.equal(trustedOf(narrowed, 'console'), '10.42.7.0/24,fd00::/8', "set: the console's own (the ingress controller)")
+    t.equal(trustedOf(narrowed, 'gateway'), '10.0.0.0/8', "the gateways keep the platform's")
+    const named = run(helm, [
+      'template',
+      RELEASE,
+      chart,
+      '-f',
+      join(VALUES, 'single.yaml'),
+      '--set',
+      'console.trustedProxies=ingress.internal',
+    ])
+    t.not(named.status, 0, 'a host name is refused (the platform would refuse it at start)')
+    t.match(named.stderr, /trustedProxies/)
   })
 
   t.test('required values are asked for by name, wrong ones refused', async (t) => {

@@ -15,6 +15,7 @@ export const CONSOLE_BUILD_DIR = join(import.meta.dirname, '..', '..', '.tap', '
 export async function startTestConsole(
   t: { teardown(fn: () => unknown): void },
   env: TestPlatform,
+  options: { trustedProxies?: string } = {},
 ): Promise<{ base: string; server: ConsoleServer }> {
   const log = createLogger({ level: process.env['TEST_LOG_LEVEL'] ?? 'silent' })
   const build = await ensureConsoleBuild(CONSOLE_BUILD_DIR, log)
@@ -25,7 +26,7 @@ export async function startTestConsole(
     apiUrl: env.base,
     apiPublicUrl: env.base,
     refreshDays: env.config.REFRESH_TOKEN_EXPIRE_DAYS,
-    trustForwardedProto: false,
+    trustedProxies: options.trustedProxies ?? '',
     log,
   })
   t.teardown(() => server.close())

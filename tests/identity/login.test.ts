@@ -358,9 +358,10 @@ t.test('login rate limits per email and per IP; a forged X-Forwarded-For is igno
 })
 
 t.test('rate limits behind a trusted proxy, and counters shared by replicas through NATS KV', async (t) => {
+  // ranges: the test's peer 127.0.0.1 is in 127.0.0.0/8; hops in either range are proxies too
   const env = await startTestPlatform(t, {
     AUTH_MODE: 'password',
-    TRUSTED_PROXIES: '127.0.0.1',
+    TRUSTED_PROXIES: '127.0.0.0/8, fd00::/8',
     RATE_LIMIT_LOGIN_EMAIL_MAX: '3',
     RATE_LIMIT_LOGIN_IP_MAX: '2',
   })
@@ -383,6 +384,14 @@ t.test('rate limits behind a trusted proxy, and counters shared by replicas thro
     429,
     'a client cannot escape by prepending hops',
   )
+  t.equal(
+    (await login('a6@test.local', '198.51.100.9, ::ffff:198.51.100.1, 127.0.0.5')).status,
+    429,
+    'a proxy in the range is skipped; the IPv4-mapped hop is the same client',
+  )
+  t.equal((await login('a7@test.local', '2001:db8::7, fd00::5')).status, 401, 'an IPv6 client behind an IPv6 proxy')
+  t.equal((await login('a8@test.local', '2001:DB8::7')).status, 401, 'the same client (one spelling)')
+  t.equal((await login('a9@test.local', '2001:db8::7')).status, 429, 'its own counter, now full')
 
   // Two replicas, each with its own NATS connection, counting the same subjects at the same time.
   const bucket = `${env.config.NATS_PREFIX}_RATE_LIMITS`

@@ -221,8 +221,9 @@ Argument: dict "root" $ "role" <name>.
 The environment of the console's container (ROLES=console): only what the console reads. No
 NATS, no database, no secret (a console-only process needs none: src/kernel/config.ts).
 DOMAIN and PUBLIC_BASE_URL give the API's public origin (the only one its CSP lets frame a
-component preview); TRUSTED_PROXIES lets it believe X-Forwarded-Proto and mark its cookies Secure
-behind a TLS-terminating ingress.
+component preview); TRUSTED_PROXIES (console.trustedProxies, else platform.trustedProxies: the
+ingress controller) lets it believe X-Forwarded-Proto, mark its cookies Secure behind a
+TLS-terminating ingress and pass the browser's address on to the gateways.
 */}}
 {{- define "ap.consoleEnv" -}}
 {{- $ := . -}}
@@ -237,7 +238,7 @@ behind a TLS-terminating ingress.
 {{- with $v.platform.publicBaseUrl }}
 {{ include "ap.plainEnv" (dict "name" "PUBLIC_BASE_URL" "value" .) }}
 {{- end }}
-{{- with $v.platform.trustedProxies }}
+{{- with ($v.console.trustedProxies | default $v.platform.trustedProxies) }}
 {{ include "ap.plainEnv" (dict "name" "TRUSTED_PROXIES" "value" .) }}
 {{- end }}
 {{- range $name, $value := $v.platform.extraEnv }}
