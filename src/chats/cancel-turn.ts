@@ -22,9 +22,14 @@ export type CancelAnswer = { status: 'cancelled'; job_id: string } | { status: '
 export function turnCanceller(d: ChatHandlerDeps): (chatId: string) => Promise<CancelAnswer> {
   let states: Promise<KV> | undefined
   const kv = (): Promise<KV> => {
-    states ??= openActorStates(d.nc, d.names)
-    // a failed open is tried again by the next request
-    states.catch(() => (states = undefined))
+    if (states === undefined) {
+      const opening = openActorStates(d.nc, d.names)
+      // a failed open is tried again by the next request
+      opening.catch(() => {
+        if (states === opening) states = undefined
+      })
+      states = opening
+    }
     return states
   }
   return async (chatId) => {
