@@ -215,13 +215,19 @@ if (why !== null) {
     t.equal(request?.closed_early, true, 'the fake LLM saw its request aborted')
     const chat = await eventually(async () => {
       const c = await ok('GET', `/chats/${chatPath.split('/').at(-1) as string}`, undefined, 200)
-      const last = (c['messages'] as { role: string; content: string }[]).at(-1)
+      const last = (c['messages'] as { role: string; content: string | null }[]).at(-1)
       return last?.role === 'user' && last.content === 'Talk for a long time.' ? c : undefined
     }, 'the stopped turn to keep its question')
     t.notOk(
-      (chat['messages'] as { role: string; content: string }[]).some((m) => m.content.includes('s2 ')),
+      (chat['messages'] as { role: string; content: string | null }[]).some((m) => (m.content ?? '').includes('s2 ')),
       'the half answer is not stored',
     )
+    // ended by the cancel, not by the reconnect window a dropped stream alone would have waited for
+    const replay = await fetch(
+      `${env.base}/chats/${chatPath.split('/').at(-1) as string}/stream/${String(chat['active_channel_id'])}?last_id=0`,
+      { headers: { authorization: `Bearer ${env.adminToken}` } },
+    )
+    t.match(await replay.text(), /"code":"chat\.turn_cancelled"/, 'the turn ended cancelled, not abandoned')
     await page.close()
   })
 
