@@ -118,4 +118,9 @@ export const ToolApprovalAnswer = T.Object({
   tool_call_id: T.String(),
   channel_id: T.String(),
 })
+/** `POST /chats/{id}/cancel`: the running turn's job cancelled, or nothing was running. */
+export const ChatCancelAnswer = T.Union([
+  T.Object({ status: T.Literal('cancelled'), job_id: Uuid }),
+  T.Object({ status: T.Literal('idle') }),
+])
 export const InvokeAnswer = T.Object({ reply: T.String(), chat_id: Uuid, session_key: Nullable(T.String()) })

@@ -7,7 +7,7 @@ import { maxDepthOf } from '../../src/jobs/start.ts'
 import { startSpan, tracing, type TraceSpan } from '../../src/platform/tracing.ts'
 import { defineActor, type Actor, type ActorContext, type ActorFactory } from '../runtime/define-actor.ts'
 import { announceLostTurn } from './lost-turn.ts'
-import { chatProtocol, type ChatTurn } from '../protocols/chat.ts'
+import { chatProtocol, type ChatRunningTurn, type ChatTurn } from '../protocols/chat.ts'
 
 /*
  * The chat actor: one per chat, so the messages of one chat are processed in the order they were
@@ -21,8 +21,8 @@ import { chatProtocol, type ChatTurn } from '../protocols/chat.ts'
  * JOBS publish and pull; only when none has a free slot does it go through the queue.
  */
 export interface ChatActorState {
-  /** `local`: started in a worker of the actor's host, so no queue message brings it back if that worker dies. */
-  running: { job_id: string; started_ms: number; local?: boolean } | null
+  /** The turn running now (its shape is the protocol's: the chat owner's cancel reads it from outside). */
+  running: ChatRunningTurn | null
   queue: ChatTurn[]
   /**
    * chats.message_count as the last turn left it, while nothing else may have written the chat

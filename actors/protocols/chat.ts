@@ -32,6 +32,19 @@ export const ChatTurn = T.Object({
 })
 export type ChatTurn = Static<typeof ChatTurn>
 
+/**
+ * The turn a chat actor runs, as its state keeps it (ACTOR_STATE `chat.<chat id>`, field
+ * `running`): here, with the protocol, because a reader outside the actor (the chat owner's
+ * cancel, src/chats/running-turn.ts) reads it and imports no behaviour. `local`: started in a
+ * worker of the actor's host, so no queue message brings it back if that worker dies.
+ */
+export const ChatRunningTurn = T.Object({
+  job_id: T.String(),
+  started_ms: T.Number(),
+  local: T.Optional(T.Boolean()),
+})
+export type ChatRunningTurn = Static<typeof ChatRunningTurn>
+
 export const chatProtocol = {
   type: 'chat',
   partitions: 64,

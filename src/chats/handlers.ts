@@ -2,6 +2,7 @@ import { bind, type BoundRoute } from '../api/bind.ts'
 import { conflict, notFound } from '../kernel/errors.ts'
 import { CHAT_ROUTES } from './routes.ts'
 import { chatService, type ChatHandlerDeps } from './service.ts'
+import { turnCanceller } from './cancel-turn.ts'
 import type { ChatRow } from './store.ts'
 import { newChannelId, streamReply } from '../streaming/channel.ts'
 
@@ -9,6 +10,7 @@ import { newChannelId, streamReply } from '../streaming/channel.ts'
 export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
   const svc = chatService(d)
   const { store } = svc
+  const cancelTurn = turnCanceller(d)
   const R = CHAT_ROUTES
   const publicChat = (c: ChatRow) => {
     const { agent_id: _a, internal: _i, ...rest } = c
@@ -69,6 +71,11 @@ export function chatHandlers(d: ChatHandlerDeps): BoundRoute[] {
       if (chat.active_channel_id !== channelId)
         throw notFound(`no stream ${channelId} in this chat`, 'chat.stream_not_found')
       return streamReply(channelId, request.streamLastId ?? query.last_id ?? 0)
+    }),
+    bind(R.chatsCancel, async ({ principal: p, params }) => {
+      // who may speak in the chat may stop its turn (admins read others' chats, never stop their turns)
+      const chat = await svc.speakIn(p, params.id)
+      return { body: await cancelTurn(chat.id) }
     }),
     bind(R.chatsApproveTool, async ({ principal: p, params: { id, tool_call_id: toolCallId }, body: { approved } }) => {
       const chat = await svc.ownChat(p, id)

@@ -2,6 +2,7 @@ import { Type as T } from '@sinclair/typebox'
 import { defineRoute, type RouteDef } from '../api/route.ts'
 import {
   AgentParams,
+  ChatCancelAnswer,
   ChatCreateBody,
   ChatListQuery,
   ChatParams,
@@ -107,6 +108,17 @@ export const CHAT_ROUTES = {
     params: ChatStreamParams,
     query: ChatStreamQuery,
     stream: { format: 'platform' },
+    errors: [404],
+  }),
+  chatsCancel: defineRoute({
+    ...rpc,
+    id: 'chats.cancel',
+    method: 'POST',
+    path: '/chats/{id}/cancel',
+    summary:
+      "Stop the chat's running turn (owner only): its stream ends with an error event (chat.turn_cancelled), the next queued message starts; `idle` when nothing runs",
+    params: ChatParams,
+    response: ChatCancelAnswer,
     errors: [404],
   }),
   chatsApproveTool: defineRoute({

@@ -11,7 +11,7 @@ import { rounds } from './rounds.ts'
 import type { ToolContext } from '../feature/tools.ts'
 import { loadAgent } from './load-agent.ts'
 import type { Emit, ResumeTo, TurnInput, TurnResult } from './turn.ts'
-import { TurnError } from './turn-error.ts'
+import { TURN_CANCELLED, TurnError } from './turn-error.ts'
 import type { TurnRuntime } from './turn-runtime.ts'
 import { Transcript } from './transcript.ts'
 import type { Held } from './history-cache.ts'
@@ -132,12 +132,22 @@ export async function runTurn(rt: TurnRuntime, jc: TurnJobContext): Promise<Turn
     return out
   } catch (caught) {
     if (notOurs()) throw caught
-    // Abandoned by its listeners: whatever the abort broke (the LLM call, a tool), that is the reason.
+    // Abandoned by its listeners, or its job cancelled (the chat owner's stop, an admin's cancel):
+    // whatever the abort broke (the LLM call, a tool), that is the reason. Either way the turn ends
+    // below like a failed one: what it added so far is kept, the reply being streamed is not.
+    const cancelled =
+      jc.signal.aborted && (jc.signal.reason as { code?: unknown } | undefined)?.code === 'job.cancelled'
     const err: unknown =
       watch?.signal.aborted === true && !jc.signal.aborted
         ? new TurnError('chat.stream_abandoned', (watch.signal.reason as Error).message)
-        : caught
-    if (err !== caught) log.info({ channel: input.channel_id }, 'streamed turn cancelled: no client listens')
+        : cancelled
+          ? new TurnError(TURN_CANCELLED.code, TURN_CANCELLED.detail)
+          : caught
+    if (err !== caught)
+      log.info(
+        { channel: input.channel_id },
+        cancelled ? 'turn cancelled' : 'streamed turn cancelled: no client listens',
+      )
     parentResult = { error: err instanceof Error ? err.message : String(err) }
     // what the turn added so far (the user message at least) stays in the chat, as before a failure
     await tx?.flush().catch((e: unknown) => log.warn({ err: e }, 'storing the messages of a failed turn failed'))

@@ -6,3 +6,6 @@ export class TurnError extends Error {
     this.code = code
   }
 }
+
+/** The `error` event that ends a cancelled turn's stream (by its worker, or by the cancel when no worker ran it). */
+export const TURN_CANCELLED = { detail: 'the turn was cancelled', code: 'chat.turn_cancelled' } as const

@@ -6,7 +6,7 @@ import { JobState as JobStateShape } from '../../schemas/job.ts'
 import { bind, type BoundRoute, type RouteHandler } from '../api/bind.ts'
 import type { RouteDef } from '../api/route.ts'
 import { can, type Principal } from '../auth/principal.ts'
-import { AppError, conflict, forbidden, notFound } from '../kernel/errors.ts'
+import { AppError, forbidden, notFound } from '../kernel/errors.ts'
 import type { Logger } from '../kernel/log.ts'
 import { sql, type Db } from '../platform/db.ts'
 import { listMembers } from '../platform/heartbeat.ts'
@@ -14,10 +14,10 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
 import { announceCancel } from './cancel-notice.ts'
-import { enqueueJob, findQueuedJob, jobSubject, type EnqueueDeps } from './enqueue.ts'
-import { decodeState, isTerminal, jobErrorText, type JobState, type JobStateStore, type Pool } from './job-state.ts'
+import { cancelJob } from './cancel.ts'
+import { enqueueJob, findQueuedJob, type EnqueueDeps } from './enqueue.ts'
+import { decodeState, jobErrorText, type JobState, type JobStateStore, type Pool } from './job-state.ts'
 import { flushStuckJobs } from './maintenance.ts'
-import { upsertExecution } from './mirror.ts'
 import { poolConsumerName } from './provision.ts'
 import type { ResultStore } from './result-store.ts'
 import { JOB_ROUTES as R } from './routes.ts'
@@ -253,44 +253,7 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
 
   on(R.queueCancel, async ({ principal: p, params: { job_id: id } }) => {
     requireAll(p, JOB_PERMISSIONS.updateAll)
-    const cancel = (s: JobState): JobState => ({
-      ...s,
-      status: 'cancelled',
-      error: 'cancelled',
-      finished_at: new Date().toISOString(),
-    })
-    let done: { state: JobState; revision: number } | null = null
-    let wasWaiting = false
-    let cur = await d.store.get(id)
-    if (cur === null) {
-      // Not claimed yet: create the entry as cancelled; if a worker claims it at this very moment,
-      // one of the two creates loses and the CAS path below decides.
-      const queued = await findQueuedJob(await jetstreamManager(d.nc), d.names, id)
-      if (queued === null) throw notFound(`job ${id} not found`, 'job.not_found')
-      const rev = await d.store.create(cancel(queued))
-      if (rev !== null) done = { state: cancel(queued), revision: rev }
-      else cur = await d.store.get(id)
-      wasWaiting = true
-    }
-    if (done === null && cur !== null) {
-      wasWaiting = cur.state.status === 'queued' || cur.state.status === 'scheduled'
-      done = await d.store.transition(id, (s) => (isTerminal(s.status) ? null : cancel(s)), cur)
-    }
-    if (done === null) {
-      const now = await d.store.get(id)
-      throw conflict(`job already ${now?.state.status ?? 'gone'}`, 'job.already_finished')
-    }
-    // the worker that runs it (if one does) aborts the run (cancel-notice.ts)
-    announceCancel(d.nc, d.names, id)
-    if (wasWaiting) {
-      // Drop the waiting message so the backlog count is exact; a worker that already pulled it
-      // skips it anyway because the state is terminal.
-      const jsm = await jetstreamManager(d.nc)
-      await jsm.streams
-        .purge(d.names.stream('JOBS'), { filter: jobSubject(d.names, done.state.pool, id) })
-        .catch(() => undefined)
-    }
-    await upsertExecution(d.db, done.state, done.revision, null)
+    await cancelJob(d, id)
     return { body: { status: 'cancelled', job_id: id } }
   })
 

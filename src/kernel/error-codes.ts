@@ -168,6 +168,11 @@ const CODES: Record<string, Row> = {
     'every client left the stream and none came back within SSE_RECONNECT_WINDOW_SECONDS: the turn was cancelled',
     'stream',
   ],
+  'chat.turn_cancelled': [
+    499,
+    "the turn was cancelled: its chat's owner stopped it (POST /chats/{id}/cancel) or an admin cancelled its job",
+    'stream',
+  ],
   'chat.turn_failed': [502, 'the turn failed'],
   'chat.turn_timeout': [504, 'the turn did not end in time'],
   'stream.timeout': [504, 'no event within the idle timeout', 'stream'],

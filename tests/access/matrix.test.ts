@@ -267,6 +267,12 @@ const ROWS: Record<string, Row> = {
     b: [404],
     admin: [404],
   },
+  // only the owner stops a chat's turn (the admin reads A's chat but never speaks in it, nor stops it)
+  'chats.cancel': {
+    call: async (c) => ({ path: `/chats/${await chatOfA(c)}/cancel` }),
+    b: [404],
+    admin: [404],
+  },
   'chats.approve-tool': {
     call: async (c) => ({ path: `/chats/${await chatOfA(c)}/approve-tool/call1`, body: { approved: true } }),
     b: [404],

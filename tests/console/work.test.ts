@@ -6,6 +6,7 @@ import { issueAccessToken } from '../../src/auth/tokens.ts'
 import { ensureChromium, launchChromium } from '../helpers/chromium.ts'
 import { startTestPlatform, SECRET_KEY, type TestPlatform } from '../helpers/env.ts'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
+import { eventually } from '../helpers/eventually.ts'
 import { startTestConsole } from '../helpers/console.ts'
 
 /*
@@ -13,7 +14,8 @@ import { startTestConsole } from '../helpers/console.ts'
  * is the one fake): an agent created in the agents page with a function tool answers in the chat
  * page, its text painting at least 3 times before the turn ends (a MutationObserver in the page
  * counts); a tool call waiting for approval is approved in place; a reload mid-answer resumes the
- * stream (Last-Event-ID) with nothing lost or doubled; a function run by hand shows its result; a file uploaded twice shows its second version; every page has no serious or
+ * stream (Last-Event-ID) with nothing lost or doubled; Stop cancels the turn on the platform (the
+ * provider call aborted at once, the question kept, the half answer not); a function run by hand shows its result; a file uploaded twice shows its second version; every page has no serious or
  * critical axe-core violation and leaves a screenshot in .tap/console-work/ (the chat also at
  * phone width, 375 px).
  */
@@ -195,6 +197,37 @@ if (why !== null) {
     await final.waitFor({ timeout: 60_000 })
     t.equal((await final.textContent())?.trim(), words.join('').trim(), 'the whole answer, once')
     t.equal(await page.locator('article.msg-user', { hasText: 'Count slowly.' }).count(), 1, 'the question once')
+    await page.close()
+  })
+
+  t.test('Stop cancels the turn on the platform: the provider call is aborted at once', async (t) => {
+    const page = await open(chatPath)
+    await page.locator('.chat-messages').waitFor()
+    // 80 words 250 ms apart: 20 s, far longer than the test waits for the abort
+    llm.push({ text: Array.from({ length: 80 }, (_, i) => `s${String(i)} `), chunk_delay_ms: 250 })
+    const before = llm.requests.length
+    await send(page, 'Talk for a long time.')
+    await page.locator('[data-live="1"]', { hasText: 's2' }).waitFor({ timeout: 60_000 })
+    await page.getByRole('button', { name: 'Stop' }).click()
+    t.equal(await page.locator('.chat-status').textContent(), 'stopped', 'the turn shows as stopped')
+    const request = llm.requests[before]
+    await eventually(async () => (request?.closed_early === true ? true : undefined), 'the provider call to be aborted')
+    t.equal(request?.closed_early, true, 'the fake LLM saw its request aborted')
+    const chat = await eventually(async () => {
+      const c = await ok('GET', `/chats/${chatPath.split('/').at(-1) as string}`, undefined, 200)
+      const last = (c['messages'] as { role: string; content: string | null }[]).at(-1)
+      return last?.role === 'user' && last.content === 'Talk for a long time.' ? c : undefined
+    }, 'the stopped turn to keep its question')
+    t.notOk(
+      (chat['messages'] as { role: string; content: string | null }[]).some((m) => (m.content ?? '').includes('s2 ')),
+      'the half answer is not stored',
+    )
+    // ended by the cancel, not by the reconnect window a dropped stream alone would have waited for
+    const replay = await fetch(
+      `${env.base}/chats/${chatPath.split('/').at(-1) as string}/stream/${String(chat['active_channel_id'])}?last_id=0`,
+      { headers: { authorization: `Bearer ${env.adminToken}` } },
+    )
+    t.match(await replay.text(), /"code":"chat\.turn_cancelled"/, 'the turn ended cancelled, not abandoned')
     await page.close()
   })
 

@@ -540,6 +540,22 @@ export interface Operations {
     status: 200
     response: EventStream
   }
+  "chats.cancel": {
+    method: "POST"
+    path: "/chats/{id}/cancel"
+    params: {
+      id: string
+    }
+    query: Record<string, never>
+    body: never
+    status: 200
+    response: {
+      status: "cancelled"
+      job_id: string
+    } | {
+      status: "idle"
+    }
+  }
   "chats.approve-tool": {
     method: "POST"
     path: "/chats/{id}/approve-tool/{tool_call_id}"

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react'
 import { api } from '../../api/client.ts'
+import type { ResponseOf } from '../../api/ops.ts'
 import { openEventStream, type StreamEvent } from '../../api/sse.ts'
 import type { PageProps } from '../../app/pages.ts'
 import { navigate } from '../../app/router.ts'
@@ -25,8 +26,10 @@ import { VirtualList } from './VirtualList.tsx'
  * and the turn being streamed. Deltas are folded into the live turn as they arrive and painted
  * once per animation frame; a pending tool call is approved or refused in place (the turn goes on
  * on the channel the approval answers); a reload resumes the stream from the last event id seen
- * (resume.ts); Stop drops the stream, and the platform cancels a turn nobody listens to
- * (after SSE_RECONNECT_WINDOW_SECONDS).
+ * (resume.ts); Stop asks the platform to cancel the chat's running turn (`POST /chats/{id}/cancel`:
+ * the provider call stops now, not after SSE_RECONNECT_WINDOW_SECONDS as for a turn nobody
+ * listens to), then drops the stream; the stopped turn stays as it was shown until the next
+ * turn's end reloads the stored history (which keeps the user's message, not the half reply).
  */
 type StreamStart =
   | { kind: 'send'; content: string }
@@ -232,11 +235,16 @@ export default function ChatPage({ params }: PageProps) {
   }
 
   const stop = () => {
+    // the cancel is sent before the stream is dropped: the turn's end event is not waited for
+    const cancelled =
+      chatId === undefined ? undefined : api<ResponseOf<'chats.cancel'>>('POST', `/chats/${chatId}/cancel`, rt)
     stream.current?.abort()
     stream.current = null
     at.current = null
     if (chatId !== undefined) clearResume(chatId)
     if (pending.current !== null) update({ ...pending.current, status: 'stopped' })
+    // the stopped turn stays on screen as it was; the next turn's end reloads the stored history
+    cancelled?.catch((err: unknown) => setError(err))
   }
 
   const decide = useCallback(
