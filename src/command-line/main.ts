@@ -2,23 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { replaceBetweenMarkers, tableBetweenMarkers } from '../kernel/doc-table.ts'
 import { parseArgs, UsageError, type ParsedArgs } from './args.ts'
-import { actorsDrain, actorsHosts, actorsPartitions, actorsUndrain } from './cmd-actors.ts'
 import { ApiError } from './client.ts'
-import { configApply, configDiff, configExport, configValidate, issueText } from './cmd-config.ts'
-import { chat } from './cmd-chat.ts'
-import { eventsTail } from './cmd-events.ts'
-import { natsConfig } from './cmd-nats-config.ts'
-import { install } from './cmd-install.ts'
-import { login, logout, whoami } from './cmd-login.ts'
-import {
-  packageCreate,
-  packageExport,
-  packageInstall,
-  packageList,
-  packagePreview,
-  packageUninstall,
-} from './cmd-package.ts'
-import { run } from './cmd-run.ts'
 import { CLI_REFERENCE_FILE, CLI_REFERENCE_MARKER, cliReference, commandHelp, groupHelp, overallHelp } from './help.ts'
 import { processIo, type Io } from './io.ts'
 
@@ -29,29 +13,34 @@ import { processIo, type Io } from './io.ts'
 
 type Handler = (a: ParsedArgs, io: Io) => Promise<number>
 
-const HANDLERS: Record<string, Handler> = {
-  login,
-  logout,
-  whoami,
-  'config validate': configValidate,
-  'config diff': configDiff,
-  'config apply': configApply,
-  'config export': configExport,
-  'package preview': packagePreview,
-  'package install': packageInstall,
-  'package uninstall': packageUninstall,
-  'package list': packageList,
-  'package export': packageExport,
-  'package create': packageCreate,
-  run,
-  chat,
-  'events tail': eventsTail,
-  'actors hosts': actorsHosts,
-  'actors partitions': actorsPartitions,
-  'actors drain': actorsDrain,
-  'actors undrain': actorsUndrain,
-  'nats-config': natsConfig,
-  install,
+/*
+ * Each command's module is loaded when that command runs: `--help`, a usage error or `login` then
+ * load none of the NATS client, YAML and schema code the others need (the whole set cost 2-4 s of
+ * CPU a process on a 2-core machine, once per command line).
+ */
+const HANDLERS: Record<string, () => Promise<Handler>> = {
+  login: async () => (await import('./cmd-login.ts')).login,
+  logout: async () => (await import('./cmd-login.ts')).logout,
+  whoami: async () => (await import('./cmd-login.ts')).whoami,
+  'config validate': async () => (await import('./cmd-config.ts')).configValidate,
+  'config diff': async () => (await import('./cmd-config.ts')).configDiff,
+  'config apply': async () => (await import('./cmd-config.ts')).configApply,
+  'config export': async () => (await import('./cmd-config.ts')).configExport,
+  'package preview': async () => (await import('./cmd-package.ts')).packagePreview,
+  'package install': async () => (await import('./cmd-package.ts')).packageInstall,
+  'package uninstall': async () => (await import('./cmd-package.ts')).packageUninstall,
+  'package list': async () => (await import('./cmd-package.ts')).packageList,
+  'package export': async () => (await import('./cmd-package.ts')).packageExport,
+  'package create': async () => (await import('./cmd-package.ts')).packageCreate,
+  run: async () => (await import('./cmd-run.ts')).run,
+  chat: async () => (await import('./cmd-chat.ts')).chat,
+  'events tail': async () => (await import('./cmd-events.ts')).eventsTail,
+  'actors hosts': async () => (await import('./cmd-actors.ts')).actorsHosts,
+  'actors partitions': async () => (await import('./cmd-actors.ts')).actorsPartitions,
+  'actors drain': async () => (await import('./cmd-actors.ts')).actorsDrain,
+  'actors undrain': async () => (await import('./cmd-actors.ts')).actorsUndrain,
+  'nats-config': async () => (await import('./cmd-nats-config.ts')).natsConfig,
+  install: async () => (await import('./cmd-install.ts')).install,
 }
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -94,14 +83,18 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     io.out(commandHelp(a.command))
     return 0
   }
-  const handler = HANDLERS[a.command.name]
-  if (handler === undefined) throw new Error(`no handler for ${a.command.name}`)
+  const load = HANDLERS[a.command.name]
+  if (load === undefined) throw new Error(`no handler for ${a.command.name}`)
+  const handler = await load()
   try {
     return await handler(a, io)
   } catch (err) {
     if (err instanceof ApiError) {
       io.err(`platform ${a.command.name}: ${err.message}${err.code === undefined ? '' : ` (${err.code})`}\n`)
-      for (const e of err.errors) io.err(`  ${issueText(e)}\n`)
+      if (err.errors.length > 0) {
+        const { issueText } = await import('./cmd-config.ts')
+        for (const e of err.errors) io.err(`  ${issueText(e)}\n`)
+      }
       if (err.status === 401) io.err('  (log in again: platform login)\n')
     } else io.err(`platform ${a.command.name}: ${(err as Error).message}\n`)
     return 1

@@ -4,6 +4,10 @@ import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { cliHome, type CliHome } from './cli.ts'
 
+// Every step runs the `platform` binary as its own process (TypeScript loaded each time, 1-3 s of
+// CPU on a 2-core machine): in a loaded suite this file outlasts the 180 s a file gets by default.
+t.setTimeout(420_000)
+
 /*
  * `config` and `package` against the platform's config and package routes: diff's exit codes for
  * CI (0 nothing to do, 2 changes, 1 error), the plan with field changes, `--output json`, apply,

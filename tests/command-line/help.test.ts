@@ -4,6 +4,8 @@ import t from 'tap'
 import { COMMANDS } from '../../src/command-line/commands.ts'
 import { CLI_REFERENCE_FILE, CLI_REFERENCE_MARKER, cliReference } from '../../src/command-line/help.ts'
 import { interpolateClientEnv } from '../../src/command-line/interpolate.ts'
+import type { Io } from '../../src/command-line/io.ts'
+import { main } from '../../src/command-line/main.ts'
 import { lineDiff, renderPlan } from '../../src/command-line/plan-text.ts'
 import { tableBetweenMarkers } from '../../src/kernel/doc-table.ts'
 import { cliHome } from './cli.ts'
@@ -14,18 +16,31 @@ import { cliHome } from './cli.ts'
  */
 const ROOT = join(import.meta.dirname, '..', '..')
 
+/**
+ * The command's `main` in this process, its output captured: what the binary runs after loading
+ * TypeScript, which costs 2-4 s of CPU a process here (one binary run per command made this file
+ * outlast its time limit in a loaded suite). The binary itself is run below for the overview.
+ */
+async function inProcess(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const io: Io = { out: (s) => (stdout += s), err: (s) => (stderr += s), color: false }
+  const code = await main(argv, io)
+  return { code, stdout, stderr }
+}
+
 t.test('--help of every command, from the table', async (t) => {
   const home = cliHome(t)
   const all = await home.run(['--help'])
   t.equal(all.code, 0)
   for (const c of COMMANDS) t.match(all.stdout, c.name, `the overview lists ${c.name}`)
   for (const c of COMMANDS) {
-    const r = await home.run([...c.name.split(' '), '--help'])
+    const r = await inProcess([...c.name.split(' '), '--help'])
     t.equal(r.code, 0, `${c.name} --help exits 0`)
     t.match(r.stdout, `Usage: platform ${c.name}`, `${c.name} --help shows its usage`)
     for (const o of c.options) t.match(r.stdout, `--${o.name}`, `${c.name} --help lists --${o.name}`)
   }
-  const group = await home.run(['config', '--help'])
+  const group = await inProcess(['config', '--help'])
   t.equal(group.code, 0)
   t.match(group.stdout, /config diff/)
 })
@@ -35,14 +50,14 @@ t.test('usage errors exit 1 and say what is wrong', async (t) => {
   const unknown = await home.run(['frobnicate'])
   t.equal(unknown.code, 1)
   t.match(unknown.stderr, /unknown command frobnicate/)
-  const option = await home.run(['run', 'a/b', '--nope'])
+  const option = await inProcess(['run', 'a/b', '--nope'])
   t.equal(option.code, 1)
   t.match(option.stderr, /unknown option --nope/)
   t.match(option.stderr, /Usage: platform run/, 'with the command usage')
-  const missing = await home.run(['config', 'diff'])
+  const missing = await inProcess(['config', 'diff'])
   t.equal(missing.code, 1)
   t.match(missing.stderr, /missing argument <file\|->/)
-  const unreachable = await home.run(['run', 'a/b', '--url', 'http://127.0.0.1:9'])
+  const unreachable = await inProcess(['run', 'a/b', '--url', 'http://127.0.0.1:9'])
   t.equal(unreachable.code, 1)
   t.match(unreachable.stderr, /cannot reach http:\/\/127\.0\.0\.1:9/)
 })

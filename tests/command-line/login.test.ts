@@ -7,6 +7,10 @@ import { SECRET_KEY, startTestPlatform } from '../helpers/env.ts'
 import { startSmtpSink } from '../helpers/smtp.ts'
 import { cliHome } from './cli.ts'
 
+// Every step runs the `platform` binary as its own process (TypeScript loaded each time, 1-3 s of
+// CPU on a 2-core machine): in a loaded suite this file outlasts the 180 s a file gets by default.
+t.setTimeout(420_000)
+
 /*
  * `platform login` against a real platform: a stored token (checked first), a password login, an
  * emailed code typed on stdin (read from the SMTP sink), the credentials file's modes, an expired

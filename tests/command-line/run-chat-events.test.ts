@@ -4,6 +4,10 @@ import { eventually } from '../helpers/eventually.ts'
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.ts'
 import { cliHome, type CliHome } from './cli.ts'
 
+// Every step runs the `platform` binary as its own process (TypeScript loaded each time, 1-3 s of
+// CPU on a 2-core machine): in a loaded suite this file outlasts the 180 s a file gets by default.
+t.setTimeout(420_000)
+
 /*
  * `run`, `chat` and `events tail` as child processes against one platform: a function's result and
  * exit codes; a chat whose answer streams token by token with its tool calls shown; the execution
