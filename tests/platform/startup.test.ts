@@ -1,9 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import t from 'tap'
 import { isAlive } from '../../src/platform/local-services.ts'
+
+// Two full starts of the platform (Postgres initdb, nats-server, migrations) and the token command:
+// ~1 min on a quiet 2-core machine, over 2 min inside a loaded suite.
+t.setTimeout(420_000)
 
 /*
  * `npm start` as a user runs it: single-node mode starts its own nats-server and Postgres under
@@ -76,11 +81,21 @@ t.test('start, serve, stop, start again', async (t) => {
   t.equal(health.status, 200)
   const docs = await fetch(`http://127.0.0.1:${String(first.port)}/docs`)
   t.equal(docs.status, 200)
-  const tokenRun = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'token'], {
+  // Not spawnSync: a blocked event loop cannot see the server close the kept-alive connection of
+  // the fetches above when it idles out (the token command can take longer than that on a loaded
+  // machine), and the next fetch then reuses a closed socket ("other side closed").
+  const tokenRun = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'token'], {
     cwd: root,
     env: baseEnv,
     encoding: 'utf8',
-  })
+  }).then(
+    (r) => ({ status: 0, ...r }),
+    (err: { code?: number; stdout?: string; stderr?: string }) => ({
+      status: err.code ?? 1,
+      stdout: err.stdout ?? '',
+      stderr: err.stderr ?? String(err),
+    }),
+  )
   t.equal(tokenRun.status, 0, tokenRun.stderr)
   const token = tokenRun.stdout.trim()
   const agents = await fetch(`http://127.0.0.1:${String(first.port)}/api/v1/agents`, {
