@@ -12,6 +12,10 @@ import { readServices } from '../setup/services.ts'
 import { runConformance } from './conformance.ts'
 import { startTestPlatform } from '../helpers/env.ts'
 
+// Containers started through podman for every check: ~110 s on a quiet 2-core machine, over the
+// 180 s a file gets inside a loaded suite (a fresh clone's run cut its last check).
+t.setTimeout(420_000)
+
 /*
  * The docker driver against a real Docker Engine API: `podman system service` (tests/helpers/podman.ts)
  * with the sandbox image imported by sandbox/image.ts. The shared conformance suite first, then
