@@ -3,6 +3,7 @@ import { streamReplicasOf } from '../../src/platform/stream-replicas.ts'
 import type { NatsConnection } from '../../src/platform/nats.ts'
 import type { NatsNames } from '../../src/platform/nats-names.ts'
 import type { Actor } from './define-actor.ts'
+import { kvKeys } from '../../src/platform/jetstream.ts'
 
 /*
  * The operators' side of the shards, in the KV bucket ACTOR_SHARDS (history 1, no TTL):
@@ -53,7 +54,7 @@ export async function drainRequested(kv: KV, nodeId: string): Promise<DrainReque
 /** Every drain request, by node id. */
 export async function drainRequests(kv: KV): Promise<Map<string, DrainRequest>> {
   const out = new Map<string, DrainRequest>()
-  for await (const k of await kv.keys('drain.*')) {
+  for (const k of await kvKeys(kv, 'drain.*')) {
     const req = await drainRequested(kv, k.slice('drain.'.length))
     if (req !== null) out.set(k.slice('drain.'.length), req)
   }

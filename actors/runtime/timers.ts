@@ -1,6 +1,7 @@
 import { partitionOf } from './hash.ts'
 import { stateKeyOf, type HostEnv, type KeyActor, type PartitionRun, type Stored } from './partition.ts'
 import { loadKey, runTurn } from './state.ts'
+import { kvKeys } from '../../src/platform/jetstream.ts'
 
 /*
  * Timers live in a key's stored state (name → due time), so they survive a takeover: the owner
@@ -65,8 +66,9 @@ const hasTimers = (stored: Stored): boolean => {
 
 /**
  * The state keys of a type, listed once per tick for all the partitions a host acquires (not once
- * per partition), and bounded in time: on a fresh server the key listing (an ordered consumer) was
- * seen to hang ~30 s, which stalled the first tick half-way and left partitions unowned.
+ * per partition), and bounded in time: a listing that waits on a slow server must not stall the
+ * tick half-way and leave partitions unowned (the ordered consumer this once used was seen to hang
+ * ~30 s on a fresh server; `kvKeys` is one stream info request).
  */
 export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[] | null> {
   let cache: { at: number; type: string; keys: Promise<string[] | null> } | null = null
@@ -74,9 +76,7 @@ export function stateKeyLister(env: HostEnv): (type: string) => Promise<string[]
     if (cache !== null && cache.type === type && performance.now() - cache.at < env.tickMs) return cache.keys
     let timer: NodeJS.Timeout | undefined
     const listing = (async () => {
-      const out: string[] = []
-      // an empty bucket (or type) ends at once: the listing sees no pending message and stops
-      for await (const k of await env.states.keys(`${type}.>`)) out.push(k)
+      const out = await kvKeys(env.states, `${type}.>`)
       env.log.debug({ type, keys: out.length }, 'actor state keys listed')
       return out
     })().finally(() => clearTimeout(timer))

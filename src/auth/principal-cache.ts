@@ -4,6 +4,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { followChanges, onConnectionGap } from '../platform/change-feed.ts'
 import { AuthChangeCheck } from './auth-change.ts'
+import { kvKeys } from '../platform/jetstream.ts'
 
 /*
  * The NATS KV bucket AUTH_CACHE holds what a request needs to know about its caller, so a warm
@@ -151,9 +152,7 @@ export function createPrincipalCache(
  */
 export async function forgetAllPrincipals(nc: NatsConnection, names: NatsNames): Promise<void> {
   const kv = await new Kvm(nc).open(names.bucket('AUTH_CACHE'))
-  const keys: string[] = []
-  for await (const k of await kv.keys()) keys.push(k)
-  await Promise.all(keys.map((k) => kv.delete(k)))
+  await Promise.all((await kvKeys(kv)).map((k) => kv.delete(k)))
   nc.publish(names.subject('auth.changed'), JSON.stringify({ o: 'outside', all: true }))
   await nc.flush()
 }

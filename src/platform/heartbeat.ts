@@ -3,6 +3,7 @@ import { Kvm, type KV } from '@nats-io/kv'
 import type { Logger } from '../kernel/log.ts'
 import type { NatsConnection } from './nats.ts'
 import type { NatsNames } from './nats-names.ts'
+import { kvKeys } from './jetstream.ts'
 
 /*
  * Membership through the WORKERS bucket (history 1, TTL 30 s since the last write):
@@ -113,9 +114,8 @@ export function startHeartbeat(opts: {
 
 /** Live members, optionally of one role (`fn`, `agent`, `actors`, …). */
 export async function listMembers(kv: KV, role?: string): Promise<Member[]> {
-  const keys = await kv.keys(role === undefined ? '>' : `${role}.>`)
   const out: Member[] = []
-  for await (const key of keys) {
+  for (const key of await kvKeys(kv, role === undefined ? '>' : `${role}.>`)) {
     const entry = await kv.get(key)
     if (entry === null || entry.operation !== 'PUT' || entry.length === 0) continue
     out.push(entry.json<Member>())

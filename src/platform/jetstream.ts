@@ -1,4 +1,5 @@
 import { JetStreamApiError, type JetStreamClient, type PubAck } from '@nats-io/jetstream'
+import type { Bucket, KV } from '@nats-io/kv'
 import type { MsgHdrs } from '@nats-io/transport-node'
 import { ackedPublisherOf } from './acked-publish.ts'
 import { unavailable } from '../kernel/errors.ts'
@@ -18,6 +19,21 @@ export { isCasConflict as isWrongLastSequence } from '../kernel/nats-errors.ts'
 /** A JetStream API 404 (no such consumer or stream). */
 export function isApiNotFound(err: unknown): boolean {
   return err instanceof JetStreamApiError && err.status === 404
+}
+
+/**
+ * The keys of a KV bucket matching `filter` that hold a stored last message, read from the stream's
+ * per-subject counts: one request, no consumer. nats.js's `kv.keys()` creates an ordered consumer
+ * and ends on a message with nothing pending after it; an entry that expires between the
+ * consumer's creation and its delivery (a bucket with a TTL: heartbeats, leases) never arrives,
+ * and the listing then waited for an idle heartbeat that nats-server 2.9 did not send (1 listing
+ * in ~150 of a bucket whose entries expire hung for good; none on 2.15). A deleted key's marker is
+ * a stored message too: callers read each entry and skip what is not a PUT, as they do anyway.
+ */
+export async function kvKeys(kv: KV, filter = '>'): Promise<string[]> {
+  const b = kv as Bucket
+  const info = await b.jsm.streams.info(b.stream, { subjects_filter: b.fullKeyName(filter) })
+  return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(b.prefixLen))
 }
 
 /*

@@ -7,6 +7,7 @@ import type { SystemActorHosts, SystemActors } from '../../schemas/system.ts'
 import { listMembers, workersBucket, type Member } from '../platform/heartbeat.ts'
 import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
+import { kvKeys } from '../platform/jetstream.ts'
 
 /*
  * The operators' view of the actor shards (`GET /api/v1/system/actors` and `…/actors/hosts`), read
@@ -45,7 +46,7 @@ async function snapshot(nc: NatsConnection, names: NatsNames): Promise<Snapshot>
   let ttl: number | null = null
   if (bucket !== null) {
     ttl = (await bucket.status()).ttl
-    for await (const k of await bucket.keys()) {
+    for (const k of await kvKeys(bucket)) {
       const e = await bucket.get(k)
       if (e !== null && e.operation === 'PUT' && e.length > 0)
         leases.set(k, { owner: e.string(), fence: e.revision, at: e.created.getTime() })

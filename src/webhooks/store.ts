@@ -10,6 +10,7 @@ import type { NatsConnection } from '../platform/nats.ts'
 import type { NatsNames } from '../platform/nats-names.ts'
 import { streamReplicasOf } from '../platform/stream-replicas.ts'
 import { anyRows, maybeRow, rowType } from '../platform/typed-rows.ts'
+import { kvKeys } from '../platform/jetstream.ts'
 
 /*
  * Webhook rows (Postgres, the source of truth) and their copy in the WEBHOOKS bucket, one entry
@@ -172,8 +173,7 @@ export async function syncWebhookBucket(kv: KV, store: WebhookStore, log: Logger
   const rows = await store.all()
   const want = new Set(rows.map((r) => webhookKey(r.path)))
   for (const r of rows) await publishWebhook(kv, r)
-  const stale: string[] = []
-  for await (const k of await kv.keys()) if (!want.has(k)) stale.push(k)
+  const stale = (await kvKeys(kv)).filter((k) => !want.has(k))
   for (const k of stale) await kv.delete(k)
   log.info({ webhooks: rows.length, removed: stale.length }, 'webhook bucket in step with the table')
 }

@@ -9,6 +9,7 @@ import { eventually } from '../helpers/eventually.ts'
 import { type CounterState } from './counter-actor.ts'
 import { startActorTestbed } from './testbed.ts'
 import { counterProtocol } from './counter-protocol.ts'
+import { kvKeys } from '../../src/platform/jetstream.ts'
 
 /*
  * The actor runtime with real host processes on the real nats-server: one writer per key, per-key
@@ -66,7 +67,7 @@ t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timer
   }
   const owners = async (): Promise<Map<string, string>> => {
     const out = new Map<string, string>()
-    for await (const k of await leases.keys()) {
+    for (const k of await kvKeys(leases)) {
       const e = await leases.get(k)
       if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(k, e.string())
     }

@@ -15,6 +15,7 @@ import { eventually } from '../helpers/eventually.ts'
 import { type CounterState } from './counter-actor.ts'
 import { startActorTestbed } from './testbed.ts'
 import { counterProtocol } from './counter-protocol.ts'
+import { kvKeys } from '../../src/platform/jetstream.ts'
 
 /*
  * Operators scaling the actor shards, with host processes on the real nats-server: a joining host
@@ -59,7 +60,7 @@ t.test('add a host, drain, undrain, SIGTERM, partition count', async (t) => {
   }
   const owners = async (): Promise<Map<string, string>> => {
     const out = new Map<string, string>()
-    for await (const k of await leases.keys()) {
+    for (const k of await kvKeys(leases)) {
       const e = await leases.get(k)
       if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(k, e.string())
     }

@@ -17,6 +17,7 @@ import { kill9, spawnReady, terminate } from '../helpers/child.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { externalPostgres, type ExternalPg } from '../helpers/external-pg.ts'
+import { kvKeys } from '../../src/platform/jetstream.ts'
 
 /*
  * Database triggers against a real second database on the test cluster:
@@ -103,7 +104,7 @@ t.test(
     )
     const owners = async () => {
       const out = new Map<number, string>()
-      for await (const k of await leases.keys('db-trigger.>')) {
+      for (const k of await kvKeys(leases, 'db-trigger.>')) {
         const e = await leases.get(k)
         if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(Number(k.split('.')[1]), e.string())
       }

@@ -14,6 +14,7 @@ import { startTestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
 import { starvationMeter } from '../helpers/starvation.ts'
+import { kvKeys } from '../../src/platform/jetstream.ts'
 
 /*
  * Schedules on real actor-host processes: three hosts, 20 schedules firing every second for about
@@ -73,7 +74,7 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
   }
   const owners = async () => {
     const out = new Map<number, string>()
-    for await (const k of await leases.keys('schedule.>')) {
+    for (const k of await kvKeys(leases, 'schedule.>')) {
       const e = await leases.get(k)
       if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(Number(k.split('.')[1]), e.string())
     }
