@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { parseAllDocuments, parse as parseYaml } from 'yaml'
-import { goTool } from '../helpers/go-tool.ts'
+import { goToolNamed } from '../helpers/go-tool.ts'
 import { kubernetesSchemas } from './k8s-schemas.ts'
 
 /*
@@ -35,9 +35,9 @@ t.setTimeout(1_800_000)
 type Tools = { helm: string; kubeconform: string } | { skip: string } | { error: Error }
 const tools = await (async (): Promise<Tools> => {
   try {
-    const helm = await goTool('helm', 'helm.sh/helm/v4/cmd/helm', 'v4.3.2')
+    const helm = await goToolNamed('helm')
     if (helm.skip !== false) return { skip: helm.skip }
-    const kubeconform = await goTool('kubeconform', 'github.com/yannh/kubeconform/cmd/kubeconform', 'v0.8.0')
+    const kubeconform = await goToolNamed('kubeconform')
     if (kubeconform.skip !== false) return { skip: kubeconform.skip }
     return { helm: helm.path, kubeconform: kubeconform.path }
   } catch (err) {
