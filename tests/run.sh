@@ -83,7 +83,7 @@ tap_status=${PIPESTATUS[0]}
 # share's lines, partition-count changes through the CLI) run once, in the main pass.
 compat_bin=/usr/sbin/nats-server
 compat_report=.tap/report-compat.tap
-# (about 3 minutes with 2 jobs on a quiet 2-core machine)
+# (about 2 minutes on a quiet 2-core machine)
 compat_files=(tests/actors/runtime.test.ts tests/actors/writes-in-flight.test.ts
   tests/jobs/jobs.test.ts tests/jobs/failures.test.ts tests/jobs/state-ttl.test.ts tests/jobs/mirror-linger.test.ts
   tests/jobs/deferred-claim.test.ts
