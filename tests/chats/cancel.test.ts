@@ -2,6 +2,7 @@ import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { startFakeLlm, type FakeLlm, type FakeRequest } from '../helpers/fake-llm.ts'
+import { parseSse, type SseEvent } from '../helpers/sse-events.ts'
 
 /*
  * A chat's owner stops the running turn (POST /chats/{id}/cancel): the provider call is aborted,
@@ -13,23 +14,6 @@ import { startFakeLlm, type FakeLlm, type FakeRequest } from '../helpers/fake-ll
  */
 let env: TestPlatform
 let llm: FakeLlm
-
-interface SseEvent {
-  id: number
-  event: string
-  data: unknown
-}
-
-function parse(text: string): SseEvent[] {
-  const out: SseEvent[] = []
-  for (const block of text.split('\n\n')) {
-    const lines = block.split('\n').filter((l) => l !== '' && !l.startsWith(':'))
-    if (lines.length === 0) continue
-    const get = (k: string) => lines.find((l) => l.startsWith(`${k}: `))?.slice(k.length + 2)
-    out.push({ id: Number(get('id')), event: get('event') ?? 'message', data: JSON.parse(get('data') ?? 'null') })
-  }
-  return out
-}
 
 /** A streamed send read to its end; `events` fills as they arrive, `accepted` once the answer's head is in (the message was queued). */
 function send(
@@ -52,9 +36,9 @@ function send(
     const decoder = new TextDecoder()
     for await (const chunk of res.body) {
       text += decoder.decode(chunk as Uint8Array, { stream: true })
-      events.splice(0, events.length, ...parse(text.slice(0, text.lastIndexOf('\n\n') + 2)))
+      events.splice(0, events.length, ...parseSse(text.slice(0, text.lastIndexOf('\n\n') + 2)))
     }
-    events.splice(0, events.length, ...parse(text))
+    events.splice(0, events.length, ...parseSse(text))
     return res.status
   })()
   return { events, accepted, ended }

@@ -2,6 +2,7 @@ import t from 'tap'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { startFakeLlm, type FakeLlm, type FakeRequest } from '../helpers/fake-llm.ts'
+import { parseSse, type SseEvent } from '../helpers/sse-events.ts'
 
 /*
  * A chat turn streamed over SSE: every event has an id; the stream ends with `done`; a client
@@ -13,27 +14,6 @@ import { startFakeLlm, type FakeLlm, type FakeRequest } from '../helpers/fake-ll
 const RECONNECT_WINDOW_SECONDS = 2
 let env: TestPlatform
 let llm: FakeLlm
-
-interface SseEvent {
-  id: number
-  event: string
-  data: unknown
-}
-
-function parse(text: string): SseEvent[] {
-  const out: SseEvent[] = []
-  for (const block of text.split('\n\n')) {
-    const lines = block.split('\n').filter((l) => l !== '' && !l.startsWith(':'))
-    if (lines.length === 0) continue
-    const get = (k: string) => lines.find((l) => l.startsWith(`${k}: `))?.slice(k.length + 2)
-    out.push({
-      id: Number(get('id')),
-      event: get('event') ?? 'message',
-      data: JSON.parse(get('data') ?? 'null') as unknown,
-    })
-  }
-  return out
-}
 
 async function stream(
   path: string,
@@ -52,7 +32,7 @@ async function stream(
   try {
     for await (const chunk of res.body) {
       text += decoder.decode(chunk as Uint8Array, { stream: true })
-      const events = parse(text.slice(0, text.lastIndexOf('\n\n') + 2))
+      const events = parseSse(text.slice(0, text.lastIndexOf('\n\n') + 2))
       if (init.stopAfter !== undefined && events.length >= init.stopAfter) {
         ac.abort()
         return { status: res.status, events: events.slice(0, init.stopAfter) }
@@ -61,7 +41,7 @@ async function stream(
   } catch (err) {
     if (!ac.signal.aborted) throw err
   }
-  return { status: res.status, events: parse(text) }
+  return { status: res.status, events: parseSse(text) }
 }
 
 t.before(async () => {

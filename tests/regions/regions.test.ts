@@ -17,6 +17,7 @@ import {
 } from '../helpers/nats-topology.ts'
 import { pollUntil, superadminToken } from '../platform/single-node.ts'
 import { readServices } from '../setup/services.ts'
+import { parseSse, type SseEvent } from '../helpers/sse-events.ts'
 
 /*
  * The platform across regions (docs/multi-region.md): a hub cluster of three nats-servers
@@ -84,23 +85,6 @@ function stop(p: Proc | undefined): Promise<void> {
     p.child.once('exit', () => resolve())
     p.child.kill('SIGINT')
   })
-}
-
-interface SseEvent {
-  id: number
-  event: string
-  data: unknown
-}
-
-function parseSse(text: string): SseEvent[] {
-  const out: SseEvent[] = []
-  for (const block of text.split('\n\n')) {
-    const lines = block.split('\n').filter((l) => l !== '' && !l.startsWith(':'))
-    if (lines.length === 0) continue
-    const get = (k: string) => lines.find((l) => l.startsWith(`${k}: `))?.slice(k.length + 2)
-    out.push({ id: Number(get('id')), event: get('event') ?? 'message', data: JSON.parse(get('data') ?? 'null') })
-  }
-  return out
 }
 
 const median = (xs: number[]): number => {
