@@ -9,7 +9,7 @@ import { eventually } from '../helpers/eventually.ts'
 import { type CounterState } from './counter-actor.ts'
 import { startActorTestbed } from './testbed.ts'
 import { counterProtocol } from './counter-protocol.ts'
-import { kvKeys } from '../../src/platform/jetstream.ts'
+import { leaseOwners } from '../helpers/lease-owners.ts'
 
 /*
  * The actor runtime with real host processes on the real nats-server: one writer per key, per-key
@@ -65,14 +65,7 @@ t.test('hosts as processes: single writer, order, takeover, hand-off, DLQ, timer
     })
     hosts.set(id, proc)
   }
-  const owners = async (): Promise<Map<string, string>> => {
-    const out = new Map<string, string>()
-    for (const k of await kvKeys(leases)) {
-      const e = await leases.get(k)
-      if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(k, e.string())
-    }
-    return out
-  }
+  const owners = () => leaseOwners(leases)
   const state = async (key: string): Promise<CounterState | undefined> => {
     const e = await states.get(`counter.${key}`)
     return e === null || e.operation !== 'PUT' || e.length === 0 ? undefined : e.json<{ state: CounterState }>().state

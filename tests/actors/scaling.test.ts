@@ -15,7 +15,7 @@ import { eventually } from '../helpers/eventually.ts'
 import { type CounterState } from './counter-actor.ts'
 import { startActorTestbed } from './testbed.ts'
 import { counterProtocol } from './counter-protocol.ts'
-import { kvKeys } from '../../src/platform/jetstream.ts'
+import { leaseOwners } from '../helpers/lease-owners.ts'
 
 /*
  * Operators scaling the actor shards, with host processes on the real nats-server: a joining host
@@ -58,14 +58,7 @@ t.test('add a host, drain, undrain, SIGTERM, partition count', async (t) => {
     hosts.set(id, proc)
     return proc
   }
-  const owners = async (): Promise<Map<string, string>> => {
-    const out = new Map<string, string>()
-    for (const k of await kvKeys(leases)) {
-      const e = await leases.get(k)
-      if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(k, e.string())
-    }
-    return out
-  }
+  const owners = () => leaseOwners(leases)
   /** Every partition owned by its rendezvous owner among `ids`. */
   const asHashed = async (ids: string[]): Promise<boolean> => {
     const o = await owners()

@@ -7,7 +7,7 @@ import { eventually } from '../helpers/eventually.ts'
 import { type CounterState } from './counter-actor.ts'
 import { startActorTestbed } from './testbed.ts'
 import { counterProtocol } from './counter-protocol.ts'
-import { kvKeys } from '../../src/platform/jetstream.ts'
+import { leaseOwners } from '../helpers/lease-owners.ts'
 
 /*
  * Many keys with state writes in flight together (the host's writes go out as core publishes
@@ -35,14 +35,7 @@ t.test('a host killed with many state writes in flight loses nothing and doubles
     })
     hosts.set(id, proc)
   }
-  const owners = async (): Promise<Map<string, string>> => {
-    const out = new Map<string, string>()
-    for (const k of await kvKeys(leases)) {
-      const e = await leases.get(k)
-      if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(k, e.string())
-    }
-    return out
-  }
+  const owners = () => leaseOwners(leases)
   const initial = await eventually(
     async () => {
       const o = await owners()

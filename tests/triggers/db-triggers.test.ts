@@ -17,7 +17,7 @@ import { kill9, spawnReady, terminate } from '../helpers/child.ts'
 import { startTestPlatform, type TestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { externalPostgres, type ExternalPg } from '../helpers/external-pg.ts'
-import { kvKeys } from '../../src/platform/jetstream.ts'
+import { partitionOwners } from '../helpers/lease-owners.ts'
 
 /*
  * Database triggers against a real second database on the test cluster:
@@ -102,14 +102,7 @@ t.test(
         hosts.set(id, proc)
       }),
     )
-    const owners = async () => {
-      const out = new Map<number, string>()
-      for (const k of await kvKeys(leases, 'db-trigger.>')) {
-        const e = await leases.get(k)
-        if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(Number(k.split('.')[1]), e.string())
-      }
-      return out
-    }
+    const owners = () => partitionOwners(leases, 'db-trigger')
     await eventually(
       async () => {
         const o = await owners()

@@ -14,7 +14,7 @@ import { startTestPlatform } from '../helpers/env.ts'
 import { eventually } from '../helpers/eventually.ts'
 import { startFakeLlm } from '../helpers/fake-llm.ts'
 import { starvationMeter } from '../helpers/starvation.ts'
-import { kvKeys } from '../../src/platform/jetstream.ts'
+import { partitionOwners } from '../helpers/lease-owners.ts'
 
 /*
  * Schedules on real actor-host processes: three hosts, 20 schedules firing every second for about
@@ -72,14 +72,7 @@ t.test('3 hosts, 20 schedules every second, kill -9 and a join: every tick exact
     })
     hosts.set(id, proc)
   }
-  const owners = async () => {
-    const out = new Map<number, string>()
-    for (const k of await kvKeys(leases, 'schedule.>')) {
-      const e = await leases.get(k)
-      if (e !== null && e.operation === 'PUT' && e.length > 0) out.set(Number(k.split('.')[1]), e.string())
-    }
-    return out
-  }
+  const owners = () => partitionOwners(leases, 'schedule')
   for (const id of ['host-a', 'host-b', 'host-c']) await startHost(id)
   await eventually(
     async () => {
