@@ -56,6 +56,9 @@ export const ExecutionRecord = T.Object(
     attempts: T.Integer(),
     input_data: T.Unknown(),
     output_data: T.Unknown(),
+    output: Nullable(
+      T.String({ description: 'what a function printed in its last attempt (stdout and stderr, at most 64 KB)' }),
+    ),
     error: Nullable(T.String()),
     retry_of: Nullable(Uuid),
     created_at: T.String(),
@@ -138,6 +141,11 @@ export const JobState = T.Object({
   result: T.Optional(T.Unknown()),
   /** The result was too large for the bucket and lives in Postgres only. */
   result_stored: T.Optional(T.Boolean()),
+  /**
+   * What a function printed in its last attempt (stdout and stderr, at most 64 KB: the sandbox
+   * runner's cap); absent when it printed nothing.
+   */
+  output: T.Optional(T.String()),
   /** How the last attempt failed; a plain string in entries written before errors were structured. */
   error: T.Union([JobError, T.String(), T.Null()]),
   /** DLQ stream sequence once the job was moved there. */

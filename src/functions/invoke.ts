@@ -83,9 +83,21 @@ export function enqueueFunction(
   })
 }
 
-export type InvokeOutcome =
+/** `output`: what the function printed (absent when nothing); `duration_ms`: its run, start to end. */
+export type InvokeOutcome = (
   | { status: 'success'; execution_id: string; result: unknown }
   | { status: 'error' | 'timeout'; execution_id: string; error: string }
+) & { output?: string; duration_ms?: number }
+
+/** What an ended run adds to its answer: its output and how long it ran. */
+function runFacts(done: JobState): { output?: string; duration_ms?: number } {
+  const started = Date.parse(done.started_at ?? '')
+  const finished = Date.parse(done.finished_at ?? '')
+  return {
+    ...(done.output === undefined ? {} : { output: done.output }),
+    ...(Number.isNaN(started) || Number.isNaN(finished) ? {} : { duration_ms: Math.max(0, finished - started) }),
+  }
+}
 
 /** Enqueues a single-attempt execution and waits for its end. */
 export async function invokeFunction(
@@ -128,7 +140,7 @@ export async function invokeFunction(
       const text = await d.results.get(job.id)
       result = text === null ? null : (JSON.parse(text) as unknown)
     }
-    return { status: 'success', execution_id: job.id, result }
+    return { status: 'success', execution_id: job.id, result, ...runFacts(done) }
   }
   // decided on the error's code: the sandbox's time limit (`function.timeout`) or the job's (`job.timeout`)
   const code = jobErrorOf(done.error)?.code
@@ -137,5 +149,6 @@ export async function invokeFunction(
     status: timedOut ? 'timeout' : 'error',
     execution_id: job.id,
     error: jobErrorText(done.error) ?? done.status,
+    ...runFacts(done),
   }
 }

@@ -72,7 +72,7 @@ export function functionJobExecutor(d: {
           Math.min(d.config.FUNCTION_TOKEN_MAX_MINUTES, Math.ceil(timeoutS / 60) + 1),
         )
 
-  const run: JobExecutor = async ({ job, attempt, log, signal }) => {
+  const run: JobExecutor = async ({ job, attempt, signal, printed }) => {
     const meta = (job.meta ?? {}) as Partial<FunctionJobMeta> & { timeout_s?: number }
     if (typeof meta.function_id !== 'string')
       throw new JobFailure('job.invalid', 'a function job without its function id', 'BadJob')
@@ -101,7 +101,8 @@ export function functionJobExecutor(d: {
       // a cancel (or the job's time limit) kills the sandbox, which frees its place in the pool
       { trusted: fn.sharedPool, signal },
     )
-    if (outcome.output !== '') log.debug({ output: outcome.output.slice(0, 4000) }, 'function output')
+    // Postgres text refuses NUL (the execution record keeps the output): shown as U+FFFD instead
+    printed(outcome.output.replaceAll('\u0000', '\uFFFD'))
     if (!outcome.ok) {
       const tb = outcome.error.traceback === '' ? '' : `\n${outcome.error.traceback}`
       const code = outcome.timedOut ? 'function.timeout' : 'function.error'

@@ -342,6 +342,7 @@ export async function upsertExecutions(db: Db, entries: readonly Prepared[]): Pr
     depth: s.depth,
     input_data: s.input ?? null,
     output_data: output ?? null,
+    output: s.output ?? null,
     error: jobErrorText(s.error),
     worker: s.worker,
     retry_of: s.retry_of,

@@ -5,7 +5,8 @@ import { announceJobEnd } from './wait.ts'
 import { RETRYABLE, type WorkerState } from './worker-state.ts'
 
 /** How an attempt's executor ended. */
-export type AttemptOutcome = { ok: true; result: unknown } | { ok: false; reason: JobError }
+/** How an attempt ended; `output`: what it printed (`JobContext.printed`), '' when nothing. */
+export type AttemptOutcome = ({ ok: true; result: unknown } | { ok: false; reason: JobError }) & { output: string }
 
 /**
  * Writes an attempt's outcome by CAS against the claim and settles its message: completed (ack),
@@ -22,6 +23,8 @@ export async function recordOutcome(
   const job = claimed.state
   const attempt = job.attempts
   const mine = (s: JobState) => s.status === 'running' && s.worker === o.nodeId && s.attempts === attempt
+  // the attempt's output goes with every state its outcome writes (none when it printed nothing)
+  const printed: { output?: string } = outcome.output === '' ? {} : { output: outcome.output }
   if (outcome.ok) {
     const result = outcome.result
     const encoded = JSON.stringify(result ?? null)
@@ -34,7 +37,7 @@ export async function recordOutcome(
       o.executor.answersBeforeRecord === true ||
       (o.executor.answersSingleAttemptBeforeRecord === true && job.max_attempts === 1)
     )
-      announceJobEnd({ ...job, status: 'completed', finished_at: finishedAt, result: result ?? null })
+      announceJobEnd({ ...job, status: 'completed', finished_at: finishedAt, result: result ?? null, ...printed })
     if (large) await o.results.put(job.id, encoded)
     // CAS against the claim's revision: no read on the hot path; a cancel in between makes it
     // fail, re-read, and refuse. A deferred claim's (revision 0) is the entry's create.
@@ -47,6 +50,7 @@ export async function recordOutcome(
               status: 'completed',
               finished_at: finishedAt,
               ...(large ? { result_stored: true } : { result: result ?? null }),
+              ...printed,
             }
           : null,
       claimed,
@@ -69,20 +73,21 @@ export async function recordOutcome(
   if (!RETRYABLE.has(o.pool) || job.max_attempts === 1) {
     await o.store.transition(
       job.id,
-      (s) => (mine(s) ? { ...s, status: 'failed', error: reason, finished_at: new Date().toISOString() } : null),
+      (s) =>
+        mine(s) ? { ...s, status: 'failed', error: reason, finished_at: new Date().toISOString(), ...printed } : null,
       cur,
     )
     m.term()
   } else if (attempt < (job.max_attempts ?? w.maxAttempts)) {
     const back = await o.store.transition(
       job.id,
-      (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null } : null),
+      (s) => (mine(s) ? { ...s, status: 'queued', error: reason, worker: null, ...printed } : null),
       cur,
     )
     if (back === null) m.term()
     else m.nak(o.retryDelayMs * 2 ** (attempt - 1))
     log.info({ job: job.id, attempt, err: reason.message, code: reason.code }, 'function job failed: retry scheduled')
   } else {
-    await moveToDeadLetter(w, m, { ...cur, state: { ...cur.state, error: reason } }, reason)
+    await moveToDeadLetter(w, m, { ...cur, state: { ...cur.state, error: reason, ...printed } }, reason)
   }
 }

@@ -85,6 +85,7 @@ export async function runJob(
   let outcome: AttemptOutcome
   // the run's span (tracing on): a child of the span that asked for the job (its record's traceparent)
   const span: TraceSpan | undefined = tracing.on ? startSpan(`job ${job.pool}`, jobSpan(job, attempt)) : undefined
+  let output = ''
   const execute = () =>
     o.executor({
       job,
@@ -92,6 +93,9 @@ export async function runJob(
       signal: ac.signal,
       log: log.child({ job: job.id, attempt }),
       blocking,
+      printed: (text) => {
+        output = text
+      },
       ...(prefetched === undefined ? {} : { prefetched }),
       ...(gate === undefined ? {} : { claimed: gate }),
     })
@@ -102,9 +106,9 @@ export async function runJob(
         ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true }),
       ),
     ])
-    outcome = { ok: true, result }
+    outcome = { ok: true, result, output }
   } catch (err) {
-    outcome = { ok: false, reason: toJobError(err) }
+    outcome = { ok: false, reason: toJobError(err), output }
     span?.fail(err)
   }
   span?.end()

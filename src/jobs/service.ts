@@ -77,6 +77,7 @@ const ExecutionRow = rowType(
       ]).properties,
       input_data: T.Unknown(),
       output_data: T.Unknown(),
+      output: Nullable(T.String()),
       error: Nullable(T.String()),
       callback_status: Nullable(T.String()),
       callback_response_code: Nullable(T.Integer()),
@@ -145,6 +146,7 @@ function executionRecord(r: Omit<ExecutionRow, 'depth' | 'worker' | 'callback_ur
     attempts: r.attempts,
     input_data: r.input_data ?? null,
     output_data: r.output_data ?? null,
+    output: r.output,
     error: r.error,
     retry_of: r.retry_of,
     created_at: r.created_at,
@@ -242,6 +244,7 @@ export function jobHandlers(d: JobServiceDeps): BoundRoute[] {
           input_data: s.input,
           // a result over 64 KB is in the result store, not the state (the mirror copies it into the row)
           output_data: s.status === 'completed' ? ((await resultOf(s))?.value ?? null) : null,
+          output: s.output ?? null,
           error: jobErrorText(s.error),
           callback_status: null,
           callback_response_code: null,

@@ -46,6 +46,11 @@ export interface JobContext {
   /** What the executor's `prefetch` answered for this job (started before the claim), when it has one. */
   prefetched?: unknown
   /**
+   * Keeps what the attempt printed (a function's stdout and stderr): recorded with its outcome,
+   * success or failure, as the state's `output`. The last call counts.
+   */
+  printed(output: string): void
+  /**
    * A speculative executor's run started before its claim was written: resolves once this worker
    * holds the job, rejects (`NotClaimed`) when the claim found it not to run — the signal is
    * aborted then too. Whatever anyone could see (events, writes, tools, hooks) waits on it.

@@ -52,15 +52,20 @@ t.test('synchronous execution returns the result and the caller is the context u
     status: string
     result: { y: number; user: string; has_token: boolean }
     execution_id: string
+    output: string
+    duration_ms: number
   }
   t.equal(body.status, 'success')
   t.same(body.result, { y: 42, user: 'admin@test.local', has_token: true })
+  t.equal(body.output, 'hello from double\n', 'what the function printed')
+  t.ok(Number.isInteger(body.duration_ms) && body.duration_ms >= 0, `duration_ms ${String(body.duration_ms)}`)
   const rec = await eventually(async () => {
     const r = await env.request('GET', `/executions/${body.execution_id}`)
     return (r.body as { status: string }).status === 'completed' ? (r.body as Record<string, unknown>) : undefined
   }, 'the execution record')
   t.same(rec['output_data'], { y: 42, user: 'admin@test.local', has_token: true })
   t.same(rec['input_data'], { x: 21 }, 'input_data is the input only')
+  t.equal(rec['output'], 'hello from double\n', 'the record keeps what it printed')
 })
 
 t.test('input is validated against input_schema before anything runs', async (t) => {
@@ -81,14 +86,48 @@ t.test('errors, output validation and timeouts come back with their status', asy
   })
   await mk('slow', 'import time\ndef handler(input, context):\n    time.sleep(30)\n', { timeout: 1 })
   await mk('notjson', 'def handler(input, context):\n    return {1, 2}\n')
+  await mk(
+    'chatty',
+    'import sys\ndef handler(input, context):\n    print("x" * 100_000)\n    print("to stderr", file=sys.stderr)\n    raise RuntimeError("after printing")\n',
+  )
+  await mk('quiet', 'def handler(input, context):\n    return 1\n')
   const run = async (name: string) =>
     (await env.request('POST', `/functions/demo/${name}/execute`, { body: { input: {} } })).body as {
       status: string
       error: string
+      output?: string
     }
   const raised = await run('raises')
   t.equal(raised.status, 'error')
   t.match(raised.error, /^ValueError: no such order/)
+  // a failed run answers its output too, cut at 64 KB with the count of what was dropped
+  const chatty = await run('chatty')
+  t.equal(chatty.status, 'error')
+  t.match(chatty.error, /^RuntimeError: after printing/)
+  t.ok(chatty.output?.startsWith('x'.repeat(1000)), 'stdout')
+  t.ok((chatty.output?.length ?? 0) <= 64 * 1024 + 100, `cut at 64 KB (${String(chatty.output?.length)} characters)`)
+  t.match(chatty.output ?? '', /\[output truncated: \d+ bytes dropped\]/)
+  t.notOk('output' in (await run('quiet')), 'no output field when nothing was printed')
+  // Postgres text refuses NUL: a printed NUL reaches the record as U+FFFD instead of failing the mirror
+  await mk('nul', 'def handler(input, context):\n    print("a\\0b")\n    return 1\n')
+  const nul = (await env.request('POST', '/functions/demo/nul/execute', { body: { input: {} } })).body as {
+    execution_id: string
+    output: string
+  }
+  t.equal(nul.output, 'a\uFFFDb\n')
+  const rec = await eventually(async () => {
+    const r = await env.request('GET', `/executions/${nul.execution_id}`)
+    return (r.body as { status: string }).status === 'completed' ? (r.body as { output: string | null }) : undefined
+  }, 'the record of the run that printed a NUL')
+  t.equal(rec.output, 'a\uFFFDb\n')
+  const quiet = (await env.request('POST', '/functions/demo/quiet/execute', { body: { input: {} } })).body as {
+    execution_id: string
+  }
+  const quietRec = await eventually(async () => {
+    const r = await env.request('GET', `/executions/${quiet.execution_id}`)
+    return (r.body as { status: string }).status === 'completed' ? (r.body as { output: string | null }) : undefined
+  }, 'the record of a quiet run')
+  t.equal(quietRec.output, null, 'null in the record when nothing was printed')
   t.notMatch(raised.error, /runner\.py/, "the runner's own frames are not in the traceback")
   t.match((await run('badout')).error, /OutputValidationError/)
   const slow = await run('slow')

@@ -242,6 +242,7 @@ export interface Operations {
       attempts: number
       input_data: unknown
       output_data: unknown
+      output: string | null
       error: string | null
       retry_of: string | null
       created_at: string
@@ -283,6 +284,7 @@ export interface Operations {
       attempts: number
       input_data: unknown
       output_data: unknown
+      output: string | null
       error: string | null
       retry_of: string | null
       created_at: string
@@ -4527,6 +4529,7 @@ export interface Operations {
       attempts: number
       input_data: unknown
       output_data: unknown
+      output: string | null
       error: string | null
       retry_of: string | null
       created_at: string
