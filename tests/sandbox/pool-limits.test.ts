@@ -82,13 +82,15 @@ t.test("one user's long async jobs leave sandboxes for another user's synchronou
     body: { input: null, timeout: 5 },
   })
   t.equal(res.status, 200, res.text)
+  const ran = res.body as { execution_id: string; duration_ms: number }
   t.same(
     res.body,
     {
       status: 'success',
       result: { who: 'limits-b@test.local' },
-      execution_id: (res.body as { execution_id: string }).execution_id,
+      execution_id: ran.execution_id,
       error: null,
+      duration_ms: ran.duration_ms,
     },
     "the other user's call ran",
   )
