@@ -16,6 +16,7 @@ import { defaultOperations, inspectAtSave, operationPlan } from './operations.ts
 import { usableConnection } from './poll.ts'
 import { DB_TRIGGER_ROUTES as R } from './routes.ts'
 import { movesBookmark, type DbTriggerFields, type DbTriggerStore } from './store.ts'
+import { ownedByName } from '../auth/owned-by-name.ts'
 
 /** The permissions this module checks, for the reference (its feature contributes the list). */
 export const dbTriggerPermissions = permissionSet()
@@ -111,20 +112,8 @@ export function dbTriggerHandlers(d: DbTriggerHandlerDeps): BoundRoute[] {
   const { store } = d
   const P = DB_TRIGGER_PERMISSIONS
 
-  /** The trigger named for the principal: its own, or (with `all`) another owner's by owner_id; 404 otherwise. */
-  const visible = async (
-    p: Principal,
-    name: string,
-    ownerId: string | undefined,
-    own: string,
-    all: string,
-  ): Promise<DbTrigger> => {
-    const owner = ownerId ?? p.userId
-    const allowed = owner === p.userId ? can(p, own) || can(p, all) : can(p, all)
-    const row = allowed ? await store.byName(owner, name) : null
-    if (row === null) throw notFound(`database trigger ${name} not found`, 'db_trigger.not_found')
-    return row
-  }
+  /** The database trigger named for the principal: its own, or (with `all`) another owner's by owner_id; 404 otherwise. */
+  const visible = ownedByName(store.byName, 'database trigger', 'db_trigger.not_found')
 
   /**
    * The function must be runnable by `p` (404 otherwise) and the connection usable (403 / 422);

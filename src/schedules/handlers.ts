@@ -16,6 +16,7 @@ import type { ResourceService } from '../resources/service.ts'
 import { checkCron, checkMinInterval, nextTick } from '../kernel/cron.ts'
 import { SCHEDULE_ROUTES as R } from './routes.ts'
 import type { ScheduleFields, ScheduleStore } from './store.ts'
+import { ownedByName } from '../auth/owned-by-name.ts'
 
 /** The permissions this module checks, for the reference (its feature contributes the list). */
 export const schedulePermissions = permissionSet()
@@ -105,19 +106,7 @@ export function scheduleHandlers(d: ScheduleHandlerDeps): BoundRoute[] {
   const P = SCHEDULE_PERMISSIONS
 
   /** The schedule named for the principal: its own, or (with `all`) another owner's by owner_id; 404 otherwise. */
-  const visible = async (
-    p: Principal,
-    name: string,
-    ownerId: string | undefined,
-    own: string,
-    all: string,
-  ): Promise<Schedule> => {
-    const owner = ownerId ?? p.userId
-    const allowed = owner === p.userId ? can(p, own) || can(p, all) : can(p, all)
-    const row = allowed ? await store.byName(owner, name) : null
-    if (row === null) throw notFound(`schedule ${name} not found`, 'schedule.not_found')
-    return row
-  }
+  const visible = ownedByName(store.byName, 'schedule', 'schedule.not_found')
 
   /** The target must exist and be runnable by `p` (function: execute; agent: chat); 404 otherwise. */
   const checkTarget = async (p: Principal, f: ScheduleFields): Promise<void> => {
