@@ -26,9 +26,10 @@ export function isApiNotFound(err: unknown): boolean {
  * per-subject counts: one request, no consumer. nats.js's `kv.keys()` creates an ordered consumer
  * and ends on a message with nothing pending after it; an entry that expires between the
  * consumer's creation and its delivery (a bucket with a TTL: heartbeats, leases) never arrives,
- * and the listing then waited for an idle heartbeat that nats-server 2.9 did not send (1 listing
- * in ~150 of a bucket whose entries expire hung for good; none on 2.15). A deleted key's marker is
- * a stored message too: callers read each entry and skip what is not a PUT, as they do anyway.
+ * and the listing then waited for an idle heartbeat that nats-server 2.9 did not send (one
+ * listing hung for good in each of two runs of 200 listings of a bucket whose entries expired;
+ * none in 200 on 2.15). A deleted key's marker is a stored message too: callers read each entry
+ * and skip what is not a PUT, as they do anyway.
  */
 export async function kvKeys(kv: KV, filter = '>'): Promise<string[]> {
   const b = kv as Bucket
