@@ -4,8 +4,7 @@ import type { PulledMessage } from './puller.ts'
 import { announceJobEnd } from './wait.ts'
 import { RETRYABLE, type WorkerState } from './worker-state.ts'
 
-/** How an attempt's executor ended. */
-/** How an attempt ended; `output`: what it printed (`JobContext.printed`), '' when nothing. */
+/** How an attempt's executor ended; `output`: what it printed (`JobContext.printed`), '' when nothing. */
 export type AttemptOutcome = ({ ok: true; result: unknown } | { ok: false; reason: JobError }) & { output: string }
 
 /**
